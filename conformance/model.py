@@ -1,0 +1,149 @@
+"""The plain data the whole tool passes around: profiles, operations, requirements,
+exchanges and cases. Nothing here knows a protocol by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from conformance.runner import CheckContext
+
+LEVELS = ("MUST", "SHOULD", "MAY")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a requirement comes from: a spec file and a JSON pointer (or line range),
+    or ``profile`` when the spec is silent and the profile made the choice."""
+
+    file: str
+    pointer: str = ""
+
+    @property
+    def is_profile(self) -> bool:
+        return self.file == "profile"
+
+    def to_json(self) -> dict[str, str]:
+        return {"file": self.file, "pointer": self.pointer}
+
+    def __str__(self) -> str:
+        return f"{self.file}#{self.pointer}" if self.pointer else self.file
+
+
+@dataclass
+class Requirement:
+    """One testable statement. ``check`` drives the target and raises CheckFailed;
+    ``faults`` names the reference faults it must catch; ``needs`` names the
+    capabilities (credentials, control) without which it is ``untested``."""
+
+    id: str
+    level: str
+    title: str
+    source: Source
+    check: Callable[[CheckContext], None]
+    faults: tuple[str, ...]
+    needs: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.level not in LEVELS:
+            raise ValueError(f"{self.id}: level {self.level!r} is not one of {LEVELS}")
+        if self.source.is_profile and self.level == "MUST":
+            raise ValueError(f"{self.id}: a requirement the profile decides cannot be MUST")
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    """One row of a spec's error catalog."""
+
+    code: int
+    name: str
+    http_status: int
+    when: str
+    source: Source
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation of the wire protocol (a JSON-RPC method, a verb, an action)."""
+
+    name: str
+    params_schema: dict[str, Any]
+    result_schema: dict[str, Any] | None
+    source: Source
+
+
+@dataclass
+class Exchange:
+    """One HTTP request and its response, with secrets already redacted."""
+
+    request: dict[str, Any]
+    response: dict[str, Any] | None
+    elapsed_ms: float = 0.0
+    error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Exchange:
+        return cls(**data)
+
+
+@dataclass
+class Case:
+    """A saved failure: enough on its own to send again and judge again."""
+
+    profile: str
+    requirement: str
+    level: str
+    title: str
+    source: dict[str, str]
+    target: str
+    seed: int
+    budget: str
+    message: str
+    exchanges: list[Exchange]
+    reproduce: dict[str, str] | None = None
+    curl: list[str] = field(default_factory=list)
+    format: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["exchanges"] = [e.to_json() for e in self.exchanges]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Case:
+        data = dict(data)
+        data["exchanges"] = [Exchange.from_json(e) for e in data.get("exchanges", [])]
+        return cls(**data)
+
+
+@dataclass
+class Profile:
+    """Everything one protocol contributes: its spec, operations, error catalog,
+    requirement table, reference factory and faults."""
+
+    name: str
+    title: str
+    spec_path: Path
+    spec_relpath: str
+    spec: dict[str, Any]
+    spec_sha256: str
+    settings: dict[str, Any]
+    operations: dict[str, Operation]
+    errors: dict[int, ErrorCode]
+    requirements: list[Requirement]
+    faults: dict[str, Callable[[Any], None]]
+    create_reference: Callable[..., Any]
+    probe: Callable[[CheckContext], None]
+    reference_credentials: dict[str, Any] = field(default_factory=dict)
+
+    def requirement(self, rid: str) -> Requirement:
+        for req in self.requirements:
+            if req.id == rid:
+                return req
+        raise KeyError(rid)

@@ -1,0 +1,86 @@
+"""Finding and loading profiles: the YAML in profiles/, the spec it points at,
+and the protocol package that supplies requirements, reference and faults."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from conformance.model import Profile
+from conformance.spec.openapi import error_catalog, jsonrpc_operations
+from conformance.spec.schemas import SpecError, load_document, sha256_of
+
+ROOT = Path(__file__).resolve().parent.parent
+PROFILES_DIR = ROOT / "profiles"
+
+
+class ProfileError(Exception):
+    """A profile is unknown or its YAML is malformed."""
+
+
+def available() -> list[str]:
+    return sorted(p.stem for p in PROFILES_DIR.glob("*.yaml"))
+
+
+def profile_path(name: str) -> Path:
+    path = PROFILES_DIR / f"{name}.yaml"
+    if not path.is_file():
+        known = ", ".join(available()) or "none"
+        raise ProfileError(f"unknown profile {name!r} (available: {known})")
+    return path
+
+
+def read_settings(path: Path) -> dict[str, Any]:
+    try:
+        settings = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ProfileError(f"profile {path} does not parse: {str(exc).splitlines()[0]}") from exc
+    if not isinstance(settings, dict) or "spec" not in settings or "package" not in settings:
+        raise ProfileError(f"profile {path} must be a mapping with at least 'spec' and 'package'")
+    return settings
+
+
+_CACHE: dict[str, Profile] = {}
+
+
+def load_profile(name: str) -> Profile:
+    """Load (once per process) the named profile with its spec and protocol package."""
+    if name in _CACHE:
+        return _CACHE[name]
+    settings = read_settings(profile_path(name))
+    spec_path = ROOT / settings["spec"]
+    spec = load_document(spec_path)
+    spec_text = spec_path.read_text(encoding="utf-8")
+    operations = {}
+    if "jsonrpc" in settings:
+        operations = jsonrpc_operations(spec, settings["spec"], settings["jsonrpc"])
+    errors = {}
+    if "error_catalog" in settings:
+        cat = settings["error_catalog"]
+        errors = error_catalog(spec, spec_text, settings["spec"], cat["pointer"], cat["columns"])
+    package = importlib.import_module(settings["package"])
+    profile = Profile(
+        name=settings.get("name", name),
+        title=settings.get("title", name),
+        spec_path=spec_path,
+        spec_relpath=settings["spec"],
+        spec=spec,
+        spec_sha256=sha256_of(spec_path),
+        settings=settings,
+        operations=operations,
+        errors=errors,
+        requirements=[],
+        faults={},
+        create_reference=package.create_reference,
+        probe=package.probe,
+        reference_credentials={},
+    )
+    package.complete(profile)  # the package adds requirements, faults, reference credentials
+    _CACHE[name] = profile
+    return profile
+
+
+__all__ = ["ProfileError", "SpecError", "available", "load_profile", "profile_path"]

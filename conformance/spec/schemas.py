@@ -1,0 +1,195 @@
+"""Reading spec documents and preparing their schemas: loading, local $ref
+resolution, union splitting and hypothesis strategies."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+from hypothesis import strategies as st
+
+
+class SpecError(Exception):
+    """A spec document is missing, does not parse, or lacks what the profile needs."""
+
+
+def load_document(path: Path) -> dict[str, Any]:
+    """Parse a YAML or JSON spec document; SpecError with a one-line reason if it cannot."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"cannot read spec {path}: {exc.strerror}") from exc
+    try:
+        doc = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SpecError(f"spec {path} does not parse: {first}") from exc
+    if not isinstance(doc, dict):
+        raise SpecError(f"spec {path} is not a JSON object / YAML mapping")
+    return doc
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def resolve_pointer(doc: Any, pointer: str) -> Any:
+    """Follow a JSON pointer (``/a/b`` or ``#/a/b``) into a document."""
+    node = doc
+    for raw in pointer.lstrip("#").strip("/").split("/") if pointer.strip("#/") else []:
+        key = raw.replace("~1", "/").replace("~0", "~")
+        try:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        except (KeyError, IndexError, ValueError, TypeError) as exc:
+            raise SpecError(f"pointer {pointer!r} does not resolve (stops at {key!r})") from exc
+    return node
+
+
+def pointer_to(*parts: str) -> str:
+    """Build a JSON pointer from raw keys, escaping ``~`` and ``/``."""
+    return "/" + "/".join(p.replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def inline_refs(schema: Any, doc: dict[str, Any], _stack: tuple[str, ...] = ()) -> Any:
+    """Return a copy of ``schema`` with every local ``$ref`` replaced by its target.
+
+    A recursive reference is cut at its second appearance and replaced by ``{}``,
+    so generation stays finite."""
+    if isinstance(schema, list):
+        return [inline_refs(item, doc, _stack) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if "$ref" in schema and isinstance(schema["$ref"], str) and schema["$ref"].startswith("#"):
+        ref = schema["$ref"]
+        if ref in _stack:
+            return {}
+        target = inline_refs(resolve_pointer(doc, ref), doc, _stack + (ref,))
+        siblings = {k: v for k, v in schema.items() if k != "$ref"}
+        if not siblings:
+            return target
+        merged = dict(target) if isinstance(target, dict) else {}
+        # Sibling annotations (description, example) do not constrain; keep the target's.
+        for key, value in siblings.items():
+            merged.setdefault(key, inline_refs(value, doc, _stack))
+        return merged
+    return {key: inline_refs(value, doc, _stack) for key, value in schema.items()}
+
+
+# Formats the spec uses that hypothesis-jsonschema does not know by itself.
+CUSTOM_FORMATS = {
+    "uuid": st.uuids().map(str),
+    "byte": st.binary(max_size=64).map(lambda b: base64.b64encode(b).decode()),
+    "binary": st.text(max_size=32),
+    "int32": st.integers(-(2**31), 2**31 - 1).map(str),
+}
+
+_ANNOTATIONS = ("example", "examples", "description", "title", "deprecated", "readOnly", "writeOnly", "externalDocs")
+
+
+def strip_annotations(schema: Any) -> Any:
+    """Drop OpenAPI-only annotation keywords that confuse generators (``example`` etc.)."""
+    if isinstance(schema, list):
+        return [strip_annotations(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for key, value in schema.items():
+        if key in _ANNOTATIONS:
+            continue
+        if key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
+            out[key] = {name: strip_annotations(sub) for name, sub in value.items()}
+        else:
+            out[key] = strip_annotations(value)
+    return out
+
+
+def _first_union(schema: Any, path: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...], str] | None:
+    """Path to the first ``oneOf``/``anyOf`` in depth-first order, and its keyword."""
+    if isinstance(schema, dict):
+        for keyword in ("oneOf", "anyOf"):
+            if isinstance(schema.get(keyword), list) and len(schema[keyword]) > 1:
+                return path, keyword
+        for key, value in schema.items():
+            if key in ("not", "if", "then", "else", "contains"):
+                continue
+            found = _first_union(value, path + (key,))
+            if found:
+                return found
+    elif isinstance(schema, list):
+        for index, item in enumerate(schema):
+            found = _first_union(item, path + (index,))
+            if found:
+                return found
+    return None
+
+
+def split_unions(schema: dict[str, Any], limit: int = 64) -> list[dict[str, Any]]:
+    """Split a schema into union-free variants, one per branch choice, up to ``limit``.
+
+    Each ``oneOf``/``anyOf`` is replaced, one at a time and depth first, by each of its
+    branches merged with the keywords beside it. Generating from each variant is much
+    faster than generating from the whole union. A ``oneOf`` variant keeps a ``not`` of
+    its sibling branches so that it still matches exactly one."""
+    done: list[dict[str, Any]] = []
+    todo = [schema]
+    while todo and len(done) + len(todo) <= limit * 4:
+        current = todo.pop(0)
+        found = _first_union(current)
+        if found is None:
+            done.append(current)
+            if len(done) >= limit:
+                break
+            continue
+        path, keyword = found
+        for branch in _node(current, path)[keyword]:
+            variant = copy.deepcopy(current)
+            node = _node(variant, path)
+            others = [b for b in node.pop(keyword) if b is not branch and b != branch]
+            node.setdefault("allOf", []).append(copy.deepcopy(branch))
+            if keyword == "oneOf" and others:
+                node["allOf"].append({"not": {"anyOf": copy.deepcopy(others)}})
+            todo.append(variant)
+    return done or [schema]
+
+
+def _node(schema: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        schema = schema[key]
+    return schema
+
+
+@lru_cache(maxsize=256)
+def _strategy_cached(schema_json: str) -> st.SearchStrategy[Any]:
+    from hypothesis_jsonschema import from_schema
+
+    schema = json.loads(schema_json)
+    variants = split_unions(schema)
+    return st.one_of([from_schema(v, custom_formats=CUSTOM_FORMATS) for v in variants])
+
+
+def strategy_for(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
+    """A hypothesis strategy of instances valid against an already-inlined schema."""
+    return _strategy_cached(json.dumps(strip_annotations(schema), sort_keys=True))
+
+
+FORMAT_CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
+
+
+def validator_for(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
+    return jsonschema.Draft202012Validator(schema, format_checker=FORMAT_CHECKER)
+
+
+def schema_errors(schema: dict[str, Any], instance: Any, limit: int = 3) -> list[str]:
+    """Human-readable schema violations of ``instance`` (empty when valid)."""
+    errors = sorted(validator_for(schema).iter_errors(instance), key=lambda e: list(e.absolute_path))
+    return [
+        f"{'/' + '/'.join(map(str, e.absolute_path)) if e.absolute_path else '(root)'}: {e.message[:200]}"
+        for e in errors[:limit]
+    ]
