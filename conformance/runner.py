@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import hypothesis
-from hypothesis import HealthCheck, given, reproduce_failure, seed, settings
+from hypothesis import HealthCheck, Phase, given, reproduce_failure, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, InMemoryExampleDatabase
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
@@ -140,6 +140,8 @@ class CheckContext:
             suppress_health_check=list(HealthCheck),
             report_multiple_bugs=False,
             print_blob=True,
+            # the explain phase re-sends a failing example ~100 times to a live target
+            phases=[p for p in Phase if p is not Phase.explain],
             **extra,
         )
 

@@ -7,6 +7,7 @@ import base64
 import copy
 import hashlib
 import json
+from collections import deque
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -74,10 +75,17 @@ def inline_refs(schema: Any, doc: dict[str, Any], _stack: tuple[str, ...] = ()) 
         siblings = {k: v for k, v in schema.items() if k != "$ref"}
         if not siblings:
             return target
+        if target is False:
+            return False
         merged = dict(target) if isinstance(target, dict) else {}
         # Sibling annotations (description, example) do not constrain; keep the target's.
+        # A sibling constraint that differs from the target's own applies as well (allOf).
         for key, value in siblings.items():
-            merged.setdefault(key, inline_refs(value, doc, _stack))
+            value = inline_refs(value, doc, _stack)
+            if key not in merged:
+                merged[key] = value
+            elif key not in (*_ANNOTATIONS, "default", "$comment") and merged[key] != value:
+                merged["allOf"] = [*merged.get("allOf", []), {key: value}]
         return merged
     return {key: inline_refs(value, doc, _stack) for key, value in schema.items()}
 
@@ -110,53 +118,79 @@ def strip_annotations(schema: Any) -> Any:
     return out
 
 
+# Keywords whose value is one subschema, a list of subschemas, or a name -> subschema map.
+_SUB_ONE = ("items", "additionalItems", "additionalProperties", "unevaluatedProperties",
+            "unevaluatedItems", "propertyNames", "contains", "not", "if", "then", "else")
+_SUB_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SUB_MAP = ("properties", "patternProperties", "dependentSchemas", "$defs", "definitions")
+# Subschemas a union split must not reach into: splitting there changes the meaning.
+_NO_SPLIT = ("not", "if", "then", "else", "contains", "propertyNames", "$defs", "definitions")
+
+
+def _subschemas(schema: dict[str, Any]) -> list[tuple[tuple[Any, ...], Any]]:
+    """(relative path, subschema) for every direct subschema of ``schema``, in key order.
+    Only schema positions are visited, never ``enum``/``const``/``default`` values."""
+    out: list[tuple[tuple[Any, ...], Any]] = []
+    for key, value in schema.items():
+        if key in _SUB_ONE and isinstance(value, dict | bool):
+            out.append(((key,), value))
+        elif key in ("items", *_SUB_LIST) and isinstance(value, list):
+            out.extend(((key, i), sub) for i, sub in enumerate(value))
+        elif key in _SUB_MAP and isinstance(value, dict):
+            out.extend(((key, name), sub) for name, sub in value.items())
+    return out
+
+
 def _first_union(schema: Any, path: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...], str] | None:
-    """Path to the first ``oneOf``/``anyOf`` in depth-first order, and its keyword."""
-    if isinstance(schema, dict):
-        for keyword in ("oneOf", "anyOf"):
-            if isinstance(schema.get(keyword), list) and len(schema[keyword]) > 1:
-                return path, keyword
-        for key, value in schema.items():
-            if key in ("not", "if", "then", "else", "contains"):
-                continue
-            found = _first_union(value, path + (key,))
-            if found:
-                return found
-    elif isinstance(schema, list):
-        for index, item in enumerate(schema):
-            found = _first_union(item, path + (index,))
-            if found:
-                return found
+    """Path to the first ``oneOf``/``anyOf`` in depth-first order, and its keyword.
+    Unions under ``not``/``if``/``then``/``else``/``contains`` are left alone."""
+    if not isinstance(schema, dict):
+        return None
+    for keyword in ("oneOf", "anyOf"):
+        if isinstance(schema.get(keyword), list) and len(schema[keyword]) > 1:
+            return path, keyword
+    for rel, sub in _subschemas(schema):
+        if rel[0] in _NO_SPLIT:
+            continue
+        found = _first_union(sub, path + rel)
+        if found:
+            return found
     return None
 
 
 def split_unions(schema: dict[str, Any], limit: int = 64) -> list[dict[str, Any]]:
     """Split a schema into union-free variants, one per branch choice, up to ``limit``.
 
-    Each ``oneOf``/``anyOf`` is replaced, one at a time and depth first, by each of its
-    branches merged with the keywords beside it. Generating from each variant is much
-    faster than generating from the whole union. A ``oneOf`` variant keeps a ``not`` of
-    its sibling branches so that it still matches exactly one."""
+    Each ``oneOf``/``anyOf`` is replaced, one at a time and breadth first over the
+    variants, by each of its branches merged with the keywords beside it. Generating
+    from each variant is much faster than generating from the whole union. A ``oneOf``
+    variant keeps a ``not`` of its sibling branches so that it still matches exactly one.
+    When a further split would pass ``limit`` the variant is kept with its remaining
+    unions. Every instance of a variant is an instance of ``schema``; the variants
+    cover ``schema`` except that a union under ``items``/``additionalProperties``
+    takes one branch for all the array's items (or all the extra properties)."""
     done: list[dict[str, Any]] = []
-    todo = [schema]
-    while todo and len(done) + len(todo) <= limit * 4:
-        current = todo.pop(0)
+    todo = deque([schema])
+    while todo:
+        current = todo.popleft()
         found = _first_union(current)
         if found is None:
             done.append(current)
-            if len(done) >= limit:
-                break
             continue
         path, keyword = found
-        for branch in _node(current, path)[keyword]:
+        branches = _node(current, path)[keyword]
+        if len(done) + len(todo) + len(branches) > max(limit, 1):
+            done.append(current)
+            continue
+        for index, branch in enumerate(branches):
             variant = copy.deepcopy(current)
             node = _node(variant, path)
-            others = [b for b in node.pop(keyword) if b is not branch and b != branch]
+            others = [b for i, b in enumerate(node.pop(keyword)) if i != index]
             node.setdefault("allOf", []).append(copy.deepcopy(branch))
             if keyword == "oneOf" and others:
-                node["allOf"].append({"not": {"anyOf": copy.deepcopy(others)}})
+                node["allOf"].append({"not": {"anyOf": others}})
             todo.append(variant)
-    return done or [schema]
+    return done
 
 
 def _node(schema: Any, path: tuple[Any, ...]) -> Any:
@@ -165,17 +199,52 @@ def _node(schema: Any, path: tuple[Any, ...]) -> Any:
     return schema
 
 
+def _for_generation(schema: Any) -> Any:
+    """Rewrite 2019-09/2020-12 keywords hypothesis-jsonschema does not know into their
+    draft-7 forms: ``dependentRequired``/``dependentSchemas`` -> ``dependencies``,
+    ``prefixItems`` + ``items`` -> ``items`` (list) + ``additionalItems``."""
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _SUB_ONE and isinstance(value, dict):
+            out[key] = _for_generation(value)
+        elif key in ("items", *_SUB_LIST) and isinstance(value, list):
+            out[key] = [_for_generation(sub) for sub in value]
+        elif key in _SUB_MAP and isinstance(value, dict):
+            out[key] = {name: _for_generation(sub) for name, sub in value.items()}
+        else:
+            out[key] = value
+    deps: dict[str, Any] = {}
+    deps.update(out.pop("dependentSchemas", None) or {})
+    deps.update(out.pop("dependentRequired", None) or {})
+    if deps:
+        deps.update(out.get("dependencies") or {})
+        out["dependencies"] = deps
+    if isinstance(out.get("prefixItems"), list):
+        prefix = out.pop("prefixItems")
+        if "items" in out:
+            out["additionalItems"] = out.pop("items")
+        out["items"] = prefix
+    return out
+
+
 @lru_cache(maxsize=256)
 def _strategy_cached(schema_json: str) -> st.SearchStrategy[Any]:
-    from hypothesis_jsonschema import from_schema
+    from conformance.spec.generate import compile_schema
 
     schema = json.loads(schema_json)
-    variants = split_unions(schema)
-    return st.one_of([from_schema(v, custom_formats=CUSTOM_FORMATS) for v in variants])
+    # compile_schema gives each oneOf/anyOf branch its own strategy (the per-branch
+    # split) and falls back to hypothesis-jsonschema only for what it does not cover.
+    strategy = compile_schema(_for_generation(schema), CUSTOM_FORMATS)
+    # hypothesis-jsonschema reads schemas as draft 7 and its formats and regexes differ
+    # in corners from jsonschema's; keep only what the 2020-12 validator accepts.
+    return strategy.filter(validator_for(schema).is_valid)
 
 
 def strategy_for(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
-    """A hypothesis strategy of instances valid against an already-inlined schema."""
+    """A hypothesis strategy of instances valid (by ``validator_for``) against an
+    already-inlined schema."""
     return _strategy_cached(json.dumps(strip_annotations(schema), sort_keys=True))
 
 

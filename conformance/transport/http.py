@@ -99,8 +99,13 @@ class HttpTransport:
         self.log: list[Exchange] = []
         self.total = 0
         self._dead: str | None = None
+        self.on_exchange: Any = None  # called after each exchange (progress display)
         if app is not None:
-            from starlette.testclient import TestClient
+            import warnings
+
+            with warnings.catch_warnings():  # starlette suggests httpx2; httpx is the chosen client
+                warnings.simplefilter("ignore")
+                from starlette.testclient import TestClient
 
             self.base_url = REFERENCE_BASE
             self.target = "reference"
@@ -168,6 +173,8 @@ class HttpTransport:
     def _remember(self, exchange: Exchange) -> None:
         self.log.append(exchange)
         self.total += 1
+        if self.on_exchange:
+            self.on_exchange()
 
 
 def curl_line(exchange: Exchange, base_url: str = "$TARGET") -> str:

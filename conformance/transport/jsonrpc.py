@@ -61,7 +61,7 @@ class JsonRpcClient:
     def call(
         self,
         method: str,
-        params: Any = None,
+        params: Any = {},  # noqa: B006 - never mutated; None is sent as an explicit null
         *,
         headers: Mapping[str, str] | None = None,
         request_id: Any = "auto",
@@ -70,10 +70,32 @@ class JsonRpcClient:
         envelope: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         envelope["id"] = self.next_id() if request_id == "auto" else request_id
         if not omit_params:
-            envelope["params"] = params if params is not None else {}
+            envelope["params"] = params
         return self.send_raw(json.dumps(envelope), headers=headers)
 
     def send_raw(self, body: bytes | str, *, headers: Mapping[str, str] | None = None) -> RpcReply:
         hdrs = {"Content-Type": "application/json", **(headers or {})}
         reply = self.http.request("POST", self.path, headers=hdrs, content=body)
-        return RpcReply(reply, reply.json())
+        return RpcReply(reply, first_event(reply) if is_event_stream(reply) else reply.json())
+
+
+def is_event_stream(reply: Reply) -> bool:
+    return reply.headers.get("content-type", "").startswith("text/event-stream")
+
+
+def stream_events(reply: Reply) -> list[Any]:
+    """The JSON payloads of a server-sent-events answer (``data:`` lines)."""
+    events = []
+    for line in reply.text.splitlines():
+        if line.startswith("data:"):
+            try:
+                events.append(json.loads(line[5:].strip()))
+            except ValueError:
+                events.append(None)
+    return events
+
+
+def first_event(reply: Reply) -> Any:
+    """A streamed answer is judged by its first event's envelope."""
+    events = stream_events(reply)
+    return events[0] if events else None

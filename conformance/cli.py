@@ -1,0 +1,190 @@
+"""The `conformance` command: list, run, serve, replay, selftest.
+
+Exit codes: 0 every gating requirement held, 1 a requirement failed, 2 usage or
+configuration error, 3 the target could not be reached or does not speak the protocol."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from conformance import __version__
+from conformance.profiles import ROOT, ProfileError, available, load_profile, profile_path
+from conformance.report.summary import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
+from conformance.spec.schemas import SpecError
+from conformance.targets import ConfigError
+
+EPILOG = "exit codes: 0 every gating requirement held, 1 a requirement failed, 2 usage error, 3 target unreachable"
+
+
+class UsageFailure(Exception):
+    pass
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="conformance",
+        description="Conformance test suite and fuzzer for agent-to-agent protocols.",
+        epilog=EPILOG,
+    )
+    p.add_argument("--version", action="version", version=f"conformance {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("list", help="list profiles, or one profile's requirements and faults")
+    s.add_argument("profile", nargs="?", help="profile name (omit to list all profiles)")
+
+    s = sub.add_parser("run", help="run a profile's requirements against a target", epilog=EPILOG)
+    s.add_argument("profile", help="profile name, e.g. bindu (see `conformance list`)")
+    s.add_argument("--target", default=None, help="'reference' (the built-in reference, in-process; default) or an http(s) URL")
+    s.add_argument("--token", default=None, help="bearer token of the main caller (credential 'full'); never written to reports")
+    s.add_argument("--config", default=None, help="YAML run config: target, timeout, credentials.<label>, control (URL of a control interface)")
+    s.add_argument("--budget", default="standard", choices=["quick", "standard", "deep"], help="examples per generated property and state-machine runs (default standard)")
+    s.add_argument("--seed", type=int, default=1, help="hypothesis seed; the same seed replays the same run (default 1)")
+    s.add_argument("--level", default="must", choices=["must", "should", "may"], help="lowest level whose failure fails the run (default must)")
+    s.add_argument("--only", action="append", default=[], metavar="ID", help="run only this requirement (repeatable); others are reported skipped")
+    s.add_argument("--report", default=None, metavar="DIR", help="report directory (default reports/<profile>-<timestamp>)")
+    s.add_argument("--junit", default=None, metavar="FILE", help="JUnit XML path (default <report>/junit.xml)")
+    s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a named fault into the built-in reference (repeatable)")
+
+    s = sub.add_parser("serve", help="serve a profile's reference implementation over HTTP")
+    s.add_argument("profile")
+    s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    s.add_argument("--port", type=int, default=3773, help="port (default 3773)")
+    s.add_argument("--fault", action="append", default=[], metavar="NAME", help="serve with this named fault (repeatable)")
+    s.add_argument("--control", action="store_true", help="enable the control interface under /_control (off by default)")
+    s.add_argument("--write-config", default=None, metavar="FILE", help="write a run config (target, credentials, control) for this server to FILE")
+
+    s = sub.add_parser("replay", help="send a saved case again and judge it with the same requirement")
+    s.add_argument("case", help="case file (cases/<ID>.json in a report directory)")
+    s.add_argument("--target", default=None, help="where to send it (default: the case's own target)")
+    s.add_argument("--config", default=None, help="YAML run config with credentials for the target")
+    s.add_argument("--token", default=None, help="bearer token of the main caller")
+
+    s = sub.add_parser("selftest", help="prove every requirement passes the clean reference and catches its faults")
+    s.add_argument("profile", nargs="?", help="profile name (default: all)")
+    s.add_argument("--budget", default="quick", choices=["quick", "standard", "deep"])
+    s.add_argument("--seed", type=int, default=1)
+    return p
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    if not args.profile:
+        for name in available():
+            prof = load_profile(name)
+            print(f"{name:16} {len(prof.requirements):3} requirements {len(prof.faults):3} faults  {prof.spec_relpath}  {prof.title}")
+        return EXIT_OK
+    prof = load_profile(args.profile)
+    for req in prof.requirements:
+        print(f"{req.level:6} {req.id:40} {req.title}")
+        print(f"{'':6} {'':40} source: {req.source}; faults: {', '.join(req.faults)}")
+    print(f"\nfaults ({len(prof.faults)}):")
+    for name, fn in sorted(prof.faults.items()):
+        print(f"  {name:36} {(fn.__doc__ or '').strip().splitlines()[0] if fn.__doc__ else ''}")
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import pytest
+
+    from conformance.targets import load_config
+    from conformance.transport.http import validate_target_url
+
+    path = profile_path(args.profile)
+    load_profile(args.profile)  # surface spec errors as one line before pytest starts
+    config = load_config(args.config)
+    target = args.target or config.get("target")
+    if target and target != "reference":
+        try:
+            validate_target_url(target)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    report = Path(args.report or f"reports/{args.profile}-{stamp}")
+    pytest_args = [
+        str(path),
+        "-c", str(ROOT / "conformance" / "run.ini"),
+        "--rootdir", str(ROOT),
+        "-p", "no:terminal", "-p", "no:cacheprovider", "-s",
+        "--conformance-console",
+        "--budget", args.budget, "--seed", str(args.seed), "--level", args.level,
+        "--report", str(report),
+        "--junitxml", str(args.junit or report / "junit.xml"), "-o", "junit_family=xunit1",
+        "--alluredir", str(report / "allure-results"),
+    ]
+    if args.target:
+        pytest_args += ["--target", args.target]
+    if args.token:
+        pytest_args += ["--token", args.token]
+    if args.config:
+        pytest_args += ["--config", args.config]
+    for rid in args.only:
+        pytest_args += ["--only", rid]
+    for fault in args.fault:
+        pytest_args += ["--fault", fault]
+    return int(pytest.main(pytest_args))
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+    import yaml
+
+    from conformance.targets import CONTROL_PREFIX
+
+    prof = load_profile(args.profile)
+    unknown = [f for f in args.fault if f not in prof.faults]
+    if unknown:
+        raise UsageFailure(f"unknown fault(s) {unknown} for profile {prof.name} (see `conformance list {prof.name}`)")
+    app = prof.create_reference(prof, faults=tuple(args.fault), control=args.control)
+    base = f"http://{args.host}:{args.port}"
+    if args.write_config:
+        config = {"target": base, "credentials": prof.reference_credentials}
+        if args.control:
+            config["control"] = base + CONTROL_PREFIX
+        Path(args.write_config).write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    faults = f", faults: {', '.join(args.fault)}" if args.fault else ""
+    print(f"serving the {prof.name} reference on {base} (control: {'on' if args.control else 'off'}{faults})", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return EXIT_OK
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from conformance.replay import replay
+
+    status, message = replay(Path(args.case), target=args.target, config_path=args.config, token=args.token)
+    print(message)
+    return {"failed": EXIT_FAILED, "passed": EXIT_OK}.get(status, EXIT_UNREACHABLE)
+
+
+def cmd_selftest(args: argparse.Namespace) -> int:
+    from conformance.selftest import selftest
+
+    names = [args.profile] if args.profile else available()
+    ok = True
+    for name in names:
+        ok &= selftest(load_profile(name), budget=args.budget, seed=args.seed, out=print).ok
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+COMMANDS = {"list": cmd_list, "run": cmd_run, "serve": cmd_serve, "replay": cmd_replay, "selftest": cmd_selftest}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return COMMANDS[args.command](args)
+    except (ProfileError, SpecError, ConfigError, UsageFailure, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,261 @@
+"""The pytest plugin: a profile YAML collects as one test item per requirement
+(test id = requirement ID), run against the target the options name; at the end
+summary.json, case files and the exit code are written.
+
+Used by `conformance run`, and directly: ``pytest profiles/bindu.yaml --target URL``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.model import Case, Profile, Requirement
+from conformance.profiles import PROFILES_DIR, load_profile
+from conformance.report.cases import write_case
+from conformance.report.summary import Result, build_summary, exit_code, write_summary
+from conformance.runner import RunContext, Verdict, execute
+from conformance.targets import ConfigError, ProtocolMismatch, load_config, open_run
+from conformance.transport.http import TargetUnreachable, TransportFailure
+
+STASH = pytest.StashKey["RunSession"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "conformance: run a protocol profile against a target")
+    group.addoption("--target", default=None, help="'reference' (built-in, in-process) or an http(s) URL")
+    group.addoption("--token", default=None, help="bearer token of the main caller (credential 'full')")
+    group.addoption("--config", dest="conformance_config", default=None, help="YAML run config: credentials, control, timeout")
+    group.addoption("--budget", default="standard", choices=["quick", "standard", "deep"], help="how many examples to generate")
+    group.addoption("--seed", type=int, default=1, help="hypothesis seed (runs are reproducible)")
+    group.addoption("--level", default="must", choices=["must", "should", "may"], help="lowest level whose failure fails the run")
+    group.addoption("--only", action="append", default=[], help="run only this requirement ID (repeatable)")
+    group.addoption("--report", dest="conformance_report", default=None, help="report directory (default reports/<profile>-<time>)")
+    group.addoption("--fault", action="append", default=[], help="inject a named fault into the built-in reference")
+    group.addoption("--conformance-console", action="store_true", help="print one line per requirement and a summary")
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix == ".yaml" and file_path.parent.resolve() == PROFILES_DIR:
+        return ProfileFile.from_parent(parent, path=file_path)
+    return None
+
+
+class ProfileFile(pytest.File):
+    def collect(self):  # type: ignore[override]
+        profile = load_profile(self.path.stem)
+        for req in profile.requirements:
+            yield RequirementItem.from_parent(self, name=req.id, requirement=req, profile=profile)
+
+
+class RequirementFailed(Exception):
+    pass
+
+
+class RequirementItem(pytest.Item):
+    def __init__(self, *, requirement: Requirement, profile: Profile, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.requirement = requirement
+        self.profile = profile
+        self.user_properties += [
+            ("level", requirement.level),
+            ("title", requirement.title),
+            ("source", str(requirement.source)),
+        ]
+
+    def runtest(self) -> None:
+        session = run_session(self.config, self.profile)
+        result = session.run(self.requirement)
+        attach_to_allure(self.requirement, result)
+        if result.verdict.status == "failed":
+            where = f" [case: {result.case}]" if result.case else ""
+            raise RequirementFailed(f"{self.requirement.level}: {result.verdict.message}{where}")
+        if result.verdict.status in ("untested", "skipped"):
+            pytest.skip(f"{result.verdict.status}: {result.verdict.message}")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, RequirementFailed):
+            return f"{self.requirement.id} ({self.requirement.title}): {excinfo.value}"
+        return super().repr_failure(excinfo)  # type: ignore[return-value]
+
+    def reportinfo(self) -> tuple[Path, None, str]:
+        return self.path, None, self.requirement.id
+
+
+def attach_to_allure(req: Requirement, result: Result) -> None:
+    try:
+        import allure
+    except ImportError:  # pragma: no cover - allure-pytest is a dependency
+        return
+    allure.dynamic.label("level", req.level)
+    allure.dynamic.severity({"MUST": "critical", "SHOULD": "normal", "MAY": "minor"}[req.level])
+    allure.dynamic.description(f"{req.title}\n\nSource: {req.source}")
+    if result.verdict.exchanges:
+        body = json.dumps([e.to_json() for e in result.verdict.exchanges], indent=2)
+        allure.attach(body, name="exchanges", attachment_type=allure.attachment_type.JSON)
+
+
+class Console:
+    """One line per requirement and a live progress line on long runs."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.tty = enabled and sys.stdout.isatty()
+        self._last = 0.0
+
+    def line(self, text: str = "") -> None:
+        if self.enabled:
+            if self.tty:
+                sys.stdout.write("\r\033[K")
+            print(text, flush=True)
+
+    def progress(self, text: str) -> None:
+        now = time.monotonic()
+        if self.tty and now - self._last > 0.2:
+            self._last = now
+            sys.stdout.write("\r\033[K" + text[:100])
+            sys.stdout.flush()
+
+
+MARK = {"passed": "PASS ", "failed": "FAIL ", "untested": "UNTESTED", "skipped": "SKIP "}
+
+
+class RunSession:
+    """The state of one run: target, results, report directory."""
+
+    def __init__(self, config: pytest.Config, profile: Profile) -> None:
+        opt = config.option
+        self.profile = profile
+        self.gate = opt.level
+        self.only = set(opt.only or [])
+        self.budget = opt.budget
+        self.started_at = datetime.now(UTC)
+        self.t0 = time.perf_counter()
+        stamp = self.started_at.strftime("%Y%m%d-%H%M%S")
+        self.report_dir = Path(opt.conformance_report or f"reports/{profile.name}-{stamp}")
+        self.console = Console(bool(opt.conformance_console))
+        self.results: list[Result] = []
+        cfg = load_config(opt.conformance_config)
+        self.run_ctx: RunContext = open_run(
+            profile,
+            opt.target,
+            config=cfg,
+            token=opt.token,
+            faults=tuple(opt.fault or ()),
+            budget=opt.budget,
+            seed=opt.seed,
+            db_dir=self.report_dir.parent / ".hypothesis",
+        )
+        self.run_ctx.http.on_exchange = self._tick
+        self.current = ""
+        self.console.line(
+            f"conformance: profile {profile.name} ({profile.spec_relpath}) against {self.run_ctx.target}, "
+            f"budget {self.budget}, seed {opt.seed}"
+        )
+        self.preflight()
+
+    def _tick(self) -> None:
+        self.console.progress(f"  ... {self.current}: {self.run_ctx.http.total} exchanges")
+
+    def preflight(self) -> None:
+        """Stop early, with one line, when the target is unreachable or does not speak the protocol."""
+        probe_req = Requirement("PREFLIGHT", "MAY", "preflight", self.profile.requirements[0].source, self.profile.probe, ("-",))
+        from conformance.runner import CheckContext
+
+        ctx = CheckContext(self.run_ctx, probe_req)
+        try:
+            self.profile.probe(ctx)
+        except (TargetUnreachable, TransportFailure, ProtocolMismatch) as exc:
+            self.run_ctx.unreachable = str(exc)
+            self.console.line(f"error: {exc}")
+        self.run_ctx.http.log.clear()
+
+    def run(self, req: Requirement) -> Result:
+        self.current = req.id
+        if self.only and req.id not in self.only:
+            result = Result(req, Verdict("skipped", "not selected by --only"))
+        else:
+            verdict = execute(req, self.run_ctx)
+            result = Result(req, verdict)
+            if verdict.status == "failed":
+                case = Case(
+                    profile=self.profile.name,
+                    requirement=req.id,
+                    level=req.level,
+                    title=req.title,
+                    source=req.source.to_json(),
+                    target=self.run_ctx.target,
+                    seed=self.run_ctx.seed,
+                    budget=self.budget,
+                    message=verdict.message,
+                    exchanges=verdict.exchanges,
+                    reproduce=verdict.reproduce,
+                )
+                path = write_case(self.report_dir / "cases", case)
+                result.case = str(path.relative_to(self.report_dir))
+        self.results.append(result)
+        v = result.verdict
+        extra = f"  {v.message}" if v.status != "passed" and v.message else ""
+        self.console.line(f"{MARK[v.status]:8} {req.level:6} {req.id:40} {v.exchange_count:5} ex{extra[:160]}")
+        return result
+
+    def finish(self) -> int:
+        duration = time.perf_counter() - self.t0
+        unreachable = self.run_ctx.unreachable
+        summary = build_summary(
+            self.profile,
+            self.results,
+            target=self.run_ctx.target,
+            seed=self.run_ctx.seed,
+            budget=self.budget,
+            gate=self.gate,
+            started_at=self.started_at,
+            duration_s=duration,
+            exchanges=self.run_ctx.http.total,
+            unreachable=unreachable,
+        )
+        path = write_summary(self.report_dir, summary)
+        c = summary["counts"]
+        self.console.line()
+        self.console.line(
+            f"{summary['verdict'].upper()}: {c['passed']} passed, {c['failed']} failed, {c['untested']} untested, "
+            f"{c['skipped']} skipped of {len(self.results)} requirements; {summary['exchanges']} exchanges in "
+            f"{summary['duration_s']:.1f} s ({summary['exchanges_per_s']}/s)"
+        )
+        self.console.line(f"report: {path}")
+        self.run_ctx.http.close()
+        return exit_code(self.results, self.gate, bool(unreachable))
+
+
+def run_session(config: pytest.Config, profile: Profile) -> RunSession:
+    session = config.stash.get(STASH, None)
+    if session is None:
+        session = RunSession(config, profile)
+        config.stash[STASH] = session
+    elif session.profile.name != profile.name:
+        raise pytest.UsageError("one run covers one profile")
+    return session
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Open the target before the first item, so a usage error stops the run at once."""
+    items = [i for i in session.items if isinstance(i, RequirementItem)]
+    if not items:
+        return
+    try:
+        run_session(session.config, items[0].profile)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        pytest.exit(str(exc), returncode=2)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    run = session.config.stash.get(STASH, None)
+    if run is not None:
+        session.exitstatus = run.finish()

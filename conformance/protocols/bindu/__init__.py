@@ -1,0 +1,44 @@
+"""The Bindu profile: requirement table, reference, faults and state model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.model import Profile
+from conformance.runner import CheckContext
+from conformance.targets import ProtocolMismatch
+
+
+def create_reference(profile: Profile, faults: tuple[str, ...] = (), control: bool = True, **options: Any) -> Any:
+    """The reference ASGI app, with the named faults applied to its instance."""
+    from conformance.protocols.bindu.faults import FAULTS
+    from conformance.protocols.bindu.reference import ReferenceConfig, create_app
+
+    options.setdefault("streaming", True)  # so message/stream results can be checked too
+    app = create_app(profile, ReferenceConfig(control=control, **options))
+    for name in faults:
+        FAULTS[name](app.state.reference)
+    return app
+
+
+def probe(ctx: CheckContext) -> None:
+    """The target must answer a JSON-RPC request on its endpoint with a JSON-RPC envelope."""
+    reply = ctx.rpc.call("tasks/list", {})
+    env = reply.envelope
+    if not (isinstance(env, dict) and env.get("jsonrpc") == "2.0" and ("result" in env or "error" in env)):
+        ctype = reply.http.headers.get("content-type", "?")
+        raise ProtocolMismatch(
+            f"{ctx.http.target} does not speak JSON-RPC 2.0 at {ctx.rpc.path}: HTTP {reply.status} ({ctype}) "
+            f"{reply.http.text[:80]!r}"
+        )
+
+
+def complete(profile: Profile) -> None:
+    """Fill in what the protocol package contributes to the loaded profile."""
+    from conformance.protocols.bindu.faults import FAULTS
+    from conformance.protocols.bindu.reference import reference_credentials
+    from conformance.protocols.bindu.requirements import build
+
+    profile.faults = dict(FAULTS)
+    profile.reference_credentials = reference_credentials()
+    profile.requirements = build(profile)

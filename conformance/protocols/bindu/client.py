@@ -1,0 +1,150 @@
+"""A Bindu caller for checks: requests built from the spec's own examples, with
+fresh ids, sent as one of the run's credentials."""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from typing import Any
+
+from conformance.runner import CheckContext, Untested
+from conformance.spec.schemas import resolve_pointer
+from conformance.transport.http import Reply
+from conformance.transport.jsonrpc import RpcReply
+
+EXAMPLES = "/paths/~1/post/requestBody/content/application~1json/examples"
+
+
+def fresh_id() -> str:
+    return str(uuid.uuid4())
+
+
+class BinduClient:
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        self.examples = resolve_pointer(ctx.profile.spec, EXAMPLES)
+        self._card: dict[str, Any] | None = None
+
+    # -- transport ----------------------------------------------------------------
+    def auth(self, caller: str | None = "full") -> dict[str, str]:
+        """Authorization header of a credential; ``None`` sends no token.
+
+        The main caller may be absent (a target without auth); other callers are needed."""
+        if caller is None:
+            return {}
+        if caller == "full" and not self.ctx.has_credential("full"):
+            return {}
+        token = self.ctx.credential(caller)
+        if isinstance(token, dict):
+            token = token["token"]
+        return {"Authorization": f"Bearer {token}"}
+
+    def call(self, method: str, params: Any, caller: str | None = "full", **kw: Any) -> RpcReply:
+        reply = self.ctx.rpc.call(method, params, headers={**self.auth(caller), **kw.pop("headers", {})}, **kw)
+        if caller == "full" and not self.ctx.has_credential("full") and reply.error_code is not None:
+            if reply.status == 401:
+                raise Untested("the target requires a bearer token: give --token or credentials.full")
+        return reply
+
+    def example_params(self, name: str) -> dict[str, Any]:
+        return copy.deepcopy(self.examples[name]["value"]["params"])
+
+    # -- discovery ----------------------------------------------------------------
+    def card(self) -> dict[str, Any]:
+        if self._card is None:
+            reply = self.ctx.http.request("GET", "/.well-known/agent.json")
+            card = reply.json()
+            self.ctx.expect(reply.status == 200 and isinstance(card, dict), f"agent card: HTTP {reply.status}")
+            self._card = card
+        return self._card
+
+    def output_modes(self) -> list[str]:
+        modes = self.card().get("defaultOutputModes")
+        if isinstance(modes, list) and modes:
+            return modes
+        return self.example_params("messageSend")["configuration"]["acceptedOutputModes"]
+
+    # -- operations ----------------------------------------------------------------
+    def send_params(
+        self,
+        text: str = "conformance check",
+        task_id: str | None = "new",
+        context_id: str | None = "new",
+        reference_task_ids: list[str] | None = None,
+        history_length: int | None = None,
+        output_modes: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """message/send params from the spec's `messageSend` example, ids made fresh."""
+        params = self.example_params("messageSend")
+        msg = params["message"]
+        msg["message_id"] = fresh_id()
+        msg["parts"] = [{"kind": "text", "text": text}]
+        for key, value in (("taskId", task_id), ("contextId", context_id)):
+            if value == "new":
+                msg[key] = fresh_id()
+            elif value is None:
+                msg.pop(key, None)
+            else:
+                msg[key] = value
+        if reference_task_ids is not None:
+            msg["referenceTaskIds"] = reference_task_ids
+        params["configuration"]["acceptedOutputModes"] = output_modes or self.output_modes()
+        if history_length is not None:
+            params["configuration"]["historyLength"] = history_length
+        return params
+
+    def send(self, caller: str | None = "full", **kw: Any) -> RpcReply:
+        return self.call("message/send", self.send_params(**kw), caller)
+
+    def outcome(self, state: str) -> None:
+        """Make the agent's next run end in ``state`` (control interface)."""
+        if state != "completed":
+            self.ctx.control("next_outcome", state=state)
+
+    def new_task(self, state: str = "completed", caller: str | None = "full", **kw: Any) -> dict[str, Any]:
+        """Create a task that ends its first run in ``state``; returns the task."""
+        self.outcome(state)
+        reply = self.send(caller, **kw)
+        self.ctx.expect(reply.ok, f"message/send (to set up a task): {reply.describe()}")
+        task = reply.result
+        self.ctx.expect(isinstance(task, dict) and "id" in task, f"message/send returned no task: {reply.http.text[:200]}")
+        if state != "completed":
+            got = task.get("status", {}).get("state")
+            self.ctx.expect(got == state, f"control asked for a task in {state!r}, message/send answered {got!r}")
+        return task
+
+    def get(self, task_id: str, caller: str | None = "full", history_length: int | None = None) -> RpcReply:
+        params: dict[str, Any] = {"taskId": task_id}
+        if history_length is not None:
+            params["historyLength"] = history_length
+        return self.call("tasks/get", params, caller)
+
+    def state_of(self, task_id: str, caller: str | None = "full") -> str:
+        reply = self.get(task_id, caller)
+        self.ctx.expect(reply.ok, f"tasks/get {task_id}: {reply.describe()}")
+        return reply.result["status"]["state"]
+
+    def cancel(self, task_id: str, caller: str | None = "full") -> RpcReply:
+        return self.call("tasks/cancel", {"taskId": task_id}, caller)
+
+    def feedback(self, task_id: str, caller: str | None = "full") -> RpcReply:
+        return self.call("tasks/feedback", self.example_params("tasksFeedback") | {"taskId": task_id}, caller)
+
+    def list_tasks(self, caller: str | None = "full", history_length: int | None = None) -> RpcReply:
+        params = {} if history_length is None else {"history_length": history_length}
+        return self.call("tasks/list", params, caller)
+
+    def list_contexts(self, caller: str | None = "full", history_length: int | None = None) -> RpcReply:
+        params = {} if history_length is None else {"history_length": history_length}
+        return self.call("contexts/list", params, caller)
+
+    def clear(self, context_id: str, caller: str | None = "full") -> RpcReply:
+        return self.call("contexts/clear", {"contextId": context_id}, caller)
+
+    def rest(self, method: str, path: str, **kw: Any) -> Reply:
+        return self.ctx.http.request(method, path, **kw)
+
+
+def body_bytes(envelope: dict[str, Any]) -> bytes:
+    return json.dumps(envelope).encode()

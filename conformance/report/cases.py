@@ -1,0 +1,37 @@
+"""Case files: one saved failure with its exchanges, enough to replay it."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from conformance.model import Case
+from conformance.transport.http import curl_line
+
+
+def case_filename(requirement_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", requirement_id) + ".json"
+
+
+def write_case(directory: Path, case: Case) -> Path:
+    """Write ``case`` under ``directory`` (curl lines filled in) and return its path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    case.curl = [curl_line(e) for e in case.exchanges]
+    path = directory / case_filename(case.requirement)
+    path.write_text(json.dumps(case.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def read_case(path: Path) -> Case:
+    """Load a case file; ValueError with a one-line reason when it is not one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"cannot read case {path}: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"case {path} is not JSON: {exc}") from exc
+    try:
+        return Case.from_json(data)
+    except TypeError as exc:
+        raise ValueError(f"case {path} is not a conformance case file: {exc}") from exc

@@ -1,0 +1,752 @@
+"""Schema-aware invalid inputs: take a valid instance of an (inlined) schema and break
+exactly one keyword of it, labelled with where the break is and which keyword it breaks.
+
+Every candidate is checked with the same validator the rest of the tool uses
+(``validator_for``: Draft 2020-12 plus the installed format checkers) against the ROOT
+schema before it is returned, so a break that another branch of a union absorbs is
+dropped rather than reported as invalid."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from hypothesis import strategies as st
+
+from conformance.spec.schemas import FORMAT_CHECKER, strategy_for, validator_for
+
+__all__ = ["InvalidInstance", "Violation", "invalid_strategy", "mutations"]
+
+
+@dataclass(frozen=True)
+class Violation:
+    """``pointer`` is a JSON pointer into the instance ("" = root); for a dropped property
+    it names the property that is gone, so its parent resolves. ``keyword`` is the
+    schema keyword broken; ``description`` one line for a report."""
+
+    pointer: str
+    keyword: str
+    description: str
+
+
+@dataclass(frozen=True)
+class InvalidInstance:
+    instance: Any
+    violation: Violation
+
+
+_MISSING: Any = object()
+Path = tuple[Any, ...]
+
+# ---------------------------------------------------------------- validators (cached)
+
+_BY_ID: dict[int, tuple[Any, Any]] = {}
+
+
+def _validator(schema: Any) -> Any:
+    """Validator of a schema object that lives as long as the caller's schema: cached by
+    ``id`` (the schema is kept in the cache so the id cannot be reused meanwhile)."""
+    hit = _BY_ID.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    if len(_BY_ID) > 4096:
+        _BY_ID.clear()
+    validator = validator_for(schema)
+    _BY_ID[id(schema)] = (schema, validator)
+    return validator
+
+
+@lru_cache(maxsize=2048)
+def _validator_json(schema_json: str) -> Any:
+    return validator_for(json.loads(schema_json))
+
+
+def _small_validator(schema: dict[str, Any]) -> Any:
+    """Validator of a small schema built here on the fly: cached by its JSON text."""
+    return _validator_json(json.dumps(schema, sort_keys=True, default=str))
+
+
+_REST: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+
+def _without_unions(schema: dict[str, Any]) -> dict[str, Any]:
+    hit = _REST.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    if len(_REST) > 4096:
+        _REST.clear()
+    rest = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
+    _REST[id(schema)] = (schema, rest)
+    return rest
+
+
+def _valid(schema: Any, instance: Any) -> bool:
+    """Same answer as ``validator_for(schema).is_valid``, faster on a top-level union:
+    jsonschema's anyOf/oneOf gather every branch's errors; here each branch stops at
+    its first error and anyOf stops at the first branch that matches."""
+    if schema is True or schema == {}:
+        return True
+    if schema is False:
+        return False
+    unions = [k for k in ("anyOf", "oneOf") if isinstance(schema.get(k), list)]
+    if not unions or "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
+        return bool(_validator(schema).is_valid(instance))
+    rest = _without_unions(schema)
+    if rest and not _validator(rest).is_valid(instance):
+        return False
+    if "anyOf" in unions and not any(_valid(b, instance) for b in schema["anyOf"]):
+        return False
+    if "oneOf" in unions:
+        hits = 0
+        for branch in schema["oneOf"]:
+            hits += _valid(branch, instance)
+            if hits > 1:
+                return False
+        return hits == 1
+    return True
+
+
+# ---------------------------------------------------------------- small helpers
+
+
+def _pointer(path: Path) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _name(path: Path) -> str:
+    if not path:
+        return "value"
+    if isinstance(path[-1], int):
+        return f"{path[-2] if len(path) > 1 else ''}[{path[-1]}]"
+    return str(path[-1])
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _type_allowed(value: Any, allowed: list[str]) -> bool:
+    kind = _json_type(value)
+    return kind in allowed or (kind == "integer" and "number" in allowed)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _replace(node: Any, path: Path, value: Any) -> Any:
+    """``node`` with the value at ``path`` replaced; copies only along the path."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(node, list):
+        out_list = list(node)
+        out_list[head] = _replace(node[head], rest, value)
+        return out_list
+    out = dict(node)
+    out[head] = _replace(node[head], rest, value)
+    return out
+
+
+def _tidy(number: Any, like: Any) -> Any:
+    """Keep an integer instance an integer when the arithmetic produced ``n.0``."""
+    if isinstance(number, float) and number.is_integer() and isinstance(like, int) and abs(number) < 2**53:
+        return int(number)
+    return number
+
+
+_STRING_KEYS = ("type", "minLength", "maxLength", "pattern", "format")
+_NUMBER_KEYS = ("type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+_ARRAY_KEYS = ("type", "minItems", "maxItems", "uniqueItems")
+
+
+def _siblings(schema: dict[str, Any], family: tuple[str, ...], broken: str) -> dict[str, Any]:
+    return {k: schema[k] for k in family if k in schema and k != broken}
+
+
+def _pick(candidates: list[Any], breaks: Any, keeps: dict[str, Any]) -> Any:
+    """First candidate that breaks the keyword and keeps its siblings; else the first
+    that breaks it; else ``_MISSING``."""
+    keep = _small_validator(keeps) if keeps else None
+    fallback = _MISSING
+    for candidate in candidates:
+        if not breaks(candidate):
+            continue
+        if keep is None or keep.is_valid(candidate):
+            return candidate
+        if fallback is _MISSING:
+            fallback = candidate
+    return fallback
+
+
+# Strings each format checker rejects (verified against the checker before use).
+_BAD_FORMATS: dict[str, list[str]] = {
+    "uuid": ["not-a-uuid", "00000000-0000-0000-0000-00000000000g", "0" * 32],
+    "date-time": ["not-a-date-time", "2024-13-45T25:61:61Z", "2024-01-01 00:00:00"],
+    "date": ["2024-13-45", "not-a-date", "20240101"],
+    "time": ["25:61:61", "not-a-time"],
+    "email": ["no-at-sign", "no-at-sign.example.com"],
+    "idn-email": ["no-at-sign"],
+    "uri": ["not a uri", "//no-scheme", ":"],
+    "uri-reference": ["\\\\not a uri reference"],
+    "iri": ["not an iri"],
+    "ipv4": ["999.1.1.1", "1.2.3", "not-an-ip"],
+    "ipv6": ["::g", "not-an-ipv6"],
+    "hostname": ["-bad-.example", "bad_host!"],
+    "idn-hostname": ["-bad-", "bad host"],
+    "regex": ["(", "[unclosed"],
+    "json-pointer": ["no-leading-slash"],
+    "duration": ["P1Y2X"],
+}
+
+
+# ---------------------------------------------------------------- deterministic examples
+
+_GOOD_FORMATS = {
+    "uuid": "00000000-0000-4000-8000-000000000000",
+    "date-time": "2024-01-01T00:00:00Z",
+    "date": "2024-01-01",
+    "time": "00:00:00Z",
+    "email": "a@example.com",
+    "uri": "https://example.com/",
+    "ipv4": "127.0.0.1",
+    "ipv6": "::1",
+    "hostname": "example.com",
+}
+
+
+def _flatten(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """Shallow merge of a schema and its ``allOf`` (properties merged, required joined)."""
+    out: dict[str, Any] = {}
+    parts = [schema, *[s for s in schema.get("allOf", []) if isinstance(s, dict)]]
+    for part in parts:
+        if part is not schema and depth < 4:
+            part = _flatten(part, depth + 1)
+        for key, value in part.items():
+            if key == "allOf":
+                continue
+            if key == "properties" and key in out:
+                merged = dict(out[key])
+                for name, sub in value.items():
+                    merged[name] = {"allOf": [merged[name], sub]} if name in merged else sub
+                out[key] = merged
+            elif key == "required" and key in out:
+                out[key] = list(dict.fromkeys([*out[key], *value]))
+            else:
+                out.setdefault(key, value)
+    return out
+
+
+def _build(schema: Any, depth: int) -> Any:
+    if schema is True:
+        return "x"
+    if not isinstance(schema, dict) or depth > 8:
+        return _MISSING
+    if not schema:
+        return "x"
+    if "allOf" in schema:
+        schema = _flatten(schema)
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    for union in ("oneOf", "anyOf"):
+        if isinstance(schema.get(union), list):
+            rest = {k: v for k, v in schema.items() if k != union}
+            for branch in schema[union]:
+                value = _build({"allOf": [rest, branch]}, depth + 1)
+                if value is not _MISSING and _small_validator({"allOf": [rest, branch]}).is_valid(value):
+                    return value
+            return _MISSING
+    types = schema.get("type")
+    if isinstance(types, str):
+        types = [types]
+    if not types:
+        if "properties" in schema or "required" in schema:
+            types = ["object"]
+        elif "items" in schema or "prefixItems" in schema:
+            types = ["array"]
+        elif any(k in schema for k in ("minLength", "maxLength", "pattern", "format")):
+            types = ["string"]
+        elif any(k in schema for k in _NUMBER_KEYS[1:]):
+            types = ["number"]
+        else:
+            return "x"
+    kind = types[0]
+    if kind == "object":
+        props = schema.get("properties", {})
+        out: dict[str, Any] = {}
+        for name in schema.get("required", []):
+            value = _build(props.get(name, True), depth + 1)
+            if value is _MISSING:
+                return _MISSING
+            out[name] = value
+        for name, sub in props.items():
+            if len(out) >= schema.get("minProperties", 0):
+                break
+            if name not in out and (value := _build(sub, depth + 1)) is not _MISSING:
+                out[name] = value
+        return out
+    if kind == "array":
+        prefix = schema.get("prefixItems", [])
+        items = [_build(sub, depth + 1) for sub in prefix]
+        need = max(0, schema.get("minItems", 0) - len(items))
+        if need:
+            item = _build(schema.get("items", True), depth + 1)
+            items.extend([item] * need)
+        return _MISSING if any(i is _MISSING for i in items) else items
+    if kind == "string":
+        low, high = schema.get("minLength", 0), schema.get("maxLength")
+        if schema.get("format") in _GOOD_FORMATS:
+            return _GOOD_FORMATS[schema["format"]]
+        candidates = ["x" * max(low, 1), "a", "0", "A", "example", "a" * max(low, 1), "0" * max(low, 1)]
+        fitting = [c for c in candidates if len(c) >= low and (high is None or len(c) <= high)] or [""]
+        pattern = schema.get("pattern")
+        if isinstance(pattern, str):
+            matching = [c for c in fitting if _small_validator({"pattern": pattern}).is_valid(c)]
+            return matching[0] if matching else _MISSING
+        return fitting[0]
+    if kind in ("integer", "number"):
+        value: Any = 0
+        if "minimum" in schema:
+            value = max(value, schema["minimum"]) if "maximum" not in schema else schema["minimum"]
+        if "exclusiveMinimum" in schema and _is_number(schema["exclusiveMinimum"]):
+            value = math.floor(schema["exclusiveMinimum"]) + 1
+        if "maximum" in schema and value > schema["maximum"]:
+            value = schema["maximum"]
+        if "exclusiveMaximum" in schema and _is_number(schema["exclusiveMaximum"]):
+            if value >= schema["exclusiveMaximum"]:
+                value = math.ceil(schema["exclusiveMaximum"]) - 1
+        step = schema.get("multipleOf")
+        if _is_number(step) and step > 0:
+            value = math.ceil(value / step) * step
+        return _tidy(value, 0) if kind == "integer" else value
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    return _MISSING
+
+
+def _example(schema: Any) -> Any:
+    """A small deterministic instance of ``schema``, or ``_MISSING`` if none is found."""
+    value = _build(schema, 0)
+    if value is _MISSING:
+        return _MISSING
+    ok = _valid(schema, value) if isinstance(schema, bool) else _small_validator(schema).is_valid(value)
+    return value if ok else _MISSING
+
+
+# ---------------------------------------------------------------- the walk
+
+
+class _Walk:
+    """Walks schema and instance together and collects (path, new value, violation)."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[Path, Any, Violation, tuple[Any, Path]]] = []
+        self.anchor: tuple[Any, Path] = (True, ())
+
+    def emit(self, path: Path, value: Any, keyword: str, description: str, pointer: str | None = None) -> None:
+        if value is _MISSING:
+            return
+        violation = Violation(_pointer(path) if pointer is None else pointer, keyword, description)
+        self.found.append((path, value, violation, self.anchor))
+
+    def walk(self, schema: Any, inst: Any, path: Path, anchor: tuple[Any, Path] | None = None) -> None:
+        """``anchor`` is the deepest node above that every instance of the root must satisfy
+        at its path: None while the descent is conjunctive (properties, items, allOf), the
+        node holding the first ``oneOf``/``anyOf``/``dependentSchemas`` passed through after.
+        A candidate invalid at its anchor is invalid at the root."""
+        if not isinstance(schema, dict) or not schema:
+            return
+        saved = self.anchor
+        self.anchor = anchor or (schema, path)
+        self._node(schema, inst, path, anchor)
+        self.anchor = saved
+
+    def _node(self, schema: dict[str, Any], inst: Any, path: Path, anchor: tuple[Any, Path] | None) -> None:
+        self._type(schema, inst, path)
+        self._enum_const(schema, inst, path)
+        if isinstance(inst, str):
+            self._string(schema, inst, path)
+        elif _is_number(inst):
+            self._number(schema, inst, path)
+        elif isinstance(inst, list):
+            self._array(schema, inst, path)
+        elif isinstance(inst, dict):
+            self._object(schema, inst, path)
+        for sub in schema.get("allOf", []) if isinstance(schema.get("allOf"), list) else []:
+            self.walk(sub, inst, path, anchor)
+        for union in ("oneOf", "anyOf"):
+            branches = schema.get(union)
+            if not isinstance(branches, list):
+                continue
+            matching = [b for b in branches if _valid(b, inst)]
+            if union == "oneOf" and len(matching) == 1:
+                self._one_of(schema, branches, matching[0], inst, path)
+            for branch in matching:
+                self.walk(branch, inst, path, anchor or (schema, path))
+        if isinstance(inst, dict):
+            for trigger, sub in (schema.get("dependentSchemas") or {}).items():
+                if trigger in inst:
+                    self.walk(sub, inst, path, anchor or (schema, path))
+            self._children_of_object(schema, inst, path, anchor)
+        elif isinstance(inst, list):
+            self._children_of_array(schema, inst, path, anchor)
+
+    # -- keywords any instance can break
+
+    def _type(self, schema: dict[str, Any], inst: Any, path: Path) -> None:
+        types = schema.get("type")
+        if types is None:
+            return
+        allowed = [types] if isinstance(types, str) else list(types)
+        natural: list[Any] = {
+            "string": [12345],
+            "integer": [str(inst), 0.5],
+            "number": [str(inst)],
+            "boolean": ["true" if inst else "false"],
+            "null": ["null"],
+            "array": [{"items": inst} if inst else {}],
+            "object": [[inst]],
+        }[_json_type(inst)]
+        pool = [*natural, "x", 12345, 0.5, True, None, [], {}]
+        wrong = [v for v in pool if not _type_allowed(v, allowed)]
+        picks = wrong[:1] + ([None] if None in wrong and wrong[:1] != [None] else [])
+        for value in picks:
+            self.emit(path, value, "type", f"{_name(path)}={_short(value)} ({_json_type(value)}) where type {'/'.join(allowed)} is required")
+
+    def _enum_const(self, schema: dict[str, Any], inst: Any, path: Path) -> None:
+        if "const" in schema:
+            const = schema["const"]
+            other = _other_value(const)
+            self.emit(path, other, "const", f"{_name(path)}={_short(other)} instead of const {_short(const)}")
+        enum = schema.get("enum")
+        if isinstance(enum, list):
+            check = _small_validator({"enum": enum})
+            candidates: list[Any] = []
+            if isinstance(inst, str):
+                candidates += [inst + "-invalid", "invalid-enum-value", inst.upper() + "X", ""]
+            elif _is_number(inst):
+                numbers = [e for e in enum if _is_number(e)]
+                candidates += [max(numbers, default=inst) + 1, inst + 0.5]
+            candidates += [_other_value(inst), "__not_in_enum__", None, 0, False]
+            for candidate in candidates:
+                if not check.is_valid(candidate):
+                    self.emit(path, candidate, "enum", f"{_name(path)}={_short(candidate)} not one of {_short(enum, 60)}")
+                    break
+
+    # -- strings
+
+    def _string(self, schema: dict[str, Any], inst: str, path: Path) -> None:
+        name = _name(path)
+        high = schema.get("maxLength")
+        if isinstance(high, int):
+            fillers = [inst[-1:] or "a", "a", "0", "x", "-"]
+            candidates = [inst + f * (high + 1 - len(inst)) for f in fillers]
+            value = _pick(candidates, lambda s: len(s) > high, _siblings(schema, _STRING_KEYS, "maxLength"))
+            self.emit(path, value, "maxLength", f"{name} of length {high + 1} above maxLength {high}")
+        low = schema.get("minLength")
+        if isinstance(low, int) and low > 0:
+            value = inst[: low - 1]
+            self.emit(path, value, "minLength", f"{name} of length {len(value)} below minLength {low}")
+        pattern = schema.get("pattern")
+        if isinstance(pattern, str):
+            try:
+                matches = re.compile(pattern).search
+            except re.error:
+                matches = None
+            if matches is not None:
+                candidates = [inst + "!", "!" + inst, inst + " ", "", " ", "~!@#$%^&*()", "\n", "0", "a", "A", "-", "é"]
+                value = _pick(candidates, lambda s: not matches(s), _siblings(schema, _STRING_KEYS, "pattern"))
+                self.emit(path, value, "pattern", f"{name}={_short(value)} does not match pattern {_short(pattern, 60)}")
+        fmt = schema.get("format")
+        if isinstance(fmt, str) and fmt in FORMAT_CHECKER.checkers:
+            candidates = [*_BAD_FORMATS.get(fmt, []), "not-a-" + fmt, ""]
+            value = _pick(
+                candidates, lambda s: not FORMAT_CHECKER.conforms(s, fmt), _siblings(schema, _STRING_KEYS, "format")
+            )
+            self.emit(path, value, "format", f"{name}={_short(value)} is not a valid {fmt}")
+
+    # -- numbers
+
+    def _number(self, schema: dict[str, Any], inst: float, path: Path) -> None:
+        name = _name(path)
+        step = schema.get("multipleOf")
+        step = step if _is_number(step) and step > 0 else 1
+        checks: list[tuple[str, Any, list[Any], Any, str]] = []
+        if _is_number(schema.get("minimum")):
+            m = schema["minimum"]
+            checks.append(("minimum", m, [m - step, m - 1, m - 0.5], lambda v, m=m: v < m, "below minimum"))
+        if _is_number(schema.get("maximum")):
+            m = schema["maximum"]
+            checks.append(("maximum", m, [m + step, m + 1, m + 0.5], lambda v, m=m: v > m, "above maximum"))
+        if _is_number(schema.get("exclusiveMinimum")):
+            m = schema["exclusiveMinimum"]
+            checks.append(("exclusiveMinimum", m, [m, m - step], lambda v, m=m: v <= m, "not above exclusiveMinimum"))
+        if _is_number(schema.get("exclusiveMaximum")):
+            m = schema["exclusiveMaximum"]
+            checks.append(("exclusiveMaximum", m, [m, m + step], lambda v, m=m: v >= m, "not below exclusiveMaximum"))
+        if _is_number(schema.get("multipleOf")) and schema["multipleOf"] > 0:
+            k = schema["multipleOf"]
+            check = _small_validator({"multipleOf": k})
+            checks.append(
+                ("multipleOf", k, [inst + k / 2, inst + 1, inst + 0.5, inst + k / 3], lambda v: not check.is_valid(v), "not a multiple of")
+            )
+        for keyword, bound, candidates, breaks, words in checks:
+            tidy = [_tidy(c, inst) for c in candidates]
+            value = _pick(tidy, breaks, _siblings(schema, _NUMBER_KEYS, keyword))
+            self.emit(path, value, keyword, f"{name}={_short(value)} {words} {bound}")
+
+    # -- arrays
+
+    def _array(self, schema: dict[str, Any], inst: list[Any], path: Path) -> None:
+        name = _name(path)
+        low = schema.get("minItems")
+        if isinstance(low, int) and low > 0:
+            self.emit(path, inst[: low - 1], "minItems", f"{name} with {low - 1} items, below minItems {low}")
+        high = schema.get("maxItems")
+        filler = _MISSING
+        if inst:
+            filler = inst
+        elif isinstance(schema.get("items"), dict | bool):
+            example = _example(schema["items"])
+            filler = [] if example is _MISSING else [example]
+        if isinstance(high, int) and filler:
+            longer = [*inst, *[filler[i % len(filler)] for i in range(high + 1 - len(inst))]]
+            self.emit(path, longer, "maxItems", f"{name} with {high + 1} items, above maxItems {high}")
+        if schema.get("uniqueItems") is True and filler:
+            first = filler[0]
+            value = [first, first, *inst[2:]] if len(inst) >= 2 else [*inst, first] if inst else [first, first]
+            self.emit(path, value, "uniqueItems", f"{name} repeats item {_short(first)} against uniqueItems")
+
+    # -- objects
+
+    def _object(self, schema: dict[str, Any], inst: dict[str, Any], path: Path) -> None:
+        name = _name(path)
+        required = schema.get("required")
+        for prop in required if isinstance(required, list) else []:
+            if prop in inst:
+                smaller = {k: v for k, v in inst.items() if k != prop}
+                self.emit(path, smaller, "required", f"dropped required property {prop!r}", _pointer((*path, prop)))
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        patterns = list(schema.get("patternProperties") or {})
+        for keyword in ("additionalProperties", "unevaluatedProperties"):
+            if schema.get(keyword) is False:
+                extra = _unknown_name(inst, props, patterns)
+                if extra is not None:
+                    value = {**inst, extra: "unexpected"}
+                    self.emit(path, value, keyword, f"added unexpected property {extra!r}", _pointer((*path, extra)))
+        low = schema.get("minProperties")
+        if isinstance(low, int) and low > 0:
+            keep = [k for k in inst if k in (required or [])] + [k for k in inst if k not in (required or [])]
+            fewer = {k: inst[k] for k in inst if k in keep[: low - 1]}
+            self.emit(path, fewer, "minProperties", f"{name} with {low - 1} properties, below minProperties {low}")
+        high = schema.get("maxProperties")
+        if isinstance(high, int):
+            more = dict(inst)
+            for prop, sub in props.items():
+                if len(more) > high:
+                    break
+                if prop not in more and (example := _example(sub)) is not _MISSING:
+                    more[prop] = example
+            n = 0
+            while len(more) <= high and schema.get("additionalProperties") is not False:
+                n += 1
+                if f"extraProperty{n}" not in more:
+                    more[f"extraProperty{n}"] = "extra"
+            if len(more) > high:
+                self.emit(path, more, "maxProperties", f"{name} with {len(more)} properties, above maxProperties {high}")
+        for trigger, needed in (schema.get("dependentRequired") or {}).items():
+            if trigger not in inst:
+                continue
+            for prop in needed:
+                if prop in inst:
+                    smaller = {k: v for k, v in inst.items() if k != prop}
+                    self.emit(
+                        path,
+                        smaller,
+                        "dependentRequired",
+                        f"dropped property {prop!r} that {trigger!r} requires",
+                        _pointer((*path, prop)),
+                    )
+
+    def _one_of(self, schema: dict[str, Any], branches: list[Any], current: Any, inst: Any, path: Path) -> None:
+        """An instance that matches two branches: add to it what another branch requires."""
+        rest = {k: v for k, v in schema.items() if k != "oneOf"}
+        rest_ok = _small_validator(rest) if rest else None
+        for other in branches:
+            if other is current:
+                continue
+            for candidate in _both(rest, other, inst):
+                if candidate == inst or (rest_ok is not None and not rest_ok.is_valid(candidate)):
+                    continue
+                hits = [i for i, b in enumerate(branches) if _valid(b, candidate)]
+                if len(hits) >= 2:
+                    self.emit(path, candidate, "oneOf", f"{_name(path)} matches oneOf branches {hits}, not exactly one")
+                    return
+
+    # -- descent
+
+    def _children_of_object(
+        self, schema: dict[str, Any], inst: dict[str, Any], path: Path, anchor: tuple[Any, Path] | None
+    ) -> None:
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        patterns = schema.get("patternProperties") if isinstance(schema.get("patternProperties"), dict) else {}
+        extra = schema.get("additionalProperties")
+        for key, value in inst.items():
+            covered = False
+            if key in props:
+                covered = True
+                self.walk(props[key], value, (*path, key), anchor)
+            for pattern, sub in patterns.items():
+                if _search(pattern, key):
+                    covered = True
+                    self.walk(sub, value, (*path, key), anchor)
+            if not covered and isinstance(extra, dict):
+                self.walk(extra, value, (*path, key), anchor)
+
+    def _children_of_array(
+        self, schema: dict[str, Any], inst: list[Any], path: Path, anchor: tuple[Any, Path] | None
+    ) -> None:
+        prefix = schema.get("prefixItems") if isinstance(schema.get("prefixItems"), list) else []
+        items = schema.get("items")
+        for index, value in enumerate(inst):
+            if index < len(prefix):
+                self.walk(prefix[index], value, (*path, index), anchor)
+            elif isinstance(items, dict):
+                self.walk(items, value, (*path, index), anchor)
+
+
+def _search(pattern: str, text: str) -> bool:
+    try:
+        return re.search(pattern, text) is not None
+    except re.error:
+        return False
+
+
+def _unknown_name(inst: dict[str, Any], props: dict[str, Any], patterns: list[str]) -> str | None:
+    for extra in ("unexpectedProperty", "x-unexpected", "__unexpected__", "unexpected_property_9"):
+        if extra not in inst and extra not in props and not any(_search(p, extra) for p in patterns):
+            return extra
+    return None
+
+
+def _other_value(value: Any) -> Any:
+    """A value different from ``value``, of the same JSON type where there is one."""
+    if isinstance(value, bool):
+        return not value
+    if _is_number(value):
+        return value + 1
+    if isinstance(value, str):
+        return value + "-other" if value else "other"
+    if value is None:
+        return False
+    if isinstance(value, list):
+        return [] if value else [None]
+    return {} if value else {"other": True}
+
+
+def _both(rest: dict[str, Any], other: Any, inst: Any) -> list[Any]:
+    """Candidates that keep ``inst`` and also satisfy the branch ``other``."""
+    out: list[Any] = []
+    if isinstance(inst, dict) and isinstance(other, dict):
+        merged = _flatten({"allOf": [rest, other]})
+        props = merged.get("properties", {})
+        adds: dict[str, Any] = {}
+        for prop in merged.get("required", []):
+            if prop not in inst:
+                example = _example(props.get(prop, True))
+                if example is _MISSING:
+                    break
+                adds[prop] = example
+        else:
+            out.append({**inst, **adds})
+        example = _example({"allOf": [rest, other]})
+        if isinstance(example, dict):
+            out.append({**example, **inst})
+            out.append({**inst, **example})
+    else:
+        example = _example({"allOf": [rest, other]} if rest else other)
+        if example is not _MISSING:
+            out.append(example)
+    return out
+
+
+# ---------------------------------------------------------------- public API
+
+
+def mutations(schema: dict[str, Any], instance: Any) -> list[InvalidInstance]:
+    """Every single-keyword break of a VALID ``instance`` of an (inlined) ``schema``,
+    each verified invalid against the whole schema with ``validator_for``.
+
+    Deterministic: the order follows the walk (node keywords first, then children in the
+    instance's key order); an instance reached by two breaks keeps the first label.
+    Raises ValueError if ``instance`` is not valid to begin with."""
+    if not _valid(schema, instance):
+        raise ValueError("mutations() needs an instance that is valid against the schema")
+    walk = _Walk()
+    walk.walk(schema, instance, ())
+    seen = {json.dumps(instance, sort_keys=True, default=str)}
+    out: list[InvalidInstance] = []
+    for path, value, violation, (anchor, at) in walk.found:
+        candidate = _replace(instance, path, value)
+        key = json.dumps(candidate, sort_keys=True, default=str)
+        if key in seen:
+            continue
+        seen.add(key)
+        # Invalid at the anchor implies invalid at the root (the path from the root to the
+        # anchor is conjunctive); only when the anchor accepts it is the root asked.
+        if not _valid(anchor, _get(candidate, at)) or not _valid(schema, candidate):
+            out.append(InvalidInstance(_copy(candidate), violation))
+    return out
+
+
+def _get(value: Any, path: Path) -> Any:
+    for key in path:
+        value = value[key]
+    return value
+
+
+def _copy(value: Any) -> Any:
+    """Deep copy of a JSON value (the candidates share structure with the input)."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def invalid_strategy(schema: dict[str, Any]) -> st.SearchStrategy[InvalidInstance]:
+    """A valid instance drawn with ``strategy_for(schema)``, then one of its mutations
+    (instances without any are filtered out)."""
+    root = _validator(schema)
+    return (
+        strategy_for(schema)
+        .filter(root.is_valid)
+        .map(lambda instance: mutations(schema, instance))
+        .filter(bool)
+        .flatmap(st.sampled_from)
+    )

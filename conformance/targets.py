@@ -1,0 +1,110 @@
+"""Opening a run: the built-in reference in-process or a live URL, the user's
+config file (credentials, control interface), and the preflight probe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from conformance.model import Profile
+from conformance.runner import BUDGETS, RunContext, example_database
+from conformance.transport.http import HttpTransport, Redactor, validate_target_url
+
+CONTROL_PREFIX = "/_control"
+
+
+class ConfigError(Exception):
+    """Bad input to the tool itself (exit 2)."""
+
+
+class ProtocolMismatch(Exception):
+    """The target answers, but not in the protocol of the profile (exit 3)."""
+
+
+def load_config(path: str | Path | None) -> dict[str, Any]:
+    """Read a run config (YAML). Keys: target, timeout, credentials, control."""
+    if path is None:
+        return {}
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config {path} does not parse: {str(exc).splitlines()[0]}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config {path} must be a mapping (keys: target, timeout, credentials, control)")
+    unknown = set(data) - {"target", "timeout", "credentials", "control"}
+    if unknown:
+        raise ConfigError(f"config {path}: unknown keys {sorted(unknown)} (known: target, timeout, credentials, control)")
+    if not isinstance(data.get("credentials", {}), dict):
+        raise ConfigError(f"config {path}: credentials must be a mapping of label to token")
+    return data
+
+
+def secrets_of(credentials: dict[str, Any]) -> dict[str, str]:
+    """Every secret string inside the credentials, labelled for redaction."""
+    out: dict[str, str] = {}
+    for label, value in credentials.items():
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                if key in ("token", "seed", "private_key", "secret") and isinstance(inner, str):
+                    out[f"{label}.{key}"] = inner
+        elif isinstance(value, str):
+            out[label] = value
+    return out
+
+
+def open_run(
+    profile: Profile,
+    target: str | None = "reference",
+    *,
+    config: dict[str, Any] | None = None,
+    token: str | None = None,
+    faults: tuple[str, ...] = (),
+    budget: str = "standard",
+    seed: int = 1,
+    db_dir: Path | None = None,
+    reference_options: dict[str, Any] | None = None,
+) -> RunContext:
+    """Build the RunContext for a run against ``target`` ("reference" or an http(s) URL)."""
+    config = config or {}
+    target = target or config.get("target") or "reference"
+    if budget not in BUDGETS:
+        raise ConfigError(f"unknown budget {budget!r} (quick, standard, deep)")
+    unknown = [f for f in faults if f not in profile.faults]
+    if unknown:
+        raise ConfigError(f"unknown fault(s) {unknown} for profile {profile.name} (see `conformance list {profile.name}`)")
+    credentials: dict[str, Any] = {}
+    control: str | None = None
+    if target == "reference":
+        app = profile.create_reference(profile, faults=faults, **(reference_options or {}))
+        credentials.update(profile.reference_credentials)
+        control = CONTROL_PREFIX
+        http_kwargs: dict[str, Any] = {"app": app}
+    else:
+        if faults:
+            raise ConfigError("--fault applies to the built-in reference only")
+        try:
+            http_kwargs = {"base_url": validate_target_url(target)}
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
+        control = config.get("control")
+    credentials.update(config.get("credentials") or {})
+    if token:
+        credentials["full"] = token
+    timeout = float(config.get("timeout", 10.0))
+    http = HttpTransport(timeout=timeout, redactor=Redactor(secrets_of(credentials)), **http_kwargs)
+    return RunContext(
+        profile=profile,
+        http=http,
+        budget=BUDGETS[budget],
+        seed=seed,
+        credentials=credentials,
+        control_path=control,
+        database=example_database(db_dir),
+    )

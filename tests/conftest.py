@@ -1,0 +1,63 @@
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def conformance(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run the `conformance` command as a user would."""
+    return subprocess.run(
+        [sys.executable, "-m", "conformance.cli", *args],
+        cwd=cwd or ROOT, capture_output=True, text=True, timeout=timeout,
+    )
+
+
+class Server:
+    def __init__(self, *args: str, tmp: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.config = tmp / f"serve-{self.port}.yaml"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "conformance.cli", "serve", *args, "--port", str(self.port),
+             "--write-config", str(self.config)],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"serve exited: {self.proc.stdout.read()}")
+                time.sleep(0.1)
+        raise RuntimeError("serve did not start")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def serve(tmp_path):
+    servers = []
+
+    def start(*args: str) -> Server:
+        server = Server(*args, tmp=tmp_path)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
