@@ -38,9 +38,9 @@ class Server:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
                     return
-            except OSError:
+            except OSError as exc:
                 if self.proc.poll() is not None:
-                    raise RuntimeError(f"serve exited: {self.proc.stdout.read()}")
+                    raise RuntimeError(f"serve exited: {self.proc.stdout.read()}") from exc
                 time.sleep(0.1)
         raise RuntimeError("serve did not start")
 

@@ -145,8 +145,19 @@ class LifecycleMachine(RuleBasedStateMachine):
     def agent_progresses(self, data: st.DataObject, end: str) -> None:
         open_tasks = sorted(t.id for t in self.model.tasks.values() if t.state not in self.model.terminal)
         task = data.draw(st.sampled_from(open_tasks))
-        self.ctx.control("set_state", task_id=task, state=end)
-        self.model.tasks[task].state = end
+        reply = self.ctx.control("set_state", task_id=task, state=end)
+        model = self.model.tasks[task]
+        model.state = end
+        view = (reply.json() or {}).get("task")
+        if isinstance(view, dict):  # finishing work may add the agent's reply to the history
+            model.history = len(view.get("history") or [])
+        else:
+            self._refresh(task)
+
+    def _refresh(self, task: str) -> None:
+        got = self.client.get(task)
+        self.ctx.expect(got.ok, f"tasks/get: {got.describe()}")
+        self.model.tasks[task].history = len(got.result.get("history") or [])
 
     @rule(task=tasks, cap=st.integers(0, 3))
     def get_with_history_cap(self, task: str, cap: int) -> None:

@@ -1080,7 +1080,8 @@ class BinduReference:
     def metrics_text(self) -> str:
         lines = ["# HELP http_requests_total Total HTTP requests.", "# TYPE http_requests_total counter"]
         for (method, path, status), count in sorted(self.request_counts.items()):
-            lines.append(f'http_requests_total{{method="{method}",path="{path}",status="{status}"}} {count}')
+            label = path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")  # Prometheus escaping
+            lines.append(f'http_requests_total{{method="{method}",path="{label}",status="{status}"}} {count}')
         lines += ["# HELP agent_tasks_active Active tasks by state.", "# TYPE agent_tasks_active gauge"]
         active = Counter(t.state for t in self.tasks.values() if t.state not in TERMINAL_STATES)
         for state in ("submitted", "working", "input-required", "auth-required"):

@@ -690,8 +690,9 @@ def check_metrics(ctx: CheckContext) -> None:
     reply = ctx.http.request("GET", "/metrics")
     ctx.expect(reply.status == 200, f"/metrics: HTTP {reply.status}")
     ctx.expect(reply.headers.get("content-type", "").startswith("text/plain"), f"/metrics content type {reply.headers.get('content-type')!r}")
-    sample = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eEinfNa]+( \d+)?$")
-    lines = [ln for ln in reply.text.splitlines() if ln.strip()]
+    label = r'[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*"'
+    sample = re.compile(rf"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{{({label})?(,{label})*,?\}})? [-+0-9.eEinfNa]+( -?\d+)?$")
+    lines = [ln for ln in reply.text.split("\n") if ln.strip()]  # label values may hold other line breaks
     ctx.expect(lines, "/metrics is empty")
     for ln in lines:
         ctx.expect(ln.startswith("#") or sample.match(ln), f"/metrics line is not Prometheus text: {ln[:100]!r}")
