@@ -92,7 +92,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from conformance.transport.http import validate_target_url
 
     path = profile_path(args.profile)
-    load_profile(args.profile)  # surface spec errors as one line before pytest starts
+    prof = load_profile(args.profile)  # surface spec errors as one line before pytest starts
+    unknown = sorted(set(args.only) - {r.id for r in prof.requirements})
+    if unknown:
+        raise UsageFailure(f"unknown requirement(s) {unknown} (see `conformance list {prof.name}`)")
     config = load_config(args.config)
     target = args.target or config.get("target")
     if target and target != "reference":

@@ -44,6 +44,11 @@ class BinduModel:
     def is_terminal(self, task_id: str) -> bool:
         return self.tasks[task_id].state in self.terminal
 
+    def contexts(self) -> list[str]:
+        """Contexts in the order the run made them: draws must not depend on id values,
+        or hypothesis could not replay a run against fresh ids."""
+        return list(dict.fromkeys(t.context for t in self.tasks.values()))
+
     def running_in(self, context: str) -> bool:
         return any(t.context == context and t.state in ("working", "submitted") for t in self.tasks.values())
 
@@ -82,7 +87,7 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @rule(target=tasks, outcome=st.sampled_from(OUTCOMES), same_context=st.booleans(), data=st.data())
     def send_new(self, outcome: str, same_context: bool, data: st.DataObject) -> str:
-        known = sorted({t.context for t in self.model.tasks.values()})
+        known = self.model.contexts()
         context = data.draw(st.sampled_from(known)) if same_context and known else "new"
         self.client.outcome(outcome)
         reply = self.client.send(context_id=context)
@@ -143,7 +148,7 @@ class LifecycleMachine(RuleBasedStateMachine):
     @precondition(lambda self: any(t.state not in self.model.terminal for t in self.model.tasks.values()))
     @rule(data=st.data(), end=st.sampled_from(("completed", "failed", "input-required")))
     def agent_progresses(self, data: st.DataObject, end: str) -> None:
-        open_tasks = sorted(t.id for t in self.model.tasks.values() if t.state not in self.model.terminal)
+        open_tasks = [t.id for t in self.model.tasks.values() if t.state not in self.model.terminal]
         task = data.draw(st.sampled_from(open_tasks))
         reply = self.ctx.control("set_state", task_id=task, state=end)
         model = self.model.tasks[task]
@@ -177,7 +182,7 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def clear_context(self, data: st.DataObject) -> None:
-        contexts = sorted({t.context for t in self.model.tasks.values()})
+        contexts = self.model.contexts()
         if not contexts:
             return
         context = data.draw(st.sampled_from(contexts))
