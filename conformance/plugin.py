@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from conformance.model import Case, Profile, Requirement
+from conformance.model import Case, Profile, Requirement, Source
 from conformance.profiles import PROFILES_DIR, load_profile
 from conformance.report.cases import write_case
 from conformance.report.summary import Result, build_summary, exit_code, write_summary
-from conformance.runner import RunContext, Verdict, execute
+from conformance.runner import CheckContext, RunContext, Verdict, execute
 from conformance.targets import ConfigError, ProtocolMismatch, load_config, open_run
 from conformance.transport.http import TargetUnreachable, TransportFailure
 
@@ -164,10 +164,8 @@ class RunSession:
 
     def preflight(self) -> None:
         """Stop early, with one line, when the target is unreachable or does not speak the protocol."""
-        probe_req = Requirement("PREFLIGHT", "MAY", "preflight", self.profile.requirements[0].source, self.profile.probe, ("-",))
-        from conformance.runner import CheckContext
-
-        ctx = CheckContext(self.run_ctx, probe_req)
+        probe = Requirement("PREFLIGHT", "MAY", "the target speaks the protocol", Source("profile", "preflight"), self.profile.probe, ())
+        ctx = CheckContext(self.run_ctx, probe)
         try:
             self.profile.probe(ctx)
         except (TargetUnreachable, TransportFailure, ProtocolMismatch) as exc:

@@ -231,8 +231,9 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
     except hypothesis.errors.HypothesisException as exc:
         return verdict("failed", f"{type(exc).__name__}: {_clean_message(exc)}")
     except Exception as exc:  # a target answer the check did not expect
-        if isinstance(exc.__cause__, TargetUnreachable) or run.unreachable:
-            return verdict("untested", f"target unreachable: {run.http._dead}")
+        if run.http.dead:
+            run.unreachable = run.http.dead
+            return verdict("untested", f"target unreachable: {run.http.dead}")
         tb = traceback.extract_tb(exc.__traceback__)[-1]
         return verdict("failed", f"unexpected {type(exc).__name__}: {exc} (at {Path(tb.filename).name}:{tb.lineno})")
     return verdict("passed")

@@ -91,7 +91,7 @@ def test_serve_run_fault_and_replay_over_real_http(tmp_path, serve):
 
 
 def test_target_that_does_not_speak_jsonrpc_exits_3(tmp_path, serve):
-    # the reference's own /metrics path is plain text: point the profile at it via a config endpoint
+    # a base URL under the reference's plain-text /metrics path: HTTP answers, JSON-RPC does not
     server = serve("bindu")
     result = conformance("run", "bindu", "--target", server.url + "/metrics", "--budget", "quick",
                          "--report", str(tmp_path / "r"))

@@ -98,7 +98,7 @@ class HttpTransport:
         self.redact = redactor or Redactor()
         self.log: list[Exchange] = []
         self.total = 0
-        self._dead: str | None = None
+        self.dead: str | None = None  # why the target is unreachable, once it is
         self.on_exchange: Any = None  # called after each exchange (progress display)
         if app is not None:
             import warnings
@@ -134,8 +134,8 @@ class HttpTransport:
         json_body: Any = None,
         params: Mapping[str, Any] | None = None,
     ) -> Reply:
-        if self._dead:
-            raise TargetUnreachable(self._dead)
+        if self.dead:
+            raise TargetUnreachable(self.dead)
         hdrs = dict(headers or {})
         if json_body is not None:
             content = json.dumps(json_body)
@@ -152,8 +152,8 @@ class HttpTransport:
         try:
             resp = self._client.send(req)
         except httpx.ConnectError as exc:
-            self._dead = f"cannot connect to {self.base_url}: {exc}"
-            raise TargetUnreachable(self._dead) from exc
+            self.dead = f"cannot connect to {self.base_url}: {exc}"
+            raise TargetUnreachable(self.dead) from exc
         except httpx.HTTPError as exc:
             exchange = Exchange(record, None, (time.perf_counter() - started) * 1000, f"{type(exc).__name__}: {exc}")
             self._remember(exchange)

@@ -271,7 +271,7 @@ def reference_task_rejected(ref: BinduReference) -> None:
 
 @fault
 def stream_ignores_capability(ref: BinduReference) -> None:
-    """message/stream on a non-streaming agent returns a normal Task result."""
+    """message/stream answers a plain JSON Task whatever capabilities.streaming says."""
     ref.message_stream = lambda params, caller: ref.message_send(params, caller)  # type: ignore[method-assign]
 
 

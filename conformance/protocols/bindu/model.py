@@ -49,9 +49,6 @@ class BinduModel:
         or hypothesis could not replay a run against fresh ids."""
         return list(dict.fromkeys(t.context for t in self.tasks.values()))
 
-    def running_in(self, context: str) -> bool:
-        return any(t.context == context and t.state in ("working", "submitted") for t in self.tasks.values())
-
 
 # Outcomes the control interface can make the agent's next run end in.
 OUTCOMES = ("completed", "working", "input-required", "failed", "rejected")

@@ -92,23 +92,20 @@ def check_body_limit(ctx: CheckContext) -> None:
 # ----------------------------------------------------------------------------------
 # params and results, one requirement per method
 # ----------------------------------------------------------------------------------
-def _prepare(ctx: CheckContext, method: str) -> Callable[[Any], Any]:
+def fresh_caller_ids(params: Any) -> Any:
     """Generated params are made safe to send repeatedly: fresh caller-chosen ids."""
-    def prepare(params: Any) -> Any:
-        msg = params.get("message") if isinstance(params, dict) else None
-        if isinstance(msg, dict):
-            for key in ("taskId", "contextId"):
-                if key in msg:
-                    msg[key] = fresh_id()
-        return params
-    return prepare
+    msg = params.get("message") if isinstance(params, dict) else None
+    if isinstance(msg, dict):
+        for key in ("taskId", "contextId"):
+            if key in msg:
+                msg[key] = fresh_id()
+    return params
 
 
 def valid_params(method: str) -> Callable[[CheckContext], None]:
     def check(ctx: CheckContext) -> None:
         c = BinduClient(ctx)
-        valid_params_accepted(ctx, ctx.profile.operations[method], lambda p: c.call(method, p), _prepare(ctx, method))
-    check.__doc__ = f"generated valid {method} params are accepted"
+        valid_params_accepted(ctx, ctx.profile.operations[method], lambda p: c.call(method, p), fresh_caller_ids)
     return check
 
 
@@ -608,10 +605,10 @@ def check_rest_schemathesis(ctx: CheckContext) -> None:
     from conformance.checks.openapi_rest import check_rest_operations
 
     def include(method: str, path: str) -> bool:
-        return method.upper() != "POST" or path != "/"
-    include_rest = lambda m, p: include(m, p) and not p.startswith(REST_EXCLUDED)  # noqa: E731
-    headers = BinduClient(ctx).auth()
-    check_rest_operations(ctx, ctx.profile.spec, include=include_rest, headers=headers)
+        """Every REST operation but the JSON-RPC endpoint and the paid ones."""
+        return not (method == "POST" and path == "/") and not path.startswith(REST_EXCLUDED)
+
+    check_rest_operations(ctx, ctx.profile.spec, include=include, headers=BinduClient(ctx).auth())
 
 
 def check_root_redirect(ctx: CheckContext) -> None:
