@@ -47,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--report", default=None, metavar="DIR", help="report directory (default reports/<profile>-<timestamp>)")
     s.add_argument("--junit", default=None, metavar="FILE", help="JUnit XML path (default <report>/junit.xml)")
     s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a named fault into the built-in reference (repeatable)")
+    s.add_argument("--binding", default=None, help="which of the profile's bindings to speak (canon-verbs: http or mcp; default the first)")
 
     s = sub.add_parser("serve", help="serve a profile's reference implementation over HTTP")
     s.add_argument("profile")
@@ -126,6 +127,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         pytest_args += ["--only", rid]
     for fault in args.fault:
         pytest_args += ["--fault", fault]
+    if args.binding:
+        from conformance.targets import choose_binding
+
+        choose_binding(prof, args.binding)
+        pytest_args += ["--binding", args.binding]
     return int(pytest.main(pytest_args))
 
 

@@ -58,7 +58,7 @@ class Requirement:
 class ErrorCode:
     """One row of a spec's error catalog."""
 
-    code: int
+    code: int | str  # JSON-RPC numbers, or a profile's code strings
     name: str
     http_status: int
     when: str
@@ -107,6 +107,7 @@ class Case:
     message: str
     exchanges: list[Exchange]
     reproduce: dict[str, str] | None = None
+    binding: str | None = None
     curl: list[str] = field(default_factory=list)
     format: int = 1
 
@@ -135,7 +136,7 @@ class Profile:
     spec_sha256: str
     settings: dict[str, Any]
     operations: dict[str, Operation]
-    errors: dict[int, ErrorCode]
+    errors: dict[Any, ErrorCode]
     requirements: list[Requirement]
     faults: dict[str, Callable[[Any], None]]
     create_reference: Callable[..., Any]

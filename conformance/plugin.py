@@ -37,6 +37,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--only", action="append", default=[], help="run only this requirement ID (repeatable)")
     group.addoption("--report", dest="conformance_report", default=None, help="report directory (default reports/<profile>-<time>)")
     group.addoption("--fault", action="append", default=[], help="inject a named fault into the built-in reference")
+    group.addoption("--binding", default=None, help="which of the profile's bindings to speak (e.g. http, mcp)")
     group.addoption("--conformance-console", action="store_true", help="print one line per requirement and a summary")
 
 
@@ -150,11 +151,13 @@ class RunSession:
             budget=opt.budget,
             seed=opt.seed,
             db_dir=self.report_dir.parent / ".hypothesis",
+            binding=opt.binding,
         )
         self.run_ctx.http.on_exchange = self._tick
         self.current = ""
         self.console.line(
-            f"conformance: profile {profile.name} ({profile.spec_relpath}) against {self.run_ctx.target}, "
+            f"conformance: profile {profile.name} ({profile.spec_relpath}) against {self.run_ctx.target}"
+            f"{' over ' + self.run_ctx.binding if self.run_ctx.binding else ''}, "
             f"budget {self.budget}, seed {opt.seed}"
         )
         self.preflight()
@@ -193,10 +196,13 @@ class RunSession:
                     message=verdict.message,
                     exchanges=verdict.exchanges,
                     reproduce=verdict.reproduce,
+                    binding=self.run_ctx.binding,
                 )
                 path = write_case(self.report_dir / "cases", case)
                 result.case = str(path.relative_to(self.report_dir))
         self.results.append(result)
+        if self.only and req.id not in self.only:
+            return result  # counted in the summary, not worth a line each
         v = result.verdict
         extra = f"  {v.message}" if v.status != "passed" and v.message else ""
         self.console.line(f"{MARK[v.status]:8} {req.level:6} {req.id:40} {v.exchange_count:5} ex{extra[:160]}")
@@ -216,6 +222,7 @@ class RunSession:
             duration_s=duration,
             exchanges=self.run_ctx.http.total,
             unreachable=unreachable,
+            binding=self.run_ctx.binding,
         )
         path = write_summary(self.report_dir, summary)
         c = summary["counts"]

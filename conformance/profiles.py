@@ -9,9 +9,10 @@ from typing import Any
 
 import yaml
 
-from conformance.model import Profile
+from conformance.model import ErrorCode, Profile, Source
 from conformance.spec.openapi import error_catalog, jsonrpc_operations
 from conformance.spec.schemas import SpecError, load_document, sha256_of
+from conformance.spec.verbs import verb_operations
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES_DIR = ROOT / "profiles"
@@ -57,10 +58,15 @@ def load_profile(name: str) -> Profile:
     operations = {}
     if "jsonrpc" in settings:
         operations = jsonrpc_operations(spec, settings["spec"], settings["jsonrpc"])
-    errors = {}
+    errors: dict[Any, ErrorCode] = {}
+    if "verbs" in settings:
+        operations = verb_operations(spec, settings["spec"], settings["verbs"])
     if "error_catalog" in settings:
         cat = settings["error_catalog"]
         errors = error_catalog(spec, spec_text, settings["spec"], cat["pointer"], cat["columns"])
+    for code, row in (settings.get("errors") or {}).items():  # a profile's own error codes
+        errors[code] = ErrorCode(code, code, int(row["status"]), row.get("when", ""),
+                                 Source("profile", f"profiles/{name}.yaml#/errors/{code}"))
     package = importlib.import_module(settings["package"])
     profile = Profile(
         name=settings.get("name", name),

@@ -25,6 +25,7 @@ def replay(case_path: Path, target: str | None = None, config_path: str | None =
         budget=case.budget,
         seed=case.seed,
         db_dir=None,
+        binding=case.binding,
     )
     try:
         verdict = execute(requirement, run, reproduce=case.reproduce)

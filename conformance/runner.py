@@ -31,6 +31,10 @@ class Untested(Exception):
     """The requirement cannot be tested against this target with what was given."""
 
 
+class NotApplicable(Exception):
+    """The requirement does not apply to this target or binding (reported skipped)."""
+
+
 @dataclass(frozen=True)
 class Budget:
     name: str
@@ -58,6 +62,8 @@ class RunContext:
     control_path: str | None = None  # path prefix (or URL) of the control interface
     database: ExampleDatabase | None = None
     unreachable: str | None = None
+    binding: str | None = None  # which of the profile's bindings the run speaks
+    world: dict[str, Any] = field(default_factory=dict)  # ids of a live target's seeded world (config `world:`)
 
     @property
     def target(self) -> str:
@@ -99,6 +105,17 @@ class CheckContext:
         self._calls = 0
         self.failed_call: int | None = None
         self.blob: tuple[str, str] | None = None
+
+    @property
+    def binding(self) -> str | None:
+        return self.run.binding
+
+    def actions(self) -> Any:
+        """A client of the run's binding (profiles that declare ``bindings``)."""
+        from conformance.transport.actions import BINDINGS
+
+        conf = self.profile.settings["bindings"][self.run.binding]
+        return BINDINGS[self.run.binding](self.http, conf["path"])
 
     # -- what the target offers --------------------------------------------------
     def credential(self, label: str) -> Any:
@@ -223,6 +240,8 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
         requirement.check(ctx)
     except Untested as exc:
         return verdict("untested", str(exc))
+    except NotApplicable as exc:
+        return verdict("skipped", str(exc))
     except TargetUnreachable as exc:
         run.unreachable = str(exc)
         return verdict("untested", f"target unreachable: {exc}")

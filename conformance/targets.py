@@ -15,6 +15,9 @@ from conformance.transport.http import HttpTransport, Redactor, validate_target_
 CONTROL_PREFIX = "/_control"
 
 
+KNOWN_KEYS = {"target", "timeout", "credentials", "control", "world"}
+
+
 class ConfigError(Exception):
     """Bad input to the tool itself (exit 2)."""
 
@@ -38,9 +41,9 @@ def load_config(path: str | Path | None) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"config {path} must be a mapping (keys: target, timeout, credentials, control)")
-    unknown = set(data) - {"target", "timeout", "credentials", "control"}
+    unknown = set(data) - KNOWN_KEYS
     if unknown:
-        raise ConfigError(f"config {path}: unknown keys {sorted(unknown)} (known: target, timeout, credentials, control)")
+        raise ConfigError(f"config {path}: unknown keys {sorted(unknown)} (known: {', '.join(sorted(KNOWN_KEYS))})")
     if not isinstance(data.get("credentials", {}), dict):
         raise ConfigError(f"config {path}: credentials must be a mapping of label to token")
     return data
@@ -70,6 +73,7 @@ def open_run(
     seed: int = 1,
     db_dir: Path | None = None,
     reference_options: dict[str, Any] | None = None,
+    binding: str | None = None,
 ) -> RunContext:
     """Build the RunContext for a run against ``target`` ("reference" or an http(s) URL)."""
     config = config or {}
@@ -79,6 +83,7 @@ def open_run(
     unknown = [f for f in faults if f not in profile.faults]
     if unknown:
         raise ConfigError(f"unknown fault(s) {unknown} for profile {profile.name} (see `conformance list {profile.name}`)")
+    binding = choose_binding(profile, binding)
     credentials: dict[str, Any] = {}
     control: str | None = None
     if target == "reference":
@@ -107,4 +112,20 @@ def open_run(
         credentials=credentials,
         control_path=control,
         database=example_database(db_dir),
+        binding=binding,
+        world=dict(config.get("world") or {}),
     )
+
+
+def choose_binding(profile: Profile, binding: str | None) -> str | None:
+    """The binding to speak: the one asked for, else the profile's first; None if it has none."""
+    bindings = list(profile.settings.get("bindings") or {})
+    if not bindings:
+        if binding:
+            raise ConfigError(f"profile {profile.name} has no bindings to choose from")
+        return None
+    if binding is None:
+        return bindings[0]
+    if binding not in bindings:
+        raise ConfigError(f"unknown binding {binding!r} for profile {profile.name} (one of: {', '.join(bindings)})")
+    return binding

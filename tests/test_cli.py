@@ -104,3 +104,28 @@ def test_list_shows_requirements_and_faults():
     assert result.returncode == 0
     assert "BINDU-CANCEL-TERMINAL" in result.stdout and "cancel_terminal_succeeds" in result.stdout
     assert "bindu" in conformance("list").stdout
+
+
+def test_canon_over_both_bindings_through_serve(tmp_path, serve):
+    server = serve("canon-verbs", "--control")
+    for binding in ("http", "mcp"):
+        report = tmp_path / binding
+        result = conformance("run", "canon-verbs", "--target", server.url, "--config", str(server.config),
+                             "--binding", binding, "--budget", "quick", "--report", str(report))
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+        summary = json.loads((report / "summary.json").read_text())
+        assert summary["binding"] == binding and summary["counts"]["failed"] == 0
+        assert summary["counts"]["untested"] == 0
+    bad = conformance("run", "canon-verbs", "--binding", "grpc")
+    assert bad.returncode == 2 and "unknown binding" in bad.stderr
+
+
+def test_canon_fault_fails_the_same_way_over_both_bindings(tmp_path):
+    for binding in ("http", "mcp"):
+        report = tmp_path / binding
+        result = conformance("run", "canon-verbs", "--fault", "message_id_conflict_accepted", "--binding", binding,
+                             "--only", "CANON-MESSAGE-ID-CONFLICT", "--budget", "quick", "--report", str(report))
+        assert result.returncode == 1, result.stdout[-2000:]
+        failed = [r for r in json.loads((report / "summary.json").read_text())["requirements"] if r["status"] == "failed"]
+        assert [r["id"] for r in failed] == ["CANON-MESSAGE-ID-CONFLICT"]
+        assert "MESSAGE_ID_EXISTS" in failed[0]["message"]

@@ -57,6 +57,7 @@ def build_summary(
     duration_s: float,
     exchanges: int,
     unreachable: str | None = None,
+    binding: str | None = None,
 ) -> dict[str, Any]:
     counts = {"passed": 0, "failed": 0, "untested": 0, "skipped": 0, "expected_failures": 0}
     for r in results:
@@ -66,6 +67,7 @@ def build_summary(
         "profile": profile.name,
         "spec": {"path": profile.spec_relpath, "sha256": profile.spec_sha256},
         "target": target,
+        "binding": binding,
         "seed": seed,
         "budget": budget,
         "level": gate.lower(),

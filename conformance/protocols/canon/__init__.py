@@ -1,0 +1,40 @@
+"""The Canon Agent Verbs profile: two bindings (HTTP, MCP), a reference world,
+its faults, the requirement table and the state model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.model import Profile
+from conformance.runner import CheckContext
+from conformance.targets import ProtocolMismatch
+
+
+def create_reference(profile: Profile, faults: tuple[str, ...] = (), control: bool = True, **options: Any) -> Any:
+    from conformance.protocols.canon.faults import FAULTS
+    from conformance.protocols.canon.reference import ReferenceConfig, create_app
+
+    app = create_app(profile.settings, profile.spec, ReferenceConfig(control=control, **options))
+    for name in faults:
+        FAULTS[name](app.state.reference)
+    return app
+
+
+def probe(ctx: CheckContext) -> None:
+    """The target must answer a harmless verb over the run's binding in its shape."""
+    binding = ctx.actions()
+    reply = binding.call("list_contacts", {})
+    if not (reply.ok or reply.error_code):
+        raise ProtocolMismatch(
+            f"{ctx.http.target} does not speak the Canon verbs {binding.name} binding: "
+            f"HTTP {reply.status} {reply.http.text[:80]!r}"
+        )
+
+
+def complete(profile: Profile) -> None:
+    from conformance.protocols.canon.faults import FAULTS
+    from conformance.protocols.canon.requirements import build
+
+    profile.faults = dict(FAULTS)
+    profile.reference_credentials = {}
+    profile.requirements = build(profile)

@@ -1,0 +1,82 @@
+"""A Canon caller for checks: verbs over the run's binding, the seeded world's ids,
+and the control interface that plays the humans."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from conformance.runner import CheckContext, Untested
+from conformance.spec.schemas import resolve_pointer
+from conformance.transport.actions import ActionReply
+
+
+def fresh(prefix: str = "c") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:16]}"
+
+
+class CanonClient:
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        self.binding = ctx.actions()
+        self._roles: dict[str, str] | None = None
+        if ctx.run.control_path:
+            # Each check starts from the seeded world: an approved contact request, a left
+            # group or a passed deadline must not change what the next check sees.
+            ctx.control("reset")
+
+    def call(self, verb: str, payload: Any) -> ActionReply:
+        return self.binding.call(verb, payload)
+
+    # -- the world ---------------------------------------------------------------
+    def role(self, name: str) -> str:
+        if self._roles is None:
+            if self.ctx.run.world:
+                self._roles = dict(self.ctx.run.world)
+            else:
+                self._roles = (self.ctx.control("world").json() or {}).get("roles") or {}
+        if name not in self._roles:
+            raise Untested(f"the target's world has no {name!r} (set world.{name} in --config)")
+        return self._roles[name]
+
+    # -- humans and time (control) -------------------------------------------------
+    def script(self, verb: str, **response: Any) -> None:
+        self.ctx.control("script", verb=verb, response=response)
+
+    def snapshot(self) -> str:
+        return (self.ctx.control("snapshot").json() or {}).get("digest", "")
+
+    def messages(self, conversation: str, as_user: str) -> list[dict[str, Any]]:
+        return (self.ctx.control("messages", conversationId=conversation, **{"as": as_user}).json() or {}).get("messages") or []
+
+    def interaction(self, ident: str) -> dict[str, Any]:
+        return self.ctx.control("interaction", id=ident).json() or {}
+
+    # -- building blocks ---------------------------------------------------------
+    def card(self, actions: bool = False, **extra: Any) -> dict[str, Any]:
+        """A card envelope; ``schema`` is the spec's own const."""
+        schema = resolve_pointer(self.ctx.profile.spec, "/$defs/runtimeCard/properties/schema/const")
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": "conformance check"}]
+        if actions:
+            blocks.append({"type": "actions", "actions": [{"id": "ok", "label": "OK"}]})
+        return {"schema": schema, "title": "Conformance", "fallbackText": "Conformance check card", "blocks": blocks, **extra}
+
+    def send(self, text: str = "conformance check", **fields: Any) -> ActionReply:
+        payload = {"text": text, **fields}
+        if not any(k in payload for k in ("targetConversationId", "targetUserId", "canonContactId")):
+            payload["targetConversationId"] = self.role("owner_chat")
+        return self.call("send_to", payload)
+
+    def group(self, *members: str) -> str:
+        """A new group the agent owns."""
+        reply = self.call("create_group", {"name": "conformance", "memberIds": list(members) or [self.role("open_user")]})
+        self.ctx.expect(reply.ok, f"create_group (to set up a group): {reply.describe()}")
+        return reply.result["conversationId"]
+
+    def detached_approval(self, **fields: Any) -> dict[str, Any]:
+        payload = {"toolName": "deploy", "toolSummary": "Deploy the conformance build", "mode": "detached",
+                   "conversationId": self.role("owner_chat"), **fields}
+        reply = self.call("request_approval", payload)
+        self.ctx.expect(reply.ok and reply.result.get("status") == "pending",
+                        f"request_approval mode detached must answer pending at once: {reply.describe()}")
+        return reply.result

@@ -1,0 +1,1006 @@
+"""The in-memory Canon reference: a seeded world of users, contacts and conversations
+behind a Starlette app that serves the Canon Agent Verbs over both bindings of the
+profile (``POST /verbs/{verb}`` and MCP at ``POST /mcp``).
+
+The verb list, input schemas and error codes/statuses are read from the spec and the
+profile. What the spec states only in prose (deadline ceilings, card envelope limits,
+the replay window) is a constant below naming the ``$defs`` entry it comes from. Every
+behaviour is one small method of ``CanonReference`` so that a fault replaces one.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from conformance.spec.schemas import inline_refs, resolve_pointer, validator_for
+
+MINUTE_MS = 60_000
+HOUR_MS = 60 * MINUTE_MS
+# request_input_input / request_card_input descriptions: "Ceiling 30 minutes".
+INTERACTION_CEILING_MS = 30 * MINUTE_MS
+# request_approval_input description: "Approval deadline ceiling is 72 hours".
+APPROVAL_CEILING_MS = 72 * HOUR_MS
+# check_approval_input description: "a resolved decision replays for up to 72h after first consume".
+REPLAY_WINDOW_MS = 72 * HOUR_MS
+# The reference's own choice when no deadline is given (the spec requires bindings to fill one).
+DEFAULT_DEADLINE_MS = 10 * MINUTE_MS
+# runtimeCard description: "<= 32768 bytes serialized ... no secret-bearing top-level keys".
+CARD_MAX_BYTES = 32768
+SECRET_KEY_MARKERS = ("secret", "token", "password", "apikey", "api_key", "privatekey", "private_key", "credential")
+# The one error code outside the profile: a verb the spec does not define.
+UNKNOWN_VERB = "UNKNOWN_VERB"
+UNKNOWN_VERB_STATUS = 404
+# A handler that crashed (only possible when a fault let an invalid input through).
+INTERNAL = "INTERNAL"
+INTERNAL_STATUS = 500
+MCP_PROTOCOL_VERSION = "2025-06-18"
+BLOCKING_VERBS = ("request_input", "request_approval", "request_card")
+
+# role -> (id, kind, admission policy); conversations are built in seed_world.
+USERS = {
+    "agent": ("agent_ref", "agent", "closed"),
+    "owner": ("user_owner", "human", "open"),
+    "member": ("user_member", "human", "open"),
+    "open_user": ("user_open", "human", "open"),
+    "approval_user": ("user_approval", "human", "approval"),
+    "closed_user": ("user_closed", "human", "closed"),
+    "stranger": ("user_stranger", "human", "open"),
+}
+CONTACT_ROLES = ("owner", "member", "open_user", "approval_user")
+
+
+@dataclass
+class ReferenceConfig:
+    """How one reference instance behaves."""
+
+    control: bool = True
+    seed: int | None = None
+    clock: Callable[[], float] = time.time  # seconds
+
+
+class VerbError(Exception):
+    """A verb failure named by its profile error code."""
+
+    def __init__(self, code: str, message: str | None = None) -> None:
+        super().__init__(message or code)
+        self.code = code
+        self.message = message or code
+
+
+def iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
+
+
+def fingerprint(args: dict[str, Any]) -> str:
+    return json.dumps(args, sort_keys=True, separators=(",", ":"))
+
+
+def spec_verbs(spec: dict[str, Any], profile_settings: dict[str, Any]) -> list[str]:
+    """Every ``<verb>_input`` under the profile's defs pointer that has a ``<verb>_result``."""
+    defs = resolve_pointer(spec, profile_settings.get("verbs", {}).get("defs", "/$defs"))
+    return [k[: -len("_input")] for k in defs if k.endswith("_input") and f"{k[: -len('_input')]}_result" in defs]
+
+
+class CanonReference:
+    """State and behaviour of the reference Canon world. All mutable state lives in
+    ``self.w`` (plain JSON) so that ``digest`` covers it whole."""
+
+    def __init__(self, profile_settings: dict[str, Any], spec: dict[str, Any], config: ReferenceConfig | None = None) -> None:
+        self.settings = profile_settings
+        self.spec = spec
+        self.config = config or ReferenceConfig()
+        self.errors: dict[str, dict[str, Any]] = dict(profile_settings["errors"])
+        verbs_cfg = profile_settings.get("verbs", {})
+        self.input_pointer = verbs_cfg.get("input", "/$defs/{verb}_input")
+        self.result_pointer = verbs_cfg.get("result", "/$defs/{verb}_result")
+        self.verbs = spec_verbs(spec, profile_settings)
+        self.input_schemas = {v: self.inline(self.input_pointer.format(verb=v)) for v in self.verbs}
+        self.result_schemas = {v: self.inline(self.result_pointer.format(verb=v)) for v in self.verbs}
+        self.validators = {v: validator_for(s) for v, s in self.input_schemas.items()}
+        self.w: dict[str, Any] = {}
+        self.seed_world()
+
+    def inline(self, pointer: str) -> dict[str, Any]:
+        return inline_refs({"$ref": "#" + pointer.lstrip("#")}, self.spec)
+
+    # ------------------------------------------------------------------ basics
+
+    def now_ms(self) -> int:
+        return int(round((self.config.clock() + self.w.get("clock_offset", 0.0)) * 1000))
+
+    def jump_clock_to(self, at_ms: int) -> None:
+        """Blocking waits without a scripted human: time passes until the deadline."""
+        gap = at_ms - self.now_ms()
+        if gap > 0:
+            self.w["clock_offset"] += gap / 1000
+
+    def new_id(self, prefix: str) -> str:
+        """A fresh id; reproducible from the seed and the id counter when seeded."""
+        self.w["seq"] += 1
+        if self.config.seed is None:
+            tail = uuid.uuid4().hex[:16]
+        else:
+            tail = hashlib.sha256(f"{self.config.seed}:{self.w['seq']}".encode()).hexdigest()[:16]
+        return f"{prefix}_{tail}"
+
+    def role(self, name: str) -> str:
+        return self.w["roles"][name]
+
+    @property
+    def agent(self) -> str:
+        return self.role("agent")
+
+    @property
+    def owner(self) -> str:
+        return self.role("owner")
+
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(self.w, sort_keys=True, default=str).encode()).hexdigest()
+
+    # ------------------------------------------------------------------ world
+
+    def seed_world(self) -> None:
+        now = int(round(self.config.clock() * 1000))
+        roles = {role: uid for role, (uid, _, _) in USERS.items()}
+        self.w = {
+            "seq": 0,
+            "clock_offset": 0.0,
+            "roles": roles,
+            "users": {uid: {"id": uid, "kind": kind, "policy": policy} for uid, kind, policy in USERS.values()},
+            "contacts": {
+                roles[r]: {"id": roles[r], "source": "direct_add", "addedAt": iso(now), "displayNameOverride": None}
+                for r in CONTACT_ROLES
+            },
+            "conversations": {},
+            "sent": {},
+            "interactions": {"input": {}, "approval": {}, "card": {}},
+            "requests": {},
+            "admitted": [],
+            "scripts": {verb: [] for verb in BLOCKING_VERBS},
+        }
+        agent, owner, member = roles["agent"], roles["owner"], roles["member"]
+        chat = self.add_conversation("direct", [agent, owner], owner=None, conv_id="conv_owner_chat")
+        self.store_message(chat, owner, "Hello from your owner", message_id="msg_owner_message")
+        self.add_conversation("group", [owner, agent, member], owner=owner, name="Owner's group", conv_id="conv_group")
+        self.add_conversation("group", [agent, member], owner=agent, name="Agent's group", conv_id="conv_agent_group")
+        roles.update(owner_chat="conv_owner_chat", owner_message="msg_owner_message",
+                     group="conv_group", agent_group="conv_agent_group")
+        self.w["active_conversation"] = "conv_owner_chat"
+
+    def add_conversation(self, kind: str, members: list[str], owner: str | None, name: str | None = None,
+                         conv_id: str | None = None) -> dict[str, Any]:
+        cid = conv_id or self.new_id("conv")
+        conv = {
+            "id": cid, "type": kind, "name": name, "topic": None, "members": list(dict.fromkeys(members)),
+            "owner": owner, "admins": [owner] if owner else [], "createdAt": self.now_ms(),
+            "order": len(self.w["conversations"]), "messages": [],
+        }
+        self.w["conversations"][cid] = conv
+        return conv
+
+    def store_message(self, conv: dict[str, Any], sender: str, text: str | None, message_id: str | None = None,
+                      **extra: Any) -> dict[str, Any]:
+        msg = {
+            "messageId": message_id or self.new_id("msg"), "senderId": sender, "text": text,
+            "contentType": extra.pop("contentType", "text"), "createdAt": self.now_ms(), "reactions": {}, **extra,
+        }
+        conv["messages"].append(msg)
+        return msg
+
+    def user(self, user_id: str) -> dict[str, Any] | None:
+        return self.w["users"].get(user_id)
+
+    def conversation(self, conv_id: str) -> dict[str, Any]:
+        conv = self.w["conversations"].get(conv_id)
+        if conv is None:
+            raise VerbError("CONVERSATION_NOT_FOUND", f"conversation {conv_id!r} not found")
+        return conv
+
+    def member_conversation(self, conv_id: str | None) -> dict[str, Any]:
+        """The conversation (the active one when None) the agent is a member of."""
+        conv = self.conversation(conv_id or self.w["active_conversation"])
+        self.check_member(conv, self.agent)
+        return conv
+
+    def check_member(self, conv: dict[str, Any], user_id: str) -> None:
+        if user_id not in conv["members"]:
+            raise VerbError("NOT_A_MEMBER", f"{user_id!r} is not a member of {conv['id']!r}")
+
+    def is_human_member(self, conv: dict[str, Any], user_id: str) -> bool:
+        user = self.user(user_id)
+        return user is not None and user["kind"] == "human" and user_id in conv["members"]
+
+    def direct_conversations(self, user_id: str) -> list[dict[str, Any]]:
+        """Direct conversations of the agent and ``user_id``, oldest first."""
+        pair = {self.agent, user_id}
+        convs = [c for c in self.w["conversations"].values() if c["type"] == "direct" and set(c["members"]) == pair]
+        return sorted(convs, key=lambda c: (c["createdAt"], c["order"]))
+
+    # ------------------------------------------------------------------ dispatch
+
+    def validate_input(self, verb: str, args: Any) -> None:
+        errors = sorted(self.validators[verb].iter_errors(args), key=lambda e: list(e.absolute_path))
+        if errors:
+            first = errors[0]
+            where = "/" + "/".join(map(str, first.absolute_path)) if first.absolute_path else "(root)"
+            raise VerbError("VALIDATION_ERROR", f"{where}: {first.message[:300]}")
+
+    def call_verb(self, verb: str, args: Any) -> dict[str, Any]:
+        """Run one verb: known verb, valid input, then the handler; VerbError on failure."""
+        if verb not in self.verbs:
+            raise VerbError(UNKNOWN_VERB, f"unknown verb {verb!r}")
+        self.validate_input(verb, args)
+        result = getattr(self, f"verb_{verb}")(args)
+        return self.finish_result(verb, result)
+
+    def finish_result(self, verb: str, result: dict[str, Any]) -> dict[str, Any]:
+        return result
+
+    def error_status(self, err: VerbError) -> int:
+        """HTTP status of an error: the profile's row for its code."""
+        if err.code == UNKNOWN_VERB:
+            return UNKNOWN_VERB_STATUS
+        return int(self.errors[err.code]["status"])
+
+    def error_body(self, err: VerbError) -> dict[str, Any]:
+        return {"error": {"code": err.code, "message": err.message}}
+
+    # ------------------------------------------------------------------ idempotency
+
+    def message_id_record(self, sender: str, message_id: str | None, args: dict[str, Any]) -> dict[str, Any] | None:
+        """The replayed result of an identical earlier send; MESSAGE_ID_EXISTS on a different one."""
+        if message_id is None:
+            return None
+        record = self.w["sent"].get(f"{sender}|{message_id}")
+        if record is None:
+            return None
+        if record["fingerprint"] == fingerprint(args):
+            return self.replay_result(record)
+        self.message_id_conflict(record)
+        return None
+
+    def replay_result(self, record: dict[str, Any]) -> dict[str, Any] | None:
+        return copy.deepcopy(record["result"])
+
+    def message_id_conflict(self, record: dict[str, Any]) -> None:
+        raise VerbError("MESSAGE_ID_EXISTS", "messageId already used with a different payload")
+
+    def remember_send(self, sender: str, message_id: str | None, args: dict[str, Any], result: dict[str, Any]) -> None:
+        if message_id is not None:
+            self.w["sent"][f"{sender}|{message_id}"] = {"fingerprint": fingerprint(args), "result": copy.deepcopy(result)}
+
+    def check_fresh_id(self, kind: str, interaction_id: str | None) -> None:
+        """inputId / approvalId are single-use."""
+        if interaction_id is not None and interaction_id in self.w["interactions"][kind]:
+            raise VerbError("ID_ALREADY_USED", f"{kind} id {interaction_id!r} was used before")
+
+    # ------------------------------------------------------------------ deadlines
+
+    def deadline(self, args: dict[str, Any], ceiling_ms: int) -> int:
+        now = self.now_ms()
+        if "expiresAt" in args:
+            expires = args["expiresAt"]
+        elif "timeoutMs" in args:
+            expires = now + args["timeoutMs"]
+        else:
+            expires = now + DEFAULT_DEADLINE_MS
+        self.check_deadline(expires, now, ceiling_ms)
+        return int(expires)
+
+    def check_deadline(self, expires_at: int, now: int, ceiling_ms: int) -> None:
+        if expires_at - now > ceiling_ms:
+            raise VerbError("DEADLINE_TOO_FAR", f"deadline is more than {ceiling_ms // MINUTE_MS} minutes ahead")
+
+    def pop_script(self, verb: str) -> dict[str, Any]:
+        queue = self.w["scripts"][verb]
+        return queue.pop(0) if queue else {"action": "timeout"}
+
+    def record_interaction(self, kind: str, iid: str, conv: dict[str, Any], responder: str, expires: int,
+                           status: str, **extra: Any) -> dict[str, Any]:
+        record = {"id": iid, "kind": kind, "conversationId": conv["id"], "responseUserId": responder,
+                  "expiresAt": expires, "status": status, "createdAt": self.now_ms(), **extra}
+        self.w["interactions"][kind][iid] = record
+        return record
+
+    def responder(self, conv: dict[str, Any], requested: str | None) -> str:
+        """responseUserId must be a human member; the owner by default."""
+        if requested is None:
+            return self.owner
+        if not self.is_human_member(conv, requested):
+            raise VerbError("NOT_A_MEMBER", f"responder {requested!r} is not a human member of {conv['id']!r}")
+        return requested
+
+    # ------------------------------------------------------------------ send_to
+
+    def check_content(self, args: dict[str, Any]) -> None:
+        if "text" not in args and not args.get("messageOptions", {}).get("attachments"):
+            raise VerbError("VALIDATION_ERROR", "text is required unless messageOptions.attachments is non-empty")
+
+    def check_self_context_source(self, args: dict[str, Any]) -> None:
+        """A selfContext's sourceConversationId must be a conversation the agent is in."""
+        if "selfContext" not in args:
+            return
+        source = self.w["conversations"].get(args["sourceConversationId"])
+        if source is None or self.agent not in source["members"]:
+            raise VerbError("NOT_A_MEMBER", "the agent is not a member of sourceConversationId")
+
+    def check_mentions(self, members: list[str], mentions: list[str]) -> None:
+        for uid in mentions:
+            if uid not in members:
+                raise VerbError("INVALID_MENTION", f"mention {uid!r} is not a member of the conversation")
+
+    def resolve_target_user(self, args: dict[str, Any]) -> str:
+        if "targetUserId" in args:
+            uid = args["targetUserId"]
+        else:
+            contact = args["canonContactId"]
+            uid = contact.removeprefix("contact:") if contact.startswith("contact:") else ""
+            if uid not in self.w["contacts"]:
+                raise VerbError("USER_NOT_FOUND", f"contact {contact!r} does not resolve")
+        if self.user(uid) is None or uid == self.agent:
+            raise VerbError("USER_NOT_FOUND", f"user {uid!r} not found")
+        return uid
+
+    def send_admission(self, user_id: str) -> str:
+        """open | approval | closed, for a user-targeted send by the agent."""
+        policy = self.user(user_id)["policy"]  # type: ignore[index]
+        if policy == "approval" and user_id in self.w["admitted"]:
+            return "open"
+        return policy
+
+    def closed_result(self) -> dict[str, Any]:
+        return {"status": "unavailable", "reason": "closed"}
+
+    def pick_session(self, user_id: str, selection: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+        """(conversation, created) for an open user target; (None, False) = no_session.
+        A conversation to create is returned with created=True and not yet stored."""
+        mode = selection.get("mode", "continue_or_create")
+        existing = self.direct_conversations(user_id)
+        if mode == "specific":
+            match = [c for c in existing if c["id"] == selection["conversationId"]]
+            if not match:
+                raise VerbError("CONVERSATION_NOT_FOUND", "not a direct conversation with that user")
+            return match[0], False
+        if mode == "new":
+            return None, True
+        if existing:
+            return existing[-1], False
+        return None, mode == "continue_or_create"
+
+    def compose(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Stored fields of a message sent from send_to's args."""
+        opts = args.get("messageOptions", {})
+        attachments = opts.get("attachments") or []
+        content_type = opts.get("contentType") or (attachments[0]["kind"] if attachments else "text")
+        extra: dict[str, Any] = {"contentType": content_type}
+        for key in ("attachments", "mentions", "replyTo", "metadata"):
+            if key in opts:
+                extra[key] = opts[key]
+        if "selfContext" in args:
+            extra["selfContext"] = args["selfContext"]
+            extra["sourceConversationId"] = args["sourceConversationId"]
+        return extra
+
+    def deliver(self, conv: dict[str, Any], args: dict[str, Any], message_id: str | None) -> dict[str, Any]:
+        extra = self.compose(args)
+        if "selfContext" in extra:
+            extra["selfContextId"] = self.new_id("selfctx")
+        msg = self.store_message(conv, self.agent, args.get("text"), message_id=message_id, **extra)
+        out = {"status": "messaged", "conversationId": conv["id"], "messageId": msg["messageId"]}
+        if "selfContextId" in msg:
+            out["selfContextId"] = msg["selfContextId"]
+        return out
+
+    def verb_send_to(self, args: dict[str, Any]) -> dict[str, Any]:
+        opts = args.get("messageOptions", {})
+        message_id = opts.get("messageId")
+        replay = self.message_id_record(self.agent, message_id, args)
+        if replay is not None:
+            return replay
+        self.check_content(args)
+        self.check_self_context_source(args)
+        if "targetConversationId" in args:
+            conv = self.conversation(args["targetConversationId"])
+            self.check_member(conv, self.agent)
+            self.check_mentions(conv["members"], opts.get("mentions", []))
+            result = self.deliver(conv, args, message_id)
+        else:
+            uid = self.resolve_target_user(args)
+            self.check_mentions([self.agent, uid], opts.get("mentions", []))
+            admission = self.send_admission(uid)
+            if admission == "closed":
+                return self.closed_result()
+            if admission == "approval":
+                result = self.defer_send(uid, args, message_id)
+            else:
+                selection = args.get("sessionSelection", {})
+                picked, created = self.pick_session(uid, selection)
+                if picked is None and not created:
+                    return {"status": "no_session", "reason": "no direct conversation with this user to continue"}
+                if picked is None:
+                    picked = self.add_conversation("direct", [self.agent, uid], owner=None)
+                result = self.deliver(picked, args, message_id)
+                result.update(created=created, reused=not created,
+                              sessionSelection=selection.get("mode", "continue_or_create"))
+        self.remember_send(self.agent, message_id, args, result)
+        return result
+
+    def defer_send(self, user_id: str, args: dict[str, Any], message_id: str | None) -> dict[str, Any]:
+        """Approval-required target: one contact request, the send deferred until approval."""
+        pending = [r for r in self.w["requests"].values()
+                   if r["kind"] == "contact" and r["userId"] == user_id and r["status"] == "pending"]
+        intent = {"id": self.new_id("intent"), "args": copy.deepcopy(args), "messageId": message_id}
+        if pending:
+            request = pending[0]
+            status = "pending"
+        else:
+            request = {"id": self.new_id("req"), "kind": "contact", "userId": user_id, "status": "pending",
+                       "note": args.get("requestMessage", args.get("text", ""))[:500], "deferred": []}
+            self.w["requests"][request["id"]] = request
+            status = "requested"
+        request["deferred"].append(intent)
+        return {"status": status, "requestId": request["id"], "deferredIntentId": intent["id"]}
+
+    def deliver_deferred(self, request: dict[str, Any]) -> None:
+        """On approval, each deferred send lands in a new direct conversation."""
+        for intent in request["deferred"]:
+            conv = self.add_conversation("direct", [self.agent, request["userId"]], owner=None)
+            self.deliver(conv, intent["args"], intent["messageId"])
+            intent["delivered"] = conv["id"]
+
+    # ------------------------------------------------------------------ request_input
+
+    def input_forces_owner(self, args: dict[str, Any]) -> bool:
+        return (args.get("kind") in ("sudo", "secret") or args.get("sensitive") is True
+                or any(q.get("isSecret") for q in args.get("questions", [])))
+
+    def input_responder(self, args: dict[str, Any], conv: dict[str, Any]) -> str:
+        if self.input_forces_owner(args):
+            return self.owner
+        return self.responder(conv, args.get("responseUserId"))
+
+    def input_outcome(self, response: dict[str, Any], input_id: str) -> dict[str, Any]:
+        action = response.get("action")
+        if action == "answer":
+            out = {"status": "submitted", "inputId": input_id, "value": response.get("value", "")}
+            if "answers" in response:
+                out["answers"] = response["answers"]
+            return out
+        if action == "cancel":
+            return {"status": "cancelled", "inputId": input_id}
+        return {"status": "timeout", "inputId": input_id}
+
+    def verb_request_input(self, args: dict[str, Any]) -> dict[str, Any]:
+        conv = self.member_conversation(args.get("conversationId"))
+        self.check_fresh_id("input", args.get("inputId"))
+        expires = self.deadline(args, INTERACTION_CEILING_MS)
+        responder = self.input_responder(args, conv)
+        input_id = args.get("inputId") or self.new_id("input")
+        result = self.input_outcome(self.pop_script("request_input"), input_id)
+        if result["status"] == "timeout":
+            self.jump_clock_to(expires)
+        self.record_interaction("input", input_id, conv, responder, expires, result["status"])
+        return result
+
+    # ------------------------------------------------------------------ approvals
+
+    def approval_mode(self, args: dict[str, Any]) -> str:
+        return args.get("mode", "blocking")
+
+    def session_rule_allowed(self, responder: str, args: dict[str, Any]) -> bool:
+        """Standing rules only from the owner (and not when the caller turned them off)."""
+        return responder == self.owner and args.get("allowSessionRule", True) is not False
+
+    def approval_timeout_result(self, approval_id: str) -> dict[str, Any]:
+        return {"status": "timeout", "approvalId": approval_id}
+
+    def decide(self, record: dict[str, Any], decision: str, by: str, session_rule: Any) -> None:
+        record.update(status=decision, respondedBy=by, decidedAt=self.now_ms())
+        if session_rule is not None and self.session_rule_allowed(by, record["args"]):
+            record["sessionRule"] = session_rule
+        else:
+            record.pop("sessionRule", None)
+
+    def verb_request_approval(self, args: dict[str, Any]) -> dict[str, Any]:
+        conv = self.member_conversation(args.get("conversationId"))
+        self.check_fresh_id("approval", args.get("approvalId"))
+        expires = self.deadline(args, APPROVAL_CEILING_MS)
+        responder = self.responder(conv, args.get("responseUserId"))
+        approval_id = args.get("approvalId") or self.new_id("appr")
+        record = self.record_interaction("approval", approval_id, conv, responder, expires, "pending",
+                                         args=copy.deepcopy(args), consumedAt=None)
+        if self.approval_mode(args) == "detached":
+            return {"status": "pending", "approvalId": approval_id, "conversationId": conv["id"],
+                    "expiresAt": expires, "responseUserId": responder}
+        response = self.pop_script("request_approval")
+        if response.get("action") not in ("allow", "deny"):
+            self.jump_clock_to(expires)
+            record["status"] = "timeout"
+            return self.approval_timeout_result(approval_id)
+        self.decide(record, response["action"], response.get("as", self.owner), response.get("sessionRule"))
+        out = {"status": record["status"], "approvalId": approval_id, "respondedBy": record["respondedBy"]}
+        if "sessionRule" in record:
+            out["sessionRule"] = record["sessionRule"]
+        return out
+
+    def approval_bound(self, record: dict[str, Any], args: dict[str, Any]) -> bool:
+        """A check names no conversation or the one that created the approval."""
+        return "conversationId" not in args or args["conversationId"] == record["conversationId"]
+
+    def approval_replayable(self, record: dict[str, Any]) -> bool:
+        consumed = record.get("consumedAt")
+        return consumed is None or self.now_ms() - consumed <= REPLAY_WINDOW_MS
+
+    def approval_unknown_result(self, approval_id: str) -> dict[str, Any]:
+        return {"status": "unknown", "approvalId": approval_id}
+
+    def approval_expired_result(self, record: dict[str, Any]) -> dict[str, Any]:
+        return {"status": "expired", "approvalId": record["id"]}
+
+    def verb_check_approval(self, args: dict[str, Any]) -> dict[str, Any]:
+        approval_id = args["approvalId"]
+        record = self.w["interactions"]["approval"].get(approval_id)
+        if record is None or not self.approval_bound(record, args):
+            return self.approval_unknown_result(approval_id)
+        if record["status"] in ("allow", "deny"):
+            if not self.approval_replayable(record):
+                return self.approval_unknown_result(approval_id)
+            if record.get("consumedAt") is None:
+                record["consumedAt"] = self.now_ms()
+            return {"status": "resolved", "approvalId": approval_id, "decision": record["status"],
+                    "respondedBy": record["respondedBy"], "conversationId": record["conversationId"]}
+        if record["status"] == "pending" and self.now_ms() < record["expiresAt"]:
+            return {"status": "pending", "approvalId": approval_id, "expiresAt": record["expiresAt"]}
+        return self.approval_expired_result(record)
+
+    # ------------------------------------------------------------------ cards
+
+    def card_size_ok(self, card: dict[str, Any]) -> bool:
+        return len(json.dumps(card, separators=(",", ":"), ensure_ascii=False).encode()) <= CARD_MAX_BYTES
+
+    def card_secret_keys(self, card: dict[str, Any]) -> list[str]:
+        return [k for k in card if any(m in k.lower() for m in SECRET_KEY_MARKERS)]
+
+    def card_has_actions(self, card: dict[str, Any]) -> bool:
+        return any(isinstance(b, dict) and b.get("type") == "actions" for b in card.get("blocks", []))
+
+    def check_card(self, card: dict[str, Any], needs_actions: bool) -> None:
+        if not self.card_size_ok(card):
+            raise VerbError("CARD_REJECTED", f"card is over {CARD_MAX_BYTES} bytes serialized")
+        secrets = self.card_secret_keys(card)
+        if secrets:
+            raise VerbError("CARD_REJECTED", f"secret-bearing top-level key {secrets[0]!r}")
+        if needs_actions and not self.card_has_actions(card):
+            raise VerbError("CARD_REJECTED", "an interactive card needs at least one actions block")
+
+    def card_id(self, args: dict[str, Any]) -> str:
+        return args.get("cardId") or args["card"].get("cardId") or self.new_id("card")
+
+    def verb_send_card(self, args: dict[str, Any]) -> dict[str, Any]:
+        conv = self.member_conversation(args.get("conversationId"))
+        self.check_card(args["card"], needs_actions=False)
+        card_id = self.card_id(args)
+        self.store_message(conv, self.agent, args["card"]["fallbackText"], contentType="card",
+                           card=copy.deepcopy(args["card"]), cardId=card_id)
+        return {"status": "displayed", "cardId": card_id, "conversationId": conv["id"]}
+
+    def card_outcome(self, response: dict[str, Any], card_id: str, responder: str) -> dict[str, Any]:
+        action = response.get("action")
+        if action == "submit":
+            return {"status": "submitted", "cardId": card_id, "actionId": response.get("actionId", ""),
+                    "values": response.get("values", {}), "respondedBy": responder}
+        if action == "cancel":
+            return {"status": "cancelled", "cardId": card_id, "respondedBy": responder}
+        return {"status": "timeout", "cardId": card_id}
+
+    def verb_request_card(self, args: dict[str, Any]) -> dict[str, Any]:
+        conv = self.member_conversation(args.get("conversationId"))
+        self.check_card(args["card"], needs_actions=True)
+        expires = self.deadline(args, INTERACTION_CEILING_MS)
+        responder = self.responder(conv, args.get("responseUserId"))
+        card_id = self.card_id(args)
+        result = self.card_outcome(self.pop_script("request_card"), card_id, responder)
+        if result["status"] == "timeout":
+            self.jump_clock_to(expires)
+        self.store_message(conv, self.agent, args["card"]["fallbackText"], contentType="card",
+                           card=copy.deepcopy(args["card"]), cardId=card_id)
+        self.record_interaction("card", card_id, conv, responder, expires, result["status"])
+        return result
+
+    # ------------------------------------------------------------------ messages
+
+    def shareable(self, user_id: str) -> bool:
+        return user_id in self.w["contacts"]
+
+    def verb_share_contact(self, args: dict[str, Any]) -> dict[str, Any]:
+        message_id = args.get("messageId")
+        replay = self.message_id_record(self.agent, message_id, args)
+        if replay is not None:
+            return replay
+        conv = self.member_conversation(args["conversationId"])
+        if not self.shareable(args["contactUserId"]):
+            raise VerbError("NOT_A_CONTACT", f"{args['contactUserId']!r} is not one of the agent's contacts")
+        msg = self.store_message(conv, self.agent, args.get("text"), message_id=message_id,
+                                 contentType="contact_card", contact={"userId": args["contactUserId"]})
+        result = {"status": "shared", "messageId": msg["messageId"]}
+        self.remember_send(self.agent, message_id, args, result)
+        return result
+
+    def find_message(self, conv: dict[str, Any], message_id: str) -> dict[str, Any]:
+        for msg in conv["messages"]:
+            if msg["messageId"] == message_id:
+                return msg
+        raise VerbError("MESSAGE_NOT_FOUND", f"message {message_id!r} not found in {conv['id']!r}")
+
+    def toggle_reaction(self, msg: dict[str, Any], emoji: str, user_id: str) -> str:
+        users = msg["reactions"].setdefault(emoji, [])
+        if user_id in users:
+            users.remove(user_id)
+            if not users:
+                del msg["reactions"][emoji]
+            return "removed"
+        users.append(user_id)
+        return "added"
+
+    def verb_react(self, args: dict[str, Any]) -> dict[str, Any]:
+        conv = self.member_conversation(args["conversationId"])
+        msg = self.find_message(conv, args["messageId"])
+        action = self.toggle_reaction(msg, args["emoji"], self.agent)
+        return {"status": "reacted", "action": action,
+                "reactions": {emoji: len(users) for emoji, users in msg["reactions"].items()}}
+
+    def forward_source_allowed(self, conv: dict[str, Any]) -> bool:
+        return self.agent in conv["members"]
+
+    def verb_forward(self, args: dict[str, Any]) -> dict[str, Any]:
+        source = self.conversation(args["sourceConversationId"])
+        if not self.forward_source_allowed(source):
+            raise VerbError("NOT_A_MEMBER", "the agent is not a member of the source conversation")
+        target = self.member_conversation(args["targetConversationId"])
+        original = self.find_message(source, args["messageId"])
+        extra: dict[str, Any] = {"contentType": original["contentType"],
+                                 "forwardedFrom": {"conversationId": source["id"], "messageId": original["messageId"]}}
+        if "text" in args:
+            extra["caption"] = args["text"]
+        msg = self.store_message(target, self.agent, original.get("text"), **extra)
+        return {"status": "forwarded", "messageId": msg["messageId"], "targetConversationId": target["id"]}
+
+    def no_reply_effect(self, conv: dict[str, Any], args: dict[str, Any]) -> None:
+        """Silence posts nothing."""
+
+    def verb_no_reply(self, args: dict[str, Any]) -> dict[str, Any]:
+        conv = self.member_conversation(args.get("conversationId"))
+        self.no_reply_effect(conv, args)
+        return {"status": "acknowledged", "conversationId": conv["id"]}
+
+    # ------------------------------------------------------------------ groups
+
+    def group_create_outcome(self, user_id: str) -> tuple[str, str | None]:
+        """(added | pending | skipped, reason) for a create_group member."""
+        user = self.user(user_id)
+        if user is None:
+            return "skipped", "not_found"
+        if user["policy"] == "closed":
+            return "skipped", "closed"
+        if user["policy"] == "approval":
+            return "pending", None
+        return "added", None
+
+    def add_member_outcome(self, user_id: str) -> str:
+        user = self.user(user_id)
+        if user is None:
+            raise VerbError("USER_NOT_FOUND", f"user {user_id!r} not found")
+        if user["policy"] == "closed":
+            raise VerbError("ADMISSION_DENIED", f"{user_id!r} does not accept group invites")
+        return "pending" if user["policy"] == "approval" else "added"
+
+    def invite(self, conv_id: str, user_id: str) -> str:
+        request_id = self.new_id("req")
+        self.w["requests"][request_id] = {"id": request_id, "kind": "group_invite", "userId": user_id,
+                                          "conversationId": conv_id, "status": "pending"}
+        return request_id
+
+    def verb_create_group(self, args: dict[str, Any]) -> dict[str, Any]:
+        added: list[str] = []
+        pending_users: list[str] = []
+        skipped: list[dict[str, Any]] = []
+        for uid in dict.fromkeys(args["memberIds"]):
+            if uid == self.agent:
+                continue
+            outcome, reason = self.group_create_outcome(uid)
+            if outcome == "added":
+                added.append(uid)
+            elif outcome == "pending":
+                pending_users.append(uid)
+            else:
+                skipped.append({"userId": uid, "reason": reason})
+        if not added and not pending_users:
+            raise VerbError("GROUP_EMPTY", "nobody could be added and no invite is pending")
+        conv = self.add_conversation("group", [self.agent, *added], owner=self.agent, name=args.get("name"))
+        pending = [{"userId": uid, "requestId": self.invite(conv["id"], uid)} for uid in pending_users]
+        return {"status": "created", "conversationId": conv["id"], "added": added, "pending": pending,
+                "skipped": skipped}
+
+    def verb_add_member(self, args: dict[str, Any]) -> dict[str, Any]:
+        conv = self.member_conversation(args["conversationId"])
+        outcome = self.add_member_outcome(args["userId"])
+        if outcome == "pending":
+            return {"status": "pending", "requestId": self.invite(conv["id"], args["userId"])}
+        if args["userId"] not in conv["members"]:
+            conv["members"].append(args["userId"])
+        return {"status": "added"}
+
+    def is_group_admin(self, conv: dict[str, Any], user_id: str) -> bool:
+        return user_id == conv["owner"] or user_id in conv["admins"]
+
+    def verb_remove_member(self, args: dict[str, Any]) -> dict[str, Any]:
+        conv = self.member_conversation(args["conversationId"])
+        if not self.is_group_admin(conv, self.agent):
+            raise VerbError("NOT_GROUP_ADMIN", "only a group owner/admin can remove members")
+        if self.user(args["userId"]) is None:
+            raise VerbError("USER_NOT_FOUND", f"user {args['userId']!r} not found")
+        self.check_member(conv, args["userId"])
+        conv["members"].remove(args["userId"])
+        return {"status": "removed"}
+
+    def leave(self, conv: dict[str, Any], user_id: str) -> None:
+        conv["members"].remove(user_id)
+
+    def verb_leave_conversation(self, args: dict[str, Any]) -> dict[str, Any]:
+        conv = self.member_conversation(args["conversationId"])
+        self.leave(conv, self.agent)
+        return {"status": "left"}
+
+    # ------------------------------------------------------------------ listings
+
+    def contact_list(self) -> list[dict[str, Any]]:
+        return [copy.deepcopy(c) for c in self.w["contacts"].values()]
+
+    def verb_list_contacts(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"contacts": self.contact_list()}
+
+    def apply_limit(self, items: list[Any], limit: int | None) -> list[Any]:
+        return items if limit is None else items[:limit]
+
+    def conversation_view(self, conv: dict[str, Any]) -> dict[str, Any]:
+        visible = conv["messages"]
+        last = None
+        if visible:
+            m = visible[-1]
+            sender = self.user(m["senderId"])
+            last = {"text": m.get("text"), "messageId": m["messageId"], "senderId": m["senderId"],
+                    "senderType": sender["kind"] if sender else "unknown", "contentType": m["contentType"],
+                    "timestamp": iso(m["createdAt"])}
+        return {"id": conv["id"], "type": conv["type"], "name": conv["name"], "topic": conv["topic"],
+                "memberIds": list(conv["members"]),
+                "isAgentChat": any((self.user(u) or {}).get("kind") == "agent" for u in conv["members"]),
+                "lastMessage": last, "createdAt": iso(conv["createdAt"])}
+
+    def verb_list_conversations(self, args: dict[str, Any]) -> dict[str, Any]:
+        mine = [self.conversation_view(c) for c in self.w["conversations"].values() if self.agent in c["members"]]
+        return {"conversations": self.apply_limit(mine, args.get("limit"))}
+
+    # ------------------------------------------------------------------ views
+
+    def message_view(self, msg: dict[str, Any], viewer: str) -> dict[str, Any]:
+        """A message as ``viewer`` sees it: the selfContext only for its sender."""
+        out = {k: copy.deepcopy(v) for k, v in msg.items() if k not in ("selfContext", "selfContextId")}
+        out["reactions"] = {emoji: len(users) for emoji, users in msg["reactions"].items()}
+        if viewer == msg["senderId"]:
+            for key in ("selfContext", "selfContextId"):
+                if key in msg:
+                    out[key] = copy.deepcopy(msg[key])
+        return out
+
+    # ------------------------------------------------------------------ HTTP binding
+
+    async def http_verb(self, request: Request) -> Response:
+        verb = request.path_params["verb"]
+        try:
+            if verb not in self.verbs:
+                raise VerbError(UNKNOWN_VERB, f"unknown verb {verb!r}")
+            try:
+                args = json.loads(await request.body())
+            except ValueError as exc:
+                raise VerbError("VALIDATION_ERROR", "body is not JSON") from exc
+            if not isinstance(args, dict):
+                raise VerbError("VALIDATION_ERROR", "body is not a JSON object")
+            result = self.call_verb(verb, args)
+        except VerbError as err:
+            return JSONResponse(self.error_body(err), status_code=self.error_status(err))
+        except Exception as exc:  # only reachable with a fault that skips validation
+            return JSONResponse(self.error_body(VerbError(INTERNAL, repr(exc))), status_code=INTERNAL_STATUS)
+        return JSONResponse(result)
+
+    # ------------------------------------------------------------------ MCP binding
+
+    def tool_input_schema(self, verb: str) -> dict[str, Any]:
+        return copy.deepcopy(self.input_schemas[verb])
+
+    def tools(self) -> list[dict[str, Any]]:
+        return [{"name": verb, "description": self.input_schemas[verb].get("description", verb),
+                 "inputSchema": self.tool_input_schema(verb)} for verb in self.verbs]
+
+    def tool_call(self, params: dict[str, Any]) -> dict[str, Any]:
+        verb = params["name"]
+        args = params.get("arguments", {})
+        try:
+            if not isinstance(args, dict):
+                raise VerbError("VALIDATION_ERROR", "arguments is not a JSON object")
+            result = self.call_verb(verb, args)
+        except VerbError as err:
+            body = self.error_body(err)
+            return {"content": [{"type": "text", "text": err.message}], "structuredContent": body,
+                    "isError": self.error_status(err) >= 400}
+        except Exception as exc:  # only reachable with a fault that skips validation
+            body = self.error_body(VerbError(INTERNAL, repr(exc)))
+            return {"content": [{"type": "text", "text": repr(exc)}], "structuredContent": body, "isError": True}
+        return {"content": [{"type": "text", "text": json.dumps(result)}], "structuredContent": result,
+                "isError": False}
+
+    async def mcp(self, request: Request) -> Response:
+        try:
+            msg = json.loads(await request.body())
+        except ValueError:
+            return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
+        if not isinstance(msg, dict) or not isinstance(msg.get("method"), str):
+            return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}})
+        if "id" not in msg:
+            return Response(status_code=202)
+        rid, method, params = msg["id"], msg["method"], msg.get("params") or {}
+
+        def error(code: int, message: str) -> Response:
+            return JSONResponse({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
+
+        if method == "initialize":
+            result: dict[str, Any] = {
+                "protocolVersion": MCP_PROTOCOL_VERSION, "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": "canon-reference", "version": "1.0.0"}}
+        elif method == "ping":
+            result = {}
+        elif method == "tools/list":
+            result = {"tools": self.tools()}
+        elif method == "tools/call":
+            if not isinstance(params, dict) or params.get("name") not in self.verbs:
+                return error(-32602, f"unknown tool {params.get('name') if isinstance(params, dict) else None!r}")
+            result = self.tool_call(params)
+        else:
+            return error(-32601, f"method {method!r} not found")
+        return JSONResponse({"jsonrpc": "2.0", "id": rid, "result": result})
+
+    # ------------------------------------------------------------------ control
+
+    async def control(self, request: Request) -> Response:
+        if not self.config.control:
+            return JSONResponse({"error": "Not Found"}, status_code=404)
+        handler = getattr(self, f"control_{request.path_params['action']}", None)
+        if handler is None:
+            return JSONResponse({"error": "unknown control action"}, status_code=404)
+        raw = await request.body()
+        try:
+            args = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            return JSONResponse({"error": "body is not JSON"}, status_code=400)
+        if not isinstance(args, dict):
+            return JSONResponse({"error": "body must be a JSON object"}, status_code=400)
+        return handler(args)
+
+    @staticmethod
+    def control_error(status: int, message: str) -> Response:
+        return JSONResponse({"error": message}, status_code=status)
+
+    def control_world(self, args: dict[str, Any]) -> Response:
+        return JSONResponse({"roles": dict(self.w["roles"])})
+
+    def control_snapshot(self, args: dict[str, Any]) -> Response:
+        return JSONResponse({"digest": self.digest()})
+
+    def control_messages(self, args: dict[str, Any]) -> Response:
+        conv = self.w["conversations"].get(args.get("conversationId"))
+        if conv is None:
+            return self.control_error(404, "conversation not found")
+        viewer = args.get("as", self.agent)
+        return JSONResponse({"messages": [self.message_view(m, viewer) for m in conv["messages"]]})
+
+    def control_script(self, args: dict[str, Any]) -> Response:
+        verb, response = args.get("verb"), args.get("response")
+        if verb not in BLOCKING_VERBS:
+            return self.control_error(400, f"verb must be one of {list(BLOCKING_VERBS)}")
+        if not isinstance(response, dict) or not isinstance(response.get("action"), str):
+            return self.control_error(400, "response must be an object with an action")
+        self.w["scripts"][verb].append(copy.deepcopy(response))
+        return JSONResponse({"ok": True, "queued": len(self.w["scripts"][verb])})
+
+    def control_decide_approval(self, args: dict[str, Any]) -> Response:
+        record = self.w["interactions"]["approval"].get(args.get("approvalId"))
+        if record is None:
+            return self.control_error(404, "approval not found")
+        if record["status"] != "pending" or self.now_ms() >= record["expiresAt"]:
+            return self.control_error(409, f"approval is not pending ({record['status']})")
+        if args.get("decision") not in ("allow", "deny"):
+            return self.control_error(400, "decision must be allow or deny")
+        self.decide(record, args["decision"], args.get("as", self.owner), args.get("sessionRule"))
+        return JSONResponse({"ok": True, "status": record["status"], "respondedBy": record["respondedBy"]})
+
+    def control_interaction(self, args: dict[str, Any]) -> Response:
+        for kind, records in self.w["interactions"].items():
+            record = records.get(args.get("id"))
+            if record is not None:
+                status = record["status"]
+                if status == "pending" and self.now_ms() >= record["expiresAt"]:
+                    status = "expired"
+                return JSONResponse({"kind": kind, "responseUserId": record["responseUserId"], "status": status,
+                                     "conversationId": record["conversationId"], "expiresAt": record["expiresAt"]})
+        return self.control_error(404, "interaction not found")
+
+    def control_approve_request(self, args: dict[str, Any]) -> Response:
+        request = self.w["requests"].get(args.get("requestId"))
+        if request is None:
+            return self.control_error(404, "request not found")
+        if request["status"] != "pending":
+            return self.control_error(409, "request is not pending")
+        request["status"] = "approved"
+        if request["kind"] == "contact":
+            if request["userId"] not in self.w["admitted"]:
+                self.w["admitted"].append(request["userId"])
+            self.deliver_deferred(request)
+        else:
+            conv = self.w["conversations"][request["conversationId"]]
+            if request["userId"] not in conv["members"]:
+                conv["members"].append(request["userId"])
+        return JSONResponse({"ok": True, "request": copy.deepcopy(request)})
+
+    def control_advance_clock(self, args: dict[str, Any]) -> Response:
+        seconds = args.get("seconds")
+        if not isinstance(seconds, int | float) or isinstance(seconds, bool):
+            return self.control_error(400, "seconds must be a number")
+        self.w["clock_offset"] += seconds
+        return JSONResponse({"ok": True, "now": self.now_ms()})
+
+    def control_reset(self, args: dict[str, Any]) -> Response:
+        self.seed_world()
+        return JSONResponse({"ok": True})
+
+    # ------------------------------------------------------------------ routes
+
+    def routes(self) -> list[Route]:
+        """Endpoints look their handler up at request time, so a patched method takes effect."""
+
+        def endpoint(name: str) -> Callable[[Request], Any]:
+            async def handle(request: Request) -> Response:
+                return await getattr(self, name)(request)
+
+            return handle
+
+        return [
+            Route(self.binding_path("http", "/verbs/{verb}"), endpoint("http_verb"), methods=["POST"]),
+            Route(self.binding_path("mcp", "/mcp"), endpoint("mcp"), methods=["POST"]),
+            Route("/_control/{action}", endpoint("control"), methods=["POST"]),
+        ]
+
+    def binding_path(self, binding: str, default: str) -> str:
+        return str(self.settings.get("bindings", {}).get(binding, {}).get("path", default))
+
+
+def create_app(profile_settings: dict[str, Any], spec: dict[str, Any], config: ReferenceConfig | None = None) -> Starlette:
+    """The reference as an ASGI app; ``app.state.reference`` is the instance faults patch."""
+    reference = CanonReference(profile_settings, spec, config)
+    app = Starlette(routes=reference.routes())
+    app.state.reference = reference
+    return app
+
+
+__all__ = ["CanonReference", "ReferenceConfig", "VerbError", "create_app", "spec_verbs"]

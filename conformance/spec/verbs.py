@@ -1,0 +1,36 @@
+"""Reading a JSON Schema document of verbs: each ``<verb>_input`` with a matching
+``<verb>_result`` under the profile's ``defs`` pointer is one operation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.model import Operation, Source
+from conformance.spec.schemas import SpecError, inline_refs, resolve_pointer
+
+
+def verb_operations(doc: dict[str, Any], relpath: str, settings: dict[str, Any]) -> dict[str, Operation]:
+    defs = resolve_pointer(doc, settings["defs"])
+    if not isinstance(defs, dict):
+        raise SpecError(f"{relpath}{settings['defs']} is not a mapping of schemas")
+    input_ptr, result_ptr = settings["input"], settings["result"]
+    ops: dict[str, Operation] = {}
+    for name in defs:
+        if not name.endswith("_input"):
+            continue
+        verb = name[: -len("_input")]
+        result = result_ptr.replace("{verb}", verb)
+        try:
+            resolve_pointer(doc, result)
+        except SpecError:
+            continue
+        params = input_ptr.replace("{verb}", verb)
+        ops[verb] = Operation(
+            verb,
+            inline_refs({"$ref": "#" + params}, doc),
+            inline_refs({"$ref": "#" + result}, doc),
+            Source(relpath, params),
+        )
+    if not ops:
+        raise SpecError(f"no <verb>_input/<verb>_result pairs under {relpath}{settings['defs']}")
+    return ops
