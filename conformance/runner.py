@@ -114,8 +114,10 @@ class CheckContext:
         """A client of the run's binding (profiles that declare ``bindings``)."""
         from conformance.transport.actions import BINDINGS
 
-        conf = self.profile.settings["bindings"][self.run.binding]
-        return BINDINGS[self.run.binding](self.http, conf["path"])
+        binding = self.run.binding
+        if binding is None:
+            raise NotApplicable(f"profile {self.profile.name} declares no bindings")
+        return BINDINGS[binding](self.http, self.profile.settings["bindings"][binding]["path"])
 
     # -- what the target offers --------------------------------------------------
     def credential(self, label: str) -> Any:

@@ -24,7 +24,9 @@ def expect_error_shape(ctx: CheckContext, reply: ActionReply, what: str) -> None
     with the profile's HTTP status where the binding's statuses mean something."""
     ctx.expect(not reply.ok, f"{what}: expected an error, got {reply.describe()}")
     err = ctx.profile.errors.get(reply.error_code)
-    ctx.expect(err is not None, f"{what}: error code {reply.error_code!r} is not one of the profile's codes ({reply.describe()})")
+    if err is None:
+        ctx.fail(f"{what}: error code {reply.error_code!r} is not one of the profile's codes ({reply.describe()})")
+        return
     ctx.expect(reply.flagged, f"{what}: error {reply.error_code} is not flagged as an error by the {reply.binding} binding")
     if BINDINGS[reply.binding].statuses:
         ctx.expect(reply.status == err.http_status, f"{what}: error {reply.error_code} came with HTTP {reply.status}; the profile says {err.http_status}")

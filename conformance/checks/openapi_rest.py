@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
@@ -115,10 +115,13 @@ def exercise(
     from schemathesis.core.failures import FailureGroup
 
     prepared = _prepare(case, headers)
-    parts = urlsplit(prepared.url)
+    # prepare() always sets a str url; urlsplit(None) and urlsplit("") give the same target "/".
+    parts = urlsplit(prepared.url or "")
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     sent_headers = _wire_headers(prepared, case, headers)
-    content = prepared.body.encode() if isinstance(prepared.body, str) else prepared.body
+    # The kwargs schemathesis builds (json, data, files) always prepare to a str, bytes or no body.
+    body = cast("bytes | str | None", prepared.body)
+    content = body.encode() if isinstance(body, str) else body
     reply = ctx.http.request(prepared.method or case.method, target, headers=sent_headers, content=content)
 
     # What the checks see of the request: the one that went out, at the target's address.
@@ -160,8 +163,9 @@ def _wire_headers(
     prepared: requests.PreparedRequest, case: Case, headers: Mapping[str, str] | None
 ) -> dict[str, str]:
     chosen = {name.lower() for name in (case.headers or {})} | {name.lower() for name in (headers or {})}
+    # requests types header values as str | bytes; the ones built from str headers are str.
     return {
-        name: value
+        name: cast(str, value)
         for name, value in prepared.headers.items()
         if name.lower() != "content-length"
         and (name.lower() not in _TRANSPORT_HEADERS or name.lower() in chosen)

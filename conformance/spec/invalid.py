@@ -328,20 +328,20 @@ def _build(schema: Any, depth: int) -> Any:
             return matching[0] if matching else _MISSING
         return fitting[0]
     if kind in ("integer", "number"):
-        value: Any = 0
+        number: Any = 0
         if "minimum" in schema:
-            value = max(value, schema["minimum"]) if "maximum" not in schema else schema["minimum"]
+            number = max(number, schema["minimum"]) if "maximum" not in schema else schema["minimum"]
         if "exclusiveMinimum" in schema and _is_number(schema["exclusiveMinimum"]):
-            value = math.floor(schema["exclusiveMinimum"]) + 1
-        if "maximum" in schema and value > schema["maximum"]:
-            value = schema["maximum"]
+            number = math.floor(schema["exclusiveMinimum"]) + 1
+        if "maximum" in schema and number > schema["maximum"]:
+            number = schema["maximum"]
         if "exclusiveMaximum" in schema and _is_number(schema["exclusiveMaximum"]):
-            if value >= schema["exclusiveMaximum"]:
-                value = math.ceil(schema["exclusiveMaximum"]) - 1
+            if number >= schema["exclusiveMaximum"]:
+                number = math.ceil(schema["exclusiveMaximum"]) - 1
         step = schema.get("multipleOf")
         if _is_number(step) and step > 0:
-            value = math.ceil(value / step) * step
-        return _tidy(value, 0) if kind == "integer" else value
+            number = math.ceil(number / step) * step
+        return _tidy(number, 0) if kind == "integer" else number
     if kind == "boolean":
         return False
     if kind == "null":
@@ -423,7 +423,7 @@ class _Walk:
         if types is None:
             return
         allowed = [types] if isinstance(types, str) else list(types)
-        natural: list[Any] = {
+        naturals: dict[str, list[Any]] = {
             "string": [12345],
             "integer": [str(inst), 0.5],
             "number": [str(inst)],
@@ -431,7 +431,8 @@ class _Walk:
             "null": ["null"],
             "array": [{"items": inst} if inst else {}],
             "object": [[inst]],
-        }[_json_type(inst)]
+        }
+        natural = naturals[_json_type(inst)]
         pool = [*natural, "x", 12345, 0.5, True, None, [], {}]
         wrong = [v for v in pool if not _type_allowed(v, allowed)]
         picks = wrong[:1] + ([None] if None in wrong and wrong[:1] != [None] else [])
@@ -495,7 +496,7 @@ class _Walk:
     def _number(self, schema: dict[str, Any], inst: float, path: Path) -> None:
         name = _name(path)
         step = schema.get("multipleOf")
-        step = step if _is_number(step) and step > 0 else 1
+        step = step if step is not None and _is_number(step) and step > 0 else 1
         checks: list[tuple[str, Any, list[Any], Any, str]] = []
         if _is_number(schema.get("minimum")):
             m = schema["minimum"]
@@ -551,7 +552,8 @@ class _Walk:
             if prop in inst:
                 smaller = {k: v for k, v in inst.items() if k != prop}
                 self.emit(path, smaller, "required", f"dropped required property {prop!r}", _pointer((*path, prop)))
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        declared = schema.get("properties")
+        props = declared if isinstance(declared, dict) else {}
         patterns = list(schema.get("patternProperties") or {})
         for keyword in ("additionalProperties", "unevaluatedProperties"):
             if schema.get(keyword) is False:
@@ -613,8 +615,10 @@ class _Walk:
     def _children_of_object(
         self, schema: dict[str, Any], inst: dict[str, Any], path: Path, anchor: tuple[Any, Path] | None
     ) -> None:
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-        patterns = schema.get("patternProperties") if isinstance(schema.get("patternProperties"), dict) else {}
+        declared = schema.get("properties")
+        props = declared if isinstance(declared, dict) else {}
+        declared_patterns = schema.get("patternProperties")
+        patterns = declared_patterns if isinstance(declared_patterns, dict) else {}
         extra = schema.get("additionalProperties")
         for key, value in inst.items():
             covered = False
@@ -631,7 +635,8 @@ class _Walk:
     def _children_of_array(
         self, schema: dict[str, Any], inst: list[Any], path: Path, anchor: tuple[Any, Path] | None
     ) -> None:
-        prefix = schema.get("prefixItems") if isinstance(schema.get("prefixItems"), list) else []
+        declared = schema.get("prefixItems")
+        prefix = declared if isinstance(declared, list) else []
         items = schema.get("items")
         for index, value in enumerate(inst):
             if index < len(prefix):

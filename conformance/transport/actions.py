@@ -120,4 +120,4 @@ class McpTools:
         return ActionReply(self.name, reply, True, content)
 
 
-BINDINGS = {"http": HttpActions, "mcp": McpTools}
+BINDINGS: dict[str, type[HttpActions] | type[McpTools]] = {"http": HttpActions, "mcp": McpTools}

@@ -78,7 +78,7 @@ def unknown_method_internal_error(ref: BinduReference) -> None:
 @fault
 def id_not_echoed(ref: BinduReference) -> None:
     """An integer request id is echoed back as a string."""
-    ref.echo_id = lambda rid: str(rid) if isinstance(rid, int) and not isinstance(rid, bool) else rid  # type: ignore[method-assign]
+    ref.echo_id = lambda rid: str(rid) if isinstance(rid, int) and not isinstance(rid, bool) else rid  # type: ignore[method-assign, assignment]
 
 
 @fault
@@ -272,7 +272,7 @@ def reference_task_rejected(ref: BinduReference) -> None:
 @fault
 def stream_ignores_capability(ref: BinduReference) -> None:
     """message/stream answers a plain JSON Task whatever capabilities.streaming says."""
-    ref.message_stream = lambda params, caller: ref.message_send(params, caller)  # type: ignore[method-assign]
+    ref.message_stream = lambda params, caller: ref.message_send(params, caller)  # type: ignore[method-assign, assignment, return-value]
 
 
 # ------------------------------------------------------------------ contexts

@@ -559,6 +559,7 @@ class BinduReference:
             return value
         spelling = {snake(name): name for name in props}
         out: dict[str, Any] = {}
+        key: str
         for key, item in value.items():
             target = key if key in props else spelling.get(snake(key), key)
             if target != key and target in value:

@@ -554,7 +554,7 @@ def _agent_key(ctx: CheckContext, c: BinduClient) -> str:
     doc = reply.json()
     ctx.expect(reply.status == 200 and isinstance(doc, dict), f"/did/resolve of the card's DID: HTTP {reply.status}")
     methods = doc.get("verificationMethod") or doc.get("authentication") or []
-    keys = [m.get("publicKeyBase58") for m in methods if isinstance(m, dict)]
+    keys: list[Any] = [m.get("publicKeyBase58") for m in methods if isinstance(m, dict)]
     ctx.expect(keys and keys[0], "the DID document has no publicKeyBase58")
     return keys[0]
 

@@ -25,7 +25,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from conformance.spec.schemas import inline_refs, resolve_pointer, validator_for
+from conformance.spec.schemas import validator_for
+from conformance.spec.verbs import verb_operations
 
 MINUTE_MS = 60_000
 HOUR_MS = 60 * MINUTE_MS
@@ -90,8 +91,7 @@ def fingerprint(args: dict[str, Any]) -> str:
 
 def spec_verbs(spec: dict[str, Any], profile_settings: dict[str, Any]) -> list[str]:
     """Every ``<verb>_input`` under the profile's defs pointer that has a ``<verb>_result``."""
-    defs = resolve_pointer(spec, profile_settings.get("verbs", {}).get("defs", "/$defs"))
-    return [k[: -len("_input")] for k in defs if k.endswith("_input") and f"{k[: -len('_input')]}_result" in defs]
+    return list(verb_operations(spec, profile_settings.get("spec", ""), profile_settings["verbs"]))
 
 
 class CanonReference:
@@ -103,18 +103,13 @@ class CanonReference:
         self.spec = spec
         self.config = config or ReferenceConfig()
         self.errors: dict[str, dict[str, Any]] = dict(profile_settings["errors"])
-        verbs_cfg = profile_settings.get("verbs", {})
-        self.input_pointer = verbs_cfg.get("input", "/$defs/{verb}_input")
-        self.result_pointer = verbs_cfg.get("result", "/$defs/{verb}_result")
-        self.verbs = spec_verbs(spec, profile_settings)
-        self.input_schemas = {v: self.inline(self.input_pointer.format(verb=v)) for v in self.verbs}
-        self.result_schemas = {v: self.inline(self.result_pointer.format(verb=v)) for v in self.verbs}
+        ops = verb_operations(spec, profile_settings.get("spec", ""), profile_settings["verbs"])
+        self.verbs = list(ops)
+        self.input_schemas = {v: op.params_schema for v, op in ops.items()}
+        self.result_schemas = {v: op.result_schema or {} for v, op in ops.items()}
         self.validators = {v: validator_for(s) for v, s in self.input_schemas.items()}
         self.w: dict[str, Any] = {}
         self.seed_world()
-
-    def inline(self, pointer: str) -> dict[str, Any]:
-        return inline_refs({"$ref": "#" + pointer.lstrip("#")}, self.spec)
 
     # ------------------------------------------------------------------ basics
 

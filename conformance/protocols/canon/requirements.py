@@ -294,8 +294,8 @@ def check_approval_bound(ctx: CheckContext) -> None:
 def check_secret_owner_only(ctx: CheckContext) -> None:
     c = CanonClient(ctx)
     owner, member = c.role("owner"), c.role("member")
-    variants = [{"kind": "secret", "secretName": "API"}, {"kind": "sudo"}, {"sensitive": True},
-                {"questions": [{"id": "q", "question": "Password?", "isSecret": True}]}]
+    variants: list[dict[str, Any]] = [{"kind": "secret", "secretName": "API"}, {"kind": "sudo"}, {"sensitive": True},
+                                      {"questions": [{"id": "q", "question": "Password?", "isSecret": True}]}]
     for extra in variants:
         iid = fresh("in")
         c.script("request_input", action="cancel")
