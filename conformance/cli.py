@@ -6,6 +6,7 @@ configuration error, 3 the target could not be reached or does not speak the pro
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("run", help="run a profile's requirements against a target", epilog=EPILOG)
     s.add_argument("profile", help="profile name, e.g. bindu (see `conformance list`)")
     s.add_argument("--target", default=None, help="'reference' (the built-in reference, in-process; default) or an http(s) URL")
-    s.add_argument("--token", default=None, help="bearer token of the main caller (credential 'full'); never written to reports")
+    s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"), help="bearer token of the main caller (credential 'full'; default $CONFORMANCE_TOKEN); never written to reports")
     s.add_argument("--config", default=None, help="YAML run config: target, timeout, credentials.<label>, control (URL of a control interface)")
     s.add_argument("--budget", default="standard", choices=["quick", "standard", "deep"], help="examples per generated property and state-machine runs (default standard)")
     s.add_argument("--seed", type=int, default=1, help="hypothesis seed; the same seed replays the same run (default 1)")
@@ -48,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--junit", default=None, metavar="FILE", help="JUnit XML path (default <report>/junit.xml)")
     s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a named fault into the built-in reference (repeatable)")
     s.add_argument("--binding", default=None, help="which of the profile's bindings to speak (canon-verbs: http or mcp; default the first)")
+    s.add_argument("--baseline", default=None, metavar="FILE", help="YAML list of known failures (id, reason, issue): listed failures do not fail the run, unlisted ones and stale entries do")
 
     s = sub.add_parser("serve", help="serve a profile's reference implementation over HTTP")
     s.add_argument("profile")
@@ -62,6 +64,17 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--target", default=None, help="where to send it (default: the case's own target)")
     s.add_argument("--config", default=None, help="YAML run config with credentials for the target")
     s.add_argument("--token", default=None, help="bearer token of the main caller")
+    s.add_argument("--pytest", action="store_true", help="print a standalone pytest file that replays the case (target from CONFORMANCE_TARGET)")
+
+    s = sub.add_parser("baseline", help="baseline files for CI gates")
+    s.add_argument("action", choices=["write"], help="write: the failures of a run as a starting baseline")
+    s.add_argument("summary", help="summary.json of a run")
+    s.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE instead of standard output")
+
+    s = sub.add_parser("diff", help="requirements that started or stopped failing between two runs (markdown)")
+    s.add_argument("old", help="summary.json of the earlier run")
+    s.add_argument("new", help="summary.json of the later run")
+    s.add_argument("--json", action="store_true", help="print the changes as JSON")
 
     s = sub.add_parser("selftest", help="prove every requirement passes the clean reference and catches its faults")
     s.add_argument("profile", nargs="?", help="profile name (default: all)")
@@ -127,6 +140,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         pytest_args += ["--only", rid]
     for fault in args.fault:
         pytest_args += ["--fault", fault]
+    if args.baseline:
+        from conformance.report.baseline import load_baseline
+
+        load_baseline(args.baseline, {r.id for r in prof.requirements})  # one-line error before the run
+        pytest_args += ["--baseline", args.baseline]
     if args.binding:
         from conformance.targets import choose_binding
 
@@ -159,8 +177,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from conformance.replay import replay
+    from conformance.replay import pytest_reproducer, replay
 
+    if args.pytest:
+        print(pytest_reproducer(Path(args.case)), end="")
+        return EXIT_OK
     status, message = replay(Path(args.case), target=args.target, config_path=args.config, token=args.token)
     print(message)
     return {"failed": EXIT_FAILED, "passed": EXIT_OK}.get(status, EXIT_UNREACHABLE)
@@ -176,7 +197,31 @@ def cmd_selftest(args: argparse.Namespace) -> int:
     return EXIT_OK if ok else EXIT_FAILED
 
 
-COMMANDS = {"list": cmd_list, "run": cmd_run, "serve": cmd_serve, "replay": cmd_replay, "selftest": cmd_selftest}
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from conformance.report.baseline import baseline_from_summary
+    from conformance.report.diff import read_summary
+
+    text = baseline_from_summary(read_summary(Path(args.summary)))
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        print(text, end="")
+    return EXIT_OK
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    import json
+
+    from conformance.report.diff import diff_summaries, read_summary, render
+
+    old, new = read_summary(Path(args.old)), read_summary(Path(args.new))
+    changes = diff_summaries(old, new)
+    print(json.dumps(changes, indent=2) if args.json else render(changes, old, new))
+    return EXIT_OK
+
+
+COMMANDS = {"list": cmd_list, "run": cmd_run, "serve": cmd_serve, "replay": cmd_replay, "selftest": cmd_selftest,
+            "baseline": cmd_baseline, "diff": cmd_diff}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,10 @@ import pytest
 
 from conformance.model import Case, Profile, Requirement, Source
 from conformance.profiles import PROFILES_DIR, load_profile
+from conformance.report.badge import write_badge
+from conformance.report.baseline import Baseline, load_baseline
 from conformance.report.cases import write_case
+from conformance.report.html import write_html
 from conformance.report.summary import Result, build_summary, exit_code, write_summary
 from conformance.runner import CheckContext, RunContext, Verdict, execute
 from conformance.targets import ConfigError, ProtocolMismatch, load_config, open_run
@@ -38,6 +41,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--report", dest="conformance_report", default=None, help="report directory (default reports/<profile>-<time>)")
     group.addoption("--fault", action="append", default=[], help="inject a named fault into the built-in reference")
     group.addoption("--binding", default=None, help="which of the profile's bindings to speak (e.g. http, mcp)")
+    group.addoption("--baseline", default=None, help="YAML list of known failures: listed failures pass, stale entries fail")
     group.addoption("--conformance-console", action="store_true", help="print one line per requirement and a summary")
 
 
@@ -76,6 +80,10 @@ class RequirementItem(pytest.Item):
         if result.verdict.status == "failed":
             where = f" [case: {result.case}]" if result.case else ""
             raise RequirementFailed(f"{self.requirement.level}: {result.verdict.message}{where}")
+        if result.stale:
+            raise RequirementFailed(result.stale)
+        if result.verdict.status == "expected_failure":
+            pytest.xfail(f"baseline: {(result.baseline or {}).get('reason', '')}: {result.verdict.message}")
         if result.verdict.status in ("untested", "skipped"):
             pytest.skip(f"{result.verdict.status}: {result.verdict.message}")
 
@@ -123,7 +131,7 @@ class Console:
             sys.stdout.flush()
 
 
-MARK = {"passed": "PASS ", "failed": "FAIL ", "untested": "UNTESTED", "skipped": "SKIP "}
+MARK = {"passed": "PASS ", "failed": "FAIL ", "untested": "UNTESTED", "skipped": "SKIP ", "expected_failure": "XFAIL"}
 
 
 class RunSession:
@@ -153,6 +161,10 @@ class RunSession:
             db_dir=self.report_dir.parent / ".hypothesis",
             binding=opt.binding,
         )
+        self.baseline: Baseline | None = None
+        if opt.baseline:
+            entries = load_baseline(opt.baseline, {r.id for r in profile.requirements})
+            self.baseline = Baseline(entries, opt.baseline)
         self.run_ctx.http.on_exchange = self._tick
         self.current = ""
         self.console.line(
@@ -200,11 +212,16 @@ class RunSession:
                 )
                 path = write_case(self.report_dir / "cases", case)
                 result.case = str(path.relative_to(self.report_dir))
+            if self.baseline:
+                status, entry, result.stale = self.baseline.judge(req.id, verdict.status, verdict.message)
+                verdict.status = status
+                result.baseline = entry.to_json() if entry else None
         self.results.append(result)
         if self.only and req.id not in self.only:
             return result  # counted in the summary, not worth a line each
         v = result.verdict
         extra = f"  {v.message}" if v.status != "passed" and v.message else ""
+        extra = f"  {result.stale}" if result.stale else extra
         self.console.line(f"{MARK[v.status]:8} {req.level:6} {req.id:40} {v.exchange_count:5} ex{extra[:160]}")
         return result
 
@@ -223,18 +240,25 @@ class RunSession:
             exchanges=self.run_ctx.http.total,
             unreachable=unreachable,
             binding=self.run_ctx.binding,
+            baseline={"file": str(self.baseline.source), "stale": self.baseline.stale} if self.baseline else None,
+            partial=bool(self.only),
         )
         path = write_summary(self.report_dir, summary)
+        write_html(self.report_dir)
+        write_badge(self.report_dir, summary)
         c = summary["counts"]
         self.console.line()
         self.console.line(
-            f"{summary['verdict'].upper()}: {c['passed']} passed, {c['failed']} failed, {c['untested']} untested, "
-            f"{c['skipped']} skipped of {len(self.results)} requirements; {summary['exchanges']} exchanges in "
+            f"{summary['verdict'].upper()} ({summary['grade']}): {c['passed']} passed, {c['failed']} failed, "
+            f"{c['expected_failures']} expected failures, {c['untested']} untested, {c['skipped']} skipped "
+            f"of {len(self.results)} requirements; {summary['exchanges']} exchanges in "
             f"{summary['duration_s']:.1f} s ({summary['exchanges_per_s']}/s)"
         )
-        self.console.line(f"report: {path}")
+        for stale in summary["baseline"]["stale"] if summary["baseline"] else []:
+            self.console.line(f"stale: {stale}")
+        self.console.line(f"report: {path.parent / 'report.html'} (summary.json, junit.xml, badge.svg, cases/)")
         self.run_ctx.http.close()
-        return exit_code(self.results, self.gate, bool(unreachable))
+        return exit_code(self.results, self.gate, bool(unreachable), bool(self.baseline and self.baseline.stale))
 
 
 def run_session(config: pytest.Config, profile: Profile) -> RunSession:

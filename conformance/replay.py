@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conformance.model import Case
 from conformance.profiles import load_profile
 from conformance.report.cases import read_case
 from conformance.runner import execute
@@ -13,7 +14,11 @@ from conformance.targets import load_config, open_run
 
 def replay(case_path: Path, target: str | None = None, config_path: str | None = None, token: str | None = None) -> tuple[str, str]:
     """Return (status, one-line message): status is passed, failed or untested."""
-    case = read_case(case_path)
+    return replay_case(read_case(case_path), target, config_path, token)
+
+
+def replay_case(case: Case, target: str | None = None, config_path: str | None = None, token: str | None = None) -> tuple[str, str]:
+    """Send a case again and judge it with the same requirement."""
     profile = load_profile(case.profile)
     requirement = profile.requirement(case.requirement)
     config = load_config(config_path)
@@ -37,3 +42,40 @@ def replay(case_path: Path, target: str | None = None, config_path: str | None =
     if verdict.status == "passed":
         return "passed", f"PASS {requirement.id} against {where}: the case no longer fails (was: {case.message})"
     return verdict.status, f"UNTESTED {requirement.id} against {where}: {verdict.message}"
+
+
+PYTEST_TEMPLATE = """\"\"\"Reproducer of {requirement} ({title}), written by `conformance replay --pytest`.
+
+Runs the same requirement with the same generated example against a target:
+    CONFORMANCE_TARGET=http://127.0.0.1:3773 [CONFORMANCE_CONFIG=conformance.yaml] pytest {filename}
+It fails while the target still breaks the requirement.\"\"\"
+
+import json
+import os
+
+from conformance.model import Case
+from conformance.replay import replay_case
+
+CASE = json.loads({case_json!r})
+
+
+def test_{func}():
+    target = os.environ.get("CONFORMANCE_TARGET") or CASE["target"]
+    status, message = replay_case(Case.from_json(CASE), target=target, config_path=os.environ.get("CONFORMANCE_CONFIG"))
+    assert status == "passed", message
+"""
+
+
+def pytest_reproducer(case_path: Path) -> str:
+    """A standalone pytest file that replays the case (target from CONFORMANCE_TARGET)."""
+    import json
+    import re
+
+    case = read_case(case_path)
+    return PYTEST_TEMPLATE.format(
+        requirement=case.requirement,
+        title=case.title,
+        filename=f"test_{re.sub(r'[^a-z0-9]+', '_', case.requirement.lower())}.py",
+        case_json=json.dumps(case.to_json()),
+        func=re.sub(r"[^a-z0-9]+", "_", case.requirement.lower()),
+    )

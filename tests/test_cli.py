@@ -64,7 +64,8 @@ def test_serve_run_fault_and_replay_over_real_http(tmp_path, serve):
 
     faulty = serve("bindu", "--control", "--fault", "cancel_terminal_succeeds")
     report = tmp_path / "faulty"
-    bad = conformance("run", "bindu", "--target", faulty.url, "--config", str(faulty.config),
+    full_token = yaml.safe_load(faulty.config.read_text())["credentials"]["full"]
+    bad = conformance("run", "bindu", "--target", faulty.url, "--config", str(faulty.config), "--token", full_token,
                       "--budget", "quick", "--report", str(report))
     assert bad.returncode == 1, bad.stdout[-3000:] + bad.stderr
     summary = json.loads((report / "summary.json").read_text())

@@ -20,6 +20,8 @@ class Result:
     requirement: Requirement
     verdict: Verdict
     case: str | None = None  # path of the case file, relative to the report dir
+    baseline: dict[str, Any] | None = None  # the baseline entry that covers this requirement
+    stale: str = ""  # set when a baseline entry lists this requirement but it passed
 
 
 def gates(level: str, gate: str) -> bool:
@@ -27,15 +29,16 @@ def gates(level: str, gate: str) -> bool:
     return LEVELS.index(level) <= LEVELS.index(gate.upper())
 
 
-def exit_code(results: list[Result], gate: str, unreachable: bool) -> int:
+def exit_code(results: list[Result], gate: str, unreachable: bool, stale: bool = False) -> int:
+    """3 unreachable; 1 an unlisted failure at a gating level, or a stale baseline entry; else 0."""
     if unreachable:
         return EXIT_UNREACHABLE
     failed = any(r.verdict.status == "failed" and gates(r.requirement.level, gate) for r in results)
-    return EXIT_FAILED if failed else EXIT_OK
+    return EXIT_FAILED if failed or stale else EXIT_OK
 
 
-def verdict_word(results: list[Result], gate: str, unreachable: bool) -> str:
-    code = exit_code(results, gate, unreachable)
+def verdict_word(results: list[Result], gate: str, unreachable: bool, stale: bool = False) -> str:
+    code = exit_code(results, gate, unreachable, stale)
     if code == EXIT_UNREACHABLE:
         return "unreachable"
     if code == EXIT_FAILED:
@@ -43,6 +46,33 @@ def verdict_word(results: list[Result], gate: str, unreachable: bool) -> str:
     if any(r.verdict.status == "untested" and gates(r.requirement.level, gate) for r in results):
         return "incomplete"
     return "pass"
+
+
+STATUSES = ("passed", "failed", "untested", "skipped", "expected_failure")
+GRADES = ("non-compliant", "MUST-compliant", "SHOULD-compliant", "fully compliant")
+
+
+def level_counts(results: list[Result]) -> dict[str, dict[str, int]]:
+    counts = {level: {s: 0 for s in STATUSES} for level in LEVELS}
+    for r in results:
+        counts[r.requirement.level][r.verdict.status] += 1
+    return counts
+
+
+def grade(results: list[Result], unreachable: bool, partial: bool = False) -> str:
+    """Compliance grade. A level holds when every requirement of it (and of the levels
+    above) passed: a failure, an expected failure or an untested requirement all count
+    against it; only skipped (not applicable) ones leave the denominator. A run that
+    reached nothing, or ran only some requirements (--only), grades nothing."""
+    if unreachable or partial or not any(r.verdict.status in ("passed", "failed", "expected_failure") for r in results):
+        return "ungraded"
+    held = 0
+    for level in LEVELS:
+        mine = [r for r in results if r.requirement.level == level and r.verdict.status != "skipped"]
+        if any(r.verdict.status != "passed" for r in mine):
+            break
+        held += 1
+    return GRADES[held]
 
 
 def build_summary(
@@ -58,10 +88,13 @@ def build_summary(
     exchanges: int,
     unreachable: str | None = None,
     binding: str | None = None,
+    baseline: dict[str, Any] | None = None,
+    partial: bool = False,
 ) -> dict[str, Any]:
     counts = {"passed": 0, "failed": 0, "untested": 0, "skipped": 0, "expected_failures": 0}
     for r in results:
-        counts[r.verdict.status] = counts.get(r.verdict.status, 0) + 1
+        key = "expected_failures" if r.verdict.status == "expected_failure" else r.verdict.status
+        counts[key] += 1
     return {
         "tool": {"name": "conformance", "version": __version__},
         "profile": profile.name,
@@ -75,9 +108,12 @@ def build_summary(
         "duration_s": round(duration_s, 3),
         "exchanges": exchanges,
         "exchanges_per_s": round(exchanges / duration_s, 1) if duration_s > 0 else 0.0,
-        "verdict": verdict_word(results, gate, bool(unreachable)),
+        "verdict": verdict_word(results, gate, bool(unreachable), bool(baseline and baseline.get("stale"))),
+        "baseline": baseline,
         "unreachable": unreachable,
+        "grade": grade(results, bool(unreachable), partial),
         "counts": counts,
+        "levels": level_counts(results),
         "requirements": [
             {
                 "id": r.requirement.id,
@@ -90,7 +126,9 @@ def build_summary(
                 "duration_s": round(r.verdict.duration_s, 3),
                 "cases": 1 if r.case else 0,
                 "message": r.verdict.message,
-                "failures": [{"case": r.case, "message": r.verdict.message}] if r.verdict.status == "failed" else [],
+                "failures": [{"case": r.case, "message": r.verdict.message}]
+                if r.verdict.status in ("failed", "expected_failure") else [],
+                **({"baseline": r.baseline} if r.baseline else {}),
             }
             for r in results
         ],

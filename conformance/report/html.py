@@ -1,0 +1,491 @@
+"""report.html: one self-contained page a person reads after a run.
+
+Everything comes from the report directory (summary.json and cases/*.json) and the
+spec file the summary names; the page fetches nothing (inline CSS, a few lines of
+inline JS, a Content-Security-Policy that forbids any other load)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from conformance.model import LEVELS
+
+EXCERPT_LIMIT = 4000  # characters of a spec excerpt
+BODY_LIMIT = 64_000  # characters of one exchange body (the case file has it all)
+LINE_CONTEXT = 4  # lines either side of an annotated "(line N)"
+
+STATUS_ORDER = ("failed", "expected_failure", "untested", "skipped", "passed")
+STATUS_LABEL = {
+    "passed": "PASS",
+    "failed": "FAIL",
+    "untested": "UNTESTED",
+    "skipped": "SKIPPED",
+    "expected_failure": "EXPECTED FAIL",
+}
+GRADE_CLASS = {
+    "fully compliant": "g-full",
+    "SHOULD-compliant": "g-should",
+    "MUST-compliant": "g-must",
+    "non-compliant": "g-non",
+    "ungraded": "g-none",
+}
+LEVEL_COLUMNS = (
+    ("passed", "passed"),
+    ("failed", "failed"),
+    ("untested", "untested"),
+    ("skipped", "skipped"),
+    ("expected_failures", "expected failures"),
+)
+
+CSS = """
+:root{--fg:#1d2329;--muted:#5b6570;--line:#d8dde3;--bg:#fff;--soft:#f5f7f9;
+--pass:#2e7d32;--fail:#c62828;--xfail:#8e44ad;--untested:#b26a00;--skip:#6b7280}
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;
+color:var(--fg);background:var(--bg)}
+main{max-width:1200px;margin:0 auto;padding:20px 24px 60px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:32px 0 10px;border-bottom:1px solid var(--line);
+padding-bottom:4px}h3{font-size:15px;margin:0 0 6px}
+a{color:#0b5cad}code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;
+font-size:12.5px}
+pre{background:var(--soft);border:1px solid var(--line);border-radius:4px;padding:8px 10px;margin:4px 0;
+white-space:pre-wrap;word-break:break-word;overflow-wrap:anywhere}
+.top{display:flex;gap:24px;align-items:stretch;flex-wrap:wrap;margin:12px 0}
+#grade{font-size:30px;font-weight:700;padding:14px 22px;border-radius:8px;color:#fff;min-width:280px;
+display:flex;flex-direction:column;justify-content:center}
+#grade small{font-size:13px;font-weight:400;opacity:.9}
+.g-full{background:#2e7d32}.g-should{background:#7a8f1a}.g-must{background:#b8860b}
+.g-non{background:#c62828}.g-none{background:#6b7280}
+table{border-collapse:collapse;width:100%}
+th,td{border-bottom:1px solid var(--line);padding:5px 8px;text-align:left;vertical-align:top}
+th{background:var(--soft);font-weight:600}
+table.levels{width:auto}table.levels td.n{text-align:right;font-variant-numeric:tabular-nums}
+table.meta{width:auto}table.meta th{background:none;color:var(--muted);font-weight:500;padding-left:0}
+.v{display:inline-block;padding:1px 7px;border-radius:3px;color:#fff;font-size:12px;font-weight:600;
+white-space:nowrap}
+.v-passed{background:var(--pass)}.v-failed{background:var(--fail)}.v-expected_failure{background:var(--xfail)}
+.v-untested{background:var(--untested)}.v-skipped{background:var(--skip)}
+tr.r-failed td{background:#fdecec}tr.r-expected_failure td{background:#f6eefa}
+.note{color:var(--muted);font-size:12.5px}
+section.failure{border:1px solid #e8b4b4;border-left:5px solid var(--fail);border-radius:4px;padding:10px 14px;
+margin:14px 0}
+section.failure.xfail{border-color:#d7bde2;border-left-color:var(--xfail)}
+details{margin:4px 0}summary{cursor:pointer}
+details.exchange{border:1px solid var(--line);border-radius:4px;padding:4px 10px;margin:6px 0;background:#fff}
+details.exchange>summary{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}
+.half{display:grid;grid-template-columns:1fr 1fr;gap:10px}
+@media (max-width:900px){.half{grid-template-columns:1fr}}
+.lbl{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em;margin-top:6px}
+.src{border-left:3px solid var(--line);padding-left:10px;margin:8px 0}
+.src:target,details:target{outline:2px solid #0b5cad;outline-offset:2px}
+mark{background:#fff2a8}
+td.id{white-space:nowrap}td.srcref{word-break:break-all;max-width:360px;font-size:12px}
+.head{display:flex;gap:24px;flex-wrap:wrap;align-items:flex-start}
+"""
+
+# Opens a <details> the address points into (a spec source link, a failure link).
+JS = """function openTarget(){var e=location.hash&&document.getElementById(decodeURIComponent(location.hash.slice(1)));
+for(;e;e=e.parentElement){if(e.tagName==="DETAILS")e.open=true;}}
+window.addEventListener("hashchange",openTarget);window.addEventListener("DOMContentLoaded",openTarget);"""
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+
+
+def e(value: Any) -> str:
+    """HTML-escape anything (None becomes an empty string)."""
+    return escape("" if value is None else str(value), quote=True)
+
+
+def anchor(prefix: str, text: str) -> str:
+    """A stable, HTML-id-safe anchor for ``text``."""
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")[:60]
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+    return f"{prefix}-{slug}-{digest}" if slug else f"{prefix}-{digest}"
+
+
+def source_key(source: dict[str, Any]) -> str:
+    return f"{source.get('file', '')}#{source.get('pointer', '')}"
+
+
+def split_pointer(pointer: str) -> tuple[str, str]:
+    """``"/a/b (line 12)"`` -> ``("/a/b", "line 12")``; no annotation -> ``(pointer, "")``."""
+    m = re.match(r"^(.*?)\s+\((.*)\)\s*$", pointer, re.S)
+    return (m.group(1), m.group(2)) if m else (pointer, "")
+
+
+def pretty_body(body: Any) -> str:
+    """A body for reading: JSON pretty-printed, anything else as text, long ones cut."""
+    if body is None:
+        return ""
+    if isinstance(body, str):
+        try:
+            text = json.dumps(json.loads(body), indent=2, ensure_ascii=False)
+        except ValueError:
+            text = body
+    else:
+        text = json.dumps(body, indent=2, ensure_ascii=False)
+    if len(text) > BODY_LIMIT:
+        text = text[:BODY_LIMIT] + f"\n… ({len(text) - BODY_LIMIT} more characters; see the case file)"
+    return text
+
+
+def truncate(text: str, limit: int = EXCERPT_LIMIT) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
+
+
+class SpecExcerpts:
+    """Spec files (the summary's, read once) and the excerpts their pointers name."""
+
+    def __init__(self, spec_rel: str | None, spec_text: str | None) -> None:
+        self.spec_rel = spec_rel
+        self._texts: dict[str, str | None] = {}
+        self._docs: dict[str, Any] = {}
+        if spec_rel and spec_text is not None:
+            self._texts[spec_rel] = spec_text
+
+    def text(self, rel: str) -> str | None:
+        if rel not in self._texts:
+            from conformance.profiles import ROOT
+
+            path = (ROOT / rel).resolve()
+            try:
+                path.relative_to(ROOT)  # only files of the project
+                self._texts[rel] = path.read_text(encoding="utf-8")
+            except (ValueError, OSError):
+                self._texts[rel] = None
+        return self._texts[rel]
+
+    def doc(self, rel: str) -> Any:
+        if rel not in self._docs:
+            text = self.text(rel)
+            parsed: Any = None
+            if text is not None:
+                try:
+                    parsed = json.loads(text) if rel.endswith(".json") else yaml.safe_load(text)
+                except (ValueError, yaml.YAMLError):
+                    parsed = None
+            self._docs[rel] = parsed
+        return self._docs[rel]
+
+    def excerpt(self, rel: str, pointer: str) -> tuple[str, str]:
+        """(excerpt, error): the dumped value at ``pointer`` or a reason it has none."""
+        from conformance.spec.schemas import SpecError, resolve_pointer
+
+        doc = self.doc(rel)
+        if doc is None:
+            return "", f"spec file {rel} could not be read"
+        bare, _ = split_pointer(pointer)
+        for candidate in dict.fromkeys((bare, pointer)):
+            try:
+                value = resolve_pointer(doc, candidate)
+            except SpecError:
+                continue
+            if isinstance(value, str):
+                dumped = value
+            elif rel.endswith(".json"):
+                dumped = json.dumps(value, indent=2, ensure_ascii=False)
+            else:
+                dumped = yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=100)
+            return truncate(dumped.rstrip("\n")), ""
+        return "", f"pointer {bare!r} does not resolve in {rel}"
+
+    def lines(self, rel: str, annotation: str) -> tuple[int, str] | None:
+        """For an annotation naming ``line N``: (N, the numbered lines around it, N marked)."""
+        m = re.search(r"\blines?\s+(\d+)(?:\s*[-–]\s*(\d+))?", annotation)
+        text = self.text(rel)
+        if not m or text is None:
+            return None
+        first = int(m.group(1))
+        last = int(m.group(2) or first)
+        all_lines = text.splitlines()
+        if not 1 <= first <= len(all_lines):
+            return None
+        lo, hi = max(1, first - LINE_CONTEXT), min(len(all_lines), last + LINE_CONTEXT)
+        width = len(str(hi))
+        out = []
+        for n in range(lo, hi + 1):
+            row = e(f"{n:>{width}} | {all_lines[n - 1]}")
+            out.append(f"<mark>{row}</mark>" if first <= n <= last else row)
+        return first, truncate("\n".join(out), EXCERPT_LIMIT * 2)
+
+
+def level_counts(summary: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Per-level counts: the summary's ``levels`` when present, else counted here."""
+    given = summary.get("levels")
+    out: dict[str, dict[str, int]] = {}
+    for level in LEVELS:
+        row = given.get(level) if isinstance(given, dict) else None
+        if isinstance(row, dict):
+            out[level] = {key: int(row.get(key, row.get(key.rstrip("s"), 0)) or 0) for key, _ in LEVEL_COLUMNS}
+            continue
+        counts = dict.fromkeys((k for k, _ in LEVEL_COLUMNS), 0)
+        for req in summary.get("requirements", []):
+            if req.get("level") == level:
+                status = req.get("status", "")
+                key = "expected_failures" if status == "expected_failure" else status
+                if key in counts:
+                    counts[key] += 1
+        out[level] = counts
+    return out
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def fmt_number(value: Any, unit: str = "") -> str:
+    if value is None or value == "":
+        return "—"
+    return f"{value}{unit}"
+
+
+def render_header(summary: dict[str, Any], grade: str, levels: dict[str, dict[str, int]]) -> str:
+    spec = summary.get("spec") or {}
+    tool = summary.get("tool") or {}
+    counts = summary.get("counts") or {}
+    total = len(summary.get("requirements", []))
+    verdict = summary.get("verdict", "")
+    rows = [
+        ("Profile", e(summary.get("profile"))),
+        ("Target", f"<span class=mono>{e(summary.get('target'))}</span>"),
+        ("Binding", e(summary.get("binding") or "—")),
+        ("Spec", f"<span class=mono>{e(spec.get('path'))}</span>"),
+        ("Spec sha256", f"<span class=mono>{e(spec.get('sha256'))}</span>"),
+        ("Seed", e(summary.get("seed"))),
+        ("Budget", e(summary.get("budget"))),
+        ("Gate level", e((summary.get("level") or "").upper() or "—")),
+        ("Date", e(summary.get("started_at"))),
+        ("Duration", e(fmt_number(summary.get("duration_s"), " s"))),
+        ("Exchanges", e(f"{fmt_number(summary.get('exchanges'))} ({fmt_number(summary.get('exchanges_per_s'))}/s)")),
+        ("Tool", e(f"{tool.get('name', 'conformance')} {tool.get('version', '')}".strip())),
+    ]
+    if summary.get("unreachable"):
+        rows.append(("Unreachable", f"<strong>{e(summary['unreachable'])}</strong>"))
+    meta = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    level_rows = "".join(
+        f"<tr><th>{e(level)}</th>"
+        + "".join(f"<td class=n>{levels[level][key]}</td>" for key, _ in LEVEL_COLUMNS)
+        + "</tr>"
+        for level in LEVELS
+    )
+    level_head = "".join(f"<th>{e(label)}</th>" for _, label in LEVEL_COLUMNS)
+    tally = ", ".join(f"{counts.get(k, 0)} {label}" for k, label in LEVEL_COLUMNS if counts.get(k))
+    return f"""<header>
+<h1>{e(summary.get('profile'))} conformance report</h1>
+<div class=note>run verdict: <strong>{e(verdict)}</strong> — {e(tally or 'no results')} of {total} requirements</div>
+<div class=top>
+<div id=grade class="{GRADE_CLASS.get(grade, 'g-none')}"><small>grade</small>{e(grade)}</div>
+<table class=levels aria-label="counts per level"><tr><th>level</th>{level_head}</tr>{level_rows}</table>
+</div>
+<table class=meta>{meta}</table>
+</header>"""
+
+
+def render_requirements(summary: dict[str, Any], src_ids: dict[str, str], fail_ids: dict[str, str]) -> str:
+    rows = []
+    for req in summary.get("requirements", []):
+        status = str(req.get("status", ""))
+        source = req.get("source") or {}
+        rid = str(req.get("id", ""))
+        id_cell = f'<a href="#{e(fail_ids[rid])}">{e(rid)}</a>' if rid in fail_ids else e(rid)
+        notes = []
+        if status != "passed" and req.get("message"):
+            notes.append(e(req["message"]))
+        baseline = req.get("baseline")
+        if isinstance(baseline, dict):
+            notes.append("baseline: " + e(baseline.get("reason")) + (
+                f" (issue: <span class=mono>{e(baseline.get('issue'))}</span>)" if baseline.get("issue") else ""))
+        src_text = str(source.get("file", "")) + (f"#{source['pointer']}" if source.get("pointer") else "")
+        src_cell = f'<a class=mono href="#{e(src_ids[source_key(source)])}">{e(src_text)}</a>'
+        rows.append(
+            f'<tr class="r-{e(status)}"><td class="mono id">{id_cell}</td><td>{e(req.get("level"))}</td>'
+            f"<td>{e(req.get('title'))}" + (f"<div class=note>{'<br>'.join(notes)}</div>" if notes else "") + "</td>"
+            f'<td><span class="v v-{e(status)}">{e(STATUS_LABEL.get(status, status.upper()))}</span></td>'
+            f"<td class=n>{e(req.get('exchanges', ''))}</td><td class=srcref>{src_cell}</td></tr>"
+        )
+    return (
+        "<section id=requirements><h2>Requirements</h2><table><tr><th>ID</th><th>level</th><th>title</th>"
+        "<th>verdict</th><th>exchanges</th><th>spec source</th></tr>" + "".join(rows) + "</table></section>"
+    )
+
+
+def render_headers(headers: Any) -> str:
+    if not headers:
+        return "(none)"
+    if isinstance(headers, dict):
+        return "\n".join(f"{k}: {v}" for k, v in headers.items())
+    return json.dumps(headers, indent=2, ensure_ascii=False)
+
+
+def render_exchange(index: int, exchange: dict[str, Any], is_open: bool) -> str:
+    req = exchange.get("request") or {}
+    resp = exchange.get("response")
+    status = resp.get("status") if isinstance(resp, dict) else None
+    outcome = f"→ {status}" if status is not None else f"→ no response{': ' + str(exchange['error']) if exchange.get('error') else ''}"
+    elapsed = exchange.get("elapsed_ms")
+    took = f" ({elapsed:.1f} ms)" if isinstance(elapsed, int | float) else ""
+    left = (
+        "<div><div class=lbl>request</div>"
+        f"<pre>{e(req.get('method'))} {e(req.get('url'))}\n{e(render_headers(req.get('headers')))}</pre>"
+        + (f"<div class=lbl>request body</div><pre class=body>{e(pretty_body(req.get('body')))}</pre>"
+           if req.get("body") is not None else "")
+        + "</div>"
+    )
+    if isinstance(resp, dict):
+        right = (
+            "<div><div class=lbl>response</div>"
+            f"<pre>HTTP {e(resp.get('status'))}\n{e(render_headers(resp.get('headers')))}</pre>"
+            + (f"<div class=lbl>response body</div><pre class=body>{e(pretty_body(resp.get('body')))}</pre>"
+               if resp.get("body") is not None else "")
+            + "</div>"
+        )
+    else:
+        right = "<div><div class=lbl>response</div><pre>(none)</pre></div>"
+    error = f"<div class=lbl>error</div><pre>{e(exchange['error'])}</pre>" if exchange.get("error") else ""
+    return (
+        f'<details class=exchange{" open" if is_open else ""}><summary>#{index} {e(req.get("method"))} '
+        f"{e(req.get('url'))} {e(outcome)}{e(took)}</summary><div class=half>{left}{right}</div>{error}</details>"
+    )
+
+
+def render_failure(req: dict[str, Any], failure: dict[str, Any], case: dict[str, Any] | None,
+                   case_path: Path | None, target: str, fid: str, src_id: str) -> str:
+    status = str(req.get("status", "failed"))
+    message = (case or {}).get("message") or failure.get("message") or req.get("message") or ""
+    parts = [
+        f'<section class="failure{" xfail" if status == "expected_failure" else ""}" id="{e(fid)}">',
+        f'<h3><span class="v v-{e(status)}">{e(STATUS_LABEL.get(status, status.upper()))}</span> '
+        f'<span class=mono>{e(req.get("id"))}</span> ({e(req.get("level"))}) — {e(req.get("title"))}</h3>',
+        f"<div class=lbl>message</div><pre class=message>{e(message)}</pre>",
+    ]
+    baseline = req.get("baseline")
+    if isinstance(baseline, dict):
+        parts.append(f"<div class=lbl>baseline</div><pre>{e(baseline.get('reason'))}"
+                     + (f"\nissue: {e(baseline.get('issue'))}" if baseline.get("issue") else "") + "</pre>")
+    source = req.get("source") or {}
+    parts.append(f'<div class=note>spec source: <a class=mono href="#{e(src_id)}">'
+                 f"{e(source.get('file'))}#{e(source.get('pointer'))}</a></div>")
+    if case is None:
+        parts.append(f"<p class=note>case file {e(failure.get('case') or '(none)')} is missing or unreadable.</p>")
+        parts.append("</section>")
+        return "\n".join(parts)
+    seed = case.get("seed", "")
+    replay = f"conformance replay {shlex.quote(str(case_path))} --target {shlex.quote(str(case.get('target') or target))}"
+    parts.append(f"<div class=lbl>seed</div><pre>{e(seed)} (budget {e(case.get('budget'))})</pre>")
+    parts.append(f"<div class=lbl>replay</div><pre class=replay>{e(replay)}</pre>")
+    curl = case.get("curl") or []
+    if curl:
+        parts.append(f"<div class=lbl>curl ({len(curl)})</div><pre class=curl>{e(chr(10).join(curl))}</pre>")
+    exchanges = case.get("exchanges") or []
+    parts.append(f"<div class=lbl>exchanges ({len(exchanges)})</div>")
+    for i, ex in enumerate(exchanges, 1):
+        if isinstance(ex, dict):
+            parts.append(render_exchange(i, ex, is_open=len(exchanges) <= 6 or i > len(exchanges) - 2))
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def render_sources(summary: dict[str, Any], src_ids: dict[str, str], specs: SpecExcerpts) -> str:
+    seen: dict[str, dict[str, Any]] = {}
+    users: dict[str, list[str]] = {}
+    for req in summary.get("requirements", []):
+        source = req.get("source") or {}
+        key = source_key(source)
+        seen.setdefault(key, source)
+        users.setdefault(key, []).append(str(req.get("id", "")))
+    blocks = []
+    for key, source in seen.items():
+        file, pointer = str(source.get("file", "")), str(source.get("pointer", ""))
+        used = ", ".join(users[key])
+        head = f'<summary><span class=mono>{e(file)}#{e(pointer)}</span> <span class=note>— {e(used)}</span></summary>'
+        if file == "profile":
+            body = f"<div class=note>decided by the profile (the spec is silent)</div><pre>{e(pointer)}</pre>"
+        else:
+            body_parts = []
+            _, annotation = split_pointer(pointer)
+            around = specs.lines(file, annotation) if annotation else None
+            if around:
+                body_parts.append(f"<div class=lbl>{e(file)} around line {around[0]}</div><pre>{around[1]}</pre>")
+            excerpt, error = specs.excerpt(file, pointer)
+            if error:
+                body_parts.append(f"<div class=note>{e(error)}</div>")
+            elif around:  # the marked lines are the point; the whole value stays folded
+                body_parts.append(f"<details><summary class=note>whole value at {e(split_pointer(pointer)[0] or '/')}"
+                                  f"</summary><pre>{e(excerpt)}</pre></details>")
+            else:
+                body_parts.append(f"<div class=lbl>value at {e(split_pointer(pointer)[0] or '/')}</div>"
+                                  f"<pre>{e(excerpt)}</pre>")
+            body = "".join(body_parts)
+        blocks.append(f'<details class=src id="{e(src_ids[key])}">{head}{body}</details>')
+    return "<section id=spec><h2>Spec sources</h2>" + "\n".join(blocks) + "</section>"
+
+
+def write_html(report_dir: Path, spec_text: str | None = None) -> Path:
+    """Write ``report_dir/report.html`` from its summary.json and cases/ (overwriting any);
+    ``spec_text`` is the spec's text when the caller has it (else it is read from the project)."""
+    report_dir = Path(report_dir)
+    summary = read_json(report_dir / "summary.json")
+    if summary is None:
+        raise ValueError(f"{report_dir / 'summary.json'} is missing or is not a JSON object")
+    spec_rel = (summary.get("spec") or {}).get("path")
+    specs = SpecExcerpts(spec_rel, spec_text)
+    grade = str(summary.get("grade") or "ungraded")
+    requirements = [r for r in summary.get("requirements", []) if isinstance(r, dict)]
+    summary = {**summary, "requirements": requirements}
+    src_ids = {source_key(r.get("source") or {}): anchor("src", source_key(r.get("source") or {}))
+               for r in requirements}
+    fail_ids: dict[str, str] = {}
+    failure_html = []
+    for req in sorted(requirements, key=lambda r: (STATUS_ORDER.index(r["status"]) if r.get("status") in STATUS_ORDER
+                                                   else len(STATUS_ORDER))):
+        failures = req.get("failures") or []
+        if not failures and req.get("status") in ("failed", "expected_failure"):
+            failures = [{"case": None, "message": req.get("message", "")}]
+        for n, failure in enumerate(f for f in failures if isinstance(f, dict)):
+            rid = str(req.get("id", ""))
+            fid = anchor("fail", rid + (f"-{n}" if n else ""))
+            fail_ids.setdefault(rid, fid)
+            case_path = report_dir / failure["case"] if failure.get("case") else None
+            case = read_json(case_path) if case_path else None
+            failure_html.append(render_failure(req, failure, case, case_path, str(summary.get("target", "")),
+                                               fid, src_ids[source_key(req.get("source") or {})]))
+    failures_section = (
+        "<section id=failures><h2>Failures</h2>" + "\n".join(failure_html) + "</section>" if failure_html else
+        "<section id=failures><h2>Failures</h2><p class=note>none</p></section>"
+    )
+    title = f"{summary.get('profile', '')} conformance — {grade}"
+    page = f"""<!DOCTYPE html>
+<html lang=en>
+<head>
+<meta charset=utf-8>
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<meta name=viewport content="width=device-width, initial-scale=1">
+<title>{e(title)}</title>
+<style>{CSS}</style>
+<script>{JS}</script>
+</head>
+<body><main>
+{render_header(summary, grade, level_counts(summary))}
+<nav class=note><a href="#requirements">requirements</a> · <a href="#failures">failures ({len(failure_html)})</a>
+· <a href="#spec">spec sources</a></nav>
+{render_requirements(summary, src_ids, fail_ids)}
+{failures_section}
+{render_sources(summary, src_ids, specs)}
+</main></body>
+</html>
+"""
+    path = report_dir / "report.html"
+    path.write_text(page, encoding="utf-8")
+    return path
