@@ -308,8 +308,6 @@ def check_secret_owner_only(ctx: CheckContext) -> None:
 def check_session_rule_owner_only(ctx: CheckContext) -> None:
     c = CanonClient(ctx)
     rule = {"type": "approve-tool", "toolPattern": "deploy"}
-    mine = c.detached_approval(allowSessionRule=True)
-    ctx.control("decide_approval", approvalId=mine["approvalId"], decision="allow", sessionRule=rule)
     c.script("request_approval", action="allow", sessionRule=rule, **{"as": c.role("member")})
     reply = c.call("request_approval", {"conversationId": c.role("group"), "toolName": "deploy", "toolSummary": "x",
                                         "allowSessionRule": True, "responseUserId": c.role("member")})
