@@ -26,17 +26,22 @@ class ProtocolMismatch(Exception):
     """The target answers, but not in the protocol of the profile (exit 3)."""
 
 
+def read_yaml(path: Path, what: str) -> Any:
+    """A user's YAML file, or ConfigError with a one-line reason."""
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what} {path}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{what} {path} does not parse: {str(exc).splitlines()[0]}") from exc
+
+
 def load_config(path: str | Path | None) -> dict[str, Any]:
-    """Read a run config (YAML). Keys: target, timeout, credentials, control."""
+    """Read a run config (YAML). Keys: target, timeout, credentials, control, world."""
     if path is None:
         return {}
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config {path} does not parse: {str(exc).splitlines()[0]}") from exc
+    data = read_yaml(path, "config")
     if data is None:
         return {}
     if not isinstance(data, dict):

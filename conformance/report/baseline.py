@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from conformance.targets import ConfigError
+from conformance.targets import ConfigError, read_yaml
 
 
 @dataclass(frozen=True)
@@ -42,12 +42,7 @@ class Entry:
 
 def load_baseline(path: str | Path, known_ids: set[str]) -> list[Entry]:
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read baseline {path}: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"baseline {path} does not parse: {str(exc).splitlines()[0]}") from exc
+    data = read_yaml(path, "baseline")
     if data is None:
         return []
     if not isinstance(data, list):
