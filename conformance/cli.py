@@ -1,23 +1,48 @@
 """The `conformance` command: list, run, serve, replay, selftest.
 
-Exit codes: 0 every gating requirement held, 1 a requirement failed, 2 usage or
-configuration error, 3 the target could not be reached or does not speak the protocol."""
+Exit codes (report/summary.py, EXIT_CODES): 0 every gating requirement held, 1 a
+requirement failed, 2 usage or configuration error, 3 the target could not be
+reached, stopped answering or was too slow to finish, 4 internal error, 130 interrupted."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
+import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
 from conformance import __version__
-from conformance.profiles import ROOT, ProfileError, available, load_profile, profile_path
-from conformance.report.summary import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
+from conformance.profiles import DATA_ROOT, RUN_INI, ProfileError, available, load_profile, profile_path
+from conformance.report.summary import (
+    EXIT_CODES,
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+)
 from conformance.spec.schemas import SpecError
 from conformance.targets import ConfigError
 
-EPILOG = "exit codes: 0 every gating requirement held, 1 a requirement failed, 2 usage error, 3 target unreachable"
+EPILOG = "exit codes:\n" + "\n".join(f"  {code:3}  {what}" for code, what in EXIT_CODES.items())
+
+def _limits() -> str:
+    from conformance.runner import BUDGETS
+    from conformance.transport.http import DEAD_AFTER, DEFAULT_MAX_ANSWER, DEFAULT_TIMEOUT
+
+    budgets = ", ".join(f"{b.name} {b.max_time / 60:g}m" for b in BUDGETS.values())
+    return f"""
+
+limits (a run always ends):
+  each exchange (connect, headers, body) has a wall-clock deadline: config `timeout`, default {DEFAULT_TIMEOUT:g} s;
+  an answer is read up to config `max_answer_mib` (default {DEFAULT_MAX_ANSWER / 2**20:g} MiB, decompressed), then cut;
+  after {DEAD_AFTER} exchanges in a row without an answer the target counts as gone: the rest is untested, exit 3;
+  --max-time bounds the whole run (default per budget: {budgets});
+  redirects are never followed; Ctrl-C or SIGTERM writes the reports of what has run (exit 130)."""
 
 
 class UsageFailure(Exception):
@@ -29,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="conformance",
         description="Conformance test suite and fuzzer for agent-to-agent protocols.",
         epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"conformance {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -36,11 +62,12 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("list", help="list profiles, or one profile's requirements and faults")
     s.add_argument("profile", nargs="?", help="profile name (omit to list all profiles)")
 
-    s = sub.add_parser("run", help="run a profile's requirements against a target", epilog=EPILOG)
+    s = sub.add_parser("run", help="run a profile's requirements against a target", epilog=EPILOG + _limits(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("profile", help="profile name, e.g. bindu (see `conformance list`)")
     s.add_argument("--target", default=None, help="'reference' (the built-in reference, in-process; default) or an http(s) URL")
     s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"), help="bearer token of the main caller (credential 'full'; default $CONFORMANCE_TOKEN); never written to reports")
-    s.add_argument("--config", default=None, help="YAML run config: target, timeout, credentials.<label>, control (URL of a control interface)")
+    s.add_argument("--config", default=None, help="YAML run config: target, timeout (s per exchange), max_answer_mib, credentials.<label>, control (URL of a control interface), world")
     s.add_argument("--budget", default="standard", choices=["quick", "standard", "deep"], help="examples per generated property and state-machine runs (default standard)")
     s.add_argument("--seed", type=int, default=1, help="hypothesis seed; the same seed replays the same run (default 1)")
     s.add_argument("--level", default="must", choices=["must", "should", "may"], help="lowest level whose failure fails the run (default must)")
@@ -50,11 +77,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a named fault into the built-in reference (repeatable)")
     s.add_argument("--binding", default=None, help="which of the profile's bindings to speak (canon-verbs: http or mcp; default the first)")
     s.add_argument("--baseline", default=None, metavar="FILE", help="YAML list of known failures (id, reason, issue): listed failures do not fail the run, unlisted ones and stale entries do")
+    s.add_argument("--max-time", default=None, metavar="DURATION", help="wall-clock limit of the whole run: seconds, or 90s, 15m, 2h (default per budget, see below); then the rest is untested, exit 3")
 
     s = sub.add_parser("serve", help="serve a profile's reference implementation over HTTP")
     s.add_argument("profile")
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    s.add_argument("--port", type=int, default=3773, help="port (default 3773)")
+    s.add_argument("--port", type=port_number, default=3773, help="port, 1-65535 (default 3773)")
     s.add_argument("--fault", action="append", default=[], metavar="NAME", help="serve with this named fault (repeatable)")
     s.add_argument("--control", action="store_true", help="enable the control interface under /_control (off by default)")
     s.add_argument("--write-config", default=None, metavar="FILE", help="write a run config (target, credentials, control) for this server to FILE")
@@ -83,6 +111,16 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def port_number(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (1-65535)")
+    return port
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     if not args.profile:
         for name in available():
@@ -102,7 +140,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     import pytest
 
-    from conformance.targets import load_config
+    from conformance.plugin import RunOutcome
+    from conformance.targets import load_config, parse_duration, writable_dir
     from conformance.transport.http import validate_target_url
 
     path = profile_path(args.profile)
@@ -117,12 +156,18 @@ def cmd_run(args: argparse.Namespace) -> int:
             validate_target_url(target)
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
+    if args.max_time is not None:
+        parse_duration(args.max_time)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    report = Path(args.report or f"reports/{args.profile}-{stamp}")
+    report = writable_dir(Path(args.report or f"reports/{args.profile}-{stamp}"), "--report")
+    if args.junit:
+        writable_dir(Path(args.junit).parent, "--junit folder")
+        if Path(args.junit).is_dir():
+            raise UsageFailure(f"--junit {args.junit} is a folder (expected a file path, e.g. junit.xml)")
     pytest_args = [
         str(path),
-        "-c", str(ROOT / "conformance" / "run.ini"),
-        "--rootdir", str(ROOT),
+        "-c", str(RUN_INI),
+        "--rootdir", str(DATA_ROOT),
         "-p", "no:terminal", "-p", "no:cacheprovider", "-s",
         "--conformance-console",
         "--budget", args.budget, "--seed", str(args.seed), "--level", args.level,
@@ -150,7 +195,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         choose_binding(prof, args.binding)
         pytest_args += ["--binding", args.binding]
-    return int(pytest.main(pytest_args))
+    if args.max_time is not None:
+        pytest_args += ["--max-time", args.max_time]
+    outcome = RunOutcome()
+    code = pytest.main(pytest_args, plugins=[outcome])
+    if outcome.code is not None:
+        return outcome.code
+    # pytest stopped before the run could finish: its own codes mean other things
+    if code == pytest.ExitCode.INTERRUPTED:
+        return EXIT_INTERRUPTED
+    if code == pytest.ExitCode.USAGE_ERROR:
+        return EXIT_USAGE
+    print(f"internal error: the run ended without a result (pytest exit code {int(code)})", file=sys.stderr)
+    return EXIT_INTERNAL
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -165,11 +222,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageFailure(f"unknown fault(s) {unknown} for profile {prof.name} (see `conformance list {prof.name}`)")
     app = prof.create_reference(prof, faults=tuple(args.fault), control=args.control)
     base = f"http://{args.host}:{args.port}"
+    try:  # one line now rather than uvicorn's log later
+        with socket.create_server((args.host, args.port)):
+            pass
+    except OSError as exc:
+        raise UsageFailure(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     if args.write_config:
         config = {"target": base, "credentials": prof.reference_credentials}
         if args.control:
             config["control"] = base + CONTROL_PREFIX
-        Path(args.write_config).write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+        try:
+            Path(args.write_config).write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+        except OSError as exc:
+            raise UsageFailure(f"--write-config {args.write_config} cannot be written: {exc.strerror or exc}") from None
     faults = f", faults: {', '.join(args.fault)}" if args.fault else ""
     print(f"serving the {prof.name} reference on {base} (control: {'on' if args.control else 'off'}{faults})", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
@@ -203,7 +268,10 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
     text = baseline_from_summary(read_summary(Path(args.summary)))
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageFailure(f"--output {args.output} cannot be written: {exc.strerror or exc}") from None
     else:
         print(text, end="")
     return EXIT_OK
@@ -237,7 +305,15 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug of the tool: one line, the traceback only on request
+        if os.environ.get("CONFORMANCE_DEBUG"):
+            raise
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        print(f"internal error: {type(exc).__name__}: {exc} (at {Path(where.filename).name}:{where.lineno}); "
+              "this is a bug of conformance: set CONFORMANCE_DEBUG=1 for the traceback and please report it",
+              file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

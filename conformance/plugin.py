@@ -7,6 +7,7 @@ Used by `conformance run`, and directly: ``pytest profiles/bindu.yaml --target U
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
 from datetime import UTC, datetime
@@ -22,11 +23,19 @@ from conformance.report.baseline import Baseline, load_baseline
 from conformance.report.cases import write_case
 from conformance.report.html import write_html
 from conformance.report.summary import Result, build_summary, exit_code, write_summary
-from conformance.runner import CheckContext, RunContext, Verdict, execute
-from conformance.targets import ConfigError, ProtocolMismatch, load_config, open_run
-from conformance.transport.http import TargetUnreachable, TransportFailure
+from conformance.runner import BUDGETS, CheckContext, RunContext, Verdict, execute
+from conformance.targets import (
+    ConfigError,
+    ProtocolMismatch,
+    load_config,
+    open_run,
+    parse_duration,
+    writable_dir,
+)
+from conformance.transport.http import DEAD_AFTER, Redactor, RunAborted, RunStopped, TransportFailure
 
 STASH = pytest.StashKey["RunSession"]()
+EXIT_KEY = pytest.StashKey[int]()  # the run's own exit code (pytest's codes mean other things)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -42,6 +51,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--fault", action="append", default=[], help="inject a named fault into the built-in reference")
     group.addoption("--binding", default=None, help="which of the profile's bindings to speak (e.g. http, mcp)")
     group.addoption("--baseline", default=None, help="YAML list of known failures: listed failures pass, stale entries fail")
+    group.addoption("--max-time", dest="conformance_max_time", default=None,
+                    help="wall-clock limit of the whole run: seconds, or 90s, 15m, 2h (default per budget)")
     group.addoption("--conformance-console", action="store_true", help="print one line per requirement and a summary")
 
 
@@ -112,22 +123,23 @@ def attach_to_allure(req: Requirement, result: Result) -> None:
 class Console:
     """One line per requirement and a live progress line on long runs."""
 
-    def __init__(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool, redact: Redactor | None = None) -> None:
         self.enabled = enabled
         self.tty = enabled and sys.stdout.isatty()
+        self.redact = redact or Redactor()
         self._last = 0.0
 
     def line(self, text: str = "") -> None:
         if self.enabled:
             if self.tty:
                 sys.stdout.write("\r\033[K")
-            print(text, flush=True)
+            print(self.redact(text), flush=True)
 
     def progress(self, text: str) -> None:
         now = time.monotonic()
         if self.tty and now - self._last > 0.2:
             self._last = now
-            sys.stdout.write("\r\033[K" + text[:100])
+            sys.stdout.write("\r\033[K" + self.redact(text)[:100])
             sys.stdout.flush()
 
 
@@ -146,10 +158,13 @@ class RunSession:
         self.started_at = datetime.now(UTC)
         self.t0 = time.perf_counter()
         stamp = self.started_at.strftime("%Y%m%d-%H%M%S")
-        self.report_dir = Path(opt.conformance_report or f"reports/{profile.name}-{stamp}")
+        self.report_dir = writable_dir(Path(opt.conformance_report or f"reports/{profile.name}-{stamp}"), "--report")
         self.console = Console(bool(opt.conformance_console))
         self.results: list[Result] = []
+        self.not_run = 0  # requirements reached after the run was stopped (one line for all)
+        self.signalled = False
         cfg = load_config(opt.conformance_config)
+        max_time = parse_duration(opt.conformance_max_time) if opt.conformance_max_time else BUDGETS[opt.budget].max_time
         self.run_ctx: RunContext = open_run(
             profile,
             opt.target,
@@ -160,7 +175,9 @@ class RunSession:
             seed=opt.seed,
             db_dir=self.report_dir.parent / ".hypothesis",
             binding=opt.binding,
+            max_time=max_time,
         )
+        self.console.redact = self.run_ctx.http.redact
         self.baseline: Baseline | None = None
         if opt.baseline:
             entries = load_baseline(opt.baseline, {r.id for r in profile.requirements})
@@ -170,9 +187,26 @@ class RunSession:
         self.console.line(
             f"conformance: profile {profile.name} ({profile.spec_relpath}) against {self.run_ctx.target}"
             f"{' over ' + self.run_ctx.binding if self.run_ctx.binding else ''}, "
-            f"budget {self.budget}, seed {opt.seed}"
+            f"budget {self.budget}, seed {opt.seed}, time limit {max_time:g} s"
         )
+        self._previous_handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            for sig in self._previous_handlers:
+                signal.signal(sig, self._on_signal)
+        except ValueError:  # not the main thread: leave signals alone
+            self._previous_handlers = {}
         self.preflight()
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        """First signal: stop after the current exchange and write the reports.
+        Second: stop at once (the reports are still written)."""
+        name = signal.Signals(signum).name
+        if self.signalled:
+            raise KeyboardInterrupt
+        self.signalled = True
+        self.run_ctx.http.stopped = f"interrupted by {name}"
+        self.console.line(f"{name}: stopping after the current exchange and writing the reports "
+                          "(send it again to stop at once)")
 
     def _tick(self) -> None:
         self.console.progress(f"  ... {self.current}: {self.run_ctx.http.total} exchanges")
@@ -181,15 +215,29 @@ class RunSession:
         """Stop early, with one line, when the target is unreachable or does not speak the protocol."""
         probe = Requirement("PREFLIGHT", "MAY", "the target speaks the protocol", Source("profile", "preflight"), self.profile.probe, ())
         ctx = CheckContext(self.run_ctx, probe)
-        try:
-            self.profile.probe(ctx)
-        except (TargetUnreachable, TransportFailure, ProtocolMismatch) as exc:
-            self.run_ctx.unreachable = str(exc)
-            self.console.line(f"error: {exc}")
+        for attempt in range(1, DEAD_AFTER + 1):  # one reset must not condemn the target
+            try:
+                self.profile.probe(ctx)
+                break
+            except RunStopped:
+                break
+            except TransportFailure as exc:
+                if attempt == DEAD_AFTER:
+                    self._unreachable(exc)
+                else:
+                    time.sleep(0.25 * attempt)
+            except (RunAborted, ProtocolMismatch) as exc:
+                self._unreachable(exc)
+                break
         self.run_ctx.http.log.clear()
+
+    def _unreachable(self, exc: BaseException) -> None:
+        self.run_ctx.unreachable = self.run_ctx.http.redact(str(exc))
+        self.console.line(f"error: {self.run_ctx.unreachable}")
 
     def run(self, req: Requirement) -> Result:
         self.current = req.id
+        stopped_before = bool(self.run_ctx.unreachable or self.run_ctx.http.stopped)
         if self.only and req.id not in self.only:
             result = Result(req, Verdict("skipped", "not selected by --only"))
         else:
@@ -219,15 +267,30 @@ class RunSession:
         self.results.append(result)
         if self.only and req.id not in self.only:
             return result  # counted in the summary, not worth a line each
+        if stopped_before:
+            self.not_run += 1  # one line for all of them, at the end
+            return result
         v = result.verdict
         extra = f"  {v.message}" if v.status != "passed" and v.message else ""
         extra = f"  {result.stale}" if result.stale else extra
         self.console.line(f"{MARK[v.status]:8} {req.level:6} {req.id:40} {v.exchange_count:5} ex{extra[:160]}")
+        if self.run_ctx.unreachable:
+            self.console.line(f"error: {self.run_ctx.unreachable}")
         return result
 
     def finish(self) -> int:
+        """Write every report of what has run (whatever stopped the run) and
+        return the exit code."""
+        for sig, handler in self._previous_handlers.items():
+            signal.signal(sig, handler)
         duration = time.perf_counter() - self.t0
+        http = self.run_ctx.http
         unreachable = self.run_ctx.unreachable
+        stopped = None
+        if self.signalled:
+            stopped = ("signal", http.stopped or "interrupted")
+        elif http.stopped:
+            stopped = ("time", http.stopped)
         summary = build_summary(
             self.profile,
             self.results,
@@ -237,17 +300,25 @@ class RunSession:
             gate=self.gate,
             started_at=self.started_at,
             duration_s=duration,
-            exchanges=self.run_ctx.http.total,
+            exchanges=http.total,
             unreachable=unreachable,
             binding=self.run_ctx.binding,
             baseline={"file": str(self.baseline.source), "stale": self.baseline.stale} if self.baseline else None,
             partial=bool(self.only),
+            stopped=stopped,
         )
         path = write_summary(self.report_dir, summary)
-        write_html(self.report_dir)
-        write_badge(self.report_dir, summary)
+        for what, write in (("report.html", lambda: write_html(self.report_dir)),
+                            ("badge.svg", lambda: write_badge(self.report_dir, summary))):
+            try:
+                write()
+            except Exception as exc:  # summary.json is written; one broken extra must not lose it
+                self.console.line(f"warning: could not write {what}: {type(exc).__name__}: {exc}")
         c = summary["counts"]
         self.console.line()
+        if self.not_run:
+            why = unreachable or (stopped[1] if stopped else "")
+            self.console.line(f"{self.not_run} requirements not run: {why}")
         self.console.line(
             f"{summary['verdict'].upper()} ({summary['grade']}): {c['passed']} passed, {c['failed']} failed, "
             f"{c['expected_failures']} expected failures, {c['untested']} untested, {c['skipped']} skipped "
@@ -257,8 +328,9 @@ class RunSession:
         for stale in summary["baseline"]["stale"] if summary["baseline"] else []:
             self.console.line(f"stale: {stale}")
         self.console.line(f"report: {path.parent / 'report.html'} (summary.json, junit.xml, badge.svg, cases/)")
-        self.run_ctx.http.close()
-        return exit_code(self.results, self.gate, bool(unreachable), bool(self.baseline and self.baseline.stale))
+        http.close()
+        return exit_code(self.results, self.gate, bool(unreachable), bool(self.baseline and self.baseline.stale),
+                         stopped[0] if stopped else None)
 
 
 def run_session(config: pytest.Config, profile: Profile) -> RunSession:
@@ -287,4 +359,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     run = session.config.stash.get(STASH, None)
     if run is not None:
-        session.exitstatus = run.finish()
+        code = run.finish()
+        session.exitstatus = code
+        session.config.stash[EXIT_KEY] = code
+
+
+class RunOutcome:
+    """Passed to ``pytest.main`` by `conformance run`: the run's own exit code,
+    or None when pytest stopped before the run finished."""
+
+    code: int | None = None
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.code = config.stash.get(EXIT_KEY, None)

@@ -14,8 +14,14 @@ from conformance.spec.openapi import error_catalog, jsonrpc_operations
 from conformance.spec.schemas import SpecError, load_document, sha256_of
 from conformance.spec.verbs import verb_operations
 
-ROOT = Path(__file__).resolve().parent.parent
-PROFILES_DIR = ROOT / "profiles"
+PACKAGE_DIR = Path(__file__).resolve().parent
+ROOT = PACKAGE_DIR.parent  # the source checkout (when running from one)
+# The folder holding profiles/ and specs/: the top of the source checkout (also for an
+# editable install), or conformance/_data/ where a wheel puts them (see pyproject.toml).
+_PACKAGED_DATA = PACKAGE_DIR / "_data"
+DATA_ROOT = _PACKAGED_DATA if (_PACKAGED_DATA / "profiles").is_dir() else ROOT
+PROFILES_DIR = DATA_ROOT / "profiles"
+RUN_INI = PACKAGE_DIR / "run.ini"  # pytest settings of `conformance run`
 
 
 class ProfileError(Exception):
@@ -52,7 +58,7 @@ def load_profile(name: str) -> Profile:
     if name in _CACHE:
         return _CACHE[name]
     settings = read_settings(profile_path(name))
-    spec_path = ROOT / settings["spec"]
+    spec_path = DATA_ROOT / settings["spec"]
     spec = load_document(spec_path)
     spec_text = spec_path.read_text(encoding="utf-8")
     operations = {}

@@ -3,6 +3,8 @@ config file (credentials, control interface), and the preflight probe."""
 
 from __future__ import annotations
 
+import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,13 +12,18 @@ import yaml
 
 from conformance.model import Profile
 from conformance.runner import BUDGETS, RunContext, example_database
-from conformance.transport.http import HttpTransport, Redactor, validate_target_url
+from conformance.transport.http import (
+    DEFAULT_MAX_ANSWER,
+    DEFAULT_TIMEOUT,
+    HttpTransport,
+    Redactor,
+    validate_target_url,
+)
 
 CONTROL_PREFIX = "/_control"
 
 
-KNOWN_KEYS = {"target", "timeout", "credentials", "control", "world"}
-
+KNOWN_KEYS = {"target", "timeout", "max_answer_mib", "credentials", "control", "world"}
 
 class ConfigError(Exception):
     """Bad input to the tool itself (exit 2)."""
@@ -37,7 +44,8 @@ def read_yaml(path: Path, what: str) -> Any:
 
 
 def load_config(path: str | Path | None) -> dict[str, Any]:
-    """Read a run config (YAML). Keys: target, timeout, credentials, control, world."""
+    """Read and check a run config (YAML); ConfigError names the first bad value.
+    Keys: target, timeout, max_answer_mib, credentials, control, world."""
     if path is None:
         return {}
     path = Path(path)
@@ -45,13 +53,62 @@ def load_config(path: str | Path | None) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"config {path} must be a mapping (keys: target, timeout, credentials, control)")
+        raise ConfigError(f"config {path} must be a mapping (keys: {', '.join(sorted(KNOWN_KEYS))})")
     unknown = set(data) - KNOWN_KEYS
     if unknown:
-        raise ConfigError(f"config {path}: unknown keys {sorted(unknown)} (known: {', '.join(sorted(KNOWN_KEYS))})")
-    if not isinstance(data.get("credentials", {}), dict):
-        raise ConfigError(f"config {path}: credentials must be a mapping of label to token")
+        raise ConfigError(f"config {path}: unknown keys {sorted(map(str, unknown))} (known: {', '.join(sorted(KNOWN_KEYS))})")
+    where = f"config {path}"
+    if "target" in data and data["target"] != "reference":
+        try:
+            validate_target_url(data["target"])
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    for key, unit in (("timeout", "seconds for one exchange"), ("max_answer_mib", "MiB of one answer")):
+        if key in data:
+            positive_number(data[key], f"{where}: {key} ({unit})")
+    credentials = data.get("credentials", {})
+    if not isinstance(credentials, dict):
+        raise ConfigError(f"{where}: credentials must be a mapping of label to token")
+    for label, value in credentials.items():
+        if not isinstance(value, str | dict) and value is not None:
+            raise ConfigError(f"{where}: credentials.{label} must be a token (text) or a mapping, not {value!r}")
+    if "control" in data and not isinstance(data["control"], str):
+        raise ConfigError(f"{where}: control must be a URL or a path (text), not {data['control']!r}")
+    if "world" in data and not isinstance(data["world"], dict):
+        raise ConfigError(f"{where}: world must be a mapping of role to id, not {type(data['world']).__name__}")
     return data
+
+
+def positive_number(value: Any, what: str) -> float:
+    """``value`` as a finite number > 0, or ConfigError naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{what} must be a number greater than 0, not {value!r}")
+    return float(value)
+
+
+def parse_duration(text: Any) -> float:
+    """Seconds from ``900``, ``90s``, ``15m`` or ``2h``; ConfigError otherwise."""
+    value = str(text).strip().lower()
+    scale = {"s": 1, "m": 60, "h": 3600}.get(value[-1:], None)
+    number = value[:-1] if scale else value
+    try:
+        seconds = float(number) * (scale or 1)
+    except ValueError:
+        raise ConfigError(f"--max-time {text!r} is not a duration (e.g. 900, 90s, 15m, 2h)") from None
+    return positive_number(seconds, f"--max-time {text!r}")
+
+
+def writable_dir(path: Path, what: str) -> Path:
+    """``path`` as a folder that exists and can be written, or ConfigError."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".conformance-write-test"
+        probe.write_text("", encoding="utf-8")
+        probe.unlink()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ConfigError(f"{what} {path} cannot be written: {reason}") from None
+    return path
 
 
 def secrets_of(credentials: dict[str, Any]) -> dict[str, str]:
@@ -79,8 +136,10 @@ def open_run(
     db_dir: Path | None = None,
     reference_options: dict[str, Any] | None = None,
     binding: str | None = None,
+    max_time: float | None = None,
 ) -> RunContext:
-    """Build the RunContext for a run against ``target`` ("reference" or an http(s) URL)."""
+    """Build the RunContext for a run against ``target`` ("reference" or an http(s) URL);
+    ``max_time`` seconds from now, the run stops sending."""
     config = config or {}
     target = target or config.get("target") or "reference"
     if budget not in BUDGETS:
@@ -107,8 +166,11 @@ def open_run(
     credentials.update(config.get("credentials") or {})
     if token:
         credentials["full"] = token
-    timeout = float(config.get("timeout", 10.0))
-    http = HttpTransport(timeout=timeout, redactor=Redactor(secrets_of(credentials)), **http_kwargs)
+    timeout = float(config.get("timeout", DEFAULT_TIMEOUT))
+    max_answer = int(float(config.get("max_answer_mib", DEFAULT_MAX_ANSWER / 2**20)) * 2**20)
+    http = HttpTransport(timeout=timeout, max_answer=max_answer, redactor=Redactor(secrets_of(credentials)), **http_kwargs)
+    if max_time is not None:
+        http.run_deadline = time.monotonic() + max_time
     return RunContext(
         profile=profile,
         http=http,

@@ -14,7 +14,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from conformance.model import Profile
-from conformance.profiles import ROOT, read_settings
+from conformance.profiles import DATA_ROOT as ROOT
+from conformance.profiles import read_settings
 from conformance.protocols.bindu import signing
 from conformance.protocols.bindu.faults import FAULTS
 from conformance.protocols.bindu.reference import (

@@ -126,10 +126,10 @@ def pretty_body(body: Any) -> str:
     if body is None:
         return ""
     if isinstance(body, str):
-        try:
-            text = json.dumps(json.loads(body), indent=2, ensure_ascii=False)
-        except ValueError:
-            text = body
+        from conformance.transport.http import parse_json
+
+        parsed, error = parse_json(body)
+        text = body if error else json.dumps(parsed, indent=2, ensure_ascii=False)
     else:
         text = json.dumps(body, indent=2, ensure_ascii=False)
     if len(text) > BODY_LIMIT:
@@ -153,11 +153,11 @@ class SpecExcerpts:
 
     def text(self, rel: str) -> str | None:
         if rel not in self._texts:
-            from conformance.profiles import ROOT
+            from conformance.profiles import DATA_ROOT
 
-            path = (ROOT / rel).resolve()
+            path = (DATA_ROOT / rel).resolve()
             try:
-                path.relative_to(ROOT)  # only files of the project
+                path.relative_to(DATA_ROOT)  # only files of the project (its profiles and specs)
                 self._texts[rel] = path.read_text(encoding="utf-8")
             except (ValueError, OSError):
                 self._texts[rel] = None

@@ -12,7 +12,17 @@ from conformance import __version__
 from conformance.model import LEVELS, Profile, Requirement
 from conformance.runner import Verdict
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130  # SIGINT or SIGTERM: the reports hold what had run
+EXIT_CODES = {
+    EXIT_OK: "every requirement at the gating level held",
+    EXIT_FAILED: "a requirement at the gating level failed (or a stale baseline entry)",
+    EXIT_USAGE: "usage or configuration error",
+    EXIT_UNREACHABLE: "the target could not be reached, stopped answering, does not speak the protocol, "
+                      "or the run's time limit passed before it finished",
+    EXIT_INTERNAL: "internal error of conformance (a bug: please report it)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C or SIGTERM); the reports hold what had run",
+}
 
 
 @dataclass
@@ -29,18 +39,26 @@ def gates(level: str, gate: str) -> bool:
     return LEVELS.index(level) <= LEVELS.index(gate.upper())
 
 
-def exit_code(results: list[Result], gate: str, unreachable: bool, stale: bool = False) -> int:
-    """3 unreachable; 1 an unlisted failure at a gating level, or a stale baseline entry; else 0."""
+def exit_code(results: list[Result], gate: str, unreachable: bool, stale: bool = False, stopped: str | None = None) -> int:
+    """130 interrupted; 3 unreachable; 1 an unlisted failure at a gating level, or a
+    stale baseline entry; 3 the time limit cut the run short; else 0.
+    ``stopped`` is None, "time" or "signal"."""
+    if stopped == "signal":
+        return EXIT_INTERRUPTED
     if unreachable:
         return EXIT_UNREACHABLE
     failed = any(r.verdict.status == "failed" and gates(r.requirement.level, gate) for r in results)
-    return EXIT_FAILED if failed or stale else EXIT_OK
+    if failed or stale:
+        return EXIT_FAILED
+    return EXIT_UNREACHABLE if stopped == "time" else EXIT_OK
 
 
-def verdict_word(results: list[Result], gate: str, unreachable: bool, stale: bool = False) -> str:
-    code = exit_code(results, gate, unreachable, stale)
+def verdict_word(results: list[Result], gate: str, unreachable: bool, stale: bool = False, stopped: str | None = None) -> str:
+    code = exit_code(results, gate, unreachable, stale, stopped)
+    if code == EXIT_INTERRUPTED:
+        return "interrupted"
     if code == EXIT_UNREACHABLE:
-        return "unreachable"
+        return "time limit" if stopped == "time" and not unreachable else "unreachable"
     if code == EXIT_FAILED:
         return "fail"
     if any(r.verdict.status == "untested" and gates(r.requirement.level, gate) for r in results):
@@ -90,7 +108,10 @@ def build_summary(
     binding: str | None = None,
     baseline: dict[str, Any] | None = None,
     partial: bool = False,
+    stopped: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
+    """``stopped`` is (kind, reason) when the run ended early: kind "time" or "signal"."""
+    kind = stopped[0] if stopped else None
     counts = {"passed": 0, "failed": 0, "untested": 0, "skipped": 0, "expected_failures": 0}
     for r in results:
         key = "expected_failures" if r.verdict.status == "expected_failure" else r.verdict.status
@@ -108,10 +129,11 @@ def build_summary(
         "duration_s": round(duration_s, 3),
         "exchanges": exchanges,
         "exchanges_per_s": round(exchanges / duration_s, 1) if duration_s > 0 else 0.0,
-        "verdict": verdict_word(results, gate, bool(unreachable), bool(baseline and baseline.get("stale"))),
+        "verdict": verdict_word(results, gate, bool(unreachable), bool(baseline and baseline.get("stale")), kind),
         "baseline": baseline,
         "unreachable": unreachable,
-        "grade": grade(results, bool(unreachable), partial),
+        "stopped": stopped[1] if stopped else None,
+        "grade": grade(results, bool(unreachable) or kind == "signal", partial),
         "counts": counts,
         "levels": level_counts(results),
         "requirements": [

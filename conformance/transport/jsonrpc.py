@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.transport.http import HttpTransport, Reply
+from conformance.transport.http import HttpTransport, Reply, parse_json
 
 
 @dataclass
@@ -88,10 +88,7 @@ def stream_events(reply: Reply) -> list[Any]:
     events = []
     for line in reply.text.splitlines():
         if line.startswith("data:"):
-            try:
-                events.append(json.loads(line[5:].strip()))
-            except ValueError:
-                events.append(None)
+            events.append(parse_json(line[5:].strip())[0])
     return events
 
 
