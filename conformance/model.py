@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from conformance.failures import Failure
+
 if TYPE_CHECKING:
     from conformance.runner import CheckContext
 
@@ -66,6 +68,16 @@ class ErrorCode:
 
 
 @dataclass(frozen=True)
+class Limit:
+    """One limit a spec states (or the profile decides where the spec is silent), in the
+    unit its name says (``_bytes``, ``_s``, ``_ms``); read by ``conformance.spec.limits``."""
+
+    name: str
+    value: int | float
+    source: Source
+
+
+@dataclass(frozen=True)
 class Operation:
     """One operation of the wire protocol (a JSON-RPC method, a verb, an action)."""
 
@@ -110,16 +122,19 @@ class Case:
     binding: str | None = None
     curl: list[str] = field(default_factory=list)
     format: int = 1
+    failures: list[Failure] = field(default_factory=list)  # typed, one per (sub-)check that failed; absent in old files
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["exchanges"] = [e.to_json() for e in self.exchanges]
+        data["failures"] = [f.to_json() for f in self.failures]
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Case:
         data = dict(data)
         data["exchanges"] = [Exchange.from_json(e) for e in data.get("exchanges", [])]
+        data["failures"] = [Failure.from_json(f) for f in data.get("failures") or [] if isinstance(f, dict)]
         return cls(**data)
 
 
@@ -142,6 +157,7 @@ class Profile:
     create_reference: Callable[..., Any]
     probe: Callable[[CheckContext], None]
     reference_credentials: dict[str, Any] = field(default_factory=dict)
+    limits: dict[str, Limit] = field(default_factory=dict)  # the profile's `limits:` block
 
     def requirement(self, rid: str) -> Requirement:
         for req in self.requirements:

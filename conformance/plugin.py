@@ -23,7 +23,7 @@ from conformance.report.baseline import Baseline, load_baseline
 from conformance.report.cases import write_case
 from conformance.report.html import write_html
 from conformance.report.summary import Result, build_summary, exit_code, write_summary
-from conformance.runner import BUDGETS, CheckContext, RunContext, Verdict, execute
+from conformance.runner import BUDGETS, CheckContext, RunContext, Untested, Verdict, execute
 from conformance.targets import (
     ConfigError,
     ProtocolMismatch,
@@ -221,6 +221,9 @@ class RunSession:
                 break
             except RunStopped:
                 break
+            except Untested as exc:  # it answered in its protocol, but wants what the run lacks
+                self.console.line(f"note: {self.run_ctx.http.redact(str(exc))}")
+                break
             except TransportFailure as exc:
                 if attempt == DEAD_AFTER:
                     self._unreachable(exc)
@@ -257,11 +260,12 @@ class RunSession:
                     exchanges=verdict.exchanges,
                     reproduce=verdict.reproduce,
                     binding=self.run_ctx.binding,
+                    failures=verdict.failures,
                 )
                 path = write_case(self.report_dir / "cases", case)
                 result.case = str(path.relative_to(self.report_dir))
             if self.baseline:
-                status, entry, result.stale = self.baseline.judge(req.id, verdict.status, verdict.message)
+                status, entry, result.stale = self.baseline.judge(req.id, verdict.status, verdict.message, verdict.failures)
                 verdict.status = status
                 result.baseline = entry.to_json() if entry else None
         self.results.append(result)

@@ -9,10 +9,10 @@ from typing import Any
 
 import yaml
 
-from conformance.model import ErrorCode, Profile, Source
-from conformance.spec.openapi import error_catalog, jsonrpc_operations
+from conformance.model import Profile
+from conformance.spec.limits import load_limits
+from conformance.spec.readers import SpecDocument, read_errors, read_operations
 from conformance.spec.schemas import SpecError, load_document, sha256_of
-from conformance.spec.verbs import verb_operations
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 ROOT = PACKAGE_DIR.parent  # the source checkout (when running from one)
@@ -60,19 +60,9 @@ def load_profile(name: str) -> Profile:
     settings = read_settings(profile_path(name))
     spec_path = DATA_ROOT / settings["spec"]
     spec = load_document(spec_path)
-    spec_text = spec_path.read_text(encoding="utf-8")
-    operations = {}
-    if "jsonrpc" in settings:
-        operations = jsonrpc_operations(spec, settings["spec"], settings["jsonrpc"])
-    errors: dict[Any, ErrorCode] = {}
-    if "verbs" in settings:
-        operations = verb_operations(spec, settings["spec"], settings["verbs"])
-    if "error_catalog" in settings:
-        cat = settings["error_catalog"]
-        errors = error_catalog(spec, spec_text, settings["spec"], cat["pointer"], cat["columns"])
-    for code, row in (settings.get("errors") or {}).items():  # a profile's own error codes
-        errors[code] = ErrorCode(code, code, int(row["status"]), row.get("when", ""),
-                                 Source("profile", f"profiles/{name}.yaml#/errors/{code}"))
+    document = SpecDocument(spec, spec_path.read_text(encoding="utf-8"), settings["spec"], name)
+    operations = read_operations(document, settings)
+    errors = read_errors(document, settings)
     package = importlib.import_module(settings["package"])
     profile = Profile(
         name=settings.get("name", name),
@@ -89,6 +79,7 @@ def load_profile(name: str) -> Profile:
         create_reference=package.create_reference,
         probe=package.probe,
         reference_credentials={},
+        limits=load_limits(settings.get("limits"), spec, settings["spec"]),
     )
     package.complete(profile)  # the package adds requirements, faults, reference credentials
     _CACHE[name] = profile

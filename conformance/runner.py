@@ -11,7 +11,8 @@ import tempfile
 import time
 import traceback
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,13 +23,30 @@ from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, InMemoryExampleDatabase
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
+from conformance.failures import DEFAULT_KIND, Failure, check_kind, summarize
 from conformance.model import Exchange, Profile, Requirement
-from conformance.transport.http import HttpTransport, Reply, RunStopped, TargetUnreachable, TransportFailure
-from conformance.transport.jsonrpc import JsonRpcClient
+from conformance.transport.binding import Binding, make_binding
+from conformance.transport.http import (
+    HttpReply,
+    HttpTransport,
+    RunStopped,
+    TargetUnreachable,
+    TransportFailure,
+)
 
 
 class CheckFailed(AssertionError):
-    """The target broke the requirement."""
+    """The target broke the requirement. ``kind`` is one of ``KINDS``
+    (conformance/failures.py; an unknown kind raises ValueError here, when the
+    check is written wrong, not when the target is); ``statement`` optionally
+    names the spec statement broken; ``subcheck`` is filled in by ``ctx.subcheck``."""
+
+    def __init__(self, message: str, kind: str = DEFAULT_KIND, statement: str | None = None,
+                 subcheck: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = check_kind(kind)
+        self.statement = statement
+        self.subcheck = subcheck
 
 
 class Untested(Exception):
@@ -118,6 +136,7 @@ class Verdict:
     reproduce: dict[str, Any] | None = None
     duration_s: float = 0.0
     exchange_count: int = 0
+    failures: list[Failure] = field(default_factory=list)  # of a failed verdict; ``message`` sums them up
 
 
 _BLOB = re.compile(r"@reproduce_failure\('([^']+)', (b'[^']*')\)")
@@ -133,24 +152,49 @@ class CheckContext:
         self.profile = run.profile
         self.budget = run.budget
         self.http = run.http
-        self.rpc = JsonRpcClient(run.http, run.profile.settings.get("endpoint", "/"))
         self._reproduce = reproduce
         self._calls = 0
         self.failed_call: int | None = None
         self.blob: tuple[str, str] | None = None
+        self._binding: Binding | None = None
+        # sub-checks: what failed (with the exchanges logged then: a later for_all
+        # clears the log, the case must still hold them), where we are, and whether
+        # a hypothesis body is running (> 0), where nothing may be swallowed
+        self.subcheck_failures: list[Failure] = []
+        self.subcheck_exchanges: list[Exchange] = []
+        self._subchecks_entered: frozenset[str] = frozenset()
+        self._subcheck_path: tuple[str, ...] = ()
+        self._hypothesis_depth = 0
 
     @property
-    def binding(self) -> str | None:
+    def binding_name(self) -> str | None:
         return self.run.binding
 
-    def actions(self) -> Any:
-        """A client of the run's binding (profiles that declare ``bindings``)."""
-        from conformance.transport.actions import BINDINGS
+    @property
+    def binding(self) -> Any:
+        """The run's binding (transport/binding.py): ``call(operation, params, caller=...)``."""
+        if self._binding is None:
+            name = self.run.binding
+            if name is None:
+                raise NotApplicable(f"profile {self.profile.name} declares no bindings")
+            entry = self.profile.settings["bindings"][name]
+            self._binding = make_binding(name, entry, self.http, self.token)
+            self._binding.on_unauthenticated = self._needs_token
+        return self._binding
 
-        binding = self.run.binding
-        if binding is None:
-            raise NotApplicable(f"profile {self.profile.name} declares no bindings")
-        return BINDINGS[binding](self.http, self.profile.settings["bindings"][binding]["path"])
+    @staticmethod
+    def _needs_token(label: str) -> None:
+        raise Untested(f"the target requires a bearer token: give --token or credentials.{label}")
+
+    def token(self, label: str, required: bool = True) -> str | None:
+        """The bearer token of a credential (a mapping's ``token``); a required one
+        that was not given makes the requirement untested."""
+        value = self.run.credentials.get(label)
+        if isinstance(value, dict):
+            value = value.get("token")
+        if not value and required:
+            raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)")
+        return value or None
 
     # -- what the target offers --------------------------------------------------
     def credential(self, label: str) -> Any:
@@ -162,7 +206,7 @@ class CheckContext:
     def has_credential(self, label: str) -> bool:
         return bool(self.run.credentials.get(label))
 
-    def control(self, action: str, **payload: Any) -> Reply:
+    def control(self, action: str, **payload: Any) -> HttpReply:
         """Drive what the wire cannot (see DESIGN.md, control interface)."""
         if not self.run.control_path:
             raise Untested("needs the target's control interface (set control: in --config)")
@@ -172,12 +216,62 @@ class CheckContext:
         return reply
 
     # -- verdict helpers ----------------------------------------------------------
-    def fail(self, message: str) -> None:
-        raise CheckFailed(message)
+    def fail(self, message: str, kind: str = DEFAULT_KIND, statement: str | None = None) -> None:
+        """The target broke the requirement: ``kind`` from conformance/failures.py
+        ``KINDS``, ``statement`` the spec statement it breaks (optional)."""
+        raise CheckFailed(message, kind, statement)
 
-    def expect(self, condition: Any, message: str) -> None:
+    def expect(self, condition: Any, message: str, kind: str = DEFAULT_KIND, statement: str | None = None) -> None:
+        check_kind(kind)  # a wrong kind is the check's defect: raise even when the condition holds
         if not condition:
-            raise CheckFailed(message)
+            raise CheckFailed(message, kind, statement)
+
+    def _record(self, failure: Failure) -> None:
+        self.subcheck_failures.append(failure)
+        kept = self.subcheck_exchanges
+        kept += [e for e in self.http.log if all(e is not k for k in kept)]
+
+    @property
+    def subchecks_entered(self) -> int:
+        """How many distinct sub-checks the check has entered (outside hypothesis)."""
+        return len(self._subchecks_entered)
+
+    @contextmanager
+    def subcheck(self, name: str) -> Iterator[None]:
+        """One of several independent things a requirement checks (auth over seven
+        methods: one sub-check per method). A ``CheckFailed`` raised inside is
+        recorded with the sub-check's name and the check goes on; at the end
+        ``execute`` fails the requirement listing every failed sub-check. A
+        ``TransportFailure`` inside is recorded the same way (kind ``no_answer``).
+
+        What is never swallowed: ``Untested``, ``NotApplicable``, ``RunAborted``
+        and any other exception (they end the check as they would outside); and
+        nothing at all inside a ``for_all`` / ``run_machine`` body, where
+        hypothesis must see the failure to shrink it and save its reproduction
+        blob: there the failure is only labelled with the sub-check's name and
+        re-raised. A sub-check around a ``for_all`` call (not inside its body)
+        records as usual. Nested sub-checks are named "outer > inner"."""
+        path = (*self._subcheck_path, name)
+        label = " > ".join(path)
+        in_hypothesis = self._hypothesis_depth > 0
+        if not in_hypothesis:
+            self._subchecks_entered = self._subchecks_entered | {label}
+        outer = self._subcheck_path
+        self._subcheck_path = path
+        try:
+            yield
+        except CheckFailed as exc:
+            if exc.subcheck is None:
+                exc.subcheck = label
+            if in_hypothesis:
+                raise
+            self._record(Failure(exc.kind, _clean_message(exc), exc.statement, exc.subcheck))
+        except TransportFailure as exc:
+            if in_hypothesis:
+                raise
+            self._record(Failure("no_answer", _clean_message(exc), None, label))
+        finally:
+            self._subcheck_path = outer
 
     def begin_example(self) -> None:
         """Forget the exchanges of the previous example: a case holds only the last one."""
@@ -223,11 +317,14 @@ class CheckContext:
             body(example)
 
         test = self._decorate(self.settings(examples)(prop), call)
+        self._hypothesis_depth += 1
         try:
             test()
         except Exception as exc:
             self._capture(exc, call)
             raise
+        finally:
+            self._hypothesis_depth -= 1
 
     def run_machine(self, machine: type[RuleBasedStateMachine]) -> None:
         """Run a stateful test; the machine's __init__ must call ``begin_example``."""
@@ -235,6 +332,7 @@ class CheckContext:
         call = self._calls
         bound = type(machine.__name__, (machine,), {"ctx": self})
         bound = self._decorate(bound, call)
+        self._hypothesis_depth += 1
         try:
             run_state_machine_as_test(
                 bound, settings=self.settings(self.budget.machines, stateful_step_count=self.budget.steps)
@@ -242,6 +340,8 @@ class CheckContext:
         except Exception as exc:
             self._capture(exc, call)
             raise
+        finally:
+            self._hypothesis_depth -= 1
 
 
 def _clean_message(exc: BaseException) -> str:
@@ -257,17 +357,31 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
     ctx = CheckContext(run, requirement, reproduce)
     ctx.begin_example()
 
-    def verdict(status: str, message: str = "") -> Verdict:
+    def verdict(status: str, message: str = "", final: Failure | None = None) -> Verdict:
+        """The verdict, failed whenever a sub-check recorded a failure: what a
+        sub-check found stays found, whatever ended the check after it."""
+        failures = list(ctx.subcheck_failures) + ([final] if final else [])
+        if failures and status != "failed":
+            note = f" (then {status}: {message})" if message else ""
+            status, message = "failed", summarize(failures, ctx.subchecks_entered) + note
+        elif failures:
+            message = summarize(failures, ctx.subchecks_entered)
         rep = None
         if status == "failed" and ctx.blob and ctx.failed_call:
             rep = {"call": ctx.failed_call, "version": ctx.blob[0], "blob": ctx.blob[1]}
+        exchanges: list[Exchange] = []
+        if status == "failed":
+            exchanges = list(ctx.subcheck_exchanges)
+            exchanges += [e for e in run.http.log if all(e is not k for k in exchanges)]
         return Verdict(
             status,
             run.http.redact(message),
-            list(run.http.log) if status == "failed" else [],
+            exchanges,
             rep,
             time.perf_counter() - started,
             run.http.total - count_before,
+            [Failure(f.kind, run.http.redact(f.message), f.statement and run.http.redact(f.statement), f.subcheck)
+             for f in failures],
         )
 
     if run.unreachable:
@@ -284,13 +398,20 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
         return verdict("untested", f"target unreachable: {exc}")
     except RunStopped as exc:
         return verdict("untested", f"{'not run' if run.http.total == count_before else 'not finished'}: {exc}")
-    except (CheckFailed, TransportFailure) as exc:
-        return verdict("failed", _clean_message(exc))
+    except CheckFailed as exc:
+        return verdict("failed", final=Failure(exc.kind, _clean_message(exc), exc.statement, exc.subcheck))
+    except TransportFailure as exc:
+        return verdict("failed", final=Failure("no_answer", _clean_message(exc)))
     except hypothesis.errors.HypothesisException as exc:
-        return verdict("failed", f"{type(exc).__name__}: {_clean_message(exc)}")
-    except Exception as exc:  # a target answer the check did not expect
+        # FlakyFailure: a failure that did not recur on the same input (the target
+        # answered inconsistently); any other (Unsatisfiable, InvalidArgument, a
+        # flaky strategy) is the check's own defect
+        kind = "flaky" if isinstance(exc, hypothesis.errors.FlakyFailure) else "crash"
+        return verdict("failed", final=Failure(kind, f"{type(exc).__name__}: {_clean_message(exc)}"))
+    except Exception as exc:  # an answer the check did not foresee, or a defect of the check
         tb = traceback.extract_tb(exc.__traceback__)[-1]
-        return verdict("failed", f"unexpected {type(exc).__name__}: {_one_line(exc)} (at {Path(tb.filename).name}:{tb.lineno})")
+        where = f"{Path(tb.filename).name}:{tb.lineno}"
+        return verdict("failed", final=Failure("crash", f"unexpected {type(exc).__name__}: {_one_line(exc)} (at {where})"))
     return verdict("passed")
 
 

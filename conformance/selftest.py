@@ -2,7 +2,12 @@
 every fault is caught by each requirement that names it (DESIGN.md, "Checks that
 cannot fail are defects"). A profile with several bindings is proven over each: a
 requirement may be skipped where it does not apply, but must catch its faults over
-every binding where it does, and over at least one."""
+every binding where it does, and over at least one.
+
+Only a real finding catches a fault: a verdict that failed with at least one failure
+whose kind is not ``crash``. A check that raised an exception it did not foresee
+(kind ``crash``) proves nothing about the fault; it is reported as its own problem,
+on a faulty reference as on the clean one."""
 
 from __future__ import annotations
 
@@ -60,19 +65,42 @@ def run_fault(profile: Profile, fault: str, budget: str = "quick", seed: int = 1
         run.http.close()
 
 
+def crashes(verdict: Verdict) -> list[str]:
+    """The messages of the verdict's ``crash`` failures."""
+    return [f.line for f in verdict.failures if f.kind == "crash"]
+
+
+def caught(verdict: Verdict) -> bool:
+    """Failed with at least one real finding (a failure whose kind is not ``crash``)."""
+    return verdict.status == "failed" and any(f.kind != "crash" for f in verdict.failures)
+
+
 def clean_problems(verdicts: dict[str, Verdict], where: str) -> list[str]:
-    return [f"clean reference{where}: {rid} {v.status}: {v.message}"
-            for rid, v in verdicts.items() if v.status not in ("passed", "skipped")]
+    problems = []
+    for rid, v in verdicts.items():
+        if v.status in ("passed", "skipped"):
+            continue
+        crashed = crashes(v)
+        if crashed:
+            problems += [f"clean reference{where}: {rid} crashed: {c}" for c in crashed]
+            if not caught(v):
+                continue
+        problems.append(f"clean reference{where}: {rid} {v.status}: {v.message}")
+    return problems
 
 
 def fault_problems(fault: str, per_binding: dict[str | None, dict[str, Verdict]]) -> list[str]:
-    """Each naming requirement fails wherever it applies, and applies somewhere."""
+    """Each naming requirement catches the fault (fails with a finding that is not a
+    crash) wherever it applies, and applies somewhere; any crash is a problem too."""
     problems = []
     rids = {rid for verdicts in per_binding.values() for rid in verdicts}
     for rid in sorted(rids):
-        statuses = {b: v[rid].status for b, v in per_binding.items()}
-        missed = [b for b, s in statuses.items() if s not in ("failed", "skipped")]
-        if missed or all(s == "skipped" for s in statuses.values()):
+        verdicts = {b: v[rid] for b, v in per_binding.items() if rid in v}
+        for b, v in verdicts.items():
+            over = f" over {b}" if b else ""
+            problems += [f"{rid} crashed on fault {fault}{over}: {c}" for c in crashes(v)]
+        missed = [b for b, v in verdicts.items() if v.status != "skipped" and not caught(v)]
+        if missed or all(v.status == "skipped" for v in verdicts.values()):
             over = "" if missed == [None] else f" over {', '.join(str(b) for b in missed) or 'any binding'}"
             problems.append(f"fault {fault}: not caught by {rid}{over}")
     return problems
@@ -91,7 +119,8 @@ def selftest(profile: Profile, budget: str = "quick", seed: int = 1, out: Callab
     for fault in sorted(profile.faults):
         problems = fault_problems(fault, {b: run_fault(profile, fault, budget, seed, b) for b in bindings})
         result.problems += problems
-        out(f"  fault {fault:36} {'caught' if not problems else 'MISSED'}")
+        word = "MISSED" if any(": not caught by " in p for p in problems) else "CRASHED" if problems else "caught"
+        out(f"  fault {fault:36} {word}")
     for problem in result.problems:
         out(f"  problem: {problem}")
     out(f"selftest {profile.name}: {'ok' if result.ok else f'{len(result.problems)} problem(s)'}")

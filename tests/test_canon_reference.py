@@ -13,15 +13,9 @@ import pytest
 import yaml
 from starlette.testclient import TestClient
 
+from conformance.profiles import load_profile
 from conformance.protocols.canon.faults import FAULTS
-from conformance.protocols.canon.reference import (
-    APPROVAL_CEILING_MS,
-    CARD_MAX_BYTES,
-    INTERACTION_CEILING_MS,
-    ReferenceConfig,
-    create_app,
-    spec_verbs,
-)
+from conformance.protocols.canon.reference import ReferenceConfig, create_app, spec_verbs
 from conformance.spec.schemas import inline_refs, schema_errors
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,6 +23,10 @@ SETTINGS = yaml.safe_load((ROOT / "profiles" / "canon-verbs.yaml").read_text(enc
 SPEC = json.loads((ROOT / SETTINGS["spec"]).read_text(encoding="utf-8"))
 VERBS = spec_verbs(SPEC, SETTINGS)
 NOW = 1_750_000_000.0
+LIMITS = load_profile("canon-verbs").limits  # read from the spec (profiles/canon-verbs.yaml, limits:)
+INTERACTION_CEILING_MS = LIMITS["input_ceiling_ms"].value
+APPROVAL_CEILING_MS = LIMITS["approval_ceiling_ms"].value
+CARD_MAX_BYTES = LIMITS["card_envelope_bytes"].value
 
 
 def status(code: str) -> int:
@@ -628,6 +626,11 @@ def _errors_200(w: World) -> bool:
             and w.tool("check_approval", {})["isError"] is False)
 
 
+def _no_auth(w: World) -> bool:
+    w.ref.config.token = "a-token"  # the reference as served: a bearer token is required
+    return w.http("list_contacts", {})[0] == 200
+
+
 def _looser(w: World) -> bool:
     tools = w.rpc("tools/list")["result"]["tools"]
     return '"additionalProperties": false' not in json.dumps([t["inputSchema"] for t in tools])
@@ -690,6 +693,7 @@ PROBES: dict[str, Callable[[World], bool]] = {
     "list_conversations_ignores_limit": _limit,
     "no_reply_posts_message": _no_reply_posts,
     "errors_as_200": _errors_200,
+    "auth_not_enforced": _no_auth,
     "mcp_tool_schema_looser": _looser,
 }
 

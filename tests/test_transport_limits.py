@@ -134,6 +134,6 @@ def test_reply_json_is_parsed_once(monkeypatch):
     calls = []
     real = module.parse_json
     monkeypatch.setattr(module, "parse_json", lambda data: calls.append(1) or real(data))
-    reply = module.Reply(200, None, json.dumps({"a": 1}).encode(), None)  # type: ignore[arg-type]
+    reply = module.HttpReply(200, None, json.dumps({"a": 1}).encode(), None)  # type: ignore[arg-type]
     assert reply.json() == {"a": 1} and reply.json() == {"a": 1} and reply.json_error == ""
     assert len(calls) == 1

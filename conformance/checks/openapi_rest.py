@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from schemathesis import APIOperation, Case
 
     from conformance.runner import CheckContext
-    from conformance.transport.http import Reply
+    from conformance.transport.http import HttpReply
 
 # The response checks run, in this order; the first that fails is reported.
 CHECKS = (
@@ -172,7 +172,7 @@ def _wire_headers(
     }
 
 
-def _response(reply: Reply, request: requests.PreparedRequest) -> Any:
+def _response(reply: HttpReply, request: requests.PreparedRequest) -> Any:
     from http import HTTPStatus
 
     from schemathesis import Response

@@ -8,6 +8,12 @@ File format (YAML), one entry per known failure::
     - id: BINDU-CANCEL-TERMINAL          # or "ID:pattern", pattern matched against the failure message
       reason: cancel of a finished task is accepted (#123)
       issue: https://example.org/issues/123   # optional
+      kind: state_changed                # optional: covers only failures of this kind
+      subcheck: tasks/cancel             # optional: covers only failures of this sub-check
+
+A failed requirement is an expected failure when every one of its failures is
+covered by an entry of its own; one uncovered failure (another kind, another
+sub-check) fails the run. An entry without kind, sub-check and pattern covers them all.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from conformance.failures import KINDS, Failure
 from conformance.targets import ConfigError, read_yaml
 
 
@@ -28,16 +35,32 @@ class Entry:
     pattern: str | None
     reason: str
     issue: str | None = None
+    kind: str | None = None
+    subcheck: str | None = None
 
     @property
     def label(self) -> str:
-        return f"{self.id}:{self.pattern}" if self.pattern else self.id
+        label = f"{self.id}:{self.pattern}" if self.pattern else self.id
+        scope = [f"kind {self.kind}"] * bool(self.kind) + [f"sub-check {self.subcheck}"] * bool(self.subcheck)
+        return f"{label} ({', '.join(scope)})" if scope else label
 
-    def covers(self, message: str) -> bool:
+    def covers(self, message: str, failure: Failure | None = None) -> bool:
+        """Whether this entry covers ``failure`` (or, without one, a failure with
+        this message and no kind): kind and sub-check equal when given, and the
+        pattern found in the failure's line ("sub-check: message")."""
+        if failure is not None:
+            if self.kind is not None and failure.kind != self.kind:
+                return False
+            if self.subcheck is not None and failure.subcheck != self.subcheck:
+                return False
+            message = failure.line
+        elif self.kind is not None or self.subcheck is not None:
+            return False
         return self.pattern is None or fnmatchcase(message, self.pattern) or self.pattern in message
 
     def to_json(self) -> dict[str, Any]:
-        return {"entry": self.label, "reason": self.reason, **({"issue": self.issue} if self.issue else {})}
+        return {"entry": self.label, "reason": self.reason, **({"issue": self.issue} if self.issue else {}),
+                **({"kind": self.kind} if self.kind else {}), **({"subcheck": self.subcheck} if self.subcheck else {})}
 
 
 def load_baseline(path: str | Path, known_ids: set[str]) -> list[Entry]:
@@ -54,7 +77,12 @@ def load_baseline(path: str | Path, known_ids: set[str]) -> list[Entry]:
         rid, _, pattern = item["id"].partition(":")
         if rid not in known_ids:
             raise ConfigError(f"baseline {path} entry {index + 1} names unknown requirement {rid!r}")
-        entries.append(Entry(rid, pattern or None, str(item["reason"]), item.get("issue")))
+        kind, subcheck = item.get("kind"), item.get("subcheck")
+        if kind is not None and kind not in KINDS:
+            raise ConfigError(f"baseline {path} entry {index + 1} has unknown kind {kind!r} (one of {', '.join(KINDS)})")
+        if subcheck is not None and (not isinstance(subcheck, str) or not subcheck):
+            raise ConfigError(f"baseline {path} entry {index + 1}: subcheck must be a sub-check's name")
+        entries.append(Entry(rid, pattern or None, str(item["reason"]), item.get("issue"), kind, subcheck))
     return entries
 
 
@@ -66,15 +94,21 @@ class Baseline:
         self.source = source
         self.stale: list[str] = []
 
-    def judge(self, requirement_id: str, status: str, message: str) -> tuple[str, Entry | None, str]:
-        """(new status, covering entry, stale message) for one requirement's verdict."""
+    def judge(self, requirement_id: str, status: str, message: str,
+              failures: list[Failure] | None = None) -> tuple[str, Entry | None, str]:
+        """(new status, covering entry, stale message) for one requirement's verdict.
+        A failed verdict is expected when each of its ``failures`` (or, without
+        them, its message) is covered by one of the requirement's entries; the
+        entry returned is the first that covers one."""
         mine = [e for e in self.entries if e.id == requirement_id]
         if not mine:
             return status, None, ""
         if status == "failed":
-            for entry in mine:
-                if entry.covers(message):
-                    return "expected_failure", entry, ""
+            if not failures:
+                return next((("expected_failure", e, "") for e in mine if e.covers(message)), (status, None, ""))
+            covering = [next((e for e in mine if e.covers(message, f)), None) for f in failures]
+            if all(covering):
+                return "expected_failure", covering[0], ""
             return status, None, ""
         if status == "passed":
             stale = "; ".join(
@@ -86,12 +120,20 @@ class Baseline:
 
 
 def baseline_from_summary(summary: dict[str, Any]) -> str:
-    """A starting baseline: every failure of a run, with its message as the reason."""
-    entries = [
-        {"id": r["id"], "reason": (r.get("message") or "known failure")[:200]}
-        for r in summary.get("requirements", [])
-        if r.get("status") in ("failed", "expected_failure")
-    ]
+    """A starting baseline: every failure of a run, with its message as the reason.
+    A requirement whose failures came from sub-checks gets one entry per failed
+    sub-check (with its kind), so a sub-check that starts failing later is not hidden."""
+    entries: list[dict[str, Any]] = []
+    for r in summary.get("requirements", []):
+        if r.get("status") not in ("failed", "expected_failure"):
+            continue
+        failures = [f for f in r.get("failures") or [] if isinstance(f, dict)]
+        if failures and all(f.get("subcheck") for f in failures):
+            for f in failures:
+                entries.append({"id": r["id"], "reason": (f.get("message") or "known failure")[:200],
+                                "kind": f.get("kind") or "expectation", "subcheck": f["subcheck"]})
+        else:
+            entries.append({"id": r["id"], "reason": (r.get("message") or "known failure")[:200]})
     header = (f"# Known failures of {summary.get('profile')} against {summary.get('target')} "
               f"({summary.get('started_at')}). Give each a real reason and an issue URL.\n")
     return header + (yaml.safe_dump(entries, sort_keys=False, allow_unicode=True) if entries else "[]\n")

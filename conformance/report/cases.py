@@ -33,5 +33,5 @@ def read_case(path: Path) -> Case:
         raise ValueError(f"case {path} is not JSON: {exc}") from exc
     try:
         return Case.from_json(data)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:  # ValueError: a failure of an unknown kind
         raise ValueError(f"case {path} is not a conformance case file: {exc}") from exc

@@ -78,6 +78,9 @@ tr.r-failed td{background:#fdecec}tr.r-expected_failure td{background:#f6eefa}
 section.failure{border:1px solid #e8b4b4;border-left:5px solid var(--fail);border-radius:4px;padding:10px 14px;
 margin:14px 0}
 section.failure.xfail{border-color:#d7bde2;border-left-color:var(--xfail)}
+.kind{display:inline-block;padding:0 6px;border:1px solid var(--line);border-radius:3px;background:var(--soft);
+font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11.5px;text-transform:none;letter-spacing:0}
+ul.fails{margin:4px 0;padding-left:18px}ul.fails li{margin:3px 0}
 details{margin:4px 0}summary{cursor:pointer}
 details.exchange{border:1px solid var(--line);border-radius:4px;padding:4px 10px;margin:6px 0;background:#fff}
 details.exchange>summary{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}
@@ -360,16 +363,34 @@ def render_exchange(index: int, exchange: dict[str, Any], is_open: bool) -> str:
     )
 
 
-def render_failure(req: dict[str, Any], failure: dict[str, Any], case: dict[str, Any] | None,
+def render_kinds(failures: list[dict[str, Any]]) -> str:
+    """Each typed failure: its kind beside its message (and sub-check, statement)."""
+    items = []
+    for f in failures:
+        where = f"<span class=mono>{e(f['subcheck'])}</span>: " if f.get("subcheck") else ""
+        statement = f" <span class=note>(breaks <span class=mono>{e(f['statement'])}</span>)</span>" if f.get("statement") else ""
+        items.append(f"<li><span class=kind>{e(f.get('kind') or 'expectation')}</span> {where}{e(f.get('message'))}{statement}</li>")
+    return f"<div class=lbl>failures ({len(failures)})</div><ul class=fails>{''.join(items)}</ul>"
+
+
+def render_failure(req: dict[str, Any], failures: list[dict[str, Any]], case: dict[str, Any] | None,
                    case_path: Path | None, target: str, fid: str, src_id: str) -> str:
+    """One section per case file: the requirement's failures that share it."""
     status = str(req.get("status", "failed"))
+    failure = failures[0]
     message = (case or {}).get("message") or failure.get("message") or req.get("message") or ""
+    single = len(failures) == 1 and not failure.get("subcheck")
+    kind = f" <span class=kind>{e(failure.get('kind'))}</span>" if single and failure.get("kind") else ""
+    statement = (f"<div class=note>breaks <span class=mono>{e(failure['statement'])}</span></div>"
+                 if single and failure.get("statement") else "")
     parts = [
         f'<section class="failure{" xfail" if status == "expected_failure" else ""}" id="{e(fid)}">',
         f'<h3><span class="v v-{e(status)}">{e(STATUS_LABEL.get(status, status.upper()))}</span> '
         f'<span class=mono>{e(req.get("id"))}</span> ({e(req.get("level"))}) — {e(req.get("title"))}</h3>',
-        f"<div class=lbl>message</div><pre class=message>{e(message)}</pre>",
+        f"<div class=lbl>message{kind}</div><pre class=message>{e(message)}</pre>{statement}",
     ]
+    if not single:
+        parts.append(render_kinds(failures))
     baseline = req.get("baseline")
     if isinstance(baseline, dict):
         parts.append(f"<div class=lbl>baseline</div><pre>{e(baseline.get('reason'))}"
@@ -453,13 +474,16 @@ def write_html(report_dir: Path, spec_text: str | None = None) -> Path:
         failures = req.get("failures") or []
         if not failures and req.get("status") in ("failed", "expected_failure"):
             failures = [{"case": None, "message": req.get("message", "")}]
-        for n, failure in enumerate(f for f in failures if isinstance(f, dict)):
+        by_case: dict[Any, list[dict[str, Any]]] = {}  # the typed failures of one case render together
+        for failure in (f for f in failures if isinstance(f, dict)):
+            by_case.setdefault(failure.get("case"), []).append(failure)
+        for n, group in enumerate(by_case.values()):
             rid = str(req.get("id", ""))
             fid = anchor("fail", rid + (f"-{n}" if n else ""))
             fail_ids.setdefault(rid, fid)
-            case_path = report_dir / failure["case"] if failure.get("case") else None
+            case_path = report_dir / group[0]["case"] if group[0].get("case") else None
             case = read_json(case_path) if case_path else None
-            failure_html.append(render_failure(req, failure, case, case_path, str(summary.get("target", "")),
+            failure_html.append(render_failure(req, group, case, case_path, str(summary.get("target", "")),
                                                fid, src_ids[source_key(req.get("source") or {})]))
     failures_section = (
         "<section id=failures><h2>Failures</h2>" + "\n".join(failure_html) + "</section>" if failure_html else

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import __version__
+from conformance.failures import DEFAULT_KIND, Failure
 from conformance.model import LEVELS, Profile, Requirement
 from conformance.runner import Verdict
 
@@ -93,6 +94,15 @@ def grade(results: list[Result], unreachable: bool, partial: bool = False) -> st
     return GRADES[held]
 
 
+def failure_entries(r: Result) -> list[dict[str, Any]]:
+    """One entry per typed failure of a failed (or expected-failure) verdict: the
+    case file they share, and each one's kind, message, statement and sub-check."""
+    if r.verdict.status not in ("failed", "expected_failure"):
+        return []
+    failures = r.verdict.failures or [Failure(DEFAULT_KIND, r.verdict.message)]
+    return [{"case": r.case, **f.to_json()} for f in failures]
+
+
 def build_summary(
     profile: Profile,
     results: list[Result],
@@ -148,8 +158,7 @@ def build_summary(
                 "duration_s": round(r.verdict.duration_s, 3),
                 "cases": 1 if r.case else 0,
                 "message": r.verdict.message,
-                "failures": [{"case": r.case, "message": r.verdict.message}]
-                if r.verdict.status in ("failed", "expected_failure") else [],
+                "failures": failure_entries(r),
                 **({"baseline": r.baseline} if r.baseline else {}),
             }
             for r in results

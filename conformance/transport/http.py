@@ -78,7 +78,7 @@ def _too_deep(value: Any) -> bool:
 
 
 @dataclass
-class Reply:
+class HttpReply:
     """What a check sees of one response."""
 
     status: int
@@ -327,7 +327,7 @@ class HttpTransport:
         content: bytes | str | None = None,
         json_body: Any = None,
         params: Mapping[str, Any] | None = None,
-    ) -> Reply:
+    ) -> HttpReply:
         self.check_running()
         hdrs = dict(headers or {})
         if json_body is not None:
@@ -379,7 +379,7 @@ class HttpTransport:
         note = f"content-encoding {', '.join(unknown)} not decoded" if unknown else ""
         exchange = Exchange(record, response, (time.perf_counter() - started) * 1000, note)
         self._remember(exchange)
-        return Reply(resp.status_code, resp.headers, content_out, exchange)
+        return HttpReply(resp.status_code, resp.headers, content_out, exchange)
 
     def _fail(self, record: dict[str, Any], started: float, why: str, response: httpx.Response | None,
               arrived: bytearray) -> None:

@@ -23,12 +23,12 @@ def create_reference(profile: Profile, faults: tuple[str, ...] = (), control: bo
 
 def probe(ctx: CheckContext) -> None:
     """The target must answer a JSON-RPC request on its endpoint with a JSON-RPC envelope."""
-    reply = ctx.rpc.call("tasks/list", {})
+    reply = ctx.binding.call("tasks/list", {})
     env = reply.envelope
     if not (isinstance(env, dict) and env.get("jsonrpc") == "2.0" and ("result" in env or "error" in env)):
         ctype = reply.http.headers.get("content-type", "?")
         raise ProtocolMismatch(
-            f"{ctx.http.target} does not speak JSON-RPC 2.0 at {ctx.rpc.path}: HTTP {reply.status} ({ctype}) "
+            f"{ctx.http.target} does not speak JSON-RPC 2.0 at {ctx.binding.path}: HTTP {reply.status} ({ctype}) "
             f"{reply.http.text[:80]!r}"
         )
 

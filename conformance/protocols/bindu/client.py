@@ -8,10 +8,10 @@ import json
 import uuid
 from typing import Any
 
-from conformance.runner import CheckContext, Untested
+from conformance.runner import CheckContext
 from conformance.spec.schemas import resolve_pointer
-from conformance.transport.http import Reply
-from conformance.transport.jsonrpc import RpcReply
+from conformance.transport.binding import DEFAULT, Reply
+from conformance.transport.http import HttpReply
 
 EXAMPLES = "/paths/~1/post/requestBody/content/application~1json/examples"
 
@@ -27,25 +27,14 @@ class BinduClient:
         self._card: dict[str, Any] | None = None
 
     # -- transport ----------------------------------------------------------------
-    def auth(self, caller: str | None = "full") -> dict[str, str]:
-        """Authorization header of a credential; ``None`` sends no token.
+    def auth(self, caller: Any = "full") -> dict[str, str]:
+        """The Authorization header of a caller, as the binding sends it."""
+        return dict(self.ctx.binding.auth(DEFAULT if caller == "full" else caller))
 
-        The main caller may be absent (a target without auth); other callers are needed."""
-        if caller is None:
-            return {}
-        if caller == "full" and not self.ctx.has_credential("full"):
-            return {}
-        token = self.ctx.credential(caller)
-        if isinstance(token, dict):
-            token = token["token"]
-        return {"Authorization": f"Bearer {token}"}
-
-    def call(self, method: str, params: Any, caller: str | None = "full", **kw: Any) -> RpcReply:
-        reply = self.ctx.rpc.call(method, params, headers={**self.auth(caller), **kw.pop("headers", {})}, **kw)
-        if caller == "full" and not self.ctx.has_credential("full") and reply.error_code is not None:
-            if reply.status == 401:
-                raise Untested("the target requires a bearer token: give --token or credentials.full")
-        return reply
+    def call(self, method: str, params: Any, caller: Any = "full", **kw: Any) -> Reply:
+        """``caller``: a credential label, None (no token) or a RawToken; the main
+        caller ("full") is optional, as the binding's own bearer."""
+        return self.ctx.binding.call(method, params, caller=DEFAULT if caller == "full" else caller, **kw)
 
     def example_params(self, name: str) -> dict[str, Any]:
         return copy.deepcopy(self.examples[name]["value"]["params"])
@@ -94,7 +83,7 @@ class BinduClient:
             params["configuration"]["historyLength"] = history_length
         return params
 
-    def send(self, caller: str | None = "full", **kw: Any) -> RpcReply:
+    def send(self, caller: Any = "full", **kw: Any) -> Reply:
         return self.call("message/send", self.send_params(**kw), caller)
 
     def outcome(self, state: str) -> None:
@@ -102,7 +91,7 @@ class BinduClient:
         if state != "completed":
             self.ctx.control("next_outcome", state=state)
 
-    def new_task(self, state: str = "completed", caller: str | None = "full", **kw: Any) -> dict[str, Any]:
+    def new_task(self, state: str = "completed", caller: Any = "full", **kw: Any) -> dict[str, Any]:
         """Create a task that ends its first run in ``state``; returns the task."""
         self.outcome(state)
         reply = self.send(caller, **kw)
@@ -114,35 +103,35 @@ class BinduClient:
             self.ctx.expect(got == state, f"control asked for a task in {state!r}, message/send answered {got!r}")
         return task
 
-    def get(self, task_id: str, caller: str | None = "full", history_length: int | None = None) -> RpcReply:
+    def get(self, task_id: str, caller: Any = "full", history_length: int | None = None) -> Reply:
         params: dict[str, Any] = {"taskId": task_id}
         if history_length is not None:
             params["historyLength"] = history_length
         return self.call("tasks/get", params, caller)
 
-    def state_of(self, task_id: str, caller: str | None = "full") -> str:
+    def state_of(self, task_id: str, caller: Any = "full") -> str:
         reply = self.get(task_id, caller)
         self.ctx.expect(reply.ok, f"tasks/get {task_id}: {reply.describe()}")
         return reply.result["status"]["state"]
 
-    def cancel(self, task_id: str, caller: str | None = "full") -> RpcReply:
+    def cancel(self, task_id: str, caller: Any = "full") -> Reply:
         return self.call("tasks/cancel", {"taskId": task_id}, caller)
 
-    def feedback(self, task_id: str, caller: str | None = "full") -> RpcReply:
+    def feedback(self, task_id: str, caller: Any = "full") -> Reply:
         return self.call("tasks/feedback", self.example_params("tasksFeedback") | {"taskId": task_id}, caller)
 
-    def list_tasks(self, caller: str | None = "full", history_length: int | None = None) -> RpcReply:
+    def list_tasks(self, caller: Any = "full", history_length: int | None = None) -> Reply:
         params = {} if history_length is None else {"history_length": history_length}
         return self.call("tasks/list", params, caller)
 
-    def list_contexts(self, caller: str | None = "full", history_length: int | None = None) -> RpcReply:
+    def list_contexts(self, caller: Any = "full", history_length: int | None = None) -> Reply:
         params = {} if history_length is None else {"history_length": history_length}
         return self.call("contexts/list", params, caller)
 
-    def clear(self, context_id: str, caller: str | None = "full") -> RpcReply:
+    def clear(self, context_id: str, caller: Any = "full") -> Reply:
         return self.call("contexts/clear", {"contextId": context_id}, caller)
 
-    def rest(self, method: str, path: str, **kw: Any) -> Reply:
+    def rest(self, method: str, path: str, **kw: Any) -> HttpReply:
         return self.ctx.http.request(method, path, **kw)
 
 

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import Bundle, RuleBasedStateMachine, precondition, rule
+from hypothesis.stateful import Bundle, precondition, rule
 
-from conformance.checks.jsonrpc import error_named, expect_catalogued
-from conformance.runner import CheckContext
+from conformance.checks.errors import error_named, expect_catalogued
 from conformance.spec.schemas import resolve_pointer
+from conformance.table import ProfileMachine
 
 STATE = "/components/schemas/TaskStatus/properties/state"
 
@@ -54,19 +54,15 @@ class BinduModel:
 OUTCOMES = ("completed", "working", "input-required", "failed", "rejected")
 
 
-class LifecycleMachine(RuleBasedStateMachine):
+class LifecycleMachine(ProfileMachine):
     """Rules send operations; the model predicts; every answer is compared."""
-
-    ctx: CheckContext  # bound by CheckContext.run_machine
 
     tasks = Bundle("tasks")
     contexts = Bundle("contexts")
 
-    def __init__(self) -> None:
-        super().__init__()
+    def setup(self) -> None:
         from conformance.protocols.bindu.client import BinduClient
 
-        self.ctx.begin_example()
         self.client = BinduClient(self.ctx)
         self.model = BinduModel(terminal_states(self.ctx.profile.spec))
         self.err = {name: error_named(self.ctx.profile, name).code for name in (

@@ -2,7 +2,7 @@
 the spec the way the spec says, deterministically and without any network.
 
 Everything the spec states (methods, params schemas, error catalog, response
-schemas) is read from the profile. What the spec leaves to an implementation
+schemas, the limits its prose states) is read from the profile. What the spec leaves to an implementation
 (the scope table, the echo agent, the negotiation score) lives here, each piece
 in a small method of ``BinduReference`` so that a fault can replace exactly one.
 """
@@ -38,11 +38,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from conformance.model import Profile
 from conformance.protocols.bindu import signing
+from conformance.spec.limits import load_limits
 from conformance.spec.openapi import schema_at
 from conformance.spec.schemas import validator_for
 
-MAX_BODY_BYTES = 10 * 1024 * 1024
-TIMESTAMP_WINDOW_SECONDS = 300
+ERROR_DETAIL_CHARS = 200  # how much of a validation message an Invalid params error carries
 DEFAULT_AGENT_SEED = hashlib.sha256(b"conformance bindu reference agent").digest()
 DEFAULT_CALLER_SEED = hashlib.sha256(b"conformance bindu reference did caller").digest()
 CALLER_DID = "did:bindu:conformance_at_example_com:caller:reference"
@@ -266,6 +266,8 @@ class BinduReference:
 
     def __init__(self, profile: Profile, config: ReferenceConfig | None = None) -> None:
         self.profile = profile
+        # the limits the spec states (profile `limits:`); a Profile built without them reads the block
+        self.limits = profile.limits or load_limits(profile.settings.get("limits"), profile.spec, profile.spec_relpath)
         self.config = config or ReferenceConfig()
         self.tokens: dict[str, TokenInfo] = (
             dict(self.config.tokens) if self.config.tokens is not None else default_tokens()
@@ -282,7 +284,7 @@ class BinduReference:
             raise ValueError(f"the spec's task states {sorted(states)} lack some the reference uses")
         self.validators = {name: validator_for(op.params_schema) for name, op in profile.operations.items()}
         self.rng = random.Random(self.config.seed) if self.config.seed is not None else None
-        self.max_body_bytes: int | None = MAX_BODY_BYTES
+        self.max_body_bytes: int | None = int(self.limits["body_bytes"].value)
         self.clock_offset = 0.0
         self.output_modes = ["application/json", "text/plain", "text/markdown"]
         self.input_modes = ["text/plain", "application/json"]
@@ -505,7 +507,7 @@ class BinduReference:
         return None
 
     def timestamp_fresh(self, timestamp: int) -> bool:
-        return abs(self.now() - timestamp) <= TIMESTAMP_WINDOW_SECONDS
+        return abs(self.now() - timestamp) <= self.limits["did_timestamp_window_s"].value
 
     def decode_signature(self, signature: str) -> bytes | None:
         """The 64 raw signature bytes, or None when malformed."""
@@ -574,7 +576,7 @@ class BinduReference:
             first = errors[0]
             where = "/".join(map(str, first.absolute_path))
             detail = f"{where}: {first.message}" if where else first.message
-            raise RpcError("Invalid params", f"Invalid params: {detail[:300]}")
+            raise RpcError("Invalid params", f"Invalid params: {detail[:ERROR_DETAIL_CHARS]}")
 
     def prepare_params(self, method: str, params: Any) -> Any:
         params = self.normalise_params(self.profile.operations[method].params_schema, params)
@@ -1053,7 +1055,8 @@ class BinduReference:
         if not self.payments_enabled():
             return json_error(404, "This agent does not take payments")
         now = self.now()
-        session = PaymentSession("ps_" + self.new_id().replace("-", ""), "pending", now, now + 300)
+        ttl = self.limits["payment_session_ttl_s"].value
+        session = PaymentSession("ps_" + self.new_id().replace("-", ""), "pending", now, now + ttl)
         self.payments[session.id] = session
         return JSONResponse(self.payment_view(session, str(request.base_url)))
 

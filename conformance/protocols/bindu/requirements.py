@@ -4,6 +4,7 @@ must catch. Method names, schemas, error codes and examples come from the spec."
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -11,46 +12,41 @@ from typing import Any
 
 import base58
 
-from conformance.checks.jsonrpc import (
-    error_named,
-    expect_catalogued,
-    expect_envelope,
-    expect_error,
-    expect_result,
+from conformance.checks import auth, idempotency
+from conformance.checks.errors import error_named, expect_catalogued, expect_error, expect_result, not_found
+from conformance.checks.inputs import (
+    expect_matches,
+    invalid_inputs_rejected,
+    result_matches,
+    valid_inputs_accepted,
 )
-from conformance.checks.negative import invalid_params_rejected
-from conformance.checks.schema import expect_matches, result_matches, valid_params_accepted
+from conformance.checks.jsonrpc import answer_check, expect_envelope
 from conformance.model import Profile, Requirement, Source
 from conformance.protocols.bindu.client import BinduClient, fresh_id
 from conformance.protocols.bindu.model import LifecycleMachine, terminal_states
 from conformance.protocols.bindu.signing import sign_request, verify_signature
 from conformance.runner import CheckContext, Untested
-from conformance.spec.openapi import line_of, schema_at
+from conformance.spec.openapi import schema_at
 from conformance.spec.schemas import resolve_pointer
-from conformance.transport.jsonrpc import is_event_stream, stream_events
+from conformance.table import Table, slug
+from conformance.transport.binding import RawToken, is_event_stream, stream_events
 
 POST = "/paths/~1/post"
 CARD = "/paths/~1.well-known~1agent.json"
 ONE_MB = 1024 * 1024
 
 
-def slug(method: str) -> str:
-    return method.replace("/", "-").replace("_", "-").upper()
-
-
 # ----------------------------------------------------------------------------------
 # JSON-RPC envelope
 # ----------------------------------------------------------------------------------
 def check_parse_error(ctx: CheckContext) -> None:
-    c = BinduClient(ctx)
     for body in ('{"jsonrpc": "2.0", "method": ', "not json at all", "\x00\xff"):
-        reply = ctx.rpc.send_raw(body, headers=c.auth())
+        reply = ctx.binding.send_raw(body)
         expect_error(ctx, reply, "Parse error", f"body {body!r}")
         ctx.expect("id" in reply.envelope and reply.envelope["id"] is None, f"parse error must carry id null, got {reply.envelope.get('id')!r}")
 
 
 def check_invalid_request(ctx: CheckContext) -> None:
-    c = BinduClient(ctx)
     bodies = [
         {"jsonrpc": "1.0", "method": "tasks/list", "id": 1, "params": {}},
         {"method": "tasks/list", "id": 2, "params": {}},
@@ -59,7 +55,7 @@ def check_invalid_request(ctx: CheckContext) -> None:
         ["not", "an", "object"],
     ]
     for body in bodies:
-        reply = ctx.rpc.send_raw(json.dumps(body), headers=c.auth())
+        reply = ctx.binding.send_raw(json.dumps(body))
         expect_error(ctx, reply, "Invalid Request", f"request {json.dumps(body)}")
 
 
@@ -81,9 +77,9 @@ def check_id_echo(ctx: CheckContext) -> None:
 
 def check_body_limit(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
-    params = c.send_params(text="x" * (10 * ONE_MB + ONE_MB))
+    params = c.send_params(text="x" * (int(ctx.profile.limits["body_bytes"].value) + ONE_MB))  # the limit + 1 MB
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": params})
-    reply = ctx.rpc.send_raw(body, headers=c.auth())
+    reply = ctx.binding.send_raw(body)
     ctx.expect(reply.status == 413, f"an {len(body) // ONE_MB} MB body got HTTP {reply.status}, expected 413")
     env = reply.envelope
     ctx.expect(not (isinstance(env, dict) and "jsonrpc" in env), "413 must not use the JSON-RPC error envelope")
@@ -102,10 +98,15 @@ def fresh_caller_ids(params: Any) -> Any:
     return params
 
 
+# Errors that mean "your request is malformed": a schema-valid request must never get them.
+REJECTIONS = ("Parse error", "Invalid Request", "Invalid params")
+
+
 def valid_params(method: str) -> Callable[[CheckContext], None]:
     def check(ctx: CheckContext) -> None:
         c = BinduClient(ctx)
-        valid_params_accepted(ctx, ctx.profile.operations[method], lambda p: c.call(method, p), fresh_caller_ids)
+        valid_inputs_accepted(ctx, ctx.profile.operations[method], lambda p: c.call(method, p), REJECTIONS,
+                              fresh_caller_ids, extra_property="x_conformance_extra", answer_check=answer_check)
     return check
 
 
@@ -113,7 +114,8 @@ def invalid_params(method: str) -> Callable[[CheckContext], None]:
     def check(ctx: CheckContext) -> None:
         c = BinduClient(ctx)
         also = ("UnsupportedOperation",) if method == "message/stream" and not _streaming(c) else ()
-        invalid_params_rejected(ctx, ctx.profile.operations[method], lambda p: c.call(method, p), also_allowed=also)
+        invalid_inputs_rejected(ctx, ctx.profile.operations[method], lambda p: c.call(method, p), "Invalid params",
+                                also, answer_check=answer_check)
     return check
 
 
@@ -178,14 +180,14 @@ def check_errors_catalogued(ctx: CheckContext) -> None:
     """Provoke every error the wire can reach; each code must be in the catalog with its status."""
     c = BinduClient(ctx)
     replies = [
-        ("parse error", ctx.rpc.send_raw("{", headers=c.auth())),
+        ("parse error", ctx.binding.send_raw("{")),
         ("unknown method", c.call("no/such-method", {})),
         ("missing params", c.call("tasks/get", {})),
         ("unknown task", c.get(fresh_id())),
         ("unknown task cancel", c.cancel(fresh_id())),
         ("unknown context clear", c.clear(fresh_id())),
         ("no token", c.call("tasks/list", {}, caller=None)),
-        ("bad token", ctx.rpc.call("tasks/list", {}, headers={"Authorization": "Bearer not-a-real-token"})),
+        ("bad token", c.call("tasks/list", {}, caller=RawToken("not-a-real-token"))),
         ("foreign output modes", c.send(output_modes=["application/x-conformance-none"])),
     ]
     task = c.new_task()
@@ -201,19 +203,16 @@ def check_errors_catalogued(ctx: CheckContext) -> None:
     ctx.expect(seen >= len(replies) - 2, f"only {seen} of {len(replies)} error-provoking requests were answered with an error")
 
 
-def check_task_not_found(ctx: CheckContext) -> None:
+def unknown_tasks(ctx: CheckContext) -> dict[str, Callable[[], Any]]:
     c = BinduClient(ctx)
-    for what, reply in (
-        ("tasks/get", c.get(fresh_id())),
-        ("tasks/cancel", c.cancel(fresh_id())),
-        ("tasks/feedback", c.feedback(fresh_id())),
-    ):
-        expect_error(ctx, reply, "TaskNotFound", f"{what} of an unknown task")
+    return {"tasks/get of an unknown task": lambda: c.get(fresh_id()),
+            "tasks/cancel of an unknown task": lambda: c.cancel(fresh_id()),
+            "tasks/feedback of an unknown task": lambda: c.feedback(fresh_id())}
 
 
-def check_context_not_found(ctx: CheckContext) -> None:
+def unknown_contexts(ctx: CheckContext) -> dict[str, Callable[[], Any]]:
     c = BinduClient(ctx)
-    expect_error(ctx, c.clear(fresh_id()), "ContextNotFound", "contexts/clear of an unknown context")
+    return {"contexts/clear of an unknown context": lambda: c.clear(fresh_id())}
 
 
 # ----------------------------------------------------------------------------------
@@ -234,12 +233,11 @@ def check_send_creates_task(ctx: CheckContext) -> None:
     ctx.expect(got.get("id") == task["id"], "tasks/get returned another task")
 
 
-def check_send_not_idempotent(ctx: CheckContext) -> None:
+def resend(ctx: CheckContext) -> Callable[[], Any]:
+    """The same message/send, again and again (no caller task id)."""
     c = BinduClient(ctx)
     params = c.send_params(task_id=None)
-    first = expect_result(ctx, c.call("message/send", params), "message/send")
-    second = expect_result(ctx, c.call("message/send", params), "the same message/send again")
-    ctx.expect(first["id"] != second["id"], f"a repeated message/send returned the same task {first['id']}; the spec says it creates a new task")
+    return lambda: c.call("message/send", params)
 
 
 def check_output_modes(ctx: CheckContext) -> None:
@@ -411,7 +409,15 @@ def check_casing(ctx: CheckContext) -> None:
 # ----------------------------------------------------------------------------------
 # auth
 # ----------------------------------------------------------------------------------
-def _write_methods() -> dict[str, Callable[[BinduClient, str | None], Any]]:
+def operations(methods: Callable[[], dict[str, Callable[[BinduClient, Any], Any]]]) -> auth.Operations:
+    """The auth families' rows: each method as a call that takes a caller."""
+    def rows(ctx: CheckContext) -> dict[str, Callable[[Any], Any]]:
+        c = BinduClient(ctx)
+        return {name: functools.partial(f, c) for name, f in methods().items()}
+    return rows
+
+
+def _write_methods() -> dict[str, Callable[[BinduClient, Any], Any]]:
     return {
         "message/send": lambda c, who: c.send(who),
         "tasks/cancel": lambda c, who: c.cancel(fresh_id(), who),
@@ -420,7 +426,7 @@ def _write_methods() -> dict[str, Callable[[BinduClient, str | None], Any]]:
     }
 
 
-def _read_methods() -> dict[str, Callable[[BinduClient, str | None], Any]]:
+def _read_methods() -> dict[str, Callable[[BinduClient, Any], Any]]:
     return {
         "tasks/get": lambda c, who: c.get(fresh_id(), who),
         "tasks/list": lambda c, who: c.list_tasks(who),
@@ -428,74 +434,34 @@ def _read_methods() -> dict[str, Callable[[BinduClient, str | None], Any]]:
     }
 
 
-def check_auth_required(ctx: CheckContext) -> None:
+def _all_methods() -> dict[str, Callable[[BinduClient, Any], Any]]:
+    return {**_write_methods(), **_read_methods()}
+
+
+REFUSALS = ("InsufficientPermissions", "AuthenticationRequired", "InvalidToken")
+
+
+def _own_task(ctx: CheckContext) -> dict[str, Any]:
+    return BinduClient(ctx).new_task()
+
+
+def _foreign(ctx: CheckContext) -> dict[str, Callable[[Any, Any], Any]]:
     c = BinduClient(ctx)
-    ctx.credential("full")  # a run that was given tokens expects the target to demand them
-    for method, call in {**_write_methods(), **_read_methods()}.items():
-        expect_error(ctx, call(c, None), "AuthenticationRequired", f"{method} without a bearer token")
+    return {"tasks/get": lambda task, who: c.get(task["id"], who),
+            "tasks/cancel": lambda task, who: c.cancel(task["id"], who),
+            "tasks/feedback": lambda task, who: c.feedback(task["id"], who),
+            "contexts/clear": lambda task, who: c.clear(task["context_id"], who)}
 
 
-def check_invalid_token(ctx: CheckContext) -> None:
+def _listings(ctx: CheckContext) -> dict[str, tuple[Callable[[Any], Any], Callable[[Any, Any], bool]]]:
     c = BinduClient(ctx)
-    ctx.credential("full")
-    for method in ("tasks/list", "message/send"):
-        reply = ctx.rpc.call(method, c.send_params() if method == "message/send" else {},
-                             headers={"Authorization": "Bearer conformance-not-a-token-" + fresh_id()})
-        expect_error(ctx, reply, "InvalidToken", f"{method} with a token the server never issued")
+    return {"tasks/list": (lambda who: c.list_tasks(who), lambda listed, task: any(t.get("id") == task["id"] for t in listed)),
+            "contexts/list": (lambda who: c.list_contexts(who),
+                              lambda listed, task: any(x.get("context_id") == task["context_id"] for x in listed))}
 
 
-def check_expired_token(ctx: CheckContext) -> None:
-    c = BinduClient(ctx)
-    expect_error(ctx, c.list_tasks("expired"), "TokenExpired", "tasks/list with an expired token")
-
-
-def _not_scope_error(ctx: CheckContext, reply: Any, what: str) -> None:
-    denied = {error_named(ctx.profile, n).code for n in ("InsufficientPermissions", "AuthenticationRequired", "InvalidToken")}
-    ctx.expect(reply.error_code not in denied, f"{what} was refused: {reply.describe()}")
-
-
-def check_scope_read(ctx: CheckContext) -> None:
-    c = BinduClient(ctx)
-    ctx.credential("read")
-    for method, call in _read_methods().items():
-        _not_scope_error(ctx, call(c, "read"), f"{method} with an agent:read token")
-    for method, call in _write_methods().items():
-        expect_error(ctx, call(c, "read"), "InsufficientPermissions", f"{method} with an agent:read token")
-
-
-def check_scope_write(ctx: CheckContext) -> None:
-    c = BinduClient(ctx)
-    ctx.credential("write")
-    for method, call in _write_methods().items():
-        _not_scope_error(ctx, call(c, "write"), f"{method} with an agent:write token")
-    for method, call in _read_methods().items():
-        expect_error(ctx, call(c, "write"), "InsufficientPermissions", f"{method} with an agent:write token")
-
-
-def check_scope_legacy(ctx: CheckContext) -> None:
-    c = BinduClient(ctx)
-    ctx.credential("legacy")
-    for method, call in {**_read_methods(), **_write_methods()}.items():
-        _not_scope_error(ctx, call(c, "legacy"), f"{method} with a legacy agent:execute token")
-
-
-def check_ownership(ctx: CheckContext) -> None:
-    c = BinduClient(ctx)
-    ctx.credential("other")
-    task = c.new_task()
-    for what, reply in (
-        ("tasks/get", c.get(task["id"], "other")),
-        ("tasks/cancel", c.cancel(task["id"], "other")),
-        ("tasks/feedback", c.feedback(task["id"], "other")),
-    ):
-        expect_error(ctx, reply, "TaskNotFound", f"{what} of another caller's task")
-    listed = expect_result(ctx, c.list_tasks("other"), "tasks/list as another caller")
-    ctx.expect(all(t.get("id") != task["id"] for t in listed), "tasks/list shows another caller's task")
-    contexts = expect_result(ctx, c.list_contexts("other"), "contexts/list as another caller")
-    ctx.expect(all(x.get("context_id") != task["context_id"] for x in contexts), "contexts/list shows another caller's context")
-    reply = c.clear(task["context_id"], "other")
-    expect_error(ctx, reply, "ContextNotFound", "contexts/clear of another caller's context")
-    ctx.expect(c.get(task["id"]).ok, "another caller's contexts/clear removed the owner's task")
+def _still_there(ctx: CheckContext, task: dict[str, Any]) -> bool:
+    return BinduClient(ctx).get(task["id"]).ok
 
 
 # ----------------------------------------------------------------------------------
@@ -506,7 +472,8 @@ def _did_call(ctx: CheckContext, tamper: str = "") -> Any:
     did = ctx.credential("did")
     seed = bytes.fromhex(did["seed"])
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tasks/list", "params": {}}).encode()
-    ts = int(time.time()) - (301 if tamper == "stale" else 0) + (400 if tamper == "future" else 0)
+    window = int(ctx.profile.limits["did_timestamp_window_s"].value)
+    ts = int(time.time()) - (window + 1 if tamper == "stale" else 0) + (window + 100 if tamper == "future" else 0)
     headers = sign_request(seed, did["id"], body, ts)
     if tamper == "body":
         body = body.replace(b'"params": {}', b'"params": {"history_length": 1}')
@@ -520,7 +487,7 @@ def _did_call(ctx: CheckContext, tamper: str = "") -> Any:
     elif tamper == "missing":
         del headers["X-DID-Signature"]
     headers["Authorization"] = f"Bearer {did['token']}"
-    return ctx.rpc.send_raw(body, headers=headers)
+    return ctx.binding.send_raw(body, headers=headers)
 
 
 def _reason(reply: Any) -> Any:
@@ -713,17 +680,8 @@ def check_payment_unpaid(ctx: CheckContext) -> None:
 # the table
 # ----------------------------------------------------------------------------------
 def build(profile: Profile) -> list[Requirement]:
-    spec = profile.spec_relpath
-    text = profile.spec_path.read_text(encoding="utf-8")
-
-    def at(pointer: str, needle: str | None = None) -> Source:
-        if needle:
-            return Source(spec, f"{pointer} (line {line_of(text, needle)})")
-        return Source(spec, pointer)
-
-    def req(rid: str, level: str, title: str, source: Source, check: Callable[[CheckContext], None],
-            faults: tuple[str, ...], needs: tuple[str, ...] = ()) -> Requirement:
-        return Requirement(rid, level, title, source, check, faults, needs)
+    table = Table(profile)
+    at, req = table.at, table.req
 
     catalog = "/info/description"
     reqs = [
@@ -735,18 +693,18 @@ def build(profile: Profile) -> list[Requirement]:
             at(catalog, "| `-32601` |"), check_method_not_found, ("unknown_method_internal_error",)),
         req("BINDU-RPC-ID-ECHO", "MUST", "Every response echoes the request id, with jsonrpc 2.0 and one of result/error",
             at("/components/schemas/JsonRpcRequest/properties/id"), check_id_echo, ("id_not_echoed",)),
-        req("BINDU-RPC-BODY-LIMIT", "MUST", "Bodies over 10 MB get 413 outside the JSON-RPC envelope",
+        req("BINDU-RPC-BODY-LIMIT", "MUST", f"Bodies over {profile.limits['body_bytes'].value / ONE_MB:g} MB get 413 outside the JSON-RPC envelope",
             at(f"{POST}/description", "**Size limit:**"), check_body_limit, ("no_body_limit",)),
         req("BINDU-ERRORS-CATALOGUED", "MUST", "Every error code that comes back is in the catalog, with the catalog's HTTP status",
             at(catalog, "## Error catalog"), check_errors_catalogued, ("errors_with_http_200", "uncatalogued_error_code")),
         req("BINDU-TASK-NOT-FOUND", "MUST", "An unknown task id gets -32001 TaskNotFound",
-            at(catalog, "| `-32001` |"), check_task_not_found, ("unknown_task_internal_error",)),
+            at(catalog, "| `-32001` |"), not_found(unknown_tasks, "TaskNotFound"), ("unknown_task_internal_error",)),
         req("BINDU-CONTEXT-NOT-FOUND", "MUST", "contexts/clear of an unknown context gets -32020 ContextNotFound",
-            at(catalog, "| `-32020` |"), check_context_not_found, ("clear_unknown_context_succeeds", "uncatalogued_error_code")),
+            at(catalog, "| `-32020` |"), not_found(unknown_contexts, "ContextNotFound"), ("clear_unknown_context_succeeds", "uncatalogued_error_code")),
         req("BINDU-SEND-CREATES-TASK", "MUST", "message/send creates a task under the caller's taskId and contextId",
             at("/components/schemas/UserMessage/properties/taskId"), check_send_creates_task, ("ignores_caller_task_id",)),
         req("BINDU-SEND-NOT-IDEMPOTENT", "MUST", "A repeated message/send creates a new task",
-            at(f"{POST}/description", "**Idempotency:**"), check_send_not_idempotent, ("dedupes_message_id",)),
+            at(f"{POST}/description", "**Idempotency:**"), idempotency.never_deduplicated(resend, lambda task: task.get("id"), "message/send"), ("dedupes_message_id",)),
         req("BINDU-SEND-OUTPUT-MODES", "MUST", "acceptedOutputModes with no overlap gets -32005",
             at("/components/schemas/MessageSendConfiguration/properties/acceptedOutputModes"), check_output_modes, ("ignores_output_modes",)),
         req("BINDU-HISTORY-LENGTH", "MUST", "historyLength caps history to the most recent N messages",
@@ -783,25 +741,26 @@ def build(profile: Profile) -> list[Requirement]:
             ("terminal_task_reopened", "cancel_terminal_succeeds", "feedback_changes_state", "input_required_not_resumable"),
             ("control",)),
         req("BINDU-AUTH-REQUIRED", "MUST", "Every method without a bearer token gets -32009 (HTTP 401)",
-            at(catalog, "| `-32009` |"), check_auth_required, ("auth_not_enforced",)),
+            at(catalog, "| `-32009` |"), auth.token_required(operations(_all_methods), "AuthenticationRequired"), ("auth_not_enforced",)),
         req("BINDU-AUTH-INVALID-TOKEN", "MUST", "A token the server never issued gets -32010 (HTTP 401)",
-            at(catalog, "| `-32010` |"), check_invalid_token, ("invalid_token_accepted",)),
+            at(catalog, "| `-32010` |"), auth.token_refused(operations(_all_methods), "InvalidToken"), ("invalid_token_accepted",)),
         req("BINDU-AUTH-EXPIRED-TOKEN", "MUST", "An expired token gets -32011 (HTTP 401)",
-            at(catalog, "| `-32011` |"), check_expired_token, ("expired_token_accepted",), ("expired",)),
+            at(catalog, "| `-32011` |"), auth.token_refused(operations(_read_methods), "TokenExpired", caller="expired", credential="expired"), ("expired_token_accepted",), ("expired",)),
         req("BINDU-SCOPE-READ", "MUST", "agent:read unlocks the read methods and nothing else (-32013)",
-            at(catalog, "| `agent:read` |"), check_scope_read, ("scope_check_skipped",), ("read",)),
+            at(catalog, "| `agent:read` |"), auth.scopes("read", operations(_read_methods), operations(_write_methods), "InsufficientPermissions", REFUSALS), ("scope_check_skipped",), ("read",)),
         req("BINDU-SCOPE-WRITE", "MUST", "agent:write unlocks the write methods and nothing else (-32013)",
-            at(catalog, "| `agent:write` |"), check_scope_write, ("scope_check_skipped", "write_implies_read"), ("write",)),
+            at(catalog, "| `agent:write` |"), auth.scopes("write", operations(_write_methods), operations(_read_methods), "InsufficientPermissions", REFUSALS), ("scope_check_skipped", "write_implies_read"), ("write",)),
         req("BINDU-SCOPE-LEGACY-EXECUTE", "MUST", "The legacy agent:execute scope implies agent:read and agent:write",
-            at(catalog, "`agent:execute` (legacy)"), check_scope_legacy, ("legacy_execute_rejected",), ("legacy",)),
+            at(catalog, "`agent:execute` (legacy)"), auth.scopes("legacy", operations(_all_methods), operations(dict), "InsufficientPermissions", REFUSALS), ("legacy_execute_rejected",), ("legacy",)),
         req("BINDU-OWNERSHIP", "MUST", "Another caller's tasks and contexts are not found, listed or cleared",
-            at(catalog, "| `-32001` |"), check_ownership, ("ownership_not_enforced",), ("other",)),
+            at(catalog, "| `-32001` |"), auth.isolation(_own_task, _foreign, lambda name: "ContextNotFound" if name == "contexts/clear" else "TaskNotFound",
+                           _listings, _still_there), ("ownership_not_enforced",), ("other",)),
         req("BINDU-DID-VALID", "MUST", "A correctly signed request (the spec's payload, base58 Ed25519) is accepted",
             at("/components/securitySchemes/didSignature/description"), check_did_valid, ("rejects_valid_signature",), ("did",)),
         req("BINDU-DID-TAMPERED", "MUST", "A body changed after signing is refused: 403 crypto_mismatch",
             at(catalog, 'reason: "crypto_mismatch"'), did_rejected("body", "crypto_mismatch"),
             ("signature_not_verified",), ("did",)),
-        req("BINDU-DID-TIMESTAMP", "MUST", "A timestamp outside ±300 s is refused: 403 timestamp_out_of_window",
+        req("BINDU-DID-TIMESTAMP", "MUST", f"A timestamp outside ±{profile.limits['did_timestamp_window_s'].value} s is refused: 403 timestamp_out_of_window",
             at(catalog, "| `X-DID-Timestamp` |"), did_rejected("stale", "timestamp_out_of_window"), ("stale_timestamp_accepted",), ("did",)),
         req("BINDU-DID-MISMATCH", "MUST", "An X-DID that is not the token's client_id is refused: 403 did_mismatch",
             at(catalog, "Gate 2"), did_rejected("did", "did_mismatch"), ("did_mismatch_accepted",), ("did",)),

@@ -9,12 +9,15 @@ from conformance.model import Profile
 from conformance.runner import CheckContext
 from conformance.targets import ProtocolMismatch
 
+REFERENCE_TOKEN = "canon-reference-agent-token"  # the acting agent's bearer token at the reference
+
 
 def create_reference(profile: Profile, faults: tuple[str, ...] = (), control: bool = True, **options: Any) -> Any:
     from conformance.protocols.canon.faults import FAULTS
     from conformance.protocols.canon.reference import ReferenceConfig, create_app
 
-    app = create_app(profile.settings, profile.spec, ReferenceConfig(control=control, **options))
+    options.setdefault("token", REFERENCE_TOKEN)
+    app = create_app(profile.settings, profile.spec, ReferenceConfig(control=control, **options), profile.limits)
     for name in faults:
         FAULTS[name](app.state.reference)
     return app
@@ -22,7 +25,7 @@ def create_reference(profile: Profile, faults: tuple[str, ...] = (), control: bo
 
 def probe(ctx: CheckContext) -> None:
     """The target must answer a harmless verb over the run's binding in its shape."""
-    binding = ctx.actions()
+    binding = ctx.binding
     reply = binding.call("list_contacts", {})
     if not (reply.ok or reply.error_code):
         raise ProtocolMismatch(
@@ -36,5 +39,5 @@ def complete(profile: Profile) -> None:
     from conformance.protocols.canon.requirements import build
 
     profile.faults = dict(FAULTS)
-    profile.reference_credentials = {}
+    profile.reference_credentials = {"full": REFERENCE_TOKEN}
     profile.requirements = build(profile)

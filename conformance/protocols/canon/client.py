@@ -8,7 +8,7 @@ from typing import Any
 
 from conformance.runner import CheckContext, Untested
 from conformance.spec.schemas import resolve_pointer
-from conformance.transport.actions import ActionReply
+from conformance.transport.binding import Reply
 
 
 def fresh(prefix: str = "c") -> str:
@@ -18,14 +18,14 @@ def fresh(prefix: str = "c") -> str:
 class CanonClient:
     def __init__(self, ctx: CheckContext) -> None:
         self.ctx = ctx
-        self.binding = ctx.actions()
+        self.binding = ctx.binding
         self._roles: dict[str, str] | None = None
         if ctx.run.control_path:
             # Each check starts from the seeded world: an approved contact request, a left
             # group or a passed deadline must not change what the next check sees.
             ctx.control("reset")
 
-    def call(self, verb: str, payload: Any) -> ActionReply:
+    def call(self, verb: str, payload: Any) -> Reply:
         return self.binding.call(verb, payload)
 
     # -- the world ---------------------------------------------------------------
@@ -61,7 +61,7 @@ class CanonClient:
             blocks.append({"type": "actions", "actions": [{"id": "ok", "label": "OK"}]})
         return {"schema": schema, "title": "Conformance", "fallbackText": "Conformance check card", "blocks": blocks, **extra}
 
-    def send(self, text: str = "conformance check", **fields: Any) -> ActionReply:
+    def send(self, text: str = "conformance check", **fields: Any) -> Reply:
         payload = {"text": text, **fields}
         if not any(k in payload for k in ("targetConversationId", "targetUserId", "canonContactId")):
             payload["targetConversationId"] = self.role("owner_chat")

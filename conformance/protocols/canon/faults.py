@@ -8,16 +8,13 @@ from collections.abc import Callable
 from typing import Any
 
 from conformance.protocols.canon.reference import CanonReference, VerbError
+from conformance.table import FaultRegistry
 
 Fault = Callable[[CanonReference], None]
-FAULTS: dict[str, Fault] = {}
+FAULTS = FaultRegistry()
+fault = FAULTS
 
 RESERVED_IDS = (".", "..")
-
-
-def fault(fn: Fault) -> Fault:
-    FAULTS[fn.__name__] = fn
-    return fn
 
 
 def _strip_additional_false(schema: Any) -> Any:
@@ -32,6 +29,15 @@ def _is_reserved(message_id: Any) -> bool:
     return isinstance(message_id, str) and (
         message_id in RESERVED_IDS or (len(message_id) >= 4 and message_id.startswith("__") and message_id.endswith("__"))
     )
+
+
+# ------------------------------------------------------------------ auth
+
+
+@fault
+def auth_not_enforced(ref: CanonReference) -> None:
+    """Calls without the bearer token are served."""
+    ref.unauthorized = lambda request: None  # type: ignore[method-assign]
 
 
 # ------------------------------------------------------------------ validation
@@ -303,7 +309,7 @@ def card_secret_key_accepted(ref: CanonReference) -> None:
 
 @fault
 def card_size_unchecked(ref: CanonReference) -> None:
-    """A card over 32768 serialized bytes is accepted."""
+    """A card over the envelope's serialized size limit is accepted."""
     ref.card_size_ok = lambda card: True  # type: ignore[method-assign]
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
-from hypothesis.stateful import Bundle, RuleBasedStateMachine, precondition, rule
+from hypothesis.stateful import Bundle, precondition, rule
 
-from conformance.runner import CheckContext
+from conformance.table import ProfileMachine
 
 EMOJI = ("tada", "eyes", "+1")
 
@@ -33,18 +33,14 @@ class CanonModel:
     approvals: dict[str, Approval] = field(default_factory=dict)
 
 
-class CanonMachine(RuleBasedStateMachine):
-    ctx: CheckContext  # bound by CheckContext.run_machine
-
+class CanonMachine(ProfileMachine):
     groups = Bundle("groups")
     messages = Bundle("messages")
     approvals = Bundle("approvals")
 
-    def __init__(self) -> None:
-        super().__init__()
+    def setup(self) -> None:
         from conformance.protocols.canon.client import CanonClient
 
-        self.ctx.begin_example()
         self.c = CanonClient(self.ctx)
         self.model = CanonModel()
 

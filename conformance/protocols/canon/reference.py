@@ -4,7 +4,7 @@ profile (``POST /verbs/{verb}`` and MCP at ``POST /mcp``).
 
 The verb list, input schemas and error codes/statuses are read from the spec and the
 profile. What the spec states only in prose (deadline ceilings, card envelope limits,
-the replay window) is a constant below naming the ``$defs`` entry it comes from. Every
+the replay window) is read through the profile's ``limits:`` block. Every
 behaviour is one small method of ``CanonReference`` so that a fault replaces one.
 """
 
@@ -15,7 +15,7 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -25,21 +25,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from conformance.model import Limit
+from conformance.spec.limits import load_limits
 from conformance.spec.schemas import validator_for
 from conformance.spec.verbs import verb_operations
 
 MINUTE_MS = 60_000
-HOUR_MS = 60 * MINUTE_MS
-# request_input_input / request_card_input descriptions: "Ceiling 30 minutes".
-INTERACTION_CEILING_MS = 30 * MINUTE_MS
-# request_approval_input description: "Approval deadline ceiling is 72 hours".
-APPROVAL_CEILING_MS = 72 * HOUR_MS
-# check_approval_input description: "a resolved decision replays for up to 72h after first consume".
-REPLAY_WINDOW_MS = 72 * HOUR_MS
 # The reference's own choice when no deadline is given (the spec requires bindings to fill one).
 DEFAULT_DEADLINE_MS = 10 * MINUTE_MS
-# runtimeCard description: "<= 32768 bytes serialized ... no secret-bearing top-level keys".
-CARD_MAX_BYTES = 32768
+# The deadline ceilings, the replay window and the card envelope size are the profile's
+# `limits:` (input_ceiling_ms, card_ceiling_ms, approval_ceiling_ms,
+# approval_replay_window_ms, card_envelope_bytes), read from the spec's descriptions.
 SECRET_KEY_MARKERS = ("secret", "token", "password", "apikey", "api_key", "privatekey", "private_key", "credential")
 # The one error code outside the profile: a verb the spec does not define.
 UNKNOWN_VERB = "UNKNOWN_VERB"
@@ -70,6 +66,7 @@ class ReferenceConfig:
     control: bool = True
     seed: int | None = None
     clock: Callable[[], float] = time.time  # seconds
+    token: str | None = None  # when set, both bindings require it as the bearer token
 
 
 class VerbError(Exception):
@@ -98,9 +95,12 @@ class CanonReference:
     """State and behaviour of the reference Canon world. All mutable state lives in
     ``self.w`` (plain JSON) so that ``digest`` covers it whole."""
 
-    def __init__(self, profile_settings: dict[str, Any], spec: dict[str, Any], config: ReferenceConfig | None = None) -> None:
+    def __init__(self, profile_settings: dict[str, Any], spec: dict[str, Any], config: ReferenceConfig | None = None,
+                 limits: Mapping[str, Limit] | None = None) -> None:
         self.settings = profile_settings
         self.spec = spec
+        # the limits the spec states (profile `limits:`), read from the settings' block when not given
+        self.limits = dict(limits) if limits else load_limits(profile_settings.get("limits"), spec, profile_settings.get("spec", ""))
         self.config = config or ReferenceConfig()
         self.errors: dict[str, dict[str, Any]] = dict(profile_settings["errors"])
         ops = verb_operations(spec, profile_settings.get("spec", ""), profile_settings["verbs"])
@@ -112,6 +112,10 @@ class CanonReference:
         self.seed_world()
 
     # ------------------------------------------------------------------ basics
+
+    def limit(self, name: str) -> int:
+        """A limit of the profile, in the unit its name says."""
+        return int(self.limits[name].value)
 
     def now_ms(self) -> int:
         return int(round((self.config.clock() + self.w.get("clock_offset", 0.0)) * 1000))
@@ -481,7 +485,7 @@ class CanonReference:
     def verb_request_input(self, args: dict[str, Any]) -> dict[str, Any]:
         conv = self.member_conversation(args.get("conversationId"))
         self.check_fresh_id("input", args.get("inputId"))
-        expires = self.deadline(args, INTERACTION_CEILING_MS)
+        expires = self.deadline(args, self.limit("input_ceiling_ms"))
         responder = self.input_responder(args, conv)
         input_id = args.get("inputId") or self.new_id("input")
         result = self.input_outcome(self.pop_script("request_input"), input_id)
@@ -512,7 +516,7 @@ class CanonReference:
     def verb_request_approval(self, args: dict[str, Any]) -> dict[str, Any]:
         conv = self.member_conversation(args.get("conversationId"))
         self.check_fresh_id("approval", args.get("approvalId"))
-        expires = self.deadline(args, APPROVAL_CEILING_MS)
+        expires = self.deadline(args, self.limit("approval_ceiling_ms"))
         responder = self.responder(conv, args.get("responseUserId"))
         approval_id = args.get("approvalId") or self.new_id("appr")
         record = self.record_interaction("approval", approval_id, conv, responder, expires, "pending",
@@ -537,7 +541,7 @@ class CanonReference:
 
     def approval_replayable(self, record: dict[str, Any]) -> bool:
         consumed = record.get("consumedAt")
-        return consumed is None or self.now_ms() - consumed <= REPLAY_WINDOW_MS
+        return consumed is None or self.now_ms() - consumed <= self.limit("approval_replay_window_ms")
 
     def approval_unknown_result(self, approval_id: str) -> dict[str, Any]:
         return {"status": "unknown", "approvalId": approval_id}
@@ -564,7 +568,7 @@ class CanonReference:
     # ------------------------------------------------------------------ cards
 
     def card_size_ok(self, card: dict[str, Any]) -> bool:
-        return len(json.dumps(card, separators=(",", ":"), ensure_ascii=False).encode()) <= CARD_MAX_BYTES
+        return len(json.dumps(card, separators=(",", ":"), ensure_ascii=False).encode()) <= self.limit("card_envelope_bytes")
 
     def card_secret_keys(self, card: dict[str, Any]) -> list[str]:
         return [k for k in card if any(m in k.lower() for m in SECRET_KEY_MARKERS)]
@@ -574,7 +578,7 @@ class CanonReference:
 
     def check_card(self, card: dict[str, Any], needs_actions: bool) -> None:
         if not self.card_size_ok(card):
-            raise VerbError("CARD_REJECTED", f"card is over {CARD_MAX_BYTES} bytes serialized")
+            raise VerbError("CARD_REJECTED", f"card is over {self.limit('card_envelope_bytes')} bytes serialized")
         secrets = self.card_secret_keys(card)
         if secrets:
             raise VerbError("CARD_REJECTED", f"secret-bearing top-level key {secrets[0]!r}")
@@ -604,7 +608,7 @@ class CanonReference:
     def verb_request_card(self, args: dict[str, Any]) -> dict[str, Any]:
         conv = self.member_conversation(args.get("conversationId"))
         self.check_card(args["card"], needs_actions=True)
-        expires = self.deadline(args, INTERACTION_CEILING_MS)
+        expires = self.deadline(args, self.limit("card_ceiling_ms"))
         responder = self.responder(conv, args.get("responseUserId"))
         card_id = self.card_id(args)
         result = self.card_outcome(self.pop_script("request_card"), card_id, responder)
@@ -802,8 +806,17 @@ class CanonReference:
 
     # ------------------------------------------------------------------ HTTP binding
 
+    def unauthorized(self, request: Request) -> Response | None:
+        """401 unless the request carries the configured bearer token."""
+        if self.config.token is None or request.headers.get("authorization") == f"Bearer {self.config.token}":
+            return None
+        err = VerbError("UNAUTHENTICATED", "a bearer token is required")
+        return JSONResponse(self.error_body(err), status_code=self.error_status(err))
+
     async def http_verb(self, request: Request) -> Response:
-        verb = request.path_params["verb"]
+        verb = request.path_params["name"]
+        if (refused := self.unauthorized(request)) is not None:
+            return refused
         try:
             if verb not in self.verbs:
                 raise VerbError(UNKNOWN_VERB, f"unknown verb {verb!r}")
@@ -847,6 +860,8 @@ class CanonReference:
                 "isError": False}
 
     async def mcp(self, request: Request) -> Response:
+        if (refused := self.unauthorized(request)) is not None:
+            return refused
         try:
             msg = json.loads(await request.body())
         except ValueError:
@@ -981,7 +996,7 @@ class CanonReference:
             return handle
 
         return [
-            Route(self.binding_path("http", "/verbs/{verb}"), endpoint("http_verb"), methods=["POST"]),
+            Route(self.binding_path("http", "/verbs/{name}"), endpoint("http_verb"), methods=["POST"]),
             Route(self.binding_path("mcp", "/mcp"), endpoint("mcp"), methods=["POST"]),
             Route("/_control/{action}", endpoint("control"), methods=["POST"]),
         ]
@@ -990,9 +1005,10 @@ class CanonReference:
         return str(self.settings.get("bindings", {}).get(binding, {}).get("path", default))
 
 
-def create_app(profile_settings: dict[str, Any], spec: dict[str, Any], config: ReferenceConfig | None = None) -> Starlette:
+def create_app(profile_settings: dict[str, Any], spec: dict[str, Any], config: ReferenceConfig | None = None,
+               limits: Mapping[str, Limit] | None = None) -> Starlette:
     """The reference as an ASGI app; ``app.state.reference`` is the instance faults patch."""
-    reference = CanonReference(profile_settings, spec, config)
+    reference = CanonReference(profile_settings, spec, config, limits)
     app = Starlette(routes=reference.routes())
     app.state.reference = reference
     return app

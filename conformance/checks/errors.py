@@ -1,0 +1,85 @@
+"""Answers judged against a profile's error catalog: the spec's (JSON-RPC codes
+with their HTTP statuses) or the profile's own (code strings with statuses).
+Written once over transport.binding.Reply, for every binding."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from conformance.model import ErrorCode, Profile
+from conformance.runner import CheckContext
+from conformance.transport.binding import Reply
+
+
+def catalog_entry(profile: Profile, code_or_name: Any) -> ErrorCode:
+    """The catalog row with this code, or else this name (names are the spec's, e.g. 'TaskNotFound')."""
+    if code_or_name in profile.errors:
+        return profile.errors[code_or_name]
+    for err in profile.errors.values():
+        if isinstance(code_or_name, str) and err.name.lower() == code_or_name.lower():
+            return err
+    raise KeyError(f"the {profile.name} error catalog has no error {code_or_name!r}")
+
+
+def error_named(profile: Profile, name: str) -> ErrorCode:
+    return catalog_entry(profile, name)
+
+
+def _label(err: ErrorCode) -> str:
+    return f"{err.code} {err.name}" if err.name != err.code else str(err.code)
+
+
+def expect_status(ctx: CheckContext, reply: Reply, err: ErrorCode, what: str) -> None:
+    """Where the binding's HTTP statuses carry meaning, an error comes with the catalog's."""
+    if reply.statuses:
+        ctx.expect(reply.status == err.http_status,
+                   f"{what}: error {_label(err)} came with HTTP {reply.status}; the catalog says {err.http_status}",
+                   kind="wrong_status", statement=str(err.source))
+
+
+def expect_error(ctx: CheckContext, reply: Reply, expected: Any, what: str, also: Iterable[Any] = ()) -> ErrorCode:
+    """The answer is the catalog error ``expected`` (a code or a name; ``also`` lists
+    others the spec allows), flagged by the binding, with the catalog's HTTP status."""
+    wanted = catalog_entry(ctx.profile, expected)
+    allowed = {wanted.code} | {catalog_entry(ctx.profile, a).code for a in also}
+    names = " or ".join(_label(catalog_entry(ctx.profile, c)) for c in [wanted.code, *sorted(allowed - {wanted.code}, key=str)])
+    ctx.expect(not reply.ok and reply.error_code in allowed, f"{what}: expected error {names}, got {reply.describe()}",
+               kind="accepted_invalid" if reply.ok else "wrong_error_code", statement=str(wanted.source))
+    got = ctx.profile.errors[reply.error_code]
+    ctx.expect(reply.flagged, f"{what}: error {_label(got)} is not flagged as an error by the {reply.binding} binding",
+               kind="malformed_answer")
+    expect_status(ctx, reply, got, what)
+    return got
+
+
+def expect_result(ctx: CheckContext, reply: Reply, what: str) -> Any:
+    """The answer is a success (a result, with HTTP 200 where statuses carry meaning)."""
+    ctx.expect(reply.ok, f"{what}: expected a result, got {reply.describe()}", kind="rejected_valid")
+    if reply.statuses:
+        ctx.expect(reply.status == 200, f"{what}: a result came with HTTP {reply.status}, expected 200", kind="wrong_status")
+    return reply.result
+
+
+def expect_catalogued(ctx: CheckContext, reply: Reply, what: str, require_error: bool = False) -> None:
+    """An error that comes back is in the catalog, flagged, with the catalog's status."""
+    if reply.ok:
+        ctx.expect(not require_error, f"{what}: expected an error, got {reply.describe()}", kind="accepted_invalid")
+        return
+    err = ctx.profile.errors.get(reply.error_code)
+    if err is None:
+        ctx.fail(f"{what}: error code {reply.error_code!r} is not in the {ctx.profile.name} error catalog ({reply.describe()})",
+                 kind="wrong_error_code")
+        return
+    ctx.expect(reply.flagged, f"{what}: error {_label(err)} is not flagged as an error by the {reply.binding} binding",
+               kind="malformed_answer")
+    expect_status(ctx, reply, err, what)
+
+
+def not_found(calls: Callable[[CheckContext], dict[str, Callable[[], Reply]]], error: Any) -> Callable[[CheckContext], None]:
+    """Family: each call names an object that does not exist and gets ``error``."""
+    def check(ctx: CheckContext) -> None:
+        for what, call in calls(ctx).items():
+            with ctx.subcheck(what):
+                expect_error(ctx, call(), error, what)
+    return check

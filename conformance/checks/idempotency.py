@@ -1,0 +1,68 @@
+"""Replays, driven by rows: a protocol says how to send with a key (an
+Idempotency-Key header, a messageId, ...) and how to count the effects; the family
+checks that a replay returns the original answer once, that a key reused for
+another request is refused, or that a protocol without deduplication really
+creates a new object each time."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from conformance.checks.errors import expect_error, expect_result
+from conformance.runner import CheckContext
+from conformance.transport.binding import Reply
+
+Send = Callable[[str, str], Reply]  # (key, which body: "a" or "b") -> answer
+
+
+def replay_once(send: Callable[[CheckContext], Send], effects: Callable[[CheckContext], Callable[[], int]],
+                what: str) -> Callable[[CheckContext], None]:
+    """The same key with the same body answers the original result and has one effect."""
+    def check(ctx: CheckContext) -> None:
+        key, go, count = uuid.uuid4().hex, send(ctx), effects(ctx)
+        before = count()
+        first = expect_result(ctx, go(key, "a"), what)
+        again = expect_result(ctx, go(key, "a"), f"the identical {what} again")
+        ctx.expect(again == first, f"an identical replay of {what} must return the original result: {first} vs {again}",
+                   kind="state_changed")
+        after = count()
+        ctx.expect(after == before + 1, f"an identical replay of {what} had {after - before} effects, expected exactly 1",
+                   kind="state_changed")
+    return check
+
+
+def conflict_refused(send: Callable[[CheckContext], dict[str, Send]], error: Any) -> Callable[[CheckContext], None]:
+    """The same key with another body gets ``error``, for each operation named."""
+    def check(ctx: CheckContext) -> None:
+        for what, go in send(ctx).items():
+            with ctx.subcheck(what):
+                key = uuid.uuid4().hex
+                expect_result(ctx, go(key, "a"), what)
+                expect_error(ctx, go(key, "b"), error, f"{what} reusing its key with another body")
+    return check
+
+
+def never_deduplicated(send: Callable[[CheckContext], Callable[[], Reply]], identity: Callable[[Any], Any],
+                       what: str) -> Callable[[CheckContext], None]:
+    """Where the spec says a repeated request is a new one: two identical requests
+    create two objects."""
+    def check(ctx: CheckContext) -> None:
+        go = send(ctx)
+        first = identity(expect_result(ctx, go(), what))
+        second = identity(expect_result(ctx, go(), f"the same {what} again"))
+        ctx.expect(first != second, f"a repeated {what} returned the same object {first!r}; the spec says it creates a new one",
+                   kind="state_changed")
+    return check
+
+
+def single_use(send: Callable[[CheckContext], dict[str, Callable[[str], Reply]]], error: Any) -> Callable[[CheckContext], None]:
+    """A single-use id: the first use succeeds, any reuse gets ``error``."""
+    def check(ctx: CheckContext) -> None:
+        for what, go in send(ctx).items():
+            with ctx.subcheck(what):
+                ident = uuid.uuid4().hex
+                expect_result(ctx, go(ident), what)
+                expect_error(ctx, go(ident), error, f"{what} reusing its id")
+    return check

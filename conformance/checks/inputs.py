@@ -1,0 +1,88 @@
+"""Generated inputs against an operation's schemas, over any binding: valid inputs
+are accepted, inputs breaking one keyword are refused (and change nothing), and
+results match their schema."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from conformance.checks.errors import catalog_entry, expect_catalogued, expect_error, expect_result
+from conformance.model import Operation
+from conformance.runner import CheckContext
+from conformance.spec.invalid import InvalidInstance, invalid_strategy
+from conformance.spec.schemas import schema_errors, strategy_for
+from conformance.transport.binding import Reply
+
+Call = Callable[[Any], Reply]
+AnswerCheck = Callable[[CheckContext, Reply, str], Any]
+
+
+def expect_matches(ctx: CheckContext, schema: dict[str, Any], instance: Any, what: str) -> None:
+    errors = schema_errors(schema, instance)
+    ctx.expect(not errors, f"{what} does not match its schema: {'; '.join(errors)}", kind="schema_mismatch")
+
+
+def valid_inputs_accepted(
+    ctx: CheckContext,
+    op: Operation,
+    call: Call,
+    rejections: Iterable[Any],
+    prepare: Callable[[Any], Any] = lambda v: v,
+    extra_property: str | None = None,
+    answer_check: AnswerCheck | None = None,
+) -> None:
+    """No generated schema-valid input gets one of the ``rejections`` (codes or
+    names); any other error is catalogued and flagged. With ``extra_property``, an
+    input with one more unknown property must be accepted too where the schema does
+    not forbid it."""
+    rejected = {catalog_entry(ctx.profile, r).code for r in rejections}
+
+    def body(value: Any) -> None:
+        value = prepare(value)
+        variants = [value]
+        if extra_property and isinstance(value, dict) and op.params_schema.get("additionalProperties", True) is not False:
+            variants.append({**value, extra_property: "allowed: the schema does not forbid it"})
+        for variant in variants:
+            what = f"{op.name} with a schema-valid input"
+            reply = call(variant)
+            if answer_check:
+                answer_check(ctx, reply, what)
+            if not reply.ok:
+                ctx.expect(reply.error_code not in rejected, f"{what} rejected: {reply.describe()}", kind="rejected_valid")
+                expect_catalogued(ctx, reply, what, require_error=True)
+
+    ctx.for_all(strategy_for(op.params_schema), body)
+
+
+def invalid_inputs_rejected(
+    ctx: CheckContext,
+    op: Operation,
+    call: Call,
+    error: Any,
+    also: Iterable[Any] = (),
+    state: Callable[[], Any] | None = None,
+    answer_check: AnswerCheck | None = None,
+) -> None:
+    """Each input breaking exactly one schema keyword gets ``error`` (or one of
+    ``also``) and, when ``state`` can read the target's state, changes nothing."""
+    def body(bad: InvalidInstance) -> None:
+        v = bad.violation
+        what = f"{op.name} with an input breaking '{v.keyword}' at {v.pointer or '(root)'} ({v.description})"
+        before = state() if state else None
+        reply = call(bad.instance)
+        if answer_check:
+            answer_check(ctx, reply, what)
+        expect_error(ctx, reply, error, what, also)
+        if state:
+            ctx.expect(state() == before, f"{what}: the refused call changed the target's state", kind="state_changed")
+
+    ctx.for_all(invalid_strategy(op.params_schema), body)
+
+
+def result_matches(ctx: CheckContext, op: Operation, reply: Reply, what: str | None = None) -> Any:
+    """A successful answer whose result matches the operation's result schema."""
+    result = expect_result(ctx, reply, what or op.name)
+    if op.result_schema is not None:
+        expect_matches(ctx, op.result_schema, result, f"{op.name} result")
+    return result

@@ -1,0 +1,86 @@
+"""Typed failures: what kind of thing a target got wrong, in one small vocabulary.
+
+A check says *what* broke, not only that something did: ``ctx.expect(cond, message,
+kind="wrong_error_code", statement="specs/x.yaml#/...")``. The kind travels with the
+failure into the verdict, the case file, summary.json, report.html and baselines
+(an entry may name a kind). Pick the most specific kind that fits; ``expectation``
+is the default when none does. Two kinds are set by the runner, never by a check:
+``no_answer`` (the transport got no usable answer) and ``crash`` (the check raised
+an exception it did not foresee: a defect of the check or an answer it did not
+expect, which ``selftest`` never counts as catching a fault).
+
+The shape follows schemathesis's typed failures (DESIGN.md, "Patterns worth borrowing").
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+KINDS: dict[str, str] = {
+    "expectation": "an expectation of the check did not hold (the default when no other kind fits)",
+    "wrong_error_code": "an error came with a code other than the one the spec or profile requires",
+    "wrong_status": "an answer came with an HTTP status other than the one required",
+    "schema_mismatch": "an answer (result or error body) does not match its schema",
+    "accepted_invalid": "an invalid request was answered with success instead of an error",
+    "rejected_valid": "a valid request was refused",
+    "state_changed": "state changed where it must not (a refused or read-only call, a terminal state that moved)",
+    "not_found_expected": "a request naming something that does not exist was not answered with not-found",
+    "auth_not_enforced": "a call without, or with insufficient, credentials was served",
+    "malformed_answer": "the answer is not the protocol's shape (not JSON, no envelope, both or neither of result and error)",
+    "no_answer": "the target sent no usable answer: timeout, reset, oversized (set by the runner)",
+    "flaky": "hypothesis saw a failure that did not happen again on the same input (set by the runner)",
+    "crash": "the check raised an exception it did not foresee: not a finding about the target (set by the runner)",
+}
+
+DEFAULT_KIND = "expectation"
+
+
+def check_kind(kind: str) -> str:
+    """``kind`` itself, or ValueError naming the vocabulary."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown failure kind {kind!r}; one of: {', '.join(KINDS)} (conformance/failures.py)")
+    return kind
+
+
+@dataclass
+class Failure:
+    """One thing a requirement found wrong. ``subcheck`` names the sub-check it
+    came from (``ctx.subcheck``), ``statement`` the spec statement it breaks when
+    the check named one more precisely than the requirement's source."""
+
+    kind: str
+    message: str
+    statement: str | None = None
+    subcheck: str | None = None
+
+    def __post_init__(self) -> None:
+        check_kind(self.kind)
+
+    @property
+    def line(self) -> str:
+        """The message, prefixed with its sub-check when it has one."""
+        return f"{self.subcheck}: {self.message}" if self.subcheck else self.message
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Failure:
+        return cls(str(data.get("kind") or DEFAULT_KIND), str(data.get("message", "")),
+                   data.get("statement"), data.get("subcheck"))
+
+
+def summarize(failures: list[Failure], subchecks: int = 0) -> str:
+    """The one-line verdict message: a lone failure's own message, or
+    "2 of 7 sub-checks failed: tasks/get: ...; tasks/list: ..." (a failure outside
+    any sub-check, which ended the check, comes last)."""
+    if not failures:
+        return ""
+    if len(failures) == 1 and failures[0].subcheck is None:
+        return failures[0].message
+    inside = [f for f in failures if f.subcheck is not None]
+    outside = [f for f in failures if f.subcheck is None]
+    named = len({f.subcheck for f in inside})
+    head = f"{named} of {max(subchecks, named)} sub-checks failed: " if inside and subchecks else ""
+    return head + "; ".join(f.line for f in inside + outside)

@@ -1,0 +1,71 @@
+"""What every protocol's requirement table and fault list are built with: a fault
+registry, requirement rows with their spec sources, and the base of the stateful
+machines. Engine code: it names no protocol."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis.stateful import RuleBasedStateMachine
+
+from conformance.model import Profile, Requirement, Source
+from conformance.runner import CheckContext
+from conformance.spec.openapi import line_of
+
+
+class FaultRegistry(dict[str, Callable[[Any], None]]):
+    """Named faults of one reference: ``@FAULTS`` registers a function that patches
+    one behaviour of a reference instance, under the function's name."""
+
+    def __call__(self, fn: Callable[[Any], None]) -> Callable[[Any], None]:
+        self[fn.__name__] = fn
+        return fn
+
+
+def slug(name: str) -> str:
+    """An operation name as part of a requirement ID: ``tasks/get`` -> ``TASKS-GET``."""
+    return re.sub(r"[/_]", "-", name).upper()
+
+
+class Table:
+    """Builds one profile's requirement rows; ``at`` cites the spec."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self.spec = profile.spec_relpath
+        self._text: str | None = None
+
+    def at(self, pointer: str, needle: str | None = None) -> Source:
+        """The spec at ``pointer``; with ``needle``, also the line it stands on."""
+        if needle is None:
+            return Source(self.spec, pointer)
+        if self._text is None:
+            self._text = self.profile.spec_path.read_text(encoding="utf-8")
+        return Source(self.spec, f"{pointer} (line {line_of(self._text, needle)})")
+
+    def chosen(self, where: str) -> Source:
+        """Where the spec is silent: the profile's own choice (never MUST)."""
+        return Source("profile", where)
+
+    @staticmethod
+    def req(rid: str, level: str, title: str, source: Source, check: Callable[[CheckContext], None],
+            faults: tuple[str, ...], needs: tuple[str, ...] = ()) -> Requirement:
+        return Requirement(rid, level, title, source, check, faults, needs)
+
+
+class ProfileMachine(RuleBasedStateMachine):
+    """Base of a protocol's state machine: ``ctx`` is bound by
+    ``CheckContext.run_machine``; each run starts a fresh example and calls
+    ``setup`` (the protocol's client and model)."""
+
+    ctx: CheckContext
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ctx.begin_example()
+        self.setup()
+
+    def setup(self) -> None:
+        raise NotImplementedError

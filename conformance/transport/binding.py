@@ -1,0 +1,320 @@
+"""Bindings: how a profile's named operations travel, declared as data in the
+profile's ``bindings:`` block and found through a registry of kinds.
+
+Every kind answers with one ``Reply`` (ok, result, error code and message, HTTP
+status, whether the binding flagged an error), so checks are written once for
+all of them. A binding entry declares:
+
+    kind: jsonrpc-http | http-action | mcp-tools     (see BINDING_KINDS)
+    path: /  or  /verbs/{name}                       (endpoint; {name} is the operation)
+    bearer: full                                     (the credential sent as the bearer token)
+    headers: {A2A-Version: "1.0"}                    (sent with every call)
+    idempotency: {header: Idempotency-Key}           (a fresh key per call unless one is given)
+    error: {code: /error/code, message: /error/message}  (where an error lives in an answer)
+    protocol_version: "2025-06-18"                   (mcp-tools: the version it initializes with)
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from conformance.transport.http import HttpReply, HttpTransport
+
+# A token resolver: (credential label, required) -> token or None. The check layer
+# supplies it; it raises its own "untested" when a required credential is missing.
+Tokens = Callable[[str, bool], str | None]
+
+DEFAULT = "<the binding's bearer>"  # caller: the credential the binding names
+
+
+@dataclass(frozen=True)
+class RawToken:
+    """A caller holding this exact token (one the target never issued, say)."""
+
+    value: str
+FRESH = "<fresh>"  # idempotency key: a new one for this call
+
+
+@dataclass
+class Reply:
+    """One answer of any binding."""
+
+    binding: str
+    http: HttpReply
+    ok: bool
+    result: Any = None
+    error_code: Any = None
+    error_message: str = ""
+    flagged: bool = True  # the binding marked the error as one (JSON-RPC error, HTTP >= 400, MCP isError)
+    envelope: Any = None  # what the binding read the answer from (JSON-RPC envelope, body, MCP result)
+    statuses: bool = True  # HTTP statuses carry meaning in this binding
+    error_data: Any = None
+
+    @property
+    def status(self) -> int:
+        return self.http.status
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        """The error as a mapping (JSON-RPC's error member, or code and message)."""
+        if self.ok:
+            return None
+        if isinstance(self.envelope, dict) and isinstance(self.envelope.get("error"), dict):
+            return self.envelope["error"]
+        if self.error_code is None and not self.error_message:
+            return None
+        return {"code": self.error_code, "message": self.error_message}
+
+    def describe(self) -> str:
+        """A short one-line account for failure messages, quoting the target."""
+        if self.ok:
+            return f"HTTP {self.status}, result {json.dumps(self.result, default=str)[:160]}"
+        if self.error_code is not None:
+            data = f" data {json.dumps(self.error_data, default=str)[:160]}" if self.error_data not in (None, {}, "") else ""
+            return f"HTTP {self.status}, error {self.error_code} {self.error_message[:100]!r}{data}"
+        why = f" ({self.http.json_error})" if self.http.json_error and self.http.content else ""
+        return f"HTTP {self.status}, body {self.http.text[:120]!r}{why}"
+
+
+def at_pointer(document: Any, pointer: str) -> Any:
+    """The value at a JSON pointer of an answer, or None (answers are untrusted)."""
+    node = document
+    for token in pointer.lstrip("/").split("/") if pointer else []:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict):
+            node = node.get(token)
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return node
+
+
+class Binding:
+    """One way of calling operations. Subclasses implement ``_send``."""
+
+    kind: ClassVar[str]
+    statuses: ClassVar[bool] = True
+    default_error: ClassVar[dict[str, str]] = {"code": "/error/code", "message": "/error/message", "data": "/error/data"}
+
+    def __init__(self, name: str, entry: Mapping[str, Any], http: HttpTransport, tokens: Tokens) -> None:
+        self.name = name
+        self.entry = dict(entry)
+        self.http = http
+        self.tokens = tokens
+        self.path: str = entry.get("path", "/")
+        self.bearer: str | None = entry.get("bearer")
+        self.headers: dict[str, str] = {str(k): str(v) for k, v in (entry.get("headers") or {}).items()}
+        self.idempotency: dict[str, Any] | None = entry.get("idempotency")
+        self.error_at = {**self.default_error, **(entry.get("error") or {})}
+        self.on_unauthenticated: Callable[[str], None] | None = None
+
+    # -- what every call carries -----------------------------------------------------
+    def auth(self, caller: str | RawToken | None = DEFAULT) -> dict[str, str]:
+        """The Authorization header of ``caller`` (a credential label); None sends no
+        token. The binding's own bearer is optional (a target may run without auth);
+        a caller named explicitly is required."""
+        if caller is None:
+            return {}
+        if isinstance(caller, RawToken):
+            return {"Authorization": f"Bearer {caller.value}"}
+        label = self.bearer if caller == DEFAULT else caller
+        if label is None:
+            return {}
+        token = self.tokens(label, caller != DEFAULT)
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def call_headers(self, caller: str | RawToken | None, idempotency_key: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", **self.headers, **self.auth(caller)}
+        if self.idempotency and idempotency_key is not None:
+            key = uuid.uuid4().hex if idempotency_key == FRESH else idempotency_key
+            headers[self.idempotency.get("header", "Idempotency-Key")] = key
+        headers.update(extra or {})
+        return headers
+
+    def read_error(self, body: Any) -> tuple[Any, str, Any]:
+        """(code, message, data) where the binding declares an error lives."""
+        code = at_pointer(body, self.error_at["code"])
+        message = at_pointer(body, self.error_at["message"])
+        return code, "" if message is None else str(message), at_pointer(body, self.error_at.get("data", ""))
+
+    # -- calling -----------------------------------------------------------------------
+    def call(self, operation: str, params: Any, *, caller: str | RawToken | None = DEFAULT, headers: Mapping[str, str] | None = None,
+             idempotency_key: str | None = FRESH, raw: str | None = None, **options: Any) -> Reply:
+        """Call ``operation`` with ``params`` (or the ``raw`` body text) as ``caller``."""
+        reply = self._send(operation, params, self.call_headers(caller, idempotency_key, headers), raw, **options)
+        if reply.status == 401 and caller == DEFAULT and self.bearer and not self.auth(DEFAULT) and self.on_unauthenticated:
+            self.on_unauthenticated(self.bearer)  # the target wants the token the run was not given
+        return reply
+
+    def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None, **options: Any) -> Reply:
+        raise NotImplementedError
+
+
+BINDING_KINDS: dict[str, type[Binding]] = {}
+
+
+def binding_kind(cls: type[Binding]) -> type[Binding]:
+    BINDING_KINDS[cls.kind] = cls
+    return cls
+
+
+def make_binding(name: str, entry: Mapping[str, Any], http: HttpTransport, tokens: Tokens) -> Binding:
+    kind = entry.get("kind")
+    if kind not in BINDING_KINDS:
+        raise ValueError(f"binding {name!r}: unknown kind {kind!r} (known: {', '.join(sorted(BINDING_KINDS))})")
+    return BINDING_KINDS[kind](name, entry, http, tokens)
+
+
+@binding_kind
+class JsonRpcBinding(Binding):
+    """JSON-RPC 2.0 over HTTP POST at ``path``; the operation is the method. Errors
+    are the envelope's error member; their HTTP status is whatever the spec's
+    catalog says. A streamed (SSE) answer is judged by its first event."""
+
+    kind = "jsonrpc-http"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._ids = itertools.count(1)
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None, **options: Any) -> Reply:
+        request_id, omit_params = options.get("request_id", "auto"), options.get("omit_params", False)
+        if raw is None:
+            envelope: dict[str, Any] = {"jsonrpc": "2.0", "method": operation}
+            envelope["id"] = self.next_id() if request_id == "auto" else request_id
+            if not omit_params:
+                envelope["params"] = params
+            raw = json.dumps(envelope)
+        return self._post(raw, headers)
+
+    def send_raw(self, body: bytes | str, *, headers: Mapping[str, str] | None = None, caller: str | RawToken | None = DEFAULT) -> Reply:
+        """Send any body as it is (a JSON-RPC request or not) and read the answer as one."""
+        return self._post(body, {"Content-Type": "application/json", **self.headers, **self.auth(caller), **(headers or {})})
+
+    def _post(self, body: bytes | str, headers: dict[str, str]) -> Reply:
+        reply = self.http.request("POST", self.path, headers=headers, content=body)
+        envelope = first_event(reply) if is_event_stream(reply) else reply.json()
+        if isinstance(envelope, dict) and "result" in envelope and "error" not in envelope:
+            return Reply(self.name, reply, True, envelope["result"], envelope=envelope)
+        code, message, data = self.read_error(envelope)
+        flagged = isinstance(envelope, dict) and isinstance(envelope.get("error"), dict)
+        return Reply(self.name, reply, False, None, code, message, flagged, envelope, error_data=data)
+
+
+@binding_kind
+class HttpActionBinding(Binding):
+    """``POST {path}`` with the operation filled in for ``{name}`` and the input as
+    the JSON body; 200 with the result, an error at the declared place otherwise."""
+
+    kind = "http-action"
+
+    def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None, **options: Any) -> Reply:
+        body = raw if raw is not None else json.dumps(params)
+        reply = self.http.request("POST", self.path.replace("{name}", operation), headers=headers, content=body)
+        data = reply.json()
+        code, message, details = self.read_error(data)
+        only_error = isinstance(data, dict) and code is not None and set(data) == {self.error_at["code"].strip("/").split("/")[0]}
+        if reply.status == 200 and not only_error:
+            return Reply(self.name, reply, True, data, envelope=data)
+        return Reply(self.name, reply, False, None, code, message, reply.status >= 400, data, error_data=details)
+
+
+@binding_kind
+class McpToolsBinding(Binding):
+    """MCP over JSON-RPC at ``path``: initialize, tools/list, tools/call. A tool's
+    error is an ``isError`` result whose structuredContent holds the error at the
+    declared place; statuses carry no meaning."""
+
+    kind = "mcp-tools"
+    statuses = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._ids = itertools.count(1)
+        self._headers: dict[str, str] = {}
+        self._initialized = False
+
+    def rpc(self, method: str, params: Any, headers: Mapping[str, str] | None = None) -> tuple[HttpReply, Any]:
+        envelope = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
+        hdrs = {"Accept": "application/json, text/event-stream", **(headers or self.call_headers(DEFAULT, None, None))}
+        reply = self.http.request("POST", self.path, headers=hdrs, content=json.dumps(envelope))
+        return reply, first_event(reply) if is_event_stream(reply) else reply.json()
+
+    def initialize(self) -> Any:
+        _, body = self.rpc("initialize", {
+            "protocolVersion": self.entry.get("protocol_version", "2025-06-18"), "capabilities": {},
+            "clientInfo": {"name": "conformance", "version": "1"},
+        })
+        self._initialized = True
+        self.http.request("POST", self.path, headers=self.call_headers(DEFAULT, None, None),
+                          content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        return body
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        if not self._initialized:
+            self.initialize()
+        _, body = self.rpc("tools/list", {})
+        result = body.get("result") if isinstance(body, dict) else None
+        return list((result or {}).get("tools") or [])
+
+    def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None, **options: Any) -> Reply:
+        if not self._initialized:
+            self.initialize()
+        arguments = json.loads(raw) if raw is not None else params
+        reply, body = self.rpc("tools/call", {"name": operation, "arguments": arguments}, headers)
+        result = body.get("result") if isinstance(body, dict) else None
+        if not isinstance(result, dict):
+            if reply.status >= 400:  # refused at the HTTP level (authentication, say): the body holds the error
+                code, message, data = self.read_error(body)
+                return Reply(self.name, reply, False, None, code, message, True, body, statuses=False, error_data=data)
+            err = body.get("error") if isinstance(body, dict) else None
+            message = json.dumps(err)[:200] if err else ""
+            return Reply(self.name, reply, False, None, None, message, True, body, statuses=False)
+        content = result.get("structuredContent")
+        code, message, data = self.read_error(content)
+        if result.get("isError"):
+            return Reply(self.name, reply, False, None, code, message, True, result, statuses=False, error_data=data)
+        if code is not None and isinstance(content, dict) and set(content) == {"error"}:
+            return Reply(self.name, reply, False, None, code, message, False, result, statuses=False, error_data=data)
+        return Reply(self.name, reply, True, content, envelope=result, statuses=False)
+
+
+def is_event_stream(reply: HttpReply) -> bool:
+    return reply.headers.get("content-type", "").startswith("text/event-stream")
+
+
+def stream_events(reply: HttpReply) -> list[Any]:
+    """The JSON payloads of a server-sent-events answer (``data:`` lines)."""
+    from conformance.transport.http import parse_json
+
+    return [parse_json(line[5:].strip())[0] for line in reply.text.splitlines() if line.startswith("data:")]
+
+
+def first_event(reply: HttpReply) -> Any:
+    """A streamed answer is judged by its first event's envelope."""
+    events = stream_events(reply)
+    return events[0] if events else None
+
+
+@dataclass
+class BindingSet:
+    """The bindings a run speaks, built on first use."""
+
+    entries: dict[str, dict[str, Any]]
+    http: HttpTransport
+    tokens: Tokens
+    built: dict[str, Binding] = field(default_factory=dict)
+
+    def get(self, name: str) -> Binding:
+        if name not in self.built:
+            self.built[name] = make_binding(name, self.entries[name], self.http, self.tokens)
+        return self.built[name]
