@@ -60,7 +60,9 @@ class Failure:
     @property
     def line(self) -> str:
         """The message, prefixed with its sub-check when it has one."""
-        return f"{self.subcheck}: {self.message}" if self.subcheck else self.message
+        if not self.subcheck or self.message.startswith(self.subcheck.split(" > ")[-1]):
+            return self.message  # the message names its sub-check already
+        return f"{self.subcheck}: {self.message}"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -4,10 +4,13 @@ machines. Engine code: it names no protocol."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import yaml
 from hypothesis.stateful import RuleBasedStateMachine
 
 from conformance.model import Profile, Requirement, Source
@@ -22,6 +25,29 @@ class FaultRegistry(dict[str, Callable[[Any], None]]):
     def __call__(self, fn: Callable[[Any], None]) -> Callable[[Any], None]:
         self[fn.__name__] = fn
         return fn
+
+    def constants(self, path: Path) -> None:
+        """Faults declared as data (a YAML file): each makes one method of the
+        reference answer a constant (``returns``) or hand back one of its arguments
+        untouched (``returns_argument``): ``name: {method, returns | returns_argument, doc}``."""
+        for name, row in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).items():
+            def patch(ref: Any, method: str = row["method"], row: dict[str, Any] = row) -> None:
+                if "returns_argument" in row:
+                    setattr(ref, method, lambda *args, i=row["returns_argument"]: args[i])
+                else:
+                    setattr(ref, method, lambda *args, **kwargs: row["returns"])
+
+            patch.__name__, patch.__doc__ = name, row["doc"]
+            self[name] = patch
+
+
+def replaces(ref: Any, attribute: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator for a fault: the function becomes ``ref.<attribute>``, called with
+    the original as its first argument."""
+    def install(fn: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(ref, attribute, functools.partial(fn, getattr(ref, attribute)))
+        return fn
+    return install
 
 
 def slug(name: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from conformance.checks.errors import expect_error, expect_result
@@ -29,6 +30,24 @@ def replay_once(send: Callable[[CheckContext], Send], effects: Callable[[CheckCo
                    kind="state_changed")
         after = count()
         ctx.expect(after == before + 1, f"an identical replay of {what} had {after - before} effects, expected exactly 1",
+                   kind="state_changed")
+    return check
+
+
+def replay_concurrent(send: Callable[[CheckContext], Send], effects: Callable[[CheckContext], Callable[[], int]],
+                      what: str, copies: int = 4) -> Callable[[CheckContext], None]:
+    """The same key and body sent ``copies`` times at once: every answer is the
+    same result, and there is one effect."""
+    def check(ctx: CheckContext) -> None:
+        key, go, count = uuid.uuid4().hex, send(ctx), effects(ctx)
+        before = count()
+        with ThreadPoolExecutor(max_workers=copies) as pool:
+            replies = list(pool.map(lambda _: go(key, "a"), range(copies)))
+        results = [expect_result(ctx, reply, f"{what} ({copies} copies at once)") for reply in replies]
+        ctx.expect(all(r == results[0] for r in results),
+                   f"{copies} identical {what} at once got different answers: {results}", kind="state_changed")
+        after = count()
+        ctx.expect(after == before + 1, f"{copies} identical {what} at once had {after - before} effects, expected exactly 1",
                    kind="state_changed")
     return check
 

@@ -80,6 +80,22 @@ def invalid_inputs_rejected(
     ctx.for_all(invalid_strategy(op.params_schema), body)
 
 
+def examples_refused(inputs: Callable[[CheckContext], dict[str, Callable[[], Reply]]], error: Any,
+                     state: Callable[[CheckContext], Callable[[], Any]] | None = None) -> Callable[[CheckContext], None]:
+    """Family: hand-picked inputs that a rule forbids (named, each a call) all get
+    ``error`` and, when ``state`` can read the target's state, change nothing."""
+    def check(ctx: CheckContext) -> None:
+        calls = inputs(ctx)  # set-up first: it may reset or seed the target
+        snapshot = state(ctx) if state else None
+        before = snapshot() if snapshot else None
+        for what, call in calls.items():
+            with ctx.subcheck(what):
+                expect_error(ctx, call(), error, what)
+        if snapshot:
+            ctx.expect(snapshot() == before, "a refused input changed the target's state", kind="state_changed")
+    return check
+
+
 def result_matches(ctx: CheckContext, op: Operation, reply: Reply, what: str | None = None) -> Any:
     """A successful answer whose result matches the operation's result schema."""
     result = expect_result(ctx, reply, what or op.name)

@@ -81,6 +81,16 @@ class Reply:
         return f"HTTP {self.status}, body {self.http.text[:120]!r}{why}"
 
 
+def rest_reply(reply: HttpReply, error_at: Mapping[str, str], name: str = "rest") -> Reply:
+    """A plain REST answer read as a Reply: 2xx is a result, anything else an error
+    found at ``error_at`` (code, message), flagged by its status."""
+    body = reply.json()
+    if 200 <= reply.status < 300:
+        return Reply(name, reply, True, body, envelope=body)
+    code, message = at_pointer(body, error_at.get("code", "")), at_pointer(body, error_at.get("message", ""))
+    return Reply(name, reply, False, None, code, "" if message is None else str(message), reply.status >= 400, body)
+
+
 def at_pointer(document: Any, pointer: str) -> Any:
     """The value at a JSON pointer of an answer, or None (answers are untrusted)."""
     node = document

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from conformance.protocols.bindu.reference import BinduReference, Caller, Context, RpcError, Task, TokenInfo
-from conformance.table import FaultRegistry
+from conformance.table import FaultRegistry, replaces
 
 Fault = Callable[[BinduReference], None]
 FAULTS = FaultRegistry()
 fault = FAULTS
+FAULTS.constants(Path(__file__).with_name("faults.yaml"))
 
 
 def _camel(key: str) -> str:
@@ -47,29 +49,23 @@ def parse_error_id_not_null(ref: BinduReference) -> None:
 @fault
 def invalid_request_as_parse_error(ref: BinduReference) -> None:
     """A JSON body that is not a valid request is answered with the Parse error code."""
-    original = ref.check_envelope
-
-    def check(body: Any) -> tuple[str, Any]:
+    @replaces(ref, "check_envelope")
+    def check(original: Any, body: Any) -> tuple[str, Any]:
         try:
             return original(body)
         except RpcError as err:
             raise RpcError("Parse error") from err
 
-    ref.check_envelope = check  # type: ignore[method-assign]
-
 
 @fault
 def unknown_method_internal_error(ref: BinduReference) -> None:
     """An unknown method is answered with Internal error (HTTP 500)."""
-    original = ref.check_method
-
-    def check(method: str) -> None:
+    @replaces(ref, "check_method")
+    def check(original: Any, method: str) -> None:
         try:
             original(method)
         except RpcError as err:
             raise RpcError("Internal error") from err
-
-    ref.check_method = check  # type: ignore[method-assign]
 
 
 @fault
@@ -90,65 +86,38 @@ def no_body_limit(ref: BinduReference) -> None:
 @fault
 def rejects_unknown_params(ref: BinduReference) -> None:
     """A params object with a property the schema does not name is rejected with InvalidParams."""
-    original = ref.validate_params
-
-    def validate(method: str, params: Any) -> None:
+    @replaces(ref, "validate_params")
+    def validate(original: Any, method: str, params: Any) -> None:
         known = ref.profile.operations[method].params_schema.get("properties", {})
         extra = sorted(set(params) - set(known)) if isinstance(params, dict) else []
         if extra:
             raise RpcError("Invalid params", f"Invalid params: unknown property '{extra[0]}'")
         original(method, params)
 
-    ref.validate_params = validate  # type: ignore[method-assign]
-
-
-@fault
-def skip_params_validation(ref: BinduReference) -> None:
-    """Params are never validated against the method's schema."""
-    ref.validate_params = lambda method, params: None  # type: ignore[method-assign]
-
 
 @fault
 def invalid_params_as_parse_error(ref: BinduReference) -> None:
     """What should be InvalidParams is answered with the Parse error code (HTTP 400)."""
-    original = ref.validate_params
-
-    def validate(method: str, params: Any) -> None:
+    @replaces(ref, "validate_params")
+    def validate(original: Any, method: str, params: Any) -> None:
         try:
             original(method, params)
         except RpcError as err:
             raise RpcError("Parse error") from err
-
-    ref.validate_params = validate  # type: ignore[method-assign]
-
-
-@fault
-def snake_case_params_rejected(ref: BinduReference) -> None:
-    """No casing normalisation: only the schema's own spelling of a param is understood."""
-    ref.normalise_params = lambda schema, value: value  # type: ignore[method-assign]
 
 
 # ------------------------------------------------------------------ error mapping
 
 
 @fault
-def errors_with_http_200(ref: BinduReference) -> None:
-    """Every JSON-RPC error is sent with HTTP 200."""
-    ref.error_status = lambda err: 200  # type: ignore[method-assign]
-
-
-@fault
 def uncatalogued_error_code(ref: BinduReference) -> None:
     """ContextNotFound is answered with code -32099 (HTTP 404), which the catalog lacks."""
-    original = ref.error_body
-
-    def body(err: RpcError) -> dict[str, Any]:
+    @replaces(ref, "error_body")
+    def body(original: Any, err: RpcError) -> dict[str, Any]:
         out = original(err)
         if err.name == "ContextNotFound":
             out["code"] = -32099
         return out
-
-    ref.error_body = body  # type: ignore[method-assign]
 
 
 @fault
@@ -185,20 +154,11 @@ def dedupes_message_id(ref: BinduReference) -> None:
 
 
 @fault
-def ignores_output_modes(ref: BinduReference) -> None:
-    """configuration.acceptedOutputModes is never checked (no ContentTypeNotSupported)."""
-    ref.check_output_modes = lambda configuration: None  # type: ignore[method-assign]
-
-
-@fault
 def history_length_ignored(ref: BinduReference) -> None:
     """tasks/get and message/send ignore historyLength."""
-    original = ref.requested_history_length
-
-    def length(method: str, params: dict[str, Any]) -> int | None:
+    @replaces(ref, "requested_history_length")
+    def length(original: Any, method: str, params: dict[str, Any]) -> int | None:
         return None if method in ("tasks/get", "message/send") else original(method, params)
-
-    ref.requested_history_length = length  # type: ignore[method-assign]
 
 
 @fault
@@ -217,24 +177,6 @@ def contexts_history_ignored(ref: BinduReference) -> None:
     """contexts/list ignores history_length (every task id is listed)."""
     original = ref.context_view
     ref.context_view = lambda ctx, history_length=None: original(ctx, None)  # type: ignore[method-assign]
-
-
-@fault
-def cancel_terminal_succeeds(ref: BinduReference) -> None:
-    """tasks/cancel of a terminal task succeeds instead of TaskNotCancelable."""
-    ref.is_cancelable = lambda task: True  # type: ignore[method-assign]
-
-
-@fault
-def cancel_noop(ref: BinduReference) -> None:
-    """tasks/cancel of a non-terminal task returns it unchanged."""
-    ref.cancel_task = lambda task: None  # type: ignore[method-assign]
-
-
-@fault
-def terminal_task_reopened(ref: BinduReference) -> None:
-    """message/send to a terminal task appends and reruns instead of TaskImmutable."""
-    ref.is_mutable = lambda task: True  # type: ignore[method-assign]
 
 
 @fault
@@ -276,28 +218,13 @@ def stream_ignores_capability(ref: BinduReference) -> None:
 
 
 @fault
-def clear_keeps_tasks(ref: BinduReference) -> None:
-    """contexts/clear says success but keeps the context's tasks."""
-    ref.delete_context = lambda ctx: None  # type: ignore[method-assign]
-
-
-@fault
-def clear_purges_running(ref: BinduReference) -> None:
-    """contexts/clear deletes working tasks too (no ContextNotCancelable)."""
-    ref.context_busy = lambda ctx: False  # type: ignore[method-assign]
-
-
-@fault
 def clear_unknown_context_succeeds(ref: BinduReference) -> None:
     """contexts/clear of an unknown context answers success."""
-    original = ref.contexts_clear
-
-    def clear(params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+    @replaces(ref, "contexts_clear")
+    def clear(original: Any, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         if params["contextId"] not in ref.contexts:
             return ref.success_result()
         return original(params, caller)
-
-    ref.contexts_clear = clear  # type: ignore[method-assign]
 
 
 # ------------------------------------------------------------------ response shapes
@@ -306,25 +233,19 @@ def clear_unknown_context_succeeds(ref: BinduReference) -> None:
 @fault
 def camel_case_responses(ref: BinduReference) -> None:
     """Task views say contextId instead of context_id."""
-    original = ref.task_view
-
-    def view(task: Task, history_length: int | None = None) -> dict[str, Any]:
+    @replaces(ref, "task_view")
+    def view(original: Any, task: Task, history_length: int | None = None) -> dict[str, Any]:
         return {_camel(k): v for k, v in original(task, history_length).items()}
-
-    ref.task_view = view  # type: ignore[method-assign]
 
 
 @fault
 def context_missing_created_at(ref: BinduReference) -> None:
     """contexts/list entries lack the required created_at."""
-    original = ref.context_view
-
-    def view(ctx: Context, history_length: int | None = None) -> dict[str, Any]:
+    @replaces(ref, "context_view")
+    def view(original: Any, ctx: Context, history_length: int | None = None) -> dict[str, Any]:
         out = original(ctx, history_length)
         out.pop("created_at", None)
         return out
-
-    ref.context_view = view  # type: ignore[method-assign]
 
 
 @fault
@@ -339,14 +260,11 @@ def success_as_string(ref: BinduReference) -> None:
 @fault
 def auth_not_enforced(ref: BinduReference) -> None:
     """A request without a bearer token is accepted."""
-    original = ref.authenticate
-
-    def authenticate(headers: Any, method: str) -> Caller:
+    @replaces(ref, "authenticate")
+    def authenticate(original: Any, headers: Any, method: str) -> Caller:
         if ref.bearer_token(headers) is None:
             return Caller("anonymous")
         return original(headers, method)
-
-    ref.authenticate = authenticate  # type: ignore[method-assign]
 
 
 @fault
@@ -358,28 +276,13 @@ def invalid_token_accepted(ref: BinduReference) -> None:
 
 
 @fault
-def expired_token_accepted(ref: BinduReference) -> None:
-    """A token whose exp is in the past is accepted."""
-    ref.is_expired = lambda info: False  # type: ignore[method-assign]
-
-
-@fault
-def scope_check_skipped(ref: BinduReference) -> None:
-    """Any valid token may call any method, whatever its scopes."""
-    ref.check_scope = lambda info, method: None  # type: ignore[method-assign]
-
-
-@fault
 def write_implies_read(ref: BinduReference) -> None:
     """agent:write also unlocks the read methods."""
-    original = ref.granted_methods
-
-    def granted(scopes: Any) -> set[str]:
+    @replaces(ref, "granted_methods")
+    def granted(original: Any, scopes: Any) -> set[str]:
         scopes = tuple(scopes)
         extra = original(("agent:read",)) if "agent:write" in scopes else set()
         return original(scopes) | extra
-
-    ref.granted_methods = granted  # type: ignore[method-assign]
 
 
 @fault
@@ -387,12 +290,6 @@ def legacy_execute_rejected(ref: BinduReference) -> None:
     """The legacy agent:execute scope grants nothing."""
     original = ref.granted_methods
     ref.granted_methods = lambda scopes: original(s for s in scopes if s != "agent:execute")  # type: ignore[method-assign]
-
-
-@fault
-def ownership_not_enforced(ref: BinduReference) -> None:
-    """Other callers' tasks and contexts are visible and operable."""
-    ref.owns = lambda caller, owner: True  # type: ignore[method-assign]
 
 
 # ------------------------------------------------------------------ DID signing
@@ -410,35 +307,14 @@ def rejects_valid_signature(ref: BinduReference) -> None:
 
 
 @fault
-def signature_not_verified(ref: BinduReference) -> None:
-    """The Ed25519 verification is skipped (any well-formed signature passes)."""
-    ref.verify = lambda public_key, message, signature: True  # type: ignore[method-assign]
-
-
-@fault
-def stale_timestamp_accepted(ref: BinduReference) -> None:
-    """X-DID-Timestamp is not checked against the spec's window."""
-    ref.timestamp_fresh = lambda timestamp: True  # type: ignore[method-assign]
-
-
-@fault
-def did_mismatch_accepted(ref: BinduReference) -> None:
-    """Gate 2 is skipped: X-DID need not equal the token's client_id."""
-    ref.did_matches = lambda header_did, client_id: True  # type: ignore[method-assign]
-
-
-@fault
 def malformed_signature_crashes(ref: BinduReference) -> None:
     """A malformed signature crashes the verifier (Internal error, HTTP 500)."""
-    original = ref.decode_signature
-
-    def decode(signature: str) -> bytes | None:
+    @replaces(ref, "decode_signature")
+    def decode(original: Any, signature: str) -> bytes | None:
         raw = original(signature)
         if raw is None:
             raise ValueError("signature is not 64 base58-encoded bytes")
         return raw
-
-    ref.decode_signature = decode  # type: ignore[method-assign]
 
 
 @fault
@@ -467,26 +343,20 @@ def did_resolve_post_missing(ref: BinduReference) -> None:
 @fault
 def card_missing_did(ref: BinduReference) -> None:
     """The agent card lacks the required did."""
-    original = ref.agent_card
-
-    def card(base_url: str) -> dict[str, Any]:
+    @replaces(ref, "agent_card")
+    def card(original: Any, base_url: str) -> dict[str, Any]:
         out = original(base_url)
         out.pop("did", None)
         return out
-
-    ref.agent_card = card  # type: ignore[method-assign]
 
 
 @fault
 def health_wrong_content_type(ref: BinduReference) -> None:
     """/health is served as text/plain."""
-    original = ref.health
-
-    def health(request: Request, body: bytes) -> Response:
+    @replaces(ref, "health")
+    def health(original: Any, request: Request, body: bytes) -> Response:
         reply = original(request, body)
         return PlainTextResponse(bytes(reply.body).decode(), status_code=reply.status_code)
-
-    ref.health = health  # type: ignore[method-assign]
 
 
 @fault
@@ -534,15 +404,12 @@ def metrics_json(ref: BinduReference) -> None:
 @fault
 def payment_session_on_unpaid(ref: BinduReference) -> None:
     """An unpaid agent answers 200 (its refusal as the body) on /api/start-payment-session instead of 404."""
-    original = ref.start_payment
-
-    def start(request: Request, body: bytes) -> Response:
+    @replaces(ref, "start_payment")
+    def start(original: Any, request: Request, body: bytes) -> Response:
         reply = original(request, body)
         if reply.status_code == 404:
             reply.status_code = 200
         return reply
-
-    ref.start_payment = start  # type: ignore[method-assign]
 
 
 __all__ = ["FAULTS", "Fault"]

@@ -4,15 +4,14 @@ target through it and compares every answer with the model's prediction."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import Bundle, precondition, rule
+from hypothesis.stateful import precondition, rule
 
 from conformance.checks.errors import error_named, expect_catalogued
+from conformance.checks.lifecycle import LifecycleMachine
 from conformance.spec.schemas import resolve_pointer
-from conformance.table import ProfileMachine
 
 STATE = "/components/schemas/TaskStatus/properties/state"
 
@@ -28,145 +27,90 @@ def terminal_states(spec: dict[str, Any]) -> frozenset[str]:
     return frozenset(s for s in named if s in task_states(spec))
 
 
-@dataclass
-class TaskModel:
-    id: str
-    context: str
-    state: str
-    history: int = 0  # messages in history as last observed
+class TaskLifecycle(LifecycleMachine):
+    """The spec's task state machine (profiles/bindu.yaml, lifecycle:) plus what is
+    Bindu's own: tasks share contexts, the agent progresses (control), history caps,
+    contexts/clear purges finished tasks, and history grows only with messages."""
 
+    noun = "task"
 
-@dataclass
-class BinduModel:
-    terminal: frozenset[str]
-    tasks: dict[str, TaskModel] = field(default_factory=dict)
-
-    def is_terminal(self, task_id: str) -> bool:
-        return self.tasks[task_id].state in self.terminal
-
-    def contexts(self) -> list[str]:
-        """Contexts in the order the run made them: draws must not depend on id values,
-        or hypothesis could not replay a run against fresh ids."""
-        return list(dict.fromkeys(t.context for t in self.tasks.values()))
-
-
-# Outcomes the control interface can make the agent's next run end in.
-OUTCOMES = ("completed", "working", "input-required", "failed", "rejected")
-
-
-class LifecycleMachine(ProfileMachine):
-    """Rules send operations; the model predicts; every answer is compared."""
-
-    tasks = Bundle("tasks")
-    contexts = Bundle("contexts")
-
-    def setup(self) -> None:
+    def protocol_setup(self) -> None:
         from conformance.protocols.bindu.client import BinduClient
 
         self.client = BinduClient(self.ctx)
-        self.model = BinduModel(terminal_states(self.ctx.profile.spec))
-        self.err = {name: error_named(self.ctx.profile, name).code for name in (
-            "TaskImmutable", "TaskNotCancelable", "TaskNotFound", "ContextNotCancelable")}
+        self.terminal = terminal_states(self.ctx.profile.spec)
+        self.context: dict[str, str] = {}  # task -> context, in the order the run made them
+        self.history: dict[str, int] = {}  # task -> messages in history as last observed
+        self.err = {name: error_named(self.ctx.profile, name).code for name in ("TaskNotFound", "ContextNotCancelable")}
 
-    def _observe(self, task: dict[str, Any], what: str) -> TaskModel:
-        ctx = self.ctx
-        ctx.expect(isinstance(task, dict) and "status" in task, f"{what}: answer is not a task")
-        model = self.model.tasks[task["id"]]
-        state = task["status"]["state"]
-        if model.state in self.model.terminal:
-            ctx.expect(state == model.state, f"{what}: terminal task {model.id} moved from {model.state!r} to {state!r}")
-        model.history = len(task.get("history") or [])
-        return model
-
-    @rule(target=tasks, outcome=st.sampled_from(OUTCOMES), same_context=st.booleans(), data=st.data())
-    def send_new(self, outcome: str, same_context: bool, data: st.DataObject) -> str:
-        known = self.model.contexts()
-        context = data.draw(st.sampled_from(known)) if same_context and known else "new"
-        self.client.outcome(outcome)
-        reply = self.client.send(context_id=context)
-        self.ctx.expect(reply.ok, f"message/send of a new task: {reply.describe()}")
-        task = reply.result
-        state = task["status"]["state"]
-        self.ctx.expect(state == outcome, f"message/send: the agent was told to end in {outcome!r}, the task says {state!r}")
-        self.model.tasks[task["id"]] = TaskModel(task["id"], task["context_id"], state, len(task.get("history") or []))
+    # -- the hooks of the generic machine ------------------------------------------
+    def create_object(self, state: str, data: st.DataObject) -> str:
+        known = list(dict.fromkeys(self.context.values()))  # draws must not depend on id values
+        same = bool(known) and data.draw(st.booleans(), label="same context")
+        context = data.draw(st.sampled_from(known), label="context") if same else "new"
+        task = self.client.new_task(state, context_id=context)
+        self.context[task["id"]] = task["context_id"]
+        self.history[task["id"]] = len(task.get("history") or [])
         return task["id"]
 
-    @rule(task=tasks)
-    def continue_task(self, task: str) -> None:
-        if task not in self.model.tasks:
-            return
-        model = self.model.tasks[task]
-        reply = self.client.send(task_id=task, context_id=model.context)
-        what = f"message/send to {model.state} task"
-        if self.model.is_terminal(task):
-            self.ctx.expect(reply.error_code == self.err["TaskImmutable"], f"{what}: expected TaskImmutable, got {reply.describe()}")
-            expect_catalogued(self.ctx, reply, what)
-        else:
-            self.ctx.expect(reply.ok, f"{what}: a non-terminal task must accept a new message, got {reply.describe()}")
-            before = model.history
-            self._observe(reply.result, what)
-            self.ctx.expect(model.history > before, f"{what}: history did not grow ({before} -> {model.history})")
-            model.state = reply.result["status"]["state"]
+    def perform(self, operation: str, task: str) -> Any:
+        if operation == "message/send":
+            return self.client.send(task_id=task, context_id=self.context[task])
+        if operation == "tasks/cancel":
+            return self.client.cancel(task)
+        return self.client.feedback(task)
 
-    @rule(task=tasks)
-    def cancel(self, task: str) -> None:
-        if task not in self.model.tasks:
-            return
-        model = self.model.tasks[task]
-        reply = self.client.cancel(task)
-        what = f"tasks/cancel of a {model.state} task"
-        if self.model.is_terminal(task):
-            self.ctx.expect(reply.error_code == self.err["TaskNotCancelable"], f"{what}: expected TaskNotCancelable, got {reply.describe()}")
-            expect_catalogued(self.ctx, reply, what)
-        else:
-            self.ctx.expect(reply.ok, f"{what}: {reply.describe()}")
-            got = reply.result["status"]["state"]
-            self.ctx.expect(got == "canceled", f"{what}: state is {got!r}, expected 'canceled'")
-            model.state = "canceled"
+    def state_of(self, task: str) -> str:
+        return self.client.state_of(task)
 
-    @rule(task=tasks)
-    def feedback(self, task: str) -> None:
-        if task not in self.model.tasks:
-            return
-        model = self.model.tasks[task]
-        reply = self.client.feedback(task)
-        self.ctx.expect(reply.ok, f"tasks/feedback: {reply.describe()}")
-        after = self.client.get(task)
-        self.ctx.expect(after.ok, f"tasks/get after feedback: {after.describe()}")
-        state = after.result["status"]["state"]
-        history = len(after.result.get("history") or [])
-        self.ctx.expect(state == model.state, f"tasks/feedback changed the state {model.state!r} -> {state!r}")
-        self.ctx.expect(history == model.history, f"tasks/feedback changed the history ({model.history} -> {history} messages)")
+    def state_in(self, reply: Any) -> str | None:
+        task = reply.result if reply.ok else None
+        return task["status"]["state"] if isinstance(task, dict) and isinstance(task.get("status"), dict) else None
 
-    @precondition(lambda self: any(t.state not in self.model.terminal for t in self.model.tasks.values()))
+    def checked(self, operation: str, task: str, reply: Any) -> None:
+        """History grows with an accepted message, never with anything else."""
+        before = self.history[task]
+        got = self.client.get(task)
+        self.ctx.expect(got.ok, f"tasks/get after {operation}: {got.describe()}")
+        after = len(got.result.get("history") or [])
+        if operation == "message/send" and reply.ok:
+            self.ctx.expect(after > before, f"message/send: history did not grow ({before} -> {after})", kind="state_changed")
+        elif operation == "tasks/feedback":
+            self.ctx.expect(after == before, f"tasks/feedback changed the history ({before} -> {after} messages)",
+                            kind="state_changed")
+        self.history[task] = after
+
+    def states_seen(self) -> dict[str, str]:
+        reply = self.client.list_tasks(history_length=0)
+        self.ctx.expect(reply.ok, f"tasks/list: {reply.describe()}")
+        return {t["id"]: t["status"]["state"] for t in reply.result if isinstance(t, dict) and "status" in t}
+
+    # -- Bindu's own rules -----------------------------------------------------------
+    @precondition(lambda self: any(s not in self.terminal for s in self.states.values()))
     @rule(data=st.data(), end=st.sampled_from(("completed", "failed", "input-required")))
     def agent_progresses(self, data: st.DataObject, end: str) -> None:
-        open_tasks = [t.id for t in self.model.tasks.values() if t.state not in self.model.terminal]
+        open_tasks = [t for t, s in self.states.items() if s not in self.terminal]
         task = data.draw(st.sampled_from(open_tasks))
         reply = self.ctx.control("set_state", task_id=task, state=end)
-        model = self.model.tasks[task]
-        model.state = end
+        self.states[task] = end
         view = (reply.json() or {}).get("task")
         if isinstance(view, dict):  # finishing work may add the agent's reply to the history
-            model.history = len(view.get("history") or [])
+            self.history[task] = len(view.get("history") or [])
         else:
-            self._refresh(task)
+            got = self.client.get(task)
+            self.ctx.expect(got.ok, f"tasks/get: {got.describe()}")
+            self.history[task] = len(got.result.get("history") or [])
 
-    def _refresh(self, task: str) -> None:
-        got = self.client.get(task)
-        self.ctx.expect(got.ok, f"tasks/get: {got.describe()}")
-        self.model.tasks[task].history = len(got.result.get("history") or [])
-
-    @rule(task=tasks, cap=st.integers(0, 3))
+    @rule(task=LifecycleMachine.objects, cap=st.integers(0, 3))
     def get_with_history_cap(self, task: str, cap: int) -> None:
-        if task not in self.model.tasks:
+        if task not in self.states:
             return
         full = self.client.get(task)
         capped = self.client.get(task, history_length=cap)
         self.ctx.expect(full.ok and capped.ok, f"tasks/get: {full.describe()} / {capped.describe()}")
         state = full.result["status"]["state"]
-        model = self.model.tasks[task]
-        self.ctx.expect(state == model.state, f"tasks/get: task {task} is {state!r}, the model says {model.state!r}")
+        self.ctx.expect(state == self.states[task], f"tasks/get: task {task} is {state!r}, the model says {self.states[task]!r}",
+                        kind="state_changed")
         whole = full.result.get("history") or []
         part = capped.result.get("history") or []
         self.ctx.expect(len(part) <= cap, f"tasks/get historyLength={cap} returned {len(part)} messages")
@@ -175,33 +119,23 @@ class LifecycleMachine(ProfileMachine):
 
     @rule(data=st.data())
     def clear_context(self, data: st.DataObject) -> None:
-        contexts = self.model.contexts()
+        contexts = list(dict.fromkeys(c for t, c in self.context.items() if t in self.states))
         if not contexts:
             return
         context = data.draw(st.sampled_from(contexts))
-        members = [t for t in self.model.tasks.values() if t.context == context]
+        members = [t for t in self.states if self.context[t] == context]
         reply = self.client.clear(context)
-        what = f"contexts/clear of a context with tasks in {sorted({t.state for t in members})}"
-        running = [t for t in members if t.state in ("working", "submitted")]
+        what = f"contexts/clear of a context with tasks in {sorted({self.states[t] for t in members})}"
+        running = [t for t in members if self.states[t] in ("working", "submitted")]
         if running and reply.error_code == self.err["ContextNotCancelable"]:
             expect_catalogued(self.ctx, reply, what)
             return
         self.ctx.expect(reply.ok, f"{what}: {reply.describe()}")
         for t in members:
-            got = self.client.get(t.id)
+            got = self.client.get(t)
             if t in running:
-                self.ctx.expect(got.ok, f"{what}: running task {t.id} was purged ({got.describe()})")
+                self.ctx.expect(got.ok, f"{what}: running task {t} was purged ({got.describe()})", kind="state_changed")
             else:
-                self.ctx.expect(got.error_code == self.err["TaskNotFound"], f"{what}: purged task {t.id} still answers {got.describe()}")
-                del self.model.tasks[t.id]
-
-    def teardown(self) -> None:
-        """At the end of each run the target's view of every task equals the model's."""
-        if not self.model.tasks:
-            return
-        reply = self.client.list_tasks(history_length=0)
-        self.ctx.expect(reply.ok, f"tasks/list: {reply.describe()}")
-        seen = {t["id"]: t["status"]["state"] for t in reply.result if isinstance(t, dict)}
-        for task in self.model.tasks.values():
-            self.ctx.expect(task.id in seen, f"tasks/list lacks the caller's task {task.id} ({task.state})")
-            self.ctx.expect(seen[task.id] == task.state, f"task {task.id}: model says {task.state!r}, target says {seen[task.id]!r}")
+                self.ctx.expect(got.error_code == self.err["TaskNotFound"], f"{what}: purged task {t} still answers {got.describe()}",
+                                kind="state_changed")
+                del self.states[t]

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from conformance.protocols.canon.reference import CanonReference, VerbError
-from conformance.table import FaultRegistry
+from conformance.table import FaultRegistry, replaces
 
 Fault = Callable[[CanonReference], None]
 FAULTS = FaultRegistry()
 fault = FAULTS
+FAULTS.constants(Path(__file__).with_name("faults.yaml"))
 
 RESERVED_IDS = (".", "..")
 
@@ -31,48 +33,27 @@ def _is_reserved(message_id: Any) -> bool:
     )
 
 
-# ------------------------------------------------------------------ auth
-
-
-@fault
-def auth_not_enforced(ref: CanonReference) -> None:
-    """Calls without the bearer token are served."""
-    ref.unauthorized = lambda request: None  # type: ignore[method-assign]
-
-
 # ------------------------------------------------------------------ validation
 
 
 @fault
 def minimal_input_rejected(ref: CanonReference) -> None:
     """An input holding only its required properties gets VALIDATION_ERROR."""
-    original = ref.validate_input
-
-    def validate(verb: str, args: Any) -> None:
+    @replaces(ref, "validate_input")
+    def validate(original: Any, verb: str, args: Any) -> None:
         required = set(ref.input_schemas[verb].get("required", []))
         if isinstance(args, dict) and set(args) <= required:
             raise VerbError("VALIDATION_ERROR", "(root): more properties are needed")
         original(verb, args)
 
-    ref.validate_input = validate  # type: ignore[method-assign]
-
-
-@fault
-def accepts_invalid_input(ref: CanonReference) -> None:
-    """Inputs are never validated against <verb>_input."""
-    ref.validate_input = lambda verb, args: None  # type: ignore[method-assign]
-
 
 @fault
 def validation_after_write(ref: CanonReference) -> None:
     """World state (the id counter) changes before the input is validated."""
-    original = ref.validate_input
-
-    def validate(verb: str, args: Any) -> None:
+    @replaces(ref, "validate_input")
+    def validate(original: Any, verb: str, args: Any) -> None:
         ref.w["seq"] += 1
         original(verb, args)
-
-    ref.validate_input = validate  # type: ignore[method-assign]
 
 
 @fault
@@ -88,9 +69,8 @@ def result_status_renamed(ref: CanonReference) -> None:
 @fault
 def reserved_ids_accepted(ref: CanonReference) -> None:
     """Reserved messageIds ('.', '..', '__x__') are accepted."""
-    original = ref.validate_input
-
-    def validate(verb: str, args: Any) -> None:
+    @replaces(ref, "validate_input")
+    def validate(original: Any, verb: str, args: Any) -> None:
         if isinstance(args, dict):
             probe = copy.deepcopy(args)
             options = probe.get("messageOptions")
@@ -101,45 +81,25 @@ def reserved_ids_accepted(ref: CanonReference) -> None:
                 return
         original(verb, args)
 
-    ref.validate_input = validate  # type: ignore[method-assign]
-
 
 @fault
 def contact_id_target_rejected(ref: CanonReference) -> None:
     """send_to naming its target by canonContactId gets VALIDATION_ERROR."""
-    original = ref.validate_input
-
-    def validate(verb: str, args: Any) -> None:
+    @replaces(ref, "validate_input")
+    def validate(original: Any, verb: str, args: Any) -> None:
         if verb == "send_to" and isinstance(args, dict) and "canonContactId" in args:
             raise VerbError("VALIDATION_ERROR", "(root): canonContactId is not supported")
         original(verb, args)
-
-    ref.validate_input = validate  # type: ignore[method-assign]
 
 
 # ------------------------------------------------------------------ idempotency and ids
 
 
-@fault
-def message_id_replay_duplicates(ref: CanonReference) -> None:
-    """An identical messageId replay stores a second message."""
-    ref.replay_result = lambda record: None  # type: ignore[method-assign]
-
-
-@fault
-def message_id_conflict_accepted(ref: CanonReference) -> None:
-    """A messageId reused with a different payload is accepted (no MESSAGE_ID_EXISTS)."""
-    ref.message_id_conflict = lambda record: None  # type: ignore[method-assign]
-
-
 def _reuse_accepted(ref: CanonReference, reused: str) -> None:
-    original = ref.check_fresh_id
-
-    def check(kind: str, interaction_id: str | None) -> None:
+    @replaces(ref, "check_fresh_id")
+    def check(original: Any, kind: str, interaction_id: str | None) -> None:
         if kind != reused:
             original(kind, interaction_id)
-
-    ref.check_fresh_id = check  # type: ignore[method-assign]
 
 
 @fault
@@ -160,30 +120,18 @@ def approval_id_reuse_accepted(ref: CanonReference) -> None:
 @fault
 def self_context_leaks(ref: CanonReference) -> None:
     """Recipients see the sender's selfContext."""
-    original = ref.message_view
-
-    def view(msg: dict[str, Any], viewer: str) -> dict[str, Any]:
+    @replaces(ref, "message_view")
+    def view(original: Any, msg: dict[str, Any], viewer: str) -> dict[str, Any]:
         return original(msg, msg["senderId"])
-
-    ref.message_view = view  # type: ignore[method-assign]
-
-
-@fault
-def self_context_without_membership(ref: CanonReference) -> None:
-    """A selfContext send is accepted from a sourceConversationId the agent is not in."""
-    ref.check_self_context_source = lambda args: None  # type: ignore[method-assign]
 
 
 @fault
 def approval_required_messaged(ref: CanonReference) -> None:
     """An approval-required target is messaged directly (no contact request)."""
-    original = ref.send_admission
-
-    def admission(user_id: str) -> str:
+    @replaces(ref, "send_admission")
+    def admission(original: Any, user_id: str) -> str:
         policy = original(user_id)
         return "open" if policy == "approval" else policy
-
-    ref.send_admission = admission  # type: ignore[method-assign]
 
 
 @fault
@@ -193,49 +141,22 @@ def closed_target_reason_wrong(ref: CanonReference) -> None:
 
 
 @fault
-def deferred_send_lost(ref: CanonReference) -> None:
-    """Approving a contact request does not deliver the deferred send."""
-    ref.deliver_deferred = lambda request: None  # type: ignore[method-assign]
-
-
-@fault
 def session_new_reuses(ref: CanonReference) -> None:
     """sessionSelection mode "new" reuses the latest direct conversation."""
-    original = ref.pick_session
-
-    def pick(user_id: str, selection: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+    @replaces(ref, "pick_session")
+    def pick(original: Any, user_id: str, selection: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
         if selection.get("mode") == "new":
             return original(user_id, {"mode": "continue_or_create"})
         return original(user_id, selection)
-
-    ref.pick_session = pick  # type: ignore[method-assign]
-
-
-@fault
-def mention_non_member_accepted(ref: CanonReference) -> None:
-    """A mention of a non-member is accepted (no INVALID_MENTION)."""
-    ref.check_mentions = lambda members, mentions: None  # type: ignore[method-assign]
 
 
 # ------------------------------------------------------------------ deadlines and approvals
 
 
 @fault
-def deadline_ceiling_ignored(ref: CanonReference) -> None:
-    """Deadlines beyond the ceiling are accepted (no DEADLINE_TOO_FAR)."""
-    ref.check_deadline = lambda expires_at, now, ceiling_ms: None  # type: ignore[method-assign]
-
-
-@fault
 def approval_timeout_allows(ref: CanonReference) -> None:
     """A blocking approval that times out is answered allow."""
     ref.approval_timeout_result = lambda approval_id: {"status": "allow", "approvalId": approval_id}  # type: ignore[method-assign]
-
-
-@fault
-def detached_approval_blocks(ref: CanonReference) -> None:
-    """mode "detached" behaves as blocking."""
-    ref.approval_mode = lambda args: "blocking"  # type: ignore[method-assign]
 
 
 @fault
@@ -263,54 +184,21 @@ def check_approval_replay_consumed(ref: CanonReference) -> None:
 
 
 @fault
-def approval_conversation_unbound(ref: CanonReference) -> None:
-    """check_approval ignores a conversationId that did not create the approval."""
-    ref.approval_bound = lambda record, args: True  # type: ignore[method-assign]
-
-
-@fault
-def secret_input_routed_to_member(ref: CanonReference) -> None:
-    """Secret/sudo/sensitive inputs honour responseUserId instead of going to the owner."""
-    ref.input_forces_owner = lambda args: False  # type: ignore[method-assign]
-
-
-@fault
-def non_owner_session_rule_kept(ref: CanonReference) -> None:
-    """A non-owner's sessionRule is kept."""
-    ref.session_rule_allowed = lambda responder, args: True  # type: ignore[method-assign]
-
-
-@fault
 def input_cancel_reported_timeout(ref: CanonReference) -> None:
     """A cancelled input is reported as timeout."""
-    original = ref.input_outcome
-
-    def outcome(response: dict[str, Any], input_id: str) -> dict[str, Any]:
+    @replaces(ref, "input_outcome")
+    def outcome(original: Any, response: dict[str, Any], input_id: str) -> dict[str, Any]:
         out = original(response, input_id)
         return {**out, "status": "timeout"} if out["status"] == "cancelled" else out
-
-    ref.input_outcome = outcome  # type: ignore[method-assign]
 
 
 # ------------------------------------------------------------------ cards
 
 
 @fault
-def card_without_actions_accepted(ref: CanonReference) -> None:
-    """request_card accepts a card with no actions block."""
-    ref.card_has_actions = lambda card: True  # type: ignore[method-assign]
-
-
-@fault
 def card_secret_key_accepted(ref: CanonReference) -> None:
     """A card with a secret-bearing top-level key is accepted."""
     ref.card_secret_keys = lambda card: []  # type: ignore[method-assign]
-
-
-@fault
-def card_size_unchecked(ref: CanonReference) -> None:
-    """A card over the envelope's serialized size limit is accepted."""
-    ref.card_size_ok = lambda card: True  # type: ignore[method-assign]
 
 
 # ------------------------------------------------------------------ messages and groups
@@ -328,12 +216,6 @@ def react_always_adds(ref: CanonReference) -> None:
 
 
 @fault
-def forward_from_nonmember_allowed(ref: CanonReference) -> None:
-    """forward accepts a source conversation the agent is not a member of."""
-    ref.forward_source_allowed = lambda conv: True  # type: ignore[method-assign]
-
-
-@fault
 def share_non_contact_allowed(ref: CanonReference) -> None:
     """share_contact accepts a user who is not the agent's contact."""
     ref.shareable = lambda user_id: ref.user(user_id) is not None  # type: ignore[method-assign]
@@ -342,80 +224,47 @@ def share_non_contact_allowed(ref: CanonReference) -> None:
 @fault
 def create_group_ignores_policy(ref: CanonReference) -> None:
     """create_group adds approval-required users directly."""
-    original = ref.group_create_outcome
-
-    def outcome(user_id: str) -> tuple[str, str | None]:
+    @replaces(ref, "group_create_outcome")
+    def outcome(original: Any, user_id: str) -> tuple[str, str | None]:
         got = original(user_id)
         return ("added", None) if got[0] == "pending" else got
-
-    ref.group_create_outcome = outcome  # type: ignore[method-assign]
 
 
 @fault
 def add_member_ignores_policy(ref: CanonReference) -> None:
     """add_member adds approval-required users directly."""
-    original = ref.add_member_outcome
-
-    def outcome(user_id: str) -> str:
+    @replaces(ref, "add_member_outcome")
+    def outcome(original: Any, user_id: str) -> str:
         original(user_id)  # unknown and closed users still fail
         return "added"
-
-    ref.add_member_outcome = outcome  # type: ignore[method-assign]
-
-
-@fault
-def remove_member_by_non_admin(ref: CanonReference) -> None:
-    """remove_member is allowed to a plain member (no NOT_GROUP_ADMIN)."""
-    ref.is_group_admin = lambda conv, user_id: True  # type: ignore[method-assign]
-
-
-@fault
-def leave_keeps_membership(ref: CanonReference) -> None:
-    """leave_conversation answers left but the agent stays a member."""
-    ref.leave = lambda conv, user_id: None  # type: ignore[method-assign]
 
 
 @fault
 def list_contacts_includes_strangers(ref: CanonReference) -> None:
     """list_contacts also lists users who are not the agent's contacts."""
-    original = ref.contact_list
-
-    def contacts() -> list[dict[str, Any]]:
+    @replaces(ref, "contact_list")
+    def contacts(original: Any) -> list[dict[str, Any]]:
         out = original()
         known = {c["id"] for c in out}
         out += [{"id": uid, "source": "unknown", "addedAt": None, "displayNameOverride": None}
                 for uid, user in ref.w["users"].items() if uid not in known and uid != ref.agent]
         return out
 
-    ref.contact_list = contacts  # type: ignore[method-assign]
-
 
 @fault
 def contact_items_incomplete(ref: CanonReference) -> None:
     """list_contacts items lack displayNameOverride (a required item property)."""
-    original = ref.contact_list
-
-    def contacts() -> list[dict[str, Any]]:
+    @replaces(ref, "contact_list")
+    def contacts(original: Any) -> list[dict[str, Any]]:
         return [{k: v for k, v in c.items() if k != "displayNameOverride"} for c in original()]
-
-    ref.contact_list = contacts  # type: ignore[method-assign]
 
 
 @fault
 def conversation_items_incomplete(ref: CanonReference) -> None:
     """list_conversations items lack isAgentChat (a required item property)."""
-    original = ref.conversation_view
-
-    def view(conv: dict[str, Any]) -> dict[str, Any]:
+    @replaces(ref, "conversation_view")
+    def view(original: Any, conv: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in original(conv).items() if k != "isAgentChat"}
-
-    ref.conversation_view = view  # type: ignore[method-assign]
-
-
-@fault
-def list_conversations_ignores_limit(ref: CanonReference) -> None:
-    """list_conversations returns every conversation whatever the limit."""
-    ref.apply_limit = lambda items, limit: items  # type: ignore[method-assign]
 
 
 @fault
@@ -429,12 +278,6 @@ def no_reply_posts_message(ref: CanonReference) -> None:
 
 
 # ------------------------------------------------------------------ bindings
-
-
-@fault
-def errors_as_200(ref: CanonReference) -> None:
-    """Errors are sent with HTTP 200 (and over MCP as isError false results)."""
-    ref.error_status = lambda err: 200  # type: ignore[method-assign]
 
 
 @fault

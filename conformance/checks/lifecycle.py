@@ -1,0 +1,140 @@
+"""A lifecycle machine over a transition table the profile declares
+(``lifecycle:`` in the profile YAML): hypothesis creates objects in the states the
+table starts from, applies transitions in any order, and compares every answer
+with the table's prediction; at the end the target's view of every object must
+equal the model's. A protocol supplies four small hooks (create, perform,
+state_of, terminal) and may add rules of its own.
+
+    lifecycle:
+      start: [completed, working]                 # states a new object can be made in
+      transitions:
+        tasks/cancel: {from: open, to: canceled, refused: TaskNotCancelable}
+        tasks/feedback: {from: any, to: same}
+
+``from``: a list of states, ``open`` (not terminal), ``terminal`` or ``any``;
+``to``: a state, ``same`` (unchanged) or ``any`` (wherever the target takes it);
+``refused``: the catalog error where the transition is not allowed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, rule
+
+from conformance.checks.errors import expect_error, expect_result
+from conformance.table import ProfileMachine
+from conformance.transport.binding import Reply
+
+
+@dataclass(frozen=True)
+class Transition:
+    operation: str
+    sources: tuple[str, ...] | str  # states, or "open" / "terminal" / "any"
+    to: str  # a state, "same" or "any"
+    refused: str | None = None
+
+    def allowed_from(self, state: str, terminal: frozenset[str]) -> bool:
+        if self.sources == "any":
+            return True
+        if self.sources == "open":
+            return state not in terminal
+        if self.sources == "terminal":
+            return state in terminal
+        return state in self.sources
+
+
+def read_transitions(block: dict[str, Any]) -> dict[str, Transition]:
+    out = {}
+    for op, row in (block.get("transitions") or {}).items():
+        sources = row.get("from", "any")
+        out[op] = Transition(op, sources if isinstance(sources, str) else tuple(sources), row.get("to", "same"),
+                             row.get("refused"))
+    return out
+
+
+class LifecycleMachine(ProfileMachine):
+    """Hooks to supply: ``create_object(state, data) -> id``, ``perform(operation, id) ->
+    Reply``, ``state_of(id) -> state`` and ``terminal`` (a set of states); optional:
+    ``state_in(reply)`` (the state an answer reports), ``checked(operation, id,
+    reply)`` (more checks of one transition), ``states_seen()`` (the target's view of
+    all objects at once)."""
+
+    objects = Bundle("objects")
+    noun = "object"
+    terminal: frozenset[str] = frozenset()
+
+    def setup(self) -> None:
+        block = self.ctx.profile.settings["lifecycle"]
+        self.starts: list[str] = list(block["start"])
+        self.transitions = read_transitions(block)
+        self.states: dict[str, str] = {}  # the model: object id -> state
+        self.protocol_setup()
+
+    # -- hooks -------------------------------------------------------------------------
+    def protocol_setup(self) -> None:
+        pass
+
+    def create_object(self, state: str, data: st.DataObject) -> str:
+        """Make a new object in ``state`` (``data`` draws anything else it needs)."""
+        raise NotImplementedError
+
+    def perform(self, operation: str, obj: str) -> Reply:
+        raise NotImplementedError
+
+    def state_of(self, obj: str) -> str:
+        raise NotImplementedError
+
+    def state_in(self, reply: Reply) -> str | None:
+        return None
+
+    def checked(self, operation: str, obj: str, reply: Reply) -> None:
+        pass
+
+    def states_seen(self) -> dict[str, str]:
+        return {obj: self.state_of(obj) for obj in self.states}
+
+    # -- rules -------------------------------------------------------------------------
+    @rule(target=objects, data=st.data())
+    def create(self, data: st.DataObject) -> str:
+        state = data.draw(st.sampled_from(self.starts), label="start")
+        obj = self.create_object(state, data)
+        self.states[obj] = state
+        return obj
+
+    @rule(obj=objects, data=st.data())
+    def transition(self, obj: str, data: st.DataObject) -> None:
+        if obj not in self.states:  # gone (a protocol rule removed it)
+            return
+        op = data.draw(st.sampled_from(sorted(self.transitions)), label="operation")
+        t, before = self.transitions[op], self.states[obj]
+        what = f"{op} on {'an' if before[:1] in 'aeiou' else 'a'} {before} {self.noun}"
+        reply = self.perform(op, obj)
+        if t.allowed_from(before, self.terminal):
+            expect_result(self.ctx, reply, what)
+            got = self.state_in(reply) or self.state_of(obj)
+            if t.to not in ("same", "any"):
+                self.ctx.expect(got == t.to, f"{what}: the {self.noun} is {got!r}; the lifecycle says {t.to!r}",
+                                kind="state_changed")
+            elif t.to == "same":
+                self.ctx.expect(got == before, f"{what}: the {self.noun} moved from {before!r} to {got!r}",
+                                kind="state_changed")
+            self.states[obj] = got
+        else:
+            assert t.refused is not None, f"{op} from {before} is not allowed but names no error"
+            expect_error(self.ctx, reply, t.refused, what)
+            got = self.state_of(obj)
+            self.ctx.expect(got == before, f"{what}: the refused call moved the {self.noun} from {before!r} to {got!r}",
+                            kind="state_changed")
+        self.checked(op, obj, reply)
+
+    def teardown(self) -> None:
+        """At the end of each run the target's view of every object equals the model's."""
+        if not self.states:
+            return
+        seen = self.states_seen()
+        for obj, state in self.states.items():
+            self.ctx.expect(obj in seen, f"the target no longer shows {self.noun} {obj} ({state})", kind="state_changed")
+            self.ctx.expect(seen[obj] == state, f"{self.noun} {obj}: the model says {state!r}, the target says {seen[obj]!r}",
+                            kind="state_changed")

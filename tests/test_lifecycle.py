@@ -1,0 +1,31 @@
+"""The generic lifecycle machine's table (conformance/checks/lifecycle.py): how a
+profile's `lifecycle:` block reads, and which states each transition leaves from."""
+
+from __future__ import annotations
+
+from conformance.checks.lifecycle import Transition, read_transitions
+from conformance.profiles import load_profile
+from conformance.protocols.bindu.model import terminal_states
+
+TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
+
+
+def test_sources_open_terminal_any_and_lists():
+    assert Transition("x", "open", "same").allowed_from("working", TERMINAL)
+    assert not Transition("x", "open", "same").allowed_from("completed", TERMINAL)
+    assert Transition("x", "terminal", "same").allowed_from("failed", TERMINAL)
+    assert Transition("x", "any", "same").allowed_from("completed", TERMINAL)
+    listed = Transition("x", ("offered",), "accepted", "NotOffered")
+    assert listed.allowed_from("offered", TERMINAL) and not listed.allowed_from("accepted", TERMINAL)
+
+
+def test_the_bindu_table_reads_from_the_profile():
+    profile = load_profile("bindu")
+    table = read_transitions(profile.settings["lifecycle"])
+    assert table["tasks/cancel"] == Transition("tasks/cancel", "open", "canceled", "TaskNotCancelable")
+    assert table["tasks/feedback"].to == "same" and table["tasks/feedback"].refused is None
+    assert terminal_states(profile.spec) == TERMINAL  # read from the spec, as the machine uses it
+    for t in table.values():  # every refusal names an error of the spec's catalog
+        assert t.refused is None or any(e.name == t.refused for e in profile.errors.values())
+    assert set(profile.settings["lifecycle"]["start"]) <= set(
+        profile.spec["components"]["schemas"]["TaskStatus"]["properties"]["state"]["enum"])
