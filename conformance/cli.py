@@ -13,6 +13,7 @@ import sys
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from conformance import __version__
 from conformance.profiles import DATA_ROOT, RUN_INI, ProfileError, available, load_profile, profile_path
@@ -26,6 +27,7 @@ from conformance.report.summary import (
     EXIT_USAGE,
 )
 from conformance.spec.schemas import SpecError
+from conformance.statements import StatementMapError
 from conformance.targets import ConfigError
 
 EPILOG = "exit codes:\n" + "\n".join(f"  {code:3}  {what}" for code, what in EXIT_CODES.items())
@@ -61,6 +63,8 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("list", help="list profiles, or one profile's requirements and faults")
     s.add_argument("profile", nargs="?", help="profile name (omit to list all profiles)")
+    s.add_argument("--coverage", action="store_true", help="print the profile's statement map: every normative statement of "
+                   "the spec, the requirements that check it (or why none can), and the coverage figures")
 
     s = sub.add_parser("run", help="run a profile's requirements against a target", epilog=EPILOG + _limits(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -74,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--only", action="append", default=[], metavar="ID", help="run only this requirement (repeatable); others are reported skipped")
     s.add_argument("--report", default=None, metavar="DIR", help="report directory (default reports/<profile>-<timestamp>)")
     s.add_argument("--junit", default=None, metavar="FILE", help="JUnit XML path (default <report>/junit.xml)")
-    s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a named fault into the built-in reference (repeatable)")
+    s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a named fault (or variant) into the built-in reference (repeatable; see `conformance list PROFILE`)")
     s.add_argument("--binding", default=None, help="which of the profile's bindings to speak (canon-verbs: http or mcp; default the first)")
     s.add_argument("--baseline", default=None, metavar="FILE", help="YAML list of known failures (id, reason, issue): listed failures do not fail the run, unlisted ones and stale entries do")
     s.add_argument("--max-time", default=None, metavar="DURATION", help="wall-clock limit of the whole run: seconds, or 90s, 15m, 2h (default per budget, see below); then the rest is untested, exit 3")
@@ -83,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("profile")
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     s.add_argument("--port", type=port_number, default=3773, help="port, 1-65535 (default 3773)")
-    s.add_argument("--fault", action="append", default=[], metavar="NAME", help="serve with this named fault (repeatable)")
+    s.add_argument("--fault", action="append", default=[], metavar="NAME", help="serve with this named fault or variant (repeatable)")
     s.add_argument("--control", action="store_true", help="enable the control interface under /_control (off by default)")
     s.add_argument("--write-config", default=None, metavar="FILE", help="write a run config (target, credentials, control) for this server to FILE")
 
@@ -128,12 +132,33 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(f"{name:16} {len(prof.requirements):3} requirements {len(prof.faults):3} faults  {prof.spec_relpath}  {prof.title}")
         return EXIT_OK
     prof = load_profile(args.profile)
+    if args.coverage:
+        return print_coverage(prof)
     for req in prof.requirements:
         print(f"{req.level:6} {req.id:40} {req.title}")
         print(f"{'':6} {'':40} source: {req.source}; faults: {', '.join(req.faults)}")
-    print(f"\nfaults ({len(prof.faults)}):")
-    for name, fn in sorted(prof.faults.items()):
-        print(f"  {name:36} {(fn.__doc__ or '').strip().splitlines()[0] if fn.__doc__ else ''}")
+    for what, named in (("faults", prof.faults), ("variants (allowed by the spec; no MUST may fail on one)", prof.variants)):
+        print(f"\n{what} ({len(named)}):")
+        for name, fn in sorted(named.items()):
+            print(f"  {name:36} {(fn.__doc__ or '').strip().splitlines()[0] if fn.__doc__ else ''}")
+    return EXIT_OK
+
+
+def print_coverage(prof: Any) -> int:
+    from conformance.statements import coverage, map_problems
+
+    for s in prof.statements:
+        checked = ", ".join(s.checked_by) if s.checked_by else f"untestable: {s.untestable}" if s.untestable else "NOT CHECKED"
+        print(f"{s.level:6} {s.id:34} {s.says}")
+        print(f"{'':6} {'':34} at {s.at}; {checked}")
+    cov = coverage(prof.statements)
+    print(f"\n{'category':24} {'statements':>10} {'covered':>8} {'untestable':>10}")
+    for category, row in cov.by_category.items():
+        print(f"{category:24} {row['statements']:>10} {row['covered']:>8} {row['untestable']:>10}")
+    print(f"\n{prof.name}: {cov.covered} of {cov.testable} testable statements covered ({cov.percent}%); "
+          f"{cov.untestable} untestable; {cov.statements} statements in all")
+    for problem in map_problems(prof.statements, [r.id for r in prof.requirements]):
+        print(f"problem: {problem}")
     return EXIT_OK
 
 
@@ -214,13 +239,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
     import yaml
 
-    from conformance.targets import CONTROL_PREFIX
+    from conformance.targets import CONTROL_PREFIX, reference_app
 
     prof = load_profile(args.profile)
-    unknown = [f for f in args.fault if f not in prof.faults]
-    if unknown:
-        raise UsageFailure(f"unknown fault(s) {unknown} for profile {prof.name} (see `conformance list {prof.name}`)")
-    app = prof.create_reference(prof, faults=tuple(args.fault), control=args.control)
+    app = reference_app(prof, args.fault, control=args.control)
     base = f"http://{args.host}:{args.port}"
     try:  # one line now rather than uvicorn's log later
         with socket.create_server((args.host, args.port)):
@@ -300,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return COMMANDS[args.command](args)
-    except (ProfileError, SpecError, ConfigError, UsageFailure, ValueError) as exc:
+    except (ProfileError, SpecError, ConfigError, UsageFailure, ValueError, StatementMapError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -157,6 +157,9 @@ class Profile:
     create_reference: Callable[..., Any]
     probe: Callable[[CheckContext], None]
     reference_credentials: dict[str, Any] = field(default_factory=dict)
+    # behaviours the spec allows but the reference does not choose: no MUST may fail on one
+    variants: dict[str, Callable[[Any], None]] = field(default_factory=dict)
+    statements: list[Any] = field(default_factory=list)  # the statement map (conformance/statements.py)
     limits: dict[str, Limit] = field(default_factory=dict)  # the profile's `limits:` block
 
     def requirement(self, rid: str) -> Requirement:

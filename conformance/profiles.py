@@ -13,6 +13,7 @@ from conformance.model import Profile
 from conformance.spec.limits import load_limits
 from conformance.spec.readers import SpecDocument, read_errors, read_operations
 from conformance.spec.schemas import SpecError, load_document, sha256_of
+from conformance.statements import load_statements
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 ROOT = PACKAGE_DIR.parent  # the source checkout (when running from one)
@@ -81,6 +82,7 @@ def load_profile(name: str) -> Profile:
         reference_credentials={},
         limits=load_limits(settings.get("limits"), spec, settings["spec"]),
     )
+    profile.statements = load_statements(PROFILES_DIR / "statements" / f"{name}.yaml")
     package.complete(profile)  # the package adds requirements, faults, reference credentials
     _CACHE[name] = profile
     return profile

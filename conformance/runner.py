@@ -11,6 +11,7 @@ import tempfile
 import time
 import traceback
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -137,6 +138,7 @@ class Verdict:
     duration_s: float = 0.0
     exchange_count: int = 0
     failures: list[Failure] = field(default_factory=list)  # of a failed verdict; ``message`` sums them up
+    machine: dict[str, int] = field(default_factory=dict)  # state-machine rules and transitions reached, by count
 
 
 _BLOB = re.compile(r"@reproduce_failure\('([^']+)', (b'[^']*')\)")
@@ -157,6 +159,7 @@ class CheckContext:
         self.failed_call: int | None = None
         self.blob: tuple[str, str] | None = None
         self._binding: Binding | None = None
+        self.machine_stats: Counter[str] = Counter()  # rules and transitions a state machine reached
         # sub-checks: what failed (with the exchanges logged then: a later for_all
         # clears the log, the case must still hold them), where we are, and whether
         # a hypothesis body is running (> 0), where nothing may be swallowed
@@ -382,6 +385,7 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
             run.http.total - count_before,
             [Failure(f.kind, run.http.redact(f.message), f.statement and run.http.redact(f.statement), f.subcheck)
              for f in failures],
+            dict(sorted(ctx.machine_stats.items())),
         )
 
     if run.unreachable:

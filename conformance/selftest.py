@@ -33,7 +33,8 @@ def bindings_of(profile: Profile) -> list[str | None]:
 
 
 def structural_problems(profile: Profile) -> list[str]:
-    """Requirements without faults, faults no requirement names, names that do not exist."""
+    """Requirements without faults, faults no requirement names, names that do not
+    exist, variants without the spec text that allows them."""
     problems = []
     named = set()
     for req in profile.requirements:
@@ -45,6 +46,11 @@ def structural_problems(profile: Profile) -> list[str]:
                 problems.append(f"{req.id} names unknown fault {fault!r}")
     for fault in sorted(set(profile.faults) - named):
         problems.append(f"fault {fault!r} is named by no requirement")
+    for name, patch in sorted(profile.variants.items()):
+        if "allowed by" not in (patch.__doc__ or ""):
+            problems.append(f"variant {name!r} does not quote the spec text that allows it (\"allowed by: ...\" in its docstring)")
+        if name in profile.faults:
+            problems.append(f"{name!r} is both a fault and a variant")
     return problems
 
 
@@ -63,6 +69,28 @@ def run_fault(profile: Profile, fault: str, budget: str = "quick", seed: int = 1
         return {req.id: execute(req, run) for req in profile.requirements if fault in req.faults}
     finally:
         run.http.close()
+
+
+def run_variant(profile: Profile, variant: str, budget: str = "quick", seed: int = 1,
+                binding: str | None = None) -> dict[str, Verdict]:
+    """Run every requirement against a fresh reference showing an allowed variant."""
+    run = open_run(profile, "reference", faults=(variant,), budget=budget, seed=seed, binding=binding)
+    try:
+        return {req.id: execute(req, run) for req in profile.requirements}
+    finally:
+        run.http.close()
+
+
+def variant_problems(profile: Profile, variant: str, verdicts: dict[str, Verdict], where: str) -> list[str]:
+    """No MUST requirement may fail on behaviour the spec allows (a SHOULD may: it is
+    the profile's preferred reading); no requirement may crash."""
+    levels = {r.id: r.level for r in profile.requirements}
+    problems = []
+    for rid, v in verdicts.items():
+        problems += [f"{rid} crashed on variant {variant}{where}: {c}" for c in crashes(v)]
+        if v.status == "failed" and levels[rid] == "MUST" and caught(v):
+            problems.append(f"variant {variant}{where}: MUST requirement {rid} failed on behaviour the spec allows: {v.message}")
+    return problems
 
 
 def crashes(verdict: Verdict) -> list[str]:
@@ -109,7 +137,8 @@ def fault_problems(fault: str, per_binding: dict[str | None, dict[str, Verdict]]
 def selftest(profile: Profile, budget: str = "quick", seed: int = 1, out: Callable[[str], None] = print) -> SelftestResult:
     result = SelftestResult(structural_problems(profile))
     bindings = bindings_of(profile)
-    out(f"selftest {profile.name}: {len(profile.requirements)} requirements, {len(profile.faults)} faults"
+    out(f"selftest {profile.name}: {len(profile.requirements)} requirements, {len(profile.faults)} faults, "
+        f"{len(profile.variants)} variants"
         + (f", bindings {', '.join(map(str, bindings))}" if bindings != [None] else ""))
     for binding in bindings:
         where = f" over {binding}" if binding else ""
@@ -121,6 +150,12 @@ def selftest(profile: Profile, budget: str = "quick", seed: int = 1, out: Callab
         result.problems += problems
         word = "MISSED" if any(": not caught by " in p for p in problems) else "CRASHED" if problems else "caught"
         out(f"  fault {fault:36} {word}")
+    for variant in sorted(profile.variants):
+        problems = [p for b in bindings
+                    for p in variant_problems(profile, variant, run_variant(profile, variant, budget, seed, b),
+                                              f" over {b}" if b else "")]
+        result.problems += problems
+        out(f"  variant {variant:34} {'allowed' if not problems else 'FALSE ALARM'}")
     for problem in result.problems:
         out(f"  problem: {problem}")
     out(f"selftest {profile.name}: {'ok' if result.ok else f'{len(result.problems)} problem(s)'}")

@@ -144,14 +144,12 @@ def open_run(
     target = target or config.get("target") or "reference"
     if budget not in BUDGETS:
         raise ConfigError(f"unknown budget {budget!r} (quick, standard, deep)")
-    unknown = [f for f in faults if f not in profile.faults]
-    if unknown:
-        raise ConfigError(f"unknown fault(s) {unknown} for profile {profile.name} (see `conformance list {profile.name}`)")
+    deviations(profile, faults)
     binding = choose_binding(profile, binding)
     credentials: dict[str, Any] = {}
     control: str | None = None
     if target == "reference":
-        app = profile.create_reference(profile, faults=faults, **(reference_options or {}))
+        app = reference_app(profile, faults, **(reference_options or {}))
         credentials.update(profile.reference_credentials)
         control = CONTROL_PREFIX
         http_kwargs: dict[str, Any] = {"app": app}
@@ -182,6 +180,25 @@ def open_run(
         binding=binding,
         world=dict(config.get("world") or {}),
     )
+
+
+def deviations(profile: Profile, names: tuple[str, ...] | list[str]) -> list[Any]:
+    """The patch functions of named faults or variants, or ConfigError naming the unknown."""
+    known = {**profile.variants, **profile.faults}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ConfigError(f"unknown fault(s) or variant(s) {unknown} for profile {profile.name} "
+                          f"(see `conformance list {profile.name}`)")
+    return [known[n] for n in names]
+
+
+def reference_app(profile: Profile, names: tuple[str, ...] | list[str] = (), **options: Any) -> Any:
+    """The profile's reference app with the named faults or variants applied to its instance."""
+    patches = deviations(profile, names)
+    app = profile.create_reference(profile, **options)
+    for patch in patches:
+        patch(app.state.reference)
+    return app
 
 
 def choose_binding(profile: Profile, binding: str | None) -> str | None:

@@ -275,10 +275,15 @@ def crash_profile():
     profile = load_profile("bindu")
     faulty = {"on": False}
     real_create = profile.create_reference
+    real_fault = profile.faults["cancel_terminal_succeeds"]
 
-    def create(prof, faults=(), **options):
-        faulty["on"] = "cancel_terminal_succeeds" in faults
-        return real_create(prof, faults=faults, **options)
+    def create(prof, **options):
+        faulty["on"] = False
+        return real_create(prof, **options)
+
+    def fault(ref):
+        faulty["on"] = True
+        real_fault(ref)
 
     def catches(ctx):
         reply = post(ctx, "tasks/get")
@@ -292,7 +297,7 @@ def crash_profile():
     return dataclasses.replace(
         profile, create_reference=create,
         requirements=[requirement("SYN-CATCHES", catches), requirement("SYN-CRASHES", crashes)],
-        faults={"cancel_terminal_succeeds": profile.faults["cancel_terminal_succeeds"]})
+        faults={"cancel_terminal_succeeds": fault})
 
 
 def test_selftest_counts_a_crash_as_no_catch():

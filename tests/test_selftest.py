@@ -11,8 +11,11 @@ from conformance.selftest import (
     fault_problems,
     run_clean,
     run_fault,
+    run_variant,
     structural_problems,
+    variant_problems,
 )
+from conformance.statements import coverage, map_problems
 
 PROFILES = available()
 
@@ -42,3 +45,27 @@ def test_fault_is_caught(name, fault):
     per_binding = {b: run_fault(profile, fault, binding=b) for b in bindings_of(profile)}
     assert any(per_binding.values()), f"no requirement names {fault}"
     assert fault_problems(fault, per_binding) == []
+
+
+VARIANTS = [(name, variant) for name in PROFILES for variant in sorted(load_profile(name).variants)]
+
+
+@pytest.mark.parametrize(("name", "variant"), VARIANTS, ids=[f"{n}:{v}" for n, v in VARIANTS])
+def test_no_must_fails_on_a_variant_the_spec_allows(name, variant):
+    profile = load_profile(name)
+    for binding in bindings_of(profile):
+        verdicts = run_variant(profile, variant, binding=binding)
+        assert variant_problems(profile, variant, verdicts, f" over {binding}") == []
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_every_profile_keeps_variants(name):
+    """The other half of selftest: behaviour the spec allows must not be failed."""
+    assert load_profile(name).variants, f"{name} keeps no variants"
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_the_statement_map_is_complete(name):
+    profile = load_profile(name)
+    assert map_problems(profile.statements, [r.id for r in profile.requirements]) == []
+    assert coverage(profile.statements).percent >= 95.0

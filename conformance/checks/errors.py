@@ -53,6 +53,18 @@ def expect_error(ctx: CheckContext, reply: Reply, expected: Any, what: str, also
     return got
 
 
+def expect_refused(ctx: CheckContext, reply: Reply, what: str, statement: str | None = None) -> None:
+    """The answer is a refusal of any kind the binding flags (an error, with an HTTP
+    error status where statuses mean something): for statements that say "refused"
+    without naming the error (the code may then be a SHOULD of the profile)."""
+    ctx.expect(not reply.ok, f"{what}: expected a refusal, got {reply.describe()}", kind="accepted_invalid", statement=statement)
+    ctx.expect(reply.flagged, f"{what}: the answer is not flagged as an error by the {reply.binding} binding ({reply.describe()})",
+               kind="malformed_answer", statement=statement)
+    if reply.statuses:
+        ctx.expect(reply.status >= 400, f"{what}: a refusal came with HTTP {reply.status}", kind="wrong_status",
+                   statement=statement)
+
+
 def expect_result(ctx: CheckContext, reply: Reply, what: str) -> Any:
     """The answer is a success (a result, with HTTP 200 where statuses carry meaning)."""
     ctx.expect(reply.ok, f"{what}: expected a result, got {reply.describe()}", kind="rejected_valid")

@@ -7,7 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from conformance.checks.errors import catalog_entry, expect_catalogued, expect_error, expect_result
+from conformance.checks.errors import (
+    catalog_entry,
+    expect_catalogued,
+    expect_error,
+    expect_refused,
+    expect_result,
+)
 from conformance.model import Operation
 from conformance.runner import CheckContext
 from conformance.spec.invalid import InvalidInstance, invalid_strategy
@@ -65,7 +71,8 @@ def invalid_inputs_rejected(
     answer_check: AnswerCheck | None = None,
 ) -> None:
     """Each input breaking exactly one schema keyword gets ``error`` (or one of
-    ``also``) and, when ``state`` can read the target's state, changes nothing."""
+    ``also``; with ``error`` None, any refusal) and, when ``state`` can read the
+    target's state, changes nothing."""
     def body(bad: InvalidInstance) -> None:
         v = bad.violation
         what = f"{op.name} with an input breaking '{v.keyword}' at {v.pointer or '(root)'} ({v.description})"
@@ -73,7 +80,10 @@ def invalid_inputs_rejected(
         reply = call(bad.instance)
         if answer_check:
             answer_check(ctx, reply, what)
-        expect_error(ctx, reply, error, what, also)
+        if error is None:
+            expect_refused(ctx, reply, what)
+        else:
+            expect_error(ctx, reply, error, what, also)
         if state:
             ctx.expect(state() == before, f"{what}: the refused call changed the target's state", kind="state_changed")
 

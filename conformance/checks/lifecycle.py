@@ -111,7 +111,9 @@ class LifecycleMachine(ProfileMachine):
         t, before = self.transitions[op], self.states[obj]
         what = f"{op} on {'an' if before[:1] in 'aeiou' else 'a'} {before} {self.noun}"
         reply = self.perform(op, obj)
-        if t.allowed_from(before, self.terminal):
+        allowed = t.allowed_from(before, self.terminal)
+        self.ctx.machine_stats[f"transition {op} from {before}: {'allowed' if allowed else 'refused'}"] += 1
+        if allowed:
             expect_result(self.ctx, reply, what)
             got = self.state_in(reply) or self.state_of(obj)
             if t.to not in ("same", "any"):

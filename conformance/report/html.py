@@ -274,6 +274,12 @@ def render_header(summary: dict[str, Any], grade: str, levels: dict[str, dict[st
         ("Exchanges", e(f"{fmt_number(summary.get('exchanges'))} ({fmt_number(summary.get('exchanges_per_s'))}/s)")),
         ("Tool", e(f"{tool.get('name', 'conformance')} {tool.get('version', '')}".strip())),
     ]
+    cov = summary.get("coverage")
+    if cov:
+        rows.append(("Spec coverage", e(f"{cov['covered']} of {cov['testable']} testable statements ({cov['percent']}%); "
+                                        f"{cov['untestable']} untestable")))
+    if summary.get("stopped"):
+        rows.append(("Stopped", f"<strong>{e(summary['stopped'])}</strong>"))
     if summary.get("unreachable"):
         rows.append(("Unreachable", f"<strong>{e(summary['unreachable'])}</strong>"))
     meta = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)

@@ -12,6 +12,7 @@ from conformance import __version__
 from conformance.failures import DEFAULT_KIND, Failure
 from conformance.model import LEVELS, Profile, Requirement
 from conformance.runner import Verdict
+from conformance.statements import coverage
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130  # SIGINT or SIGTERM: the reports hold what had run
@@ -146,6 +147,8 @@ def build_summary(
         "grade": grade(results, bool(unreachable) or kind == "signal", partial),
         "counts": counts,
         "levels": level_counts(results),
+        # the spec's normative statements the profile's requirements check (statement map)
+        "coverage": coverage(profile.statements).to_json() if profile.statements else None,
         "requirements": [
             {
                 "id": r.requirement.id,
@@ -156,6 +159,7 @@ def build_summary(
                 "faults": list(r.requirement.faults),
                 "exchanges": r.verdict.exchange_count,
                 "duration_s": round(r.verdict.duration_s, 3),
+                **({"machine": r.verdict.machine} if r.verdict.machine else {}),
                 "cases": 1 if r.case else 0,
                 "message": r.verdict.message,
                 "failures": failure_entries(r),

@@ -9,16 +9,12 @@ from conformance.runner import CheckContext
 from conformance.targets import ProtocolMismatch
 
 
-def create_reference(profile: Profile, faults: tuple[str, ...] = (), control: bool = True, **options: Any) -> Any:
-    """The reference ASGI app, with the named faults applied to its instance."""
-    from conformance.protocols.bindu.faults import FAULTS
+def create_reference(profile: Profile, control: bool = True, **options: Any) -> Any:
+    """The reference ASGI app; ``app.state.reference`` is the instance faults and variants patch."""
     from conformance.protocols.bindu.reference import ReferenceConfig, create_app
 
     options.setdefault("streaming", True)  # so message/stream results can be checked too
-    app = create_app(profile, ReferenceConfig(control=control, **options))
-    for name in faults:
-        FAULTS[name](app.state.reference)
-    return app
+    return create_app(profile, ReferenceConfig(control=control, **options))
 
 
 def probe(ctx: CheckContext) -> None:
@@ -38,7 +34,9 @@ def complete(profile: Profile) -> None:
     from conformance.protocols.bindu.faults import FAULTS
     from conformance.protocols.bindu.reference import reference_credentials
     from conformance.protocols.bindu.requirements import build
+    from conformance.protocols.bindu.variants import VARIANTS
 
     profile.faults = dict(FAULTS)
+    profile.variants = dict(VARIANTS)
     profile.reference_credentials = reference_credentials()
     profile.requirements = build(profile)

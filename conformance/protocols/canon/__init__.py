@@ -12,15 +12,12 @@ from conformance.targets import ProtocolMismatch
 REFERENCE_TOKEN = "canon-reference-agent-token"  # the acting agent's bearer token at the reference
 
 
-def create_reference(profile: Profile, faults: tuple[str, ...] = (), control: bool = True, **options: Any) -> Any:
-    from conformance.protocols.canon.faults import FAULTS
+def create_reference(profile: Profile, control: bool = True, **options: Any) -> Any:
+    """The reference ASGI app; ``app.state.reference`` is the instance faults and variants patch."""
     from conformance.protocols.canon.reference import ReferenceConfig, create_app
 
     options.setdefault("token", REFERENCE_TOKEN)
-    app = create_app(profile.settings, profile.spec, ReferenceConfig(control=control, **options), profile.limits)
-    for name in faults:
-        FAULTS[name](app.state.reference)
-    return app
+    return create_app(profile.settings, profile.spec, ReferenceConfig(control=control, **options), profile.limits)
 
 
 def probe(ctx: CheckContext) -> None:
@@ -37,7 +34,9 @@ def probe(ctx: CheckContext) -> None:
 def complete(profile: Profile) -> None:
     from conformance.protocols.canon.faults import FAULTS
     from conformance.protocols.canon.requirements import build
+    from conformance.protocols.canon.variants import VARIANTS
 
     profile.faults = dict(FAULTS)
+    profile.variants = dict(VARIANTS)
     profile.reference_credentials = {"full": REFERENCE_TOKEN}
     profile.requirements = build(profile)

@@ -1,0 +1,118 @@
+"""The statement map of a profile (profiles/statements/<profile>.yaml): every
+normative statement of the spec, where it stands, what it says in a few words
+(a locator, not a copy), its level, and the requirements that check it, or why
+none can. The coverage figure is covered / testable statements.
+
+    statements:
+      - id: catalog-32001                         # stable, unique within the map
+        at: /info/description (line 210)          # JSON pointer, or a line range
+        says: an unknown task id gets -32001 TaskNotFound, HTTP 404
+        level: MUST                               # MUST | SHOULD | MAY (as the spec words it)
+        category: error-catalog                   # free words; figures are given per category
+        checked_by: [BINDU-TASK-NOT-FOUND]        # or:
+        untestable: needs a payment network       # why no requirement can check it
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+LEVELS = ("MUST", "SHOULD", "MAY")
+
+
+class StatementMapError(Exception):
+    """The statement map does not parse or breaks its format."""
+
+
+@dataclass(frozen=True)
+class Statement:
+    id: str
+    at: str
+    says: str
+    level: str
+    category: str
+    checked_by: tuple[str, ...] = ()
+    untestable: str = ""
+
+
+@dataclass
+class Coverage:
+    statements: int
+    testable: int
+    covered: int
+    untestable: int
+    by_category: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def percent(self) -> float:
+        return round(100.0 * self.covered / self.testable, 1) if self.testable else 100.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"statements": self.statements, "testable": self.testable, "covered": self.covered,
+                "untestable": self.untestable, "percent": self.percent, "by_category": self.by_category}
+
+
+def load_statements(path: Path) -> list[Statement]:
+    """The map at ``path`` ([] when the profile has none yet); one-line errors."""
+    if not path.is_file():
+        return []
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise StatementMapError(f"{path} does not parse: {str(exc).splitlines()[0]}") from None
+    rows = data.get("statements") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        raise StatementMapError(f"{path}: expected a mapping with a `statements:` list")
+    out, seen = [], set()
+    for i, row in enumerate(rows):
+        where = f"{path}: statement {i + 1}"
+        if not isinstance(row, dict) or not all(isinstance(row.get(k), str) and row[k] for k in ("id", "at", "says", "level", "category")):
+            raise StatementMapError(f"{where}: needs id, at, says, level and category (text)")
+        if row["id"] in seen:
+            raise StatementMapError(f"{where}: id {row['id']!r} is used twice")
+        seen.add(row["id"])
+        if row["level"] not in LEVELS:
+            raise StatementMapError(f"{where} ({row['id']}): level {row['level']!r} is not one of {', '.join(LEVELS)}")
+        checked = row.get("checked_by") or []
+        if not isinstance(checked, list) or not all(isinstance(r, str) for r in checked):
+            raise StatementMapError(f"{where} ({row['id']}): checked_by must be a list of requirement IDs")
+        unknown_keys = set(row) - {"id", "at", "says", "level", "category", "checked_by", "untestable"}
+        if unknown_keys:
+            raise StatementMapError(f"{where} ({row['id']}): unknown keys {sorted(unknown_keys)}")
+        out.append(Statement(row["id"], row["at"], row["says"], row["level"], row["category"], tuple(checked),
+                             str(row.get("untestable") or "")))
+    return out
+
+
+def coverage(statements: list[Statement]) -> Coverage:
+    by: dict[str, Counter[str]] = {}
+    for s in statements:
+        c = by.setdefault(s.category, Counter())
+        c["statements"] += 1
+        c["untestable"] += bool(s.untestable and not s.checked_by)
+        c["covered"] += bool(s.checked_by)
+    testable = sum(1 for s in statements if s.checked_by or not s.untestable)
+    covered = sum(1 for s in statements if s.checked_by)
+    return Coverage(len(statements), testable, covered, len(statements) - testable,
+                    {k: {**{"statements": 0, "covered": 0, "untestable": 0}, **dict(v)} for k, v in sorted(by.items())})
+
+
+def map_problems(statements: list[Statement], requirement_ids: list[str]) -> list[str]:
+    """A requirement that maps to no statement, a statement with neither requirement
+    nor reason, or a requirement ID that does not exist."""
+    if not statements:
+        return ["the profile has no statement map (profiles/statements/<profile>.yaml)"]
+    problems = []
+    known = set(requirement_ids)
+    mapped = {r for s in statements for r in s.checked_by}
+    for s in statements:
+        if not s.checked_by and not s.untestable:
+            problems.append(f"statement {s.id} ({s.at}) is checked by no requirement and gives no reason")
+        problems += [f"statement {s.id} names unknown requirement {r}" for r in s.checked_by if r not in known]
+    problems += [f"requirement {r} maps to no statement" for r in requirement_ids if r not in mapped]
+    return problems
