@@ -81,6 +81,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a named fault (or variant) into the built-in reference (repeatable; see `conformance list PROFILE`)")
     s.add_argument("--binding", default=None, help="which of the profile's bindings to speak (canon-verbs: http or mcp; default the first)")
     s.add_argument("--baseline", default=None, metavar="FILE", help="YAML list of known failures (id, reason, issue): listed failures do not fail the run, unlisted ones and stale entries do")
+    s.add_argument("--allow-untested", action="store_true", help="exit 0 even when a gating requirement stayed untested "
+                   "or blocked (missing credentials or control); by default that exits 5, so a gate never passes on nothing")
     s.add_argument("--max-time", default=None, metavar="DURATION", help="wall-clock limit of the whole run: seconds, or 90s, 15m, 2h (default per budget, see below); then the rest is untested, exit 3")
 
     s = sub.add_parser("serve", help="serve a profile's reference implementation over HTTP")
@@ -175,6 +177,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if unknown:
         raise UsageFailure(f"unknown requirement(s) {unknown} (see `conformance list {prof.name}`)")
     config = load_config(args.config)
+    from conformance.targets import declared_features
+
+    declared_features(prof, config.get("declared") or [])  # one line before the run starts
     target = args.target or config.get("target")
     if target and target != "reference":
         try:
@@ -222,6 +227,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         pytest_args += ["--binding", args.binding]
     if args.max_time is not None:
         pytest_args += ["--max-time", args.max_time]
+    if args.allow_untested:
+        pytest_args += ["--allow-untested"]
     outcome = RunOutcome()
     code = pytest.main(pytest_args, plugins=[outcome])
     if outcome.code is not None:

@@ -48,6 +48,7 @@ class Requirement:
     check: Callable[[CheckContext], None]
     faults: tuple[str, ...]
     needs: tuple[str, ...] = ()
+    optional: str = ""  # a feature the spec makes optional (the profile's `optional:` block) this checks
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -160,6 +161,8 @@ class Profile:
     # behaviours the spec allows but the reference does not choose: no MUST may fail on one
     variants: dict[str, Callable[[Any], None]] = field(default_factory=dict)
     statements: list[Any] = field(default_factory=list)  # the statement map (conformance/statements.py)
+    # features the spec makes optional, which a deployment may declare it does not offer: name -> source
+    optional: dict[str, Source] = field(default_factory=dict)
     limits: dict[str, Limit] = field(default_factory=dict)  # the profile's `limits:` block
 
     def requirement(self, rid: str) -> Requirement:

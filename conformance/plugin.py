@@ -51,6 +51,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--fault", action="append", default=[], help="inject a named fault into the built-in reference")
     group.addoption("--binding", default=None, help="which of the profile's bindings to speak (e.g. http, mcp)")
     group.addoption("--baseline", default=None, help="YAML list of known failures: listed failures pass, stale entries fail")
+    group.addoption("--allow-untested", action="store_true",
+                    help="exit 0 even when a gating requirement stayed untested or blocked (default: exit 5)")
     group.addoption("--max-time", dest="conformance_max_time", default=None,
                     help="wall-clock limit of the whole run: seconds, or 90s, 15m, 2h (default per budget)")
     group.addoption("--conformance-console", action="store_true", help="print one line per requirement and a summary")
@@ -95,7 +97,7 @@ class RequirementItem(pytest.Item):
             raise RequirementFailed(result.stale)
         if result.verdict.status == "expected_failure":
             pytest.xfail(f"baseline: {(result.baseline or {}).get('reason', '')}: {result.verdict.message}")
-        if result.verdict.status in ("untested", "skipped"):
+        if result.verdict.status in ("untested", "skipped", "blocked"):
             pytest.skip(f"{result.verdict.status}: {result.verdict.message}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
@@ -143,7 +145,8 @@ class Console:
             sys.stdout.flush()
 
 
-MARK = {"passed": "PASS ", "failed": "FAIL ", "untested": "UNTESTED", "skipped": "SKIP ", "expected_failure": "XFAIL"}
+MARK = {"passed": "PASS ", "failed": "FAIL ", "blocked": "BLOCKED", "untested": "UNTESTED", "skipped": "SKIP ",
+        "expected_failure": "XFAIL"}
 
 
 class RunSession:
@@ -154,6 +157,7 @@ class RunSession:
         self.profile = profile
         self.gate = opt.level
         self.only = set(opt.only or [])
+        self.allow_untested = bool(opt.allow_untested)
         self.budget = opt.budget
         self.started_at = datetime.now(UTC)
         self.t0 = time.perf_counter()
@@ -309,6 +313,7 @@ class RunSession:
             binding=self.run_ctx.binding,
             baseline={"file": str(self.baseline.source), "stale": self.baseline.stale} if self.baseline else None,
             partial=bool(self.only),
+            declared=self.run_ctx.declared,
             stopped=stopped,
         )
         path = write_summary(self.report_dir, summary)
@@ -324,17 +329,23 @@ class RunSession:
             why = unreachable or (stopped[1] if stopped else "")
             self.console.line(f"{self.not_run} requirements not run: {why}")
         self.console.line(
-            f"{summary['verdict'].upper()} ({summary['grade']}): {c['passed']} passed, {c['failed']} failed, "
-            f"{c['expected_failures']} expected failures, {c['untested']} untested, {c['skipped']} skipped "
+            f"{summary['verdict'].upper()} ({summary['grade']}{'; ' + summary['grade_note'] if summary['grade_note'] else ''}): {c['passed']} passed, {c['failed']} failed, "
+            f"{c['expected_failures']} expected failures, {c['blocked']} blocked, {c['untested']} untested, {c['skipped']} skipped "
             f"of {len(self.results)} requirements; {summary['exchanges']} exchanges in "
             f"{summary['duration_s']:.1f} s ({summary['exchanges_per_s']}/s)"
         )
+        causes = summary["root_causes"]
+        if causes:
+            self.console.line(f"root causes ({len(causes)}, largest first):")
+            for cause in causes[:10]:
+                names = ", ".join(cause["requirements"][:4]) + (" ..." if cause["count"] > 4 else "")
+                self.console.line(f"  {cause['count']:3} x {cause['signature'][:110]}  [{names}]")
         for stale in summary["baseline"]["stale"] if summary["baseline"] else []:
             self.console.line(f"stale: {stale}")
         self.console.line(f"report: {path.parent / 'report.html'} (summary.json, junit.xml, badge.svg, cases/)")
         http.close()
         return exit_code(self.results, self.gate, bool(unreachable), bool(self.baseline and self.baseline.stale),
-                         stopped[0] if stopped else None)
+                         stopped[0] if stopped else None, allow_untested=self.allow_untested)
 
 
 def run_session(config: pytest.Config, profile: Profile) -> RunSession:
@@ -357,7 +368,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         run_session(session.config, items[0].profile)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        pytest.exit(str(exc), returncode=2)
+        pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)  # `conformance run` maps it to 2
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from conformance.model import Profile
+from conformance.model import Profile, Source
 from conformance.spec.limits import load_limits
 from conformance.spec.readers import SpecDocument, read_errors, read_operations
 from conformance.spec.schemas import SpecError, load_document, sha256_of
@@ -82,6 +82,7 @@ def load_profile(name: str) -> Profile:
         reference_credentials={},
         limits=load_limits(settings.get("limits"), spec, settings["spec"]),
     )
+    profile.optional = {name: Source(settings["spec"], row["pointer"]) for name, row in (settings.get("optional") or {}).items()}
     profile.statements = load_statements(PROFILES_DIR / "statements" / f"{name}.yaml")
     package.complete(profile)  # the package adds requirements, faults, reference credentials
     _CACHE[name] = profile

@@ -54,6 +54,15 @@ class Untested(Exception):
     """The requirement cannot be tested against this target with what was given."""
 
 
+class Blocked(Exception):  # noqa: N818 - a verdict, like Untested
+    """The check could not set up what it tests: the target refused a set-up step.
+    The verdict is ``blocked`` by that finding (not a failure of this requirement)."""
+
+    def __init__(self, message: str, kind: str = DEFAULT_KIND) -> None:
+        super().__init__(message)
+        self.kind = kind  # of the finding that blocked it: root causes group by it
+
+
 class NotApplicable(Exception):
     """The requirement does not apply to this target or binding (reported skipped)."""
 
@@ -88,6 +97,7 @@ class RunContext:
     unreachable: str | None = None
     binding: str | None = None  # which of the profile's bindings the run speaks
     world: dict[str, Any] = field(default_factory=dict)  # ids of a live target's seeded world (config `world:`)
+    declared: frozenset[str] = frozenset()  # optional features the deployment declares it does not offer
 
     @property
     def target(self) -> str:
@@ -139,6 +149,7 @@ class Verdict:
     exchange_count: int = 0
     failures: list[Failure] = field(default_factory=list)  # of a failed verdict; ``message`` sums them up
     machine: dict[str, int] = field(default_factory=dict)  # state-machine rules and transitions reached, by count
+    cause: str = ""  # of a blocked verdict: the kind of the finding that blocked it
 
 
 _BLOB = re.compile(r"@reproduce_failure\('([^']+)', (b'[^']*')\)")
@@ -276,6 +287,22 @@ class CheckContext:
         finally:
             self._subcheck_path = outer
 
+    @contextmanager
+    def setup(self, what: str, by: str = "") -> Iterator[None]:
+        """A set-up step (create the task the check is about, say): if the target
+        refuses it, the requirement is ``blocked`` by that finding instead of failing
+        with it; the finding is reported once, by the requirement ``by`` that is about
+        it. The requirement that is about the step itself is not blocked by it."""
+        if by == self.requirement.id:
+            yield
+            return
+        try:
+            yield
+        except (CheckFailed, TransportFailure) as exc:
+            owner = f" (the subject of {by})" if by else ""
+            kind = exc.kind if isinstance(exc, CheckFailed) else "no_answer"
+            raise Blocked(f"set-up failed: {what}{owner}: {_clean_message(exc)}", kind) from exc
+
     def begin_example(self) -> None:
         """Forget the exchanges of the previous example: a case holds only the last one."""
         self.http.log.clear()
@@ -369,11 +396,15 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
             status, message = "failed", summarize(failures, ctx.subchecks_entered) + note
         elif failures:
             message = summarize(failures, ctx.subchecks_entered)
+        if status == "failed":  # every finding names the statement it breaks, with its place in the spec
+            own = str(requirement.source)
+            more = sorted({f.statement for f in failures if f.statement and f.statement != own and not f.statement.startswith("profile")})
+            message = f"{message} [breaks: {'; '.join([own, *more])}]"
         rep = None
         if status == "failed" and ctx.blob and ctx.failed_call:
             rep = {"call": ctx.failed_call, "version": ctx.blob[0], "blob": ctx.blob[1]}
         exchanges: list[Exchange] = []
-        if status == "failed":
+        if status in ("failed", "blocked"):  # the evidence, and what root causes are grouped by
             exchanges = list(ctx.subcheck_exchanges)
             exchanges += [e for e in run.http.log if all(e is not k for k in exchanges)]
         return Verdict(
@@ -390,11 +421,18 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
 
     if run.unreachable:
         return verdict("untested", f"target unreachable: {run.unreachable}")
+    if requirement.optional and requirement.optional in run.declared:
+        return verdict("skipped", f"not applicable (declared: the deployment does not offer {requirement.optional}, "
+                                  f"which the spec makes optional at {run.profile.optional[requirement.optional]})")
     try:
         run.http.check_running()
         requirement.check(ctx)
     except Untested as exc:
         return verdict("untested", str(exc))
+    except Blocked as exc:
+        blocked = verdict("blocked", str(exc))
+        blocked.cause = exc.kind
+        return blocked
     except NotApplicable as exc:
         return verdict("skipped", str(exc))
     except TargetUnreachable as exc:

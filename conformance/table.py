@@ -76,10 +76,13 @@ class Table:
         """Where the spec is silent: the profile's own choice (never MUST)."""
         return Source("profile", where)
 
-    @staticmethod
-    def req(rid: str, level: str, title: str, source: Source, check: Callable[[CheckContext], None],
-            faults: tuple[str, ...], needs: tuple[str, ...] = ()) -> Requirement:
-        return Requirement(rid, level, title, source, check, faults, needs)
+    def req(self, rid: str, level: str, title: str, source: Source, check: Callable[[CheckContext], None],
+            faults: tuple[str, ...], needs: tuple[str, ...] = (), optional: str = "") -> Requirement:
+        """A row; ``optional`` names the feature of the profile's ``optional:`` block it
+        depends on (a deployment may declare it does not offer it)."""
+        if optional and optional not in self.profile.optional:
+            raise ValueError(f"{rid}: optional feature {optional!r} is not in the profile's optional: block")
+        return Requirement(rid, level, title, source, check, faults, needs, optional)
 
 
 class ProfileMachine(RuleBasedStateMachine):

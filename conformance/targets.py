@@ -23,7 +23,7 @@ from conformance.transport.http import (
 CONTROL_PREFIX = "/_control"
 
 
-KNOWN_KEYS = {"target", "timeout", "max_answer_mib", "credentials", "control", "world"}
+KNOWN_KEYS = {"target", "timeout", "max_answer_mib", "credentials", "control", "world", "declared"}
 
 class ConfigError(Exception):
     """Bad input to the tool itself (exit 2)."""
@@ -74,6 +74,8 @@ def load_config(path: str | Path | None) -> dict[str, Any]:
             raise ConfigError(f"{where}: credentials.{label} must be a token (text) or a mapping, not {value!r}")
     if "control" in data and not isinstance(data["control"], str):
         raise ConfigError(f"{where}: control must be a URL or a path (text), not {data['control']!r}")
+    if "declared" in data and not (isinstance(data["declared"], list) and all(isinstance(d, str) for d in data["declared"])):
+        raise ConfigError(f"{where}: declared must be a list of optional feature names, not {data['declared']!r}")
     if "world" in data and not isinstance(data["world"], dict):
         raise ConfigError(f"{where}: world must be a mapping of role to id, not {type(data['world']).__name__}")
     return data
@@ -179,7 +181,18 @@ def open_run(
         database=example_database(db_dir),
         binding=binding,
         world=dict(config.get("world") or {}),
+        declared=declared_features(profile, config.get("declared") or []),
     )
+
+
+def declared_features(profile: Profile, names: list[str]) -> frozenset[str]:
+    """What the config declares the deployment does not offer: only features the spec
+    makes optional (the profile's ``optional:`` block) can be declared away."""
+    unknown = [n for n in names if n not in profile.optional]
+    if unknown:
+        offered = ", ".join(sorted(profile.optional)) or "none"
+        raise ConfigError(f"declared {unknown} is not optional in the {profile.name} spec (optional features: {offered})")
+    return frozenset(names)
 
 
 def deviations(profile: Profile, names: tuple[str, ...] | list[str]) -> list[Any]:

@@ -38,11 +38,14 @@ class Conn:
             name, _, value = line.partition(":")
             self.headers[name.strip().lower()] = value.strip()
         length = int(self.headers.get("content-length", "0") or 0)
-        while len(rest) < min(length, 1 << 20):
+        got = len(rest)
+        while got < length:  # read it all (keeping the first MiB): closing on unread data would reset the answer
             chunk = self.sock.recv(65536)
             if not chunk:
                 break
-            rest += chunk
+            got += len(chunk)
+            if len(rest) < 1 << 20:
+                rest += chunk
         self.body = rest[:length]
         return True
 

@@ -542,6 +542,37 @@ def _clear_then_get(agent: Agent) -> Any:
     return _code(agent.rpc("tasks/get", {"taskId": task["id"]}))
 
 
+def _signed_as(agent: Agent, label: str, drop: str = "") -> Any:
+    creds = CREDS[label]
+    raw = json.dumps(LIST_BODY).encode()
+    headers = signing.sign_request(bytes.fromhex(creds["seed"]), creds["id"], raw, int(NOW))
+    headers.pop(drop, None)
+    return agent.post(raw, creds["token"], headers)
+
+
+def _timestamp_moves(agent: Agent) -> bool:
+    task = _worked(agent, "working")
+    agent.control("advance_clock", seconds=5)
+    canceled = agent.rpc("tasks/cancel", {"taskId": task["id"]}).json()["result"]
+    return bool(canceled["status"]["timestamp"] != task["status"]["timestamp"])
+
+
+def _count(agent: Agent, method: str, params: dict[str, Any]) -> int:
+    agent.task()
+    agent.task()
+    return len(agent.rpc(method, params).json()["result"])
+
+
+def _stream(agent: Agent) -> list[Any]:
+    message = {"role": "user", "parts": [{"kind": "text", "text": "x"}], "kind": "message", "message_id": TASK_ID, "taskId": CTX_ID}
+    agent.ref.config.streaming = True
+    reply = agent.rpc("message/stream", {"message": message}, rid=5)
+    return [json.loads(line[5:]) for line in reply.text.splitlines() if line.startswith("data:")]
+
+
+ANY_MODE = {"acceptedOutputModes": ["*/*"]}
+
+
 PROBES: dict[str, Probe] = {
     "parse_error_http_200": lambda a: a.post(b"{").status_code,
     "parse_error_id_not_null": lambda a: a.post(b"{").json()["id"],
@@ -556,6 +587,7 @@ PROBES: dict[str, Probe] = {
     "uncatalogued_error_code": lambda a: _code(a.rpc("contexts/clear", {"contextId": CTX_ID})),
     "unknown_task_internal_error": lambda a: _code(a.rpc("tasks/get", {"taskId": TASK_ID})),
     "ignores_caller_task_id": lambda a: a.task(taskId=TASK_ID)["id"],
+    "caller_task_id_refused": lambda a: _code(a.send(taskId=TASK_ID)),
     "dedupes_message_id": _dedupe,
     "ignores_output_modes": lambda a: _code(a.send(configuration={"acceptedOutputModes": ["image/png"]})),
     "history_length_ignored": lambda a: len(a.task(configuration={"acceptedOutputModes": ["*/*"], "historyLength": 0})["history"]),
@@ -601,6 +633,29 @@ PROBES: dict[str, Probe] = {
     "negotiation_score_percent": lambda a: a.http.post("/agent/negotiation", json={"task_summary": "echo", "weights": WEIGHTS}).json()["score"],
     "metrics_json": lambda a: a.http.get("/metrics").headers["content-type"],
     "payment_session_on_unpaid": lambda a: a.http.post("/api/start-payment-session").status_code,
+    "push_config_ignored": lambda a: _code(a.send(configuration={**ANY_MODE, "pushNotificationConfig": {"url": "https://x.invalid"}})),
+    "agent_fault_internal_error": lambda a: (a.control("next_agent_fault", kind="malformed_result"), _code(a.send()))[1],
+    "extended_card_internal_error": lambda a: _code(a.rpc("agent/getAuthenticatedExtendedCard", {})),
+    "auth_required_treated_terminal": lambda a: _code(a.send(taskId=_worked(a, "auth-required")["id"])),
+    "completed_without_artifacts": lambda a: len(a.task()["artifacts"]),
+    "status_timestamp_frozen": _timestamp_moves,
+    "list_honours_limit": lambda a: _count(a, "tasks/list", {"limit": 1}),
+    "contexts_honour_length": lambda a: _count(a, "contexts/list", {"length": 1}),
+    "contexts_history_caps_contexts": lambda a: _count(a, "contexts/list", {"history_length": 1}),
+    "gate1_skipped": lambda a: _signed_as(a, "plain_signer").status_code,
+    "no_key_accepted": lambda a: _signed_as(a, "did_nokey").status_code,
+    "missing_timestamp_ignored": lambda a: _signed_as(a, "did", drop="X-DID-Timestamp").status_code,
+    "future_timestamp_accepted": lambda a: a.signed(LIST_BODY, timestamp=NOW + 1000).status_code,
+    "window_too_narrow": lambda a: a.signed(LIST_BODY, timestamp=NOW - 200).status_code,
+    "body_limit_too_small": lambda a: a.post(b" " * (9 * 1024 * 1024)).status_code,
+    "negotiation_creates_task": lambda a: (a.http.post("/agent/negotiation", json={"task_summary": "echo", "weights": WEIGHTS}),
+                                           len(a.rpc("tasks/list", {}).json()["result"]))[1],
+    "health_always_200": lambda a: (a.control("set_health", component="storage", status="error: down"), a.http.get("/health").status_code)[1],
+    "metrics_missing_series": lambda a: "agent_llm_tokens_total" in a.http.get("/metrics").text,
+    "stream_events_without_id": lambda a: _stream(a)[0]["id"],
+    "stream_events_of_another_task": lambda a: _stream(a)[0]["result"]["id"],
+    "blocking_ignored": lambda a: (a.control("next_outcome", state="working"),
+                                   a.send(configuration={**ANY_MODE, "blocking": True}).json()["result"]["status"]["state"])[1],
 }
 
 

@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 
 from conformance.profiles import load_profile
 from conformance.protocols.canon.faults import FAULTS
-from conformance.protocols.canon.reference import ReferenceConfig, create_app, spec_verbs
+from conformance.protocols.canon.reference import MEDIA_URL, ReferenceConfig, create_app, spec_verbs
 from conformance.spec.schemas import inline_refs, schema_errors
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -252,7 +252,7 @@ def test_send_to_admission_and_sessions() -> None:
           "CONVERSATION_NOT_FOUND")
     w.err("send_to", {"canonContactId": f"contact:{w['stranger']}", "text": "x"}, "USER_NOT_FOUND")
     w.ok("send_to", {"targetConversationId": w["group"], "messageOptions": {
-        "attachments": [{"kind": "image", "url": "https://cdn.example/a.png"}]}})
+        "attachments": [{"kind": "image", "url": MEDIA_URL}]}})
 
 
 def test_self_context_visible_only_to_sender() -> None:
@@ -273,7 +273,8 @@ def test_request_input() -> None:
     w = World()
     w.script("request_input", {"action": "answer", "value": "blue", "answers": {"q": {"answers": ["blue"]}}})
     got = w.ok("request_input", {"inputId": "in-1", "prompt": "colour?"})
-    assert got == {"status": "submitted", "inputId": "in-1", "value": "blue", "answers": {"q": {"answers": ["blue"]}}}
+    # value is '' when structured answers were used (request_input_result value description)
+    assert got == {"status": "submitted", "inputId": "in-1", "value": "", "answers": {"q": {"answers": ["blue"]}}}
     w.err("request_input", {"inputId": "in-1"}, "ID_ALREADY_USED")
     w.script("request_input", {"action": "cancel"})
     assert w.ok("request_input", {})["status"] == "cancelled"
@@ -586,6 +587,10 @@ def _renamed(w: World) -> bool:
     return w.http("no_reply", {})[1]["status"] == "ok"
 
 
+def _check_approval_renamed(w: World) -> bool:
+    return w.http("check_approval", {"approvalId": "none-such"})[1].get("status") == "ok"
+
+
 def _reserved(w: World) -> bool:
     return w.http("send_to", {"targetConversationId": w["group"], "text": "x",
                               "messageOptions": {"messageId": "__x__"}})[0] == 200
@@ -656,6 +661,7 @@ PROBES: dict[str, Callable[[World], bool]] = {
     "accepts_invalid_input": _invalid,
     "validation_after_write": _write_first,
     "result_status_renamed": _renamed,
+    "check_approval_status_renamed": _check_approval_renamed,
     "message_id_replay_duplicates": _replay_duplicates,
     "message_id_conflict_accepted": _conflict,
     "reserved_ids_accepted": _reserved,
@@ -696,6 +702,216 @@ PROBES: dict[str, Callable[[World], bool]] = {
     "auth_not_enforced": _no_auth,
     "mcp_tool_schema_looser": _looser,
 }
+
+
+# ---------------------------------------------------------------- probes of the faults added with the statement map
+LIM = {k: int(v.value) for k, v in LIMITS.items()}
+
+
+def _codes_swapped(w: World) -> bool:
+    return w.http("check_approval", {})[1]["error"]["code"] != "VALIDATION_ERROR"
+
+
+def _send_user(w: World, **fields: Any) -> dict[str, Any]:
+    return w.http("send_to", {"targetUserId": w["approval_user"], **fields})[1]
+
+
+def _intent_missing(w: World) -> bool:
+    return "deferredIntentId" not in _send_user(w, text="hi")
+
+
+def _note(w: World, **fields: Any) -> str:
+    request = _send_user(w, **fields)["requestId"]
+    return str(w.control("contact_request", {"requestId": request})["note"])
+
+
+def _note_ignored(w: World) -> bool:
+    return _note(w, text="hi", requestMessage="add me") == "hi"
+
+
+def _note_untruncated(w: World) -> bool:
+    return len(_note(w, text="x" * (LIM["request_message_chars"] + 1))) > LIM["request_message_chars"]
+
+
+def _session_default(w: World) -> bool:
+    first = w.http("send_to", {"targetUserId": w["open_user"], "text": "a"})[1]
+    return w.http("send_to", {"targetUserId": w["open_user"], "text": "b"})[1]["conversationId"] != first["conversationId"]
+
+
+def _reply_to(w: World) -> bool:
+    return w.http("send_to", {"targetConversationId": w["group"], "text": "x", "messageOptions": {"replyTo": "nope"}})[0] != 200
+
+
+def _content_type(w: World) -> bool:
+    w.http("send_to", {"targetConversationId": w["group"], "messageOptions": {"attachments": [{"kind": "image", "url": MEDIA_URL}]}})
+    return w.messages(w["group"])[-1]["contentType"] != "image"
+
+
+def _responder(w: World) -> bool:
+    w.script("request_input", {"action": "cancel"})
+    return w.http("request_input", {"conversationId": w["group"], "responseUserId": w["stranger"]})[0] == 200
+
+
+def _deadline_of(w: World, **fields: Any) -> int:
+    return int(w.http("request_approval", {"toolName": "t", "toolSummary": "s", "mode": "detached", **fields})[1]["expiresAt"])
+
+
+def _timeout_wins(w: World) -> bool:
+    at = w.ref.now_ms() + 300_000
+    return _deadline_of(w, expiresAt=at, timeoutMs=120_000) != at
+
+
+def _timeout_ignored(w: World) -> bool:
+    return _deadline_of(w, timeoutMs=120_000) != w.ref.now_ms() + 120_000
+
+
+def _ceiling_loose(w: World) -> bool:
+    return w.http("request_approval", {"toolName": "t", "toolSummary": "s", "mode": "detached",
+                                       "expiresAt": w.ref.now_ms() + LIM["approval_ceiling_ms"] + 1000})[0] == 200
+
+
+def _decided_now(w: World) -> str:
+    approval = w.http("request_approval", {"toolName": "t", "toolSummary": "s", "mode": "detached"})[1]["approvalId"]
+    w.control("decide_approval", {"approvalId": approval, "decision": "deny"})
+    return str(approval)
+
+
+def _window_loose(w: World) -> bool:
+    approval = _decided_now(w)
+    w.http("check_approval", {"approvalId": approval})
+    w.control("advance_clock", {"seconds": LIM["approval_replay_window_ms"] // 1000 + 60})
+    return w.http("check_approval", {"approvalId": approval})[1]["status"] == "resolved"
+
+
+def _share_duplicates(w: World) -> bool:
+    args = {"conversationId": w["group"], "contactUserId": w["open_user"], "messageId": "share-1"}
+    w.http("share_contact", args)
+    w.http("share_contact", args)
+    return len(w.messages(w["group"])) > 1
+
+
+def _structured_value(w: World) -> bool:
+    w.script("request_input", {"action": "answer", "answers": {"q": {"answers": ["a"]}}})
+    return w.http("request_input", {"prompt": "?"})[1]["value"] != ""
+
+
+def _responded_by(w: World) -> bool:
+    approval = _decided_now(w)
+    return w.http("check_approval", {"approvalId": approval})[1]["respondedBy"] == w["agent"]
+
+
+def _card_responded_by(w: World) -> bool:
+    w.script("request_card", {"action": "submit", "actionId": "go"})
+    return w.http("request_card", {"card": ACTION_CARD})[1]["respondedBy"] == w["agent"]
+
+
+def _creator_missing(w: World) -> bool:
+    group = w.http("create_group", {"memberIds": [w["open_user"]]})[1]["conversationId"]
+    return w["agent"] not in w.ref.w["conversations"][group]["members"]
+
+
+def _never_expires(w: World) -> bool:
+    approval = w.http("request_approval", {"toolName": "t", "toolSummary": "s", "mode": "detached", "timeoutMs": 60_000})[1]["approvalId"]
+    w.control("advance_clock", {"seconds": 120})
+    return w.http("check_approval", {"approvalId": approval})[1]["status"] == "pending"
+
+
+def _active_ignored(w: World) -> bool:
+    w.script("request_input", {"action": "cancel"})
+    w.http("request_input", {"inputId": "in-active"})
+    return w.control("interaction", {"id": "in-active"})["conversationId"] != w["active_chat"]
+
+
+def _kind_default(w: World) -> bool:
+    w.script("request_input", {"action": "cancel"})
+    w.http("request_input", {"conversationId": w["group"], "inputId": "in-kind", "responseUserId": w["member"]})
+    return w.control("interaction", {"id": "in-kind"})["responseUserId"] != w["member"]
+
+
+def _text_bytes(w: World) -> bool:
+    return w.http("send_to", {"targetConversationId": w["group"], "text": "é" * (LIM["text_bytes"] // 2 + 1)})[0] == 200
+
+
+def _metadata(w: World) -> bool:
+    meta = {"note": "x" * LIM["metadata_utf16_units"]}
+    return w.http("send_to", {"targetConversationId": w["group"], "text": "x", "messageOptions": {"metadata": meta}})[0] == 200
+
+
+def _allowlist(w: World) -> bool:
+    return w.http("send_to", {"targetConversationId": w["group"], "messageOptions": {
+        "attachments": [{"kind": "image", "url": "https://cdn.example/a.png"}]}})[0] == 200
+
+
+def _card_values(w: World) -> bool:
+    w.script("request_card", {"action": "submit", "actionId": "go", "values": {"v": "x" * LIM["card_values_bytes"]}})
+    return w.http("request_card", {"card": ACTION_CARD})[1]["status"] == "submitted"
+
+
+def _seen_diff(w: World, files: list[dict[str, Any]]) -> dict[str, Any]:
+    approval = w.http("request_approval", {"toolName": "t", "toolSummary": "s", "mode": "detached", "diff": {"files": files}})[1]["approvalId"]
+    return dict(w.control("interaction", {"id": approval})["diff"])
+
+
+def _unclipped(w: World) -> bool:
+    seen = _seen_diff(w, [{"path": "a.py", "status": "modified", "diff": "x" * (LIM["diff_file_clip_bytes"] + 1)}])
+    return len(seen["files"][0]["diff"]) > LIM["diff_file_clip_bytes"]
+
+
+def _tokens_shown(w: World) -> bool:
+    return "AKIAABCDEFGHIJKLMNOP" in json.dumps(_seen_diff(w, [{"path": "a.py", "status": "modified", "diff": "+AKIAABCDEFGHIJKLMNOP"}]))
+
+
+def _paths_shown(w: World) -> bool:
+    return "hunter2" in json.dumps(_seen_diff(w, [{"path": ".env", "status": "modified", "diff": "+PASSWORD=hunter2"}]))
+
+
+def _card_schema(w: World) -> bool:
+    tools = {t["name"]: t for t in w.rpc("tools/list")["result"]["tools"]}
+    return "maxLength" not in json.dumps(tools["send_card"]["inputSchema"]["properties"]["card"]["properties"]["title"]) or \
+        tools["send_card"]["inputSchema"]["properties"]["card"]["properties"]["title"].get("maxLength") != LIM["card_title_authoring_chars"]
+
+
+def _default_detached(w: World) -> bool:
+    w.script("request_approval", {"action": "allow"})
+    return w.http("request_approval", {"toolName": "t", "toolSummary": "s"})[1]["status"] == "pending"
+
+
+def _content_unchecked(w: World) -> bool:
+    return w.http("send_to", {"targetConversationId": w["group"]})[0] == 200
+
+
+PROBES.update({
+    "refusal_codes_swapped": _codes_swapped,
+    "deferred_intent_missing": _intent_missing,
+    "request_message_ignored": _note_ignored,
+    "request_message_untruncated": _note_untruncated,
+    "session_default_new": _session_default,
+    "reply_to_validated": _reply_to,
+    "content_type_always_text": _content_type,
+    "responder_unchecked": _responder,
+    "timeout_wins": _timeout_wins,
+    "timeout_ms_ignored": _timeout_ignored,
+    "deadline_ceiling_loose": _ceiling_loose,
+    "replay_window_loose": _window_loose,
+    "share_contact_replay_duplicates": _share_duplicates,
+    "structured_value_not_empty": _structured_value,
+    "responded_by_agent": _responded_by,
+    "card_responded_by_agent": _card_responded_by,
+    "creator_not_added": _creator_missing,
+    "approval_never_expires": _never_expires,
+    "active_conversation_ignored": _active_ignored,
+    "kind_default_secret": _kind_default,
+    "text_bytes_unchecked": _text_bytes,
+    "metadata_size_unchecked": _metadata,
+    "attachment_allowlist_open": _allowlist,
+    "card_values_unchecked": _card_values,
+    "diff_unclipped": _unclipped,
+    "secret_tokens_shown": _tokens_shown,
+    "sensitive_paths_shown": _paths_shown,
+    "mcp_card_schema_envelope_only": _card_schema,
+    "approval_default_detached": _default_detached,
+    "content_unchecked": _content_unchecked,
+})
 
 
 def test_every_fault_has_a_probe_and_a_docstring() -> None:

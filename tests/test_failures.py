@@ -73,8 +73,8 @@ def test_kind_and_statement_reach_the_verdict_and_a_crash_stays_distinguishable(
         post(ctx, "tasks/get").json()["no such key"]
 
     verdict = execute(requirement("SYN-TYPED", typed), run)
-    assert verdict.message == "error -32603 where -32001 is due"  # one failure: the message as before
-    assert verdict.failures == [Failure("wrong_error_code", verdict.message, "specs/bindu/openapi.yaml#/x", None)]
+    assert verdict.message == f"error -32603 where -32001 is due [breaks: {SOURCE}; specs/bindu/openapi.yaml#/x]"
+    assert verdict.failures == [Failure("wrong_error_code", "error -32603 where -32001 is due", "specs/bindu/openapi.yaml#/x", None)]
     crash = execute(requirement("SYN-CRASH", crashing), run)
     assert crash.status == "failed" and [f.kind for f in crash.failures] == ["crash"]
     assert crash.message.startswith("unexpected KeyError") and crash.exchanges
@@ -107,7 +107,7 @@ def test_a_failure_outside_subchecks_still_ends_the_check(run):
     verdict = execute(requirement("SYN-END", check), run)
     assert not reached
     assert [(f.subcheck, f.kind) for f in verdict.failures] == [("first", "rejected_valid"), (None, "state_changed")]
-    assert verdict.message == "1 of 2 sub-checks failed: first is wrong; the end"
+    assert verdict.message.startswith("1 of 2 sub-checks failed: first is wrong; the end [breaks: ")
 
 
 def test_untested_is_never_swallowed_by_a_subcheck(run):

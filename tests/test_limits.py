@@ -199,3 +199,19 @@ def test_the_grep_finds_what_it_is_for() -> None:
         assert any(re.search(p, line) for p in forbidden(window, 1)), line
     for line in ("minutes * 60 + 30", "x[:3000]", "0.300", "MINUTE_MS = 60_000", "range(60)"):
         assert not any(re.search(p, line) for lim_ in lim.values() for p in forbidden(lim_, 1)), line
+
+
+# Canon limits added with the statement map (issue 9): what the spec states today.
+EXPECTED["canon-verbs"].update({
+    "text_bytes": 4096,  # send_to text: "<= 4096 UTF-8 bytes"
+    "caption_bytes": 4096,  # forward text: "<= 4096 UTF-8 bytes"
+    "metadata_utf16_units": 4096,  # turnMetadata: "length <= 4096 UTF-16 code units"
+    "request_message_chars": 500,  # requestMessage: "senders truncate to 500 chars"
+    "diff_file_clip_bytes": 24576,  # unifiedDiff: "per-file clip 24576 bytes"
+    "diff_total_clip_bytes": 98304,  # unifiedDiff: "total 98304 bytes"
+    "card_values_bytes": 8192,  # request_card values: "<= 8192 bytes"
+    "card_values_depth": 8,  # request_card values: "depth <= 8"
+    "card_title_authoring_chars": 120,  # runtimeCard: "authoring caps title 120"
+    "card_fallback_authoring_chars": 500,  # "fallbackText 500"
+    "card_blocks_authoring_count": 24,  # "blocks 24"
+})

@@ -4,6 +4,7 @@ Written once over transport.binding.Reply, for every binding."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -60,16 +61,48 @@ def expect_refused(ctx: CheckContext, reply: Reply, what: str, statement: str | 
     ctx.expect(not reply.ok, f"{what}: expected a refusal, got {reply.describe()}", kind="accepted_invalid", statement=statement)
     ctx.expect(reply.flagged, f"{what}: the answer is not flagged as an error by the {reply.binding} binding ({reply.describe()})",
                kind="malformed_answer", statement=statement)
-    if reply.statuses:
-        ctx.expect(reply.status >= 400, f"{what}: a refusal came with HTTP {reply.status}", kind="wrong_status",
-                   statement=statement)
+    if reply.statuses:  # a 5xx is the server failing, not refusing
+        ctx.expect(400 <= reply.status < 500, f"{what}: a refusal must come with a 4xx status, got HTTP {reply.status}",
+                   kind="wrong_status", statement=statement)
 
 
-def expect_result(ctx: CheckContext, reply: Reply, what: str) -> Any:
-    """The answer is a success (a result, with HTTP 200 where statuses carry meaning)."""
-    ctx.expect(reply.ok, f"{what}: expected a result, got {reply.describe()}", kind="rejected_valid")
+def expect_mapping(ctx: CheckContext, value: Any, what: str, keys: Iterable[str] = ()) -> dict[str, Any]:
+    """``value`` as a JSON object holding ``keys``: an answer of another shape is a
+    finding that quotes it, never a crash of the check."""
+    missing = [k for k in keys if not isinstance(value, dict) or k not in value]
+    if not isinstance(value, dict) or missing:
+        shown = json.dumps(value, default=str)[:160]
+        ctx.fail(f"{what}: expected an object{' with ' + ', '.join(missing) if missing else ''}, got {shown}",
+                 kind="malformed_answer")
+    return value
+
+
+def expect_refusal(ctx: CheckContext, reply: Reply, error: Any, what: str) -> None:
+    """``error`` (a catalog code or name), or any refusal when ``error`` is None: for
+    rows whose MUST asserts what the spec says (refused) and whose SHOULD asks for the
+    profile's code."""
+    if error is None:
+        expect_refused(ctx, reply, what)
+    else:
+        expect_error(ctx, reply, error, what)
+
+
+def expect_list(ctx: CheckContext, value: Any, what: str) -> list[Any]:
+    """``value`` as a JSON array (another shape is a finding that quotes it)."""
+    if not isinstance(value, list):
+        ctx.fail(f"{what}: expected an array, got {json.dumps(value, default=str)[:160]}", kind="malformed_answer")
+    return value
+
+
+def expect_result(ctx: CheckContext, reply: Reply, what: str, keys: Iterable[str] | None = None) -> Any:
+    """The answer is a success (a result, with HTTP 200 where statuses carry meaning);
+    with ``keys``, a JSON object holding them (another shape is a finding, not a crash)."""
+    ctx.expect(reply.ok, f"{what}: expected a result, got {reply.describe()}",
+               kind="rejected_valid" if reply.flagged else "malformed_answer")
     if reply.statuses:
         ctx.expect(reply.status == 200, f"{what}: a result came with HTTP {reply.status}, expected 200", kind="wrong_status")
+    if keys is not None:
+        return expect_mapping(ctx, reply.result, f"{what} result", keys)
     return reply.result
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from conformance.checks.errors import expect_error, expect_result
+from conformance.checks.errors import expect_error, expect_refusal, expect_result
 from conformance.runner import CheckContext
 from conformance.transport.binding import Reply
 
@@ -76,12 +76,12 @@ def never_deduplicated(send: Callable[[CheckContext], Callable[[], Reply]], iden
     return check
 
 
-def single_use(send: Callable[[CheckContext], dict[str, Callable[[str], Reply]]], error: Any) -> Callable[[CheckContext], None]:
-    """A single-use id: the first use succeeds, any reuse gets ``error``."""
+def single_use(send: Callable[[CheckContext], dict[str, Callable[[str], Reply]]], error: Any = None) -> Callable[[CheckContext], None]:
+    """A single-use id: the first use succeeds, any reuse gets ``error`` (None: any refusal)."""
     def check(ctx: CheckContext) -> None:
         for what, go in send(ctx).items():
             with ctx.subcheck(what):
                 ident = uuid.uuid4().hex
                 expect_result(ctx, go(ident), what)
-                expect_error(ctx, go(ident), error, f"{what} reusing its id")
+                expect_refusal(ctx, go(ident), error, f"{what} reusing its id")
     return check

@@ -11,6 +11,7 @@ from conformance.checks.errors import (
     catalog_entry,
     expect_catalogued,
     expect_error,
+    expect_refusal,
     expect_refused,
     expect_result,
 )
@@ -37,11 +38,13 @@ def valid_inputs_accepted(
     prepare: Callable[[Any], Any] = lambda v: v,
     extra_property: str | None = None,
     answer_check: AnswerCheck | None = None,
+    catalogued: bool = True,
 ) -> None:
     """No generated schema-valid input gets one of the ``rejections`` (codes or
-    names); any other error is catalogued and flagged. With ``extra_property``, an
-    input with one more unknown property must be accepted too where the schema does
-    not forbid it."""
+    names); any other error is catalogued and flagged (``catalogued=False``: only
+    flagged, where the codes are the profile's and a MUST must not rest on them).
+    With ``extra_property``, an input with one more unknown property must be
+    accepted too where the schema does not forbid it."""
     rejected = {catalog_entry(ctx.profile, r).code for r in rejections}
 
     def body(value: Any) -> None:
@@ -56,7 +59,10 @@ def valid_inputs_accepted(
                 answer_check(ctx, reply, what)
             if not reply.ok:
                 ctx.expect(reply.error_code not in rejected, f"{what} rejected: {reply.describe()}", kind="rejected_valid")
-                expect_catalogued(ctx, reply, what, require_error=True)
+                if catalogued:
+                    expect_catalogued(ctx, reply, what, require_error=True)
+                else:
+                    expect_refused(ctx, reply, what)
 
     ctx.for_all(strategy_for(op.params_schema), body)
 
@@ -69,15 +75,22 @@ def invalid_inputs_rejected(
     also: Iterable[Any] = (),
     state: Callable[[], Any] | None = None,
     answer_check: AnswerCheck | None = None,
+    prepare: Callable[[InvalidInstance], Any] | None = None,
+    tolerated: Callable[[InvalidInstance, Reply], bool] | None = None,
 ) -> None:
     """Each input breaking exactly one schema keyword gets ``error`` (or one of
     ``also``; with ``error`` None, any refusal) and, when ``state`` can read the
-    target's state, changes nothing."""
+    target's state, changes nothing. ``prepare`` turns the generated instance into
+    what is sent (the target's real ids, say, keeping the broken keyword broken);
+    ``tolerated`` names answers the spec itself lets a server give to a break."""
     def body(bad: InvalidInstance) -> None:
         v = bad.violation
         what = f"{op.name} with an input breaking '{v.keyword}' at {v.pointer or '(root)'} ({v.description})"
+        instance = prepare(bad) if prepare else bad.instance
         before = state() if state else None
-        reply = call(bad.instance)
+        reply = call(instance)
+        if tolerated and tolerated(bad, reply):
+            return
         if answer_check:
             answer_check(ctx, reply, what)
         if error is None:
@@ -90,17 +103,18 @@ def invalid_inputs_rejected(
     ctx.for_all(invalid_strategy(op.params_schema), body)
 
 
-def examples_refused(inputs: Callable[[CheckContext], dict[str, Callable[[], Reply]]], error: Any,
+def examples_refused(inputs: Callable[[CheckContext], dict[str, Callable[[], Reply]]], error: Any = None,
                      state: Callable[[CheckContext], Callable[[], Any]] | None = None) -> Callable[[CheckContext], None]:
     """Family: hand-picked inputs that a rule forbids (named, each a call) all get
-    ``error`` and, when ``state`` can read the target's state, change nothing."""
+    ``error`` (None: any refusal) and, when ``state`` can read the target's state,
+    change nothing."""
     def check(ctx: CheckContext) -> None:
         calls = inputs(ctx)  # set-up first: it may reset or seed the target
         snapshot = state(ctx) if state else None
         before = snapshot() if snapshot else None
         for what, call in calls.items():
             with ctx.subcheck(what):
-                expect_error(ctx, call(), error, what)
+                expect_refusal(ctx, call(), error, what)
         if snapshot:
             ctx.expect(snapshot() == before, "a refused input changed the target's state", kind="state_changed")
     return check

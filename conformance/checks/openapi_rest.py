@@ -87,8 +87,9 @@ def check_rest_operations(
     """For each selected operation: generate positive cases from its schema, send each
     through ``ctx.http.request`` with ``headers`` on top (the caller's values win over
     generated ones, e.g. ``Authorization``), and judge the reply with schemathesis's
-    checks (``CHECKS``). The first failing check raises CheckFailed:
-    ``"<METHOD> <path>: <check name>: <schemathesis's message>"``."""
+    checks (``CHECKS``). Each operation is a sub-check of its own, so every failing
+    operation is reported (as schemathesis reports them), each with its first
+    failing check: ``"<METHOD> <path>: <check name>: <schemathesis's message>"``."""
     from schemathesis import GenerationMode
 
     operations = rest_operations(spec, include)
@@ -101,7 +102,8 @@ def check_rest_operations(
         def body(case: Case, operation: APIOperation = operation) -> None:
             exercise(ctx, operation, case, headers, checks)
 
-        ctx.for_all(strategy, body, examples)
+        with ctx.subcheck(f"{operation.method.upper()} {operation.path}"):
+            ctx.for_all(strategy, body, examples)
 
 
 def exercise(

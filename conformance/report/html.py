@@ -22,11 +22,12 @@ EXCERPT_LIMIT = 4000  # characters of a spec excerpt
 BODY_LIMIT = 64_000  # characters of one exchange body (the case file has it all)
 LINE_CONTEXT = 4  # lines either side of an annotated "(line N)"
 
-STATUS_ORDER = ("failed", "expected_failure", "untested", "skipped", "passed")
+STATUS_ORDER = ("failed", "expected_failure", "blocked", "untested", "skipped", "passed")
 STATUS_LABEL = {
     "passed": "PASS",
     "failed": "FAIL",
     "untested": "UNTESTED",
+    "blocked": "BLOCKED",
     "skipped": "SKIPPED",
     "expected_failure": "EXPECTED FAIL",
 }
@@ -40,6 +41,7 @@ GRADE_CLASS = {
 LEVEL_COLUMNS = (
     ("passed", "passed"),
     ("failed", "failed"),
+    ("blocked", "blocked"),
     ("untested", "untested"),
     ("skipped", "skipped"),
     ("expected_failures", "expected failures"),
@@ -72,7 +74,7 @@ table.meta{width:auto}table.meta th{background:none;color:var(--muted);font-weig
 .v{display:inline-block;padding:1px 7px;border-radius:3px;color:#fff;font-size:12px;font-weight:600;
 white-space:nowrap}
 .v-passed{background:var(--pass)}.v-failed{background:var(--fail)}.v-expected_failure{background:var(--xfail)}
-.v-untested{background:var(--untested)}.v-skipped{background:var(--skip)}
+.v-untested,.v-blocked{background:var(--untested)}.v-skipped{background:var(--skip)}
 tr.r-failed td{background:#fdecec}tr.r-expected_failure td{background:#f6eefa}
 .note{color:var(--muted);font-size:12.5px}
 section.failure{border:1px solid #e8b4b4;border-left:5px solid var(--fail);border-radius:4px;padding:10px 14px;
@@ -274,6 +276,8 @@ def render_header(summary: dict[str, Any], grade: str, levels: dict[str, dict[st
         ("Exchanges", e(f"{fmt_number(summary.get('exchanges'))} ({fmt_number(summary.get('exchanges_per_s'))}/s)")),
         ("Tool", e(f"{tool.get('name', 'conformance')} {tool.get('version', '')}".strip())),
     ]
+    if summary.get("grade_note"):
+        rows.append(("Grade", f"<strong>{e(summary['grade_note'])}</strong>"))
     cov = summary.get("coverage")
     if cov:
         rows.append(("Spec coverage", e(f"{cov['covered']} of {cov['testable']} testable statements ({cov['percent']}%); "
@@ -424,6 +428,18 @@ def render_failure(req: dict[str, Any], failures: list[dict[str, Any]], case: di
     return "\n".join(parts)
 
 
+def render_root_causes(summary: dict[str, Any]) -> str:
+    """Failed and blocked requirements grouped by what the target did, largest first."""
+    causes = summary.get("root_causes") or []
+    if not causes:
+        return ""
+    rows = "".join(f"<tr><td class=n>{c['count']}</td><td class=mono>{e(c['signature'])}</td>"
+                   f"<td>{', '.join(e(r) for r in c['requirements'])}</td></tr>" for c in causes)
+    return ("<section id=causes><h2>Root causes</h2><p class=note>one line per distinct answer that broke "
+            "requirements; fixing it may clear all of them</p><table><tr><th>requirements</th><th>cause</th>"
+            f"<th>affected</th></tr>{rows}</table></section>")
+
+
 def render_sources(summary: dict[str, Any], src_ids: dict[str, str], specs: SpecExcerpts) -> str:
     seen: dict[str, dict[str, Any]] = {}
     users: dict[str, list[str]] = {}
@@ -510,6 +526,7 @@ def write_html(report_dir: Path, spec_text: str | None = None) -> Path:
 {render_header(summary, grade, level_counts(summary))}
 <nav class=note><a href="#requirements">requirements</a> · <a href="#failures">failures ({len(failure_html)})</a>
 · <a href="#spec">spec sources</a></nav>
+{render_root_causes(summary)}
 {render_requirements(summary, src_ids, fail_ids)}
 {failures_section}
 {render_sources(summary, src_ids, specs)}

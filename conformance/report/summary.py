@@ -11,10 +11,12 @@ from typing import Any
 from conformance import __version__
 from conformance.failures import DEFAULT_KIND, Failure
 from conformance.model import LEVELS, Profile, Requirement
+from conformance.report.rootcause import group
 from conformance.runner import Verdict
 from conformance.statements import coverage
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_UNTESTED = 5  # a gating requirement was neither tested nor declared away (see --allow-untested)
 EXIT_INTERRUPTED = 130  # SIGINT or SIGTERM: the reports hold what had run
 EXIT_CODES = {
     EXIT_OK: "every requirement at the gating level held",
@@ -23,6 +25,8 @@ EXIT_CODES = {
     EXIT_UNREACHABLE: "the target could not be reached, stopped answering, does not speak the protocol, "
                       "or the run's time limit passed before it finished",
     EXIT_INTERNAL: "internal error of conformance (a bug: please report it)",
+    EXIT_UNTESTED: "nothing failed, but a requirement at the gating level was untested or blocked "
+                   "(give the credentials or control it needs, or pass --allow-untested)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C or SIGTERM); the reports hold what had run",
 }
 
@@ -41,10 +45,12 @@ def gates(level: str, gate: str) -> bool:
     return LEVELS.index(level) <= LEVELS.index(gate.upper())
 
 
-def exit_code(results: list[Result], gate: str, unreachable: bool, stale: bool = False, stopped: str | None = None) -> int:
+def exit_code(results: list[Result], gate: str, unreachable: bool, stale: bool = False, stopped: str | None = None,
+              allow_untested: bool = True) -> int:
     """130 interrupted; 3 unreachable; 1 an unlisted failure at a gating level, or a
-    stale baseline entry; 3 the time limit cut the run short; else 0.
-    ``stopped`` is None, "time" or "signal"."""
+    stale baseline entry; 3 the time limit cut the run short; 5 a gating requirement
+    untested or blocked (unless ``allow_untested``); else 0. ``stopped`` is None,
+    "time" or "signal"."""
     if stopped == "signal":
         return EXIT_INTERRUPTED
     if unreachable:
@@ -52,7 +58,12 @@ def exit_code(results: list[Result], gate: str, unreachable: bool, stale: bool =
     failed = any(r.verdict.status == "failed" and gates(r.requirement.level, gate) for r in results)
     if failed or stale:
         return EXIT_FAILED
-    return EXIT_UNREACHABLE if stopped == "time" else EXIT_OK
+    if stopped == "time":
+        return EXIT_UNREACHABLE
+    if not allow_untested and any(r.verdict.status in ("untested", "blocked") and gates(r.requirement.level, gate)
+                                  for r in results):
+        return EXIT_UNTESTED
+    return EXIT_OK
 
 
 def verdict_word(results: list[Result], gate: str, unreachable: bool, stale: bool = False, stopped: str | None = None) -> str:
@@ -63,12 +74,12 @@ def verdict_word(results: list[Result], gate: str, unreachable: bool, stale: boo
         return "time limit" if stopped == "time" and not unreachable else "unreachable"
     if code == EXIT_FAILED:
         return "fail"
-    if any(r.verdict.status == "untested" and gates(r.requirement.level, gate) for r in results):
+    if any(r.verdict.status in ("untested", "blocked") and gates(r.requirement.level, gate) for r in results):
         return "incomplete"
     return "pass"
 
 
-STATUSES = ("passed", "failed", "untested", "skipped", "expected_failure")
+STATUSES = ("passed", "failed", "blocked", "untested", "skipped", "expected_failure")
 GRADES = ("non-compliant", "MUST-compliant", "SHOULD-compliant", "fully compliant")
 
 
@@ -120,10 +131,11 @@ def build_summary(
     baseline: dict[str, Any] | None = None,
     partial: bool = False,
     stopped: tuple[str, str] | None = None,
+    declared: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """``stopped`` is (kind, reason) when the run ended early: kind "time" or "signal"."""
     kind = stopped[0] if stopped else None
-    counts = {"passed": 0, "failed": 0, "untested": 0, "skipped": 0, "expected_failures": 0}
+    counts = {"passed": 0, "failed": 0, "blocked": 0, "untested": 0, "skipped": 0, "expected_failures": 0}
     for r in results:
         key = "expected_failures" if r.verdict.status == "expected_failure" else r.verdict.status
         counts[key] += 1
@@ -145,7 +157,10 @@ def build_summary(
         "unreachable": unreachable,
         "stopped": stopped[1] if stopped else None,
         "grade": grade(results, bool(unreachable) or kind == "signal", partial),
+        "declared": sorted(declared),  # optional features the deployment declared it does not offer
+        "grade_note": f"graded with declared options: {', '.join(sorted(declared))}" if declared else "",
         "counts": counts,
+        "root_causes": group(results),  # failed and blocked requirements by what the target did
         "levels": level_counts(results),
         # the spec's normative statements the profile's requirements check (statement map)
         "coverage": coverage(profile.statements).to_json() if profile.statements else None,

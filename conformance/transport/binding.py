@@ -12,6 +12,10 @@ all of them. A binding entry declares:
     idempotency: {header: Idempotency-Key}           (a fresh key per call unless one is given)
     error: {code: /error/code, message: /error/message}  (where an error lives in an answer)
     protocol_version: "2025-06-18"                   (mcp-tools: the version it initializes with)
+    results: object                                  (every result is a JSON object: another shape is
+                                                      a malformed answer, not a result)
+    request_ids: uuid | integer                      (jsonrpc-http: the shape of ordinary request ids,
+                                                      as the spec's examples write them; default integer)
 """
 
 from __future__ import annotations
@@ -123,6 +127,14 @@ class Binding:
         self.idempotency: dict[str, Any] | None = entry.get("idempotency")
         self.error_at = {**self.default_error, **(entry.get("error") or {})}
         self.on_unauthenticated: Callable[[str], None] | None = None
+        self.results_are_objects = entry.get("results") == "object"
+
+    def result_reply(self, http: HttpReply, result: Any, envelope: Any) -> Reply:
+        """A success, unless the entry says results are objects and this one is not:
+        then a malformed answer (not flagged as an error, not a result)."""
+        if self.results_are_objects and not isinstance(result, dict):
+            return Reply(self.name, http, False, None, None, "", False, envelope, statuses=self.statuses)
+        return Reply(self.name, http, True, result, envelope=envelope, statuses=self.statuses)
 
     # -- what every call carries -----------------------------------------------------
     def auth(self, caller: str | RawToken | None = DEFAULT) -> dict[str, str]:
@@ -193,7 +205,11 @@ class JsonRpcBinding(Binding):
         super().__init__(*args, **kwargs)
         self._ids = itertools.count(1)
 
-    def next_id(self) -> int:
+    def next_id(self) -> Any:
+        """An ordinary request id in the shape the spec's examples use (other shapes
+        are the subject of their own requirement)."""
+        if self.entry.get("request_ids") == "uuid":
+            return str(uuid.uuid4())
         return next(self._ids)
 
     def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None, **options: Any) -> Reply:
@@ -234,7 +250,7 @@ class HttpActionBinding(Binding):
         code, message, details = self.read_error(data)
         only_error = isinstance(data, dict) and code is not None and set(data) == {self.error_at["code"].strip("/").split("/")[0]}
         if reply.status == 200 and not only_error:
-            return Reply(self.name, reply, True, data, envelope=data)
+            return self.result_reply(reply, data, data)
         return Reply(self.name, reply, False, None, code, message, reply.status >= 400, data, error_data=details)
 
 
@@ -274,7 +290,8 @@ class McpToolsBinding(Binding):
             self.initialize()
         _, body = self.rpc("tools/list", {})
         result = body.get("result") if isinstance(body, dict) else None
-        return list((result or {}).get("tools") or [])
+        tools = result.get("tools") if isinstance(result, dict) else None
+        return [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
 
     def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None, **options: Any) -> Reply:
         if not self._initialized:
@@ -295,7 +312,7 @@ class McpToolsBinding(Binding):
             return Reply(self.name, reply, False, None, code, message, True, result, statuses=False, error_data=data)
         if code is not None and isinstance(content, dict) and set(content) == {"error"}:
             return Reply(self.name, reply, False, None, code, message, False, result, statuses=False, error_data=data)
-        return Reply(self.name, reply, True, content, envelope=result, statuses=False)
+        return self.result_reply(reply, content, result)
 
 
 def is_event_stream(reply: HttpReply) -> bool:

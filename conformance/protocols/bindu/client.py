@@ -8,6 +8,7 @@ import json
 import uuid
 from typing import Any
 
+from conformance.checks.errors import expect_mapping
 from conformance.runner import CheckContext
 from conformance.spec.schemas import resolve_pointer
 from conformance.transport.binding import DEFAULT, Reply
@@ -92,15 +93,17 @@ class BinduClient:
             self.ctx.control("next_outcome", state=state)
 
     def new_task(self, state: str = "completed", caller: Any = "full", **kw: Any) -> dict[str, Any]:
-        """Create a task that ends its first run in ``state``; returns the task."""
-        self.outcome(state)
-        reply = self.send(caller, **kw)
-        self.ctx.expect(reply.ok, f"message/send (to set up a task): {reply.describe()}")
-        task = reply.result
-        self.ctx.expect(isinstance(task, dict) and "id" in task, f"message/send returned no task: {reply.http.text[:200]}")
-        if state != "completed":
-            got = task.get("status", {}).get("state")
-            self.ctx.expect(got == state, f"control asked for a task in {state!r}, message/send answered {got!r}")
+        """Create a task that ends its first run in ``state``; returns the task. A target
+        that refuses is a finding of BINDU-SEND-CREATES-TASK: here it blocks the check."""
+        article = "an" if state[:1] in "aeiou" else "a"
+        with self.ctx.setup(f"create {article} {state} task with message/send", by="BINDU-SEND-CREATES-TASK"):
+            self.outcome(state)
+            reply = self.send(caller, **kw)
+            self.ctx.expect(reply.ok, f"message/send (to set up a task): {reply.describe()}", kind="rejected_valid")
+            task = expect_mapping(self.ctx, reply.result, "message/send result", ("id",))
+            if state != "completed":
+                got = (task.get("status") or {}).get("state")
+                self.ctx.expect(got == state, f"control asked for a task in {state!r}, message/send answered {got!r}")
         return task
 
     def get(self, task_id: str, caller: Any = "full", history_length: int | None = None) -> Reply:

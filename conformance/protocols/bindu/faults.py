@@ -136,6 +136,17 @@ def ignores_caller_task_id(ref: BinduReference) -> None:
 
 
 @fault
+def caller_task_id_refused(ref: BinduReference) -> None:
+    """message/send with a caller-chosen taskId for a new task is refused as Invalid params."""
+    @replaces(ref, "message_send")
+    def send(original: Any, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+        task_id = params["message"].get("taskId")
+        if task_id and task_id not in ref.tasks:
+            raise RpcError("Invalid params", "Invalid params: taskId is assigned by the server")
+        return original(params, caller)
+
+
+@fault
 def dedupes_message_id(ref: BinduReference) -> None:
     """A repeated message/send with the same message_id and no taskId returns the earlier task."""
     original = ref.message_send
@@ -410,6 +421,195 @@ def payment_session_on_unpaid(ref: BinduReference) -> None:
         if reply.status_code == 404:
             reply.status_code = 200
         return reply
+
+
+# ------------------------------------------------------------------ added for the statement map
+
+
+@fault
+def push_config_ignored(ref: BinduReference) -> None:
+    """configuration.pushNotificationConfig is accepted silently by an agent without push (no -32003)."""
+    ref.check_configuration = ref.check_output_modes  # type: ignore[method-assign]
+
+
+@fault
+def agent_fault_internal_error(ref: BinduReference) -> None:
+    """A malformed result of the agent is answered with Internal error (-32603) instead of -32006."""
+    ref.invalid_agent_response = lambda: RpcError("Internal error")  # type: ignore[method-assign]
+
+
+EXTENDED_CARD_METHOD = "agent/getAuthenticatedExtendedCard"
+
+
+@fault
+def extended_card_internal_error(ref: BinduReference) -> None:
+    """A request for the authenticated extended card crashes (Internal error, HTTP 500)."""
+    @replaces(ref, "check_method")
+    def check(original: Any, method: str) -> None:
+        if method == EXTENDED_CARD_METHOD:
+            raise RpcError("Internal error")
+        original(method)
+
+
+@fault
+def auth_required_treated_terminal(ref: BinduReference) -> None:
+    """A task in auth-required is treated as terminal: no message continues it, no cancel stops it."""
+    mutable, cancelable = ref.is_mutable, ref.is_cancelable
+    ref.is_mutable = lambda task: task.state != "auth-required" and mutable(task)  # type: ignore[method-assign]
+    ref.is_cancelable = lambda task: task.state != "auth-required" and cancelable(task)  # type: ignore[method-assign]
+
+
+@fault
+def completed_without_artifacts(ref: BinduReference) -> None:
+    """A completed task carries its answer in history only, with no artifact."""
+    @replaces(ref, "complete")
+    def complete(original: Any, task: Task) -> None:
+        original(task)
+        task.artifacts.clear()
+
+
+@fault
+def status_timestamp_frozen(ref: BinduReference) -> None:
+    """status.timestamp stays at the task's creation time whatever transitions follow."""
+    @replaces(ref, "set_state")
+    def set_state(original: Any, task: Task, state: str, message: dict[str, Any] | None = None) -> None:
+        first = task.timestamp
+        original(task, state, message)
+        task.timestamp = first
+
+
+@fault
+def list_honours_limit(ref: BinduReference) -> None:
+    """tasks/list pages by the limit/offset of older specs, which the spec says are ignored."""
+    @replaces(ref, "tasks_list")
+    def tasks_list(original: Any, params: dict[str, Any], caller: Caller) -> list[dict[str, Any]]:
+        out = original(params, caller)
+        offset, limit = params.get("offset"), params.get("limit")
+        start = offset if isinstance(offset, int) else 0
+        return out[start:start + limit] if isinstance(limit, int) else out[start:]
+
+
+@fault
+def contexts_honour_length(ref: BinduReference) -> None:
+    """contexts/list caps the number of contexts by `length`, which the spec says is ignored."""
+    @replaces(ref, "contexts_list")
+    def contexts_list(original: Any, params: dict[str, Any], caller: Caller) -> list[dict[str, Any]]:
+        out = original(params, caller)
+        return out[:params["length"]] if isinstance(params.get("length"), int) else out
+
+
+@fault
+def contexts_history_caps_contexts(ref: BinduReference) -> None:
+    """contexts/list history_length caps the number of contexts as well as the tasks in each."""
+    @replaces(ref, "contexts_list")
+    def contexts_list(original: Any, params: dict[str, Any], caller: Caller) -> list[dict[str, Any]]:
+        out = original(params, caller)
+        return ref.cap(out, params.get("history_length"))
+
+
+@fault
+def gate1_skipped(ref: BinduReference) -> None:
+    """Gate 1 is skipped: a client whose client_id is not a DID may sign (if X-DID equals its client_id)."""
+    def key_for(did: str, caller: Caller) -> str | None:
+        if caller.token is None:
+            return ref.public_key_for_did(did)
+        if not ref.did_matches(did, caller.client_id):
+            raise ref.signature_failure("did_mismatch")
+        return caller.token.public_key
+
+    ref.signing_key_for = key_for  # type: ignore[method-assign]
+
+
+@fault
+def no_key_accepted(ref: BinduReference) -> None:
+    """Gate 3 is skipped: a DID client without a registered public key passes unverified."""
+    @replaces(ref, "check_signature")
+    def check(original: Any, headers: Any, raw: bytes, caller: Caller) -> None:
+        try:
+            original(headers, raw, caller)
+        except RpcError as err:
+            if (err.data or {}).get("reason") != "public_key_unavailable":
+                raise
+
+
+@fault
+def future_timestamp_accepted(ref: BinduReference) -> None:
+    """Only timestamps in the past are held to the window: any future X-DID-Timestamp passes."""
+    window = ref.limits["did_timestamp_window_s"].value
+    ref.timestamp_fresh = lambda timestamp: ref.now() - timestamp <= window  # type: ignore[method-assign]
+
+
+@fault
+def window_too_narrow(ref: BinduReference) -> None:
+    """The X-DID-Timestamp window is half as wide as the spec's."""
+    window = ref.limits["did_timestamp_window_s"].value / 2
+    ref.timestamp_fresh = lambda timestamp: abs(ref.now() - timestamp) <= window  # type: ignore[method-assign]
+
+
+@fault
+def body_limit_too_small(ref: BinduReference) -> None:
+    """Bodies are cut at half the spec's size limit."""
+    ref.max_body_bytes = int(ref.limits["body_bytes"].value) // 2
+
+
+@fault
+def negotiation_creates_task(ref: BinduReference) -> None:
+    """POST /agent/negotiation starts the task it was asked about (as the main caller)."""
+    from conformance.protocols.bindu.reference import MAIN_CLIENT
+
+    @replaces(ref, "negotiate")
+    def negotiate(original: Any, request: Request, body: bytes) -> Response:
+        reply = original(request, body)
+        message = {"role": "user", "kind": "message", "message_id": ref.new_id(), "parts": [{"kind": "text", "text": "negotiated"}]}
+        ref.message_send({"message": message}, Caller(MAIN_CLIENT))
+        return reply
+
+
+@fault
+def health_always_200(ref: BinduReference) -> None:
+    """/health answers HTTP 200 even when a component fails (the body still says degraded)."""
+    @replaces(ref, "health")
+    def health(original: Any, request: Request, body: bytes) -> Response:
+        reply = original(request, body)
+        reply.status_code = 200
+        return reply
+
+
+@fault
+def metrics_missing_series(ref: BinduReference) -> None:
+    """/metrics lacks agent_llm_tokens_total, one of the series the spec names."""
+    @replaces(ref, "metrics_text")
+    def text(original: Any) -> str:
+        return "".join(ln + "\n" for ln in original().splitlines() if "agent_llm_tokens_total" not in ln)
+
+
+@fault
+def missing_timestamp_ignored(ref: BinduReference) -> None:
+    """A request with X-DID and X-DID-Signature but no X-DID-Timestamp is served unverified."""
+    @replaces(ref, "check_signature")
+    def check(original: Any, headers: Any, raw: bytes, caller: Caller) -> None:
+        if "x-did-timestamp" not in headers and "x-did" in headers:
+            return
+        original(headers, raw, caller)
+
+
+@fault
+def stream_events_without_id(ref: BinduReference) -> None:
+    """message/stream events carry id null instead of the request's id."""
+    @replaces(ref, "event_stream_response")
+    def events(original: Any, request_id: Any, stream: Any) -> Response:
+        return original(None, stream)
+
+
+@fault
+def stream_events_of_another_task(ref: BinduReference) -> None:
+    """message/stream events report a task id other than the one the message started."""
+    @replaces(ref, "message_stream")
+    def stream(original: Any, params: dict[str, Any], caller: Caller) -> Any:
+        out = original(params, caller)
+        for result in out.results:
+            result["id"] = ref.new_id()
+        return out
 
 
 __all__ = ["FAULTS", "Fault"]

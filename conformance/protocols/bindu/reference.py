@@ -46,6 +46,8 @@ ERROR_DETAIL_CHARS = 200  # how much of a validation message an Invalid params e
 DEFAULT_AGENT_SEED = hashlib.sha256(b"conformance bindu reference agent").digest()
 DEFAULT_CALLER_SEED = hashlib.sha256(b"conformance bindu reference did caller").digest()
 CALLER_DID = "did:bindu:conformance_at_example_com:caller:reference"
+KEYLESS_DID = "did:bindu:conformance_at_example_com:caller:no-public-key"
+KEYED_PLAIN_CLIENT = "reference-keyed-client"  # not a DID, yet with a registered key (Gate 1)
 MAIN_CLIENT = "reference-client"
 OTHER_CLIENT = "reference-other-client"
 
@@ -191,7 +193,11 @@ TOKEN_STRINGS = {
     "other": "ory_at_reference_other",
     "expired": "ory_at_reference_expired",
     "did": "ory_at_reference_did",
+    "did_nokey": "ory_at_reference_did_nokey",
+    "plain_signer": "ory_at_reference_plain_signer",
 }
+# credentials that are a signing caller ({id, token, seed}) rather than a token string
+SIGNER_LABELS = ("did", "did_nokey", "plain_signer")
 
 
 def default_tokens() -> dict[str, TokenInfo]:
@@ -206,6 +212,8 @@ def default_tokens() -> dict[str, TokenInfo]:
         TOKEN_STRINGS["other"]: TokenInfo(OTHER_CLIENT, rw),
         TOKEN_STRINGS["expired"]: TokenInfo(MAIN_CLIENT, rw, exp=1.0),
         TOKEN_STRINGS["did"]: TokenInfo(CALLER_DID, rw, public_key=signing.public_key_b58(DEFAULT_CALLER_SEED)),
+        TOKEN_STRINGS["did_nokey"]: TokenInfo(KEYLESS_DID, rw),
+        TOKEN_STRINGS["plain_signer"]: TokenInfo(KEYED_PLAIN_CLIENT, rw, public_key=signing.public_key_b58(DEFAULT_CALLER_SEED)),
     }
 
 
@@ -219,8 +227,8 @@ def reference_credentials(config: ReferenceConfig | None = None) -> dict[str, An
     for label, token in TOKEN_STRINGS.items():
         if token not in tokens:
             continue
-        if label == "did":
-            creds["did"] = {"id": tokens[token].client_id, "token": token, "seed": DEFAULT_CALLER_SEED.hex()}
+        if label in SIGNER_LABELS:
+            creds[label] = {"id": tokens[token].client_id, "token": token, "seed": DEFAULT_CALLER_SEED.hex()}
         else:
             creds[label] = token
     return creds
@@ -295,6 +303,7 @@ class BinduReference:
         self.tasks: dict[str, Task] = {}
         self.contexts: dict[str, Context] = {}
         self.outcomes: list[str] = []
+        self.agent_faults: list[str] = []  # one-shot agent misbehaviours queued by control
         self.payments: dict[str, PaymentSession] = {}
         self.health_checks = dict.fromkeys(HEALTH_COMPONENTS, "ok")
         self.request_counts: Counter[tuple[str, str, int]] = Counter()
@@ -706,7 +715,24 @@ class BinduReference:
             self.set_state(task, outcome)
 
     def run_agent(self, task: Task) -> None:
+        if self.agent_faults:
+            self.agent_faults.pop(0)  # the agent's handler answered something that is not a result
+            self.set_state(task, "failed", self.agent_message(task, "The agent produced a malformed result."))
+            raise self.invalid_agent_response()
         self.apply_outcome(task, self.next_outcome())
+
+    def invalid_agent_response(self) -> RpcError:
+        return RpcError("InvalidAgentResponse", "Agent produced a malformed result")
+
+    def wants_blocking(self, params: dict[str, Any]) -> bool:
+        return bool((params.get("configuration") or {}).get("blocking"))
+
+    def finish_blocking(self, task: Task) -> None:
+        """blocking: true holds the answer until the task is terminal; the reference
+        waits by letting the agent run on (a pause for the user ends the wait too:
+        nothing can progress until the user answers)."""
+        while task.state in BUSY_STATES:
+            self.apply_outcome(task, self.next_outcome())
 
     # ------------------------------------------------------------------ message/send
 
@@ -792,6 +818,8 @@ class BinduReference:
     def message_send(self, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         task = self.start_task(params, caller)
         self.run_agent(task)
+        if self.wants_blocking(params):
+            self.finish_blocking(task)
         return self.task_view(task, self.requested_history_length("message/send", params))
 
     def streaming_enabled(self) -> bool:
@@ -815,6 +843,7 @@ class BinduReference:
         return self.task_view(task, self.requested_history_length("tasks/get", params))
 
     def tasks_list(self, params: dict[str, Any], caller: Caller) -> list[dict[str, Any]]:
+        """Every task of the caller; limit/offset of older specs are ignored (the spec says so)."""
         length = self.requested_history_length("tasks/list", params)
         return [self.task_view(t, length) for t in self.tasks.values() if self.owns(caller, t.owner)]
 
@@ -1086,6 +1115,10 @@ class BinduReference:
         for (method, path, status), count in sorted(self.request_counts.items()):
             label = path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")  # Prometheus escaping
             lines.append(f'http_requests_total{{method="{method}",path="{label}",status="{status}"}} {count}')
+        lines += ["# HELP http_request_duration_seconds Request latency.", "# TYPE http_request_duration_seconds histogram"]
+        total = sum(self.request_counts.values())
+        lines += [f'http_request_duration_seconds_bucket{{le="+Inf"}} {total}', "http_request_duration_seconds_sum 0",
+                  f"http_request_duration_seconds_count {total}"]
         lines += ["# HELP agent_tasks_active Active tasks by state.", "# TYPE agent_tasks_active gauge"]
         active = Counter(t.state for t in self.tasks.values() if t.state not in TERMINAL_STATES)
         for state in ("submitted", "working", "input-required", "auth-required"):
@@ -1094,6 +1127,8 @@ class BinduReference:
                   "# TYPE agent_tasks_completed_total counter"]
         for state in sorted(TERMINAL_STATES):
             lines.append(f'agent_tasks_completed_total{{state="{state}"}} {self.completed_counts[state]}')
+        lines += ["# HELP agent_llm_tokens_total LLM tokens used (the echo agent uses none).", "# TYPE agent_llm_tokens_total counter",
+                  'agent_llm_tokens_total{direction="input",model="echo"} 0', 'agent_llm_tokens_total{direction="output",model="echo"} 0']
         return "\n".join(lines) + "\n"
 
     def metrics(self, request: Request, body: bytes) -> Response:
@@ -1122,6 +1157,13 @@ class BinduReference:
             return json_error(400, f"state must be one of {list(OUTCOMES)}")
         self.outcomes.append(args["state"])
         return JSONResponse({"ok": True, "queued": list(self.outcomes)})
+
+    def control_next_agent_fault(self, args: dict[str, Any]) -> Response:
+        """The agent's next run produces a malformed result (for -32006)."""
+        if args.get("kind") != "malformed_result":
+            return json_error(400, "kind must be 'malformed_result'")
+        self.agent_faults.append(args["kind"])
+        return JSONResponse({"ok": True})
 
     def control_set_state(self, args: dict[str, Any]) -> Response:
         task = self.tasks.get(str(args.get("task_id")))
@@ -1154,6 +1196,7 @@ class BinduReference:
         self.tasks.clear()
         self.contexts.clear()
         self.outcomes.clear()
+        self.agent_faults.clear()
         return JSONResponse({"ok": True})
 
     # ------------------------------------------------------------------ routes

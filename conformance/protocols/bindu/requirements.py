@@ -6,14 +6,24 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 import base58
 
 from conformance.checks import auth, idempotency
-from conformance.checks.errors import error_named, expect_catalogued, expect_error, expect_result, not_found
+from conformance.checks.errors import (
+    error_named,
+    expect_catalogued,
+    expect_error,
+    expect_list,
+    expect_mapping,
+    expect_result,
+    not_found,
+)
 from conformance.checks.inputs import (
     expect_matches,
     invalid_inputs_rejected,
@@ -27,7 +37,7 @@ from conformance.protocols.bindu.model import TaskLifecycle, terminal_states
 from conformance.protocols.bindu.signing import sign_request, verify_signature
 from conformance.runner import CheckContext, Untested
 from conformance.spec.openapi import schema_at
-from conformance.spec.schemas import resolve_pointer
+from conformance.spec.schemas import resolve_pointer, schema_errors
 from conformance.table import Table, slug
 from conformance.transport.binding import RawToken, is_event_stream, rest_reply, stream_events
 
@@ -52,11 +62,34 @@ def check_invalid_request(ctx: CheckContext) -> None:
         {"method": "tasks/list", "id": 2, "params": {}},
         {"jsonrpc": "2.0", "method": 42, "id": 3, "params": {}},
         {"jsonrpc": "2.0", "method": "tasks/list", "id": {"nested": True}, "params": {}},
-        ["not", "an", "object"],
     ]
     for body in bodies:
-        reply = ctx.binding.send_raw(json.dumps(body))
-        expect_error(ctx, reply, "Invalid Request", f"request {json.dumps(body)}")
+        with ctx.subcheck(f"request {json.dumps(body)}"):
+            reply = ctx.binding.send_raw(json.dumps(body))
+            expect_error(ctx, reply, "Invalid Request", f"request {json.dumps(body)}")
+    for batch in (["not", "an", "object"], []):
+        with ctx.subcheck(f"array body {json.dumps(batch)}"):
+            check_array_body(ctx, batch)
+
+
+def check_array_body(ctx: CheckContext, batch: list[Any]) -> None:
+    """A JSON array is not a request object (-32600), or, in JSON-RPC 2.0, a batch: then
+    every element that is not a request is answered -32600 with id null, in an array
+    (an empty batch gets one -32600). Both readings pass."""
+    what = f"array body {json.dumps(batch)}"
+    reply = ctx.binding.send_raw(json.dumps(batch))
+    answer = reply.http.json()
+    if not isinstance(answer, list):
+        expect_error(ctx, reply, "Invalid Request", what)
+        return
+    ctx.expect(batch, f"{what}: an empty batch must get one -32600 error, not an array", kind="malformed_answer")
+    ctx.expect(len(answer) == len(batch), f"{what}: a batch of {len(batch)} got {len(answer)} answers", kind="malformed_answer")
+    code = error_named(ctx.profile, "Invalid Request").code
+    for item in answer:
+        err = item.get("error") if isinstance(item, dict) else None
+        ctx.expect(isinstance(err, dict) and err.get("code") == code and item.get("id") is None and item.get("jsonrpc") == "2.0",
+                   f"{what}: batch element answered {item!r:.120}, expected a -32600 error with id null", kind="wrong_error_code")
+    ctx.expect(reply.status in (200, 400), f"{what}: a batch answer came with HTTP {reply.status}", kind="wrong_status")
 
 
 def check_method_not_found(ctx: CheckContext) -> None:
@@ -75,14 +108,30 @@ def check_id_echo(ctx: CheckContext) -> None:
         expect_envelope(ctx, reply, f"tasks/get error with id {request_id!r}", request_id=request_id)
 
 
+def _list_body(size: int) -> str:
+    """A tasks/list request of exactly ``size`` bytes (padded in params.metadata)."""
+    empty = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tasks/list", "params": {"metadata": {"pad": ""}}})
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tasks/list", "params": {"metadata": {"pad": "x" * (size - len(empty))}}})
+    assert len(body) == size
+    return body
+
+
 def check_body_limit(ctx: CheckContext) -> None:
-    c = BinduClient(ctx)
-    params = c.send_params(text="x" * (int(ctx.profile.limits["body_bytes"].value) + ONE_MB))  # the limit + 1 MB
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": params})
-    reply = ctx.binding.send_raw(body)
-    ctx.expect(reply.status == 413, f"an {len(body) // ONE_MB} MB body got HTTP {reply.status}, expected 413")
-    env = reply.envelope
-    ctx.expect(not (isinstance(env, dict) and "jsonrpc" in env), "413 must not use the JSON-RPC error envelope")
+    """The limit's "MB" reads as 10^6 or 2^20 bytes: a body over the larger reading must
+    get 413 (outside the envelope), one of the smaller reading's size must not."""
+    mib = int(ctx.profile.limits["body_bytes"].value)  # the profile reads MB as 2^20 bytes
+    decimal = mib // ONE_MB * 1_000_000
+    for what, size in ((f"a body one byte over {mib} bytes", mib + 1), (f"a body {ONE_MB} bytes over the limit", mib + ONE_MB)):
+        with ctx.subcheck(what):
+            reply = ctx.binding.send_raw(_list_body(size))
+            ctx.expect(reply.status == 413, f"{what} got HTTP {reply.status}, expected 413")
+            env = reply.envelope
+            ctx.expect(not (isinstance(env, dict) and "jsonrpc" in env), "413 must not use the JSON-RPC error envelope")
+    with ctx.subcheck(f"a body of exactly {decimal} bytes (the limit in decimal megabytes)"):
+        reply = ctx.binding.send_raw(_list_body(decimal))
+        ctx.expect(reply.status != 413, f"a body of {decimal} bytes, within the limit by either reading of MB, got 413",
+                   kind="rejected_valid")
+        expect_result(ctx, reply, f"tasks/list in a body of {decimal} bytes")
 
 
 # ----------------------------------------------------------------------------------
@@ -153,14 +202,35 @@ def result_schema(method: str) -> Callable[[CheckContext], None]:
 
 
 def check_stream_events(ctx: CheckContext, c: BinduClient) -> None:
-    reply = c.call("message/stream", c.send_params())
+    """An SSE stream of JSON-RPC results carrying the request's id, each about the task
+    the message started. What a "task delta" holds the spec does not say: full Task
+    snapshots are the profile's reading (BINDU-STREAM-TASK-SNAPSHOTS)."""
+    params = c.send_params()
+    task_id = params["message"]["taskId"]
+    reply = c.call("message/stream", params, request_id="conformance-stream")
     ctx.expect(reply.status == 200 and is_event_stream(reply.http), f"message/stream must answer text/event-stream: {reply.describe()}")
     events = stream_events(reply.http)
     ctx.expect(events, "message/stream sent no data events")
-    schema = ctx.profile.operations["message/stream"].result_schema or {}
     for env in events:
-        ctx.expect(isinstance(env, dict) and env.get("jsonrpc") == "2.0" and "result" in env, f"stream event is not a JSON-RPC result: {env!r:.120}")
-        expect_matches(ctx, schema, env["result"], "stream event result")
+        ctx.expect(isinstance(env, dict) and env.get("jsonrpc") == "2.0" and "result" in env and "error" not in env,
+                   f"stream event is not a JSON-RPC result: {env!r:.120}", kind="malformed_answer")
+        ctx.expect(env.get("id") == "conformance-stream", f"stream event id {env.get('id')!r} does not echo the request id",
+                   kind="malformed_answer")
+        result = env["result"]
+        named = {result.get(k) for k in ("id", "task_id", "taskId")} if isinstance(result, dict) else set()
+        ctx.expect(task_id in named, f"stream event is not about the task the message started ({task_id}): {result!r:.120}",
+                   kind="schema_mismatch")
+
+
+def check_stream_snapshots(ctx: CheckContext) -> None:
+    c = BinduClient(ctx)
+    if not _streaming(c):
+        raise Untested("the agent card says capabilities.streaming is false: no stream to validate")
+    reply = c.call("message/stream", c.send_params())
+    schema = ctx.profile.operations["message/stream"].result_schema or {}
+    for env in stream_events(reply.http):
+        result = env.get("result") if isinstance(env, dict) else None
+        expect_matches(ctx, schema, result, "stream event result")
 
 
 def check_stream_capability(ctx: CheckContext) -> None:
@@ -197,9 +267,11 @@ def check_errors_catalogued(ctx: CheckContext) -> None:
         replies.append(("read scope sends", c.send(caller="read")))
     seen = 0
     for what, reply in replies:
+        seen += reply.error is not None or plain_401(ctx, reply)
+        if plain_401(ctx, reply):
+            continue  # POST / documents this 401 body beside the catalog's -32009/-32010
         expect_envelope(ctx, reply, what)
         expect_catalogued(ctx, reply, what)
-        seen += reply.error is not None
     ctx.expect(seen >= len(replies) - 2, f"only {seen} of {len(replies)} error-provoking requests were answered with an error")
 
 
@@ -222,7 +294,7 @@ def check_send_creates_task(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     params = c.send_params(text="capital of France?")
     msg = params["message"]
-    task = expect_result(ctx, c.call("message/send", params), "message/send")
+    task = expect_result(ctx, c.call("message/send", params), "message/send", ["id"])
     ctx.expect(task.get("id") == msg["taskId"], f"task id {task.get('id')!r} is not the caller's taskId {msg['taskId']!r}")
     ctx.expect(task.get("context_id") == msg["contextId"], f"context_id {task.get('context_id')!r} is not the caller's contextId")
     ids = [m.get("message_id") for m in task.get("history") or []]
@@ -231,6 +303,11 @@ def check_send_creates_task(ctx: CheckContext) -> None:
     ctx.expect(fresh.get("id") and fresh.get("context_id"), "a task without caller ids must get a server id and context")
     got = expect_result(ctx, c.get(task["id"]), "tasks/get of the new task")
     ctx.expect(got.get("id") == task["id"], "tasks/get returned another task")
+
+
+def task_id_of(task: Any) -> Any:
+    """The id a message/send result names (None when the result is not a task)."""
+    return task.get("id") if isinstance(task, dict) else None
 
 
 def resend(ctx: CheckContext) -> Callable[[], Any]:
@@ -248,17 +325,23 @@ def check_output_modes(ctx: CheckContext) -> None:
 
 
 def _grow_history(c: BinduClient) -> dict[str, Any]:
+    """A task with history to cap. With a control interface, one that paused for input
+    and got a second message (three or more entries); without one, a completed task
+    (the user's message and the agent's answer): control only where nothing else
+    produces the state."""
+    if not c.ctx.run.control_path:
+        return c.new_task()
     task = c.new_task("input-required")
-    reply = c.send(task_id=task["id"], context_id=task["context_id"])
-    c.ctx.expect(reply.ok, f"message/send to an input-required task: {reply.describe()}")
-    return reply.result
+    with c.ctx.setup("send a second message to an input-required task", by="BINDU-INPUT-REQUIRED-RESUME"):
+        reply = c.send(task_id=task["id"], context_id=task["context_id"])
+        return expect_result(c.ctx, reply, "message/send to an input-required task", ["id"])
 
 
 def check_history_length(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     task = _grow_history(c)
-    full = expect_result(ctx, c.get(task["id"]), "tasks/get")["history"]
-    ctx.expect(len(full) >= 3, f"a task after two messages shows only {len(full)} history entries")
+    full = expect_list(ctx, expect_result(ctx, c.get(task["id"]), "tasks/get", ["history"])["history"], "history")
+    ctx.expect(len(full) >= 2, f"a task after a message and its answer shows only {len(full)} history entries")
     for cap in (0, 1, 2):
         got = expect_result(ctx, c.get(task["id"], history_length=cap), f"tasks/get historyLength={cap}")
         hist = got.get("history") or []
@@ -285,9 +368,13 @@ def check_contexts_list(ctx: CheckContext) -> None:
     mine = [x for x in listed if x.get("context_id") == first["context_id"]]
     ctx.expect(mine, "contexts/list lacks the caller's context")
     ctx.expect({first["id"], second["id"]} <= set(mine[0].get("tasks") or []), "contexts/list does not list the context's tasks")
+    other = c.new_task()  # a second context
     capped = expect_result(ctx, c.list_contexts(history_length=1), "contexts/list history_length=1")
     mine = [x for x in capped if x.get("context_id") == first["context_id"]]
     ctx.expect(mine and len(mine[0].get("tasks") or []) <= 1, "contexts/list history_length=1 must cap tasks per context to 1")
+    shown = {x.get("context_id") for x in capped}
+    ctx.expect({first["context_id"], other["context_id"]} <= shown,
+               "contexts/list history_length=1 dropped contexts: it caps tasks per context, not the number of contexts")
 
 
 def check_cancel_terminal(ctx: CheckContext) -> None:
@@ -341,6 +428,8 @@ def check_resume_input_required(ctx: CheckContext) -> None:
 
 
 def check_feedback(ctx: CheckContext) -> None:
+    """A completed task is rated ("Rate a completed task"); a working one may be rated or
+    refused with a catalogued error (the spec does not say); neither ever changes."""
     c = BinduClient(ctx)
     for state in ("completed", "working"):
         try:
@@ -350,8 +439,12 @@ def check_feedback(ctx: CheckContext) -> None:
                 raise
             continue
         before = expect_result(ctx, c.get(task["id"]), "tasks/get")
-        result = expect_result(ctx, c.feedback(task["id"]), f"tasks/feedback on a {state} task")
-        ctx.expect(result.get("success") is True, f"tasks/feedback answered {result!r}, expected success true")
+        reply = c.feedback(task["id"])
+        if state == "completed" or reply.ok:
+            result = expect_result(ctx, reply, f"tasks/feedback on a {state} task")
+            ctx.expect(result.get("success") is True, f"tasks/feedback answered {result!r}, expected success true")
+        else:
+            expect_catalogued(ctx, reply, f"tasks/feedback on a {state} task", require_error=True)
         after = expect_result(ctx, c.get(task["id"]), "tasks/get after feedback")
         ctx.expect(after["status"]["state"] == before["status"]["state"], "tasks/feedback changed the task's state")
         ctx.expect(after.get("history") == before.get("history"), "tasks/feedback changed the task's history")
@@ -367,7 +460,9 @@ def check_context_clear(ctx: CheckContext) -> None:
     for t in (task, other):
         expect_error(ctx, c.get(t["id"]), "TaskNotFound", "tasks/get of a task in a cleared context")
     listed = expect_result(ctx, c.list_contexts(), "contexts/list")
-    ctx.expect(all(x.get("context_id") != task["context_id"] for x in listed), "the cleared context is still listed")
+    kept = [x for x in listed if x.get("context_id") == task["context_id"]]  # "Reset a context": it may stay, emptied
+    ctx.expect(not kept or not {task["id"], other["id"]} & set(kept[0].get("tasks") or []),
+               "the cleared context still lists its purged tasks")
 
 
 def check_context_clear_running(ctx: CheckContext) -> None:
@@ -439,6 +534,48 @@ def _all_methods() -> dict[str, Callable[[BinduClient, Any], Any]]:
 
 
 REFUSALS = ("InsufficientPermissions", "AuthenticationRequired", "InvalidToken")
+UNAUTHORIZED = "/paths/~1/post/responses/401/content/application~1json/schema"
+
+
+def plain_401(ctx: CheckContext, reply: Any) -> bool:
+    """The documented 401 answer of POST / ({"error": "..."}, no JSON-RPC envelope)."""
+    env = reply.envelope
+    body = env if isinstance(env, dict) and "jsonrpc" not in env else reply.http.json()
+    return (reply.status == 401 and isinstance(body, dict) and "jsonrpc" not in body and isinstance(body.get("error"), str)
+            and not schema_errors(schema_at(ctx.profile.spec, UNAUTHORIZED), body))
+
+
+def unauthorized(methods: Callable[[], dict[str, Callable[[BinduClient, Any], Any]]], error: str, also: tuple[str, ...] = (),
+                 caller: str | None = None, credential: str = "full") -> Callable[[CheckContext], None]:
+    """Family rows of auth.token_required / token_refused, with what they cannot say:
+    each method without a token (for AuthenticationRequired) or with a bad one (the
+    ``caller`` credential, else a token never issued) is refused with the catalog's
+    ``error`` (or one of ``also``) in the JSON-RPC envelope, or with the 401 body POST /
+    documents. Both answers are in the spec."""
+    def check(ctx: CheckContext) -> None:
+        ctx.token(credential)
+        for name, call in operations(methods)(ctx).items():
+            with ctx.subcheck(name):
+                who: Any = None if error == "AuthenticationRequired" else caller or RawToken("conformance-not-a-token-" + fresh_id())
+                what = f"{name} {'without a bearer token' if who is None else 'with the ' + caller + ' token' if caller else 'with a token the server never issued'}"
+                reply = call(who)
+                if plain_401(ctx, reply):
+                    continue
+                expect_error(ctx, reply, error, what, also)
+    return check
+
+
+def check_auth_envelope(ctx: CheckContext) -> None:
+    """The profile's reading: auth failures are the catalog's codes in the envelope."""
+    ctx.token("full")
+    c = BinduClient(ctx)
+    cases: list[tuple[str, Any, str]] = [("without a bearer token", None, "AuthenticationRequired"),
+                                         ("with a token the server never issued", RawToken("conformance-not-a-token-" + fresh_id()), "InvalidToken")]
+    if ctx.has_credential("expired"):
+        cases.append(("with an expired token", "expired", "TokenExpired"))
+    for what, who, error in cases:
+        with ctx.subcheck(what):
+            expect_error(ctx, c.list_tasks(who) if who is not None else c.send(None), error, f"{'message/send' if who is None else 'tasks/list'} {what}")
 
 
 def _own_task(ctx: CheckContext) -> dict[str, Any]:
@@ -467,13 +604,13 @@ def _still_there(ctx: CheckContext, task: dict[str, Any]) -> bool:
 # ----------------------------------------------------------------------------------
 # DID request signing
 # ----------------------------------------------------------------------------------
-def _did_call(ctx: CheckContext, tamper: str = "") -> Any:
-    """tasks/list signed as the DID caller, with one deliberate defect."""
-    did = ctx.credential("did")
+def _did_call(ctx: CheckContext, tamper: str = "", offset: int = 0, drop: tuple[str, ...] = (), signer: str = "did") -> Any:
+    """tasks/list signed as the ``signer`` credential, with one deliberate defect: a
+    timestamp ``offset`` seconds off, ``drop``ped headers, or a ``tamper``."""
+    did = ctx.credential(signer)
     seed = bytes.fromhex(did["seed"])
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tasks/list", "params": {}}).encode()
-    window = int(ctx.profile.limits["did_timestamp_window_s"].value)
-    ts = int(time.time()) - (window + 1 if tamper == "stale" else 0) + (window + 100 if tamper == "future" else 0)
+    ts = int(time.time()) + offset
     headers = sign_request(seed, did["id"], body, ts)
     if tamper == "body":
         body = body.replace(b'"params": {}', b'"params": {"history_length": 1}')
@@ -484,8 +621,8 @@ def _did_call(ctx: CheckContext, tamper: str = "") -> Any:
         headers["X-DID-Signature"] = "0OIl-not-base58"
     elif tamper == "short":
         headers["X-DID-Signature"] = base58.b58encode(b"\x01" * 12).decode()
-    elif tamper == "missing":
-        del headers["X-DID-Signature"]
+    for name in drop:
+        del headers[name]
     headers["Authorization"] = f"Bearer {did['token']}"
     return ctx.binding.send_raw(body, headers=headers)
 
@@ -497,13 +634,68 @@ def _reason(reply: Any) -> Any:
     return (data or {}).get("reason") or (details or {}).get("reason")
 
 
+def expect_did_refused(ctx: CheckContext, reply: Any, reasons: tuple[str, ...], what: str) -> None:
+    """403 with one of ``reasons`` (in error.data or in the documented 403 body's details)."""
+    ctx.expect(reply.status == 403, f"{what}: HTTP {reply.status}, expected 403 ({reply.describe()})", kind="wrong_status")
+    got = _reason(reply)
+    ctx.expect(got in reasons, f"{what}: reason {got!r}, expected {' or '.join(map(repr, reasons))}")
+
+
 def did_rejected(tamper: str, reason: str) -> Callable[[CheckContext], None]:
     def check(ctx: CheckContext) -> None:
-        reply = _did_call(ctx, tamper)
-        ctx.expect(reply.status == 403, f"signed request with {tamper} defect: HTTP {reply.status}, expected 403 ({reply.describe()})")
-        got = _reason(reply)
-        ctx.expect(got == reason, f"signed request with {tamper} defect: reason {got!r}, expected {reason!r}")
+        expect_did_refused(ctx, _did_call(ctx, tamper), (reason,), f"signed request with {tamper} defect")
     return check
+
+
+def check_did_timestamp(ctx: CheckContext) -> None:
+    """Outside the window on either side is refused, inside near either edge is served.
+    The probes stand 2 s beyond and inside the edges, for the exchange's own latency."""
+    window = int(ctx.profile.limits["did_timestamp_window_s"].value)
+    for side, sign in (("past", -1), ("future", 1)):
+        with ctx.subcheck(f"timestamp {window + 2} s in the {side}"):
+            expect_did_refused(ctx, _did_call(ctx, offset=sign * (window + 2)), ("timestamp_out_of_window",),
+                               f"signed request stamped {window + 2} s in the {side}")
+        with ctx.subcheck(f"timestamp {window - 2} s in the {side}"):
+            reply = _did_call(ctx, offset=sign * (window - 2))
+            ctx.expect(reply.ok and reply.status == 200,
+                       f"a request stamped {window - 2} s in the {side}, inside ±{window} s, was refused: {reply.describe()}",
+                       kind="rejected_valid")
+
+
+SIGNING_HEADERS = ("X-DID", "X-DID-Timestamp", "X-DID-Signature")
+
+
+def check_did_missing_headers(ctx: CheckContext) -> None:
+    """Each signing header dropped in turn, and X-DID alone: refused with
+    missing_signature_headers. Without X-DID the spec also reads as "not signed"
+    ("When X-DID is sent"), so a request served unsigned then passes too."""
+    cases = [(h,) for h in SIGNING_HEADERS] + [("X-DID-Timestamp", "X-DID-Signature")]
+    for drop in cases:
+        what = "signed request without " + " and ".join(drop)
+        with ctx.subcheck(what):
+            reply = _did_call(ctx, drop=drop)
+            if "X-DID" in drop and reply.ok:
+                continue  # the other reading: without X-DID the request is simply unsigned
+            expect_did_refused(ctx, reply, ("missing_signature_headers",), what)
+
+
+DID_REASONS = "/paths/~1/post/responses/403/content/application~1json/schema/properties/details/properties/reason/enum"
+
+
+def check_did_gate_client(ctx: CheckContext) -> None:
+    """Gate 1: a client whose client_id is not a DID, signing with a key it has (and
+    X-DID equal to its client_id, so Gate 2 holds), is refused with a 403 reason."""
+    reasons = tuple(resolve_pointer(ctx.profile.spec, DID_REASONS))
+    signer = ctx.credential("plain_signer")
+    if str(signer["id"]).startswith("did:"):
+        raise Untested("credentials.plain_signer.id must be a client_id that is not a DID")
+    expect_did_refused(ctx, _did_call(ctx, signer="plain_signer"), reasons, "a request signed by a client whose client_id is not a DID")
+
+
+def check_did_no_public_key(ctx: CheckContext) -> None:
+    """Gate 3: a DID client without a registered public_key is refused: public_key_unavailable."""
+    expect_did_refused(ctx, _did_call(ctx, signer="did_nokey"), ("public_key_unavailable",),
+                       "a request signed by a DID client without a registered public key")
 
 
 def check_did_valid(ctx: CheckContext) -> None:
@@ -614,8 +806,9 @@ def check_skill_not_found(ctx: CheckContext) -> None:
 
 def check_skills_consistent(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
-    listed = ctx.http.request("GET", "/agent/skills").json() or []
-    card_ids = {s.get("id") for s in c.card().get("skills") or []}
+    listed = [s for s in expect_list(ctx, ctx.http.request("GET", "/agent/skills").json() or [], "GET /agent/skills")
+              if expect_mapping(ctx, s, "a skill of GET /agent/skills", ["id"])]
+    card_ids = {s.get("id") for s in c.card().get("skills") or [] if isinstance(s, dict)}
     ctx.expect({s.get("id") for s in listed} == card_ids, "/agent/skills differs from the agent card's skills")
     detail = schema_at(ctx.profile.spec, "/components/schemas/SkillDetail")
     for skill in listed:
@@ -684,6 +877,164 @@ def check_payment_unpaid(ctx: CheckContext) -> None:
 
 
 # ----------------------------------------------------------------------------------
+# statements the first table left unchecked
+# ----------------------------------------------------------------------------------
+def check_push_not_supported(ctx: CheckContext) -> None:
+    c = BinduClient(ctx)
+    if (c.card().get("capabilities") or {}).get("pushNotifications"):
+        raise Untested("the agent card says capabilities.pushNotifications is true: there is no webhook here to receive pushes")
+    params = c.send_params()
+    params["configuration"]["pushNotificationConfig"] = {"url": "https://conformance.invalid/webhook"}
+    expect_error(ctx, c.call("message/send", params), "PushNotificationNotSupported",
+                 "message/send with pushNotificationConfig to an agent whose card says pushNotifications: false")
+
+
+def check_invalid_agent_response(ctx: CheckContext) -> None:
+    c = BinduClient(ctx)
+    ctx.control("next_agent_fault", kind="malformed_result")
+    expect_error(ctx, c.send(), "InvalidAgentResponse", "message/send whose agent produced a malformed result")
+
+
+EXTENDED_CARD_METHOD = "agent/getAuthenticatedExtendedCard"  # A2A's method; the spec's method list lacks it
+
+
+def check_extended_card(ctx: CheckContext) -> None:
+    """Without a published extended card, asking for one is refused: -32007 (the catalog)
+    or -32601 (the method is not among the spec's accepted methods)."""
+    c = BinduClient(ctx)
+    if c.card().get("supportsAuthenticatedExtendedCard"):
+        raise Untested("the agent card says it publishes an authenticated extended card")
+    reply = c.call(EXTENDED_CARD_METHOD, {})
+    expect_envelope(ctx, reply, EXTENDED_CARD_METHOD)
+    expect_error(ctx, reply, "AuthenticatedExtendedCardNotConfigured", f"{EXTENDED_CARD_METHOD} on an agent without one",
+                 also=("Method not found",))
+
+
+def check_auth_required_state(ctx: CheckContext) -> None:
+    c = BinduClient(ctx)
+    task = c.new_task("auth-required")
+    with ctx.subcheck("message/send continues an auth-required task"):
+        result = expect_result(ctx, c.send(task_id=task["id"], context_id=task["context_id"]), "message/send to an auth-required task")
+        ctx.expect(result.get("id") == task["id"], "message/send to an auth-required task must continue that task")
+        ctx.expect(len(result.get("history") or []) > len(task.get("history") or []), "the message did not reach the task's history")
+    with ctx.subcheck("tasks/cancel stops an auth-required task"):
+        other = c.new_task("auth-required")
+        result = expect_result(ctx, c.cancel(other["id"]), "tasks/cancel of an auth-required task")
+        ctx.expect(result["status"]["state"] == "canceled", f"tasks/cancel of an auth-required task answered {result['status']['state']!r}")
+
+
+def check_completed_artifacts(ctx: CheckContext) -> None:
+    c = BinduClient(ctx)
+    task = expect_result(ctx, c.get(c.new_task()["id"]), "tasks/get of a completed task")
+    ctx.expect(task["status"]["state"] == "completed", f"the task is {task['status']['state']!r}, expected completed")
+    ctx.expect(task.get("artifacts"), "a completed task has no artifact: the spec says its artifacts are available", kind="schema_mismatch")
+
+
+def _instant(ctx: CheckContext, stamp: Any, what: str) -> datetime:
+    try:
+        when = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    except ValueError:
+        ctx.fail(f"{what}: status.timestamp {stamp!r} is not ISO 8601", kind="schema_mismatch")
+    ctx.expect(when.tzinfo is not None, f"{what}: status.timestamp {stamp!r} has no UTC offset", kind="schema_mismatch")
+    return when
+
+
+def check_status_timestamp(ctx: CheckContext) -> None:
+    """status.timestamp carries an offset and is the time of the last transition: a
+    cancel more than a second later moves it forward."""
+    c = BinduClient(ctx)
+    task = c.new_task("working")
+    first = _instant(ctx, expect_result(ctx, c.get(task["id"]), "tasks/get")["status"]["timestamp"], "a working task")
+    try:  # let two seconds pass: on the target's clock when its control offers that, else on the wall clock
+        ctx.control("advance_clock", seconds=2)
+        advanced = True
+    except Untested:
+        time.sleep(1.1)  # past any whole-second resolution
+        advanced = False
+    try:
+        canceled = expect_result(ctx, c.cancel(task["id"]), "tasks/cancel of a working task")
+    finally:
+        if advanced:  # later checks (DID timestamps) compare the target's clock with ours
+            ctx.control("advance_clock", seconds=-2)
+    then = _instant(ctx, canceled["status"]["timestamp"], "the canceled task")
+    ctx.expect(then > first, f"status.timestamp did not move with the transition to canceled ({first.isoformat()} -> {then.isoformat()})",
+               kind="state_changed")
+
+
+def check_list_ignored_params(ctx: CheckContext) -> None:
+    c = BinduClient(ctx)
+    for _ in range(3):
+        c.new_task()
+    with ctx.subcheck("tasks/list ignores limit and offset"):
+        every = {t.get("id") for t in expect_result(ctx, c.list_tasks(), "tasks/list")}
+        paged = {t.get("id") for t in expect_result(ctx, c.call("tasks/list", {"limit": 1, "offset": 1}), "tasks/list limit=1 offset=1")}
+        ctx.expect(paged == every, f"tasks/list with limit=1 offset=1 returned {len(paged)} of the caller's {len(every)} tasks")
+    with ctx.subcheck("contexts/list ignores length"):
+        every = {x.get("context_id") for x in expect_result(ctx, c.list_contexts(), "contexts/list")}
+        capped = {x.get("context_id") for x in expect_result(ctx, c.call("contexts/list", {"length": 1}), "contexts/list length=1")}
+        ctx.expect(capped == every, f"contexts/list with length=1 returned {len(capped)} of the caller's {len(every)} contexts")
+
+
+def check_send_blocking(ctx: CheckContext) -> None:
+    c = BinduClient(ctx)
+    c.outcome("working")  # the agent's first run leaves the task working
+    params = c.send_params()
+    params["configuration"]["blocking"] = True
+    result = expect_result(ctx, c.call("message/send", params), "message/send with blocking: true")
+    state = result["status"]["state"]
+    ctx.expect(state in terminal_states(ctx.profile.spec), f"message/send with blocking: true answered while the task was {state!r}")
+
+
+NEGOTIATION_EXAMPLE = "/paths/~1agent~1negotiation/post/requestBody/content/application~1json/example"
+
+
+def check_negotiation_advisory(ctx: CheckContext) -> None:
+    c = BinduClient(ctx)
+    before = len(expect_list(ctx, expect_result(ctx, c.list_tasks(history_length=0), "tasks/list"), "tasks/list result"))
+    reply = ctx.http.request("POST", "/agent/negotiation", json_body=resolve_pointer(ctx.profile.spec, NEGOTIATION_EXAMPLE))
+    ctx.expect(reply.status == 200, f"POST /agent/negotiation: HTTP {reply.status}")
+    after = len(expect_list(ctx, expect_result(ctx, c.list_tasks(history_length=0), "tasks/list"), "tasks/list result"))
+    ctx.expect(after == before, f"negotiation performed work: the caller had {before} tasks before and {after} after", kind="state_changed")
+
+
+CHECK_VALUE = re.compile(r"^(ok|error: .+)$")
+
+
+def _health(ctx: CheckContext, status: int, word: str) -> dict[str, Any]:
+    reply = ctx.http.request("GET", "/health")
+    body = reply.json()
+    ctx.expect(reply.status == status, f"/health answered HTTP {reply.status}, expected {status} ({word})", kind="wrong_status")
+    ctx.expect(isinstance(body, dict) and body.get("status") == word, f"/health body {body!r:.120}, expected status {word!r}")
+    for name, value in (body.get("checks") or {}).items():
+        ctx.expect(isinstance(value, str) and CHECK_VALUE.match(value), f"/health check {name} is {value!r}, not \"ok\" or \"error: <reason>\"",
+                   kind="schema_mismatch")
+    return body
+
+
+def check_health_degraded(ctx: CheckContext) -> None:
+    ctx.control("set_health", component="storage", status="error: conformance check")
+    try:
+        body = _health(ctx, 503, "degraded")
+        ctx.expect(str((body.get("checks") or {}).get("storage", "")).startswith("error"), "/health does not name the failing component")
+    finally:
+        ctx.control("set_health", component="storage", status="ok")
+    _health(ctx, 200, "healthy")
+
+
+def check_metrics_series(ctx: CheckContext) -> None:
+    text = resolve_pointer(ctx.profile.spec, "/paths/~1metrics/get/description")
+    names = re.findall(r"^- `([a-zA-Z_:][a-zA-Z0-9_:]*)", text, flags=re.M)
+    ctx.expect(names, "the spec's /metrics description names no series (the check reads them from it)")
+    reply = ctx.http.request("GET", "/metrics")
+    ctx.expect(reply.status == 200, f"/metrics: HTTP {reply.status}")
+    exposed = set(re.findall(r"^#\s*TYPE\s+(\S+)", reply.text, flags=re.M))
+    exposed |= {re.split(r"[{ ]", ln, maxsplit=1)[0] for ln in reply.text.splitlines() if ln and not ln.startswith("#")}
+    for name in names:
+        with ctx.subcheck(name):
+            ctx.expect(any(e == name or e.startswith(name + "_") for e in exposed), f"/metrics lacks the series {name}")
+
+
+# ----------------------------------------------------------------------------------
 # the table
 # ----------------------------------------------------------------------------------
 def build(profile: Profile) -> list[Requirement]:
@@ -701,7 +1052,7 @@ def build(profile: Profile) -> list[Requirement]:
         req("BINDU-RPC-ID-ECHO", "MUST", "Every response echoes the request id, with jsonrpc 2.0 and one of result/error",
             at("/components/schemas/JsonRpcRequest/properties/id"), check_id_echo, ("id_not_echoed",)),
         req("BINDU-RPC-BODY-LIMIT", "MUST", f"Bodies over {profile.limits['body_bytes'].value / ONE_MB:g} MB get 413 outside the JSON-RPC envelope",
-            at(f"{POST}/description", "**Size limit:**"), check_body_limit, ("no_body_limit",)),
+            at(f"{POST}/description", "**Size limit:**"), check_body_limit, ("no_body_limit", "body_limit_too_small")),
         req("BINDU-ERRORS-CATALOGUED", "MUST", "Every error code that comes back is in the catalog, with the catalog's HTTP status",
             at(catalog, "## Error catalog"), check_errors_catalogued, ("errors_with_http_200", "uncatalogued_error_code")),
         req("BINDU-TASK-NOT-FOUND", "MUST", "An unknown task id gets -32001 TaskNotFound",
@@ -709,17 +1060,17 @@ def build(profile: Profile) -> list[Requirement]:
         req("BINDU-CONTEXT-NOT-FOUND", "MUST", "contexts/clear of an unknown context gets -32020 ContextNotFound",
             at(catalog, "| `-32020` |"), not_found(unknown_contexts, "ContextNotFound"), ("clear_unknown_context_succeeds", "uncatalogued_error_code")),
         req("BINDU-SEND-CREATES-TASK", "MUST", "message/send creates a task under the caller's taskId and contextId",
-            at("/components/schemas/UserMessage/properties/taskId"), check_send_creates_task, ("ignores_caller_task_id",)),
+            at("/components/schemas/UserMessage/properties/taskId"), check_send_creates_task, ("ignores_caller_task_id", "caller_task_id_refused")),
         req("BINDU-SEND-NOT-IDEMPOTENT", "MUST", "A repeated message/send creates a new task",
-            at(f"{POST}/description", "**Idempotency:**"), idempotency.never_deduplicated(resend, lambda task: task.get("id"), "message/send"), ("dedupes_message_id",)),
+            at(f"{POST}/description", "**Idempotency:**"), idempotency.never_deduplicated(resend, task_id_of, "message/send"), ("dedupes_message_id",)),
         req("BINDU-SEND-OUTPUT-MODES", "MUST", "acceptedOutputModes with no overlap gets -32005",
             at("/components/schemas/MessageSendConfiguration/properties/acceptedOutputModes"), check_output_modes, ("ignores_output_modes",)),
         req("BINDU-HISTORY-LENGTH", "MUST", "historyLength caps history to the most recent N messages",
-            at("/components/schemas/TasksGetParams/properties/historyLength"), check_history_length, ("history_length_ignored",), ("control",)),
+            at("/components/schemas/TasksGetParams/properties/historyLength"), check_history_length, ("history_length_ignored",)),
         req("BINDU-TASKS-LIST-HISTORY", "MUST", "tasks/list history_length caps each task's history, not the number of tasks",
-            at("/components/schemas/TasksListParams"), check_list_history, ("list_history_caps_tasks",), ("control",)),
+            at("/components/schemas/TasksListParams"), check_list_history, ("list_history_caps_tasks",)),
         req("BINDU-CONTEXTS-LIST", "MUST", "contexts/list shows the caller's contexts and their tasks; history_length caps tasks per context",
-            at(f"{POST}/requestBody/content/application~1json/examples/contextsList"), check_contexts_list, ("contexts_history_ignored",)),
+            at(f"{POST}/requestBody/content/application~1json/examples/contextsList"), check_contexts_list, ("contexts_history_ignored", "contexts_history_caps_contexts")),
         req("BINDU-CANCEL-TERMINAL", "MUST", "tasks/cancel of a terminal task gets -32002 and leaves it unchanged",
             at(catalog, "| `-32002` |"), check_cancel_terminal, ("cancel_terminal_succeeds",)),
         req("BINDU-CANCEL-RUNNING", "MUST", "tasks/cancel of a non-terminal task makes it canceled",
@@ -743,16 +1094,29 @@ def build(profile: Profile) -> list[Requirement]:
             at(f"{POST}/description", "**Casing tolerance:**"), check_casing, ("snake_case_params_rejected", "camel_case_responses")),
         req("BINDU-STREAM-CAPABILITY", "MUST", "message/stream follows the card's capabilities.streaming (-32004 when false)",
             at("/components/schemas/AgentCard/properties/capabilities/properties/streaming"), check_stream_capability, ("stream_ignores_capability",)),
+        req("BINDU-STREAM-TASK-SNAPSHOTS", "SHOULD", "Each message/stream event is a full Task snapshot",
+            Source("profile", "the spec calls the stream 'task deltas' without saying what a delta holds; the profile reads "
+                   "message/stream's result as what message/send answers (profiles/bindu.yaml, jsonrpc.results)"),
+            check_stream_snapshots, ("camel_case_responses",)),
         req("BINDU-LIFECYCLE", "MUST", "Tasks move only along the state machine: terminal states are final, cancel, feedback, clear and history behave",
             at(catalog, "### State machine"), lambda ctx: ctx.run_machine(TaskLifecycle),
             ("terminal_task_reopened", "cancel_terminal_succeeds", "feedback_changes_state", "input_required_not_resumable"),
             ("control",)),
-        req("BINDU-AUTH-REQUIRED", "MUST", "Every method without a bearer token gets -32009 (HTTP 401)",
-            at(catalog, "| `-32009` |"), auth.token_required(operations(_all_methods), "AuthenticationRequired"), ("auth_not_enforced",)),
+        req("BINDU-AUTH-REQUIRED", "MUST", "Every writable method without a bearer token gets -32009 (HTTP 401)",
+            at(catalog, "| `-32009` |"), unauthorized(_write_methods, "AuthenticationRequired"), ("auth_not_enforced",)),
+        req("BINDU-AUTH-REQUIRED-READ", "SHOULD", "The read methods without a bearer token get -32009 too",
+            Source("profile", "POST / declares bearerAuth for every method, but the prose requires a token on writable methods only "
+                   "(/info/description, \"Layer 1\"): the profile prefers the stricter reading"),
+            unauthorized(_read_methods, "AuthenticationRequired"), ("auth_not_enforced",)),
         req("BINDU-AUTH-INVALID-TOKEN", "MUST", "A token the server never issued gets -32010 (HTTP 401)",
-            at(catalog, "| `-32010` |"), auth.token_refused(operations(_all_methods), "InvalidToken"), ("invalid_token_accepted",)),
-        req("BINDU-AUTH-EXPIRED-TOKEN", "MUST", "An expired token gets -32011 (HTTP 401)",
-            at(catalog, "| `-32011` |"), auth.token_refused(operations(_read_methods), "TokenExpired", caller="expired", credential="expired"), ("expired_token_accepted",), ("expired",)),
+            at(catalog, "| `-32010` |"), unauthorized(_all_methods, "InvalidToken"), ("invalid_token_accepted",)),
+        req("BINDU-AUTH-EXPIRED-TOKEN", "MUST", "An expired token is refused: -32011 (or -32010: introspection calls it inactive) with HTTP 401",
+            at(catalog, "| `-32011` |"), unauthorized(_read_methods, "TokenExpired", also=("InvalidToken",), caller="expired", credential="expired"),
+            ("expired_token_accepted",), ("expired",)),
+        req("BINDU-AUTH-ENVELOPE", "SHOULD", "Auth failures come as the catalog's own code in the JSON-RPC envelope (-32009, -32010, -32011)",
+            Source("profile", "POST / documents a 401 body {error} beside the catalog's envelope codes, and an expired token is "
+                   "both 'exp in the past' (-32011) and inactive at introspection (-32010): the profile prefers the catalog's own row"),
+            check_auth_envelope, ("auth_not_enforced", "invalid_token_accepted", "expired_token_accepted")),
         req("BINDU-SCOPE-READ", "MUST", "agent:read unlocks the read methods and nothing else (-32013)",
             at(catalog, "| `agent:read` |"), auth.scopes("read", operations(_read_methods), operations(_write_methods), "InsufficientPermissions", REFUSALS), ("scope_check_skipped",), ("read",)),
         req("BINDU-SCOPE-WRITE", "MUST", "agent:write unlocks the write methods and nothing else (-32013)",
@@ -763,20 +1127,24 @@ def build(profile: Profile) -> list[Requirement]:
             at(catalog, "| `-32001` |"), auth.isolation(_own_task, _foreign, lambda name: "ContextNotFound" if name == "contexts/clear" else "TaskNotFound",
                            _listings, _still_there), ("ownership_not_enforced",), ("other",)),
         req("BINDU-DID-VALID", "MUST", "A correctly signed request (the spec's payload, base58 Ed25519) is accepted",
-            at("/components/securitySchemes/didSignature/description"), check_did_valid, ("rejects_valid_signature",), ("did",)),
+            at("/components/securitySchemes/didSignature/description"), check_did_valid, ("rejects_valid_signature",), ("did",), optional="did_signing"),
         req("BINDU-DID-TAMPERED", "MUST", "A body changed after signing is refused: 403 crypto_mismatch",
             at(catalog, 'reason: "crypto_mismatch"'), did_rejected("body", "crypto_mismatch"),
-            ("signature_not_verified",), ("did",)),
+            ("signature_not_verified",), ("did",), optional="did_signing"),
         req("BINDU-DID-TIMESTAMP", "MUST", f"A timestamp outside ±{profile.limits['did_timestamp_window_s'].value} s is refused: 403 timestamp_out_of_window",
-            at(catalog, "| `X-DID-Timestamp` |"), did_rejected("stale", "timestamp_out_of_window"), ("stale_timestamp_accepted",), ("did",)),
+            at(catalog, "| `X-DID-Timestamp` |"), check_did_timestamp, ("stale_timestamp_accepted", "future_timestamp_accepted", "window_too_narrow"), ("did",), optional="did_signing"),
         req("BINDU-DID-MISMATCH", "MUST", "An X-DID that is not the token's client_id is refused: 403 did_mismatch",
-            at(catalog, "Gate 2"), did_rejected("did", "did_mismatch"), ("did_mismatch_accepted",), ("did",)),
+            at(catalog, "Gate 2"), did_rejected("did", "did_mismatch"), ("did_mismatch_accepted",), ("did",), optional="did_signing"),
         req("BINDU-DID-MALFORMED", "MUST", "A signature that is not base58 Ed25519 is refused: 403 malformed_input",
             at(f"{POST}/responses/403/content/application~1json/schema/properties/details/properties/reason"),
-            did_rejected("malformed", "malformed_input"), ("malformed_signature_crashes",), ("did",)),
-        req("BINDU-DID-MISSING-HEADERS", "MUST", "X-DID without all three signing headers is refused: 403 missing_signature_headers",
-            at("/components/securitySchemes/didSignature/description"), did_rejected("missing", "missing_signature_headers"),
-            ("partial_headers_ignored",), ("did",)),
+            did_rejected("malformed", "malformed_input"), ("malformed_signature_crashes",), ("did",), optional="did_signing"),
+        req("BINDU-DID-MISSING-HEADERS", "MUST", "A request with some but not all three signing headers is refused: 403 missing_signature_headers",
+            at("/components/securitySchemes/didSignature/description", "**Three headers** must all be present"), check_did_missing_headers,
+            ("partial_headers_ignored", "missing_timestamp_ignored"), ("did",), optional="did_signing"),
+        req("BINDU-DID-GATE-CLIENT", "MUST", "Gate 1: a signed request whose token's client_id is not a DID is refused (403)",
+            at(catalog, "1. Gate 1"), check_did_gate_client, ("gate1_skipped",), ("plain_signer",), optional="did_signing"),
+        req("BINDU-DID-NO-PUBLIC-KEY", "MUST", "Gate 3: a DID client without a registered public key is refused: 403 public_key_unavailable",
+            at(catalog, "3. Gate 3"), check_did_no_public_key, ("no_key_accepted",), ("did_nokey",), optional="did_signing"),
         req("BINDU-ARTIFACT-SIGNATURE", "MUST", "Artifact did.message.signature verifies with the key /did/resolve gives for the card's DID",
             at("/components/schemas/Artifact/properties/parts/description"), check_artifact_signatures, ("artifact_signature_wrong",)),
         req("BINDU-DID-RESOLVE", "MUST", "/did/resolve GET and POST give the same DID document; unknown 404, missing did 400",
@@ -797,12 +1165,38 @@ def build(profile: Profile) -> list[Requirement]:
             at("/paths/~1health/get"), check_health, ("health_wrong_content_type",)),
         req("BINDU-METRICS", "MUST", "/metrics answers Prometheus text",
             at("/paths/~1metrics/get"), check_metrics, ("metrics_json",)),
+        req("BINDU-PUSH-NOT-SUPPORTED", "MUST", "pushNotificationConfig to an agent without push gets -32003",
+            at(catalog, "| `-32003` |"), check_push_not_supported, ("push_config_ignored",)),
+        req("BINDU-INVALID-AGENT-RESPONSE", "MUST", "A malformed result of the agent gets -32006 (HTTP 500)",
+            at(catalog, "| `-32006` |"), check_invalid_agent_response, ("agent_fault_internal_error",), ("control",)),
+        req("BINDU-EXTENDED-CARD", "MUST", "Asking an agent without an extended card for one gets -32007 (or -32601: the method is not in the list)",
+            at(catalog, "| `-32007` |"), check_extended_card, ("extended_card_internal_error",)),
+        req("BINDU-AUTH-REQUIRED-STATE", "MUST", "An auth-required task is open: a message continues it, tasks/cancel cancels it",
+            at(catalog, "- `auth-required` — paused"), check_auth_required_state, ("auth_required_treated_terminal",), ("control",)),
+        req("BINDU-COMPLETED-ARTIFACTS", "MUST", "A completed task has its artifacts",
+            at(catalog, "- `completed` — success, artifacts available"), check_completed_artifacts, ("completed_without_artifacts",)),
+        req("BINDU-STATUS-TIMESTAMP", "MUST", "status.timestamp is ISO 8601 with an offset and moves with each transition",
+            at("/components/schemas/TaskStatus/properties/timestamp", "ISO 8601 with UTC offset, of the last state transition"),
+            check_status_timestamp, ("status_timestamp_frozen",), ("control",)),
+        req("BINDU-LIST-IGNORED-PARAMS", "MUST", "tasks/list ignores limit/offset and contexts/list ignores length",
+            at("/components/schemas/TasksListParams/description", "collection) use `limit`/`offset`"), check_list_ignored_params,
+            ("list_honours_limit", "contexts_honour_length")),
+        req("BINDU-SEND-BLOCKING", "MUST", "message/send with blocking: true answers once the task is terminal",
+            at("/components/schemas/MessageSendConfiguration/properties/blocking", "If `true`, the server holds the HTTP connection open"),
+            check_send_blocking, ("blocking_ignored",), ("control",)),
+        req("BINDU-NEGOTIATION-ADVISORY", "MUST", "Negotiation never performs the task",
+            at("/paths/~1agent~1negotiation/post/description", "This endpoint never actually performs the task"), check_negotiation_advisory,
+            ("negotiation_creates_task",)),
+        req("BINDU-HEALTH-DEGRADED", "MUST", "A failing component makes /health 503 degraded; each check is \"ok\" or \"error: <reason>\"",
+            at("/paths/~1health/get/description", "Returns 200 when healthy, 503 when"), check_health_degraded, ("health_always_200",), ("control",)),
+        req("BINDU-METRICS-SERIES", "MUST", "/metrics exposes the series the spec names",
+            at("/paths/~1metrics/get/description", "Key series include"), check_metrics_series, ("metrics_missing_series",)),
         req("BINDU-PAYMENT-UNPAID", "MUST", "An unpaid agent answers 404 on the payment endpoints",
             at("/paths/~1api~1start-payment-session/post/description"), check_payment_unpaid, ("payment_session_on_unpaid",)),
     ]
     per_method_faults = {
         "result": {
-            "message/send": ("camel_case_responses",), "message/stream": ("camel_case_responses",),
+            "message/send": ("camel_case_responses",), "message/stream": ("stream_events_without_id", "stream_events_of_another_task"),
             "tasks/get": ("camel_case_responses",), "tasks/list": ("camel_case_responses",),
             "tasks/cancel": ("camel_case_responses",), "tasks/feedback": ("success_as_string",),
             "contexts/list": ("context_missing_created_at",), "contexts/clear": ("success_as_string",),

@@ -5,7 +5,195 @@ variant, and no MUST requirement may fail on one."""
 
 from __future__ import annotations
 
-from conformance.table import FaultRegistry
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from conformance.protocols.bindu.reference import (
+    BUSY_STATES,
+    TERMINAL_STATES,
+    BinduReference,
+    Caller,
+    Context,
+    RpcError,
+)
+from conformance.table import FaultRegistry, replaces
 
 VARIANTS = FaultRegistry()
 variant = VARIANTS
+
+PAUSED_STATES = frozenset({"input-required", "auth-required"})
+
+
+@variant
+def feedback_refused_when_open(ref: BinduReference) -> None:
+    """tasks/feedback on a task that is not terminal is refused with -32004 UnsupportedOperation
+    (only finished tasks are rated).
+
+    allowed by: /info/description "| `tasks/feedback` | Rate a completed task." (nothing says an open task may be rated)"""
+    @replaces(ref, "tasks_feedback")
+    def feedback(original: Any, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+        task = ref.find_task(caller, params["taskId"])
+        if task.state not in TERMINAL_STATES:
+            raise RpcError("UnsupportedOperation", f"Only a finished task can be rated; this one is '{task.state}'")
+        return original(params, caller)
+
+
+@variant
+def batch_answered_per_element(ref: BinduReference) -> None:
+    """A JSON array body is a JSON-RPC 2.0 batch: each element is answered in an array of
+    responses (an element that is not a request gets -32600 with id null); an empty array
+    gets one -32600.
+
+    allowed by: /info/summary "A2A-protocol agent over JSON-RPC 2.0" (JSON-RPC 2.0, section 6: Batch)"""
+    @replaces(ref, "rpc")
+    def rpc(original: Any, request: Request, raw: bytes) -> Response:
+        try:
+            body = ref.parse_json(raw)
+        except ValueError:
+            return original(request, raw)
+        if not isinstance(body, list) or not body:
+            return original(request, raw)
+        answers = []
+        for element in body:
+            reply = original(request, json.dumps(element).encode())
+            answers.append(json.loads(bytes(reply.body)))
+        return JSONResponse(answers)
+
+
+@variant
+def anonymous_reads(ref: BinduReference) -> None:
+    """The read methods (tasks/get, tasks/list, contexts/list) are served without a bearer
+    token, as an anonymous caller who owns nothing; a token that is sent is still checked.
+
+    allowed by: /info/description "### Layer 1 — bearer token (required on writable methods)\""""
+    reads = ("tasks/get", "tasks/list", "contexts/list")
+
+    @replaces(ref, "authenticate")
+    def authenticate(original: Any, headers: Any, method: str) -> Caller:
+        if method in reads and ref.bearer_token(headers) is None:
+            return Caller("anonymous")
+        return original(headers, method)
+
+
+@variant
+def extended_card_not_configured(ref: BinduReference) -> None:
+    """A request for the authenticated extended card (agent/getAuthenticatedExtendedCard,
+    A2A's method) gets -32007 instead of -32601.
+
+    allowed by: /info/description "| `-32007` | AuthenticatedExtendedCardNotConfigured | 400 | Extended card requested but agent didn't publish one |\""""
+    @replaces(ref, "check_method")
+    def check(original: Any, method: str) -> None:
+        if method == "agent/getAuthenticatedExtendedCard":
+            raise RpcError("AuthenticatedExtendedCardNotConfigured", "This agent publishes no extended card")
+        original(method)
+
+
+@variant
+def signing_keyed_on_x_did(ref: BinduReference) -> None:
+    """DID signing is checked only when X-DID is sent: X-DID-Timestamp and X-DID-Signature
+    without X-DID are ignored (the request is served as an unsigned one).
+
+    allowed by: /components/securitySchemes/didSignature/description "When `X-DID` is sent, the request body is signed\""""
+    ref.signing_requested = lambda headers: "x-did" in headers  # type: ignore[method-assign]
+
+
+@variant
+def body_limit_decimal_mb(ref: BinduReference) -> None:
+    """The body limit's megabytes are read as decimal ones (10^6 bytes, not 2^20).
+
+    allowed by: /paths/~1/post/description "**Size limit:** request bodies over" (its "MB": 10^6 or 2^20 bytes)"""
+    ref.max_body_bytes = int(ref.limits["body_bytes"].value) // (1024 * 1024) * 1_000_000
+
+
+@variant
+def clear_refuses_paused(ref: BinduReference) -> None:
+    """contexts/clear refuses (-32021) while a task of the context is paused (input-required,
+    auth-required), not only while one works: a paused task is still in use.
+
+    allowed by: /info/description "| `-32021` | ContextNotCancelable | 400 | Tried to clear a context still in use |\""""
+    ref.context_busy = lambda ctx: any(  # type: ignore[method-assign]
+        ref.tasks[t].state in BUSY_STATES | PAUSED_STATES for t in ctx.task_ids if t in ref.tasks)
+
+
+@variant
+def clear_keeps_paused(ref: BinduReference) -> None:
+    """contexts/clear purges finished tasks only: paused tasks (input-required,
+    auth-required) stay, like running ones, and so does their context.
+
+    allowed by: /paths/~1/post/requestBody/content/application~1json/examples/contextsClear/summary "Clear a context (all non-running tasks purged)" (a paused task may count as running)"""
+    def delete(ctx: Context) -> None:
+        kept = [t for t in ctx.task_ids if t in ref.tasks and ref.tasks[t].state in PAUSED_STATES]
+        for task_id in ctx.task_ids:
+            if task_id not in kept:
+                ref.tasks.pop(task_id, None)
+        if kept:
+            ctx.task_ids[:] = kept
+        else:
+            ref.contexts.pop(ctx.id, None)
+
+    ref.delete_context = delete  # type: ignore[method-assign]
+
+
+AUTH_ERRORS = ("AuthenticationRequired", "InvalidToken", "TokenExpired")
+
+
+@variant
+def auth_plain_401(ref: BinduReference) -> None:
+    """A missing, unknown or expired bearer token on POST / is answered with the 401 body
+    the path documents ({"error": "Unauthorized"}) instead of the JSON-RPC envelope.
+
+    allowed by: /paths/~1/post/responses/401 "Missing or invalid bearer token" (schema: {error: string})"""
+    @replaces(ref, "error_response")
+    def response(original: Any, request_id: Any, err: RpcError) -> Response:
+        if err.name in AUTH_ERRORS:
+            return JSONResponse({"error": "Unauthorized"}, status_code=401)
+        return original(request_id, err)
+
+
+@variant
+def expired_as_inactive(ref: BinduReference) -> None:
+    """An expired token is reported as inactive by introspection, so it gets -32010
+    InvalidToken rather than -32011 TokenExpired.
+
+    allowed by: /info/description "| `-32010` | InvalidToken | 401 | Token introspection returned `active: false` |" (Hydra reports an expired token inactive)"""
+    original = ref.lookup_token
+
+    def lookup(token: str) -> Any:
+        info = original(token)
+        if info is not None and ref.is_expired(info):
+            return None
+        return info
+
+    ref.lookup_token = lookup  # type: ignore[method-assign]
+
+
+@variant
+def clear_keeps_empty_context(ref: BinduReference) -> None:
+    """contexts/clear purges the context's tasks but keeps the context itself, empty
+    (it is reset, not deleted), so contexts/list still shows it.
+
+    allowed by: /info/description "| `contexts/clear` | Reset a context. |\""""
+    def delete(ctx: Context) -> None:
+        for task_id in ctx.task_ids:
+            ref.tasks.pop(task_id, None)
+        ctx.task_ids.clear()
+
+    ref.delete_context = delete  # type: ignore[method-assign]
+
+
+@variant
+def stream_status_deltas(ref: BinduReference) -> None:
+    """message/stream sends A2A-style deltas: one status-update event per state the task
+    passes through (task_id, context_id, status, final), not whole Task snapshots.
+
+    allowed by: /info/description "| `message/stream` | *(Experimental)* SSE stream of task deltas. |\""""
+    @replaces(ref, "message_stream")
+    def stream(original: Any, params: dict[str, Any], caller: Caller) -> Any:
+        out = original(params, caller)
+        last = len(out.results) - 1
+        out.results = [{"kind": "status-update", "task_id": view["id"], "context_id": view["context_id"], "status": view["status"],
+                        "final": i == last} for i, view in enumerate(out.results)]
+        return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from conformance.checks.errors import expect_result
 from conformance.runner import CheckContext, Untested
 from conformance.spec.schemas import resolve_pointer
 from conformance.transport.binding import Reply
@@ -16,11 +17,11 @@ def fresh(prefix: str = "c") -> str:
 
 
 class CanonClient:
-    def __init__(self, ctx: CheckContext) -> None:
+    def __init__(self, ctx: CheckContext, reset: bool = True) -> None:
         self.ctx = ctx
         self.binding = ctx.binding
         self._roles: dict[str, str] | None = None
-        if ctx.run.control_path:
+        if reset and ctx.run.control_path:
             # Each check starts from the seeded world: an approved contact request, a left
             # group or a passed deadline must not change what the next check sees.
             ctx.control("reset")
@@ -61,22 +62,25 @@ class CanonClient:
             blocks.append({"type": "actions", "actions": [{"id": "ok", "label": "OK"}]})
         return {"schema": schema, "title": "Conformance", "fallbackText": "Conformance check card", "blocks": blocks, **extra}
 
-    def send(self, text: str = "conformance check", **fields: Any) -> Reply:
-        payload = {"text": text, **fields}
+    def send(self, text: str | None = "conformance check", **fields: Any) -> Reply:
+        """send_to (to the owner chat unless a target is given); text None sends none."""
+        payload = {**({} if text is None else {"text": text}), **fields}
         if not any(k in payload for k in ("targetConversationId", "targetUserId", "canonContactId")):
             payload["targetConversationId"] = self.role("owner_chat")
         return self.call("send_to", payload)
 
     def group(self, *members: str) -> str:
         """A new group the agent owns."""
-        reply = self.call("create_group", {"name": "conformance", "memberIds": list(members) or [self.role("open_user")]})
-        self.ctx.expect(reply.ok, f"create_group (to set up a group): {reply.describe()}")
-        return reply.result["conversationId"]
+        with self.ctx.setup("create a group the agent owns", by="CANON-RESULT-CREATE-GROUP"):
+            reply = self.call("create_group", {"name": "conformance", "memberIds": list(members) or [self.role("open_user")]})
+            return str(expect_result(self.ctx, reply, "create_group (to set up a group)", ["conversationId"])["conversationId"])
 
     def detached_approval(self, **fields: Any) -> dict[str, Any]:
         payload = {"toolName": "deploy", "toolSummary": "Deploy the conformance build", "mode": "detached",
                    "conversationId": self.role("owner_chat"), **fields}
-        reply = self.call("request_approval", payload)
-        self.ctx.expect(reply.ok and reply.result.get("status") == "pending",
-                        f"request_approval mode detached must answer pending at once: {reply.describe()}")
-        return reply.result
+        with self.ctx.setup("open a detached approval", by="CANON-APPROVAL-DETACHED"):
+            reply = self.call("request_approval", payload)
+            result = expect_result(self.ctx, reply, "request_approval mode detached", ["status"])
+            self.ctx.expect(result.get("status") == "pending",
+                            f"request_approval mode detached must answer pending at once: {reply.describe()}")
+        return result

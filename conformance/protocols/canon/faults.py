@@ -4,6 +4,7 @@ reference misbehaves in exactly one way a requirement must catch."""
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,15 @@ def result_status_renamed(ref: CanonReference) -> None:
         return {**result, "status": "ok"} if "status" in result else result
 
     ref.finish_result = finish  # type: ignore[method-assign]
+
+
+@fault
+def check_approval_status_renamed(ref: CanonReference) -> None:
+    """check_approval results say status "ok" (the approval it reads is set up as usual)."""
+    @replaces(ref, "finish_result")
+    def finish(original: Any, verb: str, result: dict[str, Any]) -> dict[str, Any]:
+        result = original(verb, result)
+        return {**result, "status": "ok"} if verb == "check_approval" and "status" in result else result
 
 
 @fault
@@ -288,3 +298,186 @@ def mcp_tool_schema_looser(ref: CanonReference) -> None:
 
 
 __all__ = ["FAULTS", "Fault"]
+
+
+# ------------------------------------------------------------------ added with the statement map (issue 9)
+
+
+@fault
+def refusal_codes_swapped(ref: CanonReference) -> None:
+    """Every refusal but MESSAGE_ID_EXISTS carries another code of the profile's catalogue (status unchanged)."""
+    codes = sorted(c for c in ref.errors if c != "MESSAGE_ID_EXISTS")
+
+    @replaces(ref, "error_body")
+    def body(original: Any, err: VerbError) -> dict[str, Any]:
+        out = original(err)
+        if err.code in codes:
+            out["error"]["code"] = codes[(codes.index(err.code) + 1) % len(codes)]
+        return out
+
+
+@fault
+def deferred_intent_missing(ref: CanonReference) -> None:
+    """A deferred send answers without deferredIntentId."""
+    @replaces(ref, "defer_send")
+    def defer(original: Any, user_id: str, args: dict[str, Any], message_id: str | None) -> dict[str, Any]:
+        out = original(user_id, args, message_id)
+        out.pop("deferredIntentId", None)
+        return out
+
+
+@fault
+def request_message_ignored(ref: CanonReference) -> None:
+    """The contact-request note is always the text, even when requestMessage is given."""
+    @replaces(ref, "request_note")
+    def note(original: Any, args: dict[str, Any]) -> str:
+        return original({k: v for k, v in args.items() if k != "requestMessage"})
+
+
+@fault
+def request_message_untruncated(ref: CanonReference) -> None:
+    """The contact-request note defaulted from a long text is not truncated."""
+    ref.request_note = lambda args: str(args.get("requestMessage", args.get("text", "")))  # type: ignore[method-assign]
+
+
+@fault
+def session_default_new(ref: CanonReference) -> None:
+    """A user-targeted send without sessionSelection always opens a new conversation."""
+    @replaces(ref, "pick_session")
+    def pick(original: Any, user_id: str, selection: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+        return original(user_id, selection or {"mode": "new"})
+
+
+@fault
+def reply_to_validated(ref: CanonReference) -> None:
+    """messageOptions.replyTo naming an unknown message is refused."""
+    @replaces(ref, "check_prose")
+    def prose(original: Any, verb: str, args: dict[str, Any]) -> None:
+        reply_to = (args.get("messageOptions") or {}).get("replyTo")
+        known = {m["messageId"] for c in ref.w["conversations"].values() for m in c["messages"]}
+        if reply_to is not None and reply_to not in known:
+            raise VerbError("MESSAGE_NOT_FOUND", f"replyTo {reply_to!r} not found")
+        original(verb, args)
+
+
+@fault
+def content_type_always_text(ref: CanonReference) -> None:
+    """A message with attachments and no contentType is stored as text."""
+    @replaces(ref, "compose")
+    def compose(original: Any, args: dict[str, Any]) -> dict[str, Any]:
+        out = original(args)
+        if "contentType" not in (args.get("messageOptions") or {}):
+            out["contentType"] = "text"
+        return out
+
+
+@fault
+def responder_unchecked(ref: CanonReference) -> None:
+    """responseUserId is taken as given, member or not."""
+    ref.responder = lambda conv, requested: requested or ref.owner  # type: ignore[method-assign]
+
+
+@fault
+def timeout_wins(ref: CanonReference) -> None:
+    """timeoutMs wins over expiresAt when both are given."""
+    @replaces(ref, "requested_deadline")
+    def pick(original: Any, args: dict[str, Any], now: int) -> int:
+        return original({k: v for k, v in args.items() if not ("timeoutMs" in args and k == "expiresAt")}, now)
+
+
+@fault
+def timeout_ms_ignored(ref: CanonReference) -> None:
+    """timeoutMs is ignored: the default deadline applies."""
+    @replaces(ref, "requested_deadline")
+    def pick(original: Any, args: dict[str, Any], now: int) -> int:
+        return original({k: v for k, v in args.items() if k != "timeoutMs"}, now)
+
+
+@fault
+def deadline_ceiling_loose(ref: CanonReference) -> None:
+    """Each deadline ceiling is enforced one minute late."""
+    @replaces(ref, "check_deadline")
+    def check(original: Any, expires_at: int, now: int, ceiling_ms: int) -> None:
+        original(expires_at, now, ceiling_ms + 60_000)
+
+
+@fault
+def replay_window_loose(ref: CanonReference) -> None:
+    """A resolved decision keeps replaying an hour past the replay window."""
+    def replayable(record: dict[str, Any]) -> bool:
+        consumed = record.get("consumedAt")
+        return consumed is None or ref.now_ms() - consumed <= ref.limit("approval_replay_window_ms") + 3_600_000
+
+    ref.approval_replayable = replayable  # type: ignore[method-assign]
+
+
+@fault
+def share_contact_replay_duplicates(ref: CanonReference) -> None:
+    """share_contact ignores its messageId: an identical replay shares the card again."""
+    @replaces(ref, "message_id_record")
+    def record(original: Any, sender: str, message_id: str | None, args: dict[str, Any]) -> dict[str, Any] | None:
+        return None if "contactUserId" in args else original(sender, message_id, args)
+
+    @replaces(ref, "remember_send")
+    def remember(original: Any, sender: str, message_id: str | None, args: dict[str, Any], result: dict[str, Any]) -> None:
+        if "contactUserId" not in args:
+            original(sender, message_id, args, result)
+
+
+@fault
+def structured_value_not_empty(ref: CanonReference) -> None:
+    """value repeats the structured answers instead of being ''."""
+    @replaces(ref, "free_text")
+    def free(original: Any, response: dict[str, Any]) -> str:
+        return json.dumps(response["answers"]) if "answers" in response else original(response)
+
+
+@fault
+def responded_by_agent(ref: CanonReference) -> None:
+    """check_approval names the agent, not the human who decided, as respondedBy."""
+    @replaces(ref, "verb_check_approval")
+    def check(original: Any, args: dict[str, Any]) -> dict[str, Any]:
+        out = original(args)
+        return {**out, "respondedBy": ref.agent} if "respondedBy" in out else out
+
+
+@fault
+def card_responded_by_agent(ref: CanonReference) -> None:
+    """request_card names the agent as respondedBy."""
+    @replaces(ref, "card_outcome")
+    def outcome(original: Any, response: dict[str, Any], card_id: str, responder: str) -> dict[str, Any]:
+        return original(response, card_id, ref.agent)
+
+
+@fault
+def creator_not_added(ref: CanonReference) -> None:
+    """create_group leaves the caller out of the new group."""
+    @replaces(ref, "add_conversation")
+    def add(original: Any, kind: str, members: list[str], owner: str | None, name: str | None = None,
+            conv_id: str | None = None) -> dict[str, Any]:
+        if kind == "group" and owner == ref.agent and conv_id is None:
+            members = [m for m in members if m != ref.agent] or members[1:]
+        return original(kind, members, owner, name, conv_id)
+
+
+@fault
+def approval_never_expires(ref: CanonReference) -> None:
+    """check_approval keeps answering pending after the deadline."""
+    ref.approval_expired_result = lambda record: {  # type: ignore[method-assign]
+        "status": "pending", "approvalId": record["id"], "expiresAt": record["expiresAt"]}
+
+
+@fault
+def active_conversation_ignored(ref: CanonReference) -> None:
+    """A verb without conversationId goes to the agent's own group, not the active conversation."""
+    @replaces(ref, "member_conversation")
+    def pick(original: Any, conv_id: str | None) -> dict[str, Any]:
+        return original(conv_id or ref.role("agent_group"))
+
+
+@fault
+def kind_default_secret(ref: CanonReference) -> None:
+    """A request_input without kind is owner-only, as if kind defaulted to secret rather than clarify."""
+    @replaces(ref, "input_forces_owner")
+    def forces(original: Any, args: dict[str, Any]) -> bool:
+        return "kind" not in args or original(args)

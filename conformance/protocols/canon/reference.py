@@ -13,11 +13,13 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from http import HTTPStatus
 from typing import Any
 
 from starlette.applications import Starlette
@@ -42,9 +44,17 @@ UNKNOWN_VERB = "UNKNOWN_VERB"
 UNKNOWN_VERB_STATUS = 404
 # A handler that crashed (only possible when a fault let an invalid input through).
 INTERNAL = "INTERNAL"
-INTERNAL_STATUS = 500
+INTERNAL_STATUS = int(HTTPStatus.INTERNAL_SERVER_ERROR)
 MCP_PROTOCOL_VERSION = "2025-06-18"
 BLOCKING_VERBS = ("request_input", "request_approval", "request_card")
+# Attachment URLs the reference's (imaginary) upload flow and GIF picker issue: its allowlist.
+MEDIA_PREFIXES = ("https://media.canon.reference/uploads/", "https://media.canon.reference/gif/")
+MEDIA_URL = MEDIA_PREFIXES[0] + "conformance.png"
+# unifiedDiff sanitizing: paths the reference treats as sensitive, and secret tokens it redacts
+SENSITIVE_PATH = re.compile(r"(^|/)(\.env(\..*)?|id_rsa|id_ed25519|.*\.pem|\.npmrc|\.netrc|credentials(\.json)?)$")
+SECRET_TOKEN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}",
+                          re.S)
+REDACTED = "[REDACTED]"
 
 # role -> (id, kind, admission policy); conversations are built in seed_world.
 USERS = {
@@ -176,7 +186,8 @@ class CanonReference:
         self.add_conversation("group", [owner, agent, member], owner=owner, name="Owner's group", conv_id="conv_group")
         self.add_conversation("group", [agent, member], owner=agent, name="Agent's group", conv_id="conv_agent_group")
         roles.update(owner_chat="conv_owner_chat", owner_message="msg_owner_message",
-                     group="conv_group", agent_group="conv_agent_group")
+                     group="conv_group", agent_group="conv_agent_group", active_chat="conv_owner_chat",
+                     media_url=MEDIA_URL)
         self.w["active_conversation"] = "conv_owner_chat"
 
     def add_conversation(self, kind: str, members: list[str], owner: str | None, name: str | None = None,
@@ -242,11 +253,40 @@ class CanonReference:
         if verb not in self.verbs:
             raise VerbError(UNKNOWN_VERB, f"unknown verb {verb!r}")
         self.validate_input(verb, args)
+        self.check_prose(verb, args)
         result = getattr(self, f"verb_{verb}")(args)
         return self.finish_result(verb, result)
 
     def finish_result(self, verb: str, result: dict[str, Any]) -> dict[str, Any]:
         return result
+
+    # ------------------------------------------------------------------ rules of the descriptions
+
+    def text_fits(self, text: str, limit: str) -> bool:
+        """send_to text and forward captions: at most N bytes of UTF-8 (the schema counts chars)."""
+        return len(text.encode()) <= self.limit(limit)
+
+    def metadata_fits(self, metadata: Any) -> bool:
+        """turnMetadata: JSON.stringify length in UTF-16 code units, not bytes."""
+        text = json.dumps(metadata, separators=(",", ":"), ensure_ascii=False)
+        return len(text.encode("utf-16-le")) // 2 <= self.limit("metadata_utf16_units")
+
+    def attachment_allowed(self, url: str) -> bool:
+        """Server allowlist, fail-closed: only URLs the upload flow or the GIF picker issued."""
+        return url.startswith(MEDIA_PREFIXES)
+
+    def check_prose(self, verb: str, args: dict[str, Any]) -> None:
+        """What the descriptions state beyond <verb>_input; refused like a schema break."""
+        if verb in ("send_to", "forward") and isinstance(args.get("text"), str):
+            limit = "text_bytes" if verb == "send_to" else "caption_bytes"
+            if not self.text_fits(args["text"], limit):
+                raise VerbError("VALIDATION_ERROR", f"/text: over {self.limit(limit)} bytes of UTF-8")
+        opts = args.get("messageOptions") or {}
+        if "metadata" in opts and not self.metadata_fits(opts["metadata"]):
+            raise VerbError("VALIDATION_ERROR", "/messageOptions/metadata: serialized over the limit")
+        for att in opts.get("attachments") or []:
+            if not self.attachment_allowed(att["url"]):
+                raise VerbError("VALIDATION_ERROR", "/messageOptions/attachments: url is not from a Canon upload")
 
     def error_status(self, err: VerbError) -> int:
         """HTTP status of an error: the profile's row for its code."""
@@ -288,14 +328,17 @@ class CanonReference:
 
     # ------------------------------------------------------------------ deadlines
 
+    def requested_deadline(self, args: dict[str, Any], now: int) -> int:
+        """expiresAt wins over timeoutMs; without either, the binding's default."""
+        if "expiresAt" in args:
+            return int(args["expiresAt"])
+        if "timeoutMs" in args:
+            return now + int(args["timeoutMs"])
+        return now + DEFAULT_DEADLINE_MS
+
     def deadline(self, args: dict[str, Any], ceiling_ms: int) -> int:
         now = self.now_ms()
-        if "expiresAt" in args:
-            expires = args["expiresAt"]
-        elif "timeoutMs" in args:
-            expires = now + args["timeoutMs"]
-        else:
-            expires = now + DEFAULT_DEADLINE_MS
+        expires = self.requested_deadline(args, now)
         self.check_deadline(expires, now, ceiling_ms)
         return int(expires)
 
@@ -447,11 +490,15 @@ class CanonReference:
             status = "pending"
         else:
             request = {"id": self.new_id("req"), "kind": "contact", "userId": user_id, "status": "pending",
-                       "note": args.get("requestMessage", args.get("text", ""))[:500], "deferred": []}
+                       "note": self.request_note(args), "deferred": []}
             self.w["requests"][request["id"]] = request
             status = "requested"
         request["deferred"].append(intent)
         return {"status": status, "requestId": request["id"], "deferredIntentId": intent["id"]}
+
+    def request_note(self, args: dict[str, Any]) -> str:
+        """The contact-request note: requestMessage, else the text, truncated to the limit in chars."""
+        return str(args.get("requestMessage", args.get("text", "")))[: self.limit("request_message_chars")]
 
     def deliver_deferred(self, request: dict[str, Any]) -> None:
         """On approval, each deferred send lands in a new direct conversation."""
@@ -474,13 +521,17 @@ class CanonReference:
     def input_outcome(self, response: dict[str, Any], input_id: str) -> dict[str, Any]:
         action = response.get("action")
         if action == "answer":
-            out = {"status": "submitted", "inputId": input_id, "value": response.get("value", "")}
+            out = {"status": "submitted", "inputId": input_id, "value": self.free_text(response)}
             if "answers" in response:
                 out["answers"] = response["answers"]
             return out
         if action == "cancel":
             return {"status": "cancelled", "inputId": input_id}
         return {"status": "timeout", "inputId": input_id}
+
+    def free_text(self, response: dict[str, Any]) -> str:
+        """The free-text answer: '' when structured answers were used."""
+        return "" if "answers" in response else str(response.get("value", ""))
 
     def verb_request_input(self, args: dict[str, Any]) -> dict[str, Any]:
         conv = self.member_conversation(args.get("conversationId"))
@@ -521,6 +572,8 @@ class CanonReference:
         approval_id = args.get("approvalId") or self.new_id("appr")
         record = self.record_interaction("approval", approval_id, conv, responder, expires, "pending",
                                          args=copy.deepcopy(args), consumedAt=None)
+        if "diff" in args:
+            record["diff"] = self.sanitize_diff(args["diff"])
         if self.approval_mode(args) == "detached":
             return {"status": "pending", "approvalId": approval_id, "conversationId": conv["id"],
                     "expiresAt": expires, "responseUserId": responder}
@@ -534,6 +587,38 @@ class CanonReference:
         if "sessionRule" in record:
             out["sessionRule"] = record["sessionRule"]
         return out
+
+    def path_sensitive(self, path: str) -> bool:
+        return SENSITIVE_PATH.search(path) is not None
+
+    def redact(self, text: str) -> str:
+        return SECRET_TOKEN.sub(REDACTED, text)
+
+    @staticmethod
+    def clip_bytes(text: str, limit: int) -> str:
+        """At most ``limit`` bytes of UTF-8, cut on a character boundary."""
+        raw = text.encode()
+        return text if len(raw) <= limit else raw[: max(limit, 0)].decode(errors="ignore")
+
+    def sanitize_diff(self, diff: dict[str, Any]) -> dict[str, Any]:
+        """What humans see: sensitive paths suppressed, secret tokens redacted, each file's
+        diff clipped to the per-file limit and all of them to the total."""
+        left = self.limit("diff_total_clip_bytes")
+        truncated = bool(diff.get("truncated"))
+        files = []
+        for f in diff.get("files", []):
+            f = copy.deepcopy(f)
+            if self.path_sensitive(f["path"]) or self.path_sensitive(f.get("oldPath", "")):
+                f.pop("diff", None)
+                f["suppressed"] = True
+            elif "diff" in f:
+                text = self.redact(f["diff"])
+                clipped = self.clip_bytes(self.clip_bytes(text, self.limit("diff_file_clip_bytes")), left)
+                truncated |= clipped != text
+                left -= len(clipped.encode())
+                f["diff"] = clipped
+            files.append(f)
+        return {"files": files, "truncated": truncated}
 
     def approval_bound(self, record: dict[str, Any], args: dict[str, Any]) -> bool:
         """A check names no conversation or the one that created the approval."""
@@ -596,8 +681,24 @@ class CanonReference:
                            card=copy.deepcopy(args["card"]), cardId=card_id)
         return {"status": "displayed", "cardId": card_id, "conversationId": conv["id"]}
 
+    @staticmethod
+    def depth(value: Any) -> int:
+        """Nesting depth of objects and arrays (a scalar is 0, {} is 1)."""
+        if isinstance(value, dict):
+            return 1 + max((CanonReference.depth(v) for v in value.values()), default=0)
+        if isinstance(value, list):
+            return 1 + max((CanonReference.depth(v) for v in value), default=0)
+        return 0
+
+    def card_values_ok(self, values: Any) -> bool:
+        """A human's submitted values: at most N serialized bytes and depth M."""
+        size = len(json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode())
+        return size <= self.limit("card_values_bytes") and self.depth(values) <= self.limit("card_values_depth")
+
     def card_outcome(self, response: dict[str, Any], card_id: str, responder: str) -> dict[str, Any]:
         action = response.get("action")
+        if action == "submit" and not self.card_values_ok(response.get("values", {})):
+            action = "timeout"  # the server refuses the submission; the card stays open until its deadline
         if action == "submit":
             return {"status": "submitted", "cardId": card_id, "actionId": response.get("actionId", ""),
                     "values": response.get("values", {}), "respondedBy": responder}
@@ -835,8 +936,23 @@ class CanonReference:
 
     # ------------------------------------------------------------------ MCP binding
 
+    def card_document_schema(self, envelope: dict[str, Any]) -> dict[str, Any]:
+        """The envelope composed with the card document's authoring caps (the spec's runtimeCard
+        description: a tool binding MUST compose the full document schema): capped title,
+        fallbackText and blocks, each block an object naming its type."""
+        card = copy.deepcopy(envelope)
+        props = card.setdefault("properties", {})
+        props["title"] = {**props.get("title", {}), "maxLength": self.limit("card_title_authoring_chars")}
+        props["fallbackText"] = {**props.get("fallbackText", {}), "maxLength": self.limit("card_fallback_authoring_chars")}
+        props["blocks"] = {**props.get("blocks", {}), "maxItems": self.limit("card_blocks_authoring_count"),
+                           "items": {"type": "object", "required": ["type"], "properties": {"type": {"type": "string", "minLength": 1}}}}
+        return card
+
     def tool_input_schema(self, verb: str) -> dict[str, Any]:
-        return copy.deepcopy(self.input_schemas[verb])
+        schema = copy.deepcopy(self.input_schemas[verb])
+        if isinstance(schema.get("properties", {}).get("card"), dict):
+            schema["properties"]["card"] = self.card_document_schema(schema["properties"]["card"])
+        return schema
 
     def tools(self) -> list[dict[str, Any]]:
         return [{"name": verb, "description": self.input_schemas[verb].get("description", verb),
@@ -952,9 +1068,20 @@ class CanonReference:
                 status = record["status"]
                 if status == "pending" and self.now_ms() >= record["expiresAt"]:
                     status = "expired"
-                return JSONResponse({"kind": kind, "responseUserId": record["responseUserId"], "status": status,
-                                     "conversationId": record["conversationId"], "expiresAt": record["expiresAt"]})
+                out = {"kind": kind, "responseUserId": record["responseUserId"], "status": status,
+                       "conversationId": record["conversationId"], "expiresAt": record["expiresAt"]}
+                if "diff" in record:
+                    out["diff"] = copy.deepcopy(record["diff"])
+                return JSONResponse(out)
         return self.control_error(404, "interaction not found")
+
+    def control_contact_request(self, args: dict[str, Any]) -> Response:
+        """A request as its recipient sees it (the note of a contact request)."""
+        request = self.w["requests"].get(args.get("requestId"))
+        if request is None:
+            return self.control_error(404, "request not found")
+        return JSONResponse({"kind": request["kind"], "userId": request["userId"], "status": request["status"],
+                             "note": request.get("note")})
 
     def control_approve_request(self, args: dict[str, Any]) -> Response:
         request = self.w["requests"].get(args.get("requestId"))
