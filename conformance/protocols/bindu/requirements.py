@@ -545,26 +545,6 @@ def plain_401(ctx: CheckContext, reply: Any) -> bool:
             and not schema_errors(schema_at(ctx.profile.spec, UNAUTHORIZED), body))
 
 
-def unauthorized(methods: Callable[[], dict[str, Callable[[BinduClient, Any], Any]]], error: str, also: tuple[str, ...] = (),
-                 caller: str | None = None, credential: str = "full") -> Callable[[CheckContext], None]:
-    """Family rows of auth.token_required / token_refused, with what they cannot say:
-    each method without a token (for AuthenticationRequired) or with a bad one (the
-    ``caller`` credential, else a token never issued) is refused with the catalog's
-    ``error`` (or one of ``also``) in the JSON-RPC envelope, or with the 401 body POST /
-    documents. Both answers are in the spec."""
-    def check(ctx: CheckContext) -> None:
-        ctx.token(credential)
-        for name, call in operations(methods)(ctx).items():
-            with ctx.subcheck(name):
-                who: Any = None if error == "AuthenticationRequired" else caller or RawToken("conformance-not-a-token-" + fresh_id())
-                what = f"{name} {'without a bearer token' if who is None else 'with the ' + caller + ' token' if caller else 'with a token the server never issued'}"
-                reply = call(who)
-                if plain_401(ctx, reply):
-                    continue
-                expect_error(ctx, reply, error, what, also)
-    return check
-
-
 def check_auth_envelope(ctx: CheckContext) -> None:
     """The profile's reading: auth failures are the catalog's codes in the envelope."""
     ctx.token("full")
@@ -1103,15 +1083,15 @@ def build(profile: Profile) -> list[Requirement]:
             ("terminal_task_reopened", "cancel_terminal_succeeds", "feedback_changes_state", "input_required_not_resumable"),
             ("control",)),
         req("BINDU-AUTH-REQUIRED", "MUST", "Every writable method without a bearer token gets -32009 (HTTP 401)",
-            at(catalog, "| `-32009` |"), unauthorized(_write_methods, "AuthenticationRequired"), ("auth_not_enforced",)),
+            at(catalog, "| `-32009` |"), auth.token_required(operations(_write_methods), "AuthenticationRequired", documented=plain_401), ("auth_not_enforced",)),
         req("BINDU-AUTH-REQUIRED-READ", "SHOULD", "The read methods without a bearer token get -32009 too",
             Source("profile", "POST / declares bearerAuth for every method, but the prose requires a token on writable methods only "
                    "(/info/description, \"Layer 1\"): the profile prefers the stricter reading"),
-            unauthorized(_read_methods, "AuthenticationRequired"), ("auth_not_enforced",)),
+            auth.token_required(operations(_read_methods), "AuthenticationRequired", documented=plain_401), ("auth_not_enforced",)),
         req("BINDU-AUTH-INVALID-TOKEN", "MUST", "A token the server never issued gets -32010 (HTTP 401)",
-            at(catalog, "| `-32010` |"), unauthorized(_all_methods, "InvalidToken"), ("invalid_token_accepted",)),
+            at(catalog, "| `-32010` |"), auth.token_refused(operations(_all_methods), "InvalidToken", documented=plain_401), ("invalid_token_accepted",)),
         req("BINDU-AUTH-EXPIRED-TOKEN", "MUST", "An expired token is refused: -32011 (or -32010: introspection calls it inactive) with HTTP 401",
-            at(catalog, "| `-32011` |"), unauthorized(_read_methods, "TokenExpired", also=("InvalidToken",), caller="expired", credential="expired"),
+            at(catalog, "| `-32011` |"), auth.token_refused(operations(_read_methods), "TokenExpired", "expired", "expired", also=("InvalidToken",), documented=plain_401),
             ("expired_token_accepted",), ("expired",)),
         req("BINDU-AUTH-ENVELOPE", "SHOULD", "Auth failures come as the catalog's own code in the JSON-RPC envelope (-32009, -32010, -32011)",
             Source("profile", "POST / documents a 401 body {error} beside the catalog's envelope codes, and an expired token is "
