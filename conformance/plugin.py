@@ -340,6 +340,8 @@ class RunSession:
             for cause in causes[:10]:
                 names = ", ".join(cause["requirements"][:4]) + (" ..." if cause["count"] > 4 else "")
                 self.console.line(f"  {cause['count']:3} x {cause['signature'][:110]}  [{names}]")
+                if cause.get("request_in_common"):
+                    self.console.line(f"        requests in common: {'; '.join(cause['request_in_common'])}")
         for stale in summary["baseline"]["stale"] if summary["baseline"] else []:
             self.console.line(f"stale: {stale}")
         self.console.line(f"report: {path.parent / 'report.html'} (summary.json, junit.xml, badge.svg, cases/)")

@@ -14,6 +14,7 @@ from conformance.spec.limits import load_limits
 from conformance.spec.readers import SpecDocument, read_errors, read_operations
 from conformance.spec.schemas import SpecError, load_document, sha256_of
 from conformance.statements import load_statements
+from conformance.yamltext import load_yaml
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 ROOT = PACKAGE_DIR.parent  # the source checkout (when running from one)
@@ -43,7 +44,7 @@ def profile_path(name: str) -> Path:
 
 def read_settings(path: Path) -> dict[str, Any]:
     try:
-        settings = yaml.safe_load(path.read_text(encoding="utf-8"))
+        settings = load_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ProfileError(f"profile {path} does not parse: {str(exc).splitlines()[0]}") from exc
     if not isinstance(settings, dict) or "spec" not in settings or "package" not in settings:

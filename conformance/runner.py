@@ -26,6 +26,7 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from conformance.failures import DEFAULT_KIND, Failure, check_kind, summarize
 from conformance.model import Exchange, Profile, Requirement
+from conformance.report.rootcause import accepted_features
 from conformance.transport.binding import Binding, make_binding
 from conformance.transport.http import (
     HttpReply,
@@ -150,6 +151,7 @@ class Verdict:
     failures: list[Failure] = field(default_factory=list)  # of a failed verdict; ``message`` sums them up
     machine: dict[str, int] = field(default_factory=dict)  # state-machine rules and transitions reached, by count
     cause: str = ""  # of a blocked verdict: the kind of the finding that blocked it
+    features: set[str] = field(default_factory=set)  # of a passed verdict: what its accepted requests carried (root causes)
 
 
 _BLOB = re.compile(r"@reproduce_failure\('([^']+)', (b'[^']*')\)")
@@ -242,8 +244,7 @@ class CheckContext:
 
     def _record(self, failure: Failure) -> None:
         self.subcheck_failures.append(failure)
-        kept = self.subcheck_exchanges
-        kept += [e for e in self.http.log if all(e is not k for k in kept)]
+        self.keep_evidence()
 
     @property
     def subchecks_entered(self) -> int:
@@ -302,6 +303,13 @@ class CheckContext:
             owner = f" (the subject of {by})" if by else ""
             kind = exc.kind if isinstance(exc, CheckFailed) else "no_answer"
             raise Blocked(f"set-up failed: {what}{owner}: {_clean_message(exc)}", kind) from exc
+
+    def keep_evidence(self) -> None:
+        """Keep the exchanges logged so far in the case should the check fail later:
+        an answer the rest of the check judges (a tools listing, say) stays quoted
+        after the examples that follow forget theirs."""
+        kept = self.subcheck_exchanges
+        kept += [e for e in self.http.log if all(e is not k for k in kept)]
 
     def begin_example(self) -> None:
         """Forget the exchanges of the previous example: a case holds only the last one."""
@@ -417,6 +425,7 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
             [Failure(f.kind, run.http.redact(f.message), f.statement and run.http.redact(f.statement), f.subcheck)
              for f in failures],
             dict(sorted(ctx.machine_stats.items())),
+            features=accepted_features(run.http.log) if status == "passed" else set(),
         )
 
     if run.unreachable:

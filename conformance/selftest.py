@@ -127,6 +127,9 @@ def fault_problems(fault: str, per_binding: dict[str | None, dict[str, Verdict]]
         for b, v in verdicts.items():
             over = f" over {b}" if b else ""
             problems += [f"{rid} crashed on fault {fault}{over}: {c}" for c in crashes(v)]
+            if v.status == "failed" and ("[breaks: " not in v.message or not any(e.response or e.error for e in v.exchanges)):
+                problems.append(f"{rid} on fault {fault}{over}: a finding must name the statement it breaks and "
+                                f"keep the answer it quotes: {v.message[:200]}")
         missed = [b for b, v in verdicts.items() if v.status != "skipped" and not caught(v)]
         if missed or all(v.status == "skipped" for v in verdicts.values()):
             over = "" if missed == [None] else f" over {', '.join(str(b) for b in missed) or 'any binding'}"

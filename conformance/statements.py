@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from conformance.yamltext import load_yaml
+
 LEVELS = ("MUST", "SHOULD", "MAY")
 
 
@@ -62,7 +64,7 @@ def load_statements(path: Path) -> list[Statement]:
     if not path.is_file():
         return []
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = load_yaml(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         raise StatementMapError(f"{path} does not parse: {str(exc).splitlines()[0]}") from None
     rows = data.get("statements") if isinstance(data, dict) else None

@@ -11,12 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
 from hypothesis.stateful import RULE_MARKER, RuleBasedStateMachine
 
 from conformance.model import Profile, Requirement, Source
 from conformance.runner import CheckContext
 from conformance.spec.openapi import line_of
+from conformance.yamltext import load_yaml
 
 
 class FaultRegistry(dict[str, Callable[[Any], None]]):
@@ -31,7 +31,7 @@ class FaultRegistry(dict[str, Callable[[Any], None]]):
         """Faults declared as data (a YAML file): each makes one method of the
         reference answer a constant (``returns``) or hand back one of its arguments
         untouched (``returns_argument``): ``name: {method, returns | returns_argument, doc}``."""
-        for name, row in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).items():
+        for name, row in (load_yaml(path.read_text(encoding="utf-8")) or {}).items():
             def patch(ref: Any, method: str = row["method"], row: dict[str, Any] = row) -> None:
                 if "returns_argument" in row:
                     setattr(ref, method, lambda *args, i=row["returns_argument"]: args[i])

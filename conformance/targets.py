@@ -19,6 +19,7 @@ from conformance.transport.http import (
     Redactor,
     validate_target_url,
 )
+from conformance.yamltext import load_yaml
 
 CONTROL_PREFIX = "/_control"
 
@@ -36,7 +37,7 @@ class ProtocolMismatch(Exception):
 def read_yaml(path: Path, what: str) -> Any:
     """A user's YAML file, or ConfigError with a one-line reason."""
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return load_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read {what} {path}: {exc.strerror}") from exc
     except yaml.YAMLError as exc:

@@ -313,10 +313,16 @@ def test_selftest_counts_a_crash_as_no_catch():
 
 
 def test_a_crash_beside_a_real_finding_is_still_a_problem():
+    from conformance.model import Exchange
     from conformance.runner import Verdict
 
-    both = Verdict("failed", "m", failures=[Failure("wrong_status", "x", subcheck="a"),
-                                            Failure("crash", "unexpected KeyError: 'k'")])
+    answered = [Exchange(request={"method": "GET", "url": "/"}, response={"status": 500, "body": ""})]
+    both = Verdict("failed", "m [breaks: spec#/x]", answered, failures=[Failure("wrong_status", "x", subcheck="a"),
+                                                                     Failure("crash", "unexpected KeyError: 'k'")])
     assert fault_problems("f", {None: {"R": both}}) == ["R crashed on fault f: unexpected KeyError: 'k'"]
+    unsourced = Verdict("failed", "m", answered, failures=[Failure("wrong_status", "x")])
+    assert "must name the statement it breaks" in " ".join(fault_problems("f", {None: {"R": unsourced}}))
+    unanswered = Verdict("failed", "m [breaks: spec#/x]", failures=[Failure("wrong_status", "x")])
+    assert "keep the answer it quotes" in " ".join(fault_problems("f", {None: {"R": unanswered}}))
     only_crash = Verdict("failed", "unexpected KeyError: 'k'", failures=[Failure("crash", "unexpected KeyError: 'k'")])
     assert clean_problems({"R": only_crash}, "") == ["clean reference: R crashed: unexpected KeyError: 'k'"]

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+from conformance.model import Exchange
+from conformance.report.rootcause import accepted_features, in_common, request_features
 from tests.conftest import conformance
 
 
@@ -32,6 +34,8 @@ def test_a_refused_setup_blocks_instead_of_failing_and_reads_as_one_cause(tmp_pa
     assert "BINDU-SEND-CREATES-TASK" in first["requirements"]
     assert {r["id"] for r in blocked} <= set(first["requirements"])  # one group, not one per requirement
     assert sum("taskId is assigned" in c["signature"] for c in causes) == 1
+    # the request feature the blocked set-ups share and passing requirements' requests lack
+    assert first["request_in_common"] == ["message/send: params.message.taskId as UUID string"], first
 
     assert status["BINDU-RPC-BODY-LIMIT"]["status"] == "failed"  # the other fault is still found
     assert any(c["requirements"] == ["BINDU-RPC-BODY-LIMIT"] for c in causes)
@@ -41,3 +45,16 @@ def test_a_refused_setup_blocks_instead_of_failing_and_reads_as_one_cause(tmp_pa
         if r["status"] == "failed":
             assert "[breaks: " in r["message"], r
             assert "HTTP " in r["message"] or "no answer" in r["message"], r
+
+
+def _exchange(body: dict, status: int, answer: str = "{}", url: str = "/v1/actions/send") -> Exchange:
+    return Exchange(request={"method": "POST", "url": url, "body": json.dumps(body)},
+                    response={"status": status, "body": answer})
+
+
+def test_the_request_feature_in_common_is_one_no_accepted_request_carried():
+    refused = [_exchange({"to": "a", "id": 7, "n": 1}, 400), _exchange({"to": "b", "id": 9}, 400)]
+    accepted = accepted_features([_exchange({"to": "c", "id": "x"}, 200),
+                                  _exchange({"to": "d", "id": 3}, 200, '{"error": {"code": 1}}')])  # an error is no acceptance
+    assert in_common([request_features(e) for e in refused], accepted) == ["POST /v1/actions/send: id as integer"]
+    assert in_common([request_features(refused[0])], accepted) == []  # one request has nothing "in common"

@@ -4,13 +4,13 @@ Written once over transport.binding.Reply, for every binding."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from conformance.model import ErrorCode, Profile
 from conformance.runner import CheckContext
 from conformance.transport.binding import Reply
+from conformance.transport.http import json_excerpt
 
 
 def catalog_entry(profile: Profile, code_or_name: Any) -> ErrorCode:
@@ -71,7 +71,7 @@ def expect_mapping(ctx: CheckContext, value: Any, what: str, keys: Iterable[str]
     finding that quotes it, never a crash of the check."""
     missing = [k for k in keys if not isinstance(value, dict) or k not in value]
     if not isinstance(value, dict) or missing:
-        shown = json.dumps(value, default=str)[:160]
+        shown = json_excerpt(value)
         ctx.fail(f"{what}: expected an object{' with ' + ', '.join(missing) if missing else ''}, got {shown}",
                  kind="malformed_answer")
     return value
@@ -90,7 +90,7 @@ def expect_refusal(ctx: CheckContext, reply: Reply, error: Any, what: str) -> No
 def expect_list(ctx: CheckContext, value: Any, what: str) -> list[Any]:
     """``value`` as a JSON array (another shape is a finding that quotes it)."""
     if not isinstance(value, list):
-        ctx.fail(f"{what}: expected an array, got {json.dumps(value, default=str)[:160]}", kind="malformed_answer")
+        ctx.fail(f"{what}: expected an array, got {json_excerpt(value)}", kind="malformed_answer")
     return value
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from conformance.model import LEVELS
+from conformance.yamltext import load_yaml
 
 EXCERPT_LIMIT = 4000  # characters of a spec excerpt
 BODY_LIMIT = 64_000  # characters of one exchange body (the case file has it all)
@@ -174,7 +175,7 @@ class SpecExcerpts:
             parsed: Any = None
             if text is not None:
                 try:
-                    parsed = json.loads(text) if rel.endswith(".json") else yaml.safe_load(text)
+                    parsed = json.loads(text) if rel.endswith(".json") else load_yaml(text)
                 except (ValueError, yaml.YAMLError):
                     parsed = None
             self._docs[rel] = parsed
@@ -433,7 +434,11 @@ def render_root_causes(summary: dict[str, Any]) -> str:
     causes = summary.get("root_causes") or []
     if not causes:
         return ""
-    rows = "".join(f"<tr><td class=n>{c['count']}</td><td class=mono>{e(c['signature'])}</td>"
+    def common(c: dict[str, Any]) -> str:
+        shared = c.get("request_in_common") or []
+        return f"<div class=note>requests in common: {e('; '.join(shared))}</div>" if shared else ""
+
+    rows = "".join(f"<tr><td class=n>{c['count']}</td><td class=mono>{e(c['signature'])}{common(c)}</td>"
                    f"<td>{', '.join(e(r) for r in c['requirements'])}</td></tr>" for c in causes)
     return ("<section id=causes><h2>Root causes</h2><p class=note>one line per distinct answer that broke "
             "requirements; fixing it may clear all of them</p><table><tr><th>requirements</th><th>cause</th>"

@@ -1,7 +1,9 @@
 """Root causes: failures grouped by what the target did, so one bug reads as one
 finding however many requirements it trips. The signature of a failed or blocked
 requirement is its failure kind plus the answer that broke it: HTTP status, error
-code, and the message or field the target blamed (ids and numbers blurred)."""
+code, and the message or field the target blamed (ids and numbers blurred). A group
+also names the request features its breaking requests have in common that no
+request the target accepted carried (a UUID-string taskId, say): the likely trigger."""
 
 from __future__ import annotations
 
@@ -31,10 +33,84 @@ def blamed(response: dict[str, Any] | None) -> tuple[str, str]:
     return status, ""
 
 
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return json_type(value)
+    if isinstance(value, str):
+        return "UUID string" if _UUID.match(value) else "string"
+    return json_type(value)
+
+
+def json_type(value: Any) -> str:
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}.get(
+        type(value), "null")
+
+
+def _leaves(value: Any, path: str, out: set[str]) -> None:
+    if isinstance(value, dict):
+        out.add(f"{path or '(body)'} as an object")
+        for key, item in value.items():
+            _leaves(item, f"{path}.{key}" if path else str(key), out)
+    elif isinstance(value, list):
+        out.add(f"{path or '(body)'} as an array")
+        for item in value[:8]:
+            _leaves(item, f"{path}[]", out)
+    else:
+        out.add(f"{path or '(body)'} as {_shape(value)}")
+
+
+def request_features(exchange: Any) -> set[str]:
+    """What one request carried: each JSON field with the shape of its value, scoped
+    by the operation ("message/send: params.message.taskId as UUID string")."""
+    req = exchange.request
+    body, why = parse_json(req.get("body") or "")
+    scope = f"{req.get('method')} {str(req.get('url', '')).split('?')[0]}"
+    if isinstance(body, dict) and isinstance(body.get("method"), str):
+        scope = body["method"]
+    out: set[str] = set()
+    if not why and isinstance(body, (dict, list)):
+        _leaves(body, "", out)
+    return {f"{scope}: {f}" for f in out} | {scope}
+
+
+def succeeded(exchange: Any) -> bool:
+    """Answered 2xx without an error member: nothing in its request was refused."""
+    response = exchange.response
+    if not response or not 200 <= int(response.get("status") or 0) < 300:
+        return False
+    body, _ = parse_json(response.get("body") or "")
+    return not (isinstance(body, dict) and "error" in body)
+
+
+def accepted_features(exchanges: list[Any]) -> set[str]:
+    """Features of requests the target accepted: none of them alone is a cause."""
+    out: set[str] = set()
+    for exchange in exchanges:
+        if succeeded(exchange):
+            out |= request_features(exchange)
+    return out
+
+
+def in_common(failing: list[set[str]], accepted: set[str], most: int = 3) -> list[str]:
+    """Features every failing request carries that no accepted request did, most
+    specific (deepest) first."""
+    if len(failing) < 2:
+        return []
+    found = set.intersection(*failing) - accepted
+    return sorted(found, key=lambda f: (-f.count(".") - f.count("[]"), f))[:most]
+
+
+def _breaking(verdict: Any) -> Any:
+    return next((e for e in reversed(verdict.exchanges) if e.response is not None or e.error), None)
+
+
 def signature(verdict: Any) -> str:
     """One line naming the cause of a failed or blocked verdict."""
     kind = verdict.failures[-1].kind if verdict.failures else verdict.cause or verdict.status
-    last = next((e for e in reversed(verdict.exchanges) if e.response is not None or e.error), None)
+    last = _breaking(verdict)
     if last is None:
         return f"{kind}: {_blur(verdict.message)}"
     if last.response is None:
@@ -48,10 +124,19 @@ def signature(verdict: Any) -> str:
 
 
 def group(results: list[Any]) -> list[dict[str, Any]]:
-    """Failed and blocked requirements by signature, largest group first."""
-    groups: dict[str, list[str]] = {}
+    """Failed and blocked requirements by signature, largest group first, each with
+    the request features its members have in common (see ``in_common``)."""
+    groups: dict[str, list[Any]] = {}
     for r in results:
         if r.verdict.status in ("failed", "blocked"):
-            groups.setdefault(signature(r.verdict), []).append(r.requirement.id)
-    return [{"signature": sig, "count": len(ids), "requirements": ids}
-            for sig, ids in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))]
+            groups.setdefault(signature(r.verdict), []).append(r)
+    accepted: set[str] = set()
+    for r in results:
+        accepted |= r.verdict.features or accepted_features(r.verdict.exchanges)
+    out = []
+    for sig, members in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
+        breaking = [_breaking(r.verdict) for r in members]
+        failing = [request_features(e) for e in breaking if e is not None]
+        out.append({"signature": sig, "count": len(members), "requirements": [r.requirement.id for r in members],
+                    "request_in_common": in_common(failing, accepted)})
+    return out

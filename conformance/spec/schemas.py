@@ -16,6 +16,8 @@ import jsonschema
 import yaml
 from hypothesis import strategies as st
 
+from conformance.yamltext import load_yaml
+
 
 class SpecError(Exception):
     """A spec document is missing, does not parse, or lacks what the profile needs."""
@@ -28,7 +30,7 @@ def load_document(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise SpecError(f"cannot read spec {path}: {exc.strerror}") from exc
     try:
-        doc = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        doc = json.loads(text) if path.suffix == ".json" else load_yaml(text)
     except (ValueError, yaml.YAMLError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise SpecError(f"spec {path} does not parse: {first}") from exc

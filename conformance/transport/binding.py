@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from conformance.transport.http import HttpReply, HttpTransport
+from conformance.transport.http import HttpReply, HttpTransport, json_excerpt
 
 # A token resolver: (credential label, required) -> token or None. The check layer
 # supplies it; it raises its own "untested" when a required credential is missing.
@@ -77,9 +77,9 @@ class Reply:
     def describe(self) -> str:
         """A short one-line account for failure messages, quoting the target."""
         if self.ok:
-            return f"HTTP {self.status}, result {json.dumps(self.result, default=str)[:160]}"
+            return f"HTTP {self.status}, result {json_excerpt(self.result)}"
         if self.error_code is not None:
-            data = f" data {json.dumps(self.error_data, default=str)[:160]}" if self.error_data not in (None, {}, "") else ""
+            data = f" data {json_excerpt(self.error_data)}" if self.error_data not in (None, {}, "") else ""
             return f"HTTP {self.status}, error {self.error_code} {self.error_message[:100]!r}{data}"
         why = f" ({self.http.json_error})" if self.http.json_error and self.http.content else ""
         return f"HTTP {self.status}, body {self.http.text[:120]!r}{why}"

@@ -9,6 +9,7 @@ followed, and a target that stops answering ends the run instead of stalling it.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import threading
 import time
@@ -60,21 +61,71 @@ def parse_json(data: bytes | str) -> tuple[Any, str]:
         return None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
     except ValueError as exc:  # includes invalid UTF-8
         return None, f"not JSON ({exc})"
-    if _too_deep(value):
+    if isinstance(value, dict | list) and _too_deep(data):
         return None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
     return value, ""
 
 
-def _too_deep(value: Any) -> bool:
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            if depth > MAX_JSON_DEPTH:
-                return True
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False
+class _Enough(Exception):
+    pass
+
+
+def json_excerpt(value: Any, limit: int = 160) -> str:
+    """The first ``limit`` characters of ``value`` as JSON, built only that far: a
+    message quoting a large answer must not serialize all of it (messages are built
+    for every reply, passing or not)."""
+    out: list[str] = []
+    size = 0
+
+    def emit(text: str) -> None:
+        nonlocal size
+        out.append(text)
+        size += len(text)
+        if size >= limit:
+            raise _Enough
+
+    def walk(item: Any) -> None:
+        if isinstance(item, dict):
+            emit("{")
+            for i, (key, inner) in enumerate(item.items()):
+                emit(f"{', ' if i else ''}{json.dumps(str(key)[:limit])}: ")
+                walk(inner)
+            emit("}")
+        elif isinstance(item, list | tuple):
+            emit("[")
+            for i, inner in enumerate(item):
+                if i:
+                    emit(", ")
+                walk(inner)
+            emit("]")
+        else:
+            emit(json.dumps(item[:limit] if isinstance(item, str) else item, default=lambda o: str(o)[:limit]))
+
+    try:
+        walk(value)
+    except _Enough:
+        pass
+    return "".join(out)[:limit]
+
+
+_STRINGS: dict[type, Any] = {str: re.compile(r'"(?:[^"\\]|\\.)*"'), bytes: re.compile(rb'"(?:[^"\\]|\\.)*"')}
+_INNERMOST: dict[type, Any] = {str: re.compile(r"[\[{][^\[\]{}]*[\]}]"), bytes: re.compile(rb"[\[{][^\[\]{}]*[\]}]")}
+
+
+def _too_deep(data: bytes | str) -> bool:
+    """Whether parsed JSON text nests deeper than the limit. Counted on the text, in C:
+    strings blanked, then one level of innermost brackets removed per pass (a walk of
+    the parsed value in Python costs more than the parse on large answers)."""
+    kind = bytes if isinstance(data, bytes) else str
+    opening = (b"[", b"{") if kind is bytes else ("[", "{")
+    if data.count(opening[0]) + data.count(opening[1]) <= MAX_JSON_DEPTH:  # type: ignore[arg-type]
+        return False
+    text: Any = _STRINGS[kind].sub(b'""' if kind is bytes else '""', data)
+    for _ in range(MAX_JSON_DEPTH):
+        text, removed = _INNERMOST[kind].subn(b"" if kind is bytes else "", text)
+        if not removed:
+            return False
+    return _INNERMOST[kind].search(text) is not None
 
 
 @dataclass

@@ -32,7 +32,7 @@ from conformance.checks.inputs import (
 )
 from conformance.checks.jsonrpc import answer_check, expect_envelope
 from conformance.model import Profile, Requirement, Source
-from conformance.protocols.bindu.client import BinduClient, fresh_id
+from conformance.protocols.bindu.client import EXAMPLES, BinduClient, fresh_id
 from conformance.protocols.bindu.model import TaskLifecycle, terminal_states
 from conformance.protocols.bindu.signing import sign_request, verify_signature
 from conformance.runner import CheckContext, Untested
@@ -57,10 +57,11 @@ def check_parse_error(ctx: CheckContext) -> None:
 
 
 def check_invalid_request(ctx: CheckContext) -> None:
+    example_id = resolve_pointer(ctx.profile.spec, f"{EXAMPLES}/messageSend/value/id")  # ids shaped as the spec's
     bodies = [
-        {"jsonrpc": "1.0", "method": "tasks/list", "id": 1, "params": {}},
-        {"method": "tasks/list", "id": 2, "params": {}},
-        {"jsonrpc": "2.0", "method": 42, "id": 3, "params": {}},
+        {"jsonrpc": "1.0", "method": "tasks/list", "id": example_id, "params": {}},
+        {"method": "tasks/list", "id": example_id, "params": {}},
+        {"jsonrpc": "2.0", "method": 42, "id": example_id, "params": {}},
         {"jsonrpc": "2.0", "method": "tasks/list", "id": {"nested": True}, "params": {}},
     ]
     for body in bodies:
@@ -109,9 +110,11 @@ def check_id_echo(ctx: CheckContext) -> None:
 
 
 def _list_body(size: int) -> str:
-    """A tasks/list request of exactly ``size`` bytes (padded in params.metadata)."""
-    empty = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tasks/list", "params": {"metadata": {"pad": ""}}})
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tasks/list", "params": {"metadata": {"pad": "x" * (size - len(empty))}}})
+    """A tasks/list request of exactly ``size`` bytes (padded in params.metadata), its
+    id a UUID string as in the spec's examples."""
+    request_id = fresh_id()
+    empty = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tasks/list", "params": {"metadata": {"pad": ""}}})
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tasks/list", "params": {"metadata": {"pad": "x" * (size - len(empty))}}})
     assert len(body) == size
     return body
 
@@ -207,14 +210,15 @@ def check_stream_events(ctx: CheckContext, c: BinduClient) -> None:
     snapshots are the profile's reading (BINDU-STREAM-TASK-SNAPSHOTS)."""
     params = c.send_params()
     task_id = params["message"]["taskId"]
-    reply = c.call("message/stream", params, request_id="conformance-stream")
+    request_id = fresh_id()
+    reply = c.call("message/stream", params, request_id=request_id)
     ctx.expect(reply.status == 200 and is_event_stream(reply.http), f"message/stream must answer text/event-stream: {reply.describe()}")
     events = stream_events(reply.http)
     ctx.expect(events, "message/stream sent no data events")
     for env in events:
         ctx.expect(isinstance(env, dict) and env.get("jsonrpc") == "2.0" and "result" in env and "error" not in env,
                    f"stream event is not a JSON-RPC result: {env!r:.120}", kind="malformed_answer")
-        ctx.expect(env.get("id") == "conformance-stream", f"stream event id {env.get('id')!r} does not echo the request id",
+        ctx.expect(env.get("id") == request_id, f"stream event id {env.get('id')!r} does not echo the request id",
                    kind="malformed_answer")
         result = env["result"]
         named = {result.get(k) for k in ("id", "task_id", "taskId")} if isinstance(result, dict) else set()
@@ -355,7 +359,8 @@ def check_list_history(ctx: CheckContext) -> None:
     a, b = _grow_history(c), c.new_task()
     listed = expect_result(ctx, c.list_tasks(history_length=1), "tasks/list history_length=1")
     ids = {t.get("id") for t in listed}
-    ctx.expect({a["id"], b["id"]} <= ids, "tasks/list history_length=1 dropped tasks: it must cap history, not the number of tasks")
+    ctx.expect({a["id"], b["id"]} <= ids, f"tasks/list history_length=1 answered {len(listed)} task(s) without "
+               f"{sorted({a['id'], b['id']} - ids)}: it must cap history, not the number of tasks")
     for t in listed:
         ctx.expect(len(t.get("history") or []) <= 1, f"task {t.get('id')} in tasks/list history_length=1 has {len(t.get('history') or [])} messages")
 
@@ -371,7 +376,8 @@ def check_contexts_list(ctx: CheckContext) -> None:
     other = c.new_task()  # a second context
     capped = expect_result(ctx, c.list_contexts(history_length=1), "contexts/list history_length=1")
     mine = [x for x in capped if x.get("context_id") == first["context_id"]]
-    ctx.expect(mine and len(mine[0].get("tasks") or []) <= 1, "contexts/list history_length=1 must cap tasks per context to 1")
+    ctx.expect(mine and len(mine[0].get("tasks") or []) <= 1, "contexts/list history_length=1 must cap tasks per context "
+               f"to 1, answered {json.dumps(mine[0].get('tasks') if mine else None)[:200]} for the context of two tasks")
     shown = {x.get("context_id") for x in capped}
     ctx.expect({first["context_id"], other["context_id"]} <= shown,
                "contexts/list history_length=1 dropped contexts: it caps tasks per context, not the number of contexts")
@@ -446,9 +452,12 @@ def check_feedback(ctx: CheckContext) -> None:
         else:
             expect_catalogued(ctx, reply, f"tasks/feedback on a {state} task", require_error=True)
         after = expect_result(ctx, c.get(task["id"]), "tasks/get after feedback")
-        ctx.expect(after["status"]["state"] == before["status"]["state"], "tasks/feedback changed the task's state")
-        ctx.expect(after.get("history") == before.get("history"), "tasks/feedback changed the task's history")
-        ctx.expect(after.get("artifacts") == before.get("artifacts"), "tasks/feedback changed the task's artifacts")
+        for key in ("status", "history", "artifacts"):
+            was, now = before.get(key), after.get(key)
+            if key == "status":
+                was, now = (was or {}).get("state"), (now or {}).get("state")
+            ctx.expect(was == now, f"tasks/feedback changed the task's {'state' if key == 'status' else key}: "
+                                   f"{json.dumps(was)[:120]} before, {json.dumps(now)[:120]} after (tasks/get)")
 
 
 def check_context_clear(ctx: CheckContext) -> None:
@@ -589,7 +598,7 @@ def _did_call(ctx: CheckContext, tamper: str = "", offset: int = 0, drop: tuple[
     timestamp ``offset`` seconds off, ``drop``ped headers, or a ``tamper``."""
     did = ctx.credential(signer)
     seed = bytes.fromhex(did["seed"])
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tasks/list", "params": {}}).encode()
+    body = json.dumps({"jsonrpc": "2.0", "id": fresh_id(), "method": "tasks/list", "params": {}}).encode()
     ts = int(time.time()) + offset
     headers = sign_request(seed, did["id"], body, ts)
     if tamper == "body":
@@ -710,7 +719,8 @@ def check_artifact_signatures(ctx: CheckContext) -> None:
                 continue
             signed += 1
             text = part["text"] if "text" in part else json.dumps(part.get("data"), sort_keys=True)
-            ctx.expect(verify_signature(key, text.encode(), sig), f"artifact {artifact.get('artifact_id')} signature does not verify with the agent's DID key")
+            ctx.expect(verify_signature(key, text.encode(), sig), f"artifact {artifact.get('artifact_id')} signature {str(sig)[:24]}... does not verify "
+                                                              f"with the agent's DID key over the part's text {text[:60]!r}")
     if not signed:
         raise Untested("no artifact part carried did.message.signature")
 
@@ -907,7 +917,8 @@ def check_completed_artifacts(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     task = expect_result(ctx, c.get(c.new_task()["id"]), "tasks/get of a completed task")
     ctx.expect(task["status"]["state"] == "completed", f"the task is {task['status']['state']!r}, expected completed")
-    ctx.expect(task.get("artifacts"), "a completed task has no artifact: the spec says its artifacts are available", kind="schema_mismatch")
+    ctx.expect(task.get("artifacts"), f"a completed task has artifacts {json.dumps(task.get('artifacts'))} (tasks/get): "
+               "the spec says its artifacts are available", kind="schema_mismatch")
 
 
 def _instant(ctx: CheckContext, stamp: Any, what: str) -> datetime:

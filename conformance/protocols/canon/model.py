@@ -47,7 +47,10 @@ class CanonModel:
     left: list[str] = field(default_factory=list)  # groups the agent left
     probed: set[str] = field(default_factory=set)  # left groups already probed (send and leave again)
     messages: list[tuple[str, str]] = field(default_factory=list)  # (group, messageId) the agent sent
-    reactions: set[tuple[str, str, str]] = field(default_factory=set)  # (group, messageId, emoji) the agent has on
+    # (group, messageId, emoji) the agent has on, in the order they were added: every
+    # choice among model objects goes by the order of the run's own steps, never by the
+    # target's ids (random ids sorted would make a replayed example take another path)
+    reactions: dict[tuple[str, str, str], None] = field(default_factory=dict)
     approvals: dict[str, Approval] = field(default_factory=dict)
 
     def live_messages(self) -> list[tuple[str, str]]:
@@ -59,7 +62,7 @@ class CanonModel:
         return [m for m in self.live_messages() if m not in on]
 
     def live_reactions(self) -> list[tuple[str, str, str]]:
-        return sorted(r for r in self.reactions if r[0] in self.member_of)
+        return [r for r in self.reactions if r[0] in self.member_of]
 
     def pending(self) -> list[Approval]:
         return [a for a in self.approvals.values() if a.status() == "pending"]
@@ -131,7 +134,10 @@ class ConversationMachine(CanonParts):
         key = (group, mid, emoji)
         expected = "removed" if key in self.model.reactions else "added"
         self.ctx.expect(reply.result.get("action") == expected, f"react {emoji}: target says {reply.result.get('action')!r}, model {expected!r}")
-        self.model.reactions ^= {key}
+        if key in self.model.reactions:
+            del self.model.reactions[key]
+        else:
+            self.model.reactions[key] = None
 
     @precondition(lambda self: len(self.model.member_of) > 1 and len(self.model.messages) >= 2)
     @rule()
@@ -146,7 +152,7 @@ class ConversationMachine(CanonParts):
     @rule()
     def leave_again(self) -> None:
         """A group the agent left: leaving again and sending to it are refused."""
-        group = sorted(set(self.model.left) - self.model.probed)[0]
+        group = next(g for g in self.model.left if g not in self.model.probed)
         self.model.probed.add(group)
         reply = self.c.call("leave_conversation", {"conversationId": group})
         self.ctx.expect(not reply.ok, f"leave_conversation of a group the agent left must be refused: {reply.describe()}")
@@ -193,7 +199,7 @@ class ApprovalMachine(CanonParts):
     @precondition(lambda self: bool(self.model.approvals))
     @rule(data=st.data())
     def check_any(self, data: st.DataObject) -> None:
-        self._check(data.draw(st.sampled_from(sorted(self.model.approvals.values(), key=lambda a: a.id))))
+        self._check(data.draw(st.sampled_from(list(self.model.approvals.values()))))
 
     def _advance(self, seconds: int) -> None:
         self.ctx.control("advance_clock", seconds=seconds)

@@ -1008,6 +1008,7 @@ def check_mcp_tools(ctx: CheckContext) -> None:
 
     c = CanonClient(ctx)
     tools = {t.get("name"): t for t in c.binding.list_tools()}
+    ctx.keep_evidence()  # the listing is what every finding below quotes
     ops = ctx.profile.operations
     ctx.expect(set(tools) == set(ops), f"tools/list names {sorted(set(tools) ^ set(ops))} differently from the spec's verbs")
 

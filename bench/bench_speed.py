@@ -1,0 +1,153 @@
+"""Start-up, throughput and memory of the suite, per profile, side by side with the
+target's own rate measured in the same run. Prints figures; asserts nothing.
+
+    .venv/bin/python bench/bench_speed.py [--budget standard] [--profiles bindu canon-verbs] [--seconds 3]
+
+For each profile:
+- start-up: wall time of `conformance --help`, `conformance list`, and a run of one
+  requirement against the in-process reference (start-up, one check, reports);
+- bare rate: the profile's preflight request (its probe) re-sent as fast as one client can,
+  through the same transport the suite uses (TestClient in process, httpx on loopback);
+- suite rate: exchanges per second of `conformance run PROFILE --budget B`, and its ratio
+  to the bare rate; peak RSS of the suite's process.
+Loopback targets are the profile's reference served by `conformance serve` on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+# runs the CLI and prints its peak RSS (KiB on Linux) on stderr's last line
+WRAPPER = ("import resource, sys; from conformance.cli import main; code = main(sys.argv[1:]); "
+           "print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); sys.exit(code)")
+
+
+def cli(*args: str) -> tuple[float, int, subprocess.CompletedProcess[str]]:
+    """(wall seconds, peak RSS in MB, the process) of one `conformance` command."""
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", WRAPPER, *args], cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    rss = next((int(line.split()[1]) for line in reversed(proc.stderr.splitlines()) if line.startswith("maxrss ")), 0)
+    return wall, rss // 1024, proc
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def bare_rate(profile_name: str, seconds: float, target: str = "reference", config: dict[str, Any] | None = None) -> float:
+    """Requests per second of the profile's probe request, re-sent raw through the
+    transport's own client (no recording, no judging): the target's speed."""
+    import httpx
+
+    from conformance.profiles import load_profile
+    from conformance.runner import CheckContext
+    from conformance.targets import open_run
+
+    profile = load_profile(profile_name)
+    run = open_run(profile, target, config=config or {}, budget="quick")
+    client: httpx.Client = run.http._client  # noqa: SLF001 - the bare client under the recorder
+    sent: list[httpx.Request] = []
+    send = client.send
+
+    def capture(request: httpx.Request, **kw: Any) -> httpx.Response:
+        sent.append(request)
+        return send(request, **kw)
+
+    client.send = capture  # type: ignore[method-assign]
+    probe_req = next(r for r in profile.requirements)
+    profile.probe(CheckContext(run, probe_req))
+    client.send = send  # type: ignore[method-assign]
+    request = sent[-1]
+    count, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        response = client.send(httpx.Request(request.method, request.url, headers=request.headers, content=request.content))
+        response.read()
+        count += 1
+    rate = count / (time.perf_counter() - started)
+    run.http.close()
+    return rate
+
+
+def suite_run(profile: str, budget: str, *target: str) -> tuple[dict[str, Any], int, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        wall, rss, proc = cli("run", profile, "--budget", budget, "--report", tmp, *target)
+        path = Path(tmp) / "summary.json"
+        if not path.exists():
+            sys.exit(f"{profile}: the run wrote no summary (exit {proc.returncode}): {proc.stderr[-400:]}")
+        return json.loads(path.read_text()), rss, wall
+
+
+def serve(profile: str, port: int, config: Path) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-m", "conformance.cli", "serve", profile, "--port", str(port),
+                             "--control", "--write-config", str(config)], cwd=ROOT, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                if config.exists():
+                    return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    sys.exit(f"{profile}: the served reference did not start")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budget", default="standard", help="the suite's budget (default standard)")
+    parser.add_argument("--profiles", nargs="*", help="profiles to measure (default all)")
+    parser.add_argument("--seconds", type=float, default=3.0, help="length of each bare-rate loop")
+    parser.add_argument("--where", nargs="*", default=["in-process", "loopback"], help="in-process and/or loopback")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from conformance.profiles import available, load_profile
+
+    names = args.profiles or available()
+    help_s = cli("--help")[0]
+    list_s = cli("list")[0]
+    print(f"start-up: conformance --help {help_s:.2f} s, conformance list {list_s:.2f} s")
+    for name in names:
+        first = load_profile(name).requirements[0].id
+        with tempfile.TemporaryDirectory() as tmp:
+            one_s = cli("run", name, "--only", first, "--report", tmp)[0]
+        print(f"{name}: start-up: run --only {first} (start, one check, reports) {one_s:.2f} s")
+        for where in args.where:
+            if where == "in-process":
+                bare = bare_rate(name, args.seconds)
+                summary, rss, wall = suite_run(name, args.budget)
+            else:
+                with tempfile.TemporaryDirectory() as tmp:
+                    config = Path(tmp) / "target.yaml"
+                    server = serve(name, free_port(), config)
+                    try:
+                        import yaml
+
+                        cfg = yaml.safe_load(config.read_text())
+                        bare = bare_rate(name, args.seconds, cfg["target"], cfg)
+                        summary, rss, wall = suite_run(name, args.budget, "--config", str(config))
+                    finally:
+                        server.terminate()
+                        server.wait(10)
+            rate = summary["exchanges_per_s"]
+            print(f"{name:12} {where:10} {args.budget:8} bare {bare:7.1f}/s  suite {rate:7.1f}/s  "
+                  f"ratio {rate / bare:5.2f}  {summary['exchanges']:6} exchanges in {summary['duration_s']:6.1f} s "
+                  f"(wall {wall:5.1f} s)  peak RSS {rss} MB  verdict {summary['verdict']}", flush=True)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()
