@@ -81,9 +81,9 @@ def bare_rate(profile_name: str, seconds: float, target: str = "reference", conf
     return rate
 
 
-def suite_run(profile: str, budget: str, *target: str) -> tuple[dict[str, Any], int, float]:
+def suite_run(profile: str, budget: str, workers: str, *target: str) -> tuple[dict[str, Any], int, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        wall, rss, proc = cli("run", profile, "--budget", budget, "--report", tmp, *target)
+        wall, rss, proc = cli("run", profile, "--budget", budget, "--report", tmp, "--workers", workers, *target)
         path = Path(tmp) / "summary.json"
         if not path.exists():
             sys.exit(f"{profile}: the run wrote no summary (exit {proc.returncode}): {proc.stderr[-400:]}")
@@ -112,6 +112,7 @@ def main() -> None:
     parser.add_argument("--profiles", nargs="*", help="profiles to measure (default all)")
     parser.add_argument("--seconds", type=float, default=3.0, help="length of each bare-rate loop")
     parser.add_argument("--where", nargs="*", default=["in-process", "loopback"], help="in-process and/or loopback")
+    parser.add_argument("--workers", default="1", help="the suite's --workers (default 1)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from conformance.profiles import available, load_profile
@@ -128,7 +129,7 @@ def main() -> None:
         for where in args.where:
             if where == "in-process":
                 bare = bare_rate(name, args.seconds)
-                summary, rss, wall = suite_run(name, args.budget)
+                summary, rss, wall = suite_run(name, args.budget, args.workers)
             else:
                 with tempfile.TemporaryDirectory() as tmp:
                     config = Path(tmp) / "target.yaml"
@@ -138,14 +139,14 @@ def main() -> None:
 
                         cfg = yaml.safe_load(config.read_text())
                         bare = bare_rate(name, args.seconds, cfg["target"], cfg)
-                        summary, rss, wall = suite_run(name, args.budget, "--config", str(config))
+                        summary, rss, wall = suite_run(name, args.budget, args.workers, "--config", str(config))
                     finally:
                         server.terminate()
                         server.wait(10)
             rate = summary["exchanges_per_s"]
-            print(f"{name:12} {where:10} {args.budget:8} bare {bare:7.1f}/s  suite {rate:7.1f}/s  "
+            print(f"{name:12} {where:10} {args.budget:8} workers {args.workers:>4} bare {bare:7.1f}/s  suite {rate:7.1f}/s  "
                   f"ratio {rate / bare:5.2f}  {summary['exchanges']:6} exchanges in {summary['duration_s']:6.1f} s "
-                  f"(wall {wall:5.1f} s)  peak RSS {rss} MB  verdict {summary['verdict']}", flush=True)
+                  f"(wall {wall:5.1f} s)  peak RSS {rss} MB (controller)  verdict {summary['verdict']}", flush=True)
 
 
 if __name__ == "__main__":

@@ -71,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("profile", help="profile name, e.g. bindu (see `conformance list`)")
     s.add_argument("--target", default=None, help="'reference' (the built-in reference, in-process; default) or an http(s) URL")
     s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"), help="bearer token of the main caller (credential 'full'; default $CONFORMANCE_TOKEN); never written to reports")
-    s.add_argument("--config", default=None, help="YAML run config: target, timeout (s per exchange), max_answer_mib, credentials.<label>, control (URL of a control interface), world")
+    s.add_argument("--config", default=None, help="YAML run config: target, timeout (s per exchange), max_answer_mib, credentials.<label>, control (URL of a control interface), world, declared (optional features the deployment does not offer), examples (a folder or redis:// URL holding hypothesis examples for every worker and machine)")
     s.add_argument("--budget", default="standard", choices=["quick", "standard", "deep"], help="examples per generated property and state-machine runs (default standard)")
     s.add_argument("--seed", type=int, default=1, help="hypothesis seed; the same seed replays the same run (default 1)")
     s.add_argument("--level", default="must", choices=["must", "should", "may"], help="lowest level whose failure fails the run (default must)")
@@ -84,6 +84,24 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-untested", action="store_true", help="exit 0 even when a gating requirement stayed untested "
                    "or blocked (missing credentials or control); by default that exits 5, so a gate never passes on nothing")
     s.add_argument("--max-time", default=None, metavar="DURATION", help="wall-clock limit of the whole run: seconds, or 90s, 15m, 2h (default per budget, see below); then the rest is untested, exit 3")
+    s.add_argument("--workers", type=worker_count, default=1, metavar="N",
+                   help="run requirements in N processes (pytest-xdist; 'auto' = one per core; default 1). "
+                        "Verdicts and cases are the same as a serial run's; against a live target the profile's "
+                        "`alone:` requirements (they change state others read) run last, one at a time")
+
+    s = sub.add_parser("fuzz", help="a long campaign: keep generating past the budgets, write each new failure at once",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.add_argument("profile", help="profile name, e.g. bindu")
+    s.add_argument("--for", dest="duration", required=True, metavar="DURATION",
+                   help="how long to keep generating: seconds, or 90s, 15m, 2h")
+    s.add_argument("--target", default=None, help="'reference' (built-in, in-process; default) or an http(s) URL")
+    s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"), help="bearer token of the main caller (default $CONFORMANCE_TOKEN)")
+    s.add_argument("--config", default=None, help="YAML run config, as for `run` (its `examples` folder is shared by every worker)")
+    s.add_argument("--workers", type=worker_count, default=1, metavar="N", help="processes generating side by side, each with its own seeds ('auto' = one per core; default 1)")
+    s.add_argument("--seed", type=int, default=1, help="first seed; worker k of N in round r uses seed + k + r*N (default 1)")
+    s.add_argument("--level", default="must", choices=["must", "should", "may"], help="lowest level whose failure makes the exit code 1 (default must)")
+    s.add_argument("--report", default=None, metavar="DIR", help="where cases/ and fuzz.json go (default reports/<profile>-fuzz-<timestamp>)")
+    s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a named fault into the built-in reference (repeatable)")
 
     s = sub.add_parser("serve", help="serve a profile's reference implementation over HTTP")
     s.add_argument("profile")
@@ -112,19 +130,36 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("selftest", help="prove every requirement passes the clean reference and catches its faults")
     s.add_argument("profile", nargs="?", help="profile name (default: all)")
-    s.add_argument("--budget", default="quick", choices=["quick", "standard", "deep"])
-    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--budget", default="quick", choices=["quick", "standard", "deep"], help="examples per property (default quick)")
+    s.add_argument("--seed", type=int, default=1, help="hypothesis seed (default 1)")
+    s.add_argument("--workers", type=worker_count, default="auto", metavar="N",
+                   help="processes running the clean reference, faults and variants side by side (default auto: one per core)")
     return p
 
 
-def port_number(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 1 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{port} is not a port number (1-65535)")
-    return port
+def workers(value: int | str) -> int:
+    """--workers as a number: 'auto' is one per core."""
+    return (os.cpu_count() or 1) if value == "auto" else int(value)
+
+
+def whole_number(what: str, low: int, high: int) -> Any:
+    """An argparse type: a whole number from ``low`` to ``high``, named ``what`` in errors."""
+    def parse(text: str) -> int:
+        try:
+            number = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {what}") from None
+        if not low <= number <= high:
+            raise argparse.ArgumentTypeError(f"{number} is not a {what} ({low}-{high})")
+        return number
+    return parse
+
+
+def worker_count(text: str) -> int | str:
+    return text if text == "auto" else whole_number("number of workers (or auto)", 1, 64)(text)
+
+
+port_number = whole_number("port number", 1, 65535)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -231,6 +266,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         pytest_args += ["--max-time", args.max_time]
     if args.allow_untested:
         pytest_args += ["--allow-untested"]
+    if args.workers != 1:
+        pytest_args += ["-p", "xdist.plugin", "-n", str(args.workers)]
     outcome = RunOutcome()
     code = pytest.main(pytest_args, plugins=[outcome])
     if outcome.code is not None:
@@ -242,6 +279,38 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     print(f"internal error: the run ended without a result (pytest exit code {int(code)})", file=sys.stderr)
     return EXIT_INTERNAL
+
+
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    from conformance.fuzz import campaign
+    from conformance.report.summary import gates
+    from conformance.targets import deviations, load_config, parse_duration, writable_dir
+    from conformance.transport.http import validate_target_url
+
+    prof = load_profile(args.profile)
+    seconds = parse_duration(args.duration)
+    config = load_config(args.config)
+    target = args.target or config.get("target") or "reference"
+    if target != "reference":
+        try:
+            validate_target_url(target)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
+    if args.fault and target != "reference":
+        raise ConfigError("--fault applies to the built-in reference only")
+    deviations(prof, args.fault)
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    report = writable_dir(Path(args.report or f"reports/{prof.name}-fuzz-{stamp}"), "--report")
+    count = workers(args.workers)
+    print(f"conformance fuzz: profile {prof.name} against {target} for {seconds:g} s, {count} worker(s), "
+          f"seeds from {args.seed}; new failures go to {report / 'cases'}", flush=True)
+    result = campaign(prof.name, target, config, args.token, seconds, report, seed=args.seed, workers=count,
+                      faults=tuple(args.fault), out=lambda line: print(line, flush=True))
+    print(f"{len(result.found)} distinct failure(s); {report / 'fuzz.json'}")
+    if result.unreachable:
+        print(f"error: {result.unreachable}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    return EXIT_FAILED if any(gates(f.level, args.level) for f in result.found) else EXIT_OK
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -289,7 +358,7 @@ def cmd_selftest(args: argparse.Namespace) -> int:
     names = [args.profile] if args.profile else available()
     ok = True
     for name in names:
-        ok &= selftest(load_profile(name), budget=args.budget, seed=args.seed, out=print).ok
+        ok &= selftest(load_profile(name), budget=args.budget, seed=args.seed, out=print, workers=workers(args.workers)).ok
     return EXIT_OK if ok else EXIT_FAILED
 
 
@@ -319,7 +388,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"list": cmd_list, "run": cmd_run, "serve": cmd_serve, "replay": cmd_replay, "selftest": cmd_selftest,
+COMMANDS = {"list": cmd_list, "run": cmd_run, "fuzz": cmd_fuzz, "serve": cmd_serve, "replay": cmd_replay, "selftest": cmd_selftest,
             "baseline": cmd_baseline, "diff": cmd_diff}
 
 

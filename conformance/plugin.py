@@ -17,13 +17,23 @@ from typing import Any
 import pytest
 
 from conformance.model import Case, Profile, Requirement, Source
+from conformance.parallel import AloneLast, distributed, is_worker, runs_alone
 from conformance.profiles import PROFILES_DIR, load_profile
 from conformance.report.badge import write_badge
 from conformance.report.baseline import Baseline, load_baseline
 from conformance.report.cases import write_case
 from conformance.report.html import write_html
 from conformance.report.summary import Result, build_summary, exit_code, write_summary
-from conformance.runner import BUDGETS, CheckContext, RunContext, Untested, Verdict, execute
+from conformance.runner import (
+    BUDGETS,
+    CheckContext,
+    RunContext,
+    Untested,
+    Verdict,
+    execute,
+    verdict_from_json,
+    verdict_to_json,
+)
 from conformance.targets import (
     ConfigError,
     ProtocolMismatch,
@@ -88,7 +98,7 @@ class RequirementItem(pytest.Item):
 
     def runtest(self) -> None:
         session = run_session(self.config, self.profile)
-        result = session.run(self.requirement)
+        result = self.result = session.run(self.requirement)
         attach_to_allure(self.requirement, result)
         if result.verdict.status == "failed":
             where = f" [case: {result.case}]" if result.case else ""
@@ -154,6 +164,9 @@ class RunSession:
 
     def __init__(self, config: pytest.Config, profile: Profile) -> None:
         opt = config.option
+        # serial: runs and reports; worker (xdist): runs, its verdicts travel on the test
+        # reports; controller (xdist): receives them and reports
+        self.role = "worker" if is_worker(config) else "controller" if distributed(config) else "serial"
         self.profile = profile
         self.gate = opt.level
         self.only = set(opt.only or [])
@@ -162,8 +175,11 @@ class RunSession:
         self.started_at = datetime.now(UTC)
         self.t0 = time.perf_counter()
         stamp = self.started_at.strftime("%Y%m%d-%H%M%S")
-        self.report_dir = writable_dir(Path(opt.conformance_report or f"reports/{profile.name}-{stamp}"), "--report")
-        self.console = Console(bool(opt.conformance_console))
+        chosen = config.workerinput["conformance_report"] if self.role == "worker" else opt.conformance_report  # type: ignore[attr-defined]
+        self.report_dir = writable_dir(Path(chosen or f"reports/{profile.name}-{stamp}"), "--report")
+        self.console = Console(bool(opt.conformance_console) and self.role != "worker")
+        self.from_workers: dict[str, Any] = {"exchanges": 0, "unreachable": None, "stopped": None}
+        self.outbox: dict[str, Any] | None = None  # a worker's payload of the requirement it just ran
         self.results: list[Result] = []
         self.not_run = 0  # requirements reached after the run was stopped (one line for all)
         self.signalled = False
@@ -194,6 +210,8 @@ class RunSession:
             f"budget {self.budget}, seed {opt.seed}, time limit {max_time:g} s"
         )
         self._previous_handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        if self.role != "serial":  # xdist stops its workers itself
+            self._previous_handlers = {}
         try:
             for sig in self._previous_handlers:
                 signal.signal(sig, self._on_signal)
@@ -245,6 +263,31 @@ class RunSession:
     def run(self, req: Requirement) -> Result:
         self.current = req.id
         stopped_before = bool(self.run_ctx.unreachable or self.run_ctx.http.stopped)
+        result = self.execute(req)
+        self.record(result, stopped_before)
+        if self.role == "worker":
+            self.outbox = self.payload(result, stopped_before)
+        return result
+
+    def payload(self, result: Result, stopped_before: bool) -> dict[str, Any]:
+        """What a worker sends the controller about one requirement."""
+        return {"id": result.requirement.id, "verdict": verdict_to_json(result.verdict), "case": result.case,
+                "baseline": result.baseline, "stale": result.stale, "stopped_before": stopped_before,
+                "unreachable": self.run_ctx.unreachable, "stopped": self.run_ctx.http.stopped or None,
+                "signalled": self.signalled}
+
+    def receive(self, data: dict[str, Any]) -> None:
+        """The controller's side of ``payload``."""
+        req = next(r for r in self.profile.requirements if r.id == data["id"])
+        result = Result(req, verdict_from_json(data["verdict"]), data["case"], data["baseline"], data["stale"])
+        if result.stale and self.baseline:
+            self.baseline.stale.append(result.stale)
+        self.from_workers["exchanges"] += result.verdict.exchange_count
+        for key in ("unreachable", "stopped"):
+            self.from_workers[key] = self.from_workers[key] or data[key]
+        self.record(result, data["stopped_before"])
+
+    def execute(self, req: Requirement) -> Result:
         if self.only and req.id not in self.only:
             result = Result(req, Verdict("skipped", "not selected by --only"))
         else:
@@ -272,19 +315,25 @@ class RunSession:
                 status, entry, result.stale = self.baseline.judge(req.id, verdict.status, verdict.message, verdict.failures)
                 verdict.status = status
                 result.baseline = entry.to_json() if entry else None
+        return result
+
+    def record(self, result: Result, stopped_before: bool) -> None:
+        """Keep a result and print its line."""
+        req = result.requirement
         self.results.append(result)
+        if self.role == "worker":
+            return
         if self.only and req.id not in self.only:
-            return result  # counted in the summary, not worth a line each
+            return  # counted in the summary, not worth a line each
         if stopped_before:
             self.not_run += 1  # one line for all of them, at the end
-            return result
+            return
         v = result.verdict
         extra = f"  {v.message}" if v.status != "passed" and v.message else ""
         extra = f"  {result.stale}" if result.stale else extra
         self.console.line(f"{MARK[v.status]:8} {req.level:6} {req.id:40} {v.exchange_count:5} ex{extra[:160]}")
         if self.run_ctx.unreachable:
             self.console.line(f"error: {self.run_ctx.unreachable}")
-        return result
 
     def finish(self) -> int:
         """Write every report of what has run (whatever stopped the run) and
@@ -293,12 +342,17 @@ class RunSession:
             signal.signal(sig, handler)
         duration = time.perf_counter() - self.t0
         http = self.run_ctx.http
-        unreachable = self.run_ctx.unreachable
+        if self.role == "worker":  # the controller reports
+            http.close()
+            return 0
+        unreachable = self.run_ctx.unreachable or self.from_workers["unreachable"]
         stopped = None
         if self.signalled:
             stopped = ("signal", http.stopped or "interrupted")
-        elif http.stopped:
-            stopped = ("time", http.stopped)
+        elif http.stopped or self.from_workers["stopped"]:
+            stopped = ("time", http.stopped or self.from_workers["stopped"])
+        order = {r.id: i for i, r in enumerate(self.profile.requirements)}
+        self.results.sort(key=lambda r: order[r.requirement.id])  # workers finish in any order
         summary = build_summary(
             self.profile,
             self.results,
@@ -308,7 +362,7 @@ class RunSession:
             gate=self.gate,
             started_at=self.started_at,
             duration_s=duration,
-            exchanges=http.total,
+            exchanges=http.total + self.from_workers["exchanges"],
             unreachable=unreachable,
             binding=self.run_ctx.binding,
             baseline={"file": str(self.baseline.source), "stale": self.baseline.stale} if self.baseline else None,
@@ -355,6 +409,8 @@ def run_session(config: pytest.Config, profile: Profile) -> RunSession:
     if session is None:
         session = RunSession(config, profile)
         config.stash[STASH] = session
+        if session.role == "controller":
+            config.pluginmanager.register(Inbox(session), "conformance-inbox")
     elif session.profile.name != profile.name:
         raise pytest.UsageError("one run covers one profile")
     return session
@@ -371,6 +427,66 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)  # `conformance run` maps it to 2
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """xdist's controller collects nothing: it opens the run (preflight, report folder)
+    from the profile named on the command line, before the workers start."""
+    config = session.config
+    if not distributed(config):
+        return
+    names = [Path(a.split("::")[0]).stem for a in config.args if Path(a.split("::")[0]).suffix == ".yaml"]
+    if len(set(names)) != 1:
+        return
+    try:
+        run_session(config, load_profile(names[0]))
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Every worker writes cases and examples into the controller's report folder."""
+    run = node.config.stash.get(STASH, None)
+    if run is not None:
+        node.workerinput["conformance_report"] = str(run.report_dir)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Against a live target, the profile's ``alone:`` requirements run last, alone."""
+    run = config.stash.get(STASH, None)
+    if run is None or config.getvalue("dist") != "load":
+        return None
+    patterns = [str(p) for p in run.profile.settings.get("alone") or []]
+    live = run.run_ctx.target != "reference"
+    return AloneLast(config, log, alone=lambda nodeid: live and runs_alone(patterns, nodeid.split("::")[-1]))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A worker's verdict travels to the controller on the item's report."""
+    report = yield
+    if call.when == "call" and isinstance(item, RequirementItem) and is_worker(item.config):
+        run = item.config.stash.get(STASH, None)
+        if run is not None and run.outbox is not None:
+            report.conformance = run.outbox
+            run.outbox = None
+    return report
+
+
+class Inbox:
+    """Registered on xdist's controller: each worker's report carries one verdict."""
+
+    def __init__(self, run: RunSession) -> None:
+        self.run = run
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        payload = getattr(report, "conformance", None)
+        if payload is not None:
+            self.run.receive(payload)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -105,15 +105,32 @@ class RunContext:
         return self.http.target
 
 
-def example_database(directory: Path | None) -> ExampleDatabase:
+def example_database(directory: Path | None, shared: str | None = None) -> ExampleDatabase:
     """Hypothesis's storage under ``directory`` (the example database in
     ``examples/``, its caches beside it), never in whatever folder the command
-    runs in; in memory when ``directory`` is None (replays)."""
+    runs in; in memory when ``directory`` is None (replays). ``shared`` (config
+    ``examples``) puts the examples where other workers and machines find them: a
+    folder, or a redis:// URL (hypothesis's Redis database), so a failure one finds
+    is replayed by all."""
     from hypothesis.configuration import set_hypothesis_home_dir
 
     home = directory or Path(tempfile.gettempdir()) / "conformance-hypothesis"
     set_hypothesis_home_dir(home)
     seed_unicode_cache(home)
+    if shared and shared.startswith(("redis://", "rediss://", "unix://")):
+        try:
+            import redis
+            from hypothesis.extra.redis import RedisExampleDatabase
+        except ImportError as exc:
+            raise ValueError(f"config examples: {shared.split('@')[-1]} needs the redis package (pip install redis)") from exc
+        return RedisExampleDatabase(redis.Redis.from_url(shared))
+    if shared:
+        folder = Path(shared).expanduser()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"config examples: folder {folder} cannot be created: {exc.strerror or exc}") from None
+        return DirectoryBasedExampleDatabase(str(folder))
     if directory is None:
         return InMemoryExampleDatabase()
     (directory / "examples").mkdir(parents=True, exist_ok=True)
@@ -152,6 +169,22 @@ class Verdict:
     machine: dict[str, int] = field(default_factory=dict)  # state-machine rules and transitions reached, by count
     cause: str = ""  # of a blocked verdict: the kind of the finding that blocked it
     features: set[str] = field(default_factory=set)  # of a passed verdict: what its accepted requests carried (root causes)
+    generated: int = 0  # hypothesis properties and machines the check ran (0: an example-based check)
+
+
+def verdict_to_json(v: Verdict) -> dict[str, Any]:
+    """A verdict as plain data (it travels from an xdist worker to the controller)."""
+    return {"status": v.status, "message": v.message, "exchanges": [e.to_json() for e in v.exchanges],
+            "reproduce": v.reproduce, "duration_s": v.duration_s, "exchange_count": v.exchange_count,
+            "failures": [f.to_json() for f in v.failures], "machine": v.machine, "cause": v.cause,
+            "features": sorted(v.features), "generated": v.generated}
+
+
+def verdict_from_json(data: dict[str, Any]) -> Verdict:
+    return Verdict(data["status"], data["message"], [Exchange.from_json(e) for e in data["exchanges"]],
+                   data["reproduce"], data["duration_s"], data["exchange_count"],
+                   [Failure.from_json(f) for f in data["failures"]], dict(data["machine"]), data["cause"],
+                   set(data["features"]), int(data.get("generated", 0)))
 
 
 _BLOB = re.compile(r"@reproduce_failure\('([^']+)', (b'[^']*')\)")
@@ -329,8 +362,16 @@ class CheckContext:
             **extra,
         )
 
+    @property
+    def generated(self) -> int:
+        """How many hypothesis properties and machines the check has run."""
+        return self._calls
+
+    def _digest(self, call: int) -> bytes:
+        return f"{self.run.profile.name}:{self.requirement.id}:{call}".encode()
+
     def _decorate(self, test: Any, call: int) -> Any:
-        test._hypothesis_internal_add_digest = f"{self.requirement.id}:{call}".encode()
+        test._hypothesis_internal_add_digest = self._digest(call)
         rep = self._reproduce
         if rep and rep.get("call") == call:
             test = reproduce_failure(rep["version"], ast.literal_eval(rep["blob"]))(test)
@@ -354,7 +395,11 @@ class CheckContext:
             self.begin_example()
             body(example)
 
-        test = self._decorate(self.settings(examples)(prop), call)
+        # the example database keys a test by its source: every for_all shares this
+        # one, so the key names the requirement and the call
+        prop.hypothesis.inner_test._hypothesis_internal_add_digest = self._digest(call)  # type: ignore[attr-defined]
+        # settings after @seed, which would switch the run's example database off
+        test = self.settings(examples)(self._decorate(prop, call))
         self._hypothesis_depth += 1
         try:
             test()
@@ -426,6 +471,7 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
              for f in failures],
             dict(sorted(ctx.machine_stats.items())),
             features=accepted_features(run.http.log) if status == "passed" else set(),
+            generated=ctx.generated,
         )
 
     if run.unreachable:

@@ -34,7 +34,7 @@ def bindings_of(profile: Profile) -> list[str | None]:
 
 def structural_problems(profile: Profile) -> list[str]:
     """Requirements without faults, faults no requirement names, names that do not
-    exist, variants without the spec text that allows them."""
+    exist (faults, ``alone:`` entries), variants without the spec text that allows them."""
     problems = []
     named = set()
     for req in profile.requirements:
@@ -51,6 +51,11 @@ def structural_problems(profile: Profile) -> list[str]:
             problems.append(f"variant {name!r} does not quote the spec text that allows it (\"allowed by: ...\" in its docstring)")
         if name in profile.faults:
             problems.append(f"{name!r} is both a fault and a variant")
+    from conformance.parallel import runs_alone
+
+    for pattern in profile.settings.get("alone") or []:
+        if not any(runs_alone([str(pattern)], r.id) for r in profile.requirements):
+            problems.append(f"alone: {pattern!r} names no requirement")
     return problems
 
 
@@ -137,28 +142,56 @@ def fault_problems(fault: str, per_binding: dict[str | None, dict[str, Verdict]]
     return problems
 
 
-def selftest(profile: Profile, budget: str = "quick", seed: int = 1, out: Callable[[str], None] = print) -> SelftestResult:
+def _unit(profile: Profile | str, kind: str, name: str | None, budget: str, seed: int) -> tuple[str, list[str]]:
+    """One line of the selftest and its problems: the clean reference over one binding,
+    one fault, or one variant (a top-level function taking a profile's name, so a
+    process pool can run it)."""
+    if isinstance(profile, str):
+        from conformance.profiles import load_profile
+
+        profile = load_profile(profile)
+    bindings = bindings_of(profile)
+    if kind == "clean":
+        where = f" over {name}" if name else ""
+        problems = clean_problems(run_clean(profile, budget, seed, name), where)
+        return f"  clean reference{where}: {'all pass' if not problems else 'PROBLEMS'}", problems
+    if kind == "fault":
+        assert name is not None
+        problems = fault_problems(name, {b: run_fault(profile, name, budget, seed, b) for b in bindings})
+        word = "MISSED" if any(": not caught by " in p for p in problems) else "CRASHED" if problems else "caught"
+        return f"  fault {name:36} {word}", problems
+    assert name is not None
+    problems = [p for b in bindings
+                for p in variant_problems(profile, name, run_variant(profile, name, budget, seed, b), f" over {b}" if b else "")]
+    return f"  variant {name:34} {'allowed' if not problems else 'FALSE ALARM'}", problems
+
+
+def selftest(profile: Profile, budget: str = "quick", seed: int = 1, out: Callable[[str], None] = print,
+             workers: int = 1) -> SelftestResult:
+    """The clean reference, every fault and every variant; ``workers`` processes run
+    them side by side (lines still come in order)."""
     result = SelftestResult(structural_problems(profile))
     bindings = bindings_of(profile)
     out(f"selftest {profile.name}: {len(profile.requirements)} requirements, {len(profile.faults)} faults, "
         f"{len(profile.variants)} variants"
         + (f", bindings {', '.join(map(str, bindings))}" if bindings != [None] else ""))
-    for binding in bindings:
-        where = f" over {binding}" if binding else ""
-        problems = clean_problems(run_clean(profile, budget, seed, binding), where)
-        result.problems += problems
-        out(f"  clean reference{where}: {'all pass' if not problems else 'PROBLEMS'}")
-    for fault in sorted(profile.faults):
-        problems = fault_problems(fault, {b: run_fault(profile, fault, budget, seed, b) for b in bindings})
-        result.problems += problems
-        word = "MISSED" if any(": not caught by " in p for p in problems) else "CRASHED" if problems else "caught"
-        out(f"  fault {fault:36} {word}")
-    for variant in sorted(profile.variants):
-        problems = [p for b in bindings
-                    for p in variant_problems(profile, variant, run_variant(profile, variant, budget, seed, b),
-                                              f" over {b}" if b else "")]
-        result.problems += problems
-        out(f"  variant {variant:34} {'allowed' if not problems else 'FALSE ALARM'}")
+    units: list[tuple[str, str | None]] = [("clean", b) for b in bindings]
+    units += [("fault", f) for f in sorted(profile.faults)] + [("variant", v) for v in sorted(profile.variants)]
+    if workers > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = [pool.submit(_unit, profile.name, kind, name, budget, seed) for kind, name in units]
+            outcomes = (f.result() for f in futures)
+            for line, problems in outcomes:
+                result.problems += problems
+                out(line)
+    else:
+        for kind, name in units:
+            line, problems = _unit(profile, kind, name, budget, seed)
+            result.problems += problems
+            out(line)
     for problem in result.problems:
         out(f"  problem: {problem}")
     out(f"selftest {profile.name}: {'ok' if result.ok else f'{len(result.problems)} problem(s)'}")

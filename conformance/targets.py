@@ -24,7 +24,7 @@ from conformance.yamltext import load_yaml
 CONTROL_PREFIX = "/_control"
 
 
-KNOWN_KEYS = {"target", "timeout", "max_answer_mib", "credentials", "control", "world", "declared"}
+KNOWN_KEYS = {"target", "timeout", "max_answer_mib", "credentials", "control", "world", "declared", "examples"}
 
 class ConfigError(Exception):
     """Bad input to the tool itself (exit 2)."""
@@ -46,7 +46,7 @@ def read_yaml(path: Path, what: str) -> Any:
 
 def load_config(path: str | Path | None) -> dict[str, Any]:
     """Read and check a run config (YAML); ConfigError names the first bad value.
-    Keys: target, timeout, max_answer_mib, credentials, control, world."""
+    Keys: target, timeout, max_answer_mib, credentials, control, world, declared, examples."""
     if path is None:
         return {}
     path = Path(path)
@@ -179,11 +179,22 @@ def open_run(
         seed=seed,
         credentials=credentials,
         control_path=control,
-        database=example_database(db_dir),
+        database=_database(db_dir, config),
         binding=binding,
         world=dict(config.get("world") or {}),
         declared=declared_features(profile, config.get("declared") or []),
     )
+
+
+def _database(db_dir: Path | None, config: dict[str, Any]) -> Any:
+    """The example database; config ``examples`` shares it between workers and machines."""
+    value = config.get("examples")
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"config examples must be a folder or a redis:// URL, not {value!r}")
+    try:
+        return example_database(db_dir, value)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def declared_features(profile: Profile, names: list[str]) -> frozenset[str]:

@@ -327,17 +327,13 @@ class HttpTransport:
         self.answered = 0  # exchanges that got an answer
         self.on_exchange: Any = None  # called after each exchange (progress display)
         if app is not None:
-            import warnings
-
-            with warnings.catch_warnings():  # starlette suggests httpx2; httpx is the chosen client
-                warnings.simplefilter("ignore")
-                from starlette.testclient import TestClient
+            from conformance.transport.inprocess import InProcessTransport
 
             self.base_url = REFERENCE_BASE
             self.target = "reference"
             self.live = False
-            self._client: httpx.Client = TestClient(
-                app, base_url=REFERENCE_BASE, raise_server_exceptions=False, follow_redirects=False
+            self._client: httpx.Client = httpx.Client(
+                base_url=REFERENCE_BASE, transport=InProcessTransport(app), follow_redirects=False
             )
             self._client.__enter__()
         else:

@@ -399,10 +399,10 @@ def check_cancel_terminal(ctx: CheckContext) -> None:
 
 
 def _canceled(c: BinduClient) -> dict[str, Any]:
+    """A canceled task: cancelling a working one is BINDU-CANCEL-RUNNING's subject."""
     task = c.new_task("working")
-    reply = c.cancel(task["id"])
-    c.ctx.expect(reply.ok, f"tasks/cancel of a working task: {reply.describe()}")
-    return reply.result
+    with c.ctx.setup("cancel a working task", by="BINDU-CANCEL-RUNNING"):
+        return expect_result(c.ctx, c.cancel(task["id"]), "tasks/cancel of a working task")
 
 
 def check_cancel_running(ctx: CheckContext) -> None:

@@ -1,0 +1,180 @@
+"""Long campaigns: `conformance fuzz PROFILE --for 2h` keeps generating past the
+budgets. Round after round every requirement runs again at the deep budget with a
+new seed (each worker its own seeds), all sharing one example database, so a
+failure one worker finds is replayed by the others. Each new failure (a requirement
+and a root-cause signature not seen before in the campaign) is written as a case
+file at once; a progress line comes at least every 10 seconds."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import queue
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+PROGRESS_EVERY_S = 10.0
+
+
+@dataclass
+class Found:
+    requirement: str
+    level: str
+    signature: str
+    message: str
+    case: str
+    worker: int
+    round: int
+
+
+@dataclass
+class Campaign:
+    """What the workers reported: exchanges per worker, rounds, new failures."""
+
+    exchanges: dict[int, int] = field(default_factory=dict)
+    rounds: dict[int, int] = field(default_factory=dict)
+    found: list[Found] = field(default_factory=list)
+    unreachable: str = ""
+
+
+def work(profile_name: str, target: str | None, config: dict[str, Any], token: str | None, faults: tuple[str, ...],
+         seconds: float, report_dir: str, seed: int, worker: int, workers: int,
+         emit: Callable[[tuple[Any, ...]], None]) -> None:
+    """One worker's campaign: rounds of every requirement until ``seconds`` have passed."""
+    from conformance.model import Case
+    from conformance.profiles import load_profile
+    from conformance.report.cases import write_case
+    from conformance.report.rootcause import signature
+    from conformance.runner import execute
+    from conformance.targets import open_run
+
+    profile = load_profile(profile_name)
+    folder = Path(report_dir)
+    run = open_run(profile, target, config=config, token=token, faults=faults, budget="deep", seed=seed + worker,
+                   db_dir=folder / ".hypothesis", max_time=seconds)
+    last = [0.0]
+
+    def tick() -> None:
+        now = time.monotonic()
+        if now - last[0] >= 1.0:
+            last[0] = now
+            emit(("progress", worker, run.http.total))
+
+    run.http.on_exchange = tick
+    seen: set[tuple[str, str]] = set()
+    generative: set[str] | None = None  # after the first round, only requirements that generate inputs
+    round_no = 0
+    while not run.http.stopped and not run.unreachable:
+        round_no += 1
+        run.seed = seed + worker + (round_no - 1) * workers
+        ran: set[str] = set()
+        for req in profile.requirements:
+            if generative is not None and req.id not in generative:
+                continue
+            verdict = execute(req, run)
+            if verdict.generated:
+                ran.add(req.id)
+            if run.http.stopped or run.unreachable:
+                break
+            if verdict.status != "failed":
+                continue
+            key = (req.id, signature(verdict))
+            if key in seen:
+                continue
+            seen.add(key)
+            case = Case(profile=profile.name, requirement=req.id, level=req.level, title=req.title,
+                        source=req.source.to_json(), target=run.target, seed=run.seed, budget="deep",
+                        message=verdict.message, exchanges=verdict.exchanges, reproduce=verdict.reproduce,
+                        binding=run.binding, failures=verdict.failures)
+            path = write_case(folder / "cases", case)
+            numbered = path.with_name(f"{path.stem}-w{worker}r{round_no}-{len(seen)}{path.suffix}")
+            path.rename(numbered)
+            emit(("found", asdict(Found(req.id, req.level, key[1], verdict.message, numbered.name, worker, round_no))))
+        generative = ran if generative is None else generative
+        emit(("round", worker, round_no))
+        if not generative:
+            break  # nothing generates: one round says it all
+    emit(("progress", worker, run.http.total))
+    if run.unreachable:
+        emit(("unreachable", worker, run.unreachable))
+    run.http.close()
+
+
+def _child(args: tuple[Any, ...], events: Any) -> None:
+    """A worker process: events go to the parent through ``events``."""
+    job: Callable[..., None] = work
+    try:
+        job(*args, emit=events.put)
+    finally:
+        events.put(("done", args[8]))
+
+
+def campaign(profile_name: str, target: str | None, config: dict[str, Any], token: str | None, seconds: float,
+             report_dir: Path, seed: int = 1, workers: int = 1, faults: tuple[str, ...] = (),
+             out: Callable[[str], None] = print) -> Campaign:
+    """Run the campaign; print progress and each new failure; write fuzz.json."""
+    report_dir.mkdir(parents=True, exist_ok=True)
+    result = Campaign()
+    started = time.monotonic()
+    shown = [started]
+
+    def progress(final: bool = False) -> None:
+        now = time.monotonic()
+        if not final and now - shown[0] < PROGRESS_EVERY_S:
+            return
+        shown[0] = now
+        total, elapsed = sum(result.exchanges.values()), now - started
+        out(f"[{int(elapsed) // 60:02}:{int(elapsed) % 60:02}] {total} exchanges ({total / max(elapsed, 1e-9):.1f}/s), "
+            f"{len(result.found)} failures, round {max(result.rounds.values(), default=0) + 1}")
+
+    def handle(event: tuple[Any, ...]) -> None:
+        kind = event[0]
+        if kind == "progress":
+            result.exchanges[event[1]] = event[2]
+        elif kind == "round":
+            result.rounds[event[1]] = event[2]
+        elif kind == "found":
+            found = Found(**event[1])
+            if any((f.requirement, f.signature) == (found.requirement, found.signature) for f in result.found):
+                (report_dir / "cases" / found.case).unlink(missing_ok=True)  # another worker found it first
+                return
+            result.found.append(found)
+            out(f"NEW FAILURE {found.level} {found.requirement}: {found.message[:160]} [case: cases/{found.case}]")
+        elif kind == "unreachable":
+            result.unreachable = event[2]
+        progress()
+
+    args = (profile_name, target, config, token, faults, seconds, str(report_dir), seed)
+    if workers <= 1:
+        work(profile_name, target, config, token, faults, seconds, str(report_dir), seed, 0, 1, emit=handle)
+    else:
+        ctx = multiprocessing.get_context("spawn")
+        events = ctx.Queue()
+        procs = [ctx.Process(target=_child, args=((*args, w, workers), events), daemon=True) for w in range(workers)]
+        for proc in procs:
+            proc.start()
+        running = workers
+        while running:
+            try:
+                event = events.get(timeout=1.0)
+            except queue.Empty:
+                progress()
+                if not any(p.is_alive() for p in procs):
+                    break
+                continue
+            if event[0] == "done":
+                running -= 1
+            else:
+                handle(event)
+        for proc in procs:
+            proc.join(10)
+    progress(final=True)
+    summary = {"profile": profile_name, "target": target or config.get("target") or "reference",
+               "seconds": round(time.monotonic() - started, 1), "workers": workers, "seed": seed,
+               "exchanges": sum(result.exchanges.values()), "rounds": result.rounds,
+               "unreachable": result.unreachable or None, "failures": [asdict(f) for f in result.found]}
+    (report_dir / "fuzz.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return result

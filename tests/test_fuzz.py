@@ -1,0 +1,30 @@
+"""`conformance fuzz`: a campaign past the budgets, progress at least every 10 s,
+each distinct failure written once as a case file the moment it is found."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from tests.conftest import conformance
+
+
+def test_a_campaign_reports_progress_and_writes_each_new_failure_once(tmp_path):
+    report = tmp_path / "fuzz"
+    result = conformance("fuzz", "bindu", "--for", "12s", "--workers", "2", "--fault", "no_body_limit",
+                         "--report", str(report), timeout=300)
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr
+    progress = [line for line in result.stdout.splitlines() if re.match(r"\[\d\d:\d\d\] \d+ exchanges \(", line)]
+    assert len(progress) >= 2, result.stdout  # one by the tenth second, one at the end
+    found = [line for line in result.stdout.splitlines() if line.startswith("NEW FAILURE")]
+    assert len(found) == 1 and "BINDU-RPC-BODY-LIMIT" in found[0]  # both workers find it: reported once
+    cases = list((report / "cases").iterdir())
+    assert [c.name.startswith("BINDU-RPC-BODY-LIMIT") for c in cases] == [True]
+    assert json.loads(cases[0].read_text())["requirement"] == "BINDU-RPC-BODY-LIMIT"
+    summary = json.loads((report / "fuzz.json").read_text())
+    assert summary["exchanges"] > 0 and [f["requirement"] for f in summary["failures"]] == ["BINDU-RPC-BODY-LIMIT"]
+
+
+def test_a_campaign_needs_a_duration_it_can_read(tmp_path):
+    result = conformance("fuzz", "bindu", "--for", "a while", "--report", str(tmp_path / "f"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
