@@ -166,7 +166,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     if not args.profile:
         for name in available():
             prof = load_profile(name)
-            print(f"{name:16} {len(prof.requirements):3} requirements {len(prof.faults):3} faults  {prof.spec_relpath}  {prof.title}")
+            draft = f"  [draft: {prof.draft}]" if prof.draft else ""
+            print(f"{name:16} {len(prof.requirements):3} requirements {len(prof.faults):3} faults  {prof.spec_relpath}  {prof.title}{draft}")
         return EXIT_OK
     prof = load_profile(args.profile)
     if args.coverage:
@@ -188,7 +189,7 @@ def print_coverage(prof: Any) -> int:
         checked = ", ".join(s.checked_by) if s.checked_by else f"untestable: {s.untestable}" if s.untestable else "NOT CHECKED"
         print(f"{s.level:6} {s.id:34} {s.says}")
         print(f"{'':6} {'':34} at {s.at}; {checked}")
-    cov = coverage(prof.statements)
+    cov = coverage(prof.statements, [r.id for r in prof.requirements])
     print(f"\n{'category':24} {'statements':>10} {'covered':>8} {'untestable':>10}")
     for category, row in cov.by_category.items():
         print(f"{category:24} {row['statements']:>10} {row['covered']:>8} {row['untestable']:>10}")

@@ -49,6 +49,7 @@ class Requirement:
     faults: tuple[str, ...]
     needs: tuple[str, ...] = ()
     optional: str = ""  # a feature the spec makes optional (the profile's `optional:` block) this checks
+    group: str = ""  # the part of the protocol it is about (the profile's `groups:` block: a surface, say)
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -161,6 +162,9 @@ class Profile:
     # behaviours the spec allows but the reference does not choose: no MUST may fail on one
     variants: dict[str, Callable[[Any], None]] = field(default_factory=dict)
     statements: list[Any] = field(default_factory=list)  # the statement map (conformance/statements.py)
+    # a profile being built (YAML `status: draft <what is left>`): listed and self-tested, its
+    # statement map not yet held to the coverage bar; `list` and the summary say so
+    draft: str = ""
     # features the spec makes optional, which a deployment may declare it does not offer: name -> source
     optional: dict[str, Source] = field(default_factory=dict)
     limits: dict[str, Limit] = field(default_factory=dict)  # the profile's `limits:` block

@@ -3,13 +3,14 @@ and the protocol package that supplies requirements, reference and faults."""
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from conformance.model import Profile, Source
+from conformance.model import Profile, Requirement, Source
 from conformance.spec.limits import load_limits
 from conformance.spec.readers import SpecDocument, read_errors, read_operations
 from conformance.spec.schemas import SpecError, load_document, sha256_of
@@ -55,6 +56,14 @@ def read_settings(path: Path) -> dict[str, Any]:
 _CACHE: dict[str, Profile] = {}
 
 
+def assign_groups(requirements: list[Requirement], groups: dict[str, list[str]]) -> None:
+    """The profile's ``groups:`` block: group name -> requirement ids or globs; the first
+    group that names a requirement is its own (reports show requirements by group)."""
+    for req in requirements:
+        req.group = next((name for name, patterns in groups.items()
+                          if any(fnmatch.fnmatchcase(req.id, str(p)) for p in patterns)), "")
+
+
 def load_profile(name: str) -> Profile:
     """Load (once per process) the named profile with its spec and protocol package."""
     if name in _CACHE:
@@ -85,7 +94,10 @@ def load_profile(name: str) -> Profile:
     )
     profile.optional = {name: Source(settings["spec"], row["pointer"]) for name, row in (settings.get("optional") or {}).items()}
     profile.statements = load_statements(PROFILES_DIR / "statements" / f"{name}.yaml")
+    status = str(settings.get("status") or "")
+    profile.draft = status.removeprefix("draft").strip(" :") or "in progress" if status.startswith("draft") else ""
     package.complete(profile)  # the package adds requirements, faults, reference credentials
+    assign_groups(profile.requirements, settings.get("groups") or {})
     _CACHE[name] = profile
     return profile
 

@@ -231,6 +231,14 @@ class CheckContext:
             self._binding.on_unauthenticated = self._needs_token
         return self._binding
 
+    def binding_named(self, name: str) -> Any:
+        """Another of the profile's bindings, for a requirement about that surface
+        whatever the run speaks (an action only one binding carries, say)."""
+        entry = self.profile.settings["bindings"][name]
+        other = make_binding(name, entry, self.http, self.token)
+        other.on_unauthenticated = self._needs_token
+        return other
+
     @staticmethod
     def _needs_token(label: str) -> None:
         raise Untested(f"the target requires a bearer token: give --token or credentials.{label}")

@@ -67,5 +67,7 @@ def test_every_profile_keeps_variants(name):
 @pytest.mark.parametrize("name", PROFILES)
 def test_the_statement_map_is_complete(name):
     profile = load_profile(name)
+    if profile.draft:  # a profile being built lands in steps; its issue stays open until this holds
+        pytest.skip(f"{name} is a draft ({profile.draft}): its statement map is not yet complete")
     assert map_problems(profile.statements, [r.id for r in profile.requirements]) == []
-    assert coverage(profile.statements).percent >= 95.0
+    assert coverage(profile.statements, [r.id for r in profile.requirements]).percent >= 95.0

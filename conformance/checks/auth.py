@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from conformance.checks.errors import catalog_entry, expect_error, expect_result
+from conformance.checks.errors import catalog_entry, expect_error, expect_refused, expect_result
 from conformance.runner import CheckContext
 from conformance.transport.binding import RawToken, Reply
 
@@ -22,8 +22,8 @@ Documented = Callable[[CheckContext, Reply], bool]
 
 def token_required(operations: Operations, error: Any, credential: str = "full", also: Iterable[Any] = (),
                    documented: Documented | None = None) -> Callable[[CheckContext], None]:
-    """Every operation without a bearer token gets ``error`` (or one of ``also``, or an
-    answer ``documented`` accepts). Needs ``credential``: a run given no token does not
+    """Every operation without a bearer token gets ``error`` (any refusal when None; or
+    one of ``also``, or an answer ``documented`` accepts). Needs ``credential``: a run given no token does not
     expect the target to demand one."""
     return _refused(operations, error, None, credential, also, documented)
 
@@ -53,7 +53,10 @@ def _refused(operations: Operations, error: Any, caller: str | RawToken | None, 
                 reply = call(who)
                 if documented and documented(ctx, reply):
                     continue
-                expect_error(ctx, reply, error, what, also)
+                if error is None:  # a statement that says "refused" without naming the error
+                    expect_refused(ctx, reply, what)
+                else:
+                    expect_error(ctx, reply, error, what, also)
     return check
 
 

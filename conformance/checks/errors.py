@@ -61,7 +61,10 @@ def expect_refused(ctx: CheckContext, reply: Reply, what: str, statement: str | 
     ctx.expect(not reply.ok, f"{what}: expected a refusal, got {reply.describe()}", kind="accepted_invalid", statement=statement)
     ctx.expect(reply.flagged, f"{what}: the answer is not flagged as an error by the {reply.binding} binding ({reply.describe()})",
                kind="malformed_answer", statement=statement)
-    if reply.statuses:  # a 5xx is the server failing, not refusing
+    # a 5xx is the server failing, not refusing, whatever the binding
+    ctx.expect(reply.status < 500, f"{what}: the server failed (HTTP {reply.status}) instead of refusing", kind="wrong_status",
+               statement=statement)
+    if reply.statuses:
         ctx.expect(400 <= reply.status < 500, f"{what}: a refusal must come with a 4xx status, got HTTP {reply.status}",
                    kind="wrong_status", statement=statement)
 

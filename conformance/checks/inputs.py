@@ -126,3 +126,22 @@ def result_matches(ctx: CheckContext, op: Operation, reply: Reply, what: str | N
     if op.result_schema is not None:
         expect_matches(ctx, op.result_schema, result, f"{op.name} result")
     return result
+
+
+def invalid_code_everywhere(call: Callable[[CheckContext], Callable[[str, Any], Reply]], error: Any) -> Callable[[CheckContext], None]:
+    """Family: an input breaking one keyword of any operation's schema gets ``error``
+    (the profile's code for a schema break, asked for by a SHOULD); ``call(ctx)`` gives
+    (operation, input) -> answer."""
+    def check(ctx: CheckContext) -> None:
+        from hypothesis import strategies as st
+
+        send = call(ctx)
+        ops = ctx.profile.operations
+
+        def body(pair: tuple[str, InvalidInstance]) -> None:
+            name, bad = pair
+            v = bad.violation
+            expect_error(ctx, send(name, bad.instance), error, f"{name} with an input breaking '{v.keyword}' at {v.pointer or '(root)'}")
+
+        ctx.for_all(st.one_of([st.tuples(st.just(n), invalid_strategy(op.params_schema)) for n, op in sorted(ops.items())]), body)
+    return check

@@ -13,7 +13,10 @@ state_of, terminal) and may add rules of its own.
 
 ``from``: a list of states, ``open`` (not terminal), ``terminal`` or ``any``;
 ``to``: a state, ``same`` (unchanged) or ``any`` (wherever the target takes it);
-``refused``: the catalog error where the transition is not allowed."""
+``refused``: the catalog error where the transition is not allowed, or ``any`` (a
+refusal of any kind: where the spec names no error, the code is the profile's SHOULD);
+``either``: states from which the spec allows both answers (served, leaving the object
+as it is, or refused): the ambiguity rule for a repeated call the spec is silent on."""
 
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
-from conformance.checks.errors import expect_error, expect_result
+from conformance.checks.errors import expect_error, expect_refused, expect_result
 from conformance.table import ProfileMachine
 from conformance.transport.binding import Reply
 
@@ -34,6 +37,7 @@ class Transition:
     sources: tuple[str, ...] | str  # states, or "open" / "terminal" / "any"
     to: str  # a state, "same" or "any"
     refused: str | None = None
+    either: tuple[str, ...] = ()
 
     def allowed_from(self, state: str, terminal: frozenset[str]) -> bool:
         if self.sources == "any":
@@ -50,7 +54,7 @@ def read_transitions(block: dict[str, Any]) -> dict[str, Transition]:
     for op, row in (block.get("transitions") or {}).items():
         sources = row.get("from", "any")
         out[op] = Transition(op, sources if isinstance(sources, str) else tuple(sources), row.get("to", "same"),
-                             row.get("refused"))
+                             row.get("refused"), tuple(row.get("either") or ()))
     return out
 
 
@@ -129,12 +133,15 @@ class LifecycleMachine(ProfileMachine):
         t, before = self.transitions[op], self.states[obj]
         what = f"{op} on {'an' if before[:1] in 'aeiou' else 'a'} {before} {self.noun}"
         reply = self.perform(op, obj)
-        allowed = t.allowed_from(before, self.terminal)
+        allowed = t.allowed_from(before, self.terminal) or (before in t.either and reply.ok)
         self.ctx.machine_stats[f"transition {op} from {before}: {'allowed' if allowed else 'refused'}"] += 1
         if allowed:
             expect_result(self.ctx, reply, what)
             got = self.state_in(reply) or self.state_of(obj)
-            if t.to not in ("same", "any"):
+            if before in t.either and not t.allowed_from(before, self.terminal):
+                self.ctx.expect(got == before, f"{what}: served, but the {self.noun} moved from {before!r} to {got!r}",
+                                kind="state_changed")
+            elif t.to not in ("same", "any"):
                 self.ctx.expect(got == t.to, f"{what}: the {self.noun} is {got!r}; the lifecycle says {t.to!r}",
                                 kind="state_changed")
             elif t.to == "same":
@@ -143,7 +150,10 @@ class LifecycleMachine(ProfileMachine):
             self.states[obj] = got
         else:
             assert t.refused is not None, f"{op} from {before} is not allowed but names no error"
-            expect_error(self.ctx, reply, t.refused, what)
+            if t.refused == "any":
+                expect_refused(self.ctx, reply, what)
+            else:
+                expect_error(self.ctx, reply, t.refused, what)
             got = self.state_of(obj)
             self.ctx.expect(got == before, f"{what}: the refused call moved the {self.noun} from {before!r} to {got!r}",
                             kind="state_changed")

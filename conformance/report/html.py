@@ -308,8 +308,25 @@ def render_header(summary: dict[str, Any], grade: str, levels: dict[str, dict[st
 
 
 def render_requirements(summary: dict[str, Any], src_ids: dict[str, str], fail_ids: dict[str, str]) -> str:
+    """One table of all requirements, or, where the profile groups them (by surface,
+    say), one table per group, in the order the groups first appear."""
+    requirements = summary.get("requirements", [])
+    groups = list(dict.fromkeys(str(r.get("group") or "") for r in requirements))
+    if groups == [""]:
+        return ("<section id=requirements><h2>Requirements</h2>"
+                + requirements_table(requirements, src_ids, fail_ids) + "</section>")
+    parts = []
+    for name in groups:
+        members = [r for r in requirements if str(r.get("group") or "") == name]
+        passed = sum(r.get("status") == "passed" for r in members)
+        parts.append(f"<h3>{e(name or 'other')} <span class=note>({passed} of {len(members)} passed)</span></h3>"
+                     + requirements_table(members, src_ids, fail_ids))
+    return "<section id=requirements><h2>Requirements by group</h2>" + "".join(parts) + "</section>"
+
+
+def requirements_table(requirements: list[dict[str, Any]], src_ids: dict[str, str], fail_ids: dict[str, str]) -> str:
     rows = []
-    for req in summary.get("requirements", []):
+    for req in requirements:
         status = str(req.get("status", ""))
         source = req.get("source") or {}
         rid = str(req.get("id", ""))
@@ -329,10 +346,8 @@ def render_requirements(summary: dict[str, Any], src_ids: dict[str, str], fail_i
             f'<td><span class="v v-{e(status)}">{e(STATUS_LABEL.get(status, status.upper()))}</span></td>'
             f"<td class=n>{e(req.get('exchanges', ''))}</td><td class=srcref>{src_cell}</td></tr>"
         )
-    return (
-        "<section id=requirements><h2>Requirements</h2><table><tr><th>ID</th><th>level</th><th>title</th>"
-        "<th>verdict</th><th>exchanges</th><th>spec source</th></tr>" + "".join(rows) + "</table></section>"
-    )
+    return ("<table><tr><th>ID</th><th>level</th><th>title</th><th>verdict</th><th>exchanges</th><th>spec source</th></tr>"
+            + "".join(rows) + "</table>")
 
 
 def render_headers(headers: Any) -> str:

@@ -142,6 +142,7 @@ def build_summary(
     return {
         "tool": {"name": "conformance", "version": __version__},
         "profile": profile.name,
+        **({"profile_draft": profile.draft} if profile.draft else {}),  # a profile still being built
         "spec": {"path": profile.spec_relpath, "sha256": profile.spec_sha256},
         "target": target,
         "binding": binding,
@@ -163,12 +164,13 @@ def build_summary(
         "root_causes": group(results),  # failed and blocked requirements by what the target did
         "levels": level_counts(results),
         # the spec's normative statements the profile's requirements check (statement map)
-        "coverage": coverage(profile.statements).to_json() if profile.statements else None,
+        "coverage": coverage(profile.statements, [r.id for r in profile.requirements]).to_json() if profile.statements else None,
         "requirements": [
             {
                 "id": r.requirement.id,
                 "level": r.requirement.level,
                 "title": r.requirement.title,
+                **({"group": r.requirement.group} if r.requirement.group else {}),
                 "status": r.verdict.status,
                 "source": r.requirement.source.to_json(),
                 "faults": list(r.requirement.faults),

@@ -10,7 +10,7 @@ from typing import Any
 
 from conformance.model import ErrorCode, Operation, Source
 from conformance.spec.openapi import error_catalog, jsonrpc_operations
-from conformance.spec.verbs import verb_operations
+from conformance.spec.verbs import action_operations, verb_operations
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ def _profile_errors(spec: SpecDocument, block: dict[str, Any]) -> dict[Any, Erro
 OPERATION_READERS: dict[str, Callable[[SpecDocument, Any], dict[str, Operation]]] = {
     "jsonrpc": lambda spec, block: jsonrpc_operations(spec.doc, spec.relpath, block),
     "verbs": lambda spec, block: verb_operations(spec.doc, spec.relpath, block),
+    "actions": lambda spec, block: action_operations(spec.doc, spec.relpath, block),
 }
 
 # profile key -> reader of error catalog rows

@@ -1,5 +1,7 @@
-"""Reading a JSON Schema document of verbs: each ``<verb>_input`` with a matching
-``<verb>_result`` under the profile's ``defs`` pointer is one operation."""
+"""Reading operations out of JSON documents: a JSON Schema document of verbs (each
+``<verb>_input`` with a matching ``<verb>_result`` under the profile's ``defs``
+pointer), or a manifest's mapping of actions (each entry one operation, its input
+schema under the key the profile names; such manifests give no result schema)."""
 
 from __future__ import annotations
 
@@ -33,4 +35,18 @@ def verb_operations(doc: dict[str, Any], relpath: str, settings: dict[str, Any])
         )
     if not ops:
         raise SpecError(f"no <verb>_input/<verb>_result pairs under {relpath}{settings['defs']}")
+    return ops
+
+
+def action_operations(doc: dict[str, Any], relpath: str, settings: dict[str, Any]) -> dict[str, Operation]:
+    actions = resolve_pointer(doc, settings["pointer"])
+    if not isinstance(actions, dict) or not actions:
+        raise SpecError(f"{relpath}{settings['pointer']} is not a mapping of actions")
+    key = settings.get("input", "inputSchema")
+    ops: dict[str, Operation] = {}
+    for name, action in actions.items():
+        if not isinstance(action, dict) or not isinstance(action.get(key), dict):
+            raise SpecError(f"{relpath}{settings['pointer']}/{name} has no {key} schema")
+        params = f"{settings['pointer']}/{name}/{key}"
+        ops[name] = Operation(name, inline_refs({"$ref": "#" + params}, doc), None, Source(relpath, params))
     return ops

@@ -109,23 +109,25 @@ def json_excerpt(value: Any, limit: int = 160) -> str:
 
 
 _STRINGS: dict[type, Any] = {str: re.compile(r'"(?:[^"\\]|\\.)*"'), bytes: re.compile(rb'"(?:[^"\\]|\\.)*"')}
-_INNERMOST: dict[type, Any] = {str: re.compile(r"[\[{][^\[\]{}]*[\]}]"), bytes: re.compile(rb"[\[{][^\[\]{}]*[\]}]")}
+_NOT_BRACKETS: dict[type, Any] = {str: re.compile(r"[^\[\]{}]+"), bytes: re.compile(rb"[^\[\]{}]+")}
+_EMPTY_PAIR: dict[type, Any] = {str: re.compile(r"\[\]|\{\}"), bytes: re.compile(rb"\[\]|\{\}")}
 
 
 def _too_deep(data: bytes | str) -> bool:
     """Whether parsed JSON text nests deeper than the limit. Counted on the text, in C:
-    strings blanked, then one level of innermost brackets removed per pass (a walk of
-    the parsed value in Python costs more than the parse on large answers)."""
+    strings and everything but brackets dropped, then one level of empty pairs
+    removed per pass (a walk of the parsed value in Python costs more than the parse)."""
     kind = bytes if isinstance(data, bytes) else str
     opening = (b"[", b"{") if kind is bytes else ("[", "{")
     if data.count(opening[0]) + data.count(opening[1]) <= MAX_JSON_DEPTH:  # type: ignore[arg-type]
         return False
-    text: Any = _STRINGS[kind].sub(b'""' if kind is bytes else '""', data)
+    nothing: Any = b"" if kind is bytes else ""
+    brackets = _NOT_BRACKETS[kind].sub(nothing, _STRINGS[kind].sub(nothing, data))
     for _ in range(MAX_JSON_DEPTH):
-        text, removed = _INNERMOST[kind].subn(b"" if kind is bytes else "", text)
-        if not removed:
+        brackets, removed = _EMPTY_PAIR[kind].subn(nothing, brackets)
+        if not brackets:
             return False
-    return _INNERMOST[kind].search(text) is not None
+    return bool(brackets)
 
 
 @dataclass

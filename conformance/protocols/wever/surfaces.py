@@ -1,0 +1,388 @@
+"""The Wever Connect surfaces beyond the HTTP actions: the rest of the A2A adapter's
+strict profile and limits, MCP's versions, bearer and tool errors, one task seen the
+same through all three, and the profile and discovery rules of update_mailbox and
+find_peers."""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from conformance.checks.errors import expect_mapping, expect_refused, expect_result
+from conformance.model import Requirement
+from conformance.protocols.wever.client import (
+    RECIPIENT,
+    SENDER,
+    STRANGER,
+    WeverClient,
+    dig,
+    refused_rpc,
+    served_rpc,
+)
+from conformance.runner import CheckContext
+from conformance.spec.invalid import InvalidInstance, invalid_strategy
+from conformance.spec.schemas import validator_for
+from conformance.transport.http import HttpReply
+
+
+# ----------------------------------------------------------------------------------
+# A2A
+# ----------------------------------------------------------------------------------
+def check_a2a_card(ctx: CheckContext) -> None:
+    """The agent card at protocols.a2a.agent_card names the adapter's endpoint and A2A version."""
+    a2a = ctx.profile.spec["protocols"]["a2a"]
+    reply = ctx.http.request("GET", a2a["agent_card"])
+    card = reply.json()
+    ctx.expect(reply.status == 200 and isinstance(card, dict), f"GET {a2a['agent_card']}: HTTP {reply.status} {reply.text[:200]}")
+    text = json.dumps(card)
+    ctx.expect(a2a["endpoint"] in text, f"the agent card does not name the endpoint {a2a['endpoint']}: {text[:300]}", kind="schema_mismatch")
+    ctx.expect(f'"{a2a["protocol_version"]}"' in text, f"the agent card does not name protocol version {a2a['protocol_version']}",
+               kind="schema_mismatch")
+
+
+def check_a2a_data_schema(ctx: CheckContext) -> None:
+    """A SendMessage whose data breaks data_schema, or whose message breaks the profile's
+    role, part count or media type, is rejected before any delivery."""
+    c = WeverClient(ctx)
+    c.allow(SENDER, RECIPIENT)
+    spec = c.a2a["send_message"]
+    before = c.inbox_ids(RECIPIENT)
+
+    def shaped(change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+        params = c.a2a_message()
+        change(params["message"])
+        return params
+
+    part = c.a2a_message()["message"]["parts"][0]
+    cases = {
+        "role user (not ROLE_USER)": shaped(lambda m: m.update(role="user")),
+        f"{spec['part_count'] + 1} parts": shaped(lambda m: m.update(parts=[copy.deepcopy(part)] * (spec["part_count"] + 1))),
+        "mediaType text/plain": shaped(lambda m: m["parts"][0].update(mediaType="text/plain")),
+        # beside the generated breaks, two that only the data schema forbids
+        "data with an unknown property": shaped(lambda m: m["parts"][0]["data"].update(x_conformance_unknown=True)),
+        "task data that is not an object": shaped(lambda m: m["parts"][0]["data"].update(task="not an object")),
+    }
+    for what, params in cases.items():
+        with ctx.subcheck(what):
+            refused_rpc(ctx, c.a2a_call("SendMessage", params), f"SendMessage with {what}")
+
+    real = {"recipient_id": c.mailbox(RECIPIENT), "capability": c.capability}
+    validator = validator_for(spec["data_schema"])
+
+    def body(bad: InvalidInstance) -> None:
+        """The data breaks one keyword; where it names a recipient or capability outside
+        the break, the real ones, so it is refused for the break and nothing else."""
+        data = bad.instance
+        if isinstance(data, dict):
+            named = {k: (real[k] if k in real and not bad.violation.pointer.startswith(f"/{k}") else v) for k, v in data.items()}
+            data = data if validator.is_valid(named) else named
+        params = c.a2a_message()
+        params["message"]["parts"][0]["data"] = data
+        refused_rpc(ctx, c.a2a_call("SendMessage", params), f"SendMessage with data breaking '{bad.violation.keyword}' at "
+                                                              f"{bad.violation.pointer or '(root)'}")
+
+    ctx.for_all(invalid_strategy(spec["data_schema"]), body)
+    ctx.expect(c.inbox_ids(RECIPIENT) == before, "a rejected SendMessage delivered a task", kind="state_changed")
+
+
+def check_a2a_output_modes(ctx: CheckContext) -> None:
+    """acceptedOutputModes may be absent, empty, or a list containing application/json;
+    a list without it is rejected."""
+    c = WeverClient(ctx)
+    c.allow(SENDER, RECIPIENT)
+    media = c.a2a["send_message"]["part_media_type"]
+    for what, modes in (("absent", None), ("empty", []), (f"[{media}]", [media]), (f"[text/plain, {media}]", ["text/plain", media])):
+        with ctx.subcheck(f"acceptedOutputModes {what}"):
+            params = c.a2a_message()
+            if modes is None:
+                params["configuration"].pop("acceptedOutputModes", None)
+            else:
+                params["configuration"]["acceptedOutputModes"] = modes
+            served_rpc(ctx, c.a2a_call("SendMessage", params), f"SendMessage with acceptedOutputModes {what}")
+    with ctx.subcheck("acceptedOutputModes [text/plain]"):
+        params = c.a2a_message()
+        params["configuration"]["acceptedOutputModes"] = ["text/plain"]
+        refused_rpc(ctx, c.a2a_call("SendMessage", params), "SendMessage with acceptedOutputModes [text/plain]")
+
+
+def nested(depth: int) -> dict[str, Any]:
+    """An object ``depth`` containers deep."""
+    value: dict[str, Any] = {}
+    for _ in range(depth - 1):
+        value = {"d": value}
+    return value
+
+
+def check_a2a_limits(ctx: CheckContext) -> None:
+    """The adapter's own limits, each at its edge and one past it."""
+    c = WeverClient(ctx)
+    c.allow(SENDER, RECIPIENT)
+    lim = {name: int(v.value) for name, v in ctx.profile.limits.items() if name.startswith("a2a_")}
+    with ctx.subcheck("messageId bytes"):
+        size = lim["a2a_message_id_bytes"]
+        served_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message("é" * (size // 2) + "m" * (size % 2))), f"a messageId of {size} UTF-8 bytes")
+        refused_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message("é" * (size // 2) + "mm")), f"a messageId of {size + 1 + size % 2} UTF-8 bytes")
+    with ctx.subcheck("historyLength"):
+        top = lim["a2a_history_length_maximum_count"]
+        task = served_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message()), "SendMessage")
+        task_id = dig(task, "task", "id")
+        served_rpc(ctx, c.a2a_call("GetTask", {"id": task_id, "historyLength": top}), f"GetTask historyLength {top}")
+        for bad in (-1, top + 1):
+            refused_rpc(ctx, c.a2a_call("GetTask", {"id": task_id, "historyLength": bad}), f"GetTask historyLength {bad}")
+    with ctx.subcheck("JSON depth"):
+        depth = lim["a2a_json_depth_count"]
+        deep = c.a2a_message(data=nested(depth + 1))
+        refused_rpc(ctx, c.a2a_call("SendMessage", deep), f"a request nested over {depth} containers")
+    with ctx.subcheck("request bytes"):
+        size = lim["a2a_request_bytes"]
+        params = c.a2a_message()
+        params["padding"] = "x" * size
+        refused_rpc(ctx, c.a2a_call("SendMessage", params), f"a request over {size} bytes")
+
+
+def check_a2a_no_grant(ctx: CheckContext) -> None:
+    """The bridge never creates sender grants: without one, SendMessage is refused and
+    afterwards there still is none."""
+    c = WeverClient(ctx)
+    c.advertise(RECIPIENT)
+    before = expect_result(ctx, c.call("get_mailbox", {}, RECIPIENT), "get_mailbox", ["allowed_senders"])["allowed_senders"]
+    refused_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message()), "SendMessage without the recipient's grant")
+    after = expect_result(ctx, c.call("get_mailbox", {}, RECIPIENT), "get_mailbox", ["allowed_senders"])["allowed_senders"]
+    ctx.expect(after == before, f"SendMessage changed the recipient's allowed senders: {before} -> {after}", kind="auth_not_enforced")
+    expect_refused(ctx, c.send(SENDER, RECIPIENT), "send_task after a refused SendMessage")
+
+
+def check_a2a_bearer(ctx: CheckContext) -> None:
+    """The adapter needs the mailbox token (required_headers Authorization)."""
+    c = WeverClient(ctx)
+    c.allow(SENDER, RECIPIENT)
+    before = c.inbox_ids(RECIPIENT)
+    for what, who in (("no token", None),):
+        with ctx.subcheck(what):
+            refused_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message(), who=who), f"SendMessage with {what}")
+    with ctx.subcheck("an unknown token"):
+        headers = {**c.a2a_headers(None), "Authorization": f"Bearer conformance-not-a-token-{uuid.uuid4().hex}"}
+        reply = ctx.http.request("POST", c.a2a["endpoint"], headers=headers,
+                                 content=json.dumps(rpc("SendMessage", c.a2a_message())))
+        refused_rpc(ctx, reply, "SendMessage with a token the relay never issued")
+    ctx.expect(c.inbox_ids(RECIPIENT) == before, "a SendMessage without a valid token delivered a task", kind="auth_not_enforced")
+
+
+def check_a2a_capability(ctx: CheckContext) -> None:
+    """SendMessage for a capability the recipient does not advertise delivers nothing."""
+    c = WeverClient(ctx)
+    c.allow(SENDER, RECIPIENT)
+    params = c.a2a_message()
+    params["message"]["parts"][0]["data"]["capability"] = "conformance.not.advertised"
+    before = c.inbox_ids(RECIPIENT)
+    refused_rpc(ctx, c.a2a_call("SendMessage", params), "SendMessage for a capability the recipient does not advertise")
+    ctx.expect(c.inbox_ids(RECIPIENT) == before, "a refused SendMessage delivered a task", kind="auth_not_enforced")
+
+
+def check_a2a_task_id(ctx: CheckContext) -> None:
+    """A supplied taskId is read with participant authorization, then continuation is
+    refused: a stranger and a participant are both refused, and nothing is delivered."""
+    c = WeverClient(ctx)
+    task = c.new_task("offered")
+    c.allow(STRANGER, RECIPIENT)
+    before = c.inbox_ids(RECIPIENT)
+    for who in (SENDER, STRANGER):
+        with ctx.subcheck(f"as the {'sender' if who == SENDER else 'stranger'}"):
+            params = c.a2a_message()
+            params["message"]["taskId"] = task["task_id"]
+            refused_rpc(ctx, c.a2a_call("SendMessage", params, who=who), "SendMessage continuing an existing task")
+    ctx.expect(c.inbox_ids(RECIPIENT) == before, "a task continuation delivered a task", kind="state_changed")
+
+
+def check_a2a_retry_gone(ctx: CheckContext) -> None:
+    """A messageId whose task was deleted names no new work while its tombstone lives."""
+    c = WeverClient(ctx)
+    c.allow(SENDER, RECIPIENT)
+    message_id = f"conformance-{uuid.uuid4().hex}"
+    sent = served_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message(message_id)), "SendMessage")
+    task_id = expect_mapping(ctx, dig(sent, "task"), "SendMessage task", ("id",))["id"]
+    expect_result(ctx, c.call("cancel_task", {"task_id": task_id}, SENDER), "cancel_task")
+    expect_result(ctx, c.call("delete_task_content", {"task_id": task_id}, SENDER), "delete_task_content")
+    before = c.inbox_ids(RECIPIENT)
+    refused_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message(message_id)), "SendMessage retrying a deleted task's messageId")
+    ctx.expect(c.inbox_ids(RECIPIENT) == before, "a deleted task's messageId created new work", kind="state_changed")
+
+
+# ----------------------------------------------------------------------------------
+# MCP
+# ----------------------------------------------------------------------------------
+def mcp_post(c: WeverClient, body: dict[str, Any], who: str | None = SENDER, headers: dict[str, str] | None = None) -> HttpReply:
+    route = c.spec["protocols"]["mcp"]["endpoint"]
+    hdrs = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **(headers or {})}
+    if who is not None:
+        hdrs["Authorization"] = f"Bearer {c.token(who)}"
+    return c.ctx.http.request("POST", route, headers=hdrs, content=json.dumps(body))
+
+
+def rpc(method: str, params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
+
+
+def tools_of(reply: HttpReply) -> list[str]:
+    tools = dig(reply.json(), "result", "tools")
+    return [str(t.get("name")) for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
+
+
+def check_mcp_versions(ctx: CheckContext) -> None:
+    """Each listed protocol version is served with a handshake of its own: the
+    initialize handshake answering that version, or stateless calls carrying the
+    version header (the manifest does not say which version uses which: either passes)."""
+    c = WeverClient(ctx)
+    for version in c.spec["protocols"]["mcp"]["versions"]:
+        with ctx.subcheck(version):
+            init = mcp_post(c, rpc("initialize", {"protocolVersion": version, "capabilities": {},
+                                                  "clientInfo": {"name": "conformance", "version": "1"}}))
+            agreed = dig(init.json(), "result", "protocolVersion")
+            stateless = mcp_post(c, rpc("tools/list", {}), headers={"MCP-Protocol-Version": version})
+            ctx.expect(agreed == version or tools_of(stateless),
+                       f"MCP {version}: initialize answered {init.text[:200]}; stateless tools/list answered {stateless.text[:200]}",
+                       kind="rejected_valid")
+
+
+def check_mcp_bearer(ctx: CheckContext) -> None:
+    c = WeverClient(ctx)
+    for what, who in (("no token", None),):
+        with ctx.subcheck(what):
+            reply = mcp_post(c, rpc("tools/list", {}), who=who, headers={"MCP-Protocol-Version": c.spec["protocols"]["mcp"]["versions"][0]})
+            ctx.expect(not tools_of(reply), f"MCP tools/list with {what} was served: HTTP {reply.status} {reply.text[:200]}",
+                       kind="auth_not_enforced")
+
+
+def check_mcp_tool_errors(ctx: CheckContext) -> None:
+    """A refused action answers an isError tool result."""
+    c = WeverClient(ctx)
+    version = c.spec["protocols"]["mcp"]["versions"][-1]
+    init = rpc("initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "conformance", "version": "1"}})
+    mcp_post(c, init)
+    reply = mcp_post(c, rpc("tools/call", {"name": "get_task", "arguments": {"task_id": "task_" + "0" * 32}}),
+                     headers={"MCP-Protocol-Version": version})
+    result = dig(reply.json(), "result")
+    ctx.expect(isinstance(result, dict) and result.get("isError") is True,
+               f"tools/call get_task of an unknown task: expected an isError result, got HTTP {reply.status} {reply.text[:300]}",
+               kind="malformed_answer")
+
+
+# ----------------------------------------------------------------------------------
+# one task, three surfaces
+# ----------------------------------------------------------------------------------
+def check_surfaces_agree(ctx: CheckContext) -> None:
+    """A task sent over A2A reads the same over HTTP, MCP and A2A, before and after the
+    recipient accepts it."""
+    c = WeverClient(ctx)
+    c.allow(SENDER, RECIPIENT)
+    mapping = c.a2a["state_mapping"]
+    sent = served_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message()), "SendMessage")
+    task_id = expect_mapping(ctx, dig(sent, "task"), "SendMessage task", ("id",))["id"]
+    http = c.binding if c.binding.kind == "http-action" else ctx.binding_named("http")
+    mcp = c.binding if c.binding.kind == "mcp-tools" else ctx.binding_named("mcp")
+    for step in ("offered", "accepted"):
+        with ctx.subcheck(step):
+            if step == "accepted":
+                expect_result(ctx, http.call("accept_task", {"task_id": task_id}, caller=RECIPIENT, idempotency_key=None), "accept_task")
+            over_http = expect_result(ctx, http.call("get_task", {"task_id": task_id}, caller=SENDER, idempotency_key=None),
+                                      "get_task over HTTP", ["task"])["task"]
+            over_mcp = expect_result(ctx, mcp.call("get_task", {"task_id": task_id}, caller=SENDER, idempotency_key=None),
+                                     "get_task over MCP", ["task"])["task"]
+            ctx.expect(over_http == over_mcp, f"HTTP and MCP disagree: {over_http} vs {over_mcp}", kind="state_changed")
+            ctx.expect(over_http.get("state") == step, f"the task is {over_http.get('state')!r}, expected {step}")
+            got = served_rpc(ctx, c.a2a_call("GetTask", {"id": task_id}), "GetTask")
+            state = ((got or {}).get("status") or {}).get("state")
+            ctx.expect(state == mapping[step], f"A2A says {state!r} for a {step} task; state_mapping says {mapping[step]}")
+
+
+# ----------------------------------------------------------------------------------
+# profiles and discovery
+# ----------------------------------------------------------------------------------
+def check_update_mailbox(ctx: CheckContext) -> None:
+    """accepts_connection_requests: set, kept when omitted, and opting out revokes no grant."""
+    c = WeverClient(ctx)
+    c.advertise(RECIPIENT, accepts_connection_requests=True)
+    with ctx.subcheck("omitted flag"):
+        kept = c.advertise(RECIPIENT)
+        ctx.expect(kept.get("accepts_connection_requests") is True,
+                   f"update_mailbox without accepts_connection_requests changed it to {kept.get('accepts_connection_requests')!r}")
+    with ctx.subcheck("opting out keeps grants"):
+        expect_result(ctx, c.grant(SENDER, RECIPIENT), "allow_sender")
+        c.advertise(RECIPIENT, accepts_connection_requests=False)
+        c.task_of(c.send(SENDER, RECIPIENT), "send_task after the recipient opted out of requests")
+
+
+def check_discovery(ctx: CheckContext) -> None:
+    """find_peers lists discoverable mailboxes only, filters by capability, and pages
+    with limit and after."""
+    c = WeverClient(ctx)
+    c.advertise(RECIPIENT, discoverable=True)
+    c.advertise(STRANGER, discoverable=False)
+    c.advertise(SENDER, capabilities=[f"{c.capability}.other"], discoverable=True)
+    ids = {who: c.mailbox(who) for who in (SENDER, RECIPIENT, STRANGER)}
+    listed = [p.get("mailbox_id") for p in expect_result(ctx, c.open_call("find_peers", {}), "find_peers", ["peers"])["peers"]]
+    ctx.expect(ids[RECIPIENT] in listed and ids[SENDER] in listed, f"find_peers misses discoverable mailboxes: {listed}")
+    ctx.expect(ids[STRANGER] not in listed, "find_peers lists a mailbox that is not discoverable", kind="auth_not_enforced")
+    with ctx.subcheck("capability filter"):
+        only = [p.get("mailbox_id") for p in expect_result(ctx, c.open_call("find_peers", {"capability": c.capability}),
+                                                            "find_peers by capability", ["peers"])["peers"]]
+        ctx.expect(ids[RECIPIENT] in only and ids[SENDER] not in only, f"find_peers capability={c.capability} answered {only}")
+    with ctx.subcheck("limit and after"):
+        first = expect_result(ctx, c.open_call("find_peers", {"limit": 1}), "find_peers limit=1", ["peers"])["peers"]
+        ctx.expect(len(first) == 1, f"find_peers limit=1 answered {len(first)} peers")
+        rest = expect_result(ctx, c.open_call("find_peers", {"after": first[0]["mailbox_id"]}), "find_peers after", ["peers"])["peers"]
+        ctx.expect(first[0]["mailbox_id"] not in [p.get("mailbox_id") for p in rest], "find_peers after=<id> lists that id again")
+
+
+def check_inbox(ctx: CheckContext) -> None:
+    """inbox: offered and accepted tasks addressed to the caller, nothing else."""
+    c = WeverClient(ctx)
+    offered, accepted, declined = c.new_task("offered"), c.new_task("accepted"), c.new_task("declined")
+    shown = c.inbox_ids(RECIPIENT)
+    ctx.expect(offered["task_id"] in shown and accepted["task_id"] in shown, f"the inbox misses offered or accepted tasks: {shown}")
+    ctx.expect(declined["task_id"] not in shown, "the inbox shows a declined task")
+    ctx.expect(not set(shown) & set(c.inbox_ids(SENDER)), "the sender's inbox shows tasks it sent", kind="auth_not_enforced")
+
+
+def rows(req: Callable[..., Requirement], at: Callable[..., Any], lim: dict[str, int]) -> list[Requirement]:
+    a2a = "/protocols/a2a"
+    return [
+        req("WEVER-A2A-CARD", "MUST", "The agent card names the adapter's endpoint and A2A version",
+            at(f"{a2a}/agent_card"), check_a2a_card, ("agent_card_missing",)),
+        req("WEVER-A2A-DATA-SCHEMA", "MUST", "A SendMessage breaking data_schema, the role, part count or media type is rejected before delivery",
+            at(f"{a2a}/send_message/data_schema"), check_a2a_data_schema, ("a2a_data_unchecked", "a2a_role_unchecked")),
+        req("WEVER-A2A-OUTPUT-MODES", "MUST", "acceptedOutputModes absent, empty or containing application/json is served; other lists are rejected",
+            at(f"{a2a}/output_negotiation"), check_a2a_output_modes, ("a2a_output_modes_unchecked",)),
+        req("WEVER-A2A-LIMITS", "MUST", "The adapter's limits hold at their edge: messageId bytes, historyLength, JSON depth, request bytes",
+            at(f"{a2a}/limits"), check_a2a_limits, ("a2a_message_id_unbounded", "a2a_depth_unbounded")),
+        req("WEVER-A2A-NO-GRANT-CREATED", "MUST", "The A2A bridge never creates sender grants",
+            at(f"{a2a}/send_message/permission"), check_a2a_no_grant, ("a2a_creates_grant",)),
+        req("WEVER-A2A-BEARER", "MUST", "The adapter refuses a request without a valid mailbox token and delivers nothing",
+            at(f"{a2a}/required_headers/Authorization"), check_a2a_bearer, ("a2a_open",)),
+        req("WEVER-A2A-NEEDS-CAPABILITY", "MUST", "SendMessage for a capability the recipient does not advertise delivers nothing",
+            at(f"{a2a}/send_message/permission"), check_a2a_capability, ("capability_unchecked",)),
+        req("WEVER-A2A-TASK-ID", "MUST", "A supplied taskId is refused as task continuation, for participants and strangers alike",
+            at(f"{a2a}/strict_profile"), check_a2a_task_id, ("a2a_continuation_served",)),
+        req("WEVER-A2A-RETRY-GONE", "MUST", "A deleted task's messageId creates no new work while its tombstone lives",
+            at(f"{a2a}/retry"), check_a2a_retry_gone, ("tombstone_forgotten",)),
+        req("WEVER-MCP-VERSIONS", "MUST", "Every listed MCP protocol version is served with its handshake",
+            at("/protocols/mcp/versions"), check_mcp_versions, ("mcp_one_version",)),
+        req("WEVER-MCP-BEARER", "MUST", "MCP needs the configured bearer token",
+            at("/protocols/mcp/auth"), check_mcp_bearer, ("mcp_open",)),
+        req("WEVER-MCP-TOOL-ERRORS", "MUST", "A refused action over MCP is an isError tool result",
+            at("/protocols/mcp/endpoint"), check_mcp_tool_errors, ("mcp_errors_unflagged",)),
+        req("WEVER-SURFACES-AGREE", "MUST", "One task reads the same over HTTP, MCP and A2A (state_mapping), before and after acceptance",
+            at(f"{a2a}/access_setup/instructions"), check_surfaces_agree, ("mcp_stale_task", "a2a_state_unmapped")),
+        req("WEVER-UPDATE-MAILBOX", "MUST", "update_mailbox keeps accepts_connection_requests when omitted; opting out revokes no grant",
+            at("/actions/update_mailbox/description"), check_update_mailbox, ("omitted_flag_reset", "opt_out_revokes")),
+        req("WEVER-DISCOVERY-OPT-IN", "MUST", "find_peers lists discoverable mailboxes only, filters by capability, pages with limit and after",
+            at("/actions/find_peers/description"), check_discovery, ("private_profile_listed", "capability_filter_ignored")),
+        req("WEVER-INBOX", "MUST", "The inbox shows the offered and accepted tasks addressed to the caller, nothing else",
+            at("/actions/inbox/description"), check_inbox, ("inbox_shows_others", "inbox_shows_terminal")),
+    ]
+
+
+

@@ -1,0 +1,36 @@
+"""The Wever Connect profile end to end: every binding passes against the reference,
+in process and served over loopback, and the report groups requirements by surface."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import conformance
+
+
+@pytest.mark.parametrize("binding", ["http", "mcp"])
+def test_wever_passes_against_the_served_reference_over_each_binding(tmp_path, serve, binding):
+    server = serve("wever-connect", "--control")
+    report = tmp_path / binding
+    result = conformance("run", "wever-connect", "--config", str(server.config), "--binding", binding, "--budget", "quick",
+                         "--report", str(report))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    summary = json.loads((report / "summary.json").read_text())
+    counts = summary["counts"]
+    assert counts["failed"] == counts["untested"] == counts["blocked"] == 0, counts
+    assert counts["passed"] >= 100
+
+
+def test_the_report_groups_wever_requirements_by_surface(tmp_path):
+    report = tmp_path / "r"
+    result = conformance("run", "wever-connect", "--budget", "quick", "--report", str(report))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    summary = json.loads((report / "summary.json").read_text())
+    groups = {r["id"]: r.get("group") for r in summary["requirements"]}
+    assert groups["WEVER-SURFACES-AGREE"] == "across surfaces"
+    assert groups["WEVER-A2A-STRICT"] == "A2A adapter" and groups["WEVER-MCP-TOOLS"] == "MCP"
+    assert groups["WEVER-SEND-OFFERED"].startswith("HTTP actions")
+    html = (report / "report.html").read_text()
+    assert html.count("<h3>") == 4 and "Requirements by group" in html
