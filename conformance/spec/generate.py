@@ -8,6 +8,7 @@ checked against the schema, so what comes out is always valid."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import strategies as st
@@ -22,7 +23,8 @@ FREE_JSON = st.recursive(
 _HANDLED = {
     "type", "properties", "required", "additionalProperties", "items", "enum", "const", "format",
     "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems", "oneOf", "anyOf",
-    "allOf", "pattern", "default", "$schema", "$id", "$comment", "nullable",
+    "allOf", "pattern", "default", "$schema", "$id", "$comment", "nullable", "maxProperties", "uniqueItems",
+    "propertyNames",
 }
 
 
@@ -70,14 +72,21 @@ def _compile(schema: Any, formats: dict[str, st.SearchStrategy[Any]]) -> st.Sear
         return _object(schema, formats)
     if kind == "array":
         items = compile_schema(schema.get("items", True), formats)
-        return st.lists(items, min_size=schema.get("minItems", 0), max_size=min(schema.get("maxItems", 4), max(4, schema.get("minItems", 0))))
+        size = {"min_size": schema.get("minItems", 0), "max_size": min(schema.get("maxItems", 4), max(4, schema.get("minItems", 0)))}
+        if schema.get("uniqueItems"):
+            return st.lists(items, unique_by=lambda item: json.dumps(item, sort_keys=True), **size)
+        return st.lists(items, **size)
     if kind == "string":
         if "format" in schema:
             if schema["format"] not in formats or len(schema) > 2:
                 raise Unsupported(f"format {schema['format']}")
             return formats[schema["format"]]
         if "pattern" in schema:
-            raise Unsupported("pattern")
+            if set(schema) - {"type", "pattern", "minLength", "maxLength"}:
+                raise Unsupported("pattern with other keywords")
+            low, high = schema.get("minLength", 0), schema.get("maxLength")
+            return st.from_regex(schema["pattern"], fullmatch=True).filter(
+                lambda text: low <= len(text) and (high is None or len(text) <= high))
         return st.text(min_size=schema.get("minLength", 0), max_size=schema.get("maxLength", max(20, schema.get("minLength", 0))))
     if kind == "integer":
         return st.integers(schema.get("minimum"), schema.get("maximum"))
@@ -100,8 +109,22 @@ def _object(schema: dict[str, Any], formats: dict[str, st.SearchStrategy[Any]]) 
     base = st.fixed_dictionaries(fixed, optional=optional)
     extra = schema.get("additionalProperties", True)
     if extra is False:
-        return base
+        return _at_most(base, schema.get("maxProperties"), required)
     extra_values = FREE_JSON if extra is True else compile_schema(extra, formats)
-    names = st.text(min_size=1, max_size=10).filter(lambda n: n not in props)
+    named = compile_schema({"type": "string", **schema["propertyNames"]}, formats) if "propertyNames" in schema else st.text(min_size=1, max_size=10)
+    names = named.filter(lambda n: n not in props)
     extras = st.dictionaries(names, extra_values, max_size=2 if props else 3)
-    return st.tuples(base, extras).map(lambda pair: {**pair[1], **pair[0]})
+    return _at_most(st.tuples(base, extras).map(lambda pair: {**pair[1], **pair[0]}), schema.get("maxProperties"), required)
+
+
+def _at_most(strategy: st.SearchStrategy[dict[str, Any]], most: int | None, required: set[str]) -> st.SearchStrategy[Any]:
+    """maxProperties: optional properties beyond the bound are dropped (required ones stay)."""
+    if most is None:
+        return strategy
+
+    def trim(value: dict[str, Any]) -> dict[str, Any]:
+        optional = [k for k in value if k not in required]
+        drop = set(optional[: max(len(value) - most, 0)])
+        return {k: v for k, v in value.items() if k not in drop}
+
+    return strategy.map(trim)
