@@ -103,6 +103,37 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
     run.http.close()
 
 
+def preflight(profile_name: str, target: str | None, config: dict[str, Any], token: str | None,
+              faults: tuple[str, ...]) -> str:
+    """"" when the target answers the profile's probe; else why not (a campaign against a
+    target that is not there would only report that, once per requirement)."""
+    from conformance.model import Requirement, Source
+    from conformance.profiles import load_profile
+    from conformance.runner import CheckContext, Untested
+    from conformance.targets import ProtocolMismatch, open_run
+    from conformance.transport.http import DEAD_AFTER, RunAborted, TransportFailure
+
+    profile = load_profile(profile_name)
+    run = open_run(profile, target, config=config, token=token, faults=faults, budget="quick")
+    probe = Requirement("PREFLIGHT", "MAY", "the target speaks the protocol", Source("profile", "preflight"), profile.probe, ())
+    try:
+        for attempt in range(DEAD_AFTER):
+            try:
+                profile.probe(CheckContext(run, probe))
+                return ""
+            except TransportFailure as exc:
+                if attempt == DEAD_AFTER - 1:
+                    return run.http.redact(str(exc))
+                time.sleep(0.25 * (attempt + 1))
+            except Untested:
+                return ""
+        return ""
+    except (RunAborted, ProtocolMismatch) as exc:
+        return run.http.redact(str(exc))
+    finally:
+        run.http.close()
+
+
 def _child(args: tuple[Any, ...], events: Any) -> None:
     """A worker process: events go to the parent through ``events``."""
     job: Callable[..., None] = work
@@ -147,8 +178,11 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
             result.unreachable = event[2]
         progress()
 
+    result.unreachable = preflight(profile_name, target, config, token, faults)
     args = (profile_name, target, config, token, faults, seconds, str(report_dir), seed)
-    if workers <= 1:
+    if result.unreachable:
+        pass  # nothing to fuzz: the summary says why
+    elif workers <= 1:
         work(profile_name, target, config, token, faults, seconds, str(report_dir), seed, 0, 1, emit=handle)
     else:
         ctx = multiprocessing.get_context("spawn")

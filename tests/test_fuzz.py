@@ -28,3 +28,13 @@ def test_a_campaign_reports_progress_and_writes_each_new_failure_once(tmp_path):
 def test_a_campaign_needs_a_duration_it_can_read(tmp_path):
     result = conformance("fuzz", "bindu", "--for", "a while", "--report", str(tmp_path / "f"))
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+
+
+def test_a_campaign_against_a_target_that_is_not_there_exits_3_with_one_line(tmp_path):
+    from tests.conftest import free_port
+
+    report = tmp_path / "f"
+    result = conformance("fuzz", "bindu", "--for", "5s", "--target", f"http://127.0.0.1:{free_port()}", "--report", str(report))
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "NEW FAILURE" not in result.stdout and "did not answer" in result.stderr and "Traceback" not in result.stderr
+    assert json.loads((report / "fuzz.json").read_text())["unreachable"]
