@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 import yaml
 
 from conformance.parallel import AloneLast, runs_alone
@@ -125,3 +126,20 @@ def test_a_shared_example_database_is_a_folder_or_redis_named_in_the_config(tmp_
     config.write_text(yaml.safe_dump({"examples": 42}))
     bad = conformance("run", "bindu", "--config", str(config), "--report", str(tmp_path / "r2"))
     assert bad.returncode == 2 and "examples" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_redis_url_gives_hypothesis_its_redis_database(tmp_path, monkeypatch):
+    """The wiring of `examples: redis://...` (a Redis server is not at hand: fakeredis
+    stands in for one); examples saved by one worker are found by another."""
+    fakeredis = pytest.importorskip("fakeredis")
+    import redis
+
+    from conformance.runner import example_database
+
+    server = fakeredis.FakeServer()
+    monkeypatch.setattr(redis.Redis, "from_url", staticmethod(lambda url, **kw: fakeredis.FakeRedis(server=server)))
+    one = example_database(tmp_path / "a", "redis://127.0.0.1:6379/0")
+    two = example_database(tmp_path / "b", "redis://127.0.0.1:6379/0")
+    assert type(one).__name__ == "RedisExampleDatabase"
+    one.save(b"requirement-key", b"a failing example")
+    assert list(two.fetch(b"requirement-key")) == [b"a failing example"]
