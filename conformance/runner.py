@@ -226,9 +226,7 @@ class CheckContext:
             name = self.run.binding
             if name is None:
                 raise NotApplicable(f"profile {self.profile.name} declares no bindings")
-            entry = self.profile.settings["bindings"][name]
-            self._binding = make_binding(name, entry, self.http, self.token)
-            self._binding.on_unauthenticated = self._needs_token
+            self._binding = self.binding_named(name)
         return self._binding
 
     def binding_named(self, name: str) -> Any:

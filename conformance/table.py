@@ -76,6 +76,18 @@ class Table:
         """Where the spec is silent: the profile's own choice (never MUST)."""
         return Source("profile", where)
 
+    def code(self, error: str) -> Source:
+        """Where a requirement asks for one of the profile's own error codes (its ``errors:``)."""
+        return Source("profile", f"profiles/{self.profile.name}.yaml#/errors/{error}")
+
+    def pair(self, rid: str, title: str, source: Source, check: Callable[..., None], faults: tuple[str, ...],
+             error: str, code_faults: tuple[str, ...]) -> list[Requirement]:
+        """The ambiguity rule as two rows: the MUST asks what the spec says (refused), the
+        SHOULD ``<rid>-CODE`` the profile's ``error`` (``check`` called with strict=True)."""
+        return [self.req(rid, "MUST", title, source, check, faults),
+                self.req(f"{rid}-CODE", "SHOULD", f"{title}: the refusal carries {error}", self.code(error),
+                         functools.partial(check, strict=True), code_faults)]
+
     def req(self, rid: str, level: str, title: str, source: Source, check: Callable[[CheckContext], None],
             faults: tuple[str, ...], needs: tuple[str, ...] = (), optional: str = "") -> Requirement:
         """A row; ``optional`` names the feature of the profile's ``optional:`` block it

@@ -90,6 +90,12 @@ def expect_refusal(ctx: CheckContext, reply: Reply, error: Any, what: str) -> No
         expect_error(ctx, reply, error, what)
 
 
+def refused_as(ctx: CheckContext, reply: Reply, error: Any, what: str, strict: bool) -> None:
+    """The ambiguity rule for refusals: the spec says "refused" (the MUST: any refusal);
+    the code is the profile's (``strict``: the SHOULD that asks for it)."""
+    expect_refusal(ctx, reply, error if strict else None, what)
+
+
 def expect_list(ctx: CheckContext, value: Any, what: str) -> list[Any]:
     """``value`` as a JSON array (another shape is a finding that quotes it)."""
     if not isinstance(value, list):

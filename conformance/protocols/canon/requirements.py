@@ -13,9 +13,9 @@ from conformance.checks import auth, idempotency
 from conformance.checks.errors import (
     expect_catalogued,
     expect_error,
-    expect_refusal,
     expect_refused,
     expect_result,
+    refused_as,
 )
 from conformance.checks.inputs import (
     examples_refused,
@@ -39,12 +39,6 @@ SECOND_MS = 1000
 # request_approval properties whose out-of-enum strings the spec lets a server drop or
 # store instead of refusing (riskLevel: "silently dropped, not rejected"; risk, category: "Advisory")
 ADVISORY = ("/riskLevel", "/risk", "/category")
-
-
-def refused(ctx: CheckContext, reply: Reply, code: str, what: str, strict: bool) -> None:
-    """The ambiguity rule for refusals: the spec says "refused" (the MUST: any refusal);
-    the code is the profile's (``strict``: the SHOULD that asks for it)."""
-    expect_refusal(ctx, reply, code if strict else None, what)
 
 
 def utf8_text(n_bytes: int) -> str:
@@ -309,7 +303,7 @@ def check_self_context_source(ctx: CheckContext, strict: bool = False) -> None:
     left = c.group(c.role("open_user"))
     expect_result(ctx, c.call("leave_conversation", {"conversationId": left}), "leave_conversation")
     reply = c.send("hi", targetConversationId=c.role("owner_chat"), sourceConversationId=left, selfContext=_self_context())
-    refused(ctx, reply, "NOT_A_MEMBER", "send_to with a selfContext whose sourceConversationId the agent is not in", strict)
+    refused_as(ctx, reply, "NOT_A_MEMBER", "send_to with a selfContext whose sourceConversationId the agent is not in", strict)
 
 
 def check_admission(ctx: CheckContext) -> None:
@@ -387,7 +381,7 @@ def check_mentions(ctx: CheckContext, strict: bool = False) -> None:
     c = CanonClient(ctx)
     expect_result(ctx, c.send("hi", targetConversationId=c.role("group"), messageOptions={"mentions": [c.role("member")]}), "mention of a member")
     reply = c.send("hi", targetConversationId=c.role("group"), messageOptions={"mentions": [c.role("stranger")]})
-    refused(ctx, reply, "INVALID_MENTION", "mention of a non-member", strict)
+    refused_as(ctx, reply, "INVALID_MENTION", "mention of a non-member", strict)
 
 
 def check_text_bytes(ctx: CheckContext) -> None:
@@ -519,7 +513,7 @@ def check_deadline_ceiling(ctx: CheckContext, strict: bool = False) -> None:
             reply = human_call(c, verb, ident, expiresAt=target_now(c) + ceiling + SECOND_MS)
             what = f"{verb} with a deadline one second past its {ceiling // MINUTE_MS}-minute ceiling"
             if strict or not reply.ok:
-                refused(ctx, reply, "DEADLINE_TOO_FAR", what, strict)
+                refused_as(ctx, reply, "DEADLINE_TOO_FAR", what, strict)
                 continue
             latest = target_now(c) + ceiling
             got = recorded_deadline(c, reply, ident)
@@ -681,7 +675,7 @@ def check_responder_member(ctx: CheckContext, strict: bool = False) -> None:
                 reply = c.call(verb, payload)
                 what = f"{verb} with responseUserId {label}"
                 if strict or not reply.ok:
-                    refused(ctx, reply, "NOT_A_MEMBER", what, strict)
+                    refused_as(ctx, reply, "NOT_A_MEMBER", what, strict)
                     continue
                 routed = c.interaction(ident).get("responseUserId")
                 ctx.expect(routed != who, f"{what} was accepted and routed to them; refuse it or ignore the model-supplied value")
@@ -805,7 +799,7 @@ def check_diff_redaction(ctx: CheckContext) -> None:
 # ----------------------------------------------------------------------------------
 def check_card_actions_required(ctx: CheckContext, strict: bool = False) -> None:
     c = CanonClient(ctx)
-    refused(ctx, c.call("request_card", {"card": c.card(actions=False), "timeoutMs": MINUTE_MS}), "CARD_REJECTED",
+    refused_as(ctx, c.call("request_card", {"card": c.card(actions=False), "timeoutMs": MINUTE_MS}), "CARD_REJECTED",
             "request_card without an actions block", strict)
     expect_result(ctx, c.call("send_card", {"card": c.card(actions=False)}), "send_card without actions (display only)")
 
@@ -813,14 +807,14 @@ def check_card_actions_required(ctx: CheckContext, strict: bool = False) -> None
 def check_card_envelope(ctx: CheckContext, strict: bool = False) -> None:
     c = CanonClient(ctx)
     before = c.snapshot()
-    refused(ctx, c.call("send_card", {"card": c.card(apiToken="abc")}), "CARD_REJECTED", "a card with a secret-bearing top-level key", strict)
+    refused_as(ctx, c.call("send_card", {"card": c.card(apiToken="abc")}), "CARD_REJECTED", "a card with a secret-bearing top-level key", strict)
     limit = int(ctx.profile.limits["card_envelope_bytes"].value)
     base = c.card(blocks=[{"type": "text", "text": ""}])
     pad = len(json.dumps(base, separators=(",", ":"), ensure_ascii=False).encode())
     edge = c.card(blocks=[{"type": "text", "text": "x" * (limit - pad)}])
     big = c.card(blocks=[{"type": "text", "text": "x" * (limit - pad + 1)}])
     ctx.expect(validator_for(ctx.profile.operations["send_card"].params_schema).is_valid({"card": big}), "the oversized card must be schema-valid")
-    refused(ctx, c.call("send_card", {"card": big}), "CARD_REJECTED", f"a card one byte over {limit} serialized bytes", strict)
+    refused_as(ctx, c.call("send_card", {"card": big}), "CARD_REJECTED", f"a card one byte over {limit} serialized bytes", strict)
     ctx.expect(c.snapshot() == before, "a rejected card changed the state", kind="state_changed")
     expect_result(ctx, c.call("send_card", {"card": edge}), f"a card of exactly {limit} serialized bytes")
 
@@ -862,7 +856,7 @@ def check_react_toggle(ctx: CheckContext, strict: bool = False) -> None:
     first = expect_result(ctx, c.call("react", payload), "react")
     second = expect_result(ctx, c.call("react", payload), "react again")
     ctx.expect((first.get("action"), second.get("action")) == ("added", "removed"), f"react must toggle added then removed: {first} {second}")
-    refused(ctx, c.call("react", {**payload, "messageId": fresh("nomsg")}), "MESSAGE_NOT_FOUND", "react to an unknown message", strict)
+    refused_as(ctx, c.call("react", {**payload, "messageId": fresh("nomsg")}), "MESSAGE_NOT_FOUND", "react to an unknown message", strict)
 
 
 def check_forward(ctx: CheckContext, strict: bool = False) -> None:
@@ -875,7 +869,7 @@ def check_forward(ctx: CheckContext, strict: bool = False) -> None:
     inside = expect_result(ctx, c.send("secret", targetConversationId=left), "send_to the group")
     expect_result(ctx, c.call("leave_conversation", {"conversationId": left}), "leave_conversation")
     reply = c.call("forward", {"sourceConversationId": left, "targetConversationId": c.role("agent_group"), "messageId": inside["messageId"]})
-    refused(ctx, reply, "NOT_A_MEMBER", "forward out of a conversation the agent left", strict)
+    refused_as(ctx, reply, "NOT_A_MEMBER", "forward out of a conversation the agent left", strict)
 
 
 def check_share_contact(ctx: CheckContext, strict: bool = False) -> None:
@@ -883,7 +877,7 @@ def check_share_contact(ctx: CheckContext, strict: bool = False) -> None:
     ok = expect_result(ctx, c.call("share_contact", {"conversationId": c.role("owner_chat"), "contactUserId": c.role("member")}), "share_contact of a contact")
     ctx.expect(ok.get("status") == "shared", f"share_contact must say shared: {ok}")
     reply = c.call("share_contact", {"conversationId": c.role("owner_chat"), "contactUserId": c.role("stranger")})
-    refused(ctx, reply, "NOT_A_CONTACT", "share_contact of a user outside the agent's contacts", strict)
+    refused_as(ctx, reply, "NOT_A_CONTACT", "share_contact of a user outside the agent's contacts", strict)
 
 
 def check_group_admission(ctx: CheckContext, strict: bool = False) -> None:
@@ -898,7 +892,7 @@ def check_group_admission(ctx: CheckContext, strict: bool = False) -> None:
     ctx.expect(mine and r("agent") in (mine[0].get("memberIds") or []), f"the caller is added to its new group automatically: {mine}")
     invite_only = expect_result(ctx, c.call("create_group", {"memberIds": [r("approval_user")]}), "create_group with only a pending invite")
     ctx.expect(invite_only.get("added") == [] and invite_only.get("pending"), f"a creator-only group with a pending invite is valid: {invite_only}")
-    refused(ctx, c.call("create_group", {"memberIds": [r("closed_user")]}), "GROUP_EMPTY", "create_group where everyone is skipped", strict)
+    refused_as(ctx, c.call("create_group", {"memberIds": [r("closed_user")]}), "GROUP_EMPTY", "create_group where everyone is skipped", strict)
 
 
 def check_add_member(ctx: CheckContext, strict: bool = False) -> None:
@@ -922,7 +916,7 @@ def check_add_member(ctx: CheckContext, strict: bool = False) -> None:
 def check_remove_member(ctx: CheckContext, strict: bool = False) -> None:
     c = CanonClient(ctx)
     reply = c.call("remove_member", {"conversationId": c.role("group"), "userId": c.role("member")})
-    refused(ctx, reply, "NOT_GROUP_ADMIN", "remove_member by a plain member", strict)
+    refused_as(ctx, reply, "NOT_GROUP_ADMIN", "remove_member by a plain member", strict)
     group = c.group(c.role("open_user"))
     expect_result(ctx, c.call("remove_member", {"conversationId": group, "userId": c.role("open_user")}), "remove_member by the owner")
 
@@ -934,7 +928,7 @@ def check_leave(ctx: CheckContext, strict: bool = False) -> None:
     ctx.expect(left.get("status") == "left", f"leave_conversation must say left: {left}")
     convs = expect_result(ctx, c.call("list_conversations", {}), "list_conversations", ["conversations"])["conversations"]
     ctx.expect(all(x.get("id") != group for x in convs), "the agent still lists the conversation it left")
-    refused(ctx, c.send("still here?", targetConversationId=group), "NOT_A_MEMBER", "send_to a conversation the agent left", strict)
+    refused_as(ctx, c.send("still here?", targetConversationId=group), "NOT_A_MEMBER", "send_to a conversation the agent left", strict)
 
 
 def check_list_contacts(ctx: CheckContext) -> None:
@@ -1032,17 +1026,11 @@ def build(profile: Profile) -> list[Requirement]:
     lim = {name: int(limit.value) for name, limit in profile.limits.items()}
     hour_ms = 60 * MINUTE_MS
 
-    def code(code: str) -> Source:
-        """Where a requirement asks for one of the profile's error codes."""
-        return Source("profile", f"{yaml_src}#/errors/{code}")
-
+    code = table.code
     CODES = ("refusal_codes_swapped",)  # the fault every profile-code SHOULD catches
 
     def pair(rid: str, title: str, source: Source, check: Callable[..., None], faults: tuple[str, ...], error: str) -> list[Requirement]:
-        """The ambiguity rule: the MUST asks what the spec says (refused), the SHOULD the profile's code."""
-        return [req(rid, "MUST", title, source, check, faults),
-                req(f"{rid}-CODE", "SHOULD", f"{title}: the refusal carries {error}", code(error),
-                    functools.partial(check, strict=True), CODES)]
+        return table.pair(rid, title, source, check, faults, error, CODES)
 
     d = "/$defs"
     reqs = [

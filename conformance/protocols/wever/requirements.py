@@ -7,7 +7,6 @@ the profile's code."""
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import json
 from collections.abc import Callable
@@ -17,9 +16,9 @@ from typing import Any
 from conformance.checks import auth, idempotency
 from conformance.checks.errors import (
     expect_mapping,
-    expect_refusal,
     expect_refused,
     expect_result,
+    refused_as,
 )
 from conformance.checks.inputs import invalid_code_everywhere, invalid_inputs_rejected, valid_inputs_accepted
 from conformance.model import Profile, Requirement, Source
@@ -44,12 +43,6 @@ from conformance.transport.http import HttpReply
 
 REJECTION = "VALIDATION_ERROR"
 HOUR_S = 3600
-def refused(ctx: CheckContext, reply: Reply, code: str, what: str, strict: bool) -> None:
-    """The ambiguity rule: the manifest says "refused" (MUST: any refusal); the code is
-    the profile's (``strict``: the SHOULD that asks for it)."""
-    expect_refusal(ctx, reply, code if strict else None, what)
-
-
 # ----------------------------------------------------------------------------------
 # every action: valid and invalid inputs
 # ----------------------------------------------------------------------------------
@@ -138,10 +131,6 @@ def invalid_inputs(action: str, strict: bool = False) -> Callable[[CheckContext]
     return check
 
 
-def op_requires_bearer(ctx: CheckContext, action: str) -> bool:
-    return bool(ctx.profile.spec["actions"][action].get("requires_bearer"))
-
-
 # ----------------------------------------------------------------------------------
 # auth and mailboxes
 # ----------------------------------------------------------------------------------
@@ -205,12 +194,12 @@ def check_send_needs_grant(ctx: CheckContext, strict: bool = False) -> None:
     c = WeverClient(ctx)
     c.advertise(RECIPIENT)
     before = c.inbox_ids(RECIPIENT)
-    refused(ctx, c.send(SENDER, RECIPIENT), "NOT_ALLOWED", "send_task without the recipient's grant", strict)
+    refused_as(ctx, c.send(SENDER, RECIPIENT), "NOT_ALLOWED", "send_task without the recipient's grant", strict)
     ctx.expect(c.inbox_ids(RECIPIENT) == before, "a refused send_task reached the recipient's inbox", kind="auth_not_enforced")
     with ctx.subcheck("a revoked grant"):
         c.grant(SENDER, RECIPIENT)
         expect_result(ctx, c.grant(SENDER, RECIPIENT, allowed=False), "allow_sender allowed=false")
-        refused(ctx, c.send(SENDER, RECIPIENT), "NOT_ALLOWED", "send_task after the grant was revoked", strict)
+        refused_as(ctx, c.send(SENDER, RECIPIENT), "NOT_ALLOWED", "send_task after the grant was revoked", strict)
 
 
 def check_send_needs_capability(ctx: CheckContext, strict: bool = False) -> None:
@@ -218,7 +207,7 @@ def check_send_needs_capability(ctx: CheckContext, strict: bool = False) -> None
     c = WeverClient(ctx)
     c.allow(SENDER, RECIPIENT)
     before = c.inbox_ids(RECIPIENT)
-    refused(ctx, c.send(SENDER, RECIPIENT, capability="conformance.not.advertised"), "NOT_ALLOWED",
+    refused_as(ctx, c.send(SENDER, RECIPIENT, capability="conformance.not.advertised"), "NOT_ALLOWED",
             "send_task for a capability the recipient does not advertise", strict)
     ctx.expect(c.inbox_ids(RECIPIENT) == before, "a refused send_task reached the recipient's inbox", kind="auth_not_enforced")
 
@@ -261,10 +250,10 @@ def check_cancel_offered_only(ctx: CheckContext, strict: bool = False) -> None:
         ctx.expect(done["state"] == "cancelled", f"cancel_task answered state {done['state']!r}")
     with ctx.subcheck("offered, by the recipient"):
         task = c.new_task("offered")
-        refused(ctx, c.call("cancel_task", {"task_id": task["task_id"]}, RECIPIENT), "NOT_ALLOWED", "cancel_task by the recipient", strict)
+        refused_as(ctx, c.call("cancel_task", {"task_id": task["task_id"]}, RECIPIENT), "NOT_ALLOWED", "cancel_task by the recipient", strict)
     with ctx.subcheck("accepted, by the sender"):
         task = c.new_task("accepted")
-        refused(ctx, c.call("cancel_task", {"task_id": task["task_id"]}, SENDER), "INVALID_STATE", "cancel_task of an accepted task", strict)
+        refused_as(ctx, c.call("cancel_task", {"task_id": task["task_id"]}, SENDER), "INVALID_STATE", "cancel_task of an accepted task", strict)
         state = c.task_of(c.get(task["task_id"], SENDER), "get_task")["state"]
         ctx.expect(state == "accepted", f"after a refused cancel the task is {state!r}", kind="state_changed")
 
@@ -291,7 +280,7 @@ def check_task_participants(ctx: CheckContext, strict: bool = False) -> None:
     """Only the sender and the recipient read a task: a task id alone grants no access."""
     c = WeverClient(ctx)
     task = c.new_task("offered")
-    refused(ctx, c.get(task["task_id"], STRANGER), "NOT_FOUND", "get_task by a mailbox that is no participant", strict)
+    refused_as(ctx, c.get(task["task_id"], STRANGER), "NOT_FOUND", "get_task by a mailbox that is no participant", strict)
     for who in (SENDER, RECIPIENT):
         c.task_of(c.get(task["task_id"], who), f"get_task as {who}")
 
@@ -335,7 +324,7 @@ def check_key_required(ctx: CheckContext, strict: bool = False) -> None:
     c.allow(SENDER, RECIPIENT)
     before = c.inbox_ids(RECIPIENT)
     reply = c.binding.call("send_task", c.task_body(), caller=SENDER, idempotency_key=None)
-    refused(ctx, reply, "IDEMPOTENCY_KEY_REQUIRED", "send_task without an Idempotency-Key", strict)
+    refused_as(ctx, reply, "IDEMPOTENCY_KEY_REQUIRED", "send_task without an Idempotency-Key", strict)
     ctx.expect(c.inbox_ids(RECIPIENT) == before, "send_task without a key delivered a task", kind="state_changed")
 
 
@@ -403,7 +392,7 @@ def a2a_concurrent(ctx: CheckContext) -> None:
 def check_conn_disabled(ctx: CheckContext, strict: bool = False) -> None:
     c = WeverClient(ctx)
     c.advertise(RECIPIENT, accepts_connection_requests=False)
-    refused(ctx, c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER), "REQUESTS_DISABLED",
+    refused_as(ctx, c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER), "REQUESTS_DISABLED",
             "request_connection to a mailbox that has not opted in", strict)
 
 
@@ -680,20 +669,15 @@ def concurrent_sends(copies: int) -> Callable[[CheckContext], None]:
 # the table
 # ----------------------------------------------------------------------------------
 def build(profile: Profile) -> list[Requirement]:
-    yaml_src = f"profiles/{profile.name}.yaml"
     table = Table(profile)
     at, req = table.at, table.req
     lim = {name: int(limit.value) for name, limit in profile.limits.items()}
 
-    def code(error: str) -> Source:
-        return Source("profile", f"{yaml_src}#/errors/{error}")
-
-    CODES = ("refusal_codes_swapped",)
+    code = table.code
+    CODES = ("refusal_codes_swapped",)  # the fault every profile-code SHOULD catches
 
     def pair(rid: str, title: str, source: Source, check: Callable[..., None], faults: tuple[str, ...], error: str) -> list[Requirement]:
-        return [req(rid, "MUST", title, source, check, faults),
-                req(f"{rid}-CODE", "SHOULD", f"{title}: the refusal carries {error}", code(error),
-                    functools.partial(check, strict=True), CODES)]
+        return table.pair(rid, title, source, check, faults, error, CODES)
 
     a2a = "/protocols/a2a"
     reqs = [
