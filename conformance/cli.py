@@ -7,6 +7,7 @@ reached, stopped answering or was too slow to finish, 4 internal error, 130 inte
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import os
 import socket
 import sys
@@ -75,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--budget", default="standard", choices=["quick", "standard", "deep"], help="examples per generated property and state-machine runs (default standard)")
     s.add_argument("--seed", type=int, default=1, help="hypothesis seed; the same seed replays the same run (default 1)")
     s.add_argument("--level", default="must", choices=["must", "should", "may"], help="lowest level whose failure fails the run (default must)")
-    s.add_argument("--only", action="append", default=[], metavar="ID", help="run only this requirement (repeatable); others are reported skipped")
+    s.add_argument("--only", action="append", default=[], metavar="ID", help="run only this requirement, an ID or a glob such as 'PLAZA-RECV-*' (repeatable); others are reported skipped")
     s.add_argument("--report", default=None, metavar="DIR", help="report directory (default reports/<profile>-<timestamp>)")
     s.add_argument("--junit", default=None, metavar="FILE", help="JUnit XML path (default <report>/junit.xml)")
     s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a named fault (or variant) into the built-in reference (repeatable; see `conformance list PROFILE`)")
@@ -185,16 +186,19 @@ def cmd_list(args: argparse.Namespace) -> int:
 def print_coverage(prof: Any) -> int:
     from conformance.statements import coverage, map_problems
 
+    known = {r.id for r in prof.requirements}
     for s in prof.statements:
         checked = ", ".join(s.checked_by) if s.checked_by else f"untestable: {s.untestable}" if s.untestable else "NOT CHECKED"
+        if s.checked_by and set(s.checked_by) <= set(s.later) and not known & set(s.checked_by):
+            checked = f"deferred ({prof.deferred_until}): {checked}"
         print(f"{s.level:6} {s.id:34} {s.says}")
         print(f"{'':6} {'':34} at {s.at}; {checked}")
     cov = coverage(prof.statements, [r.id for r in prof.requirements])
-    print(f"\n{'category':24} {'statements':>10} {'covered':>8} {'untestable':>10}")
+    print(f"\n{'category':24} {'statements':>10} {'covered':>8} {'untestable':>10} {'deferred':>8}")
     for category, row in cov.by_category.items():
-        print(f"{category:24} {row['statements']:>10} {row['covered']:>8} {row['untestable']:>10}")
+        print(f"{category:24} {row['statements']:>10} {row['covered']:>8} {row['untestable']:>10} {row['deferred']:>8}")
     print(f"\n{prof.name}: {cov.covered} of {cov.testable} testable statements covered ({cov.percent}%); "
-          f"{cov.untestable} untestable; {cov.statements} statements in all")
+          f"{cov.untestable} untestable; {cov.deferred} deferred; {cov.statements} statements in all")
     for problem in map_problems(prof.statements, [r.id for r in prof.requirements]):
         print(f"problem: {problem}")
     return EXIT_OK
@@ -209,9 +213,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     path = profile_path(args.profile)
     prof = load_profile(args.profile)  # surface spec errors as one line before pytest starts
-    unknown = sorted(set(args.only) - {r.id for r in prof.requirements})
+    unknown = sorted(p for p in set(args.only) if not any(fnmatch.fnmatchcase(r.id, p) for r in prof.requirements))
     if unknown:
-        raise UsageFailure(f"unknown requirement(s) {unknown} (see `conformance list {prof.name}`)")
+        raise UsageFailure(f"unknown requirement(s) {unknown}: no ID matches (see `conformance list {prof.name}`)")
     config = load_config(args.config)
     from conformance.targets import declared_features
 

@@ -3,6 +3,7 @@ exchanges and cases. Nothing here knows a protocol by name."""
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -168,6 +169,13 @@ class Profile:
     # features the spec makes optional, which a deployment may declare it does not offer: name -> source
     optional: dict[str, Source] = field(default_factory=dict)
     limits: dict[str, Limit] = field(default_factory=dict)  # the profile's `limits:` block
+    # a profile built in parts (YAML `deferred: {requirements: [globs], until: why}`): requirements
+    # of a later part; the reference does not serve them yet, so they must be untested against it
+    deferred: tuple[str, ...] = ()
+    deferred_until: str = ""
+
+    def is_deferred(self, rid: str) -> bool:
+        return any(fnmatch.fnmatchcase(rid, g) for g in self.deferred)
 
     def requirement(self, rid: str) -> Requirement:
         for req in self.requirements:

@@ -6,6 +6,7 @@ Used by `conformance run`, and directly: ``pytest profiles/bindu.yaml --target U
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import signal
 import sys
@@ -56,7 +57,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--budget", default="standard", choices=["quick", "standard", "deep"], help="how many examples to generate")
     group.addoption("--seed", type=int, default=1, help="hypothesis seed (runs are reproducible)")
     group.addoption("--level", default="must", choices=["must", "should", "may"], help="lowest level whose failure fails the run")
-    group.addoption("--only", action="append", default=[], help="run only this requirement ID (repeatable)")
+    group.addoption("--only", action="append", default=[], help="run only this requirement ID or glob (repeatable)")
     group.addoption("--report", dest="conformance_report", default=None, help="report directory (default reports/<profile>-<time>)")
     group.addoption("--fault", action="append", default=[], help="inject a named fault into the built-in reference")
     group.addoption("--binding", default=None, help="which of the profile's bindings to speak (e.g. http, mcp)")
@@ -287,8 +288,12 @@ class RunSession:
             self.from_workers[key] = self.from_workers[key] or data[key]
         self.record(result, data["stopped_before"])
 
+    def selected(self, rid: str) -> bool:
+        """Chosen by --only (ids or globs), or no --only given."""
+        return not self.only or any(fnmatch.fnmatchcase(rid, pattern) for pattern in self.only)
+
     def execute(self, req: Requirement) -> Result:
-        if self.only and req.id not in self.only:
+        if not self.selected(req.id):
             result = Result(req, Verdict("skipped", "not selected by --only"))
         else:
             verdict = execute(req, self.run_ctx)
@@ -323,7 +328,7 @@ class RunSession:
         self.results.append(result)
         if self.role == "worker":
             return
-        if self.only and req.id not in self.only:
+        if not self.selected(req.id):
             return  # counted in the summary, not worth a line each
         if stopped_before:
             self.not_run += 1  # one line for all of them, at the end

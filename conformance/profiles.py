@@ -56,6 +56,17 @@ def read_settings(path: Path) -> dict[str, Any]:
 _CACHE: dict[str, Profile] = {}
 
 
+def read_deferred(block: Any, name: str) -> tuple[tuple[str, ...], str]:
+    """The profile's ``deferred:`` block: requirement ids or globs of a later part, and why."""
+    if block is None:
+        return (), ""
+    globs = block.get("requirements") if isinstance(block, dict) else None
+    until = block.get("until") if isinstance(block, dict) else None
+    if not isinstance(globs, list) or not all(isinstance(g, str) for g in globs) or not isinstance(until, str) or not until:
+        raise ProfileError(f"profile {name}: `deferred:` needs requirements (ids or globs) and until (why)")
+    return tuple(globs), until
+
+
 def assign_groups(requirements: list[Requirement], groups: dict[str, list[str]]) -> None:
     """The profile's ``groups:`` block: group name -> requirement ids or globs; the first
     group that names a requirement is its own (reports show requirements by group)."""
@@ -93,7 +104,8 @@ def load_profile(name: str) -> Profile:
         limits=load_limits(settings.get("limits"), spec, settings["spec"]),
     )
     profile.optional = {name: Source(settings["spec"], row["pointer"]) for name, row in (settings.get("optional") or {}).items()}
-    profile.statements = load_statements(PROFILES_DIR / "statements" / f"{name}.yaml")
+    profile.deferred, profile.deferred_until = read_deferred(settings.get("deferred"), name)
+    profile.statements = load_statements(PROFILES_DIR / "statements" / f"{name}.yaml", profile.deferred)
     status = str(settings.get("status") or "")
     profile.draft = status.removeprefix("draft").strip(" :") or "in progress" if status.startswith("draft") else ""
     package.complete(profile)  # the package adds requirements, faults, reference credentials

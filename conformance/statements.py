@@ -11,10 +11,16 @@ none can. The coverage figure is covered / testable statements.
         category: error-catalog                   # free words; figures are given per category
         checked_by: [BINDU-TASK-NOT-FOUND]        # or:
         untestable: needs a payment network       # why no requirement can check it
+
+A profile built in parts defers requirements to a later part (the profile YAML's
+``deferred:`` block, ids or globs and why): a statement checked only by deferred
+requirements that do not exist yet is counted as deferred (neither testable nor
+covered) until one of them is written.
 """
 
 from __future__ import annotations
 
+import fnmatch
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +46,7 @@ class Statement:
     category: str
     checked_by: tuple[str, ...] = ()
     untestable: str = ""
+    later: tuple[str, ...] = ()  # the requirements it names that the profile defers to a later part
 
 
 @dataclass
@@ -49,6 +56,7 @@ class Coverage:
     covered: int
     untestable: int
     by_category: dict[str, dict[str, int]] = field(default_factory=dict)
+    deferred: int = 0
 
     @property
     def percent(self) -> float:
@@ -56,11 +64,12 @@ class Coverage:
 
     def to_json(self) -> dict[str, Any]:
         return {"statements": self.statements, "testable": self.testable, "covered": self.covered,
-                "untestable": self.untestable, "percent": self.percent, "by_category": self.by_category}
+                "untestable": self.untestable, "deferred": self.deferred, "percent": self.percent, "by_category": self.by_category}
 
 
-def load_statements(path: Path) -> list[Statement]:
-    """The map at ``path`` ([] when the profile has none yet); one-line errors."""
+def load_statements(path: Path, deferred: tuple[str, ...] = ()) -> list[Statement]:
+    """The map at ``path`` ([] when the profile has none yet); one-line errors.
+    ``deferred``: the profile's requirement globs of a later part."""
     if not path.is_file():
         return []
     try:
@@ -86,8 +95,9 @@ def load_statements(path: Path) -> list[Statement]:
         unknown_keys = set(row) - {"id", "at", "says", "level", "category", "checked_by", "untestable"}
         if unknown_keys:
             raise StatementMapError(f"{where} ({row['id']}): unknown keys {sorted(unknown_keys)}")
+        later = tuple(r for r in checked if any(fnmatch.fnmatchcase(r, g) for g in deferred))
         out.append(Statement(row["id"], row["at"], row["says"], row["level"], row["category"], tuple(checked),
-                             str(row.get("untestable") or "")))
+                             str(row.get("untestable") or ""), later))
     return out
 
 
@@ -99,16 +109,22 @@ def coverage(statements: list[Statement], requirement_ids: list[str] | None = No
     def checked(s: Statement) -> bool:
         return any(known is None or r in known for r in s.checked_by)
 
+    def later(s: Statement) -> bool:
+        return bool(s.checked_by) and set(s.checked_by) <= set(s.later) and not checked(s)
+
     by: dict[str, Counter[str]] = {}
     for s in statements:
         c = by.setdefault(s.category, Counter())
         c["statements"] += 1
         c["untestable"] += bool(s.untestable and not s.checked_by)
         c["covered"] += checked(s)
-    testable = sum(1 for s in statements if s.checked_by or not s.untestable)
+        c["deferred"] += later(s)
+    deferred = sum(1 for s in statements if later(s))
+    testable = sum(1 for s in statements if (s.checked_by or not s.untestable) and not later(s))
     covered = sum(1 for s in statements if checked(s))
-    return Coverage(len(statements), testable, covered, len(statements) - testable,
-                    {k: {**{"statements": 0, "covered": 0, "untestable": 0}, **dict(v)} for k, v in sorted(by.items())})
+    return Coverage(len(statements), testable, covered, len(statements) - testable - deferred,
+                    {k: {**{"statements": 0, "covered": 0, "untestable": 0, "deferred": 0}, **dict(v)} for k, v in sorted(by.items())},
+                    deferred)
 
 
 def map_problems(statements: list[Statement], requirement_ids: list[str]) -> list[str]:
@@ -122,6 +138,6 @@ def map_problems(statements: list[Statement], requirement_ids: list[str]) -> lis
     for s in statements:
         if not s.checked_by and not s.untestable:
             problems.append(f"statement {s.id} ({s.at}) is checked by no requirement and gives no reason")
-        problems += [f"statement {s.id} names unknown requirement {r}" for r in s.checked_by if r not in known]
+        problems += [f"statement {s.id} names unknown requirement {r}" for r in s.checked_by if r not in known and r not in s.later]
     problems += [f"requirement {r} maps to no statement" for r in requirement_ids if r not in mapped]
     return problems

@@ -17,7 +17,7 @@ from conformance.checks.errors import (
 )
 from conformance.model import Operation
 from conformance.runner import CheckContext
-from conformance.spec.invalid import InvalidInstance, invalid_strategy
+from conformance.spec.invalid import InvalidInstance, example_breaks, invalid_strategy
 from conformance.spec.schemas import schema_errors, strategy_for
 from conformance.transport.binding import Reply
 
@@ -77,12 +77,15 @@ def invalid_inputs_rejected(
     answer_check: AnswerCheck | None = None,
     prepare: Callable[[InvalidInstance], Any] | None = None,
     tolerated: Callable[[InvalidInstance, Reply], bool] | None = None,
+    sweep: bool = False,
 ) -> None:
     """Each input breaking exactly one schema keyword gets ``error`` (or one of
     ``also``; with ``error`` None, any refusal) and, when ``state`` can read the
     target's state, changes nothing. ``prepare`` turns the generated instance into
     what is sent (the target's real ids, say, keeping the broken keyword broken);
-    ``tolerated`` names answers the spec itself lets a server give to a break."""
+    ``tolerated`` names answers the spec itself lets a server give to a break;
+    ``sweep`` first sends each break of the schema's small example once (every keyword
+    reached, whatever the budget), then the generated ones."""
     def body(bad: InvalidInstance) -> None:
         v = bad.violation
         what = f"{op.name} with an input breaking '{v.keyword}' at {v.pointer or '(root)'} ({v.description})"
@@ -100,6 +103,8 @@ def invalid_inputs_rejected(
         if state:
             ctx.expect(state() == before, f"{what}: the refused call changed the target's state", kind="state_changed")
 
+    for bad in example_breaks(op.params_schema) if sweep else []:
+        body(bad)
     ctx.for_all(invalid_strategy(op.params_schema), body)
 
 

@@ -282,7 +282,8 @@ def render_header(summary: dict[str, Any], grade: str, levels: dict[str, dict[st
     cov = summary.get("coverage")
     if cov:
         rows.append(("Spec coverage", e(f"{cov['covered']} of {cov['testable']} testable statements ({cov['percent']}%); "
-                                        f"{cov['untestable']} untestable")))
+                                        f"{cov['untestable']} untestable"
+                                        + (f"; {cov['deferred']} deferred to a later part" if cov.get("deferred") else ""))))
     if summary.get("stopped"):
         rows.append(("Stopped", f"<strong>{e(summary['stopped'])}</strong>"))
     if summary.get("unreachable"):

@@ -9,6 +9,7 @@ checked against the schema, so what comes out is always valid."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from hypothesis import strategies as st
@@ -30,6 +31,23 @@ _HANDLED = {
 
 class Unsupported(Exception):
     pass
+
+
+_REPEATED = re.compile(r"\^(\[[^\]]+\])(?:([+*])|\{(\d+)(?:,(\d*))?\})\$")
+
+
+def _repeated_class(pattern: str, low: int, high: int | None) -> st.SearchStrategy[str] | None:
+    """``^[class]+$`` (or ``*``, ``{n,m}``) with length bounds, drawn at a length inside both
+    (filtering regex draws by length rarely finds a 64-character one)."""
+    match = _REPEATED.fullmatch(pattern)
+    if match is None:
+        return None
+    cls, star, n, m = match.groups()
+    q_low, q_high = (1 if star == "+" else 0, None) if star else (int(n), int(m) if m else (None if m == "" else int(n)))
+    lo, hi = max(low, q_low), min(x for x in (high, q_high) if x is not None) if (high, q_high) != (None, None) else None
+    if hi is not None and hi < lo:
+        return None
+    return st.text(alphabet=st.from_regex(f"^{cls}$", fullmatch=True), min_size=lo, max_size=hi)
 
 
 def compile_schema(schema: Any, formats: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
@@ -85,6 +103,9 @@ def _compile(schema: Any, formats: dict[str, st.SearchStrategy[Any]]) -> st.Sear
             if set(schema) - {"type", "pattern", "minLength", "maxLength"}:
                 raise Unsupported("pattern with other keywords")
             low, high = schema.get("minLength", 0), schema.get("maxLength")
+            repeated = _repeated_class(schema["pattern"], low, high)
+            if repeated is not None:
+                return repeated
             return st.from_regex(schema["pattern"], fullmatch=True).filter(
                 lambda text: low <= len(text) and (high is None or len(text) <= high))
         return st.text(min_size=schema.get("minLength", 0), max_size=schema.get("maxLength", max(20, schema.get("minLength", 0))))

@@ -729,6 +729,13 @@ def mutations(schema: dict[str, Any], instance: Any) -> list[InvalidInstance]:
     return out
 
 
+def example_breaks(schema: dict[str, Any]) -> list[InvalidInstance]:
+    """Every single-keyword break of the schema's small deterministic instance ([] when it
+    has none): a sweep that reaches each keyword once, before random draws look further."""
+    instance = _example(schema)
+    return [] if instance is _MISSING else mutations(schema, instance)
+
+
 def _get(value: Any, path: Path) -> Any:
     for key in path:
         value = value[key]

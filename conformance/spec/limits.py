@@ -32,6 +32,8 @@ PROFILE_KEYS = frozenset({"value", "source", "why"})
 def _number(raw: Any, where: str) -> int | float:
     if isinstance(raw, bool) or not isinstance(raw, int | float | str):
         raise SpecError(f"{where} is not a number: {type(raw).__name__}")
+    if isinstance(raw, str) and raw.strip().isdigit():
+        return int(raw)  # exact: a 19-digit limit does not survive a float
     try:
         value = float(raw)
     except ValueError:

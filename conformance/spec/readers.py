@@ -10,7 +10,7 @@ from typing import Any
 
 from conformance.model import ErrorCode, Operation, Source
 from conformance.spec.openapi import error_catalog, jsonrpc_operations
-from conformance.spec.verbs import action_operations, verb_operations
+from conformance.spec.verbs import action_operations, method_operations, union_operations, verb_operations
 
 
 @dataclass(frozen=True)
@@ -22,10 +22,11 @@ class SpecDocument:
 
 
 def _profile_errors(spec: SpecDocument, block: dict[str, Any]) -> dict[Any, ErrorCode]:
-    """A profile's own error codes (the spec is silent): code -> status, when."""
-    return {code: ErrorCode(code, code, int(row["status"]), row.get("when", ""),
-                            Source("profile", f"profiles/{spec.profile}.yaml#/errors/{code}"))
-            for code, row in block.items()}
+    """A profile's own error codes (the spec is silent): name -> status, when, and the
+    code on the wire where it is not the name itself (a JSON-RPC number)."""
+    return {row.get("code", name): ErrorCode(row.get("code", name), name, int(row["status"]), row.get("when", ""),
+                                             Source("profile", f"profiles/{spec.profile}.yaml#/errors/{name}"))
+            for name, row in block.items()}
 
 
 # profile key -> reader of operations
@@ -33,6 +34,8 @@ OPERATION_READERS: dict[str, Callable[[SpecDocument, Any], dict[str, Operation]]
     "jsonrpc": lambda spec, block: jsonrpc_operations(spec.doc, spec.relpath, block),
     "verbs": lambda spec, block: verb_operations(spec.doc, spec.relpath, block),
     "actions": lambda spec, block: action_operations(spec.doc, spec.relpath, block),
+    "methods": lambda spec, block: method_operations(spec.doc, spec.relpath, block),
+    "commands": lambda spec, block: union_operations(spec.doc, spec.relpath, block),
 }
 
 # profile key -> reader of error catalog rows

@@ -14,6 +14,8 @@ all of them. A binding entry declares:
     protocol_version: "2025-06-18"                   (mcp-tools: the version it initializes with)
     results: object                                  (every result is a JSON object: another shape is
                                                       a malformed answer, not a result)
+    statuses: false                                  (HTTP statuses carry no meaning: a JSON-RPC error
+                                                      at HTTP 200 is a refusal; default per kind)
     request_ids: uuid | integer                      (jsonrpc-http: the shape of ordinary request ids,
                                                       as the spec's examples write them; default integer)
 """
@@ -113,7 +115,7 @@ class Binding:
     """One way of calling operations. Subclasses implement ``_send``."""
 
     kind: ClassVar[str]
-    statuses: ClassVar[bool] = True
+    kind_statuses: ClassVar[bool] = True  # whether HTTP statuses carry meaning, unless the entry says
     default_error: ClassVar[dict[str, str]] = {"code": "/error/code", "message": "/error/message", "data": "/error/data"}
 
     def __init__(self, name: str, entry: Mapping[str, Any], http: HttpTransport, tokens: Tokens) -> None:
@@ -128,6 +130,7 @@ class Binding:
         self.error_at = {**self.default_error, **(entry.get("error") or {})}
         self.on_unauthenticated: Callable[[str], None] | None = None
         self.results_are_objects = entry.get("results") == "object"
+        self.statuses = bool(entry.get("statuses", self.kind_statuses))
 
     def result_reply(self, http: HttpReply, result: Any, envelope: Any) -> Reply:
         """A success, unless the entry says results are objects and this one is not:
@@ -220,20 +223,23 @@ class JsonRpcBinding(Binding):
             if not omit_params:
                 envelope["params"] = params
             raw = json.dumps(envelope)
-        return self._post(raw, headers)
+        return self._post(raw, headers, options.get("timeout"))
 
-    def send_raw(self, body: bytes | str, *, headers: Mapping[str, str] | None = None, caller: str | RawToken | None = DEFAULT) -> Reply:
-        """Send any body as it is (a JSON-RPC request or not) and read the answer as one."""
-        return self._post(body, {"Content-Type": "application/json", **self.headers, **self.auth(caller), **(headers or {})})
+    def send_raw(self, body: bytes | str, *, headers: Mapping[str, str | None] | None = None,
+                 caller: str | RawToken | None = DEFAULT, timeout: float | None = None) -> Reply:
+        """Send any body as it is (a JSON-RPC request or not) and read the answer as one;
+        a header given as None is left out (the subject of a header requirement)."""
+        sent = {"Content-Type": "application/json", **self.headers, **self.auth(caller), **(headers or {})}
+        return self._post(body, {k: v for k, v in sent.items() if v is not None}, timeout)
 
-    def _post(self, body: bytes | str, headers: dict[str, str]) -> Reply:
-        reply = self.http.request("POST", self.path, headers=headers, content=body)
+    def _post(self, body: bytes | str, headers: dict[str, str], timeout: float | None = None) -> Reply:
+        reply = self.http.request("POST", self.path, headers=headers, content=body, timeout=timeout)
         envelope = first_event(reply) if is_event_stream(reply) else reply.json()
         if isinstance(envelope, dict) and "result" in envelope and "error" not in envelope:
-            return Reply(self.name, reply, True, envelope["result"], envelope=envelope)
+            return Reply(self.name, reply, True, envelope["result"], envelope=envelope, statuses=self.statuses)
         code, message, data = self.read_error(envelope)
         flagged = isinstance(envelope, dict) and isinstance(envelope.get("error"), dict)
-        return Reply(self.name, reply, False, None, code, message, flagged, envelope, error_data=data)
+        return Reply(self.name, reply, False, None, code, message, flagged, envelope, error_data=data, statuses=self.statuses)
 
 
 @binding_kind
@@ -261,7 +267,7 @@ class McpToolsBinding(Binding):
     declared place; statuses carry no meaning."""
 
     kind = "mcp-tools"
-    statuses = False
+    kind_statuses = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -376,7 +376,10 @@ class HttpTransport:
         content: bytes | str | None = None,
         json_body: Any = None,
         params: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> HttpReply:
+        """One exchange, bounded by the run's timeout (or ``timeout``: an exchange the
+        protocol lets the server hold, a long poll say)."""
         self.check_running()
         hdrs = dict(headers or {})
         if json_body is not None:
@@ -385,13 +388,15 @@ class HttpTransport:
         body = content.encode() if isinstance(content, str) else content
         started = time.perf_counter()
         req = self._client.build_request(method, path, headers=hdrs, content=body, params=params)
+        if timeout:
+            req.extensions["timeout"] = httpx.Timeout(timeout).as_dict()
         record = {
             "method": method,
             "url": self.redact(str(req.url).replace(REFERENCE_BASE, "")) or "/",
             "headers": {k: self.redact(v) for k, v in hdrs.items()},
             "body": self.redact(_body_text(body)) if body else None,
         }
-        until = time.monotonic() + self.timeout
+        until = time.monotonic() + (timeout or self.timeout)
         if self.run_deadline is not None:
             until = min(until, self.run_deadline)
         _deadline.at = until if self.live else None

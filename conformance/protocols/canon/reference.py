@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from conformance.control import serve_control
 from conformance.model import Limit
 from conformance.spec.limits import load_limits
 from conformance.spec.schemas import validator_for
@@ -1010,19 +1011,7 @@ class CanonReference:
     # ------------------------------------------------------------------ control
 
     async def control(self, request: Request) -> Response:
-        if not self.config.control:
-            return JSONResponse({"error": "Not Found"}, status_code=404)
-        handler = getattr(self, f"control_{request.path_params['action']}", None)
-        if handler is None:
-            return JSONResponse({"error": "unknown control action"}, status_code=404)
-        raw = await request.body()
-        try:
-            args = json.loads(raw) if raw.strip() else {}
-        except ValueError:
-            return JSONResponse({"error": "body is not JSON"}, status_code=400)
-        if not isinstance(args, dict):
-            return JSONResponse({"error": "body must be a JSON object"}, status_code=400)
-        return handler(args)
+        return await serve_control(self, request, self.config.control, None)
 
     @staticmethod
     def control_error(status: int, message: str) -> Response:

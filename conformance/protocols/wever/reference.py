@@ -29,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from conformance.control import serve_control
 from conformance.model import Limit, Profile
 from conformance.spec.limits import load_limits
 from conformance.spec.schemas import validator_for
@@ -1217,21 +1218,7 @@ class WeverReference:
 
     async def control(self, request: Request) -> Response:
         """POST /_control/<action>: reset, advance_clock, now, seed_mailboxes, snapshot."""
-        if not self.config.control:
-            return JSONResponse({"error": "Not Found"}, status_code=404)
-        handler = getattr(self, f"control_{request.path_params['action']}", None)
-        if handler is None:
-            return JSONResponse({"error": "unknown control action"}, status_code=404)
-        raw = await request.body()
-        try:
-            args = parse_json(raw) if raw.strip() else {}
-        except (ValueError, RecursionError):
-            return JSONResponse({"error": "body is not JSON"}, status_code=400)
-        if not isinstance(args, dict):
-            return JSONResponse({"error": "body must be a JSON object"}, status_code=400)
-        with self.lock:
-            response: Response = handler(args)
-            return response
+        return await serve_control(self, request, self.config.control, self.lock)
 
     def control_reset(self, args: dict[str, Any]) -> Response:
         self.reset()

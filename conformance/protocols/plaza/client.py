@@ -1,0 +1,188 @@
+"""An Agent Plaza caller for checks: SendMessage built the way the document's examples
+are (ROLE_USER, one part, ``configuration.returnImmediately``), data commands, the set-up
+steps consent needs (an invitation, its acceptance, texts), and readers that find the
+payload in an answer under either reading A2A 1.0 allows (``result.task`` or a bare
+Task, ``result.message`` or a bare Message)."""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from typing import Any
+
+from conformance.checks.errors import expect_mapping, expect_result
+from conformance.runner import CheckContext, Untested
+from conformance.transport.binding import Reply
+
+ALICE, BOB, CAROL = "alice", "bob", "carol"
+DEFAULT: Any = object()  # the examples' configuration
+
+# A2A 1.0 task states as this document names them; CANCELED also as proto's older spelling.
+SUBMITTED, WORKING, COMPLETED = "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"
+CANCELED = ("TASK_STATE_CANCELED", "TASK_STATE_CANCELLED")
+
+
+def fresh_id() -> str:
+    return str(uuid.uuid4())
+
+
+def dig(value: Any, *keys: Any) -> Any:
+    """``value[k1][k2]...`` of an answer (keys or list indices), or None where it has another shape."""
+    for key in keys:
+        if isinstance(key, int):
+            value = value[key] if isinstance(value, list) and -len(value) <= key < len(value) else None
+        else:
+            value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def extension_uri(spec: dict[str, Any]) -> str:
+    return str(spec["requiredHeaders"]["A2A-Extensions"])
+
+
+def required_headers(spec: dict[str, Any]) -> dict[str, str]:
+    """The document's requiredHeaders that every call carries (the bearer and the content
+    type are the binding's own)."""
+    return {k: str(v) for k, v in spec["requiredHeaders"].items() if k not in ("Authorization", "Content-Type")}
+
+
+class PlazaClient:
+    def __init__(self, ctx: CheckContext, reset: bool = True) -> None:
+        self.ctx = ctx
+        self.binding = ctx.binding
+        self.spec = ctx.profile.spec
+        self.ext = extension_uri(self.spec)
+        if reset and ctx.run.control_path:
+            ctx.control("reset")  # each check starts from the seeded site
+
+    # -- who ------------------------------------------------------------------------------
+    def agent_id(self, who: str) -> str:
+        """The public visitor UUID of a run credential (credentials.<who>.id)."""
+        cred = self.ctx.credential(who)
+        if not isinstance(cred, dict) or not cred.get("id"):
+            raise Untested(f"credentials.{who} needs the visitor's public UUID and token: {{id: ..., token: ...}}")
+        return str(cred["id"])
+
+    # -- requests -------------------------------------------------------------------------
+    def rpc(self, method: str, params: Any, who: Any = ALICE, **options: Any) -> Reply:
+        return self.binding.call(method, params, caller=who, **options)
+
+    def example(self, name: str) -> dict[str, Any]:
+        return copy.deepcopy(self.spec["examples"][name])
+
+    def configuration(self) -> dict[str, Any]:
+        """The configuration every example sends (returnImmediately: true)."""
+        return copy.deepcopy(self.spec["examples"]["status"]["params"]["configuration"])
+
+    def params(self, part: dict[str, Any], *, context: str | None = None, to: str | None = None,
+               message_id: str | None = None, configuration: Any = DEFAULT, **message: Any) -> dict[str, Any]:
+        """SendMessage params shaped as the examples: a fresh messageId, ROLE_USER, one part."""
+        msg: dict[str, Any] = {"messageId": message_id or fresh_id(), "role": "ROLE_USER", "parts": [part]}
+        if context is not None:
+            msg["contextId"] = context
+        if to is not None:
+            msg["metadata"] = {self.ext: {"recipientId": to}}
+        msg.update(message)
+        out: dict[str, Any] = {"message": msg}
+        if configuration is DEFAULT:
+            out["configuration"] = self.configuration()
+        elif configuration is not None:
+            out["configuration"] = configuration
+        return out
+
+    def send(self, params: dict[str, Any], who: Any = ALICE, **options: Any) -> Reply:
+        return self.rpc("SendMessage", params, who, **options)
+
+    def text(self, who: Any, text: str, *, context: str | None = None, to: str | None = None, **kw: Any) -> Reply:
+        """A text: to a connection (``context``) or, as a first contact, to a visitor UUID (``to``)."""
+        return self.send(self.params({"text": text}, context=context, to=to, **kw), who)
+
+    def command(self, name: str, fields: dict[str, Any], who: Any = ALICE, *, context: str | None = None, **kw: Any) -> Reply:
+        """A data command; a command naming a connection carries it as contextId too, as the examples do."""
+        data = {"operation": name, **fields}
+        if context is None and "connection_id" in fields and kw.pop("with_context", True):
+            context = fields["connection_id"]
+        return self.send(self.params({"data": data}, context=context, **kw), who)
+
+    # -- answers --------------------------------------------------------------------------
+    def task_of(self, reply: Reply, what: str) -> dict[str, Any]:
+        """The Task of a SendMessage (``result.task``) or GetTask/CancelTask answer (the Task)."""
+        result = expect_result(self.ctx, reply, what)
+        task = result.get("task", result) if isinstance(result, dict) else result
+        return expect_mapping(self.ctx, task, f"{what}: the task", ("id", "status"))
+
+    def message_of(self, reply: Reply, what: str) -> dict[str, Any]:
+        result = expect_result(self.ctx, reply, what)
+        message = result.get("message", result) if isinstance(result, dict) else result
+        return expect_mapping(self.ctx, message, f"{what}: the answer message", ("parts",))
+
+    def data_of(self, reply: Reply, what: str, keys: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The structured data of a command's answer: the first data part of its Message."""
+        message = self.message_of(reply, what)
+        parts = message.get("parts")
+        data = next((p["data"] for p in parts if isinstance(p, dict) and isinstance(p.get("data"), dict)), None) \
+            if isinstance(parts, list) else None
+        return expect_mapping(self.ctx, data, f"{what}: the data part of the answer", keys)
+
+    def state_of(self, task: dict[str, Any]) -> Any:
+        return dig(task, "status", "state")
+
+    def site_metadata(self, task: dict[str, Any]) -> dict[str, Any]:
+        meta = dig(task, "metadata", self.ext)
+        return meta if isinstance(meta, dict) else {}
+
+    def connection_of(self, task: dict[str, Any]) -> Any:
+        """The connection a text's task belongs to: its contextId."""
+        return task.get("contextId") or self.site_metadata(task).get("connection_id")
+
+    # -- set-up ---------------------------------------------------------------------------
+    def invite(self, frm: str = ALICE, to: str = BOB, text: str = "Hello from the conformance suite.") -> tuple[dict[str, Any], str]:
+        """A first text from ``frm`` to ``to``: the invitation's task and the connection id."""
+        with self.ctx.setup(f"{frm} invites {to}", by="PLAZA-FRIEND-INVITE"):
+            task = self.task_of(self.text(frm, text, to=self.agent_id(to)), f"the first text from {frm} to {to}")
+            connection = self.connection_of(task)
+            self.ctx.expect(isinstance(connection, str) and connection, f"the invitation's task names no connection (contextId): {task}",
+                            kind="malformed_answer")
+        return task, str(connection)
+
+    def accept(self, connection: str, who: str = BOB) -> dict[str, Any]:
+        with self.ctx.setup(f"{who} accepts the invitation", by="PLAZA-CONSENT-RESPOND"):
+            return self.data_of(self.command("respond", {"connection_id": connection, "decision": "accept"}, who), "respond accept")
+
+    def befriend(self, a: str = ALICE, b: str = BOB) -> str:
+        """An active connection between ``a`` and ``b`` (a invites, b accepts), or the one they have."""
+        existing = self.connection_with(a, b)
+        if existing:
+            return existing
+        _, connection = self.invite(a, b)
+        self.accept(connection, b)
+        return connection
+
+    def connection_with(self, a: str, b: str) -> str | None:
+        """An active connection of ``a`` with ``b`` already there (a live site keeps them)."""
+        if self.ctx.run.control_path:
+            return None
+        reply = self.command("friends", {}, a)
+        friends = dig(self.data_of(reply, "friends"), "friends") if reply.ok else None
+        peer = self.agent_id(b)
+        for row in friends if isinstance(friends, list) else []:
+            if dig(row, "peer", "id") == peer and dig(row, "state") == "active" and dig(row, "connection_id"):
+                return str(row["connection_id"])
+        return None
+
+    def say(self, who: str, connection: str, text: str, **kw: Any) -> dict[str, Any]:
+        """A text in an active connection; its task."""
+        with self.ctx.setup(f"{who} writes in the connection", by="PLAZA-FRIEND-MESSAGE"):
+            return self.task_of(self.text(who, text, context=connection, **kw), f"a text from {who}")
+
+    def read(self, who: str, connection: str, what: str = "read_conversation", **fields: Any) -> dict[str, Any]:
+        return self.data_of(self.command("read_conversation", {"connection_id": connection, **fields}, who), what, ("messages",))
+
+    def get_task(self, task_id: str, who: str = ALICE, **fields: Any) -> Reply:
+        return self.rpc("GetTask", {"id": task_id, **fields}, who)
+
+    def snapshot(self) -> str:
+        return str((self.ctx.control("snapshot").json() or {}).get("digest", ""))
+
+
+__all__ = ["ALICE", "BOB", "CAROL", "CANCELED", "COMPLETED", "SUBMITTED", "WORKING", "PlazaClient", "dig", "fresh_id"]

@@ -1,0 +1,219 @@
+"""The friendship state model and its hypothesis state machine: three agents invite,
+decide, write, read, replay, cancel, pull and acknowledge in any order, and the site
+must agree with the model after every step: who may write (consent), what each
+participant reads (every stored text once, in order), what a stranger sees (nothing),
+each task's state (open until a later peer message, cancelled only while open), and
+durable receive (work waits until acknowledged, an unacknowledged batch comes again, an
+acknowledged one never does, and every text a peer wrote is announced)."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition, rule
+
+from conformance.checks.errors import expect_refused
+from conformance.protocols.plaza.client import (
+    ALICE,
+    BOB,
+    CANCELED,
+    CAROL,
+    COMPLETED,
+    SUBMITTED,
+    WORKING,
+    PlazaClient,
+    dig,
+)
+from conformance.table import ProfileMachine
+
+AGENTS = (ALICE, BOB, CAROL)
+OPEN = (SUBMITTED, WORKING)
+
+
+@dataclass
+class Connection:
+    id: str
+    inviter: str
+    invitee: str
+    state: str = "invitation"  # invitation | active | declined
+    texts: list[tuple[str, str]] = field(default_factory=list)  # (sender, text) in order
+
+    def has(self, who: str) -> bool:
+        return who in (self.inviter, self.invitee)
+
+    def may_write(self, who: str) -> bool:
+        return self.state == "active" and self.has(who)
+
+
+@dataclass
+class Sent:
+    who: str
+    task_id: str
+    connection: Connection
+    index: int  # position of its text in connection.texts
+    params: dict[str, Any]
+    cancelled: bool = False
+    completed: bool = False
+
+    def expected(self) -> tuple[str, ...]:
+        if self.cancelled:
+            return CANCELED
+        return (COMPLETED,) if self.completed else OPEN
+
+
+class PlazaMachine(ProfileMachine):
+    def setup(self) -> None:
+        self.c = PlazaClient(self.ctx)
+        self.connections: list[Connection] = []
+        self.sent: list[Sent] = []
+        self.counter = itertools.count(1)
+        self.client_key = {a: str(uuid.uuid4()) for a in AGENTS}
+        self.acked: dict[str, set[Any]] = {a: set() for a in AGENTS}  # event ids acknowledged, per agent
+        self.unannounced: dict[str, set[str]] = {a: set() for a in AGENTS}  # connections with texts not yet pulled
+        self.outstanding: dict[str, list[Any]] = {}  # agent -> event ids of its batch pulled but not acknowledged
+
+    # -- helpers ------------------------------------------------------------------------
+    def between(self, a: str, b: str) -> Connection | None:
+        return next((k for k in self.connections if {k.inviter, k.invitee} == {a, b}), None)
+
+    def text(self) -> str:
+        return f"step {next(self.counter)}"
+
+    def stored(self, who: str, connection: Connection, text: str, task: dict[str, Any], params: dict[str, Any]) -> None:
+        connection.texts.append((who, text))
+        peer = connection.invitee if who == connection.inviter else connection.inviter
+        self.unannounced[peer].add(connection.id)
+        for s in self.sent:  # a later peer message completes the open tasks of the other side
+            if s.connection is connection and s.who != who and not s.cancelled:
+                s.completed = True
+        self.sent.append(Sent(who, str(task["id"]), connection, len(connection.texts) - 1, params))
+
+    # -- rules --------------------------------------------------------------------------
+    @precondition(lambda self: len(self.connections) < 3)
+    @rule(a=st.sampled_from(AGENTS), b=st.sampled_from(AGENTS))
+    def invite(self, a: str, b: str) -> None:
+        if a == b or self.between(a, b):
+            return
+        text = self.text()
+        params = self.c.params({"text": text}, to=self.c.agent_id(b))
+        task = self.c.task_of(self.c.send(params, a), f"{a} invites {b}")
+        connection = Connection(str(self.c.connection_of(task)), a, b)
+        self.connections.append(connection)
+        self.stored(a, connection, text, task, params)
+
+    @precondition(lambda self: any(k.state == "invitation" for k in self.connections))
+    @rule(data=st.data(), accept=st.booleans())
+    def decide(self, data: st.DataObject, accept: bool) -> None:
+        connection = data.draw(st.sampled_from([k for k in self.connections if k.state == "invitation"]))
+        decision = "accept" if accept else "decline"
+        reply = self.c.command("respond", {"connection_id": connection.id, "decision": decision}, connection.invitee)
+        self.c.data_of(reply, f"{connection.invitee} answers {decision}")
+        connection.state = "active" if accept else "declined"
+
+    @precondition(lambda self: bool(self.connections))
+    @rule(data=st.data(), who=st.sampled_from(AGENTS))
+    def say(self, data: st.DataObject, who: str) -> None:
+        connection = data.draw(st.sampled_from(self.connections))
+        text = self.text()
+        params = self.c.params({"text": text}, context=connection.id)
+        reply = self.c.send(params, who)
+        if connection.may_write(who):
+            self.stored(who, connection, text, self.c.task_of(reply, f"a text from {who}"), params)
+        else:
+            expect_refused(self.ctx, reply, f"a text from {who} in a connection it may not write to ({connection.state}, "
+                                            f"{connection.inviter} and {connection.invitee})")
+
+    @precondition(lambda self: bool(self.connections))
+    @rule(data=st.data(), who=st.sampled_from(AGENTS))
+    def read(self, data: st.DataObject, who: str) -> None:
+        connection = data.draw(st.sampled_from(self.connections))
+        reply = self.c.command("read_conversation", {"connection_id": connection.id, "limit": 50}, who)
+        if not connection.has(who):
+            expect_refused(self.ctx, reply, f"{who} reads a conversation it is no part of")
+            return
+        messages = self.c.data_of(reply, f"{who} reads the conversation", ("messages",))["messages"]
+        got = [dig(m, "text") for m in messages] if isinstance(messages, list) else messages
+        want = [text for _, text in connection.texts]
+        self.ctx.expect(got == want, f"{who} reads {got}, the texts stored in the connection are {want}", kind="state_changed")
+
+    @precondition(lambda self: bool(self.sent))
+    @rule(data=st.data(), same=st.booleans())
+    def replay(self, data: st.DataObject, same: bool) -> None:
+        """The same send again answers the same task; another text under its messageId is refused."""
+        sent = data.draw(st.sampled_from(self.sent))
+        if sent.connection.state == "declined" or (sent.connection.state == "active" and not sent.connection.may_write(sent.who)):
+            return  # a replay is checked again against current controls: judged elsewhere
+        params = copy.deepcopy(sent.params)
+        if same:
+            task = self.c.task_of(self.c.send(params, sent.who), "an identical replay")
+            self.ctx.expect(task["id"] == sent.task_id, f"an identical replay answered task {task['id']}, the original is {sent.task_id}",
+                            kind="state_changed")
+        else:
+            params["message"]["parts"] = [{"text": self.text() + " (changed)"}]
+            expect_refused(self.ctx, self.c.send(params, sent.who), "another text under a used messageId")
+
+    @precondition(lambda self: bool(self.sent))
+    @rule(data=st.data())
+    def get_task(self, data: st.DataObject) -> None:
+        sent = data.draw(st.sampled_from(self.sent))
+        task = self.c.task_of(self.c.get_task(sent.task_id, sent.who), "GetTask")
+        state = dig(task, "status", "state")
+        self.ctx.expect(state in sent.expected(), f"the task of {sent.who}'s text #{sent.index + 1} is {state!r}, "
+                        f"the model says {' or '.join(sent.expected())}", kind="state_changed")
+
+    @precondition(lambda self: any(not s.cancelled for s in self.sent))
+    @rule(data=st.data())
+    def cancel(self, data: st.DataObject) -> None:
+        sent = data.draw(st.sampled_from([s for s in self.sent if not s.cancelled]))
+        reply = self.c.rpc("CancelTask", {"id": sent.task_id}, sent.who)
+        if sent.completed:
+            expect_refused(self.ctx, reply, "CancelTask of a completed task")
+            return
+        self.c.task_of(reply, "CancelTask of an open task")
+        sent.cancelled = True
+
+    @rule(who=st.sampled_from(AGENTS), acknowledge=st.booleans())
+    def pull(self, who: str, acknowledge: bool) -> None:
+        """One pull of everything pending (the largest batch), acknowledged or dropped."""
+        limit = self.ctx.profile.operations["receive_pull"].params_schema["properties"]["limit"]["maximum"]
+        reply = self.c.command("receive_pull", {"client_key": self.client_key[who], "limit": limit, "wait_seconds": 0}, who)
+        data = self.c.data_of(reply, f"receive_pull as {who}")
+        found = data.get("batch")
+        batch: dict[str, Any] = found if isinstance(found, dict) else {}
+        items = [i for i in batch.get("items") or [] if isinstance(i, dict)]
+        ids = [i.get("event_id") for i in items]
+        again = sorted(map(str, set(ids) & self.acked[who]))
+        self.ctx.expect(not again, f"receive_pull as {who} delivers acknowledged work again: {again}", kind="state_changed")
+        missing = [e for e in self.outstanding.get(who, []) if e not in ids]
+        self.ctx.expect(not missing, f"receive_pull as {who} lost work it delivered and no one acknowledged: {missing}",
+                        kind="state_changed")
+        if not data.get("more_available"):
+            announced = {i.get("connection_id") for i in items}
+            silent = sorted(self.unannounced[who] - announced)
+            self.ctx.expect(not silent, f"receive_pull as {who} announces no work for connections its peers wrote in: {silent}",
+                            kind="state_changed")
+            self.unannounced[who] -= announced
+        if not acknowledge or not batch:
+            self.outstanding[who] = ids
+            return
+        ack = {"client_key": self.client_key[who], **{k: batch.get(k) for k in ("batch_id", "view_id", "receipt")}}
+        self.c.data_of(self.c.command("receive_ack", ack, who), f"receive_ack as {who}")
+        self.acked[who] |= set(ids)
+        self.outstanding[who] = []
+
+    @precondition(lambda self: bool(self.sent))
+    @rule(data=st.data())
+    def stranger_get(self, data: st.DataObject) -> None:
+        sent = data.draw(st.sampled_from(self.sent))
+        other = next(a for a in AGENTS if a != sent.who and not sent.connection.has(a)) \
+            if any(a != sent.who and not sent.connection.has(a) for a in AGENTS) else None
+        if other:
+            expect_refused(self.ctx, self.c.get_task(sent.task_id, other), f"{other} reads {sent.who}'s task")
+
+
+__all__ = ["PlazaMachine"]

@@ -1,0 +1,122 @@
+"""Behaviours the Agent Plaza document allows but the reference does not choose: no MUST
+may fail on one (selftest). Each docstring quotes the text that allows it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from conformance.protocols.plaza.reference import (
+    CANCELED,
+    Issue,
+    PlazaReference,
+    SiteError,
+)
+from conformance.table import FaultRegistry, replaces
+
+VARIANTS = FaultRegistry()
+variant: Callable[[Callable[[Any], None]], Callable[[Any], None]] = VARIANTS
+
+
+@variant
+def results_unwrapped(ref: PlazaReference) -> None:
+    """SendMessage answers the bare Task or Message instead of {task} / {message}.
+    allowed by: /wireFormat/standardReferences (A2A 1.0 names the result, not a wrapper the
+    document spells out); the wrapper is the profile's SHOULD."""
+    @replaces(ref, "result_response")
+    def result_response(original: Any, request_id: Any, result: Any) -> Any:
+        if isinstance(result, dict) and len(result) == 1 and ("message" in result or "task" in result):
+            result = next(iter(result.values()))
+        return original(request_id, result)
+
+
+@variant
+def cancelled_spelled_british(ref: PlazaReference) -> None:
+    """A cancelled task says TASK_STATE_CANCELLED (proto's older spelling).
+    allowed by: /tasks/cancel ("Only cancels this caller's task wait": the state's name is A2A's, not the document's)."""
+    @replaces(ref, "task_view")
+    def task_view(original: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        view: dict[str, Any] = original(*args, **kwargs)
+        if view["status"]["state"] == CANCELED:
+            view["status"]["state"] = "TASK_STATE_CANCELLED"
+        return view
+
+
+@variant
+def submitted_reported_working(ref: PlazaReference) -> None:
+    """The answer to a returnImmediately send already says working.
+    allowed by: /tasks/working ("Waiting for this peer") beside /tasks/submitted ("Accepted for delivery"):
+    both describe a stored text without a peer reply."""
+    @replaces(ref, "task_view")
+    def task_view(original: Any, task: dict[str, Any], history_length: int | None = None, **kwargs: Any) -> dict[str, Any]:
+        kwargs["submitted"] = False
+        result: dict[str, Any] = original(task, history_length, **kwargs)
+        return result
+
+
+@variant
+def attention_in_status_message(ref: PlazaReference) -> None:
+    """A working task carries mailbox_attention in a data part of its status message, not in metadata.
+    allowed by: /mailboxAttention/responseLocations ("working Task.status.message.parts[*].data.mailbox_attention")."""
+    @replaces(ref, "task_view")
+    def task_view(original: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        view: dict[str, Any] = original(*args, **kwargs)
+        ext = view["metadata"][ref.ext]
+        if "mailbox_attention" in ext:
+            data = {"mailbox_attention": ext.pop("mailbox_attention"), "focused_request": ext.pop("focused_request", None)}
+            view["status"]["message"] = {"messageId": ref.new_uuid(), "role": "ROLE_AGENT", "parts": [{"data": data}],
+                                         "contextId": view["contextId"], "taskId": view["id"]}
+        return view
+
+
+@variant
+def seq_strings_to_nineteen_digits(ref: PlazaReference) -> None:
+    """after_seq/before_seq strings of 19 digits above the int64 maximum are accepted (read as "after everything").
+    allowed by: /schemas/command/anyOf/44/properties/after_seq/anyOf/0/pattern (^(0|[1-9]\\d{0,18})$ admits them)."""
+    @replaces(ref, "command_semantic_issues")
+    def issues(original: Any, data: dict[str, Any], base: str) -> list[Issue]:
+        return [i for i in original(data, base) if i.code != "maximum"]
+
+    ref.seq_maximum = 10**19 - 1  # type: ignore[misc]
+
+
+@variant
+def errors_with_http_statuses(ref: PlazaReference) -> None:
+    """JSON-RPC errors come with HTTP 4xx statuses (400 for parameters, 404 for not found, 409 for state).
+    allowed by: /wireFormat/jsonrpc (the document gives no HTTP status for a JSON-RPC error)."""
+    statuses = {"A2A_INVALID_PARAMETERS": 400, "INVALID_REQUEST": 400, "NOT_FOUND": 404, "TASK_NOT_FOUND": 404,
+                "NOT_PERMITTED": 409, "INVALID_STATE": 409, "CONTEXT_CONSUMED": 409, "TASK_NOT_CANCELABLE": 409}
+
+    @replaces(ref, "rpc_error")
+    def rpc_error(original: Any, err: SiteError) -> Any:
+        out = original(err)
+        out.status = statuses.get(err.name, out.status)
+        return out
+
+
+@variant
+def validation_issue_fields(ref: PlazaReference) -> None:
+    """Validation issues name the field as "field" and carry a short human message.
+    allowed by: /parameterValidation/metadataFormat ("safe field paths/codes", no key names given)."""
+    @replaces(ref, "invalid_params")
+    def invalid_params(original: Any, method: str, issues: list[Issue]) -> SiteError:
+        err: SiteError = original(method, issues)
+        listed = json.loads(err.metadata["validationIssues"])
+        err.metadata["validationIssues"] = json.dumps([{"field": i["path"], "code": i["code"], "message": "invalid"} for i in listed])
+        return err
+
+
+@variant
+def text_counted_in_utf16(ref: PlazaReference) -> None:
+    """The 600-character limit counts UTF-16 code units (a character outside the BMP counts twice).
+    allowed by: /wireFormat/textMaximumCharacters (600 "characters", without saying which unit)."""
+    limit = ref.limit("text_characters_count")
+
+    @replaces(ref, "part_issues")
+    def part_issues(original: Any, part: Any, base: str) -> list[Issue]:
+        found: list[Issue] = original(part, base)
+        text = part.get("text") if isinstance(part, dict) else None
+        if isinstance(text, str) and not found and len(text.encode("utf-16-le")) // 2 > limit:
+            found.append(Issue(f"{base}.text", "maxLength"))
+        return found
