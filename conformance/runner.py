@@ -99,6 +99,7 @@ class RunContext:
     binding: str | None = None  # which of the profile's bindings the run speaks
     world: dict[str, Any] = field(default_factory=dict)  # ids of a live target's seeded world (config `world:`)
     declared: frozenset[str] = frozenset()  # optional features the deployment declares it does not offer
+    shrink: bool = True  # minimise failing examples (off where only whether a check crashes matters)
 
     @property
     def target(self) -> str:
@@ -364,7 +365,7 @@ class CheckContext:
             report_multiple_bugs=False,
             print_blob=True,
             # the explain phase re-sends a failing example ~100 times to a live target
-            phases=[p for p in Phase if p is not Phase.explain],
+            phases=[p for p in Phase if p is not Phase.explain and (self.run.shrink or p is not Phase.shrink)],
             **extra,
         )
 

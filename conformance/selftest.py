@@ -68,8 +68,9 @@ def run_clean(profile: Profile, budget: str = "quick", seed: int = 1, binding: s
 
 
 def run_fault(profile: Profile, fault: str, budget: str = "quick", seed: int = 1, binding: str | None = None) -> dict[str, Verdict]:
-    """Run the requirements naming ``fault`` against a fresh reference carrying it."""
-    run = open_run(profile, "reference", faults=(fault,), budget=budget, seed=seed, binding=binding)
+    """Run the requirements naming ``fault`` against a fresh reference carrying it (no
+    shrinking: the question is whether it is caught, not by which smallest example)."""
+    run = open_run(profile, "reference", faults=(fault,), budget=budget, seed=seed, binding=binding, shrink=False)
     try:
         return {req.id: execute(req, run) for req in profile.requirements if fault in req.faults and not profile.is_deferred(req.id)}
     finally:

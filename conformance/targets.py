@@ -140,6 +140,7 @@ def open_run(
     reference_options: dict[str, Any] | None = None,
     binding: str | None = None,
     max_time: float | None = None,
+    shrink: bool = True,
 ) -> RunContext:
     """Build the RunContext for a run against ``target`` ("reference" or an http(s) URL);
     ``max_time`` seconds from now, the run stops sending."""
@@ -183,6 +184,7 @@ def open_run(
         binding=binding,
         world=dict(config.get("world") or {}),
         declared=declared_features(profile, config.get("declared") or []),
+        shrink=shrink,
     )
 
 

@@ -1,6 +1,8 @@
-"""BINDU-LIFECYCLE reaches its rules: at the quick budget every rule of the task
+"""BINDU-LIFECYCLE reaches its rules: at the standard budget every rule of the task
 machine fires and every transition row is tried where it is allowed and where it
-is refused (Verdict.machine counts them)."""
+is refused (Verdict.machine counts them). At the quick budget (5 runs of 12 steps)
+whether hypothesis's swarm switches a rule off in every run varied with what else the
+process had imported, so the claim is made at the budget runs use by default."""
 
 import pytest
 
@@ -10,12 +12,14 @@ from conformance.runner import execute
 from conformance.table import rule_names
 from conformance.targets import open_run
 
+BUDGET = "standard"
+
 
 @pytest.fixture(scope="module")
 def verdict():
     profile = load_profile("bindu")
     requirement = next(r for r in profile.requirements if r.id == "BINDU-LIFECYCLE")
-    run = open_run(profile, "reference", budget="quick")
+    run = open_run(profile, "reference", budget=BUDGET)
     try:
         return execute(requirement, run)
     finally:
@@ -26,7 +30,7 @@ def test_lifecycle_passes_on_the_reference(verdict):
     assert verdict.status == "passed", verdict.message
 
 
-def test_every_rule_fires_at_the_quick_budget(verdict):
+def test_every_rule_fires_at_the_standard_budget(verdict):
     fired = {name for name, count in verdict.machine.items() if name.startswith("rule ") and count}
     assert set(rule_names(TaskLifecycle)) - fired == set()
 

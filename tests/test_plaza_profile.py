@@ -38,11 +38,13 @@ def test_plaza_passes_against_the_served_reference(tmp_path, serve):
     server = serve("agent-plaza", "--control")
     report = tmp_path / "served"
     result = conformance("run", "agent-plaza", "--config", str(server.config), "--budget", "quick",
-                         "--report", str(report), "--only", "PLAZA-HDR-*", "--only", "PLAZA-FRIEND-*", "--only", "PLAZA-RECV-*",
-                         "--only", "PLAZA-TASK-*", "--only", "PLAZA-MACHINE", "--only", "PLAZA-EXAMPLE-*", "--allow-untested")
+                         "--report", str(report), "--allow-untested")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
-    counts = summary_of(report)["counts"]
-    assert counts["failed"] == counts["blocked"] == 0 and counts["passed"] >= 50, counts
+    summary = summary_of(report)
+    counts = summary["counts"]
+    assert counts["failed"] == counts["blocked"] == 0 and counts["passed"] >= 200, counts
+    profile = load_profile("agent-plaza")
+    assert all(profile.is_deferred(r["id"]) for r in summary["requirements"] if r["status"] == "untested")
 
 
 def test_coverage_of_part_one_is_at_least_95_percent():

@@ -16,6 +16,7 @@ from conformance.transport.binding import Reply
 
 ALICE, BOB, CAROL = "alice", "bob", "carol"
 DEFAULT: Any = object()  # the examples' configuration
+RECEIVER_NAMESPACE = uuid.UUID("6f1d3a52-8c5e-4b1f-9a7e-2d4c8b0e5f13")  # the suite's client_keys (uuid5)
 
 # A2A 1.0 task states as this document names them; CANCELED also as proto's older spelling.
 SUBMITTED, WORKING, COMPLETED = "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"
@@ -136,8 +137,53 @@ class PlazaClient:
         return task.get("contextId") or self.site_metadata(task).get("connection_id")
 
     # -- set-up ---------------------------------------------------------------------------
-    def invite(self, frm: str = ALICE, to: str = BOB, text: str = "Hello from the conformance suite.") -> tuple[dict[str, Any], str]:
-        """A first text from ``frm`` to ``to``: the invitation's task and the connection id."""
+    # Against the reference every check starts from a reset site. A live site keeps what
+    # earlier checks did, so set-up steps first bring the pair to the state they need over
+    # the protocol itself: a fresh invitation needs no open connection between the two
+    # (remove, or unblock then remove), a friendship reuses an active connection unless
+    # the check counts what the conversation holds (``fresh``).
+
+    def live(self) -> bool:
+        """A site without control: it keeps what earlier checks did."""
+        return not self.ctx.run.control_path
+
+    def connections_between(self, a: str, b: str) -> list[dict[str, Any]]:
+        """The connections of ``a`` with ``b`` as either side's inbox lists them (newest
+        first: the open one, if any, is the pair's newest): id and state."""
+        ids = {a: self.agent_id(a), b: self.agent_id(b)}
+        rows: dict[str, dict[str, Any]] = {}
+        for who, peer in ((a, b), (b, a)):
+            reply = self.command("inbox", {"view": "full"}, who)
+            found = dig(reply.result, "message", "parts", 0, "data", "conversations") if reply.ok else None
+            for row in found if isinstance(found, list) else []:
+                if dig(row, "peer", "id") == ids[peer] and isinstance(dig(row, "connection_id"), str):
+                    rows.setdefault(row["connection_id"], row)
+        return list(rows.values())
+
+    def clear_pair(self, a: str, b: str, rows: list[dict[str, Any]] | None = None) -> None:
+        """End every open connection between ``a`` and ``b`` (a live site only)."""
+        if not self.live():
+            return
+        for row in self.connections_between(a, b) if rows is None else rows:
+            connection, state = row["connection_id"], row.get("state")
+            if state not in ("invitation", "active", "blocked"):
+                continue
+            if self.remove(connection, a, b) or state != "blocked":
+                continue
+            for who in (a, b):  # a block the remove did not end: its author lifts it first
+                self.command("friend_control", {"connection_id": connection, "decision": "unblock"}, who)
+            self.remove(connection, a, b)
+
+    def remove(self, connection: str, a: str, b: str) -> bool:
+        """friend_control remove by ``a`` or, refused, by ``b``."""
+        return any(self.command("friend_control", {"connection_id": connection, "decision": "remove"}, who).ok for who in (a, b))
+
+    def invite(self, frm: str = ALICE, to: str = BOB, text: str = "Hello from the conformance suite.",
+               *, clear: bool = True) -> tuple[dict[str, Any], str]:
+        """A first text from ``frm`` to ``to``: the invitation's task and the connection id.
+        ``clear=False``: the caller has just cleared the pair itself."""
+        if clear:
+            self.clear_pair(frm, to)
         with self.ctx.setup(f"{frm} invites {to}", by="PLAZA-FRIEND-INVITE"):
             task = self.task_of(self.text(frm, text, to=self.agent_id(to)), f"the first text from {frm} to {to}")
             connection = self.connection_of(task)
@@ -149,26 +195,23 @@ class PlazaClient:
         with self.ctx.setup(f"{who} accepts the invitation", by="PLAZA-CONSENT-RESPOND"):
             return self.data_of(self.command("respond", {"connection_id": connection, "decision": "accept"}, who), "respond accept")
 
-    def befriend(self, a: str = ALICE, b: str = BOB) -> str:
-        """An active connection between ``a`` and ``b`` (a invites, b accepts), or the one they have."""
-        existing = self.connection_with(a, b)
+    def befriend(self, a: str = ALICE, b: str = BOB, *, fresh: bool = False) -> str:
+        """An active connection between ``a`` and ``b`` (a invites, b accepts), or on a live
+        site the one they have; ``fresh``: always a new one, holding only the invitation."""
+        rows = self.connections_between(a, b) if self.live() else []
+        existing = None if fresh else next((str(r["connection_id"]) for r in rows if r.get("state") == "active"), None)
         if existing:
             return existing
-        _, connection = self.invite(a, b)
+        self.clear_pair(a, b, rows)
+        _, connection = self.invite(a, b, clear=False)
         self.accept(connection, b)
         return connection
 
-    def connection_with(self, a: str, b: str) -> str | None:
-        """An active connection of ``a`` with ``b`` already there (a live site keeps them)."""
-        if self.ctx.run.control_path:
-            return None
-        reply = self.command("friends", {}, a)
-        friends = dig(self.data_of(reply, "friends"), "friends") if reply.ok else None
-        peer = self.agent_id(b)
-        for row in friends if isinstance(friends, list) else []:
-            if dig(row, "peer", "id") == peer and dig(row, "state") == "active" and dig(row, "connection_id"):
-                return str(row["connection_id"])
-        return None
+    # -- durable receive ------------------------------------------------------------------
+    def client_key(self, who: str) -> str:
+        """``who``'s receiver for the run: generated once (from the run's seed and the agent's
+        public id) and reused, as the document tells clients (native.client_key_rule)."""
+        return str(uuid.uuid5(RECEIVER_NAMESPACE, f"{self.ctx.run.seed}/{self.agent_id(who)}"))
 
     def say(self, who: str, connection: str, text: str, **kw: Any) -> dict[str, Any]:
         """A text in an active connection; its task."""

@@ -22,6 +22,9 @@ from conformance.table import Table, slug
 from conformance.transport.binding import Reply
 
 UNSUPPORTED = "UNSUPPORTED_OPERATION"
+# Commands no other command undoes (no command resumes a stopped agent): generated only
+# where control resets the site afterwards, never against a live site's agents.
+IRREVERSIBLE = ("stop",)
 SEQ_FIELDS = ("after_seq", "before_seq")
 
 
@@ -51,6 +54,8 @@ def within_prose(profile: Profile, data: Any) -> Any:
 
 def valid_command(name: str) -> Callable[[CheckContext], None]:
     def check(ctx: CheckContext) -> None:
+        if name in IRREVERSIBLE and not ctx.run.control_path:
+            raise Untested(f"{name} cannot be undone over the wire: it is generated only where control resets the site")
         c = PlazaClient(ctx, reset=False)
         unsupported = catalog_entry(ctx.profile, UNSUPPORTED).code
         answered: list[Reply] = []

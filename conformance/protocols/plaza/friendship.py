@@ -70,6 +70,7 @@ def check_invite(ctx: CheckContext) -> None:
     """A first text to a visitor's public UUID is an invitation: stored, awaiting a decision,
     not a completed chat; the invitee can read it."""
     c = PlazaClient(ctx)
+    c.clear_pair(ALICE, BOB)  # a live site: no open connection left between the two
     text = f"an invitation {fresh_id()[:8]}"
     task = c.task_of(c.text(ALICE, text, to=c.agent_id(BOB)), "the first text to bob")
     expect_state(ctx, task, OPEN_STATES, "a first text", "an invitation is awaiting a decision, never completed")
@@ -470,7 +471,9 @@ def example_world(c: PlazaClient, name: str) -> ExampleWorld:
     """What an example needs before it is sent: a friend, a pending invitation, a task."""
     world = ExampleWorld(c)
     world.values.update(recipient=c.agent_id(BOB), client_key=fresh_id(), group=fresh_id())
-    if name == "acceptInvitation":
+    if name == "firstInvitation":
+        c.clear_pair(ALICE, BOB)  # a live site: no open connection left between the two
+    elif name == "acceptInvitation":
         _, world.values["connection"] = c.invite(ALICE, BOB)
     elif name in ("existingConversationText", "continuationNegotiate", "directStatus"):
         world.values["connection"] = c.befriend()

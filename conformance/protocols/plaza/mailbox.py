@@ -48,6 +48,7 @@ NATIVE = "/durableReceive/native"
 READ = "/conversationRead"
 PAGING = "/conversationRead/pagination"
 ATTN = "/mailboxAttention"
+DRAIN_BATCHES = 250  # a drain's bound: 10,000 items, far more than a live site keeps between runs
 AT_ONCE_S = 1.0  # an answer "at once": well under a second in process, with room for a network
 
 
@@ -158,9 +159,10 @@ def text_of(label: str) -> str:
     return f"{label} {fresh_id()[:8]}"
 
 
-def conversation(c: PlazaClient, count: int, label: str = "m") -> tuple[str, list[str]]:
-    """An active alice-bob connection, then ``count`` texts, alice and bob in turn."""
-    conn = c.befriend(ALICE, BOB)
+def conversation(c: PlazaClient, count: int, label: str = "m", fresh: bool = False) -> tuple[str, list[str]]:
+    """An active alice-bob connection, then ``count`` texts, alice and bob in turn;
+    ``fresh``: a new connection (holding only its invitation), never one a live site kept."""
+    conn = c.befriend(ALICE, BOB, fresh=fresh)
     texts = [text_of(f"{label}{i:02d}") for i in range(count)]
     for i, text in enumerate(texts):
         c.say(ALICE if i % 2 == 0 else BOB, conn, text)
@@ -327,7 +329,7 @@ def check_read_next(ctx: CheckContext) -> None:
     """While has_more a page carries next_request, which continues exactly where the page
     ended; forward pages carry next_after_seq, latest pages next_before_seq and has_older."""
     c = PlazaClient(ctx)
-    conn, _ = conversation(c, 12)
+    conn, _ = conversation(c, 12, fresh=True)  # the pages count: no older messages
     with ctx.subcheck("forward"):
         first = page(c, ALICE, conn, "forward page 1", view="history", after_seq="0", limit=5)
         walk_pages(c, first, "forward", lambda prev, nxt: min(nxt) > max(prev))
@@ -636,7 +638,7 @@ def check_status_retrieval(ctx: CheckContext) -> None:
     own read, not a stranger's refused read, not the peer's receive ack."""
     c = PlazaClient(ctx)
     conn = c.befriend(ALICE, BOB)
-    key = fresh_id()
+    key = c.client_key(BOB)
     drain(c, BOB, key)
     text = text_of("retrieval")
     c.say(ALICE, conn, text)
@@ -868,8 +870,9 @@ def check_attn_overflow(ctx: CheckContext) -> None:
 def check_attn_pending_count(ctx: CheckContext) -> None:
     """An invitation counts as pending whether or not it was opened."""
     c = PlazaClient(ctx)
+    c.clear_pair(ALICE, BOB)  # counted after the clean-up, which may end an older invitation
     before = pending_count(c, BOB, "inbox_summary before the invitation")
-    _, conn = c.invite(ALICE, BOB)
+    _, conn = c.invite(ALICE, BOB, clear=False)
     sent = pending_count(c, BOB, "inbox_summary after the invitation")
     ctx.expect(isinstance(sent, int) and isinstance(before, int) and sent == before + 1,
                f"pending_received_invitation_count went from {before!r} to {sent!r} with one invitation")
@@ -1002,12 +1005,25 @@ def ack(c: PlazaClient, who: str, key: str, batch: dict[str, Any], **changes: An
 def drain(c: PlazaClient, who: str, key: str) -> None:
     """Acknowledge everything pending for ``key`` (set-up)."""
     with c.ctx.setup(f"{who} acknowledges the pending work", by="PLAZA-RECV-ACK"):
-        for _ in range(10):
+        for _ in range(DRAIN_BATCHES):
             data = pull(c, who, key, "receive_pull (drain)", limit=40)
             batch = batch_of(c.ctx, data)
             if batch is None or not batch_items(c.ctx, data):
                 return
             expect_result(c.ctx, ack(c, who, key, batch), "receive_ack (drain)")
+
+
+def receiver(c: PlazaClient, who: str, *pairs: tuple[str, str]) -> str:
+    """``who``'s client_key of the run (c.client_key). On a live site, first the pairs the
+    check will invite in are cleared (their clean-up is work too), then everything pending
+    for the key is acknowledged: what the key delivers next is what the check does. Under
+    control the site was just reset and the key has nothing pending."""
+    key = c.client_key(who)
+    if c.live():
+        for a, b in pairs:
+            c.clear_pair(a, b)
+        drain(c, who, key)
+    return key
 
 
 def kinds(item: dict[str, Any]) -> set[str]:
@@ -1032,8 +1048,9 @@ def check_recv_batch_shape(ctx: CheckContext) -> None:
     ack_request, and items each with a read_request that works with the caller's credential."""
     c = PlazaClient(ctx)
     text = text_of("invitation")
-    c.invite(ALICE, BOB, text)
-    data = pull(c, BOB, fresh_id(), "receive_pull")
+    key = receiver(c, BOB, (ALICE, BOB))
+    c.invite(ALICE, BOB, text, clear=False)
+    data = pull(c, BOB, key, "receive_pull")
     batch = batch_of(ctx, data)
     ctx.expect(batch is not None, f"receive_pull with a pending invitation returned no batch: {json_excerpt(data)}")
     assert batch is not None
@@ -1058,8 +1075,8 @@ def check_recv_shape(ctx: CheckContext) -> None:
     """The profile's receive answers: pull {client_key, batch, more_available, long_poll_allowed, ack_request},
     ack {acknowledged, batch_id, acknowledged_count}, status {client_key, pending_count, outstanding_batch_id}."""
     c = PlazaClient(ctx)
-    c.invite(ALICE, BOB)
-    key = fresh_id()
+    key = receiver(c, BOB, (ALICE, BOB))
+    c.invite(ALICE, BOB, clear=False)
     data = c.data_of(c.command("receive_pull", {"client_key": key}, BOB), "receive_pull",
                      ("client_key", "batch", "more_available", "long_poll_allowed", "ack_request"))
     batch = expect_mapping(ctx, data["batch"], "receive_pull batch", ("batch_id", "view_id", "receipt", "items"))
@@ -1080,8 +1097,8 @@ def check_recv_shape(ctx: CheckContext) -> None:
 def check_recv_redeliver(ctx: CheckContext) -> None:
     """Until acknowledged, a pull delivers the same work again; after the ack, new work only."""
     c = PlazaClient(ctx)
-    _, conn = c.invite(ALICE, BOB)
-    key = fresh_id()
+    key = receiver(c, BOB, (ALICE, BOB))
+    _, conn = c.invite(ALICE, BOB, clear=False)
     first = pull(c, BOB, key, "receive_pull")
     again = pull(c, BOB, key, "receive_pull again, without an ack")
     ctx.expect(item_keys(ctx, first) and item_keys(ctx, again) == item_keys(ctx, first),
@@ -1099,8 +1116,8 @@ def check_recv_redeliver(ctx: CheckContext) -> None:
 def check_recv_redeliver_same(ctx: CheckContext) -> None:
     """The profile redelivers the very batch: same batch_id, view_id, receipt and items."""
     c = PlazaClient(ctx)
-    c.invite(ALICE, BOB)
-    key = fresh_id()
+    key = receiver(c, BOB, (ALICE, BOB))
+    c.invite(ALICE, BOB, clear=False)
     first, again = pull(c, BOB, key, "receive_pull"), pull(c, BOB, key, "receive_pull again")
     one, two = batch_of(ctx, first), batch_of(ctx, again)
     ctx.expect(one is not None and two is not None and triple(ctx, one) == triple(ctx, two) and one.get("items") == two.get("items"),
@@ -1116,8 +1133,8 @@ def check_recv_ack(ctx: CheckContext) -> None:
     """The returned ack_request, sent as given, acknowledges the batch: the next pull has
     new work only, and receive_status no longer counts it."""
     c = PlazaClient(ctx)
-    _, conn = c.invite(ALICE, BOB)
-    key = fresh_id()
+    key = receiver(c, BOB, (ALICE, BOB))
+    c.invite(ALICE, BOB, clear=False)
     data = pull(c, BOB, key, "receive_pull")
     got = item_keys(ctx, data)
     ctx.expect(got, f"receive_pull with a pending invitation returned no work: {json_excerpt(data)}")
@@ -1129,8 +1146,8 @@ def check_recv_ack(ctx: CheckContext) -> None:
 def check_recv_ack_exact(ctx: CheckContext, strict: bool = False) -> None:
     """An ack whose batch_id, view_id or receipt is not the batch's is refused and acknowledges nothing."""
     c = PlazaClient(ctx)
-    c.invite(ALICE, BOB)
-    key = fresh_id()
+    key = receiver(c, BOB, (ALICE, BOB))
+    c.invite(ALICE, BOB, clear=False)
     data = pull(c, BOB, key, "receive_pull")
     batch = batch_of(ctx, data)
     ctx.expect(batch is not None, f"receive_pull with a pending invitation returned no batch: {json_excerpt(data)}")
@@ -1149,8 +1166,8 @@ def check_recv_ack_exact(ctx: CheckContext, strict: bool = False) -> None:
 def check_recv_ack_repeat(ctx: CheckContext) -> None:
     """The same ack again (after a lost answer) succeeds again and acknowledges nothing more."""
     c = PlazaClient(ctx)
-    _, conn = c.invite(ALICE, BOB)
-    key = fresh_id()
+    key = receiver(c, BOB, (ALICE, BOB))
+    _, conn = c.invite(ALICE, BOB, clear=False)
     batch = batch_of(ctx, pull(c, BOB, key, "receive_pull"))
     ctx.expect(batch is not None, "receive_pull with a pending invitation returned no batch")
     assert batch is not None
@@ -1179,7 +1196,7 @@ def check_recv_wait(ctx: CheckContext, strict: bool = False) -> None:
     """wait_seconds 0 (and none) answers at once, a short wait returns, 26 is refused."""
     c = PlazaClient(ctx)
     top = limit(ctx, "wait_maximum_s")
-    key = fresh_id()
+    key = c.client_key(CAROL)
     drain(c, CAROL, key)
     for label, fields, most in (("no wait_seconds", {}, AT_ONCE_S), ("wait_seconds 0", {"wait_seconds": 0}, AT_ONCE_S),
                                 ("wait_seconds 1", {"wait_seconds": 1}, 1 + AT_ONCE_S)):
@@ -1198,9 +1215,9 @@ def check_recv_wait(ctx: CheckContext, strict: bool = False) -> None:
 def check_recv_more(ctx: CheckContext) -> None:
     """more_available while more work waits beyond the batch; not once it is all delivered."""
     c = PlazaClient(ctx)
-    c.invite(ALICE, BOB)
-    c.invite(CAROL, BOB)
-    key = fresh_id()
+    key = receiver(c, BOB, (ALICE, BOB), (CAROL, BOB))
+    c.invite(ALICE, BOB, clear=False)
+    c.invite(CAROL, BOB, clear=False)
     data = pull(c, BOB, key, "receive_pull limit 1", limit=1)
     ctx.expect(len(batch_items(ctx, data)) == 1 and data.get("more_available") is True,
                f"receive_pull limit 1 with two invitations pending: {len(batch_items(ctx, data))} items, more_available "
@@ -1223,8 +1240,8 @@ def unavailable(ctx: CheckContext) -> list[str]:
 def check_recv_cancel_unavailable(ctx: CheckContext, strict: bool = False) -> None:
     """receive_cancel and cancel_receive are refused, and the pending batch stays."""
     c = PlazaClient(ctx)
-    c.invite(ALICE, BOB)
-    key = fresh_id()
+    key = receiver(c, BOB, (ALICE, BOB))
+    c.invite(ALICE, BOB, clear=False)
     first = item_keys(ctx, pull(c, BOB, key, "receive_pull"))
     for name in unavailable(ctx):
         with ctx.subcheck(name):
@@ -1237,7 +1254,7 @@ def check_recv_abort_retains(ctx: CheckContext) -> None:
     """A pull whose answer the client drops (no ack) leaves the batch pending and recalls no message."""
     c = PlazaClient(ctx)
     conn, _ = conversation(c, 0)
-    key = fresh_id()
+    key = c.client_key(BOB)
     drain(c, BOB, key)
     text = text_of("kept")
     c.say(ALICE, conn, text)
@@ -1278,8 +1295,8 @@ def check_recv_isolation(ctx: CheckContext, strict: bool = False) -> None:
 def check_recv_read_not_ack(ctx: CheckContext) -> None:
     """Reading history, the inbox, attention or a task acknowledges no receive batch."""
     c = PlazaClient(ctx)
-    task, conn = c.invite(ALICE, BOB)
-    key = fresh_id()
+    key = receiver(c, BOB, (ALICE, BOB))
+    task, conn = c.invite(ALICE, BOB, clear=False)
     first = item_keys(ctx, pull(c, BOB, key, "receive_pull"))
     ctx.expect(first, "receive_pull with a pending invitation returned no work")
     page(c, BOB, conn, "bob reads the conversation")
@@ -1295,8 +1312,8 @@ def check_recv_a2a_follow(ctx: CheckContext) -> None:
     """A returned a2a_read_request or a2a_ack_request works when sent as given."""
     c = PlazaClient(ctx)
     text = text_of("invitation")
-    c.invite(ALICE, BOB, text)
-    key = fresh_id()
+    key = receiver(c, BOB, (ALICE, BOB))
+    c.invite(ALICE, BOB, text, clear=False)
     data = pull(c, BOB, key, "receive_pull")
     reads = [v["a2a_read_request"] for v in walk(data) if isinstance(v, dict) and isinstance(v.get("a2a_read_request"), dict)]
     acks = [v["a2a_ack_request"] for v in walk(data) if isinstance(v, dict) and isinstance(v.get("a2a_ack_request"), dict)]
@@ -1317,8 +1334,9 @@ def check_recv_a2a_follow(ctx: CheckContext) -> None:
 def check_recv_work_friend(ctx: CheckContext) -> None:
     """Friend invitations, friend messages and friend channel changes arrive as work."""
     c = PlazaClient(ctx)
-    keys = {ALICE: fresh_id(), BOB: fresh_id()}
-    _, conn = c.invite(ALICE, BOB)
+    c.clear_pair(ALICE, BOB)
+    keys = {who: receiver(c, who) for who in (ALICE, BOB)}
+    _, conn = c.invite(ALICE, BOB, clear=False)
     steps: list[tuple[str, str, Callable[[], Any]]] = [
         ("friend_invitation", BOB, lambda: None),
         ("friend_channel_change", ALICE, lambda: c.accept(conn, BOB)),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +28,7 @@ from conformance.protocols.plaza.client import (
     PlazaClient,
     dig,
 )
+from conformance.protocols.plaza.mailbox import drain
 from conformance.table import ProfileMachine
 
 AGENTS = (ALICE, BOB, CAROL)
@@ -69,10 +69,17 @@ class Sent:
 class PlazaMachine(ProfileMachine):
     def setup(self) -> None:
         self.c = PlazaClient(self.ctx)
+        for a, b in itertools.combinations(AGENTS, 2):  # a live site: start with no open connection
+            self.c.clear_pair(a, b)
         self.connections: list[Connection] = []
         self.sent: list[Sent] = []
         self.counter = itertools.count(1)
-        self.client_key = {a: str(uuid.uuid4()) for a in AGENTS}
+        # each agent's receiver of the run; a live site: acknowledged up to here, after the
+        # clean-up above, so what it delivers is the machine's own work
+        self.client_key = {a: self.c.client_key(a) for a in AGENTS}
+        if self.c.live():
+            for a in AGENTS:
+                drain(self.c, a, self.client_key[a])
         self.acked: dict[str, set[Any]] = {a: set() for a in AGENTS}  # event ids acknowledged, per agent
         self.unannounced: dict[str, set[str]] = {a: set() for a in AGENTS}  # connections with texts not yet pulled
         self.outstanding: dict[str, list[Any]] = {}  # agent -> event ids of its batch pulled but not acknowledged

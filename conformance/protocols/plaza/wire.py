@@ -207,6 +207,7 @@ def check_answer_shape(ctx: CheckContext) -> None:
     result = expect_result(ctx, c.command("status", {}), "the status command")
     ctx.expect(isinstance(result, dict) and isinstance(result.get("message"), dict),
                f"the status command answered {json.dumps(result)[:200]}, the profile answers {{message: ...}}", kind="schema_mismatch")
+    c.clear_pair(ALICE, BOB)  # a live site: no open connection left between the two
     result = expect_result(ctx, c.text(ALICE, "hello", to=c.agent_id(BOB)), "a first text")
     ctx.expect(isinstance(result, dict) and isinstance(result.get("task"), dict),
                f"a first text answered {json.dumps(result)[:200]}, the profile answers {{task: ...}}", kind="schema_mismatch")
@@ -266,6 +267,7 @@ def check_streaming(ctx: CheckContext, strict: bool = False) -> None:
 def check_push(ctx: CheckContext, strict: bool = False) -> None:
     c = PlazaClient(ctx)
     with ctx.subcheck("SendMessage with a push notification config"):
+        c.clear_pair(ALICE, BOB)  # a first contact: refused for the push config, not for an open connection
         params = c.params({"text": "conformance"}, to=c.agent_id(BOB))
         params["configuration"]["taskPushNotificationConfig"] = {"url": "https://127.0.0.1:9/hook", "token": "x"}
         refused_as(ctx, c.send(params), "PUSH_NOTIFICATION_NOT_SUPPORTED", "a push notification config (pushNotifications is false)", strict)
