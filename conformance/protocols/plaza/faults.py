@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from conformance.protocols.plaza import mailbox_faults
+from conformance.protocols.plaza import continuation_faults, groups_faults, mailbox_faults, private_faults
 from conformance.protocols.plaza.reference import (
     ACTIVE,
     CLOSED,
@@ -1158,4 +1158,5 @@ def _register_examples(doc: dict[str, Any]) -> None:
 _DOC = _document()
 _register_commands(_DOC)
 _register_examples(_DOC)
-FAULTS.update(mailbox_faults.FAULTS)
+for part in (mailbox_faults, groups_faults, private_faults, continuation_faults):
+    FAULTS.update(part.FAULTS)

@@ -24,9 +24,7 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlparse
 
@@ -37,322 +35,115 @@ from starlette.routing import Route
 
 from conformance.control import serve_control
 from conformance.model import ErrorCode, Limit, Profile
+from conformance.protocols.plaza.part_continuation import ContinuationPart
+from conformance.protocols.plaza.part_groups import GroupsPart
+from conformance.protocols.plaza.part_private import PrivateRelayPart
+from conformance.protocols.plaza.site import (  # noqa: F401 (the site's names, re-exported for faults and variants)
+    ACCOUNT_AGENT,
+    ACTIVE,
+    BLOCKED,
+    CANCEL_TASK_SCHEMA,
+    CANCELED,
+    CLOSED,
+    COMMAND_SCOPES,
+    COMPLETED,
+    CONNECTIONS_READ,
+    CONNECTIONS_WRITE,
+    CONTEXT_CONSUMED,
+    CREDENTIAL_LABELS,
+    DEADLINE_EXCEEDED,
+    DECISION_OPTIONS,
+    DECLINED,
+    DISCOVER_PAGE_DEFAULT,
+    EPOCH,
+    ERROR_NAMES,
+    EXTENDED_CARD_NOT_CONFIGURED,
+    EXTENSION_REQUIRED,
+    EXTERNAL_GROUP,
+    FIRST_CONTACT_SCOPE,
+    FORBIDDEN,
+    FRIEND_CHANNEL_CHANGE,
+    FRIEND_INVITATION,
+    FRIEND_MESSAGE,
+    FRIENDS_PAGE,
+    INVALID_PARAMETERS,
+    INVALID_REQUEST,
+    INVALID_STATE,
+    INVITATION,
+    LIST_TASKS_PAGE_DEFAULT,
+    LIST_TASKS_PAGE_MAXIMUM,
+    LIST_TASKS_SCHEMA,
+    MEDIA_JSON,
+    MEDIA_TEXT,
+    MESSAGES_READ,
+    MESSAGES_WRITE,
+    METHOD_NOT_FOUND,
+    METHOD_SCOPES,
+    NOT_FOUND,
+    NOT_PERMITTED,
+    OPEN_STATES,
+    OWNER,
+    OWNER_OF,
+    PARSE_ERROR,
+    PEOPLE_READ,
+    PUSH_CONFIG_KEY,
+    PUSH_NOT_SUPPORTED,
+    READ_SCOPES,
+    READER_OF,
+    RECIPIENT_FIELD,
+    REFUSED_METHODS,
+    REMOVED,
+    RFC3339,
+    SEED_AGENTS_MAXIMUM,
+    SEEDED_VISITORS,
+    SENDER_KIND,
+    SERVED_COMMANDS,
+    SITE_NAME,
+    SUBMITTED,
+    TASK_NOT_CANCELABLE,
+    TASK_NOT_FOUND,
+    TERMINAL_TASK_STATES,
+    TEXT_SCOPE,
+    UNAUTHENTICATED,
+    UNSUPPORTED_HTTP_STATUS,
+    UNSUPPORTED_OPERATION,
+    VERSION_NOT_SUPPORTED,
+    VISITOR,
+    WAIT_STEP_S,
+    WELL_KNOWN_CARD,
+    WORKING,
+    Call,
+    Issue,
+    Pending,
+    Principal,
+    ReferenceConfig,
+    RpcError,
+    SiteError,
+    Validators,
+    Wait,
+    days_from_civil,
+    derived_token,
+    derived_uuid,
+    dotted,
+    fingerprint,
+    is_int,
+    iso,
+    owner_token,
+    parse_json,
+    parse_ms,
+    reader_token,
+    reference_credentials,
+    reject_constant,
+    seeded_visitor,
+    valid_request_id,
+)
 from conformance.spec.limits import load_limits
 from conformance.spec.schemas import resolve_pointer, validator_for
 
-# Connection states (the profile's choice, docs/agent-plaza.md "Consent and controls").
-INVITATION, ACTIVE, DECLINED, CLOSED, REMOVED, BLOCKED = "invitation", "active", "declined", "closed", "removed", "blocked"
-OPEN_STATES = (INVITATION, ACTIVE)  # "eligible current relationships" of mailbox attention
+PARTS = ("groups", "private", "continuation")  # each a part_<name>.py mixin with reset_<name>
 
-# A2A 1.0 task states.
-SUBMITTED, WORKING, COMPLETED, CANCELED = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED",
-                                           "TASK_STATE_CANCELED")
-TERMINAL_TASK_STATES = (COMPLETED, CANCELED)
 
-# Error names: keys of the profile's ``errors:`` block (checked at start).
-PARSE_ERROR = "PARSE_ERROR"
-INVALID_REQUEST = "INVALID_REQUEST"
-METHOD_NOT_FOUND = "METHOD_NOT_FOUND"
-INVALID_PARAMETERS = "A2A_INVALID_PARAMETERS"
-TASK_NOT_FOUND = "TASK_NOT_FOUND"
-TASK_NOT_CANCELABLE = "TASK_NOT_CANCELABLE"
-PUSH_NOT_SUPPORTED = "PUSH_NOTIFICATION_NOT_SUPPORTED"
-UNSUPPORTED_OPERATION = "UNSUPPORTED_OPERATION"
-EXTENDED_CARD_NOT_CONFIGURED = "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
-EXTENSION_REQUIRED = "EXTENSION_SUPPORT_REQUIRED"
-VERSION_NOT_SUPPORTED = "VERSION_NOT_SUPPORTED"
-UNAUTHENTICATED = "UNAUTHENTICATED"
-FORBIDDEN = "FORBIDDEN"
-NOT_FOUND = "NOT_FOUND"
-NOT_PERMITTED = "NOT_PERMITTED"
-CONTEXT_CONSUMED = "CONTEXT_CONSUMED"
-DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
-INVALID_STATE = "INVALID_STATE"
-ERROR_NAMES = (PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMETERS, TASK_NOT_FOUND, TASK_NOT_CANCELABLE,
-               PUSH_NOT_SUPPORTED, UNSUPPORTED_OPERATION, EXTENDED_CARD_NOT_CONFIGURED, EXTENSION_REQUIRED,
-               VERSION_NOT_SUPPORTED, UNAUTHENTICATED, FORBIDDEN, NOT_FOUND, NOT_PERMITTED, CONTEXT_CONSUMED,
-               DEADLINE_EXCEEDED, INVALID_STATE)
-UNSUPPORTED_HTTP_STATUS = 415  # a body that is not application/json
-
-# A2A methods this site refuses, with the refusal (the agent card's capabilities are all false).
-REFUSED_METHODS = {
-    "SendStreamingMessage": UNSUPPORTED_OPERATION,
-    "SubscribeToTask": UNSUPPORTED_OPERATION,
-    "CreateTaskPushNotificationConfig": PUSH_NOT_SUPPORTED,
-    "GetTaskPushNotificationConfig": PUSH_NOT_SUPPORTED,
-    "ListTaskPushNotificationConfigs": PUSH_NOT_SUPPORTED,
-    "DeleteTaskPushNotificationConfig": PUSH_NOT_SUPPORTED,
-    "GetExtendedAgentCard": EXTENDED_CARD_NOT_CONFIGURED,
-}
-PUSH_CONFIG_KEY = "taskPushNotificationConfig"
-
-# Scopes (identity.profiles.accountAgent.supportedScopes) and what each allows (the profile's mapping).
-PEOPLE_READ, CONNECTIONS_READ, CONNECTIONS_WRITE = "people:read", "connections:read", "connections:write"
-MESSAGES_READ, MESSAGES_WRITE = "messages:read", "messages:write"
-READ_SCOPES = (CONNECTIONS_READ, PEOPLE_READ, MESSAGES_READ)
-COMMAND_SCOPES = {
-    "status": PEOPLE_READ, "discover": PEOPLE_READ, "friends": CONNECTIONS_READ,
-    "respond": CONNECTIONS_WRITE, "friend_control": CONNECTIONS_WRITE, "stop": CONNECTIONS_WRITE,
-    "read_conversation": MESSAGES_READ, "message_status": MESSAGES_READ, "inbox": MESSAGES_READ,
-    "inbox_summary": MESSAGES_READ, "receive_pull": MESSAGES_READ, "receive_ack": MESSAGES_READ,
-    "receive_status": MESSAGES_READ,
-}
-SERVED_COMMANDS = tuple(COMMAND_SCOPES)  # each is a ``cmd_<name>`` method; the other branches are part 2
-METHOD_SCOPES = {"GetTask": MESSAGES_READ, "ListTasks": MESSAGES_READ, "CancelTask": MESSAGES_WRITE}
-TEXT_SCOPE, FIRST_CONTACT_SCOPE = MESSAGES_WRITE, CONNECTIONS_WRITE
-
-# Durable receive work kinds (durableReceive.supported_work) and the mailbox attention group this part fills.
-FRIEND_INVITATION, FRIEND_MESSAGE, FRIEND_CHANNEL_CHANGE = "friend_invitation", "friend_message", "friend_channel_change"
-EXTERNAL_GROUP = "external_agent_items"
-DECISION_OPTIONS = ("accept", "decline")  # respond decisions an invitee may take (respond's enum, checked)
-RECIPIENT_FIELD = "recipientId"
-
-# A2A ListTasks and CancelTask params (the document gives no schema; these are A2A 1.0's fields).
-LIST_TASKS_PAGE_DEFAULT, LIST_TASKS_PAGE_MAXIMUM = 50, 100
-LIST_TASKS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "tenant": {"type": "string", "maxLength": 200},
-        "contextId": {"type": "string", "minLength": 1, "maxLength": 120},
-        "pageSize": {"type": "integer", "minimum": 1, "maximum": LIST_TASKS_PAGE_MAXIMUM},
-        "pageToken": {"type": "string", "maxLength": 120},
-        "historyLength": {"type": "integer", "minimum": 0, "maximum": 2147483647},
-    },
-    "additionalProperties": False,
-}
-CANCEL_TASK_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"tenant": {"type": "string", "maxLength": 200},
-                   "id": {"type": "string", "minLength": 1, "maxLength": 120},
-                   "metadata": {"type": "object"}},
-    "required": ["id"],
-    "additionalProperties": False,
-}
-
-# Page sizes the document does not state (the profile's choice).
-DISCOVER_PAGE_DEFAULT = 20
-FRIENDS_PAGE = 50
-
-# Agents seeded at start and after a reset: label -> (alias, interests). The first three are
-# the run's credentials; the others give discover something to find.
-SEEDED_VISITORS: dict[str, tuple[str, list[str]]] = {
-    "alice": ("Alice", ["reading", "travel"]),
-    "bob": ("Bob", ["chess", "cooking"]),
-    "carol": ("Carol", ["music"]),
-    "dana": ("Dana", ["reading", "gardening"]),
-    "emil": ("Emil", ["chess", "reading groups"]),
-    "fay": ("Fay", ["music", "hiking"]),
-}
-CREDENTIAL_LABELS = ("alice", "bob", "carol")
-READER_OF, OWNER_OF = "alice", "alice"  # the read-only account Agent credential and the owner's are alice's
-VISITOR, ACCOUNT_AGENT, OWNER = "visitor", "account_agent", "owner"
-SEED_AGENTS_MAXIMUM = 80
-
-WAIT_STEP_S = 0.02  # polling step of a blocking send or a waiting receive (the lock is released between)
-SITE_NAME = "Agent Plaza personal endpoint (reference)"
-WELL_KNOWN_CARD = "/.well-known/agent-card.json"
-MEDIA_TEXT, MEDIA_JSON = "text/plain", "application/json"
-SENDER_KIND = "agent"
-
-
-# --------------------------------------------------------------------------- config
-
-
-@dataclass
-class ReferenceConfig:
-    """How one reference instance behaves."""
-
-    control: bool = True
-    clock: Callable[[], float] = time.time  # seconds since the epoch (timestamps; waits use real time)
-    seed: int | None = None  # when set, minted ids, batches and receipts are reproducible from it
-
-
-class SiteError(Exception):
-    """A refusal named by its profile error name (profiles/agent-plaza.yaml ``errors:``),
-    with its ErrorInfo metadata; ``status`` overrides the row's HTTP status (415)."""
-
-    def __init__(self, name: str, message: str | None = None, metadata: dict[str, str] | None = None,
-                 status: int | None = None) -> None:
-        super().__init__(message or name)
-        self.name = name
-        self.message = message or name
-        self.metadata = dict(metadata or {})
-        self.status = status
-
-
-class RpcError(Exception):
-    """A JSON-RPC error as it goes on the wire, with the HTTP status its answer carries."""
-
-    def __init__(self, code: int, message: str, data: list[dict[str, Any]], status: int = 200) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-        self.status = status
-
-
-@dataclass(frozen=True)
-class Principal:
-    """Who a bearer token speaks for, and with which scopes."""
-
-    visitor_id: str
-    scopes: frozenset[str]
-    kind: str = VISITOR
-
-
-@dataclass
-class Call:
-    """One JSON-RPC request as the site runs it."""
-
-    principal: Principal
-    method: str
-    params: dict[str, Any]
-    request_id: Any = None
-
-
-@dataclass
-class Wait:
-    """An answer that waits (lock released) until ``ready()`` or ``seconds`` pass; then
-    ``finish()`` (under the lock) gives the result or raises a SiteError."""
-
-    ready: Callable[[], bool]
-    finish: Callable[[], Any]
-    seconds: float
-
-
-@dataclass
-class Pending:
-    request_id: Any
-    wait: Wait
-
-
-@dataclass(frozen=True)
-class Issue:
-    """One entry of ``validationIssues``: a safe dotted path and the JSON Schema keyword broken."""
-
-    path: str
-    code: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"path": self.path, "code": self.code}
-
-
-@dataclass
-class Validators:
-    """The compiled schemas of the params and of every data command branch."""
-
-    send_shell: Any
-    text_part: Any
-    data_part_shell: Any
-    commands: dict[str, Any] = field(default_factory=dict)
-    methods: dict[str, Any] = field(default_factory=dict)
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def derived_uuid(text: str) -> str:
-    """A version-4-shaped UUID derived from ``text`` (the same in every process)."""
-    return str(uuid.UUID(bytes=hashlib.sha256(text.encode()).digest()[:16], version=4))
-
-
-def derived_token(text: str) -> str:
-    return "plz_" + hashlib.sha256(f"plaza-reference-token:{text}".encode()).hexdigest()[:40]
-
-
-def seeded_visitor(label: str) -> tuple[str, str]:
-    """The fixed (public id, token) of a seeded visitor."""
-    return derived_uuid(f"plaza-reference-visitor:{label}"), derived_token(label)
-
-
-def reader_token() -> str:
-    return derived_token(f"{READER_OF}:account-agent-read")
-
-
-def owner_token() -> str:
-    return derived_token(f"{OWNER_OF}:owner-account")
-
-
-def reference_credentials() -> dict[str, Any]:
-    """The seeded agents as run credentials (profiles/agent-plaza.yaml ``credentials:``)."""
-    out: dict[str, Any] = {}
-    for label in CREDENTIAL_LABELS:
-        visitor_id, token = seeded_visitor(label)
-        out[label] = {"id": visitor_id, "token": token}
-    out["reader"] = {"id": seeded_visitor(READER_OF)[0], "token": reader_token(), "scopes": list(READ_SCOPES)}
-    out["owner"] = {"token": owner_token()}
-    return out
-
-
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def iso(ms: int) -> str:
-    """ISO 8601 UTC with milliseconds and a Z, from integer milliseconds."""
-    return (EPOCH + timedelta(milliseconds=ms)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))")
-
-
-def days_from_civil(year: int, month: int, day: int) -> int:
-    """Days since 1970-01-01 of a proleptic Gregorian date (any year, year 0 too)."""
-    year -= month <= 2
-    era = year // 400
-    yoe = year - era * 400
-    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-
-
-def parse_ms(text: str) -> int:
-    """Integer milliseconds of an RFC 3339 date-time, exactly: no float rounding, and the
-    forms datetime.fromisoformat refuses (a leap second, year 0, lowercase t/z) too."""
-    match = RFC3339.fullmatch(text)
-    if match is None:
-        raise ValueError(f"not an RFC 3339 date-time: {text[:40]!r}")
-    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
-    fraction, sign, off_h, off_m = match.group(7), match.group(8), match.group(9), match.group(10)
-    seconds = days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second
-    if sign is not None:
-        seconds -= (1 if sign == "+" else -1) * (int(off_h) * 3600 + int(off_m) * 60)
-    return seconds * 1000 + int((fraction or "0")[:3].ljust(3, "0"))
-
-
-def fingerprint(value: Any) -> str:
-    """What a replay must repeat: a hash of the canonical JSON."""
-    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
-
-
-def reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def parse_json(raw: bytes) -> Any:
-    """Strict JSON (no NaN/Infinity); ValueError when it is not."""
-    return json.loads(raw.decode("utf-8"), parse_constant=reject_constant)
-
-
-def is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def valid_request_id(value: Any) -> bool:
-    """JSON-RPC ids: a string or a number (never null, a boolean or a container)."""
-    return isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool))
-
-
-def dotted(base: str, parts: Iterable[Any]) -> str:
-    """``params`` + ["message", "parts", 0, "text"] -> ``params.message.parts[0].text``."""
-    out = base
-    for part in parts:
-        out += f"[{part}]" if is_int(part) else f".{part}"
-    return out
-
-
-# --------------------------------------------------------------------------- the reference
-
-
-class PlazaReference:
+class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
     """State and behaviour of the reference site. All mutable state lives in ``self.s``
     (plain JSON) so that ``digest`` covers it whole."""
 
@@ -419,10 +210,10 @@ class PlazaReference:
         """Fail at start, not mid-run, when the document no longer matches what the code assumes."""
         if set(self.methods) != set(self.rpc_handlers()):
             raise ValueError(f"/methods is {self.methods}, the reference serves {sorted(self.rpc_handlers())}")
-        missing = [n for n in SERVED_COMMANDS if n not in self.branches or not callable(getattr(self, f"cmd_{n}", None))]
+        missing = [n for n in self.command_scopes if n not in self.branches or not callable(getattr(self, f"cmd_{n}", None))]
         if missing:
             raise ValueError(f"commands the reference serves are not branches of the document (or lack a handler): {missing}")
-        unknown_scopes = {*COMMAND_SCOPES.values(), *METHOD_SCOPES.values(), TEXT_SCOPE, FIRST_CONTACT_SCOPE} - set(self.supported_scopes)
+        unknown_scopes = {*self.command_scopes.values(), *METHOD_SCOPES.values(), TEXT_SCOPE, FIRST_CONTACT_SCOPE} - set(self.supported_scopes)
         if unknown_scopes:
             raise ValueError(f"supportedScopes no longer lists {sorted(unknown_scopes)}")
         absent = [name for name in ERROR_NAMES if name not in self.errors]
@@ -490,6 +281,13 @@ class PlazaReference:
         self.s["tokens"][reader_token()] = {"visitor_id": seeded_visitor(READER_OF)[0], "scopes": list(READ_SCOPES),
                                             "kind": ACCOUNT_AGENT}
         self.s["tokens"][owner_token()] = {"visitor_id": seeded_visitor(OWNER_OF)[0], "scopes": [], "kind": OWNER}
+        for part in PARTS:
+            getattr(self, f"reset_{part}")()
+
+    @property
+    def command_scopes(self) -> dict[str, str]:
+        """Each served command and the scope it needs: part 1's and every part's."""
+        return {**COMMAND_SCOPES, **GroupsPart.PART_COMMANDS, **PrivateRelayPart.PART_COMMANDS, **ContinuationPart.PART_COMMANDS}
 
     # ------------------------------------------------------------------ visitors
 
@@ -1147,9 +945,9 @@ class PlazaReference:
         """A data command: part-2 commands are unsupported; otherwise scope, messageId,
         then the ``cmd_<operation>`` handler (re-run on a replay, under current authority)."""
         name = data["operation"]
-        if name not in SERVED_COMMANDS:
+        if name not in self.command_scopes:
             raise SiteError(UNSUPPORTED_OPERATION, f"{name} is not served by this endpoint")
-        self.require_scope(call.principal, COMMAND_SCOPES[name])
+        self.require_scope(call.principal, self.command_scopes[name])
         self.used_message_id(call.principal.visitor_id, message)
         result = getattr(self, f"cmd_{name}")(call.principal, data)
         if isinstance(result, Wait):

@@ -7,7 +7,7 @@ document states is MUST; the profile's shapes and codes (docs/agent-plaza.md) ar
 from __future__ import annotations
 
 from conformance.model import Profile, Requirement
-from conformance.protocols.plaza import commands, friendship, mailbox, wire
+from conformance.protocols.plaza import commands, continuation, friendship, groups, mailbox, private, wire
 from conformance.protocols.plaza.model import PlazaMachine
 from conformance.runner import CheckContext
 from conformance.table import Table
@@ -21,4 +21,5 @@ def build(profile: Profile) -> list[Requirement]:
     t = Table(profile)
     machine = t.req("PLAZA-MACHINE", "MUST", "Invitations, decisions, texts, reads, replays and cancels agree with the friendship model",
                     t.at("/consent"), check_machine, ("pending_treated_as_accepted", "replay_stores_again", "foreign_task_readable"))
-    return [*wire.rows(t), *friendship.rows(t), machine, *mailbox.rows(t), *commands.rows(t)]
+    return [*wire.rows(t), *friendship.rows(t), machine, *mailbox.rows(t), *groups.rows(t), *private.rows(t),
+            *continuation.rows(t), *commands.rows(t)]
