@@ -22,9 +22,10 @@ from conformance.table import Table, slug
 from conformance.transport.binding import Reply
 
 UNSUPPORTED = "UNSUPPORTED_OPERATION"
-# Commands no other command undoes (no command resumes a stopped agent): generated only
-# where control resets the site afterwards, never against a live site's agents.
-IRREVERSIBLE = ("stop",)
+# Commands whose generated inputs would bind the run's agents for the rest of a live run:
+# no command resumes a stopped agent, and a generated plan may cap the agent's turns.
+# Generated only where control resets the site afterwards.
+IRREVERSIBLE = ("stop", "plan")
 SEQ_FIELDS = ("after_seq", "before_seq")
 
 

@@ -1,10 +1,479 @@
-"""Part 2 requirements (issue 14) of the continuation part: see part_continuation.py for what the reference serves."""
+"""Continuation and direct offers (friendContinuation) and plan: capability declarations
+are self-reported and grant nothing, a bound Agent cannot grant itself its owner's
+permission, routing (global commands take no contextId, no taskId or recipientId
+metadata), direct offers (status, expiry, decisions naming both offers, withdrawal,
+retries by request_key rechecked), the site mailbox fallback and plan.
+
+The document names the commands' fields but no answer shapes: the MUST checks find what
+they judge wherever a reasonable answer puts it (an offer id, capability flags), and the
+profile's own choices (part_continuation.py, docs/agent-plaza.md) are SHOULDs of
+``source: profile``. Expiries move the site's clock with control ``advance_clock``;
+without control they are untested."""
 
 from __future__ import annotations
 
+import base64
+import copy
+import json
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from conformance.checks.errors import expect_result, refused_as
 from conformance.model import Requirement
+from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
+from conformance.protocols.plaza.wire import INVALID
+from conformance.runner import CheckContext, Untested
 from conformance.table import Table
+from conformance.transport.binding import Reply
+from conformance.transport.http import json_excerpt
+
+HOUR_S = 3600
+COMMANDS = "/schemas/command/anyOf"
+FC = "/friendContinuation"
+GLOBAL_COMMANDS = ("continuation_capabilities", "continuation_status")
 
 
+# ----------------------------------------------------------------------------------------------
+# helpers: answers are untrusted, another shape is a finding that quotes it
+# ----------------------------------------------------------------------------------------------
+def branch(ctx: CheckContext, name: str) -> dict[str, Any]:
+    """The schema branch of a command (read from the document, never typed again)."""
+    return dict(next(b for b in ctx.profile.spec["schemas"]["command"]["anyOf"] if b["properties"]["operation"]["const"] == name))
+
+
+def walk(value: Any) -> Iterator[Any]:
+    yield value
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for child in children:
+        yield from walk(child)
+
+
+def reported(answer: Any, key: str) -> list[Any]:
+    """Every value the answer reports under ``key``, at any depth."""
+    return [v[key] for v in walk(answer) if isinstance(v, dict) and key in v]
+
+
+def endpoint(ctx: CheckContext) -> dict[str, Any]:
+    """A direct endpoint the schema accepts: its protocol, first receive mode, an Ed25519 key."""
+    props = branch(ctx, "direct_offer")["properties"]["endpoint"]["properties"]
+    key = props["public_key"]["properties"]
+    x = base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")
+    return {"protocol": props["protocol"]["const"], "receive_mode": props["receive_mode"]["enum"][0],
+            "url": "https://agent.example/direct", "public_key": {"kty": key["kty"]["const"], "crv": key["crv"]["const"], "x": x}}
+
+
+def offer_fields(ctx: CheckContext, connection: str, key: str | None = None, **extra: Any) -> dict[str, Any]:
+    return {"connection_id": connection, "request_key": key or fresh_id(), "endpoint": endpoint(ctx), **extra}
+
+
+def offer_id(c: PlazaClient, reply: Reply, what: str) -> str:
+    """The id of the offer an answer made: a decision and a withdrawal must name it."""
+    data = c.data_of(reply, what)
+    found = [v for v in (dig(data, "offer", "offer_id"), dig(data, "offer_id"), dig(data, "offer", "id")) if isinstance(v, str)]
+    c.ctx.expect(found, f"{what}: the answer names no offer id a decision or withdrawal could use: {json_excerpt(data)}",
+                 kind="malformed_answer")
+    return found[0]
+
+
+def make_offer(c: PlazaClient, who: str, connection: str, what: str, **extra: Any) -> str:
+    with c.ctx.setup(what, by="PLAZA-DIRECT-OFFER"):
+        return offer_id(c, c.command("direct_offer", offer_fields(c.ctx, connection, **extra), who), what)
+
+
+def decide(c: PlazaClient, who: str, connection: str, own: str, peer: str, decision: str = "accept") -> Reply:
+    return c.command("direct_decide", {"connection_id": connection, "offer_id": own, "peer_offer_id": peer, "decision": decision}, who)
+
+
+def withdraw(c: PlazaClient, who: str, connection: str, offer: str) -> Reply:
+    return c.command("direct_withdraw", {"connection_id": connection, "offer_id": offer}, who)
+
+
+def needs_control(c: PlazaClient, why: str) -> None:
+    if c.live():
+        raise Untested(f"needs the target's control interface: {why}")
+
+
+def advance(c: PlazaClient, seconds: int) -> None:
+    c.ctx.control("advance_clock", seconds=seconds)
+
+
+# ----------------------------------------------------------------------------------------------
+# capabilities, negotiation, authority
+# ----------------------------------------------------------------------------------------------
+def check_capabilities(ctx: CheckContext) -> None:
+    """A declared document's omitted flags take the schema's defaults (site_mailbox true,
+    the others false), wherever the answer reports the flags."""
+    c = PlazaClient(ctx)
+    defaults = {name: s["default"] for name, s in branch(ctx, "continuation_capabilities")["properties"]["document"]["properties"].items()}
+    chosen = next(name for name, value in defaults.items() if value is False)
+    for document in ({chosen: True}, {}):
+        data = c.data_of(c.command("continuation_capabilities", {"document": document}), f"continuation_capabilities {document}")
+        flags = [f for f in walk(data) if isinstance(f, dict) and set(defaults) <= set(f)]
+        if not flags:
+            raise Untested(f"the answer reports no capability flags to judge: {json_excerpt(data)}")
+        expected = {**defaults, **document}
+        wrong = {k: flags[0][k] for k in defaults if flags[0][k] != expected[k]}
+        ctx.expect(not wrong, f"declaring {document} answered the flags {wrong}; omitted flags default to {defaults}",
+                   kind="state_changed")
+
+
+def check_negotiate(ctx: CheckContext) -> None:
+    """A negotiation naming only its connection is answered with the schema's defaults
+    (preference automatic, request_owner_permission true) where it reports them; a
+    stranger does not negotiate in others' connection."""
+    c = PlazaClient(ctx)
+    connection = c.befriend()
+    props = branch(ctx, "continuation_negotiate")["properties"]
+    data = c.data_of(c.command("continuation_negotiate", {"connection_id": connection}), "continuation_negotiate")
+    for field in ("preference", "request_owner_permission"):
+        for value in reported(data, field):
+            ctx.expect(value == props[field]["default"], f"continuation_negotiate without {field} reports {field}={value!r}; "
+                       f"the schema's default is {props[field]['default']!r}", kind="state_changed")
+    refused_as(ctx, c.command("continuation_negotiate", {"connection_id": connection}, CAROL), None,
+               "carol's continuation_negotiate in alice and bob's connection", False)
+
+
+def declare_everything(c: PlazaClient, who: str) -> None:
+    flags = branch(c.ctx, "continuation_capabilities")["properties"]["document"]["properties"]
+    with c.ctx.setup(f"{who} declares every capability", by="PLAZA-CONT-CAPABILITIES"):
+        expect_result(c.ctx, c.command("continuation_capabilities", {"document": {k: True for k in flags}}, who),
+                      "continuation_capabilities declaring everything")
+
+
+def check_self_reported(ctx: CheckContext) -> None:
+    """Declaring every capability authorizes nothing: no offer on a pending invitation,
+    none in a connection of others."""
+    c = PlazaClient(ctx)
+    declare_everything(c, ALICE)
+    declare_everything(c, CAROL)
+    _, pending = c.invite(ALICE, BOB)
+    refused_as(ctx, c.command("direct_offer", offer_fields(ctx, pending), ALICE), None,
+               "alice's direct_offer on a pending invitation after declaring every capability", False)
+    refused_as(ctx, c.command("continuation_negotiate", {"connection_id": pending}, ALICE), None,
+               "alice's continuation_negotiate on a pending invitation after declaring every capability", False)
+    refused_as(ctx, c.command("direct_offer", offer_fields(ctx, pending), CAROL), None,
+               "carol's direct_offer in alice and bob's connection after declaring every capability", False)
+
+
+def check_no_self_grant(ctx: CheckContext) -> None:
+    """alice's bound account Agent (the reader credential) claiming external owner
+    delegation gets no direct offer through: the claim is no grant."""
+    c = PlazaClient(ctx)
+    if ctx.credential("reader") is None:
+        raise Untested("needs credentials.reader: an account Agent credential of alice")
+    connection = c.befriend()
+    c.command("continuation_capabilities", {"document": {"external_owner_delegation": True}}, "reader")
+    fields = offer_fields(ctx, connection, external_owner_delegation=True)
+    refused_as(ctx, c.command("direct_offer", fields, "reader"), None,
+               "the bound Agent's direct_offer claiming external_owner_delegation", False)
+
+
+# ----------------------------------------------------------------------------------------------
+# routing
+# ----------------------------------------------------------------------------------------------
+def check_global_no_context(ctx: CheckContext) -> None:
+    """continuation_status without connection_id is the global status; a contextId on a
+    global command is refused or ignored, never taken as the connection it names."""
+    c = PlazaClient(ctx)
+    connection = c.befriend()
+    c.data_of(c.command("continuation_status", {}), "continuation_status without connection_id (the global status)")
+    for name in GLOBAL_COMMANDS:
+        with ctx.subcheck(name):
+            bare = c.data_of(c.command(name, {}), f"{name} without contextId")
+            reply = c.command(name, {}, context=connection)
+            if not reply.ok:
+                continue  # refusing is one reading of "omit contextId"
+            routed = c.data_of(reply, f"{name} with a contextId")
+            ctx.expect(routed == bare, f"{name} with contextId {connection} answered {json_excerpt(routed)}, without it "
+                       f"{json_excerpt(bare)}: a global command is not routed by contextId", kind="state_changed")
+
+
+def check_global_context_ignored(ctx: CheckContext) -> None:
+    """The profile's choice: a contextId on a global command is ignored (the answer is the
+    global one and names no context), as for status, discover and friends."""
+    c = PlazaClient(ctx)
+    connection = c.befriend()
+    for name in GLOBAL_COMMANDS:
+        with ctx.subcheck(name):
+            message = c.message_of(c.command(name, {}, context=connection), f"{name} with a contextId")
+            ctx.expect("contextId" not in message, f"{name} answered in context {message.get('contextId')!r}; a global "
+                       "command's answer names no context", kind="state_changed")
+
+
+def check_no_task_recipient(ctx: CheckContext, strict: bool = False) -> None:
+    """Continuation commands with message.taskId or recipientId metadata are refused."""
+    c = PlazaClient(ctx)
+    connection = c.befriend()
+    cases: dict[str, tuple[str, dict[str, Any]]] = {
+        "continuation_status": ("continuation_status", {"connection_id": connection}),
+        "direct_status": ("direct_status", {"connection_id": connection}),
+        "continuation_capabilities": ("continuation_capabilities", {}),
+    }
+    for label, (name, fields) in cases.items():
+        with ctx.subcheck(f"{label} with taskId"):
+            refused_as(ctx, c.command(name, fields, taskId=fresh_id()), INVALID, f"{name} with message.taskId", strict)
+        with ctx.subcheck(f"{label} with recipientId"):
+            reply = c.command(name, fields, metadata={c.ext: {"recipientId": c.agent_id(BOB)}})
+            refused_as(ctx, reply, INVALID, f"{name} with recipientId metadata", strict)
+
+
+# ----------------------------------------------------------------------------------------------
+# direct offers
+# ----------------------------------------------------------------------------------------------
+def status_mentions(c: PlazaClient, who: str, connection: str, needle: str) -> bool:
+    data = c.data_of(c.command("direct_status", {"connection_id": connection}, who), f"direct_status as {who}")
+    return any(isinstance(v, str) and v == needle for v in walk(data))
+
+
+def check_offer(ctx: CheckContext) -> None:
+    """An offer naming the direct protocol, a receive mode and an Ed25519 key is answered;
+    direct_status reports it to both participants and to nobody else."""
+    c = PlazaClient(ctx)
+    connection = c.befriend()
+    fields = offer_fields(ctx, connection)
+    offer = offer_id(c, c.command("direct_offer", fields), "direct_offer")
+    for who in (ALICE, BOB):
+        ctx.expect(status_mentions(c, who, connection, offer), f"direct_status as {who} does not report offer {offer}",
+                   kind="state_changed")
+    refused_as(ctx, c.command("direct_status", {"connection_id": connection}, CAROL), None,
+               "carol's direct_status of alice and bob's connection", False)
+
+
+def check_offer_expiry(ctx: CheckContext) -> None:
+    """An offer expires expires_hours after it is made (the schema's default when omitted):
+    then it is no longer decided or retried."""
+    c = PlazaClient(ctx)
+    needs_control(c, "expiry needs the site's clock moved (advance_clock)")
+    hours = branch(ctx, "direct_offer")["properties"]["expires_hours"]
+    short, default = int(hours["minimum"]), int(hours["default"])
+    connection = c.befriend()
+    key = fresh_id()
+    fields = offer_fields(ctx, connection, key, expires_hours=short)
+    mine = offer_id(c, c.command("direct_offer", fields), f"direct_offer with expires_hours {short}")
+    peer_fields = offer_fields(ctx, connection)
+    peer = offer_id(c, c.command("direct_offer", peer_fields, BOB), "bob's direct_offer (default expiry)")
+    advance(c, short * HOUR_S + 1)
+    with ctx.subcheck(f"after {short} h"):
+        refused_as(ctx, decide(c, BOB, connection, peer, mine), None, f"deciding with an offer {short} h past its expires_hours", False)
+        refused_as(ctx, c.command("direct_offer", copy.deepcopy(fields)), None, f"retrying an offer {short} h past its expires_hours", False)
+    with ctx.subcheck(f"the default ({default} h) not yet passed"):
+        again = c.command("direct_offer", copy.deepcopy(peer_fields), BOB)
+        ctx.expect(again.ok and offer_id(c, again, "bob's retry") == peer,
+                   f"bob's offer without expires_hours is gone after {short} h ({again.describe()}); the default is {default} h",
+                   kind="state_changed")
+    advance(c, (default - short) * HOUR_S)
+    with ctx.subcheck(f"after the default {default} h"):
+        refused_as(ctx, c.command("direct_offer", copy.deepcopy(peer_fields), BOB), None,
+                   f"retrying an offer without expires_hours {default} h later", False)
+
+
+def check_decide(ctx: CheckContext) -> None:
+    """A decision names the caller's own offer and the peer's: a missing peer offer, the
+    sides swapped or an offer of another connection are refused; both named, it is answered."""
+    c = PlazaClient(ctx)
+    connection = c.befriend()
+    mine = make_offer(c, ALICE, connection, "alice offers")
+    with ctx.subcheck("no peer offer"):
+        refused_as(ctx, decide(c, ALICE, connection, mine, fresh_id()), None, "a decision naming a peer offer that does not exist", False)
+    peer = make_offer(c, BOB, connection, "bob offers")
+    with ctx.subcheck("sides swapped"):
+        refused_as(ctx, decide(c, ALICE, connection, peer, mine), None, "alice's decision naming bob's offer as her own", False)
+    with ctx.subcheck("an offer of another connection"):
+        other = c.befriend(ALICE, CAROL)
+        foreign = make_offer(c, CAROL, other, "carol offers to alice")
+        refused_as(ctx, decide(c, ALICE, connection, mine, foreign), None, "a decision naming an offer of another connection", False)
+    with ctx.subcheck("both offers"):
+        expect_result(ctx, decide(c, ALICE, connection, mine, peer), "alice's decision naming her offer and bob's")
+
+
+def check_withdraw(ctx: CheckContext) -> None:
+    """direct_withdraw ends the caller's own offer (no decision takes it after); the peer
+    cannot withdraw it."""
+    c = PlazaClient(ctx)
+    connection = c.befriend()
+    mine = make_offer(c, ALICE, connection, "alice offers")
+    peer = make_offer(c, BOB, connection, "bob offers")
+    refused_as(ctx, withdraw(c, BOB, connection, mine), None, "bob withdrawing alice's offer", False)
+    expect_result(ctx, withdraw(c, ALICE, connection, mine), "alice withdrawing her offer")
+    refused_as(ctx, decide(c, BOB, connection, peer, mine), None, "a decision naming a withdrawn offer", False)
+
+
+def check_retry(ctx: CheckContext) -> None:
+    """The same request_key and data again answer the same offer while it stands, and are
+    refused once it was withdrawn or the friendship ended (rechecked, not replayed)."""
+    c = PlazaClient(ctx)
+    connection = c.befriend()
+    fields = offer_fields(ctx, connection)
+    first = offer_id(c, c.command("direct_offer", fields), "direct_offer")
+    with ctx.subcheck("identical retry"):
+        again = offer_id(c, c.command("direct_offer", copy.deepcopy(fields)), "the same direct_offer again")
+        ctx.expect(again == first, f"the same request_key and data answered offer {again}, the original is {first}",
+                   kind="state_changed")
+    with ctx.subcheck("after withdraw"):
+        with ctx.setup("alice withdraws her offer", by="PLAZA-DIRECT-WITHDRAW"):
+            expect_result(ctx, withdraw(c, ALICE, connection, first), "direct_withdraw")
+        refused_as(ctx, c.command("direct_offer", copy.deepcopy(fields)), None, "a retry of a withdrawn offer", False)
+    with ctx.subcheck("after the friendship ended"):
+        key_fields = offer_fields(ctx, connection)
+        with ctx.setup("alice offers again", by="PLAZA-DIRECT-OFFER"):
+            expect_result(ctx, c.command("direct_offer", key_fields), "a new direct_offer")
+        with ctx.setup("alice removes the friendship", by="PLAZA-FRIEND-CONTROL"):
+            expect_result(ctx, c.command("friend_control", {"connection_id": connection, "decision": "remove"}), "friend_control remove")
+        refused_as(ctx, c.command("direct_offer", copy.deepcopy(key_fields)), None,
+                   "a retry of an offer after the friendship was removed", False)
+
+
+# ----------------------------------------------------------------------------------------------
+# the site mailbox
+# ----------------------------------------------------------------------------------------------
+def fallback_requests(data: dict[str, Any]) -> list[Any]:
+    return [dig(f, "a2a", "read_request") for f in reported(data, "site_mailbox_fallback") if dig(f, "a2a", "read_request") is not None]
+
+
+def check_fallback(ctx: CheckContext) -> None:
+    """An available fallback's a2a.read_request is a complete SendMessage (ROLE_USER, a
+    read_conversation data part) that reads the conversation; the adapter supplies no reply text."""
+    c = PlazaClient(ctx)
+    connection = c.befriend()
+    data = c.data_of(c.command("continuation_negotiate", {"connection_id": connection}), "continuation_negotiate")
+    found = fallback_requests(data)
+    if not found:
+        raise Untested(f"the negotiation offers no site_mailbox_fallback.a2a.read_request: {json_excerpt(data)}")
+    request = found[0]
+    part = dig(request, "params", "message", "parts", 0, "data")
+    ctx.expect(isinstance(request, dict) and request.get("jsonrpc") == "2.0" and request.get("method") == "SendMessage"
+               and "id" in request and dig(request, "params", "message", "role") == ctx.profile.spec["wireFormat"]["requestRole"]
+               and dig(part, "operation") == "read_conversation" and dig(part, "connection_id") == connection,
+               f"site_mailbox_fallback.a2a.read_request is no complete SendMessage reading this conversation: {json_excerpt(request)}",
+               kind="malformed_answer")
+    for fallback in reported(data, "site_mailbox_fallback"):
+        texts = [k for v in walk(fallback) if isinstance(v, dict) for k in v if k in ("text", "reply", "reply_text")]
+        ctx.expect(not texts, f"the fallback supplies reply text ({texts}): {json_excerpt(fallback)}", kind="state_changed")
+    reply = ctx.binding.send_raw(json.dumps(request), caller=ALICE)
+    c.data_of(reply, "the fallback's read_request sent as it is", ("messages",))
+
+
+def check_mailbox_remains(ctx: CheckContext) -> None:
+    """After negotiating and exchanging direct endpoints, texts still travel by the site mailbox."""
+    c = PlazaClient(ctx)
+    connection = c.befriend()
+    with ctx.setup("both sides negotiate and exchange offers", by="PLAZA-DIRECT-DECIDE"):
+        for who in (ALICE, BOB):
+            expect_result(ctx, c.command("continuation_negotiate", {"connection_id": connection}, who), f"{who} negotiates")
+        mine, peer = make_offer(c, ALICE, connection, "alice offers"), make_offer(c, BOB, connection, "bob offers")
+        expect_result(ctx, decide(c, ALICE, connection, mine, peer), "alice accepts")
+        expect_result(ctx, decide(c, BOB, connection, peer, mine), "bob accepts")
+    text = f"still by mailbox {fresh_id()[:8]}"
+    reply = c.text(ALICE, text, context=connection)
+    ctx.expect(reply.ok, f"a text after the direct exchange was refused ({reply.describe()}); site mailbox chat remains available",
+               kind="rejected_valid")
+    data = c.read(BOB, connection, "bob reads the conversation")
+    ctx.expect(any(dig(m, "text") == text for m in data["messages"] or []), "bob does not find alice's text sent after the exchange",
+               kind="state_changed")
+
+
+# ----------------------------------------------------------------------------------------------
+# plan
+# ----------------------------------------------------------------------------------------------
+def commission(**extra: Any) -> dict[str, Any]:
+    return {"commission": {"goal": "Plan a reading group", **extra}}
+
+
+def check_plan(ctx: CheckContext) -> None:
+    """A commission within the schema's bounds is answered, and so is renewing the current plan."""
+    c = PlazaClient(ctx)
+    needs_control(c, "a plan bounds the agent's later sends for the rest of a live run")
+    props = branch(ctx, "plan")["properties"]["commission"]["properties"]
+    full = commission(max_turns=props["max_turns"]["maximum"], expires_hours=props["expires_hours"]["maximum"],
+                      questions=[{"question": "Which book?"}] * props["questions"]["maxItems"])
+    expect_result(ctx, c.command("plan", full), "plan with a commission at the schema's bounds")
+    expect_result(ctx, c.command("plan", {"renew_current": True}), "plan renew_current with a current plan")
+
+
+def plan_expiry(c: PlazaClient, what: str) -> Any:
+    data = c.data_of(c.command("plan", {}), what)
+    return dig(data, "plan", "expires_at")
+
+
+def check_plan_renew(ctx: CheckContext) -> None:
+    """The profile's choice: renew_current without a current plan (none, or expired) is
+    INVALID_STATE; with one, its expiry counts again from now."""
+    c = PlazaClient(ctx)
+    needs_control(c, "expiry needs the site's clock moved (advance_clock)")
+    refused_as(ctx, c.command("plan", {"renew_current": True}), INVALID_STATE_NAME, "plan renew_current without any plan", True)
+    expect_result(ctx, c.command("plan", commission(expires_hours=1)), "plan with expires_hours 1")
+    before = plan_expiry(c, "the plan")
+    advance(c, HOUR_S // 2)
+    expect_result(ctx, c.command("plan", {"renew_current": True}), "plan renew_current")
+    after = plan_expiry(c, "the renewed plan")
+    ctx.expect(isinstance(before, str) and isinstance(after, str) and after > before,
+               f"renewing moved the plan's expiry from {before!r} to {after!r}; it counts again from now", kind="state_changed")
+    advance(c, HOUR_S + 1)
+    refused_as(ctx, c.command("plan", {"renew_current": True}), INVALID_STATE_NAME, "plan renew_current after the plan expired", True)
+
+
+def check_plan_budget(ctx: CheckContext) -> None:
+    """The profile's choice (final_send_checks explicit_budget): a current plan's max_turns
+    bounds the agent's texts; renewing it restores the turns."""
+    c = PlazaClient(ctx)
+    needs_control(c, "a plan bounds the agent's later sends for the rest of a live run")
+    connection = c.befriend()
+    turns = int(branch(ctx, "plan")["properties"]["commission"]["properties"]["max_turns"]["minimum"]) + 1
+    expect_result(ctx, c.command("plan", commission(max_turns=turns)), f"plan with max_turns {turns}")
+    for n in range(turns):
+        expect_result(ctx, c.text(ALICE, f"turn {n + 1}", context=connection), f"text {n + 1} of {turns} under the plan")
+    refused_as(ctx, c.text(ALICE, "one turn too many", context=connection), "NOT_PERMITTED", f"text {turns + 1} under a plan of {turns} turns",
+               True)
+    expect_result(ctx, c.command("plan", {"renew_current": True}), "plan renew_current")
+    expect_result(ctx, c.text(ALICE, "after renewing", context=connection), "a text after renewing the plan")
+
+
+INVALID_STATE_NAME = "INVALID_STATE"
+
+
+# ----------------------------------------------------------------------------------------------
+# rows
+# ----------------------------------------------------------------------------------------------
 def rows(t: Table) -> list[Requirement]:
-    return []
+    at = t.at
+    pair: Callable[..., list[Requirement]] = t.pair
+    return [
+        t.req("PLAZA-CONT-CAPABILITIES", "MUST", "Omitted capability flags take the schema's defaults",
+              at(f"{COMMANDS}/6/properties/document/properties"), check_capabilities, ("capability_defaults_wrong",)),
+        t.req("PLAZA-CONT-NEGOTIATE", "MUST", "continuation_negotiate takes the schema's defaults; only participants negotiate",
+              at(f"{COMMANDS}/7/properties"), check_negotiate, ("negotiate_defaults_wrong", "negotiate_by_stranger")),
+        t.req("PLAZA-CONT-SELF-REPORTED", "MUST", "Declared capabilities are self-reported and authorize nothing",
+              at(f"{FC}/authority"), check_self_reported, ("declared_capabilities_authorize",)),
+        t.req("PLAZA-CONT-NO-SELF-GRANT", "MUST", "A bound Agent cannot grant itself its owner's permission",
+              at(f"{FC}/authority"), check_no_self_grant, ("delegation_claim_grants",)),
+        t.req("PLAZA-ROUTE-GLOBAL-NO-CONTEXT", "MUST", "Global continuation commands take no contextId; continuation_status without "
+              "connection_id is global", at(f"{FC}/routing"), check_global_no_context,
+              ("global_status_needs_connection", "global_routed_by_context")),
+        t.req("PLAZA-ROUTE-GLOBAL-NO-CONTEXT-IGNORED", "SHOULD", "A contextId on a global command is ignored; the answer names no context",
+              t.chosen("docs/agent-plaza.md#continuation"), check_global_context_ignored, ("global_context_refused",)),
+        *pair("PLAZA-ROUTE-NO-TASK-RECIPIENT", "Continuation commands take no taskId or recipientId metadata", at(f"{FC}/routing"),
+              check_no_task_recipient, ("continuation_task_recipient_accepted",), INVALID, ("continuation_route_wrong_code",)),
+        t.req("PLAZA-DIRECT-OFFER", "MUST", "A direct offer is answered and direct_status reports it to the connection's participants",
+              at(f"{COMMANDS}/9/properties/endpoint"), check_offer, ("direct_status_hides_offers", "direct_status_foreign_readable")),
+        t.req("PLAZA-DIRECT-OFFER-EXPIRY", "MUST", "A direct offer expires after expires_hours (default from the schema)",
+              at(f"{COMMANDS}/9/properties/expires_hours"), check_offer_expiry, ("offers_never_expire", "offer_expiry_default_wrong")),
+        t.req("PLAZA-DIRECT-DECIDE", "MUST", "A direct decision names the caller's own offer and the peer's",
+              at(f"{COMMANDS}/10/required"), check_decide, ("decide_without_peer_offer", "decide_ignores_sides")),
+        t.req("PLAZA-DIRECT-WITHDRAW", "MUST", "direct_withdraw ends the caller's own offer", at(f"{COMMANDS}/12"), check_withdraw,
+              ("withdraw_ignored", "withdraw_peer_offer")),
+        t.req("PLAZA-CONT-RETRY-RECHECK", "MUST", "A retried offer (same request_key) is the same offer, rechecked against current offers "
+              "and permissions", at(f"{FC}/retries"), check_retry,
+              ("retry_new_offer", "retry_after_withdraw_answered", "retry_after_removal_answered")),
+        t.req("PLAZA-CONT-FALLBACK-READ-REQUEST", "MUST", "The fallback's a2a.read_request is a complete SendMessage reading the "
+              "conversation; no reply text", at(f"{FC}/siteMailboxMapping"), check_fallback,
+              ("fallback_read_request_incomplete", "fallback_supplies_text")),
+        t.req("PLAZA-CONT-MAILBOX-REMAINS", "MUST", "Site mailbox chat stays available after negotiation and an endpoint exchange",
+              at(f"{FC}/proof"), check_mailbox_remains, ("direct_exchange_closes_mailbox",)),
+        t.req("PLAZA-PLAN", "MUST", "A plan commission within the schema's bounds is answered; renew_current renews the current plan",
+              at(f"{COMMANDS}/51"), check_plan, ("plan_commission_refused", "renew_refused_with_plan")),
+        t.req("PLAZA-PLAN-RENEW", "SHOULD", "renew_current without a current plan is INVALID_STATE; renewing restarts the expiry",
+              t.chosen("docs/agent-plaza.md#continuation"), check_plan_renew, ("renew_without_plan_answered", "renew_keeps_expiry")),
+        t.req("PLAZA-PLAN-BUDGET", "SHOULD", "A current plan's max_turns bounds the agent's texts; renewing restores them",
+              t.chosen("docs/agent-plaza.md#continuation"), check_plan_budget, ("plan_budget_ignored", "renew_keeps_turns")),
+    ]

@@ -475,6 +475,10 @@ def example_world(c: PlazaClient, name: str) -> ExampleWorld:
         c.clear_pair(ALICE, BOB)  # a live site: no open connection left between the two
     elif name == "acceptInvitation":
         _, world.values["connection"] = c.invite(ALICE, BOB)
+    elif name == "groupMessages":
+        from conformance.protocols.plaza import groups
+
+        world.values["group"] = groups.example_group(c)
     elif name in ("existingConversationText", "continuationNegotiate", "directStatus"):
         world.values["connection"] = c.befriend()
     elif name in ("readConversation", "messageStatus", "completeRound", "getTask"):

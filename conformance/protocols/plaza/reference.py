@@ -246,7 +246,9 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         return self.limit(name)
 
     def now_ms(self) -> int:
-        return int(self.config.clock() * 1000)
+        """The site's clock: the configured one plus what control advance_clock moved it."""
+        offset = int(self.s.get("clock_offset_ms", 0)) if hasattr(self, "s") else 0  # no state yet while starting
+        return int(self.config.clock() * 1000) + offset
 
     def new_bytes(self, size: int) -> bytes:
         """Fresh random bytes; reproducible from the seed when one is set."""
@@ -452,10 +454,10 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         if "text" in part:
             return self.text_target_issues(message)
         data = part["data"]
-        issues: list[Issue] = []
+        issues: list[Issue] = self.continuation_route_issues(message, data)
         if "connection_id" in data and "contextId" in message and message["contextId"] != data["connection_id"]:
             issues.append(Issue("params.message.contextId", "const"))
-        return issues + self.command_semantic_issues(data, "params.message.parts[0].data")
+        return issues + self.command_semantic_issues(data, "params.message.parts[0].data") + self.group_routing_issues(message, data)
 
     def text_target_issues(self, message: dict[str, Any]) -> list[Issue]:
         """A text names exactly one of message.contextId and metadata[EXT].recipientId."""
@@ -894,12 +896,14 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         if recipient is not None:
             self.require_scope(call.principal, FIRST_CONTACT_SCOPE)
         self.require_not_stopped(caller)
+        self.plan_check_send(caller)
         if recipient is not None:
             conn = self.first_contact(caller, recipient)
         else:
             conn = self.participant_connection(caller, message["contextId"])
             self.check_can_text(conn, caller)
         msg = self.store_message(conn, caller, text, message["messageId"])
+        self.plan_count_send(caller)
         task = self.create_task(caller, conn, msg)
         self.remember_message_id(caller, message, kind="text", task_id=task["id"], first_contact=recipient is not None)
         return self.task_answer(call, task, replay=False)
@@ -1223,9 +1227,10 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
 
     def receive_item(self, item: dict[str, Any]) -> dict[str, Any]:
         """A delivered item: its native read request and the same as a complete A2A request."""
-        read = self.read_request(item["connection_id"], item["round_no"])
+        group_read = item.get("read_group")  # group work reads the group (group_id travels in the data only)
+        read = group_read or self.read_request(item["connection_id"], item["round_no"])
         out = {**item, "created_at": iso(item["created_at"]), "read_request": read,
-               "a2a_read_request": self.a2a_request(read, item["connection_id"])}
+               "a2a_read_request": self.a2a_request(read, None if group_read else item["connection_id"])}
         out.pop("round_no", None)
         return out
 
@@ -1390,6 +1395,14 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
 
     def control_snapshot(self, args: dict[str, Any]) -> Response:
         return JSONResponse({"digest": self.digest()})
+
+    def control_advance_clock(self, args: dict[str, Any]) -> Response:
+        """Move the site's clock forward (expiries: offers, authorizations, keys)."""
+        seconds = args.get("seconds")
+        if not isinstance(seconds, int | float) or isinstance(seconds, bool) or seconds < 0:
+            return JSONResponse({"error": "seconds must be a nonnegative number"}, status_code=400)
+        self.s["clock_offset_ms"] = int(self.s.get("clock_offset_ms", 0)) + int(seconds * 1000)
+        return JSONResponse({"ok": True, "now": iso(self.now_ms())})
 
     def control_set_deadline(self, args: dict[str, Any]) -> Response:
         """The blocking-send and receive-wait deadline in seconds (default the document's 20 s)."""

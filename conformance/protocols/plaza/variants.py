@@ -120,3 +120,21 @@ def text_counted_in_utf16(ref: PlazaReference) -> None:
         if isinstance(text, str) and not found and len(text.encode("utf-16-le")) // 2 > limit:
             found.append(Issue(f"{base}.text", "maxLength"))
         return found
+
+
+@variant
+def envelope_replay_answered(ref: PlazaReference) -> None:
+    """A replayed envelope (the same one again) is answered as stored, without a second copy.
+    allowed by: /durableReceive/private_chat/message_evidence/redelivery_scope ("Repeating the same message ID is
+    not a newly created message"): refusing the replay or answering it without storing it again both keep that."""
+    @replaces(ref, "cmd_private_send")
+    def send(original: Any, who: Any, data: dict[str, Any]) -> dict[str, Any]:
+        env = data.get("envelope") or {}
+        stored = [e["envelope"] for c in ref.s["private_channels"].values() for e in c["envelopes"]] \
+            if ref.seen_message_id(env.get("message_id", "")) else []
+        if env in stored:  # the very same envelope again; another one under its id is still refused
+            channel = ref.s["private_message_ids"][env["message_id"]]
+            return {"stored": False, "connection_id": data.get("connection_id"), "channel_id": channel,
+                    "message_id": env["message_id"]}
+        result: dict[str, Any] = original(who, data)
+        return result
