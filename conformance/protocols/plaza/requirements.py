@@ -1,13 +1,23 @@
 """The Agent Plaza requirement table, part 1 (issue 13): the A2A 1.0 wire and its
 parameter errors (wire.py), the 52 data commands (commands.py), friendship, consent,
 idempotency, tasks and credentials (friendship.py), conversation reads, inbox, mailbox
-attention and durable receive (mailbox.py), and the state machine (model.py). What the
+attention and durable receive (mailbox.py), groups, the private relay and continuation
+(groups.py, private.py, continuation.py), and the state machines (model.py, model_parts.py). What the
 document states is MUST; the profile's shapes and codes (docs/agent-plaza.md) are SHOULD."""
 
 from __future__ import annotations
 
 from conformance.model import Profile, Requirement
-from conformance.protocols.plaza import commands, continuation, friendship, groups, mailbox, private, wire
+from conformance.protocols.plaza import (
+    commands,
+    continuation,
+    friendship,
+    groups,
+    mailbox,
+    model_parts,
+    private,
+    wire,
+)
 from conformance.protocols.plaza.model import PlazaMachine
 from conformance.runner import CheckContext
 from conformance.table import Table
@@ -21,5 +31,5 @@ def build(profile: Profile) -> list[Requirement]:
     t = Table(profile)
     machine = t.req("PLAZA-MACHINE", "MUST", "Invitations, decisions, texts, reads, replays and cancels agree with the friendship model",
                     t.at("/consent"), check_machine, ("pending_treated_as_accepted", "replay_stores_again", "foreign_task_readable"))
-    return [*wire.rows(t), *friendship.rows(t), machine, *mailbox.rows(t), *groups.rows(t), *private.rows(t),
+    return [*wire.rows(t), *friendship.rows(t), machine, *model_parts.rows(t), *mailbox.rows(t), *groups.rows(t), *private.rows(t),
             *continuation.rows(t), *commands.rows(t)]
