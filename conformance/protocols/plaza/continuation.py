@@ -16,11 +16,12 @@ import base64
 import copy
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from conformance.checks.errors import expect_result, refused_as
 from conformance.model import Requirement
+from conformance.protocols.plaza.answers import walk
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
 from conformance.protocols.plaza.wire import INVALID
 from conformance.runner import CheckContext, Untested
@@ -40,13 +41,6 @@ GLOBAL_COMMANDS = ("continuation_capabilities", "continuation_status")
 def branch(ctx: CheckContext, name: str) -> dict[str, Any]:
     """The schema branch of a command (read from the document, never typed again)."""
     return dict(next(b for b in ctx.profile.spec["schemas"]["command"]["anyOf"] if b["properties"]["operation"]["const"] == name))
-
-
-def walk(value: Any) -> Iterator[Any]:
-    yield value
-    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
-    for child in children:
-        yield from walk(child)
 
 
 def reported(answer: Any, key: str) -> list[Any]:

@@ -18,8 +18,7 @@ from typing import Any
 
 from conformance.checks.errors import expect_refused, expect_result, refused_as
 from conformance.model import Requirement
-from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
-from conformance.protocols.plaza.mailbox import (
+from conformance.protocols.plaza.answers import (
     batch_items,
     drain,
     listed,
@@ -29,6 +28,7 @@ from conformance.protocols.plaza.mailbox import (
     text_of,
     walk,
 )
+from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
 from conformance.runner import CheckContext, CheckFailed, Untested
 from conformance.table import Table
 from conformance.transport.binding import RawToken, Reply

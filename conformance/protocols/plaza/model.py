@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
 from conformance.checks.errors import expect_refused
+from conformance.protocols.plaza.answers import drain
 from conformance.protocols.plaza.client import (
     ALICE,
     BOB,
@@ -28,7 +29,6 @@ from conformance.protocols.plaza.client import (
     PlazaClient,
     dig,
 )
-from conformance.protocols.plaza.mailbox import drain
 from conformance.table import ProfileMachine
 
 AGENTS = (ALICE, BOB, CAROL)

@@ -1,7 +1,8 @@
 """The Agent Plaza requirement table, part 1 (issue 13): the A2A 1.0 wire and its
 parameter errors (wire.py), the 52 data commands (commands.py), friendship, consent,
 idempotency, tasks and credentials (friendship.py), conversation reads, inbox, mailbox
-attention and durable receive (mailbox.py), groups, the private relay and continuation
+attention and durable receive (mailbox.py: the table; reads.py, inbox.py, receive.py: the checks;
+answers.py: their shared readers), groups, the private relay and continuation
 (groups.py, private.py, continuation.py), and the state machines (model.py, model_parts.py). What the
 document states is MUST; the profile's shapes and codes (docs/agent-plaza.md) are SHOULD."""
 

@@ -1,0 +1,374 @@
+"""Durable receive over A2A: receive_pull / receive_ack / receive_status, batches and their
+shape, redelivery, exact and repeated acks, waits, more_available, the unavailable cancels,
+isolation, reads that do not ack, a2a follow-ups, the friend work kinds."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from conformance.checks.errors import (
+    expect_mapping,
+    expect_result,
+    refused_as,
+)
+from conformance.protocols.plaza.answers import (
+    AT_ONCE_S,
+    FRIEND_WORK,
+    RECEIPT,
+    UUID,
+    VIEW_ID,
+    ack,
+    batch_items,
+    batch_of,
+    bodies,
+    conversation,
+    drain,
+    follow,
+    item_keys,
+    limit,
+    mentions,
+    page,
+    pull,
+    receiver,
+    text_of,
+    triple,
+    walk,
+)
+from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, fresh_id
+from conformance.protocols.plaza.inbox import (
+    inbox,
+)
+from conformance.protocols.plaza.reads import (
+    attention,
+)
+from conformance.runner import CheckContext, Untested
+from conformance.transport.http import json_excerpt
+
+
+# ----------------------------------------------------------------------------------------------
+# durable receive
+# ----------------------------------------------------------------------------------------------
+def kinds(item: dict[str, Any]) -> set[str]:
+    return {v for v in item.values() if isinstance(v, str) and v in FRIEND_WORK}
+
+
+def check_recv_pull(ctx: CheckContext) -> None:
+    """A receive_pull over SendMessage returns the stored work as a batch at once; without limit at most 20 items."""
+    c = PlazaClient(ctx)
+    c.invite(ALICE, BOB)
+    native = ctx.profile.spec["durableReceive"]["native"]["start"]
+    started = time.monotonic()
+    data = pull(c, BOB, fresh_id(), "receive_pull as native.start", limit=native["limit"], wait_seconds=native["wait_seconds"])
+    ctx.expect(batch_items(ctx, data), f"receive_pull with a pending invitation returned no work: {json_excerpt(data, 300)}")
+    ctx.expect(time.monotonic() - started < AT_ONCE_S + 1, "receive_pull with pending work waited before answering")
+    default = batch_items(ctx, pull(c, BOB, fresh_id(), "receive_pull without limit"))
+    ctx.expect(0 < len(default) <= 20, f"receive_pull without limit returned {len(default)} items; the default limit is 20")
+
+
+def check_recv_batch_shape(ctx: CheckContext) -> None:
+    """batch_id a UUID, view_id 64 lowercase hex, receipt 43 base64url characters, an
+    ack_request, and items each with a read_request that works with the caller's credential."""
+    c = PlazaClient(ctx)
+    text = text_of("invitation")
+    key = receiver(c, BOB, (ALICE, BOB))
+    c.invite(ALICE, BOB, text, clear=False)
+    data = pull(c, BOB, key, "receive_pull")
+    batch = batch_of(ctx, data)
+    ctx.expect(batch is not None, f"receive_pull with a pending invitation returned no batch: {json_excerpt(data)}")
+    assert batch is not None
+    batch_id, view_id, receipt = triple(ctx, batch)
+    with ctx.subcheck("batch fields"):
+        ctx.expect(isinstance(batch_id, str) and UUID.match(batch_id) and isinstance(view_id, str) and VIEW_ID.match(view_id)
+                   and isinstance(receipt, str) and RECEIPT.match(receipt),
+                   f"batch_id {batch_id!r}, view_id {view_id!r}, receipt {receipt!r}: receive_ack takes a UUID, 64 lowercase hex "
+                   "and 43 base64url characters", kind="schema_mismatch")
+        ctx.expect(isinstance(data.get("ack_request") or batch.get("ack_request"), dict),
+                   f"the batch carries no ack_request: {json_excerpt(data, 300)}", kind="schema_mismatch")
+    with ctx.subcheck("item read_request"):
+        got = batch_items(ctx, data)
+        bare = [i for i in got if not isinstance(i.get("read_request"), dict)]
+        ctx.expect(got and not bare, f"batch items without read_request: {json_excerpt(bare or got)}", kind="schema_mismatch")
+        reply = follow(c, got[0]["read_request"], BOB, "the item's read_request")
+        expect_result(ctx, reply, "the item's read_request")
+        ctx.expect(mentions(reply.result, text), f"the item's read_request does not read the invitation {text!r}: {reply.describe()}")
+
+
+def check_recv_shape(ctx: CheckContext) -> None:
+    """The profile's receive answers: pull {client_key, batch, more_available, long_poll_allowed, ack_request},
+    ack {acknowledged, batch_id, acknowledged_count}, status {client_key, pending_count, outstanding_batch_id}."""
+    c = PlazaClient(ctx)
+    key = receiver(c, BOB, (ALICE, BOB))
+    c.invite(ALICE, BOB, clear=False)
+    data = c.data_of(c.command("receive_pull", {"client_key": key}, BOB), "receive_pull",
+                     ("client_key", "batch", "more_available", "long_poll_allowed", "ack_request"))
+    batch = expect_mapping(ctx, data["batch"], "receive_pull batch", ("batch_id", "view_id", "receipt", "items"))
+    status = c.data_of(c.command("receive_status", {"client_key": key}, BOB), "receive_status",
+                       ("client_key", "pending_count", "outstanding_batch_id"))
+    ctx.expect(status["client_key"] == key and status["outstanding_batch_id"] == batch["batch_id"]
+               and status["pending_count"] == len(batch["items"]),
+               f"receive_status {json_excerpt(status)} after a pull of {len(batch['items'])} items in batch {batch['batch_id']}",
+               kind="schema_mismatch")
+    done = c.data_of(ack(c, BOB, key, batch), "receive_ack", ("acknowledged", "batch_id", "acknowledged_count"))
+    ctx.expect(done["acknowledged"] is True and done["batch_id"] == batch["batch_id"] and done["acknowledged_count"] == len(batch["items"]),
+               f"receive_ack answered {json_excerpt(done)}", kind="schema_mismatch")
+    status = c.data_of(c.command("receive_status", {"client_key": key}, BOB), "receive_status after the ack")
+    ctx.expect(status.get("pending_count") == 0 and status.get("outstanding_batch_id") is None,
+               f"receive_status after acknowledging everything: {json_excerpt(status)}", kind="schema_mismatch")
+
+
+def check_recv_redeliver(ctx: CheckContext) -> None:
+    """Until acknowledged, a pull delivers the same work again; after the ack, new work only."""
+    c = PlazaClient(ctx)
+    key = receiver(c, BOB, (ALICE, BOB))
+    _, conn = c.invite(ALICE, BOB, clear=False)
+    first = pull(c, BOB, key, "receive_pull")
+    again = pull(c, BOB, key, "receive_pull again, without an ack")
+    ctx.expect(item_keys(ctx, first) and item_keys(ctx, again) == item_keys(ctx, first),
+               f"unacknowledged work {item_keys(ctx, first)} came back as {item_keys(ctx, again)}: the site keeps it until acknowledged")
+    batch = batch_of(ctx, again)
+    assert batch is not None
+    expect_result(ctx, ack(c, BOB, key, batch), "receive_ack")
+    c.accept(conn, BOB)
+    c.say(ALICE, conn, text_of("new work"))
+    after = item_keys(ctx, pull(c, BOB, key, "receive_pull after the ack"))
+    ctx.expect(after and not set(after) & set(item_keys(ctx, first)),
+               f"after the ack the pull returned {after}: new work only, not the acknowledged {item_keys(ctx, first)}")
+
+
+def check_recv_redeliver_same(ctx: CheckContext) -> None:
+    """The profile redelivers the very batch: same batch_id, view_id, receipt and items."""
+    c = PlazaClient(ctx)
+    key = receiver(c, BOB, (ALICE, BOB))
+    c.invite(ALICE, BOB, clear=False)
+    first, again = pull(c, BOB, key, "receive_pull"), pull(c, BOB, key, "receive_pull again")
+    one, two = batch_of(ctx, first), batch_of(ctx, again)
+    ctx.expect(one is not None and two is not None and triple(ctx, one) == triple(ctx, two) and one.get("items") == two.get("items"),
+               f"the redelivered batch {json_excerpt(two)} differs from {json_excerpt(one)}", kind="schema_mismatch")
+
+
+def ack_request(ctx: CheckContext, data: dict[str, Any]) -> Any:
+    batch = batch_of(ctx, data) or {}
+    return data.get("ack_request") or batch.get("ack_request")
+
+
+def check_recv_ack(ctx: CheckContext) -> None:
+    """The returned ack_request, sent as given, acknowledges the batch: the next pull has
+    new work only, and receive_status no longer counts it."""
+    c = PlazaClient(ctx)
+    key = receiver(c, BOB, (ALICE, BOB))
+    c.invite(ALICE, BOB, clear=False)
+    data = pull(c, BOB, key, "receive_pull")
+    got = item_keys(ctx, data)
+    ctx.expect(got, f"receive_pull with a pending invitation returned no work: {json_excerpt(data)}")
+    expect_result(ctx, follow(c, ack_request(ctx, data), BOB, "ack_request"), "the ack_request as given")
+    after = pull(c, BOB, key, "receive_pull after the ack")
+    ctx.expect(not set(item_keys(ctx, after)) & set(got), f"after the ack the pull still returns {item_keys(ctx, after)}")
+
+
+def check_recv_ack_exact(ctx: CheckContext, strict: bool = False) -> None:
+    """An ack whose batch_id, view_id or receipt is not the batch's is refused and acknowledges nothing."""
+    c = PlazaClient(ctx)
+    key = receiver(c, BOB, (ALICE, BOB))
+    c.invite(ALICE, BOB, clear=False)
+    data = pull(c, BOB, key, "receive_pull")
+    batch = batch_of(ctx, data)
+    ctx.expect(batch is not None, f"receive_pull with a pending invitation returned no batch: {json_excerpt(data)}")
+    assert batch is not None
+    other_view = "0" * 64 if batch.get("view_id") != "0" * 64 else "1" * 64
+    other_receipt = "A" * 43 if batch.get("receipt") != "A" * 43 else "B" * 43
+    for label, change in (("batch_id", {"batch_id": fresh_id()}), ("view_id", {"view_id": other_view}),
+                          ("receipt", {"receipt": other_receipt}), ("client_key", {"client_key": fresh_id()})):
+        with ctx.subcheck(f"another {label}"):
+            refused_as(ctx, ack(c, BOB, key, batch, **change), "NOT_FOUND", f"receive_ack with another {label}", strict)
+    again = pull(c, BOB, key, "receive_pull after the refused acks")
+    ctx.expect(item_keys(ctx, again) == item_keys(ctx, data),
+               f"after refused acks the pull returned {item_keys(ctx, again)}, not the pending {item_keys(ctx, data)}", kind="state_changed")
+
+
+def check_recv_ack_repeat(ctx: CheckContext) -> None:
+    """The same ack again (after a lost answer) succeeds again and acknowledges nothing more."""
+    c = PlazaClient(ctx)
+    key = receiver(c, BOB, (ALICE, BOB))
+    _, conn = c.invite(ALICE, BOB, clear=False)
+    batch = batch_of(ctx, pull(c, BOB, key, "receive_pull"))
+    ctx.expect(batch is not None, "receive_pull with a pending invitation returned no batch")
+    assert batch is not None
+    expect_result(ctx, ack(c, BOB, key, batch), "receive_ack")
+    c.accept(conn, BOB)
+    c.say(ALICE, conn, text_of("new work"))
+    pending = pull(c, BOB, key, "receive_pull of the new work")
+    expect_result(ctx, ack(c, BOB, key, batch), "the same receive_ack again")
+    after = pull(c, BOB, key, "receive_pull after the repeated ack")
+    ctx.expect(item_keys(ctx, pending) and item_keys(ctx, after) == item_keys(ctx, pending),
+               f"the repeated ack of the earlier batch changed the pending work {item_keys(ctx, pending)} to {item_keys(ctx, after)}",
+               kind="state_changed")
+
+
+def check_recv_status(ctx: CheckContext) -> None:
+    """receive_status is served for the caller's receiver, fresh or in use."""
+    c = PlazaClient(ctx)
+    c.invite(ALICE, BOB)
+    key = fresh_id()
+    c.data_of(c.command("receive_status", {"client_key": key}, BOB), "receive_status of a fresh client_key")
+    pull(c, BOB, key, "receive_pull")
+    c.data_of(c.command("receive_status", {"client_key": key}, BOB), "receive_status after a pull")
+
+
+def check_recv_wait(ctx: CheckContext, strict: bool = False) -> None:
+    """wait_seconds 0 (and none) answers at once, a short wait returns, 26 is refused."""
+    c = PlazaClient(ctx)
+    top = limit(ctx, "wait_maximum_s")
+    key = c.client_key(CAROL)
+    drain(c, CAROL, key)
+    for label, fields, most in (("no wait_seconds", {}, AT_ONCE_S), ("wait_seconds 0", {"wait_seconds": 0}, AT_ONCE_S),
+                                ("wait_seconds 1", {"wait_seconds": 1}, 1 + AT_ONCE_S)):
+        with ctx.subcheck(label):
+            started = time.monotonic()
+            data = pull(c, CAROL, key, f"receive_pull {label}", **fields)
+            took = time.monotonic() - started
+            ctx.expect(took < most, f"receive_pull {label} with nothing pending took {took:.1f} s (at most {most:.0f} s)")
+            ctx.expect(not batch_items(ctx, data), f"receive_pull {label} with nothing pending returned work: {json_excerpt(data)}")
+    with ctx.subcheck(f"wait_seconds {top + 1}"):
+        c.invite(ALICE, CAROL)  # pending work: an accepted long wait would not hold the check up
+        refused_as(ctx, c.command("receive_pull", {"client_key": key, "wait_seconds": top + 1}, CAROL), "A2A_INVALID_PARAMETERS",
+                   f"receive_pull wait_seconds {top + 1}", strict)
+
+
+def check_recv_more(ctx: CheckContext) -> None:
+    """more_available while more work waits beyond the batch; not once it is all delivered."""
+    c = PlazaClient(ctx)
+    key = receiver(c, BOB, (ALICE, BOB), (CAROL, BOB))
+    c.invite(ALICE, BOB, clear=False)
+    c.invite(CAROL, BOB, clear=False)
+    data = pull(c, BOB, key, "receive_pull limit 1", limit=1)
+    ctx.expect(len(batch_items(ctx, data)) == 1 and data.get("more_available") is True,
+               f"receive_pull limit 1 with two invitations pending: {len(batch_items(ctx, data))} items, more_available "
+               f"{data.get('more_available')!r}")
+    for n in range(10):
+        batch = batch_of(ctx, data)
+        if batch is None or not batch_items(ctx, data):
+            break
+        if data.get("more_available") is not True:
+            return
+        expect_result(ctx, ack(c, BOB, key, batch), f"receive_ack {n + 1}")
+        data = pull(c, BOB, key, f"receive_pull {n + 2}", limit=40)
+    ctx.expect(data.get("more_available") is not True, f"with everything delivered more_available is {data.get('more_available')!r}")
+
+
+def unavailable(ctx: CheckContext) -> list[str]:
+    return list(ctx.profile.spec["durableReceive"]["private_chat"]["receive"]["cancel"]["unsupported_operation_names"])
+
+
+def check_recv_cancel_unavailable(ctx: CheckContext, strict: bool = False) -> None:
+    """receive_cancel and cancel_receive are refused, and the pending batch stays."""
+    c = PlazaClient(ctx)
+    key = receiver(c, BOB, (ALICE, BOB))
+    c.invite(ALICE, BOB, clear=False)
+    first = item_keys(ctx, pull(c, BOB, key, "receive_pull"))
+    for name in unavailable(ctx):
+        with ctx.subcheck(name):
+            refused_as(ctx, c.command(name, {"client_key": key}, BOB), "A2A_INVALID_PARAMETERS", f"a {name} command", strict)
+    again = item_keys(ctx, pull(c, BOB, key, "receive_pull after the cancel attempts"))
+    ctx.expect(first and again == first, f"the pending batch {first} became {again} after the cancel attempts", kind="state_changed")
+
+
+def check_recv_abort_retains(ctx: CheckContext) -> None:
+    """A pull whose answer the client drops (no ack) leaves the batch pending and recalls no message."""
+    c = PlazaClient(ctx)
+    conn, _ = conversation(c, 0)
+    key = c.client_key(BOB)
+    drain(c, BOB, key)
+    text = text_of("kept")
+    c.say(ALICE, conn, text)
+    first = pull(c, BOB, key, "receive_pull (its answer dropped)")
+    ctx.expect(item_keys(ctx, first), f"receive_pull after a text returned no work: {json_excerpt(first)}")
+    with ctx.subcheck("batch kept"):
+        again = pull(c, BOB, key, "receive_pull after the dropped answer")
+        ctx.expect(item_keys(ctx, again) == item_keys(ctx, first),
+                   f"after a dropped pull the work is {item_keys(ctx, again)}, not the pending {item_keys(ctx, first)}", kind="state_changed")
+    with ctx.subcheck("message kept"):
+        ctx.expect(text in bodies(ctx, page(c, BOB, conn, "read_conversation"), "read_conversation"),
+                   f"the text {text!r} is gone after a dropped pull", kind="state_changed")
+
+
+def check_recv_isolation(ctx: CheckContext, strict: bool = False) -> None:
+    """A client_key selects the caller's own receiver: bob never sees alice's work through
+    alice's key, and alice cannot acknowledge bob's batch."""
+    c = PlazaClient(ctx)
+    c.invite(CAROL, ALICE)
+    c.invite(CAROL, BOB, text_of("for bob"))
+    key = fresh_id()
+    mine = pull(c, ALICE, key, "alice's receive_pull")
+    theirs = pull(c, BOB, key, "bob's receive_pull with alice's client_key")
+    with ctx.subcheck("pull"):
+        shared = set(item_keys(ctx, mine)) & set(item_keys(ctx, theirs))
+        one, two = batch_of(ctx, mine), batch_of(ctx, theirs)
+        ctx.expect(not shared and not (one and two and one.get("batch_id") == two.get("batch_id")),
+                   f"bob pulling with alice's client_key got alice's work {sorted(map(str, shared))}", kind="auth_not_enforced")
+    with ctx.subcheck("ack"):
+        batch = batch_of(ctx, theirs)
+        ctx.expect(batch is not None, f"bob's pull returned no batch: {json_excerpt(theirs)}")
+        assert batch is not None
+        refused_as(ctx, ack(c, ALICE, key, batch), "NOT_FOUND", "alice acknowledging bob's batch", strict)
+        again = pull(c, BOB, key, "bob's receive_pull after alice's ack")
+        ctx.expect(item_keys(ctx, again) == item_keys(ctx, theirs), "alice's ack acknowledged bob's batch", kind="auth_not_enforced")
+
+
+def check_recv_read_not_ack(ctx: CheckContext) -> None:
+    """Reading history, the inbox, attention or a task acknowledges no receive batch."""
+    c = PlazaClient(ctx)
+    key = receiver(c, BOB, (ALICE, BOB))
+    task, conn = c.invite(ALICE, BOB, clear=False)
+    first = item_keys(ctx, pull(c, BOB, key, "receive_pull"))
+    ctx.expect(first, "receive_pull with a pending invitation returned no work")
+    page(c, BOB, conn, "bob reads the conversation")
+    inbox(c, BOB, "bob's inbox")
+    attention(c, BOB)
+    c.get_task(str(task["id"]), ALICE)
+    again = item_keys(ctx, pull(c, BOB, key, "receive_pull after the reads"))
+    ctx.expect(again == first, f"after reading history the pending batch {first} became {again}: reading does not acknowledge",
+               kind="state_changed")
+
+
+def check_recv_a2a_follow(ctx: CheckContext) -> None:
+    """A returned a2a_read_request or a2a_ack_request works when sent as given."""
+    c = PlazaClient(ctx)
+    text = text_of("invitation")
+    key = receiver(c, BOB, (ALICE, BOB))
+    c.invite(ALICE, BOB, text, clear=False)
+    data = pull(c, BOB, key, "receive_pull")
+    reads = [v["a2a_read_request"] for v in walk(data) if isinstance(v, dict) and isinstance(v.get("a2a_read_request"), dict)]
+    acks = [v["a2a_ack_request"] for v in walk(data) if isinstance(v, dict) and isinstance(v.get("a2a_ack_request"), dict)]
+    if not reads and not acks:
+        raise Untested("the target returned no a2a_read_request or a2a_ack_request to follow")
+    if reads:
+        with ctx.subcheck("a2a_read_request"):
+            reply = follow(c, reads[0], BOB, "a2a_read_request")
+            expect_result(ctx, reply, "the a2a_read_request as given")
+            ctx.expect(mentions(reply.result, text), f"the a2a_read_request does not read the invitation {text!r}: {reply.describe()}")
+    if acks:
+        with ctx.subcheck("a2a_ack_request"):
+            expect_result(ctx, follow(c, acks[0], BOB, "a2a_ack_request"), "the a2a_ack_request as given")
+            after = item_keys(ctx, pull(c, BOB, key, "receive_pull after the a2a_ack_request"))
+            ctx.expect(not set(after) & set(item_keys(ctx, data)), f"after the a2a_ack_request the work {after} is still pending")
+
+
+def check_recv_work_friend(ctx: CheckContext) -> None:
+    """Friend invitations, friend messages and friend channel changes arrive as work."""
+    c = PlazaClient(ctx)
+    c.clear_pair(ALICE, BOB)
+    keys = {who: receiver(c, who) for who in (ALICE, BOB)}
+    _, conn = c.invite(ALICE, BOB, clear=False)
+    steps: list[tuple[str, str, Callable[[], Any]]] = [
+        ("friend_invitation", BOB, lambda: None),
+        ("friend_channel_change", ALICE, lambda: c.accept(conn, BOB)),
+        ("friend_message", BOB, lambda: c.say(ALICE, conn, text_of("work"))),
+    ]
+    for kind, who, step in steps:
+        with ctx.subcheck(kind):
+            step()
+            got = [i for i in batch_items(ctx, pull(c, who, keys[who], f"{who}'s receive_pull", limit=40)) if kind in kinds(i)]
+            ctx.expect(got, f"{who}'s receive_pull holds no {kind} item after it happened")
+            drain(c, who, keys[who])
