@@ -548,9 +548,11 @@ def rows(t: Table) -> list[Requirement]:
               "order agree with the channel model: sends only on active channels, each recipient receives exactly what was "
               "sent (ciphertext unchanged), never twice", t.at("/durableReceive/encrypted_private_chat"), check_channels,
               ("offer_activates_channel", "channel_close_ignored", "envelope_replay_accepted")),
-        t.req("PLAZA-DIRECT-MACHINE", "MUST", "Offers, re-offers, withdrawals, decisions, retries and status in any order agree "
-              "with the direct-offer model: a new offer supersedes, a retry answers the standing offer only, only the maker "
-              "withdraws, decisions name both open offers", t.at("/friendContinuation"), check_offers,
+        # the model's rules (a new offer supersedes, which offer a decision may name) are the
+        # profile's reading of the document's offer fields (docs/agent-plaza.md#continuation)
+        t.req("PLAZA-DIRECT-MACHINE", "SHOULD", "Offers, re-offers, withdrawals, decisions, retries and status in any order agree "
+              "with the profile's direct-offer model: a new offer supersedes, a retry answers the standing offer only, only the "
+              "maker withdraws, decisions name both open offers", t.chosen("docs/agent-plaza.md#continuation"), check_offers,
               ("withdraw_ignored", "retry_new_offer", "withdraw_peer_offer")),
     ]
 
