@@ -97,6 +97,17 @@ def rest_reply(reply: HttpReply, error_at: Mapping[str, str], name: str = "rest"
     return Reply(name, reply, False, None, code, "" if message is None else str(message), reply.status >= 400, body)
 
 
+def dig(value: Any, *keys: Any) -> Any:
+    """``value[k1][k2]...`` of an answer (keys, or list indices), or None where it has another
+    shape: the same walk as ``at_pointer``, for checks that name the keys in code."""
+    for key in keys:
+        if isinstance(key, int):
+            value = value[key] if isinstance(value, list) and -len(value) <= key < len(value) else None
+        else:
+            value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
 def at_pointer(document: Any, pointer: str) -> Any:
     """The value at a JSON pointer of an answer, or None (answers are untrusted)."""
     node = document

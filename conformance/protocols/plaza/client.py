@@ -12,7 +12,7 @@ from typing import Any
 
 from conformance.checks.errors import expect_mapping, expect_result
 from conformance.runner import CheckContext, Untested
-from conformance.transport.binding import Reply
+from conformance.transport.binding import Reply, dig
 
 ALICE, BOB, CAROL = "alice", "bob", "carol"
 DEFAULT: Any = object()  # the examples' configuration
@@ -25,16 +25,6 @@ CANCELED = ("TASK_STATE_CANCELED", "TASK_STATE_CANCELLED")
 
 def fresh_id() -> str:
     return str(uuid.uuid4())
-
-
-def dig(value: Any, *keys: Any) -> Any:
-    """``value[k1][k2]...`` of an answer (keys or list indices), or None where it has another shape."""
-    for key in keys:
-        if isinstance(key, int):
-            value = value[key] if isinstance(value, list) and -len(value) <= key < len(value) else None
-        else:
-            value = value.get(key) if isinstance(value, dict) else None
-    return value
 
 
 def extension_uri(spec: dict[str, Any]) -> str:

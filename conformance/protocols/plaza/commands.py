@@ -53,12 +53,16 @@ def within_prose(profile: Profile, data: Any) -> Any:
     return data
 
 
+def unsupported(ctx: CheckContext, reply: Reply) -> bool:
+    """The answer is the profile's documented "not served" (UNSUPPORTED_OPERATION)."""
+    return not reply.ok and reply.error_code == catalog_entry(ctx.profile, UNSUPPORTED).code
+
+
 def valid_command(name: str) -> Callable[[CheckContext], None]:
     def check(ctx: CheckContext) -> None:
         if name in IRREVERSIBLE and not ctx.run.control_path:
             raise Untested(f"{name} cannot be undone over the wire: it is generated only where control resets the site")
         c = PlazaClient(ctx, reset=False)
-        unsupported = catalog_entry(ctx.profile, UNSUPPORTED).code
         answered: list[Reply] = []
 
         def call(data: dict[str, Any]) -> Reply:
@@ -69,7 +73,7 @@ def valid_command(name: str) -> Callable[[CheckContext], None]:
 
         valid_inputs_accepted(ctx, ctx.profile.operations[name], call, (INVALID,),
                               prepare=lambda d: within_prose(ctx.profile, d), catalogued=False)
-        if answered and all(r.error_code == unsupported for r in answered):
+        if answered and all(unsupported(ctx, r) for r in answered):
             raise Untested(f"the target answers {name} {UNSUPPORTED} (not served): its valid inputs are untested")
     return check
 

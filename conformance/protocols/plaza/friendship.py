@@ -26,7 +26,7 @@ from conformance.protocols.plaza.client import (
     dig,
     fresh_id,
 )
-from conformance.protocols.plaza.commands import UNSUPPORTED
+from conformance.protocols.plaza.commands import UNSUPPORTED, unsupported
 from conformance.protocols.plaza.wire import INVALID, error_info
 from conformance.runner import CheckContext, Untested
 from conformance.table import Table
@@ -502,8 +502,7 @@ def check_example(name: str, ctx: CheckContext) -> None:
         deadline = 0.5
         ctx.control("set_deadline", seconds=deadline)
     reply = ctx.binding.send_raw(json.dumps(body), caller=EXAMPLE_CALLER.get(name, ALICE), timeout=deadline + 10)
-    unsupported = c.ctx.profile.errors
-    if not reply.ok and any(e.name == UNSUPPORTED and e.code == reply.error_code for e in unsupported.values()):
+    if unsupported(ctx, reply):
         raise Untested(f"the target answers the {name} example {UNSUPPORTED} (not served)")
     if name in TEXT_EXAMPLES:
         expect_state(ctx, c.task_of(reply, f"the {name} example"), OPEN_STATES, f"the {name} example")

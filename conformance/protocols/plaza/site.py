@@ -65,14 +65,13 @@ PUSH_CONFIG_KEY = "taskPushNotificationConfig"
 PEOPLE_READ, CONNECTIONS_READ, CONNECTIONS_WRITE = "people:read", "connections:read", "connections:write"
 MESSAGES_READ, MESSAGES_WRITE = "messages:read", "messages:write"
 READ_SCOPES = (CONNECTIONS_READ, PEOPLE_READ, MESSAGES_READ)
-COMMAND_SCOPES = {
+COMMAND_SCOPES = {  # part 1's commands; each part mixin adds its own (PART_COMMANDS)
     "status": PEOPLE_READ, "discover": PEOPLE_READ, "friends": CONNECTIONS_READ,
     "respond": CONNECTIONS_WRITE, "friend_control": CONNECTIONS_WRITE, "stop": CONNECTIONS_WRITE,
     "read_conversation": MESSAGES_READ, "message_status": MESSAGES_READ, "inbox": MESSAGES_READ,
     "inbox_summary": MESSAGES_READ, "receive_pull": MESSAGES_READ, "receive_ack": MESSAGES_READ,
     "receive_status": MESSAGES_READ,
 }
-SERVED_COMMANDS = tuple(COMMAND_SCOPES)  # each is a ``cmd_<name>`` method; the other branches are part 2
 METHOD_SCOPES = {"GetTask": MESSAGES_READ, "ListTasks": MESSAGES_READ, "CancelTask": MESSAGES_WRITE}
 TEXT_SCOPE, FIRST_CONTACT_SCOPE = MESSAGES_WRITE, CONNECTIONS_WRITE
 

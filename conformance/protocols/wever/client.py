@@ -12,7 +12,7 @@ from typing import Any
 
 from conformance.checks.errors import expect_mapping, expect_result
 from conformance.runner import CheckContext, Untested
-from conformance.transport.binding import FRESH, RawToken, Reply
+from conformance.transport.binding import FRESH, RawToken, Reply, dig
 from conformance.transport.http import HttpReply
 
 SENDER, RECIPIENT, STRANGER = "alice", "bob", "carol"
@@ -21,13 +21,6 @@ TERMINAL = ("completed", "declined", "cancelled")
 
 def fresh_key() -> str:
     return uuid.uuid4().hex
-
-
-def dig(value: Any, *keys: str) -> Any:
-    """``value[k1][k2]...`` of an answer, or None where it has another shape."""
-    for key in keys:
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
 
 
 def rpc_error(reply: HttpReply) -> Any:
