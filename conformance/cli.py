@@ -77,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=1, help="hypothesis seed; the same seed replays the same run (default 1)")
     s.add_argument("--level", default="must", choices=["must", "should", "may"], help="lowest level whose failure fails the run (default must)")
     s.add_argument("--only", action="append", default=[], metavar="ID", help="run only this requirement, an ID or a glob such as 'PLAZA-RECV-*' (repeatable); others are reported skipped")
+    s.add_argument("--skip", action="append", default=[], metavar="ID", help="do not run this requirement, an ID or a glob (repeatable); it is reported skipped and the run is graded partial, like --only")
     s.add_argument("--report", default=None, metavar="DIR", help="report directory (default reports/<profile>-<timestamp>)")
     s.add_argument("--junit", default=None, metavar="FILE", help="JUnit XML path (default <report>/junit.xml)")
     s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a named fault (or variant) into the built-in reference (repeatable; see `conformance list PROFILE`)")
@@ -103,6 +104,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--level", default="must", choices=["must", "should", "may"], help="lowest level whose failure makes the exit code 1 (default must)")
     s.add_argument("--report", default=None, metavar="DIR", help="where cases/ and fuzz.json go (default reports/<profile>-fuzz-<timestamp>)")
     s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a named fault into the built-in reference (repeatable)")
+    s.add_argument("--progress", type=progress_seconds, default=10.0, metavar="SECONDS",
+                   help="seconds between progress lines (exchanges, exchanges/s, failures so far), 0.5 to 10 (default 10)")
 
     s = sub.add_parser("serve", help="serve a profile's reference implementation over HTTP")
     s.add_argument("profile")
@@ -163,6 +166,17 @@ def worker_count(text: str) -> int | str:
 port_number = whole_number("port number", 1, 65535)
 
 
+def progress_seconds(text: str) -> float:
+    """An argparse type: seconds between a campaign's progress lines, 0.5 to 10."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0.5 <= seconds <= 10:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0.5 and 10 seconds")
+    return seconds
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     if not args.profile:
         for name in available():
@@ -213,7 +227,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     path = profile_path(args.profile)
     prof = load_profile(args.profile)  # surface spec errors as one line before pytest starts
-    unknown = sorted(p for p in set(args.only) if not any(fnmatch.fnmatchcase(r.id, p) for r in prof.requirements))
+    unknown = sorted(p for p in set(args.only) | set(args.skip) if not any(fnmatch.fnmatchcase(r.id, p) for r in prof.requirements))
     if unknown:
         raise UsageFailure(f"unknown requirement(s) {unknown}: no ID matches (see `conformance list {prof.name}`)")
     config = load_config(args.config)
@@ -255,6 +269,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         pytest_args += ["--config", args.config]
     for rid in args.only:
         pytest_args += ["--only", rid]
+    for rid in args.skip:
+        pytest_args += ["--skip", rid]
     for fault in args.fault:
         pytest_args += ["--fault", fault]
     if args.baseline:
@@ -310,7 +326,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     print(f"conformance fuzz: profile {prof.name} against {target} for {seconds:g} s, {count} worker(s), "
           f"seeds from {args.seed}; new failures go to {report / 'cases'}", flush=True)
     result = campaign(prof.name, target, config, args.token, seconds, report, seed=args.seed, workers=count,
-                      faults=tuple(args.fault), out=lambda line: print(line, flush=True))
+                      faults=tuple(args.fault), out=lambda line: print(line, flush=True), every=args.progress)
     print(f"{len(result.found)} distinct failure(s); {report / 'fuzz.json'}")
     if result.unreachable:
         print(f"error: {result.unreachable}", file=sys.stderr)
@@ -411,6 +427,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader went away (`conformance list bindu | head`): nothing left to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except Exception as exc:  # a bug of the tool: one line, the traceback only on request
         if os.environ.get("CONFORMANCE_DEBUG"):
             raise

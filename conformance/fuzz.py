@@ -145,8 +145,8 @@ def _child(args: tuple[Any, ...], events: Any) -> None:
 
 def campaign(profile_name: str, target: str | None, config: dict[str, Any], token: str | None, seconds: float,
              report_dir: Path, seed: int = 1, workers: int = 1, faults: tuple[str, ...] = (),
-             out: Callable[[str], None] = print) -> Campaign:
-    """Run the campaign; print progress and each new failure; write fuzz.json."""
+             out: Callable[[str], None] = print, every: float = PROGRESS_EVERY_S) -> Campaign:
+    """Run the campaign; print progress (every ``every`` seconds) and each new failure; write fuzz.json."""
     report_dir.mkdir(parents=True, exist_ok=True)
     result = Campaign()
     started = time.monotonic()
@@ -154,7 +154,7 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
 
     def progress(final: bool = False) -> None:
         now = time.monotonic()
-        if not final and now - shown[0] < PROGRESS_EVERY_S:
+        if not final and now - shown[0] < every:
             return
         shown[0] = now
         total, elapsed = sum(result.exchanges.values()), now - started

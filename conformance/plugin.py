@@ -58,6 +58,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--seed", type=int, default=1, help="hypothesis seed (runs are reproducible)")
     group.addoption("--level", default="must", choices=["must", "should", "may"], help="lowest level whose failure fails the run")
     group.addoption("--only", action="append", default=[], help="run only this requirement ID or glob (repeatable)")
+    group.addoption("--skip", action="append", default=[], help="do not run this requirement ID or glob (repeatable)")
     group.addoption("--report", dest="conformance_report", default=None, help="report directory (default reports/<profile>-<time>)")
     group.addoption("--fault", action="append", default=[], help="inject a named fault into the built-in reference")
     group.addoption("--binding", default=None, help="which of the profile's bindings to speak (e.g. http, mcp)")
@@ -171,6 +172,7 @@ class RunSession:
         self.profile = profile
         self.gate = opt.level
         self.only = set(opt.only or [])
+        self.skip = set(opt.skip or [])
         self.allow_untested = bool(opt.allow_untested)
         self.budget = opt.budget
         self.started_at = datetime.now(UTC)
@@ -289,12 +291,14 @@ class RunSession:
         self.record(result, data["stopped_before"])
 
     def selected(self, rid: str) -> bool:
-        """Chosen by --only (ids or globs), or no --only given."""
-        return not self.only or any(fnmatch.fnmatchcase(rid, pattern) for pattern in self.only)
+        """Chosen by --only (ids or globs), or no --only given, and not named by --skip."""
+        def named(patterns: set[str]) -> bool:
+            return any(fnmatch.fnmatchcase(rid, pattern) for pattern in patterns)
+        return (not self.only or named(self.only)) and not named(self.skip)
 
     def execute(self, req: Requirement) -> Result:
         if not self.selected(req.id):
-            result = Result(req, Verdict("skipped", "not selected by --only"))
+            result = Result(req, Verdict("skipped", "not selected by --only / --skip"))
         else:
             verdict = execute(req, self.run_ctx)
             result = Result(req, verdict)
@@ -371,7 +375,7 @@ class RunSession:
             unreachable=unreachable,
             binding=self.run_ctx.binding,
             baseline={"file": str(self.baseline.source), "stale": self.baseline.stale} if self.baseline else None,
-            partial=bool(self.only),
+            partial=bool(self.only or self.skip),
             declared=self.run_ctx.declared,
             stopped=stopped,
         )

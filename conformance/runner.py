@@ -100,6 +100,7 @@ class RunContext:
     world: dict[str, Any] = field(default_factory=dict)  # ids of a live target's seeded world (config `world:`)
     declared: frozenset[str] = frozenset()  # optional features the deployment declares it does not offer
     shrink: bool = True  # minimise failing examples (off where only whether a check crashes matters)
+    reference: Any = None  # the built-in reference's instance, in process (selftest traces what checks read)
 
     @property
     def target(self) -> str:

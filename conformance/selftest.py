@@ -11,12 +11,14 @@ on a faulty reference as on the clean one."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from conformance.model import Profile
 from conformance.runner import Verdict, execute
-from conformance.targets import open_run
+from conformance.targets import deviations, open_run
 
 
 @dataclass
@@ -59,12 +61,53 @@ def structural_problems(profile: Profile) -> list[str]:
     return problems
 
 
-def run_clean(profile: Profile, budget: str = "quick", seed: int = 1, binding: str | None = None) -> dict[str, Verdict]:
+@dataclass
+class CleanRun:
+    """The clean reference's verdicts, and for each requirement the names of the
+    reference's attributes (methods and settings) it read there."""
+
+    verdicts: dict[str, Verdict]
+    reach: dict[str, frozenset[str]]
+
+
+def run_clean(profile: Profile, budget: str = "quick", seed: int = 1, binding: str | None = None) -> CleanRun:
     run = open_run(profile, "reference", budget=budget, seed=seed, binding=binding)
+    read: set[str] = set()
+    trace_reads(run.reference, read)
+    verdicts, reach = {}, {}
     try:
-        return {req.id: execute(req, run) for req in profile.requirements}
+        for req in profile.requirements:
+            read.clear()
+            verdicts[req.id] = execute(req, run)
+            reach[req.id] = frozenset(read)
+        return CleanRun(verdicts, reach)
     finally:
         run.http.close()
+
+
+def trace_reads(reference: Any, into: set[str]) -> None:
+    """From now on every attribute read on ``reference`` (its own calls included) adds
+    the attribute's name to ``into``."""
+    base: Any = type(reference)
+
+    def __getattribute__(self: Any, name: str) -> Any:
+        into.add(name)
+        return base.__getattribute__(self, name)
+
+    reference.__class__ = type(base.__name__, (base,), {"__getattribute__": __getattribute__})
+
+
+def changed_by(profile: Profile, deviation: str) -> frozenset[str] | None:
+    """The attributes of the reference a variant (or fault) sets, replaces or changes in
+    place (one level into a dict, list or set); None when it changes none of them (it
+    patched something else, which any requirement may reach)."""
+    reference = profile.create_reference(profile).state.reference
+    before = dict(vars(reference))
+    contents = {k: copy.copy(v) for k, v in before.items() if isinstance(v, (dict, list, set))}
+    deviations(profile, (deviation,))[0](reference)
+    after = vars(reference)
+    changed = {k for k, v in after.items() if k not in before or v is not before[k] or (k in contents and v != contents[k])}
+    return frozenset(changed) or None
 
 
 def run_fault(profile: Profile, fault: str, budget: str = "quick", seed: int = 1, binding: str | None = None) -> dict[str, Verdict]:
@@ -78,13 +121,19 @@ def run_fault(profile: Profile, fault: str, budget: str = "quick", seed: int = 1
 
 
 def run_variant(profile: Profile, variant: str, budget: str = "quick", seed: int = 1,
-                binding: str | None = None) -> dict[str, Verdict]:
+                binding: str | None = None, reach: dict[str, frozenset[str]] | None = None) -> dict[str, Verdict]:
     """Run the MUST requirements against a fresh reference showing an allowed variant
     (no MUST may fail on one; a SHOULD may: it is the profile's preferred reading, and
-    crashes are what the clean runs and the malformed-answer test look for)."""
+    crashes are what the clean runs and the malformed-answer test look for).
+
+    With ``reach`` (a clean run's), only the requirements that read an attribute the
+    variant changes: the others run as they did on the clean reference, and passed."""
+    changed = changed_by(profile, variant) if reach is not None else None
+    chosen = [req for req in profile.requirements if req.level == "MUST"
+              and (changed is None or reach is None or req.id not in reach or reach[req.id] & changed)]
     run = open_run(profile, "reference", faults=(variant,), budget=budget, seed=seed, binding=binding)
     try:
-        return {req.id: execute(req, run) for req in profile.requirements if req.level == "MUST"}
+        return {req.id: execute(req, run) for req in chosen}
     finally:
         run.http.close()
 
@@ -158,9 +207,14 @@ def fault_problems(fault: str, per_binding: dict[str | None, dict[str, Verdict]]
     return problems
 
 
-def _unit(profile: Profile | str, kind: str, name: str | None, budget: str, seed: int) -> tuple[str, list[str]]:
-    """One line of the selftest and its problems: the clean reference over one binding,
-    one fault, or one variant (a top-level function taking a profile's name, so a
+Reach = dict[str | None, dict[str, frozenset[str]]]  # binding -> a clean run's reach
+
+
+def _unit(profile: Profile | str, kind: str, name: str | None, budget: str, seed: int,
+          reach: Reach | None = None) -> tuple[str, list[str], Reach]:
+    """One line of the selftest, its problems, and (for the clean reference) its reach:
+    the clean reference over one binding, one fault, or one variant against what the
+    clean runs say it reaches (a top-level function taking a profile's name, so a
     process pool can run it)."""
     if isinstance(profile, str):
         from conformance.profiles import load_profile
@@ -169,48 +223,60 @@ def _unit(profile: Profile | str, kind: str, name: str | None, budget: str, seed
     bindings = bindings_of(profile)
     if kind == "clean":
         where = f" over {name}" if name else ""
-        problems = clean_problems(run_clean(profile, budget, seed, name), where, profile.is_deferred)
-        return f"  clean reference{where}: {'all pass' if not problems else 'PROBLEMS'}", problems
+        clean = run_clean(profile, budget, seed, name)
+        problems = clean_problems(clean.verdicts, where, profile.is_deferred)
+        return f"  clean reference{where}: {'all pass' if not problems else 'PROBLEMS'}", problems, {name: clean.reach}
     if kind == "fault":
         assert name is not None
         problems = fault_problems(name, {b: run_fault(profile, name, budget, seed, b) for b in bindings})
         word = "MISSED" if any(": not caught by " in p for p in problems) else "CRASHED" if problems else "caught"
-        return f"  fault {name:36} {word}", problems
+        return f"  fault {name:36} {word}", problems, {}
     assert name is not None
-    problems = [p for b in bindings
-                for p in variant_problems(profile, name, run_variant(profile, name, budget, seed, b), f" over {b}" if b else "")]
-    return f"  variant {name:34} {'allowed' if not problems else 'FALSE ALARM'}", problems
+    runs = {b: run_variant(profile, name, budget, seed, b, (reach or {}).get(b)) for b in bindings}
+    problems = [p for b, verdicts in runs.items() for p in variant_problems(profile, name, verdicts, f" over {b}" if b else "")]
+    if not any(runs.values()):
+        problems.append(f"variant {name}: no MUST requirement reads what it changes, so it proves nothing")
+    return f"  variant {name:34} {'allowed' if not problems else 'FALSE ALARM'}", problems, {}
 
 
 def selftest(profile: Profile, budget: str = "quick", seed: int = 1, out: Callable[[str], None] = print,
              workers: int = 1) -> SelftestResult:
     """The clean reference, every fault and every variant; ``workers`` processes run
-    them side by side (lines still come in order)."""
+    them side by side (lines still come in order). The clean runs go first: each
+    variant then runs the requirements that read what it changes."""
     result = SelftestResult(structural_problems(profile))
     bindings = bindings_of(profile)
     out(f"selftest {profile.name}: {len(profile.requirements)} requirements, {len(profile.faults)} faults, "
         f"{len(profile.variants)} variants"
         + (f", bindings {', '.join(map(str, bindings))}" if bindings != [None] else ""))
-    units: list[tuple[str, str | None]] = [("clean", b) for b in bindings]
     faults = live_faults(profile)
     if len(faults) < len(profile.faults):
         out(f"  {len(profile.faults) - len(faults)} faults wait for deferred requirements ({profile.deferred_until})")
-    units += [("fault", f) for f in faults] + [("variant", v) for v in sorted(profile.variants)]
+    first: list[tuple[str, str | None]] = [("clean", b) for b in bindings] + [("fault", f) for f in faults]
+    variants = sorted(profile.variants)
+    reach: Reach = {}
+
+    def report(line: str, problems: list[str], found: Reach) -> None:
+        result.problems.extend(problems)
+        reach.update(found)
+        out(line)
+
     if workers > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(_unit, profile.name, kind, name, budget, seed) for kind, name in units]
-            outcomes = (f.result() for f in futures)
-            for line, problems in outcomes:
-                result.problems += problems
-                out(line)
+            futures = [pool.submit(_unit, profile.name, kind, name, budget, seed) for kind, name in first]
+            for future in futures[:len(bindings)]:  # the clean runs: the variants need their reach
+                report(*future.result())
+            futures += [pool.submit(_unit, profile.name, "variant", v, budget, seed, reach) for v in variants]
+            for future in futures[len(bindings):]:
+                report(*future.result())
     else:
-        for kind, name in units:
-            line, problems = _unit(profile, kind, name, budget, seed)
-            result.problems += problems
-            out(line)
+        for kind, name in first:
+            report(*_unit(profile, kind, name, budget, seed))
+        for name in variants:
+            report(*_unit(profile, "variant", name, budget, seed, reach))
     for problem in result.problems:
         out(f"  problem: {problem}")
     out(f"selftest {profile.name}: {'ok' if result.ok else f'{len(result.problems)} problem(s)'}")

@@ -152,11 +152,13 @@ def open_run(
     binding = choose_binding(profile, binding)
     credentials: dict[str, Any] = {}
     control: str | None = None
+    reference = None
     if target == "reference":
         app = reference_app(profile, faults, **(reference_options or {}))
         credentials.update(profile.reference_credentials)
         control = CONTROL_PREFIX
         http_kwargs: dict[str, Any] = {"app": app}
+        reference = app.state.reference
     else:
         if faults:
             raise ConfigError("--fault applies to the built-in reference only")
@@ -185,6 +187,7 @@ def open_run(
         world=dict(config.get("world") or {}),
         declared=declared_features(profile, config.get("declared") or []),
         shrink=shrink,
+        reference=reference,
     )
 
 

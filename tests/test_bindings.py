@@ -112,7 +112,7 @@ def test_a_live_canon_target_that_requires_a_token_passes_with_it(canon_server, 
                          "--report", str(report))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     summary = json.loads((report / "summary.json").read_text())
-    assert summary["verdict"] == "pass" and summary["counts"]["untested"] == 0
+    assert summary["verdict"] == "pass" and summary["counts"]["untested"] == 0 and summary["binding"] == binding_name
     assert summary["counts"]["failed"] == 0 and summary["counts"]["passed"] >= 80
     assert REFERENCE_TOKEN not in result.stdout + (report / "summary.json").read_text()
 

@@ -11,11 +11,11 @@ from tests.conftest import conformance
 
 def test_a_campaign_reports_progress_and_writes_each_new_failure_once(tmp_path):
     report = tmp_path / "fuzz"
-    result = conformance("fuzz", "bindu", "--for", "12s", "--workers", "2", "--fault", "no_body_limit",
+    result = conformance("fuzz", "bindu", "--for", "5s", "--progress", "1", "--workers", "2", "--fault", "no_body_limit",
                          "--report", str(report), timeout=300)
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr
     progress = [line for line in result.stdout.splitlines() if re.match(r"\[\d\d:\d\d\] \d+ exchanges \(", line)]
-    assert len(progress) >= 2, result.stdout  # one by the tenth second, one at the end
+    assert len(progress) >= 3, result.stdout  # about one a second while the workers generate, one at the end
     found = [line for line in result.stdout.splitlines() if line.startswith("NEW FAILURE")]
     assert len(found) == 1 and "BINDU-RPC-BODY-LIMIT" in found[0]  # both workers find it: reported once
     cases = list((report / "cases").iterdir())
@@ -28,6 +28,9 @@ def test_a_campaign_reports_progress_and_writes_each_new_failure_once(tmp_path):
 def test_a_campaign_needs_a_duration_it_can_read(tmp_path):
     result = conformance("fuzz", "bindu", "--for", "a while", "--report", str(tmp_path / "f"))
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    for every in ("0.1", "60", "often"):
+        result = conformance("fuzz", "bindu", "--for", "5s", "--progress", every, "--report", str(tmp_path / "f"))
+        assert result.returncode == 2 and "--progress" in result.stderr and "Traceback" not in result.stderr, result.stderr
 
 
 def test_a_campaign_against_a_target_that_is_not_there_exits_3_with_one_line(tmp_path):

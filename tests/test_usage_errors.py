@@ -134,3 +134,16 @@ def test_the_seeded_utf8_table_is_what_hypothesis_computes(tmp_path):
     finally:
         set_hypothesis_home_dir(None)
     assert [list(map(list, encodable.intervals)), list(non_roundtrip.intervals)] == UTF8_INTERVALS
+
+
+def test_skip_leaves_out_what_it_names_and_grades_nothing(tmp_path, capsys):
+    assert "unknown requirement" in one_line_error(capsys, ["run", "bindu", "--skip", "NO-SUCH-*"])
+    code = cli.main(["run", "bindu", "--budget", "quick", "--only", "BINDU-RPC-*", "--skip", "BINDU-RPC-PARSE-*",
+                     "--report", str(tmp_path / "r")])
+    assert code == 0, capsys.readouterr()
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    status = {r["id"]: r["status"] for r in summary["requirements"]}
+    assert status["BINDU-RPC-PARSE-ERROR"] == "skipped"
+    assert [rid for rid, s in status.items() if rid.startswith("BINDU-RPC-") and s == "passed"]
+    assert all(s == "skipped" for rid, s in status.items() if not rid.startswith("BINDU-RPC-"))
+    assert summary["grade"] == "ungraded"

@@ -35,6 +35,22 @@ def data_schema(profile: Profile) -> dict[str, Any]:
     return dict(part["properties"]["data"])
 
 
+def branch_validators(profile: Profile) -> dict[str, Any]:
+    """A validator per command, by its ``operation`` const: the union's 52 branches
+    checked one by one cost about 4 ms an instance, the one named branch 0.1 ms."""
+    branches = data_schema(profile)["anyOf"]
+    assert all("operation" in b["required"] for b in branches), "every command names its operation"
+    return {b["properties"]["operation"]["const"]: validator_for(b) for b in branches}
+
+
+def is_some_command(branches: dict[str, Any], data: Any) -> bool:
+    """Valid against the union of commands: only the branch its ``operation`` names can
+    accept it (each branch requires its const)."""
+    name = data.get("operation") if isinstance(data, dict) else None
+    branch = branches.get(name) if isinstance(name, str) else None
+    return bool(branch and branch.is_valid(data))
+
+
 def within_prose(profile: Profile, data: Any) -> Any:
     """A schema-valid command kept within what the document's prose adds (after_seq and
     before_seq never together, seq strings at most the int64 maximum it names) and
@@ -81,11 +97,11 @@ def valid_command(name: str) -> Callable[[CheckContext], None]:
 def invalid_command(name: str) -> Callable[[CheckContext], None]:
     def check(ctx: CheckContext) -> None:
         c = PlazaClient(ctx, reset=False)
-        union = validator_for(data_schema(ctx.profile))
+        branches = branch_validators(ctx.profile)
 
         def another_command(bad: InvalidInstance, reply: Reply) -> bool:
             """Broken for this branch but a valid instance of another command."""
-            return bool(union.is_valid(bad.instance))
+            return is_some_command(branches, bad.instance)
 
         invalid_inputs_rejected(ctx, ctx.profile.operations[name], lambda d: c.send(c.params({"data": d})), INVALID,
                                 tolerated=another_command, sweep=True)
