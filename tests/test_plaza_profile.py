@@ -61,3 +61,20 @@ def test_a_break_is_judged_by_the_branch_its_operation_names_as_by_the_whole_uni
 
         agrees()
     assert seen[False] > 0 and len(branches) == 52
+
+
+def test_the_marker_never_mends_a_break():
+    """The error-shape rows put a marker into the broken text (no error may quote it); where
+    the text itself is what breaks (empty: minLength), the marker would mend it."""
+    from conformance.protocols.plaza.wire import MARKER, marked, text_operation
+    from conformance.spec.invalid import example_breaks
+    from conformance.spec.schemas import validator_for
+
+    schema = text_operation(load_profile("agent-plaza").operations["SendMessage"]).params_schema
+    breaks = example_breaks(schema)
+    text_breaks = [b for b in breaks if b.violation.pointer == "/message/parts/0/text"]
+    assert {"minLength", "maxLength"} <= {b.violation.keyword for b in text_breaks}
+    for bad in breaks:
+        sent = marked(bad, schema)
+        assert not validator_for(schema).is_valid(sent), (bad.violation, sent)
+    assert any(MARKER in json.dumps(marked(b, schema)) for b in breaks)

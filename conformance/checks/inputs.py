@@ -18,7 +18,7 @@ from conformance.checks.errors import (
 from conformance.model import Operation
 from conformance.runner import CheckContext
 from conformance.spec.invalid import InvalidInstance, example_breaks, invalid_strategy
-from conformance.spec.schemas import schema_errors, strategy_for
+from conformance.spec.schemas import schema_errors, strategy_for, validator_for
 from conformance.transport.binding import Reply
 
 Call = Callable[[Any], Reply]
@@ -46,9 +46,12 @@ def valid_inputs_accepted(
     With ``extra_property``, an input with one more unknown property must be
     accepted too where the schema does not forbid it."""
     rejected = {catalog_entry(ctx.profile, r).code for r in rejections}
+    schema = validator_for(op.params_schema)
 
     def body(value: Any) -> None:
         value = prepare(value)
+        if not schema.is_valid(value):
+            return  # the preparation broke what was drawn: not a schema-valid input to judge
         variants = [value]
         if extra_property and isinstance(value, dict) and op.params_schema.get("additionalProperties", True) is not False:
             variants.append({**value, extra_property: "allowed: the schema does not forbid it"})
@@ -86,10 +89,14 @@ def invalid_inputs_rejected(
     ``tolerated`` names answers the spec itself lets a server give to a break;
     ``sweep`` first sends each break of the schema's small example once (every keyword
     reached, whatever the budget), then the generated ones."""
+    schema = validator_for(op.params_schema)
+
     def body(bad: InvalidInstance) -> None:
         v = bad.violation
         what = f"{op.name} with an input breaking '{v.keyword}' at {v.pointer or '(root)'} ({v.description})"
         instance = prepare(bad) if prepare else bad.instance
+        if prepare and schema.is_valid(instance):
+            return  # the preparation mended the break: nothing to judge
         before = state() if state else None
         reply = call(instance)
         if tolerated and tolerated(bad, reply):

@@ -18,6 +18,7 @@ from conformance.model import Operation, Requirement
 from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, dig, fresh_id
 from conformance.runner import CheckContext
 from conformance.spec.invalid import InvalidInstance, invalid_strategy
+from conformance.spec.schemas import validator_for
 from conformance.table import Table
 from conformance.transport.binding import RawToken, Reply
 
@@ -323,13 +324,14 @@ def check_get_task_invalid(ctx: CheckContext) -> None:
     invalid_inputs_rejected(ctx, ctx.profile.operations["GetTask"], lambda p: c.rpc("GetTask", p), INVALID)
 
 
-def marked(bad: InvalidInstance) -> Any:
-    """An invalid SendMessage whose text carries a marker no error may quote."""
+def marked(bad: InvalidInstance, schema: dict[str, Any]) -> Any:
+    """An invalid SendMessage whose text carries a marker no error may quote; unmarked
+    where the marker would mend the break (an empty text broke minLength)."""
     params = copy.deepcopy(bad.instance)
     parts = dig(params, "message", "parts")
     if isinstance(parts, list) and parts and isinstance(parts[0], dict) and isinstance(parts[0].get("text"), str):
         parts[0]["text"] = (MARKER + parts[0]["text"])[: max(len(parts[0]["text"]), len(MARKER))]
-    return params
+    return bad.instance if validator_for(schema).is_valid(params) else params
 
 
 def issues_of(ctx: CheckContext, info: dict[str, Any]) -> list[Any]:
@@ -350,7 +352,7 @@ def invalid_answers(ctx: CheckContext, judge: Callable[[Reply, Any, InvalidInsta
     op = text_operation(ctx.profile.operations["SendMessage"])
 
     def body(bad: InvalidInstance) -> None:
-        sent = marked(bad)
+        sent = marked(bad, op.params_schema)
         reply = c.send(sent)
         expect_error(ctx, reply, INVALID, f"SendMessage breaking '{bad.violation.keyword}' at {bad.violation.pointer}")
         judge(reply, sent, bad)
