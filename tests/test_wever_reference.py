@@ -985,3 +985,16 @@ def test_control_can_be_disabled() -> None:
     relay = Relay(control=False)
     assert relay.client.post("/_control/reset", json={}).status_code == 404
     assert relay.ok("get_mailbox", {}, "alice")["mailbox_id"] == CREDS["alice"]["id"]
+
+
+def test_calls_at_once_each_get_their_own_thread():
+    """The concurrent-replay checks mean "at once": even calls that end at once run in as
+    many threads as there are calls (a pool would reuse a finished thread, and the
+    replication-lag fault, which tells workers apart by thread, would go unseen)."""
+    import threading
+
+    from conformance.checks.idempotency import at_once
+
+    for _ in range(20):
+        idents = at_once(8, threading.get_ident)
+        assert len(set(idents)) == 8

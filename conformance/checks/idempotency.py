@@ -6,16 +6,18 @@ creates a new object each time."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from conformance.checks.errors import expect_refusal, expect_result
 from conformance.runner import CheckContext
 from conformance.transport.binding import Reply
 
 Send = Callable[[str, str], Reply]  # (key, which body: "a" or "b") -> answer
+T = TypeVar("T")
 
 
 def replay_once(send: Callable[[CheckContext], Send], effects: Callable[[CheckContext], Callable[[], int]],
@@ -34,6 +36,20 @@ def replay_once(send: Callable[[CheckContext], Send], effects: Callable[[CheckCo
     return check
 
 
+def at_once(copies: int, call: Callable[[], T]) -> list[T]:
+    """``call`` made ``copies`` times at once: each in its own thread, all released
+    together (a pool could otherwise hand the next call to a thread whose first call
+    had already finished, and the calls would not overlap at all)."""
+    start = threading.Barrier(copies)
+
+    def one(_: int) -> T:
+        start.wait()
+        return call()
+
+    with ThreadPoolExecutor(max_workers=copies) as pool:
+        return list(pool.map(one, range(copies)))
+
+
 def replay_concurrent(send: Callable[[CheckContext], Send], effects: Callable[[CheckContext], Callable[[], int]],
                       what: str, copies: int = 4) -> Callable[[CheckContext], None]:
     """The same key and body sent ``copies`` times at once: every answer is the
@@ -41,8 +57,7 @@ def replay_concurrent(send: Callable[[CheckContext], Send], effects: Callable[[C
     def check(ctx: CheckContext) -> None:
         key, go, count = uuid.uuid4().hex, send(ctx), effects(ctx)
         before = count()
-        with ThreadPoolExecutor(max_workers=copies) as pool:
-            replies = list(pool.map(lambda _: go(key, "a"), range(copies)))
+        replies = at_once(copies, lambda: go(key, "a"))
         results = [expect_result(ctx, reply, f"{what} ({copies} copies at once)") for reply in replies]
         ctx.expect(all(r == results[0] for r in results),
                    f"{copies} identical {what} at once got different answers: {results}", kind="state_changed")

@@ -10,7 +10,6 @@ import base64
 import hashlib
 import json
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from conformance.checks import auth, idempotency
@@ -377,8 +376,7 @@ def a2a_concurrent(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     c.allow(SENDER, RECIPIENT)
     params = c.a2a_message()
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        replies = list(pool.map(lambda _: c.a2a_call("SendMessage", params), range(8)))
+    replies = idempotency.at_once(8, lambda: c.a2a_call("SendMessage", params))
     ids = {dig(r.json(), "result", "task", "id") for r in replies}
     ctx.expect(len(ids) == 1 and None not in ids, f"8 identical SendMessage at once answered tasks {sorted(map(str, ids))}",
                kind="state_changed")
