@@ -77,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=1, help="hypothesis seed; the same seed replays the same run (default 1)")
     s.add_argument("--level", default="must", choices=["must", "should", "may"], help="lowest level whose failure fails the run (default must)")
     s.add_argument("--only", action="append", default=[], metavar="ID", help="run only this requirement, an ID or a glob such as 'PLAZA-RECV-*' (repeatable); others are reported skipped")
-    s.add_argument("--skip", action="append", default=[], metavar="ID", help="do not run this requirement, an ID or a glob (repeatable); it is reported skipped and the run is graded partial, like --only")
+    s.add_argument("--skip", action="append", default=[], metavar="ID", help="do not run this requirement, an ID or a glob (repeatable); it is reported skipped and, as with --only, the run is left ungraded")
     s.add_argument("--report", default=None, metavar="DIR", help="report directory (default reports/<profile>-<timestamp>)")
     s.add_argument("--junit", default=None, metavar="FILE", help="JUnit XML path (default <report>/junit.xml)")
     s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a named fault (or variant) into the built-in reference (repeatable; see `conformance list PROFILE`)")

@@ -129,8 +129,11 @@ def run_variant(profile: Profile, variant: str, budget: str = "quick", seed: int
     With ``reach`` (a clean run's), only the requirements that read an attribute the
     variant changes: the others run as they did on the clean reference, and passed."""
     changed = changed_by(profile, variant) if reach is not None else None
-    chosen = [req for req in profile.requirements if req.level == "MUST"
-              and (changed is None or reach is None or req.id not in reach or reach[req.id] & changed)]
+
+    def reaches(rid: str) -> bool:
+        return reach is None or changed is None or bool(reach.get(rid, changed) & changed)
+
+    chosen = [req for req in profile.requirements if req.level == "MUST" and reaches(req.id)]
     run = open_run(profile, "reference", faults=(variant,), budget=budget, seed=seed, binding=binding)
     try:
         return {req.id: execute(req, run) for req in chosen}

@@ -343,3 +343,25 @@ def test_invalid_strategy_draws_violations():
         _check(OBJ, drawn)
 
     check()
+
+
+def test_a_preparation_that_spoils_every_input_leaves_the_check_untested():
+    """A check's preparation (real ids, a marker) that turned every valid input invalid,
+    or mended every break, would judge nothing: the check says so (untested) instead of
+    passing, and sends none of them."""
+    from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
+    from conformance.profiles import load_profile
+    from conformance.runner import CheckContext, Untested
+    from conformance.spec.invalid import _example
+    from conformance.targets import open_run
+
+    profile = load_profile("bindu")
+    run = open_run(profile, "reference", budget="quick")
+    ctx = CheckContext(run, next(r for r in profile.requirements if r.id == "BINDU-PARAMS-VALID-TASKS-GET"))
+    op, sent = profile.operations["tasks/get"], []
+    with pytest.raises(Untested, match="preparation"):
+        valid_inputs_accepted(ctx, op, sent.append, (), prepare=lambda value: 42)
+    valid = _example(op.params_schema)
+    with pytest.raises(Untested, match="preparation"):
+        invalid_inputs_rejected(ctx, op, sent.append, None, prepare=lambda bad: valid)
+    assert sent == []

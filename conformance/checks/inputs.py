@@ -16,7 +16,7 @@ from conformance.checks.errors import (
     expect_result,
 )
 from conformance.model import Operation
-from conformance.runner import CheckContext
+from conformance.runner import CheckContext, Untested
 from conformance.spec.invalid import InvalidInstance, example_breaks, invalid_strategy
 from conformance.spec.schemas import schema_errors, strategy_for, validator_for
 from conformance.transport.binding import Reply
@@ -35,7 +35,7 @@ def valid_inputs_accepted(
     op: Operation,
     call: Call,
     rejections: Iterable[Any],
-    prepare: Callable[[Any], Any] = lambda v: v,
+    prepare: Callable[[Any], Any] | None = None,
     extra_property: str | None = None,
     answer_check: AnswerCheck | None = None,
     catalogued: bool = True,
@@ -46,12 +46,12 @@ def valid_inputs_accepted(
     With ``extra_property``, an input with one more unknown property must be
     accepted too where the schema does not forbid it."""
     rejected = {catalog_entry(ctx.profile, r).code for r in rejections}
-    schema = validator_for(op.params_schema)
+    prepared = Prepared(op, prepare)
 
     def body(value: Any) -> None:
-        value = prepare(value)
-        if not schema.is_valid(value):
-            return  # the preparation broke what was drawn: not a schema-valid input to judge
+        value = prepared(value, value, valid=True)
+        if value is Prepared.SPOILT:
+            return
         variants = [value]
         if extra_property and isinstance(value, dict) and op.params_schema.get("additionalProperties", True) is not False:
             variants.append({**value, extra_property: "allowed: the schema does not forbid it"})
@@ -68,6 +68,36 @@ def valid_inputs_accepted(
                     expect_refused(ctx, reply, what)
 
     ctx.for_all(strategy_for(op.params_schema), body)
+    prepared.judged_some()
+
+
+class Prepared:
+    """A check's ``prepare`` (real ids, a marker, ...) applied to a drawn input, which is
+    judged only while it is still what was drawn: a valid input stays valid, a break stays
+    broken. A check whose preparation spoilt every input judged nothing: untested."""
+
+    SPOILT = object()
+
+    def __init__(self, op: Operation, prepare: Callable[[Any], Any] | None) -> None:
+        self.op, self.prepare = op, prepare
+        self.schema = validator_for(op.params_schema)
+        self.drawn = self.spoilt = 0
+
+    def __call__(self, drawn: Any, plain: Any, valid: bool) -> Any:
+        """What to send for ``drawn`` (``plain`` without a preparation), or SPOILT."""
+        self.drawn += 1
+        if self.prepare is None:
+            return plain
+        instance = self.prepare(drawn)
+        if self.schema.is_valid(instance) != valid:
+            self.spoilt += 1
+            return Prepared.SPOILT
+        return instance
+
+    def judged_some(self) -> None:
+        if self.drawn and self.spoilt == self.drawn:
+            raise Untested(f"{self.op.name}: the check's preparation changed every generated input into what it was not "
+                           "drawn to be (a bug of the check: nothing was judged)")
 
 
 def invalid_inputs_rejected(
@@ -89,14 +119,14 @@ def invalid_inputs_rejected(
     ``tolerated`` names answers the spec itself lets a server give to a break;
     ``sweep`` first sends each break of the schema's small example once (every keyword
     reached, whatever the budget), then the generated ones."""
-    schema = validator_for(op.params_schema)
+    prepared = Prepared(op, prepare)
 
     def body(bad: InvalidInstance) -> None:
         v = bad.violation
         what = f"{op.name} with an input breaking '{v.keyword}' at {v.pointer or '(root)'} ({v.description})"
-        instance = prepare(bad) if prepare else bad.instance
-        if prepare and schema.is_valid(instance):
-            return  # the preparation mended the break: nothing to judge
+        instance = prepared(bad, bad.instance, valid=False)
+        if instance is Prepared.SPOILT:
+            return
         before = state() if state else None
         reply = call(instance)
         if tolerated and tolerated(bad, reply):
@@ -113,6 +143,7 @@ def invalid_inputs_rejected(
     for bad in example_breaks(op.params_schema) if sweep else []:
         body(bad)
     ctx.for_all(invalid_strategy(op.params_schema), body)
+    prepared.judged_some()
 
 
 def examples_refused(inputs: Callable[[CheckContext], dict[str, Callable[[], Reply]]], error: Any = None,
