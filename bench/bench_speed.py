@@ -27,18 +27,20 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-# runs the CLI and prints its peak RSS (KiB on Linux) on stderr's last line
-WRAPPER = ("import resource, sys; from conformance.cli import main; code = main(sys.argv[1:]); "
-           "print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); sys.exit(code)")
 
 
 def cli(*args: str) -> tuple[float, int, subprocess.CompletedProcess[str]]:
-    """(wall seconds, peak RSS in MB, the process) of one `conformance` command."""
-    started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", WRAPPER, *args], cwd=ROOT, capture_output=True, text=True)
-    wall = time.perf_counter() - started
-    rss = next((int(line.split()[1]) for line in reversed(proc.stderr.splitlines()) if line.startswith("maxrss ")), 0)
-    return wall, rss // 1024, proc
+    """(wall seconds, peak RSS in MB, the process) of one `conformance` command; the
+    peak is the child's own (tests/peak_memory.py: rusage would include this process's)."""
+    from tests import peak_memory
+
+    with tempfile.TemporaryDirectory() as tmp:
+        peak = Path(tmp) / "peak"
+        started = time.perf_counter()
+        proc = subprocess.run(peak_memory.command(*args), cwd=ROOT, capture_output=True, text=True,
+                              env={**os.environ, "CONFORMANCE_PEAK_FILE": str(peak)})
+        wall = time.perf_counter() - started
+        return wall, peak_memory.read_mb(peak), proc
 
 
 def free_port() -> int:

@@ -120,23 +120,64 @@ def run_fault(profile: Profile, fault: str, budget: str = "quick", seed: int = 1
         run.http.close()
 
 
-def run_variant(profile: Profile, variant: str, budget: str = "quick", seed: int = 1,
-                binding: str | None = None, reach: dict[str, frozenset[str]] | None = None) -> dict[str, Verdict]:
-    """Run the MUST requirements against a fresh reference showing an allowed variant
-    (no MUST may fail on one; a SHOULD may: it is the profile's preferred reading, and
-    crashes are what the clean runs and the malformed-answer test look for).
+def variant_groups(profile: Profile) -> list[tuple[str, ...]]:
+    """The variants in groups that change disjoint attributes of the reference: one run
+    of a group shows all its behaviours at once, as a real server shows many, and runs
+    each requirement they reach once instead of once per variant. Variants that change
+    the same attribute, or none that the trace can see, stay in separate groups."""
+    groups: list[tuple[set[str], list[str]]] = []
+    for name in sorted(profile.variants):
+        changed = changed_by(profile, name)
+        home = next((g for g in groups if changed is not None and g[0] and not g[0] & changed), None)
+        if home is None:
+            groups.append((set(changed or ()), [name]))
+        else:
+            home[0].update(changed or ())
+            home[1].append(name)
+    return [tuple(names) for _, names in groups]
 
-    With ``reach`` (a clean run's), only the requirements that read an attribute the
-    variant changes: the others run as they did on the clean reference, and passed."""
-    changed = changed_by(profile, variant) if reach is not None else None
 
-    def reaches(rid: str) -> bool:
-        return reach is None or changed is None or bool(reach.get(rid, changed) & changed)
+def run_variants(profile: Profile, group: tuple[str, ...], budget: str = "quick", seed: int = 1,
+                 binding: str | None = None, reach: dict[str, frozenset[str]] | None = None) -> dict[str, dict[str, Verdict]]:
+    """For each variant of ``group``, the verdicts of the MUST requirements it reaches,
+    against a reference showing the allowed behaviour (no MUST may fail on one; a
+    SHOULD may: it is the profile's preferred reading).
 
-    chosen = [req for req in profile.requirements if req.level == "MUST" and reaches(req.id)]
-    run = open_run(profile, "reference", faults=(variant,), budget=budget, seed=seed, binding=binding)
+    A variant reaches the requirements that read an attribute it changes (with ``reach``,
+    a clean run's); the others run as they did on the clean reference, and passed.
+    The group's variants run together on one reference. A requirement that does not
+    pass there runs again under each of its variants alone, so a failure names its
+    variant (and one variant cannot hide another's failure by stopping the check);
+    where every one alone passes, the group's verdict is kept under the name ``a+b+c``
+    of the whole group: a server may show them all at once."""
+    reached: dict[str, list[str]] = {}
+    for name in group:
+        changed = changed_by(profile, name) if reach is not None else None
+        reached[name] = [r.id for r in profile.requirements if r.level == "MUST"
+                         and (reach is None or changed is None or bool(reach.get(r.id, changed) & changed))]
+    together = _run(profile, group, {rid for rids in reached.values() for rid in rids}, budget, seed, binding)
+    result: dict[str, dict[str, Verdict]] = {name: {} for name in group}
+    for rid, verdict in together.items():
+        names = [name for name in group if rid in reached[name]]
+        if verdict.status in ("passed", "skipped") or len(group) == 1:
+            for name in names:
+                result[name][rid] = verdict
+            continue
+        alone = {name: _run(profile, (name,), {rid}, budget, seed, binding)[rid] for name in names}
+        for name, single in alone.items():
+            result[name][rid] = single
+        if all(v.status in ("passed", "skipped") for v in alone.values()):
+            result.setdefault("+".join(group), {})[rid] = verdict
+    return result
+
+
+def _run(profile: Profile, deviation_names: tuple[str, ...], rids: set[str], budget: str, seed: int,
+         binding: str | None) -> dict[str, Verdict]:
+    """The requirements ``rids`` in the profile's order, against one fresh reference
+    carrying ``deviation_names``."""
+    run = open_run(profile, "reference", faults=deviation_names, budget=budget, seed=seed, binding=binding)
     try:
-        return {req.id: execute(req, run) for req in chosen}
+        return {req.id: execute(req, run) for req in profile.requirements if req.id in rids}
     finally:
         run.http.close()
 
@@ -215,10 +256,10 @@ Reach = dict[str | None, dict[str, frozenset[str]]]  # binding -> a clean run's 
 
 def _unit(profile: Profile | str, kind: str, name: str | None, budget: str, seed: int,
           reach: Reach | None = None) -> tuple[str, list[str], Reach]:
-    """One line of the selftest, its problems, and (for the clean reference) its reach:
-    the clean reference over one binding, one fault, or one variant against what the
-    clean runs say it reaches (a top-level function taking a profile's name, so a
-    process pool can run it)."""
+    """The lines of the selftest, their problems, and (for the clean reference) its reach:
+    the clean reference over one binding, one fault, or one group of variants (``name``
+    their names, space-separated) against what the clean runs say they reach (a
+    top-level function taking a profile's name, so a process pool can run it)."""
     if isinstance(profile, str):
         from conformance.profiles import load_profile
 
@@ -235,18 +276,24 @@ def _unit(profile: Profile | str, kind: str, name: str | None, budget: str, seed
         word = "MISSED" if any(": not caught by " in p for p in problems) else "CRASHED" if problems else "caught"
         return f"  fault {name:36} {word}", problems, {}
     assert name is not None
-    runs = {b: run_variant(profile, name, budget, seed, b, (reach or {}).get(b)) for b in bindings}
-    problems = [p for b, verdicts in runs.items() for p in variant_problems(profile, name, verdicts, f" over {b}" if b else "")]
-    if not any(runs.values()):
-        problems.append(f"variant {name}: no MUST requirement reads what it changes, so it proves nothing")
-    return f"  variant {name:34} {'allowed' if not problems else 'FALSE ALARM'}", problems, {}
+    group = tuple(name.split(" "))
+    runs = {b: run_variants(profile, group, budget, seed, b, (reach or {}).get(b)) for b in bindings}
+    lines, problems = [], []
+    for variant in sorted({v for by_variant in runs.values() for v in by_variant}):
+        mine = [p for b, by_variant in runs.items() for p in
+                variant_problems(profile, variant, by_variant.get(variant, {}), f" over {b}" if b else "")]
+        if variant in group and not any(by_variant[variant] for by_variant in runs.values()):
+            mine.append(f"variant {variant}: no MUST requirement reads what it changes, so it proves nothing")
+        problems += mine
+        lines.append(f"  variant {variant:34} {'allowed' if not mine else 'FALSE ALARM'}")
+    return "\n".join(lines), problems, {}
 
 
 def selftest(profile: Profile, budget: str = "quick", seed: int = 1, out: Callable[[str], None] = print,
              workers: int = 1) -> SelftestResult:
     """The clean reference, every fault and every variant; ``workers`` processes run
     them side by side (lines still come in order). The clean runs go first: each
-    variant then runs the requirements that read what it changes."""
+    group of variants then runs the requirements that read what its variants change."""
     result = SelftestResult(structural_problems(profile))
     bindings = bindings_of(profile)
     out(f"selftest {profile.name}: {len(profile.requirements)} requirements, {len(profile.faults)} faults, "
@@ -256,7 +303,7 @@ def selftest(profile: Profile, budget: str = "quick", seed: int = 1, out: Callab
     if len(faults) < len(profile.faults):
         out(f"  {len(profile.faults) - len(faults)} faults wait for deferred requirements ({profile.deferred_until})")
     first: list[tuple[str, str | None]] = [("clean", b) for b in bindings] + [("fault", f) for f in faults]
-    variants = sorted(profile.variants)
+    variants = [" ".join(group) for group in variant_groups(profile)]
     reach: Reach = {}
 
     def report(line: str, problems: list[str], found: Reach) -> None:

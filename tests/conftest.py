@@ -1,4 +1,5 @@
 import gc
+import os
 import socket
 import subprocess
 import sys
@@ -15,6 +16,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     the garbage collector need not scan it again after every few thousand allocations."""
     gc.collect()
     gc.freeze()
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than there are CPUs. Part of the suite waits on real
+    time (deadlines, hung targets, child runs); the extra worker keeps the cores busy then
+    (2 cores: 2:47 with three workers, 2:57 with two)."""
+    return (os.cpu_count() or 1) + 1
 
 
 def free_port() -> int:

@@ -7,14 +7,16 @@ import pytest
 from conformance.profiles import available, load_profile
 from conformance.selftest import (
     bindings_of,
+    caught,
     changed_by,
     clean_problems,
     fault_problems,
     live_faults,
     run_clean,
     run_fault,
-    run_variant,
+    run_variants,
     structural_problems,
+    variant_groups,
     variant_problems,
 )
 from conformance.statements import coverage, map_problems
@@ -32,8 +34,9 @@ CLEAN = [(name, b) for name in PROFILES for b in bindings_of(load_profile(name))
 
 @pytest.mark.parametrize(("name", "binding"), CLEAN, ids=[f"{n}:{b}" if b else n for n, b in CLEAN])
 def test_clean_reference_passes_everything_and_no_must_fails_on_a_variant(name, binding):
-    """One clean run per binding, traced: each variant then runs the MUST requirements
-    that read what it changes (the others ran as on the clean reference and passed)."""
+    """One clean run per binding, traced: each group of variants then runs the MUST
+    requirements that read what its variants change (the others ran as on the clean
+    reference and passed)."""
     profile = load_profile(name)
     clean = run_clean(profile, binding=binding)
     assert clean_problems(clean.verdicts, "", profile.is_deferred) == []
@@ -46,11 +49,65 @@ def test_clean_reference_passes_everything_and_no_must_fails_on_a_variant(name, 
                   and clean.verdicts[r.id].status != "skipped" and not clean.reach[r.id] & changed]
         assert missed == [], f"{fault} changes {sorted(changed or ())}, which the trace of {missed} does not show"
     problems = []
-    for variant in sorted(profile.variants):
-        verdicts = run_variant(profile, variant, binding=binding, reach=clean.reach)
-        assert verdicts, f"{variant} changes {sorted(changed_by(profile, variant) or ())}, which no MUST requirement reads"
-        problems += variant_problems(profile, variant, verdicts, f" over {binding}")
+    for group in variant_groups(profile):
+        by_variant = run_variants(profile, group, binding=binding, reach=clean.reach)
+        for variant, verdicts in by_variant.items():
+            assert verdicts or variant not in group, \
+                f"{variant} changes {sorted(changed_by(profile, variant) or ())}, which no MUST requirement reads"
+            problems += variant_problems(profile, variant, verdicts, f" over {binding}")
     assert problems == []
+
+
+def test_variants_that_change_disjoint_attributes_run_together():
+    for name in PROFILES:
+        profile = load_profile(name)
+        groups = variant_groups(profile)
+        assert sorted(v for g in groups for v in g) == sorted(profile.variants)
+        for group in groups:
+            changed = [changed_by(profile, v) for v in group]
+            assert len(group) == 1 or all(c is not None for c in changed), group
+            for i, a in enumerate(changed):
+                assert all(not (a or set()) & (b or set()) for b in changed[i + 1:]), group
+    assert any(len(g) > 1 for g in variant_groups(load_profile("bindu")))
+
+
+def test_a_failure_in_a_group_lands_on_the_member_that_causes_it():
+    """A fault stands in for a variant that a check would wrongly fail: run beside a
+    real variant, the group's failure is run again under each alone and lands on it."""
+    profile = load_profile("bindu")
+    req = next(r for r in profile.requirements if r.level == "MUST" and r.faults and r.id.startswith("BINDU-AUTH"))
+    fault = req.faults[0]
+    variant = next(v for v in sorted(profile.variants)
+                   if changed_by(profile, v) and not changed_by(profile, v) & (changed_by(profile, fault) or set()))
+    reach = {r.id: frozenset() for r in profile.requirements}  # only req reads what the two change
+    reach[req.id] = (changed_by(profile, fault) or frozenset()) | changed_by(profile, variant)
+    result = run_variants(profile, (variant, fault), reach=reach)
+    assert set(result) == {variant, fault}, "the pair alone each explain the group's verdict"
+    assert result[fault][req.id].status == "failed" and caught(result[fault][req.id])
+    assert result[variant][req.id].status == "passed"
+
+
+def test_a_failure_only_together_is_kept_under_the_whole_group(monkeypatch):
+    """Each alone passes, together they fail: a server may show both, so the group's
+    failure is a problem in its own name."""
+    from conformance import selftest
+    from conformance.failures import DEFAULT_KIND, Failure
+    from conformance.runner import Verdict
+
+    def fake_run(profile, names, rids, budget, seed, binding):
+        if len(names) == 1:
+            return {rid: Verdict("passed") for rid in rids}
+        return {rid: Verdict("failed", "together", failures=[Failure(DEFAULT_KIND, "together")]) for rid in rids}
+
+    monkeypatch.setattr(selftest, "_run", fake_run)
+    profile = load_profile("bindu")
+    must = next(r.id for r in profile.requirements if r.level == "MUST")
+    group = next(g for g in variant_groups(profile) if len(g) > 1)[:2]
+    result = run_variants(profile, group, reach=None)  # no trace: each reaches every MUST
+    together = result["+".join(group)]
+    assert must in together and all(v.status == "failed" for v in together.values())
+    assert all(result[name] and all(v.status == "passed" for v in result[name].values()) for name in group)
+    assert variant_problems(profile, "+".join(group), together, "")  # a problem in the group's name
 
 
 FAULTS = [(name, fault) for name in PROFILES for fault in live_faults(load_profile(name))]
