@@ -9,7 +9,8 @@ For each profile:
 - bare rate: the profile's preflight request (its probe) re-sent as fast as one client can,
   through the same transport the suite uses (TestClient in process, httpx on loopback);
 - suite rate: exchanges per second of `conformance run PROFILE --budget B`, and its ratio
-  to the bare rate; peak RSS of the suite's process.
+  to the bare rate; peak RSS of the suite's process (its own: tests/peak_memory.py);
+- the floor: examples per second hypothesis draws with no exchange at all.
 Loopback targets are the profile's reference served by `conformance serve` on 127.0.0.1.
 """
 
@@ -83,6 +84,30 @@ def bare_rate(profile_name: str, seconds: float, target: str = "reference", conf
     return rate
 
 
+def hypothesis_floor(examples: int = 500) -> tuple[float, float]:
+    """Examples per second that hypothesis itself draws, with no exchange and no check:
+    of ``integers()`` and of a small JSON object (``dictionaries(text(), integers())``),
+    under the suite's settings. Every generated exchange pays at least this, so it bounds
+    the suite's rate whatever the target (the ratio goal asks for half the bare rate)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import strategies as st
+
+    def rate(strategy: st.SearchStrategy[Any]) -> float:
+        drawn = [0]
+
+        @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck),
+                  phases=[Phase.generate])
+        @given(strategy)
+        def draw(value: Any) -> None:
+            drawn[0] += 1
+
+        started = time.perf_counter()
+        draw()
+        return drawn[0] / (time.perf_counter() - started)
+
+    return rate(st.integers()), rate(st.dictionaries(st.text(), st.integers()))
+
+
 def suite_run(profile: str, budget: str, workers: str, *target: str) -> tuple[dict[str, Any], int, float]:
     with tempfile.TemporaryDirectory() as tmp:
         wall, rss, proc = cli("run", profile, "--budget", budget, "--report", tmp, "--workers", workers, *target)
@@ -123,6 +148,8 @@ def main() -> None:
     help_s = cli("--help")[0]
     list_s = cli("list")[0]
     print(f"start-up: conformance --help {help_s:.2f} s, conformance list {list_s:.2f} s")
+    ints, objects = hypothesis_floor()
+    print(f"hypothesis alone (no exchange): {ints:.0f} examples/s of integers(), {objects:.0f}/s of a small JSON object")
     for name in names:
         first = load_profile(name).requirements[0].id
         with tempfile.TemporaryDirectory() as tmp:
