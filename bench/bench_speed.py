@@ -38,8 +38,7 @@ def cli(*args: str) -> tuple[float, int, subprocess.CompletedProcess[str]]:
     with tempfile.TemporaryDirectory() as tmp:
         peak = Path(tmp) / "peak"
         started = time.perf_counter()
-        proc = subprocess.run(peak_memory.command(*args), cwd=ROOT, capture_output=True, text=True,
-                              env={**os.environ, "CONFORMANCE_PEAK_FILE": str(peak)})
+        proc = subprocess.run(peak_memory.command(peak, *args), cwd=ROOT, capture_output=True, text=True)
         wall = time.perf_counter() - started
         return wall, peak_memory.read_mb(peak), proc
 
@@ -87,7 +86,7 @@ def bare_rate(profile_name: str, seconds: float, target: str = "reference", conf
 def hypothesis_floor(examples: int = 500) -> tuple[float, float]:
     """Examples per second that hypothesis itself draws, with no exchange and no check:
     of ``integers()`` and of a small JSON object (``dictionaries(text(), integers())``),
-    under the suite's settings. Every generated exchange pays at least this, so it bounds
+    generation alone (no database, no shrinking). Every generated exchange pays at least this, so it bounds
     the suite's rate whatever the target (the ratio goal asks for half the bare rate)."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import strategies as st

@@ -12,10 +12,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# `python -c WRAPPER ARGS...` runs `conformance ARGS...` as `python -m conformance.cli`
-# does, then writes its peak (KiB) to $CONFORMANCE_PEAK_FILE at exit
+# `python -c WRAPPER FILE ARGS...` runs `conformance ARGS...` as `python -m conformance.cli`
+# does, then writes its peak (KiB) to FILE at exit
 WRAPPER = """
-import atexit, os, runpy, sys
+import atexit, runpy, sys
+_file = sys.argv.pop(1)
 def _peak():
     try:
         with open('/proc/self/status') as status:
@@ -23,16 +24,16 @@ def _peak():
     except (OSError, StopIteration):  # not Linux: the rusage figure, an upper bound
         import resource
         kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    with open(os.environ['CONFORMANCE_PEAK_FILE'], 'w') as out:
+    with open(_file, 'w') as out:
         out.write(str(kib))
 atexit.register(_peak)
 runpy.run_module('conformance.cli', run_name='__main__', alter_sys=True)
 """
 
 
-def command(*args: str) -> list[str]:
-    """The argv of `conformance ARGS` that records its own peak memory."""
-    return [sys.executable, "-c", WRAPPER, *args]
+def command(peak: Path, *args: str) -> list[str]:
+    """The argv of `conformance ARGS` that writes its own peak memory to ``peak``."""
+    return [sys.executable, "-c", WRAPPER, str(peak), *args]
 
 
 def read_mb(path: Path) -> int:

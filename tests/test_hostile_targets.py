@@ -62,9 +62,9 @@ def run_conformance(tmp: Path, name: str, url: str, *, config: str, extra: tuple
     started = time.monotonic()
     with out.open("w") as o, err.open("w") as e:
         proc = subprocess.Popen(
-            peak_memory.command("run", "bindu", "--target", url, "--budget", "quick",
+            peak_memory.command(peak, "run", "bindu", "--target", url, "--budget", "quick",
                                 "--config", "conformance.yaml", "--report", "r", *extra),
-            cwd=work, stdout=o, stderr=e, env={**os.environ, **(env or {}), "CONFORMANCE_PEAK_FILE": str(peak)},
+            cwd=work, stdout=o, stderr=e, env={**os.environ, **(env or {})},
         )
         timer = threading.Timer(kill_after, proc.kill)  # a hang fails the test instead of the suite
         timer.start()
