@@ -10,7 +10,10 @@ For each profile:
   through the same transport the suite uses (TestClient in process, httpx on loopback);
 - suite rate: exchanges per second of `conformance run PROFILE --budget B`, and its ratio
   to the bare rate; peak RSS of the suite's process (its own: tests/peak_memory.py);
-- the floor: examples per second hypothesis draws with no exchange at all.
+- the floor: examples per second hypothesis draws with no exchange at all;
+- on loopback, how busy the served target was (its CPU time over the wall time) in the
+  bare loop and in the suite's run: a suite far below the bare rate with an idle target
+  is bound by its own work (generation, judging), not by the target.
 Loopback targets are the profile's reference served by `conformance serve` on 127.0.0.1.
 """
 
@@ -41,6 +44,24 @@ def cli(*args: str) -> tuple[float, int, subprocess.CompletedProcess[str]]:
         proc = subprocess.run(peak_memory.command(peak, *args), cwd=ROOT, capture_output=True, text=True)
         wall = time.perf_counter() - started
         return wall, peak_memory.read_mb(peak), proc
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a process so far (Linux /proc; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def busy(pid: int, work: Any, *args: Any) -> tuple[Any, float | None]:
+    """``work(*args)``'s result and the share of its wall time that process ``pid`` spent
+    on a CPU: how close the target came to being the bottleneck."""
+    before, started = cpu_seconds(pid), time.perf_counter()
+    result = work(*args)
+    after, wall = cpu_seconds(pid), time.perf_counter() - started
+    return result, None if before is None or after is None else (after - before) / wall
 
 
 def free_port() -> int:
@@ -155,6 +176,7 @@ def main() -> None:
             one_s = cli("run", name, "--only", first, "--report", tmp)[0]
         print(f"{name}: start-up: run --only {first} (start, one check, reports) {one_s:.2f} s")
         for where in args.where:
+            target_busy = ""
             if where == "in-process":
                 bare = bare_rate(name, args.seconds)
                 summary, rss, wall = suite_run(name, args.budget, args.workers)
@@ -166,15 +188,18 @@ def main() -> None:
                         import yaml
 
                         cfg = yaml.safe_load(config.read_text())
-                        bare = bare_rate(name, args.seconds, cfg["target"], cfg)
-                        summary, rss, wall = suite_run(name, args.budget, args.workers, "--config", str(config))
+                        bare, bare_busy = busy(server.pid, bare_rate, name, args.seconds, cfg["target"], cfg)
+                        (summary, rss, wall), suite_busy = busy(
+                            server.pid, suite_run, name, args.budget, args.workers, "--config", str(config))
+                        if bare_busy is not None and suite_busy is not None:
+                            target_busy = f"  target busy {bare_busy:.0%} of the bare loop, {suite_busy:.0%} of the suite run"
                     finally:
                         server.terminate()
                         server.wait(10)
             rate = summary["exchanges_per_s"]
             print(f"{name:12} {where:10} {args.budget:8} workers {args.workers:>4} bare {bare:7.1f}/s  suite {rate:7.1f}/s  "
                   f"ratio {rate / bare:5.2f}  {summary['exchanges']:6} exchanges in {summary['duration_s']:6.1f} s "
-                  f"(wall {wall:5.1f} s)  peak RSS {rss} MB (controller)  verdict {summary['verdict']}", flush=True)
+                  f"(wall {wall:5.1f} s)  peak RSS {rss} MB (controller)  verdict {summary['verdict']}{target_busy}", flush=True)
 
 
 if __name__ == "__main__":

@@ -159,3 +159,46 @@ def test_strategy_for_on_canon_one_of_is_valid():
         assert validator.is_valid(instance)
 
     check()
+
+
+def test_one_of_draws_every_branch_and_shrinks_to_the_first():
+    from hypothesis import find
+
+    from conformance.spec.generate import one_of
+
+    branches = [st.just("a"), st.integers(5, 9), st.text(min_size=1)]
+    seen = set()
+
+    @SETTINGS
+    @given(one_of(branches))
+    def check(value):
+        seen.add(type(value).__name__ if value != "a" else "a")
+
+    check()
+    assert seen == {"a", "int", "str"}
+    assert one_of([branches[1]]) is branches[1]  # one branch is that branch
+    assert find(one_of(branches), lambda v: True) == "a"  # the index shrinks to the first branch
+    assert find(one_of(branches), lambda v: isinstance(v, int)) == 5
+
+
+def test_free_json_gives_every_kind_within_its_leaves():
+    from conformance.spec.generate import FREE_JSON
+
+    kinds = set()
+
+    def leaves(value):
+        if isinstance(value, list):
+            return sum(map(leaves, value))
+        if isinstance(value, dict):
+            return sum(map(leaves, value.values()))
+        return 1
+
+    @settings(SETTINGS, max_examples=200)
+    @given(FREE_JSON)
+    def check(value):
+        json.dumps(value)  # plain JSON
+        assert leaves(value) <= 6
+        kinds.add(type(value).__name__)
+
+    check()
+    assert kinds == {"NoneType", "bool", "int", "str", "list", "dict"}

@@ -137,3 +137,24 @@ def test_reply_json_is_parsed_once(monkeypatch):
     reply = module.HttpReply(200, None, json.dumps({"a": 1}).encode(), None)  # type: ignore[arg-type]
     assert reply.json() == {"a": 1} and reply.json() == {"a": 1} and reply.json_error == ""
     assert len(calls) == 1
+
+
+def test_no_cookie_a_target_sets_is_sent_back():
+    """A check's request carries what the check built: a session cookie from an
+    earlier answer would authenticate a request meant to carry no credential, and
+    would not be in the recorded exchange that a case replays."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    def echo(request: Request) -> JSONResponse:
+        answer = JSONResponse({"cookie": request.headers.get("cookie")})
+        answer.set_cookie("session", "s3cret")
+        return answer
+
+    http = HttpTransport(app=Starlette(routes=[Route("/", echo)]))
+    first = http.request("GET", "/")
+    assert "session=s3cret" in first.headers.get("set-cookie", "")
+    assert http.request("GET", "/").json() == {"cookie": None}
+    http.close()

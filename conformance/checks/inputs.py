@@ -17,6 +17,7 @@ from conformance.checks.errors import (
 )
 from conformance.model import Operation
 from conformance.runner import CheckContext, Untested
+from conformance.spec.generate import one_of
 from conformance.spec.invalid import InvalidInstance, example_breaks, invalid_strategy
 from conformance.spec.schemas import schema_errors, strategy_for, validator_for
 from conformance.transport.binding import Reply
@@ -186,5 +187,5 @@ def invalid_code_everywhere(call: Callable[[CheckContext], Callable[[str, Any], 
             v = bad.violation
             expect_error(ctx, send(name, bad.instance), error, f"{name} with an input breaking '{v.keyword}' at {v.pointer or '(root)'}")
 
-        ctx.for_all(st.one_of([st.tuples(st.just(n), invalid_strategy(op.params_schema)) for n, op in sorted(ops.items())]), body)
+        ctx.for_all(one_of([st.tuples(st.just(n), invalid_strategy(op.params_schema)) for n, op in sorted(ops.items())]), body)
     return check

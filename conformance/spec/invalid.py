@@ -12,7 +12,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from hypothesis import strategies as st
@@ -753,12 +753,19 @@ def _copy(value: Any) -> Any:
 
 def invalid_strategy(schema: dict[str, Any]) -> st.SearchStrategy[InvalidInstance]:
     """A valid instance drawn with ``strategy_for(schema)``, then one of its mutations
-    (instances without any are filtered out)."""
+    (instances without any are filtered out). The mutation is picked by a drawn index,
+    as ``flatmap(sampled_from)`` would, without a new strategy on every draw."""
     root = _validator(schema)
-    return (
-        strategy_for(schema)
-        .filter(root.is_valid)
-        .map(lambda instance: mutations(schema, instance))
-        .filter(bool)
-        .flatmap(st.sampled_from)
-    )
+    candidates = strategy_for(schema).filter(root.is_valid).map(lambda instance: mutations(schema, instance)).filter(bool)
+
+    @st.composite
+    def pick(draw: Any) -> InvalidInstance:
+        found = draw(candidates)
+        return found[draw(_index(len(found)))]
+
+    return pick()
+
+
+@cache
+def _index(count: int) -> st.SearchStrategy[int]:
+    return st.integers(0, count - 1)

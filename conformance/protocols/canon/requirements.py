@@ -28,6 +28,7 @@ from conformance.model import Operation, Profile, Requirement, Source
 from conformance.protocols.canon.client import CanonClient, fresh
 from conformance.protocols.canon.model import CanonMachine
 from conformance.runner import CheckContext, NotApplicable
+from conformance.spec.generate import one_of
 from conformance.spec.invalid import InvalidInstance, invalid_strategy
 from conformance.spec.schemas import strategy_for, validator_for
 from conformance.table import Table, slug
@@ -1005,7 +1006,7 @@ def check_mcp_tools(ctx: CheckContext) -> None:
         accepted = validator_for(tools[verb].get("inputSchema") or {}).is_valid(bad.instance)
         ctx.expect(not accepted, f"tool {verb}'s inputSchema accepts an input {verb}_input rejects ({bad.violation.description})")
 
-    ctx.for_all(st.one_of([st.tuples(st.just(v), invalid_strategy(op.params_schema)) for v, op in sorted(ops.items())]), body)
+    ctx.for_all(one_of([st.tuples(st.just(v), invalid_strategy(op.params_schema)) for v, op in sorted(ops.items())]), body)
 
 
 # ----------------------------------------------------------------------------------
