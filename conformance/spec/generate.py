@@ -25,13 +25,19 @@ def one_of(branches: list[st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
     branch, as ``st.one_of`` does."""
     if len(branches) == 1:
         return branches[0]
-    index = st.integers(0, len(branches) - 1)
 
     @st.composite
     def pick(draw: Any) -> Any:
-        return draw(branches[draw(index)])
+        return draw(branches[draw(index_of(len(branches)))])
 
     return pick()
+
+
+@functools.cache
+def index_of(count: int) -> st.SearchStrategy[int]:
+    """An index into ``count`` choices, one strategy per count (a strategy built during
+    a draw costs hypothesis its property checks again)."""
+    return st.integers(0, count - 1)
 
 
 _SCALARS = (st.none(), st.booleans(), st.integers(-1000, 1000), st.text(max_size=12))

@@ -12,11 +12,12 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance.spec.generate import index_of
 from conformance.spec.schemas import FORMAT_CHECKER, strategy_for, validator_for
 
 __all__ = ["InvalidInstance", "Violation", "invalid_strategy", "mutations"]
@@ -761,11 +762,6 @@ def invalid_strategy(schema: dict[str, Any]) -> st.SearchStrategy[InvalidInstanc
     @st.composite
     def pick(draw: Any) -> InvalidInstance:
         found = draw(candidates)
-        return found[draw(_index(len(found)))]
+        return found[draw(index_of(len(found)))]
 
     return pick()
-
-
-@cache
-def _index(count: int) -> st.SearchStrategy[int]:
-    return st.integers(0, count - 1)
