@@ -127,7 +127,15 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("summary", help="summary.json of a run")
     s.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE instead of standard output")
 
-    s = sub.add_parser("diff", help="requirements that started or stopped failing between two runs (markdown)")
+    s = sub.add_parser(
+        "diff", help="requirements that started or stopped failing between two runs (markdown; exit 1 on a regression)",
+        description="Compare two summary.json files of the same profile: the requirements that started or "
+                    "stopped failing, and the ones new or gone. A regression is a requirement of both runs that "
+                    "is failed now and was not (passed, untested, blocked, skipped, or an expected failure the "
+                    "baseline no longer covers); one newly expected_failure (covered by a baseline) is not, nor "
+                    "is one only the new run has. A differing spec or binding is a warning on stderr.",
+        epilog="exit codes: 0 no regression; 1 a regression; 2 a file that is not a summary, or summaries of two "
+               "different profiles")
     s.add_argument("old", help="summary.json of the earlier run")
     s.add_argument("new", help="summary.json of the later run")
     s.add_argument("--json", action="store_true", help="print the changes as JSON")
@@ -309,7 +317,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     from conformance.transport.http import validate_target_url
 
     prof = load_profile(args.profile)
-    seconds = parse_duration(args.duration)
+    seconds = parse_duration(args.duration, what="--for")
     config = load_config(args.config)
     target = args.target or config.get("target") or "reference"
     if target != "reference":
@@ -328,6 +336,9 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     result = campaign(prof.name, target, config, args.token, seconds, report, seed=args.seed, workers=count,
                       faults=tuple(args.fault), out=lambda line: print(line, flush=True), every=args.progress)
     print(f"{len(result.found)} distinct failure(s); {report / 'fuzz.json'}")
+    if result.interrupted:
+        print(f"{result.interrupted}: the campaign stopped early; fuzz.json holds what it found", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if result.unreachable:
         print(f"error: {result.unreachable}", file=sys.stderr)
         return EXIT_UNREACHABLE
@@ -401,12 +412,15 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 def cmd_diff(args: argparse.Namespace) -> int:
     import json
 
-    from conformance.report.diff import diff_summaries, read_summary, render
+    from conformance.report.diff import comparable, diff_summaries, read_summary, render
 
     old, new = read_summary(Path(args.old)), read_summary(Path(args.new))
+    warning = comparable(old, new, args.old, args.new)  # ValueError (exit 2) for two profiles
+    if warning:
+        print(warning, file=sys.stderr)
     changes = diff_summaries(old, new)
     print(json.dumps(changes, indent=2) if args.json else render(changes, old, new))
-    return EXIT_OK
+    return EXIT_FAILED if changes["regressions"] else EXIT_OK
 
 
 COMMANDS = {"list": cmd_list, "run": cmd_run, "fuzz": cmd_fuzz, "serve": cmd_serve, "replay": cmd_replay, "selftest": cmd_selftest,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import queue
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 PROGRESS_EVERY_S = 10.0
+STOP_FILE = ".stop"  # in the report folder: written by the signalled parent, read by every worker
 
 
 @dataclass
@@ -38,6 +40,7 @@ class Campaign:
     rounds: dict[int, int] = field(default_factory=dict)
     found: list[Found] = field(default_factory=list)
     unreachable: str = ""
+    interrupted: str = ""  # the signal that stopped the campaign, if one did
 
 
 def work(profile_name: str, target: str | None, config: dict[str, Any], token: str | None, faults: tuple[str, ...],
@@ -54,7 +57,7 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
     profile = load_profile(profile_name)
     folder = Path(report_dir)
     run = open_run(profile, target, config=config, token=token, faults=faults, budget="deep", seed=seed + worker,
-                   db_dir=folder / ".hypothesis", max_time=seconds)
+                   db_dir=folder / ".hypothesis", max_time=seconds, reuse_examples=True)
     last = [0.0]
 
     def tick() -> None:
@@ -64,6 +67,7 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
             emit(("progress", worker, run.http.total))
 
     run.http.on_exchange = tick
+    run.http.stop_file = folder / STOP_FILE  # the campaign's parent writes it when signalled
     seen: set[tuple[str, str]] = set()
     generative: set[str] | None = None  # after the first round, only requirements that generate inputs
     round_no = 0
@@ -137,10 +141,48 @@ def preflight(profile_name: str, target: str | None, config: dict[str, Any], tok
 def _child(args: tuple[Any, ...], events: Any) -> None:
     """A worker process: events go to the parent through ``events``."""
     job: Callable[..., None] = work
+    for sig in (signal.SIGINT, signal.SIGTERM):  # the parent tells the workers to stop (STOP_FILE)
+        signal.signal(sig, signal.SIG_IGN)
     try:
         job(*args, emit=events.put)
     finally:
         events.put(("done", args[8]))
+
+
+def run_campaign(result: Campaign, profile_name: str, target: str | None, config: dict[str, Any], token: str | None,
+                 seconds: float, report_dir: Path, seed: int, workers: int, faults: tuple[str, ...],
+                 handle: Callable[[tuple[Any, ...]], None]) -> None:
+    """The preflight, then one worker in this process or ``workers`` child processes."""
+    def progress() -> None:
+        handle(("tick",))
+
+    result.unreachable = preflight(profile_name, target, config, token, faults)
+    args = (profile_name, target, config, token, faults, seconds, str(report_dir), seed)
+    if result.unreachable:
+        pass  # nothing to fuzz: the summary says why
+    elif workers <= 1:
+        work(profile_name, target, config, token, faults, seconds, str(report_dir), seed, 0, 1, emit=handle)
+    else:
+        ctx = multiprocessing.get_context("spawn")
+        events = ctx.Queue()
+        procs = [ctx.Process(target=_child, args=((*args, w, workers), events), daemon=True) for w in range(workers)]
+        for proc in procs:
+            proc.start()
+        running = workers
+        while running:
+            try:
+                event = events.get(timeout=1.0)
+            except queue.Empty:
+                progress()
+                if not any(p.is_alive() for p in procs):
+                    break
+                continue
+            if event[0] == "done":
+                running -= 1
+            else:
+                handle(event)
+        for proc in procs:
+            proc.join(10)
 
 
 def campaign(profile_name: str, target: str | None, config: dict[str, Any], token: str | None, seconds: float,
@@ -178,37 +220,38 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
             result.unreachable = event[2]
         progress()
 
-    result.unreachable = preflight(profile_name, target, config, token, faults)
-    args = (profile_name, target, config, token, faults, seconds, str(report_dir), seed)
-    if result.unreachable:
-        pass  # nothing to fuzz: the summary says why
-    elif workers <= 1:
-        work(profile_name, target, config, token, faults, seconds, str(report_dir), seed, 0, 1, emit=handle)
-    else:
-        ctx = multiprocessing.get_context("spawn")
-        events = ctx.Queue()
-        procs = [ctx.Process(target=_child, args=((*args, w, workers), events), daemon=True) for w in range(workers)]
-        for proc in procs:
-            proc.start()
-        running = workers
-        while running:
-            try:
-                event = events.get(timeout=1.0)
-            except queue.Empty:
-                progress()
-                if not any(p.is_alive() for p in procs):
-                    break
-                continue
-            if event[0] == "done":
-                running -= 1
-            else:
-                handle(event)
-        for proc in procs:
-            proc.join(10)
-    progress(final=True)
-    summary = {"profile": profile_name, "target": target or config.get("target") or "reference",
-               "seconds": round(time.monotonic() - started, 1), "workers": workers, "seed": seed,
-               "exchanges": sum(result.exchanges.values()), "rounds": result.rounds,
-               "unreachable": result.unreachable or None, "failures": [asdict(f) for f in result.found]}
-    (report_dir / "fuzz.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    from conformance.transport.http import write_stop_file
+
+    stop_file = report_dir / STOP_FILE
+    stop_file.unlink(missing_ok=True)
+
+    def on_signal(signum: int, frame: Any) -> None:
+        """First signal: every worker stops after its exchange in flight; second: at once."""
+        if result.interrupted:
+            raise KeyboardInterrupt
+        result.interrupted = f"interrupted by {signal.Signals(signum).name}"
+        write_stop_file(stop_file, result.interrupted)
+        out(f"{signal.Signals(signum).name}: stopping the workers and writing fuzz.json (send it again to stop at once)")
+
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for sig in previous:
+            signal.signal(sig, on_signal)
+    except ValueError:  # not the main thread: leave signals alone
+        previous = {}
+    try:
+        run_campaign(result, profile_name, target, config, token, seconds, report_dir, seed, workers, faults, handle)
+    except KeyboardInterrupt:
+        result.interrupted = result.interrupted or "interrupted (KeyboardInterrupt)"
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        stop_file.unlink(missing_ok=True)
+        progress(final=True)
+        summary = {"profile": profile_name, "target": target or config.get("target") or "reference",
+                   "seconds": round(time.monotonic() - started, 1), "workers": workers, "seed": seed,
+                   "exchanges": sum(result.exchanges.values()), "rounds": result.rounds,
+                   "unreachable": result.unreachable or None, "interrupted": result.interrupted or None,
+                   "failures": [asdict(f) for f in result.found]}
+        (report_dir / "fuzz.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return result

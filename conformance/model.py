@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -134,11 +134,75 @@ class Case:
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Case:
+    def from_json(cls, data: Any) -> Case:
+        """A case from its JSON form; ValueError with a one-line reason when ``data`` is
+        not one: the keys missing and unknown, or the first value of the wrong type."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a JSON object is expected, not {_json_type(data)}")
+        problems = _key_problems(data, cls)
+        if problems:
+            raise ValueError(problems)
+        for key, kinds, label in _CASE_TYPES:
+            if key in data and not _is(data[key], kinds):
+                raise ValueError(f"{key} must be {label}, not {_json_type(data[key])}")
+        for index, exchange in enumerate(data["exchanges"]):
+            if not isinstance(exchange, dict):
+                raise ValueError(f"exchanges[{index}] must be an object, not {_json_type(exchange)}")
+            problems = _key_problems(exchange, Exchange)
+            if problems:
+                raise ValueError(f"exchanges[{index}]: {problems}")
+            for key, kinds, label in _EXCHANGE_TYPES:
+                if key in exchange and not _is(exchange[key], kinds):
+                    raise ValueError(f"exchanges[{index}].{key} must be {label}, not {_json_type(exchange[key])}")
         data = dict(data)
-        data["exchanges"] = [Exchange.from_json(e) for e in data.get("exchanges", [])]
+        data["exchanges"] = [Exchange.from_json(e) for e in data["exchanges"]]
         data["failures"] = [Failure.from_json(f) for f in data.get("failures") or [] if isinstance(f, dict)]
         return cls(**data)
+
+
+# The JSON types of a case file's values (``None`` in a tuple: the key may be null).
+_CASE_TYPES: tuple[tuple[str, tuple[type | None, ...], str], ...] = (
+    *((key, (str,), "text") for key in ("profile", "requirement", "level", "title", "target", "budget", "message")),
+    ("source", (dict,), "an object"),
+    ("seed", (int,), "an integer"),
+    ("format", (int,), "an integer"),
+    ("exchanges", (list,), "a list"),
+    ("reproduce", (dict, None), "an object or null"),
+    ("binding", (str, None), "text or null"),
+    ("curl", (list,), "a list"),
+    ("failures", (list, None), "a list or null"),
+)
+_EXCHANGE_TYPES: tuple[tuple[str, tuple[type | None, ...], str], ...] = (
+    ("request", (dict,), "an object"),
+    ("response", (dict, None), "an object or null"),
+    ("elapsed_ms", (int, float), "a number"),
+    ("error", (str,), "text"),
+)
+
+
+def _is(value: Any, kinds: tuple[type | None, ...]) -> bool:
+    if value is None:
+        return None in kinds
+    if isinstance(value, bool):  # JSON true/false is no number
+        return False
+    return any(kind is not None and isinstance(value, kind) for kind in kinds)
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "text", bool: "true/false", int: "a number", float: "a number"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def _key_problems(data: dict[Any, Any], kind: type) -> str:
+    """What is wrong with the keys of ``data`` as the dataclass ``kind`` (e.g. ``missing keys
+    a, b; unknown key c``), or the empty string."""
+    known = {f.name: f for f in fields(kind)}
+    required = sorted(name for name, f in known.items() if f.default is MISSING and f.default_factory is MISSING)
+    missing = [name for name in required if name not in data]
+    unknown = sorted(str(key) for key in data if key not in known)
+    parts = [f"{word} key{'s' if len(names) > 1 else ''} {', '.join(names)}"
+             for word, names in (("missing", missing), ("unknown", unknown)) if names]
+    return "; ".join(parts)
 
 
 @dataclass
@@ -158,7 +222,7 @@ class Profile:
     requirements: list[Requirement]
     faults: dict[str, Callable[[Any], None]]
     create_reference: Callable[..., Any]
-    probe: Callable[[CheckContext], None]
+    probe: Callable[..., None]  # probe(ctx, caller=DEFAULT): a harmless call; raises ProtocolMismatch
     reference_credentials: dict[str, Any] = field(default_factory=dict)
     # behaviours the spec allows but the reference does not choose: no MUST may fail on one
     variants: dict[str, Callable[[Any], None]] = field(default_factory=dict)

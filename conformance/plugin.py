@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
+from conformance.credentials import check_credentials
 from conformance.model import Case, Profile, Requirement, Source
 from conformance.parallel import AloneLast, distributed, is_worker, runs_alone
-from conformance.profiles import PROFILES_DIR, load_profile
+from conformance.profiles import ProfileError, is_profile_file, load_profile, profile_path
 from conformance.report.badge import write_badge
 from conformance.report.baseline import Baseline, load_baseline
 from conformance.report.cases import write_case
@@ -43,7 +44,14 @@ from conformance.targets import (
     parse_duration,
     writable_dir,
 )
-from conformance.transport.http import DEAD_AFTER, Redactor, RunAborted, RunStopped, TransportFailure
+from conformance.transport.http import (
+    DEAD_AFTER,
+    Redactor,
+    RunAborted,
+    RunStopped,
+    TransportFailure,
+    write_stop_file,
+)
 
 STASH = pytest.StashKey["RunSession"]()
 EXIT_KEY = pytest.StashKey[int]()  # the run's own exit code (pytest's codes mean other things)
@@ -68,17 +76,53 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--max-time", dest="conformance_max_time", default=None,
                     help="wall-clock limit of the whole run: seconds, or 90s, 15m, 2h (default per budget)")
     group.addoption("--conformance-console", action="store_true", help="print one line per requirement and a summary")
+    group.addoption("--conformance-profile", default=None, metavar="NAME",
+                    help="run this built-in profile (e.g. bindu) without naming its file: `pytest --conformance-profile bindu --target URL`")
+
+
+def profile_run(config: pytest.Config) -> bool:
+    """This pytest session runs a profile (not some other project's tests)."""
+    return bool(config.getoption("conformance_profile", None)) or any(
+        is_profile_file(Path(str(a).split("::")[0])) for a in config.args)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """``pytest PROFILE.yaml`` (or ``--conformance-profile NAME``) writes what `conformance
+    run` writes: the report folder with its JUnit file and Allure results; its worker
+    count comes from the command line only, never from a project's ini ``addopts``."""
+    if is_worker(config) or not profile_run(config):
+        return
+    opt = config.option
+    name = opt.conformance_profile
+    if name:
+        try:
+            path = str(profile_path(name))
+        except ProfileError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        # the profile alone, unless files were named too (not the folder pytest would search)
+        config.args[:] = [*config.args, path] if config.args_source == pytest.Config.ArgsSource.ARGS else [path]
+    typed = config.invocation_params.args
+    if not any(str(a).startswith(("-n", "--numprocesses", "--dist", "-d")) for a in typed):
+        opt.numprocesses, opt.dist, opt.tx = None, "no", []  # e.g. the kit's own pyproject: -n auto
+    if not opt.conformance_report:
+        stem = name or next(Path(str(a).split("::")[0]).stem for a in config.args if is_profile_file(Path(str(a).split("::")[0])))
+        opt.conformance_report = f"reports/{stem}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
+    if not getattr(opt, "xmlpath", None):
+        opt.xmlpath = str(Path(opt.conformance_report) / "junit.xml")
+    if hasattr(opt, "allure_report_dir") and not opt.allure_report_dir:
+        opt.allure_report_dir = str(Path(opt.conformance_report) / "allure-results")
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.suffix == ".yaml" and file_path.parent.resolve() == PROFILES_DIR:
+    if is_profile_file(file_path):
         return ProfileFile.from_parent(parent, path=file_path)
     return None
 
 
 class ProfileFile(pytest.File):
     def collect(self):  # type: ignore[override]
-        profile = load_profile(self.path.stem)
+        profile = load_profile(self.path.stem, self.path)
         for req in profile.requirements:
             yield RequirementItem.from_parent(self, name=req.id, requirement=req, profile=profile)
 
@@ -100,6 +144,7 @@ class RequirementItem(pytest.Item):
 
     def runtest(self) -> None:
         session = run_session(self.config, self.profile)
+        session.nodeids[self.requirement.id] = self.nodeid
         result = self.result = session.run(self.requirement)
         attach_to_allure(self.requirement, result)
         if result.verdict.status == "failed":
@@ -157,6 +202,20 @@ class Console:
             sys.stdout.flush()
 
 
+def one_line(message: str, width: int = 240) -> str:
+    """A verdict message for one console line: the quoted answer is cut, never the
+    statement it breaks (``[breaks: ...]`` at the end) nor the case's path."""
+    message = " ".join(message.split())
+    if len(message) <= width:
+        return message
+    head, sep, tail = message.rpartition(" [breaks: ")
+    if not sep:
+        head, tail = message, ""
+    tail = sep + tail
+    room = max(width - len(tail), 80)
+    return head[:room].rstrip() + " ..." + tail
+
+
 MARK = {"passed": "PASS ", "failed": "FAIL ", "blocked": "BLOCKED", "untested": "UNTESTED", "skipped": "SKIP ",
         "expected_failure": "XFAIL"}
 
@@ -169,6 +228,7 @@ class RunSession:
         # serial: runs and reports; worker (xdist): runs, its verdicts travel on the test
         # reports; controller (xdist): receives them and reports
         self.role = "worker" if is_worker(config) else "controller" if distributed(config) else "serial"
+        self.config = config
         self.profile = profile
         self.gate = opt.level
         self.only = set(opt.only or [])
@@ -182,10 +242,13 @@ class RunSession:
         self.report_dir = writable_dir(Path(chosen or f"reports/{profile.name}-{stamp}"), "--report")
         self.console = Console(bool(opt.conformance_console) and self.role != "worker")
         self.from_workers: dict[str, Any] = {"exchanges": 0, "unreachable": None, "stopped": None}
+        self.nodeids: dict[str, str] = {}  # requirement id -> pytest node id, of the items that reported
         self.outbox: dict[str, Any] | None = None  # a worker's payload of the requirement it just ran
         self.results: list[Result] = []
         self.not_run = 0  # requirements reached after the run was stopped (one line for all)
+        self.closing: list[str] = []  # the verdict lines at the end (pytest's own terminal shows them too)
         self.signalled = False
+        self.config_path: str | None = opt.conformance_config
         cfg = load_config(opt.conformance_config)
         max_time = parse_duration(opt.conformance_max_time) if opt.conformance_max_time else BUDGETS[opt.budget].max_time
         self.run_ctx: RunContext = open_run(
@@ -201,6 +264,13 @@ class RunSession:
             max_time=max_time,
         )
         self.console.redact = self.run_ctx.http.redact
+        # the controller tells its workers to stop through this file (a signal may reach the
+        # controller alone); a serial run or the controller starts without one
+        self.stop_file = self.report_dir / ".stop"
+        if self.role == "worker":
+            self.run_ctx.http.stop_file = self.stop_file
+        else:
+            self.stop_file.unlink(missing_ok=True)
         self.baseline: Baseline | None = None
         if opt.baseline:
             entries = load_baseline(opt.baseline, {r.id for r in profile.requirements})
@@ -212,9 +282,9 @@ class RunSession:
             f"{' over ' + self.run_ctx.binding if self.run_ctx.binding else ''}, "
             f"budget {self.budget}, seed {opt.seed}, time limit {max_time:g} s"
         )
+        # every process of the run stops the same way: after the exchange in flight, the
+        # rest untested, the reports written (a worker's verdicts still reach the controller)
         self._previous_handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-        if self.role != "serial":  # xdist stops its workers itself
-            self._previous_handlers = {}
         try:
             for sig in self._previous_handlers:
                 signal.signal(sig, self._on_signal)
@@ -228,10 +298,16 @@ class RunSession:
         name = signal.Signals(signum).name
         if self.signalled:
             raise KeyboardInterrupt
-        self.signalled = True
-        self.run_ctx.http.stopped = f"interrupted by {name}"
+        self.stop(f"interrupted by {name}")
         self.console.line(f"{name}: stopping after the current exchange and writing the reports "
                           "(send it again to stop at once)")
+
+    def stop(self, reason: str) -> None:
+        """Stop the run: this process after its exchange in flight, and every worker."""
+        self.signalled = True
+        self.run_ctx.http.stopped = self.run_ctx.http.stopped or reason
+        if self.role == "controller":
+            write_stop_file(self.stop_file, reason)
 
     def _tick(self) -> None:
         self.console.progress(f"  ... {self.current}: {self.run_ctx.http.total} exchanges")
@@ -247,7 +323,8 @@ class RunSession:
             except RunStopped:
                 break
             except Untested as exc:  # it answered in its protocol, but wants what the run lacks
-                self.console.line(f"note: {self.run_ctx.http.redact(str(exc))}")
+                if not self.run_ctx.refused:  # a refused credential has its own line below
+                    self.console.line(f"note: {self.run_ctx.http.redact(str(exc))}")
                 break
             except TransportFailure as exc:
                 if attempt == DEAD_AFTER:
@@ -257,7 +334,15 @@ class RunSession:
             except (RunAborted, ProtocolMismatch) as exc:
                 self._unreachable(exc)
                 break
+        if not self.run_ctx.unreachable and not self.run_ctx.http.stopped:
+            try:
+                check_credentials(self.profile, ctx)
+            except RunAborted:
+                pass
+            for label, why in self.run_ctx.refused.items():
+                self.console.line(f"credential {label!r} {why}: the requirements that send it are untested")
         self.run_ctx.http.log.clear()
+        self.preflight_exchanges = self.run_ctx.http.total  # the probe and the credential checks
 
     def _unreachable(self, exc: BaseException) -> None:
         self.run_ctx.unreachable = self.run_ctx.http.redact(str(exc))
@@ -277,7 +362,7 @@ class RunSession:
         return {"id": result.requirement.id, "verdict": verdict_to_json(result.verdict), "case": result.case,
                 "baseline": result.baseline, "stale": result.stale, "stopped_before": stopped_before,
                 "unreachable": self.run_ctx.unreachable, "stopped": self.run_ctx.http.stopped or None,
-                "signalled": self.signalled}
+                "signalled": self.signalled, "refused": dict(self.run_ctx.refused)}
 
     def receive(self, data: dict[str, Any]) -> None:
         """The controller's side of ``payload``."""
@@ -288,6 +373,10 @@ class RunSession:
         self.from_workers["exchanges"] += result.verdict.exchange_count
         for key in ("unreachable", "stopped"):
             self.from_workers[key] = self.from_workers[key] or data[key]
+        if data["signalled"] and not self.signalled:  # a worker was signalled alone: all stop
+            self.stop(data["stopped"] or "interrupted")
+        for label, why in data.get("refused", {}).items():
+            self.run_ctx.refused.setdefault(label, why)
         self.record(result, data["stopped_before"])
 
     def selected(self, rid: str) -> bool:
@@ -338,15 +427,16 @@ class RunSession:
             self.not_run += 1  # one line for all of them, at the end
             return
         v = result.verdict
-        extra = f"  {v.message}" if v.status != "passed" and v.message else ""
-        extra = f"  {result.stale}" if result.stale else extra
-        self.console.line(f"{MARK[v.status]:8} {req.level:6} {req.id:40} {v.exchange_count:5} ex{extra[:160]}")
+        extra = v.message if v.status != "passed" else ""
+        extra = result.stale or extra
+        self.console.line(f"{MARK[v.status]:8} {req.level:6} {req.id:40} {v.exchange_count:5} ex" + (f"  {one_line(extra)}" if extra else ""))
         if self.run_ctx.unreachable:
             self.console.line(f"error: {self.run_ctx.unreachable}")
 
-    def finish(self) -> int:
+    def finish(self, pytest_status: int = 0) -> int:
         """Write every report of what has run (whatever stopped the run) and
-        return the exit code."""
+        return the exit code. ``pytest_status`` is pytest's own: INTERRUPTED when
+        a KeyboardInterrupt ended the loop before every item had run."""
         for sig, handler in self._previous_handlers.items():
             signal.signal(sig, handler)
         duration = time.perf_counter() - self.t0
@@ -354,12 +444,16 @@ class RunSession:
         if self.role == "worker":  # the controller reports
             http.close()
             return 0
+        if pytest_status == pytest.ExitCode.INTERRUPTED and not self.signalled:
+            self.signalled = True  # a KeyboardInterrupt no handler of ours saw
+            http.stopped = http.stopped or "interrupted (KeyboardInterrupt)"
         unreachable = self.run_ctx.unreachable or self.from_workers["unreachable"]
         stopped = None
         if self.signalled:
-            stopped = ("signal", http.stopped or "interrupted")
+            stopped = ("signal", http.stopped or self.from_workers["stopped"] or "interrupted")
         elif http.stopped or self.from_workers["stopped"]:
             stopped = ("time", http.stopped or self.from_workers["stopped"])
+        never_ran = self.fill_in(unreachable or (stopped[1] if stopped else "the run ended before it was reached"))
         order = {r.id: i for i, r in enumerate(self.profile.requirements)}
         self.results.sort(key=lambda r: order[r.requirement.id])  # workers finish in any order
         summary = build_summary(
@@ -372,45 +466,112 @@ class RunSession:
             started_at=self.started_at,
             duration_s=duration,
             exchanges=http.total + self.from_workers["exchanges"],
+            preflight_exchanges=self.preflight_exchanges,
             unreachable=unreachable,
             binding=self.run_ctx.binding,
             baseline={"file": str(self.baseline.source), "stale": self.baseline.stale} if self.baseline else None,
             partial=bool(self.only or self.skip),
             declared=self.run_ctx.declared,
             stopped=stopped,
+            config=self.config_path,
+            refused=self.run_ctx.refused,
         )
         path = write_summary(self.report_dir, summary)
         for what, write in (("report.html", lambda: write_html(self.report_dir)),
-                            ("badge.svg", lambda: write_badge(self.report_dir, summary))):
+                            ("badge.svg", lambda: write_badge(self.report_dir, summary)),
+                            ("the JUnit and Allure notes", lambda: self.note_in_other_reports(summary, never_ran))):
             try:
                 write()
             except Exception as exc:  # summary.json is written; one broken extra must not lose it
                 self.console.line(f"warning: could not write {what}: {type(exc).__name__}: {exc}")
+        self.stop_file.unlink(missing_ok=True)
         c = summary["counts"]
         self.console.line()
+        closing = self.closing
         if self.not_run:
             why = unreachable or (stopped[1] if stopped else "")
-            self.console.line(f"{self.not_run} requirements not run: {why}")
-        self.console.line(
-            f"{summary['verdict'].upper()} ({summary['grade']}{'; ' + summary['grade_note'] if summary['grade_note'] else ''}): {c['passed']} passed, {c['failed']} failed, "
+            closing.append(f"{self.not_run} requirements not run: {why}")
+        for label, why in self.run_ctx.refused.items():
+            closing.append(f"credential {label!r} {why}: the requirements that send it are untested")
+        grade = f"{summary['grade']}{'; ' + summary['grade_note'] if summary['grade_note'] else ''}"
+        closing.append(f"{summary['verdict'].upper()}: {summary['verdict_reason']}. Grade: {grade}.")
+        closing.append(
+            f"  {c['passed']} passed, {c['failed']} failed, "
             f"{c['expected_failures']} expected failures, {c['blocked']} blocked, {c['untested']} untested, {c['skipped']} skipped "
             f"of {len(self.results)} requirements; {summary['exchanges']} exchanges in "
             f"{summary['duration_s']:.1f} s ({summary['exchanges_per_s']}/s)"
         )
         causes = summary["root_causes"]
         if causes:
-            self.console.line(f"root causes ({len(causes)}, largest first):")
+            closing.append(f"root causes ({len(causes)}, largest first):")
             for cause in causes[:10]:
                 names = ", ".join(cause["requirements"][:4]) + (" ..." if cause["count"] > 4 else "")
-                self.console.line(f"  {cause['count']:3} x {cause['signature'][:110]}  [{names}]")
+                closing.append(f"  {cause['count']:3} x {str(cause.get('label') or cause['signature'])[:140]}  [{names}]")
                 if cause.get("request_in_common"):
-                    self.console.line(f"        requests in common: {'; '.join(cause['request_in_common'])}")
+                    closing.append(f"        requests in common: {'; '.join(cause['request_in_common'])}")
         for stale in summary["baseline"]["stale"] if summary["baseline"] else []:
-            self.console.line(f"stale: {stale}")
-        self.console.line(f"report: {path.parent / 'report.html'} (summary.json, junit.xml, badge.svg, cases/)")
+            closing.append(f"stale: {stale}")
+        junit = getattr(self.config.option, "xmlpath", None)
+        closing.append(f"report: {path.parent / 'report.html'} (summary.json, badge.svg, cases/"
+                       f"{', JUnit ' + str(junit) if junit else ''})")
+        for line in closing:
+            self.console.line(line)
         http.close()
         return exit_code(self.results, self.gate, bool(unreachable), bool(self.baseline and self.baseline.stale),
                          stopped[0] if stopped else None, allow_untested=self.allow_untested)
+
+    def fill_in(self, why: str) -> list[Result]:
+        """Every requirement that has no result (the run was stopped before its item
+        ran, or a worker never reported it) is untested, or skipped where not
+        selected: a stopped run never reads as fewer requirements."""
+        have = {r.requirement.id for r in self.results}
+        missing = []
+        for req in self.profile.requirements:
+            if req.id in have:
+                continue
+            if self.selected(req.id):
+                result = Result(req, Verdict("untested", f"not run: {why}"))
+                self.not_run += 1
+            else:
+                result = Result(req, Verdict("skipped", "not selected by --only / --skip"))
+            missing.append(result)
+        self.results += missing
+        return missing
+
+    def note_in_other_reports(self, summary: dict[str, Any], never_ran: list[Result]) -> None:
+        """JUnit and Allure say what summary.json says: the verdict and why as properties
+        of the suite, and a skipped test case for each requirement that never ran."""
+        from _pytest.junitxml import xml_key
+
+        xml = self.config.stash.get(xml_key, None)
+        if xml is not None:
+            for name in ("verdict", "verdict_reason", "grade", "stopped"):
+                if summary.get(name):
+                    xml.add_global_property(f"conformance.{name}", str(summary[name]))
+        prefix = next(iter(self.nodeids.values()), "").rpartition("::")[0] or self.profile_nodeid()
+        for result in never_ran:
+            nodeid = f"{prefix}::{result.requirement.id}"
+            reason = f"{result.verdict.status}: {result.verdict.message}"
+            location = (prefix, None, result.requirement.id)
+            for report in (pytest.TestReport(nodeid, location, {}, "skipped", (prefix, 0, reason), "call"),
+                           pytest.TestReport(nodeid, location, {}, "passed", None, "teardown")):
+                self.config.hook.pytest_runtest_logreport(report=report)
+        allure_dir = getattr(self.config.option, "allure_report_dir", None)
+        if allure_dir:
+            lines = [f"conformance.{k}={summary[k]}" for k in ("profile", "target", "seed", "verdict", "grade", "stopped")
+                     if summary.get(k) is not None]
+            Path(allure_dir).mkdir(parents=True, exist_ok=True)
+            (Path(allure_dir) / "environment.properties").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def profile_nodeid(self) -> str:
+        """The node id part of the profile file named on the command line, as pytest writes it."""
+        named = [a.split("::")[0] for a in self.config.args if a.split("::")[0].endswith(".yaml")]
+        if not named:
+            return f"{self.profile.name}.yaml"
+        try:
+            return Path(named[0]).resolve().relative_to(self.config.rootpath).as_posix()
+        except ValueError:
+            return Path(named[0]).name
 
 
 def run_session(config: pytest.Config, profile: Profile) -> RunSession:
@@ -445,11 +606,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     if not distributed(config):
         return
-    names = [Path(a.split("::")[0]).stem for a in config.args if Path(a.split("::")[0]).suffix == ".yaml"]
-    if len(set(names)) != 1:
+    paths = {Path(a.split("::")[0]).resolve() for a in config.args if is_profile_file(Path(a.split("::")[0]))}
+    if len(paths) != 1:
         return
+    path = paths.pop()
     try:
-        run_session(config, load_profile(names[0]))
+        run_session(config, load_profile(path.stem, path))
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)
@@ -495,15 +657,26 @@ class Inbox:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, "conformance", None)
         if payload is not None:
+            self.run.nodeids[payload["id"]] = report.nodeid
             self.run.receive(payload)
 
 
+@pytest.hookimpl(tryfirst=True)  # before junitxml writes its file
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     run = session.config.stash.get(STASH, None)
     if run is not None:
-        code = run.finish()
+        code = run.finish(exitstatus)
         session.exitstatus = code
         session.config.stash[EXIT_KEY] = code
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """``pytest PROFILE.yaml``: pytest's own output ends with the verdict, grade and report."""
+    run = terminalreporter.config.stash.get(STASH, None)
+    if run is not None and run.closing and not run.console.enabled:
+        terminalreporter.section("conformance")
+        for line in run.closing:
+            terminalreporter.write_line(run.console.redact(line))
 
 
 class RunOutcome:

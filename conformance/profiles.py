@@ -75,11 +75,26 @@ def assign_groups(requirements: list[Requirement], groups: dict[str, list[str]])
                           if any(fnmatch.fnmatchcase(req.id, str(p)) for p in patterns)), "")
 
 
-def load_profile(name: str) -> Profile:
-    """Load (once per process) the named profile with its spec and protocol package."""
-    if name in _CACHE:
-        return _CACHE[name]
-    settings = read_settings(profile_path(name))
+def is_profile_file(path: Path) -> bool:
+    """A YAML file that is a profile (its ``package:`` names one of the kit's protocols),
+    wherever it lies: a copy outside the checkout runs as the original does."""
+    if path.suffix != ".yaml" or not path.is_file():
+        return False
+    try:
+        head = path.read_text(encoding="utf-8", errors="replace")[:20000]
+    except OSError:
+        return False
+    return any(line.startswith("package: conformance.protocols.") for line in head.splitlines())
+
+
+def load_profile(name: str, path: Path | None = None) -> Profile:
+    """Load (once per process) the named profile with its spec and protocol package:
+    the kit's own ``profiles/<name>.yaml``, or the profile file at ``path`` (a copy
+    a user keeps elsewhere; its spec and statement map are the kit's)."""
+    key = name if path is None or path.resolve() == profile_path(name).resolve() else str(path.resolve())
+    if key in _CACHE:
+        return _CACHE[key]
+    settings = read_settings(path or profile_path(name))
     spec_path = DATA_ROOT / settings["spec"]
     spec = load_document(spec_path)
     document = SpecDocument(spec, spec_path.read_text(encoding="utf-8"), settings["spec"], name)
@@ -110,8 +125,8 @@ def load_profile(name: str) -> Profile:
     profile.draft = status.removeprefix("draft").strip(" :") or "in progress" if status.startswith("draft") else ""
     package.complete(profile)  # the package adds requirements, faults, reference credentials
     assign_groups(profile.requirements, settings.get("groups") or {})
-    _CACHE[name] = profile
+    _CACHE[key] = profile
     return profile
 
 
-__all__ = ["ProfileError", "SpecError", "available", "load_profile", "profile_path"]
+__all__ = ["ProfileError", "SpecError", "available", "is_profile_file", "load_profile", "profile_path"]

@@ -101,6 +101,12 @@ class RunContext:
     declared: frozenset[str] = frozenset()  # optional features the deployment declares it does not offer
     shrink: bool = True  # minimise failing examples (off where only whether a check crashes matters)
     reference: Any = None  # the built-in reference's instance, in process (selftest traces what checks read)
+    # credentials the target refused before the run (or wanted and was not given), with
+    # why: a requirement that would send one is untested (conformance/credentials.py)
+    refused: dict[str, str] = field(default_factory=dict)
+    # replay what earlier runs saved in the example database before generating (a shared
+    # `examples:` database, a fuzz campaign); off, the same seed sends the same exchanges
+    reuse_examples: bool = False
 
     @property
     def target(self) -> str:
@@ -239,13 +245,21 @@ class CheckContext:
         other.on_unauthenticated = self._needs_token
         return other
 
-    @staticmethod
-    def _needs_token(label: str) -> None:
+    def _needs_token(self, label: str) -> None:
+        self.run.refused.setdefault(label, "not given, and the target requires a bearer token (HTTP 401 without one)")
         raise Untested(f"the target requires a bearer token: give --token or credentials.{label}")
+
+    def _not_refused(self, label: str) -> None:
+        """A credential the target refused is never sent to be judged."""
+        why = self.run.refused.get(label)
+        if why is not None:
+            raise Untested(f"credential {label!r} {why}: not judged (give a credential the target accepts)")
 
     def token(self, label: str, required: bool = True) -> str | None:
         """The bearer token of a credential (a mapping's ``token``); a required one
-        that was not given makes the requirement untested."""
+        that was not given makes the requirement untested, and so does one the target
+        refused before the run."""
+        self._not_refused(label)
         value = self.run.credentials.get(label)
         if isinstance(value, dict):
             value = value.get("token")
@@ -255,13 +269,15 @@ class CheckContext:
 
     # -- what the target offers --------------------------------------------------
     def credential(self, label: str) -> Any:
+        self._not_refused(label)
         value = self.run.credentials.get(label)
         if not value:
             raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)")
         return value
 
     def has_credential(self, label: str) -> bool:
-        return bool(self.run.credentials.get(label))
+        """Given, and not refused by the target before the run."""
+        return bool(self.run.credentials.get(label)) and label not in self.run.refused
 
     def control(self, action: str, **payload: Any) -> HttpReply:
         """Drive what the wire cannot (see DESIGN.md, control interface)."""
@@ -284,6 +300,8 @@ class CheckContext:
             raise CheckFailed(message, kind, statement)
 
     def _record(self, failure: Failure) -> None:
+        if self.http.stopped:  # found while the run is stopping: no finding
+            raise RunStopped(self.http.stopped)
         self.subcheck_failures.append(failure)
         self.keep_evidence()
 
@@ -366,7 +384,8 @@ class CheckContext:
             report_multiple_bugs=False,
             print_blob=True,
             # the explain phase re-sends a failing example ~100 times to a live target
-            phases=[p for p in Phase if p is not Phase.explain and (self.run.shrink or p is not Phase.shrink)],
+            phases=[p for p in Phase if p is not Phase.explain and (self.run.shrink or p is not Phase.shrink)
+                    and (self.run.reuse_examples or p is not Phase.reuse)],
             **extra,
         )
 
@@ -503,21 +522,32 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
         return verdict("untested", f"target unreachable: {exc}")
     except RunStopped as exc:
         return verdict("untested", f"{'not run' if run.http.total == count_before else 'not finished'}: {exc}")
-    except CheckFailed as exc:
+    except Exception as exc:
+        if not (run.http.stopped or run.http.dead):
+            return judged(exc, verdict)
+        # raised because the run is stopping (a signal or the time limit cut an exchange,
+        # hypothesis saw a stop mid-example): never a finding of the target
+        why = run.http.stopped or f"target unreachable: {run.http.dead}"
+        return verdict("untested", f"not finished: {why}")
+    return verdict("passed")
+
+
+def judged(exc: Exception, verdict: Callable[..., Verdict]) -> Verdict:
+    """The verdict of an exception that ended a check while the run went on."""
+    if isinstance(exc, CheckFailed):
         return verdict("failed", final=Failure(exc.kind, _clean_message(exc), exc.statement, exc.subcheck))
-    except TransportFailure as exc:
+    if isinstance(exc, TransportFailure):
         return verdict("failed", final=Failure("no_answer", _clean_message(exc)))
-    except hypothesis.errors.HypothesisException as exc:
+    if isinstance(exc, hypothesis.errors.HypothesisException):
         # FlakyFailure: a failure that did not recur on the same input (the target
         # answered inconsistently); any other (Unsatisfiable, InvalidArgument, a
         # flaky strategy) is the check's own defect
         kind = "flaky" if isinstance(exc, hypothesis.errors.FlakyFailure) else "crash"
         return verdict("failed", final=Failure(kind, f"{type(exc).__name__}: {_clean_message(exc)}"))
-    except Exception as exc:  # an answer the check did not foresee, or a defect of the check
-        tb = traceback.extract_tb(exc.__traceback__)[-1]
-        where = f"{Path(tb.filename).name}:{tb.lineno}"
-        return verdict("failed", final=Failure("crash", f"unexpected {type(exc).__name__}: {_one_line(exc)} (at {where})"))
-    return verdict("passed")
+    # an answer the check did not foresee, or a defect of the check
+    tb = traceback.extract_tb(exc.__traceback__)[-1]
+    where = f"{Path(tb.filename).name}:{tb.lineno}"
+    return verdict("failed", final=Failure("crash", f"unexpected {type(exc).__name__}: {_one_line(exc)} (at {where})"))
 
 
 def _one_line(exc: BaseException) -> str:

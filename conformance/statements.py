@@ -1,7 +1,8 @@
 """The statement map of a profile (profiles/statements/<profile>.yaml): every
 normative statement of the spec, where it stands, what it says in a few words
 (a locator, not a copy), its level, and the requirements that check it, or why
-none can. The coverage figure is covered / testable statements.
+none can. The coverage figure is covered / testable statements; a run's own figure
+(``run_coverage``) counts only statements a requirement of that run reached a verdict on.
 
     statements:
       - id: catalog-32001                         # stable, unique within the map
@@ -125,6 +126,41 @@ def coverage(statements: list[Statement], requirement_ids: list[str] | None = No
     return Coverage(len(statements), testable, covered, len(statements) - testable - deferred,
                     {k: {**{"statements": 0, "covered": 0, "untestable": 0, "deferred": 0}, **dict(v)} for k, v in sorted(by.items())},
                     deferred)
+
+
+@dataclass
+class RunCoverage:
+    """What one run exercised: testable statements at least one of whose requirements
+    reached a verdict (untested, blocked and skipped ones did not)."""
+
+    testable: int
+    covered: int
+    not_exercised: list[str] = field(default_factory=list)
+
+    @property
+    def percent(self) -> float:
+        return round(100.0 * self.covered / self.testable, 1) if self.testable else 100.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"testable": self.testable, "covered": self.covered, "percent": self.percent,
+                "not_exercised": self.not_exercised}
+
+
+def run_coverage(statements: list[Statement], reached: set[str] | frozenset[str],
+                 requirement_ids: list[str] | None = None) -> RunCoverage:
+    """The figure of a run beside the map's: a statement counts as exercised when one of
+    its ``checked_by`` requirements is in ``reached`` (the ids that ran to a verdict:
+    passed, failed or expected failure). The denominator is ``coverage``'s testable
+    statements (untestable and deferred ones stay out), so the two figures compare."""
+    known = set(requirement_ids) if requirement_ids is not None else None
+
+    def deferred(s: Statement) -> bool:  # as in ``coverage``
+        return (bool(s.checked_by) and set(s.checked_by) <= set(s.later)
+                and not any(known is None or r in known for r in s.checked_by))
+
+    testable = [s for s in statements if (s.checked_by or not s.untestable) and not deferred(s)]
+    missed = [s.id for s in testable if not any(r in reached for r in s.checked_by)]
+    return RunCoverage(len(testable), len(testable) - len(missed), missed)
 
 
 def map_problems(statements: list[Statement], requirement_ids: list[str]) -> list[str]:

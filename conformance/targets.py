@@ -19,7 +19,7 @@ from conformance.transport.http import (
     Redactor,
     validate_target_url,
 )
-from conformance.yamltext import load_yaml
+from conformance.yamltext import load_yaml, read_user_text
 
 CONTROL_PREFIX = "/_control"
 
@@ -35,13 +35,17 @@ class ProtocolMismatch(Exception):
 
 
 def read_yaml(path: Path, what: str) -> Any:
-    """A user's YAML file, or ConfigError with a one-line reason."""
+    """A user's YAML file, or ConfigError with a one-line reason naming ``what`` and the file:
+    one that cannot be read, is not UTF-8 text (a binary file, say) or does not parse."""
     try:
-        return load_yaml(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read {what} {path}: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{what} {path} does not parse: {str(exc).splitlines()[0]}") from exc
+        text = read_user_text(path, what)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+    try:
+        return load_yaml(text)
+    except (yaml.YAMLError, RecursionError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ConfigError(f"{what} {path} does not parse: {first}") from exc
 
 
 def load_config(path: str | Path | None) -> dict[str, Any]:
@@ -89,16 +93,17 @@ def positive_number(value: Any, what: str) -> float:
     return float(value)
 
 
-def parse_duration(text: Any) -> float:
-    """Seconds from ``900``, ``90s``, ``15m`` or ``2h``; ConfigError otherwise."""
+def parse_duration(text: Any, what: str = "--max-time") -> float:
+    """Seconds from ``900``, ``90s``, ``15m`` or ``2h``; ConfigError naming ``what`` (the
+    option or setting it came from) otherwise."""
     value = str(text).strip().lower()
     scale = {"s": 1, "m": 60, "h": 3600}.get(value[-1:], None)
     number = value[:-1] if scale else value
     try:
         seconds = float(number) * (scale or 1)
     except ValueError:
-        raise ConfigError(f"--max-time {text!r} is not a duration (e.g. 900, 90s, 15m, 2h)") from None
-    return positive_number(seconds, f"--max-time {text!r}")
+        raise ConfigError(f"{what} {text!r} is not a duration (e.g. 900, 90s, 15m, 2h)") from None
+    return positive_number(seconds, f"{what} {text!r}")
 
 
 def writable_dir(path: Path, what: str) -> Path:
@@ -141,9 +146,12 @@ def open_run(
     binding: str | None = None,
     max_time: float | None = None,
     shrink: bool = True,
+    reuse_examples: bool | None = None,
 ) -> RunContext:
     """Build the RunContext for a run against ``target`` ("reference" or an http(s) URL);
-    ``max_time`` seconds from now, the run stops sending."""
+    ``max_time`` seconds from now, the run stops sending. Saved examples are replayed
+    (``reuse_examples``) when asked, by default only from a config's shared ``examples:``
+    database: otherwise one seed gives one run, whatever earlier runs left behind."""
     config = config or {}
     target = target or config.get("target") or "reference"
     if budget not in BUDGETS:
@@ -188,6 +196,7 @@ def open_run(
         declared=declared_features(profile, config.get("declared") or []),
         shrink=shrink,
         reference=reference,
+        reuse_examples=bool(config.get("examples")) if reuse_examples is None else reuse_examples,
     )
 
 

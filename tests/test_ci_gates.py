@@ -67,11 +67,15 @@ def test_diff_lists_exactly_the_changed_requirements(tmp_path):
     _, _ = run(tmp_path, "old", "--fault", "cancel_terminal_succeeds")
     _, _ = run(tmp_path, "new", "--fault", "history_length_ignored")
     result = conformance("diff", str(tmp_path / "old" / "summary.json"), str(tmp_path / "new" / "summary.json"), "--json")
+    assert result.returncode == 1, result.stderr  # BINDU-HISTORY-LENGTH started failing: a regression
     changes = json.loads(result.stdout)
     assert [c["id"] for c in changes["started_failing"]] == ["BINDU-HISTORY-LENGTH"]
     assert [c["id"] for c in changes["stopped_failing"]] == ["BINDU-CANCEL-TERMINAL"]
+    assert [c["id"] for c in changes["regressions"]] == ["BINDU-HISTORY-LENGTH"]
     text = conformance("diff", str(tmp_path / "old" / "summary.json"), str(tmp_path / "new" / "summary.json")).stdout
     assert "Started failing" in text and "BINDU-HISTORY-LENGTH" in text
+    same = conformance("diff", str(tmp_path / "old" / "summary.json"), str(tmp_path / "old" / "summary.json"))
+    assert same.returncode == 0 and "No requirement changed." in same.stdout
 
 
 def test_pytest_reproducer_fails_on_faulty_and_passes_on_clean(tmp_path, serve):

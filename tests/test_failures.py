@@ -171,8 +171,8 @@ def test_summarize():
 
 def run_plugin(tmp_path, monkeypatch, extra, *args, name="r"):
     """`conformance run bindu` in-process, with synthetic requirements added to the profile."""
-    def patched(profile_name):
-        profile = load_profile(profile_name)
+    def patched(profile_name, path=None):
+        profile = load_profile(profile_name, path)
         return dataclasses.replace(profile, requirements=[*profile.requirements, *extra])
 
     monkeypatch.setattr(plugin, "load_profile", patched)

@@ -40,7 +40,10 @@ def test_workers_give_the_verdicts_and_cases_of_a_serial_run(tmp_path):
     junit = (parallel / "junit.xml").read_text()
     assert junit.count("<testcase") == len(cases) + sum(s != "failed" for s in _verdicts(serial).values())
     summary = json.loads((parallel / "summary.json").read_text())
-    assert summary["exchanges"] == sum(r["exchanges"] for r in summary["requirements"]) + 1  # + the preflight
+    # + the preflight: the probe, then each configured credential tried once
+    assert summary["preflight_exchanges"] == 1 + sum(
+        1 for label in load_profile("bindu").settings["credentials"] if label not in ("expired",))
+    assert summary["exchanges"] == sum(r["exchanges"] for r in summary["requirements"]) + summary["preflight_exchanges"]
 
 
 def test_alone_requirements_run_last_one_at_a_time_against_a_live_target(tmp_path, serve):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance.report.badge import COLOURS, write_badge
-from conformance.report.html import write_html
+from conformance.report.html import breakable, write_html
 
 ROOT = Path(__file__).resolve().parent.parent
 FAILING = ("BINDU-CANCEL-TERMINAL", "BINDU-HISTORY-LENGTH")
@@ -199,3 +199,64 @@ def test_headless_browser_renders_report(report: Path, tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr[-2000:]
     assert shot.is_file() and shot.stat().st_size > 1000
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_failures_and_root_causes_come_first_and_read_in_words(report: Path) -> None:
+    text, page = parse(report / "report.html")
+    summary = summary_of(report)
+    order = [text.index(f"<section id={name}>") for name in ("failures", "causes", "requirements", "details", "spec")]
+    assert order == sorted(order), "failures, root causes, requirements, failure details, spec sources"
+    listing = text.split("<section id=failures>", 1)[1].split("</section>", 1)[0]
+    for rid in FAILING:  # each failure: level, id linking to its detailed entry, title and message
+        (req,) = [r for r in summary["requirements"] if r["id"] == rid]
+        link = listing.split(f">{rid}</a>", 1)[0].rsplit('href="#', 1)[1].split('"', 1)[0]
+        assert link in page.ids and link.startswith("fail-")
+        item = listing.split(f">{rid}</a>", 1)[0].rsplit("<li", 1)[1] + listing.split(f">{rid}</a>", 1)[1].split("</li>", 1)[0]
+        assert f"<span class=lvl>{req['level']}</span>" in item and html.escape(req["title"]) in item
+        assert breakable(req["message"][:80]) in item
+    causes = text.split("<section id=causes>", 1)[1].split("</section>", 1)[0]
+    for cause in summary["root_causes"]:
+        assert cause["label"] and html.escape(cause["label"]) in causes
+    # the spec source never breaks inside a word: break opportunities only after / and #
+    assert "break-all" not in text and "source: <a class=mono" in text
+    assert "specs/<wbr>bindu/<wbr>openapi.yaml#<wbr>/<wbr>" in text
+
+
+def _case_report(root: Path, config: str | None, target: str = "reference") -> Path:
+    report_dir = root / "runs" / "r"
+    (report_dir / "cases").mkdir(parents=True)
+    case = {"target": target, "seed": 7, "budget": "quick", "message": "m", "exchanges": [], "curl": []}
+    (report_dir / "cases" / "A-1.json").write_text(json.dumps(case), encoding="utf-8")
+    summary = {"profile": "bindu", "spec": {"path": "specs/bindu/openapi.yaml", "sha256": "x"}, "target": target,
+               "config": config, "requirements": [
+                   {"id": "A-1", "level": "MUST", "title": "t", "status": "failed", "message": "m",
+                    "source": {"file": "specs/bindu/openapi.yaml", "pointer": "/info"},
+                    "failures": [{"case": "cases/A-1.json", "kind": "wrong_status", "message": "m"}]}]}
+    (report_dir / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    return report_dir
+
+
+def replay_of(report_dir: Path) -> str:
+    text = write_html(report_dir).read_text(encoding="utf-8")
+    return html.unescape(text.split("<pre class=replay>", 1)[1].split("</pre>", 1)[0])
+
+
+def test_the_replay_line_works_as_copied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    report_dir = _case_report(tmp_path, "my conf.yaml")
+    monkeypatch.chdir(tmp_path)  # the folder the run was started in: the case path relative to it
+    assert replay_of(report_dir) == "conformance replay runs/r/cases/A-1.json --target reference --config 'my conf.yaml'"
+    assert replay_of(Path("runs/r")) == replay_of(report_dir)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # read from another folder: the path as given
+    assert replay_of(report_dir) == (f"conformance replay {report_dir / 'cases' / 'A-1.json'} --target reference "
+                                     "--config 'my conf.yaml'")
+
+
+def test_the_replay_line_has_no_config_when_the_run_had_none_and_never_a_secret(tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    report_dir = _case_report(tmp_path, None, target="https://vendor:s3cret-token@agent.example.invalid:8443/a2a")
+    line = replay_of(report_dir)
+    assert line == "conformance replay runs/r/cases/A-1.json --target https://agent.example.invalid:8443/a2a"
+    assert "s3cret" not in write_html(report_dir).read_text(encoding="utf-8").split("<pre class=replay>", 1)[1][:300]

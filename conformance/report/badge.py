@@ -65,9 +65,12 @@ def write_badge(report_dir: Path, summary: dict[str, Any]) -> Path:
     """Write ``report_dir/badge.svg``: "<profile> conformance" | "<grade> · <date of started_at>"."""
     grade = str(summary.get("grade") or "ungraded")
     day = str(summary.get("started_at") or "")[:10]
-    message = f"{grade} · {day}" if day else grade
+    # an ungraded badge says why: a stopped or partial run is no grade of the implementation
+    word = {"interrupted": "interrupted", "unreachable": "unreachable", "time limit": "time limit"}.get(
+        str(summary.get("verdict")), grade)
+    message = f"{word} · {day}" if day else word
     label = f"{summary.get('profile') or 'protocol'} conformance"
-    svg = badge_svg(label, message, COLOURS.get(grade, COLOURS["ungraded"]))
+    svg = badge_svg(label, message, COLOURS.get(grade if word == grade else "ungraded", COLOURS["ungraded"]))
     report_dir = Path(report_dir)
     report_dir.mkdir(parents=True, exist_ok=True)
     path = report_dir / "badge.svg"

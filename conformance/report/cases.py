@@ -8,6 +8,7 @@ from pathlib import Path
 
 from conformance.model import Case
 from conformance.transport.http import curl_line
+from conformance.yamltext import read_user_json
 
 
 def case_filename(requirement_id: str) -> str:
@@ -24,14 +25,10 @@ def write_case(directory: Path, case: Case) -> Path:
 
 
 def read_case(path: Path) -> Case:
-    """Load a case file; ValueError with a one-line reason when it is not one."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"cannot read case {path}: {exc.strerror}") from exc
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"case {path} is not JSON: {exc}") from exc
+    """Load a case file; ValueError with a one-line reason naming the file when it cannot
+    be read, is not UTF-8 text (a binary file), not JSON, or not of a case's shape."""
+    data = read_user_json(path, "case", "a conformance case file")
     try:
         return Case.from_json(data)
-    except (TypeError, ValueError) as exc:  # ValueError: a failure of an unknown kind
+    except (TypeError, ValueError) as exc:  # ValueError: a key or value of the wrong shape, a failure of an unknown kind
         raise ValueError(f"case {path} is not a conformance case file: {exc}") from exc

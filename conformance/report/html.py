@@ -13,6 +13,7 @@ import shlex
 from html import escape
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
@@ -93,8 +94,25 @@ details.exchange>summary{font-family:ui-monospace,Menlo,Consolas,monospace;font-
 .src{border-left:3px solid var(--line);padding-left:10px;margin:8px 0}
 .src:target,details:target{outline:2px solid #0b5cad;outline-offset:2px}
 mark{background:#fff2a8}
-td.id{white-space:nowrap}td.srcref{word-break:break-all;max-width:360px;font-size:12px}
-.head{display:flex;gap:24px;flex-wrap:wrap;align-items:flex-start}
+td.id{white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.srcline{font-size:12px;color:var(--muted);margin-top:2px}
+.srcline a,.srcref{word-break:normal;overflow-wrap:normal;white-space:normal}
+.note{overflow-wrap:break-word}
+.banner{border:1px solid #e0b252;background:#fff6e0;border-left:5px solid var(--untested);border-radius:4px;
+padding:8px 12px;margin:10px 0}
+table.facts{width:auto;margin:6px 0}table.facts th{background:none;color:var(--muted);font-weight:500;padding-left:0;
+white-space:nowrap}
+details.run{margin:6px 0 0}details.run>summary{color:var(--muted);font-size:12.5px}
+nav{margin:14px 0 0}
+ol.faillist{margin:6px 0;padding-left:0;list-style:none}
+ol.faillist li{padding:7px 10px;margin:0;border-bottom:1px solid var(--line)}
+ol.faillist li.f-failed{border-left:4px solid var(--fail)}ol.faillist li.f-expected_failure{border-left:4px solid var(--xfail)}
+ol.faillist .lvl{display:inline-block;min-width:58px;font-weight:600;font-size:12px}
+ol.faillist .title{font-weight:600}
+table.causes td.n{white-space:nowrap}table.causes .label{font-weight:600}
+.affected a{white-space:nowrap}
+@media (max-width:960px){td.id{white-space:normal}}
+@media (max-width:700px){main{padding:14px 12px 40px}td,th{padding:4px 5px}}
 """
 
 # Opens a <details> the address points into (a spec source link, a failure link).
@@ -115,6 +133,18 @@ def anchor(prefix: str, text: str) -> str:
     slug = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")[:60]
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
     return f"{prefix}-{slug}-{digest}" if slug else f"{prefix}-{digest}"
+
+
+def breakable(text: str) -> str:
+    """``text`` escaped, with a line-break opportunity after each / and # (never inside a word)."""
+    return "<wbr>".join(e(part) for part in re.split(r"(?<=[/#])", text))
+
+
+def source_text(source: dict[str, Any]) -> str:
+    """``file#pointer``, or the profile's reason when the profile decides (the spec is silent)."""
+    if source.get("file") == "profile":
+        return f"profile's choice: {source.get('pointer', '')}"
+    return str(source.get("file", "")) + (f"#{source['pointer']}" if source.get("pointer") else "")
 
 
 def source_key(source: dict[str, Any]) -> str:
@@ -257,38 +287,67 @@ def fmt_number(value: Any, unit: str = "") -> str:
     return f"{value}{unit}"
 
 
+def pct(value: Any) -> str:
+    """100.0 -> "100%", 68.5 -> "68.5%"."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return "—"
+    return f"{number:.1f}".rstrip("0").rstrip(".") + "%"
+
+
+def coverage_text(summary: dict[str, Any]) -> str:
+    """"statement map: 143 of 143 (100%); exercised by this run: 98 of 143 (69%); 17 untestable"."""
+    cov, run = summary.get("coverage"), summary.get("coverage_run")
+    if not isinstance(cov, dict):
+        return ""
+    parts = [f"statement map: {cov.get('covered')} of {cov.get('testable')} testable statements ({pct(cov.get('percent'))})"]
+    if isinstance(run, dict):
+        parts.append(f"exercised by this run: {run.get('covered')} of {run.get('testable')} ({pct(run.get('percent'))})")
+    if cov.get("untestable"):
+        parts.append(f"{cov['untestable']} untestable")
+    if cov.get("deferred"):
+        parts.append(f"{cov['deferred']} deferred to a later part")
+    return "; ".join(parts)
+
+
 def render_header(summary: dict[str, Any], grade: str, levels: dict[str, dict[str, int]]) -> str:
+    """Title, verdict, grade and counts, the few facts a reader needs first; the rest of
+    the run's particulars folded below them."""
     spec = summary.get("spec") or {}
     tool = summary.get("tool") or {}
     counts = summary.get("counts") or {}
     total = len(summary.get("requirements", []))
     verdict = summary.get("verdict", "")
-    rows = [
-        ("Profile", e(summary.get("profile"))),
+    facts = [
         ("Target", f"<span class=mono>{e(summary.get('target'))}</span>"),
-        ("Binding", e(summary.get("binding") or "—")),
         ("Spec", f"<span class=mono>{e(spec.get('path'))}</span>"),
+        ("Date", e(summary.get("started_at"))),
+    ]
+    cov = coverage_text(summary)
+    if cov:
+        facts.append(("Spec coverage", e(cov)))
+    if summary.get("grade_note"):
+        facts.append(("Grade", f"<strong>{e(summary['grade_note'])}</strong>"))
+    details = [
+        ("Profile", e(summary.get("profile"))),
+        ("Binding", e(summary.get("binding") or "—")),
         ("Spec sha256", f"<span class=mono>{e(spec.get('sha256'))}</span>"),
         ("Seed", e(summary.get("seed"))),
         ("Budget", e(summary.get("budget"))),
         ("Gate level", e((summary.get("level") or "").upper() or "—")),
-        ("Date", e(summary.get("started_at"))),
         ("Duration", e(fmt_number(summary.get("duration_s"), " s"))),
         ("Exchanges", e(f"{fmt_number(summary.get('exchanges'))} ({fmt_number(summary.get('exchanges_per_s'))}/s)")),
         ("Tool", e(f"{tool.get('name', 'conformance')} {tool.get('version', '')}".strip())),
     ]
-    if summary.get("grade_note"):
-        rows.append(("Grade", f"<strong>{e(summary['grade_note'])}</strong>"))
-    cov = summary.get("coverage")
-    if cov:
-        rows.append(("Spec coverage", e(f"{cov['covered']} of {cov['testable']} testable statements ({cov['percent']}%); "
-                                        f"{cov['untestable']} untestable"
-                                        + (f"; {cov['deferred']} deferred to a later part" if cov.get("deferred") else ""))))
-    if summary.get("stopped"):
-        rows.append(("Stopped", f"<strong>{e(summary['stopped'])}</strong>"))
-    if summary.get("unreachable"):
-        rows.append(("Unreachable", f"<strong>{e(summary['unreachable'])}</strong>"))
-    meta = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    if summary.get("config"):
+        details.insert(2, ("Config", f"<span class=mono>{e(summary['config'])}</span>"))
+    banners = "".join(f"<div class=banner><strong>{label}:</strong> {e(summary[key])}</div>"
+                      for key, label in (("stopped", "Stopped"), ("unreachable", "Unreachable")) if summary.get(key))
+    brief = " · ".join(e(x) for x in (f"seed {summary.get('seed')}", f"budget {summary.get('budget')}",
+                                       f"gate {(summary.get('level') or '—').upper()}",
+                                       fmt_number(summary.get("duration_s"), " s"),
+                                       f"{fmt_number(summary.get('exchanges'))} exchanges"))
     level_rows = "".join(
         f"<tr><th>{e(level)}</th>"
         + "".join(f"<td class=n>{levels[level][key]}</td>" for key, _ in LEVEL_COLUMNS)
@@ -297,15 +356,60 @@ def render_header(summary: dict[str, Any], grade: str, levels: dict[str, dict[st
     )
     level_head = "".join(f"<th>{e(label)}</th>" for _, label in LEVEL_COLUMNS)
     tally = ", ".join(f"{counts.get(k, 0)} {label}" for k, label in LEVEL_COLUMNS if counts.get(k))
+    rows = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts)
+    more = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in details)
     return f"""<header>
 <h1>{e(summary.get('profile'))} conformance report</h1>
 <div class=note>run verdict: <strong>{e(verdict)}</strong> — {e(tally or 'no results')} of {total} requirements</div>
+{banners}
 <div class=top>
 <div id=grade class="{GRADE_CLASS.get(grade, 'g-none')}"><small>grade</small>{e(grade)}</div>
 <table class=levels aria-label="counts per level"><tr><th>level</th>{level_head}</tr>{level_rows}</table>
 </div>
-<table class=meta>{meta}</table>
+<table class=facts>{rows}</table>
+<details class=run id=run><summary>run details: {brief}</summary><table class=meta>{more}</table></details>
 </header>"""
+
+
+LIST_MESSAGE_LIMIT = 320  # characters of a message in the failure list (the details have it whole)
+
+
+def clip(text: str, limit: int = LIST_MESSAGE_LIMIT) -> str:
+    """``text`` cut at a word boundary near ``limit``, marked when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return f"{cut} … (the whole message is in its details)"
+
+
+def render_failure_list(summary: dict[str, Any], fail_ids: dict[str, str], has_causes: bool) -> str:
+    """The failures first: each failed (then expected-failure) requirement, MUST before
+    SHOULD before MAY, with its message, linking to its detailed entry further down."""
+    requirements = summary.get("requirements", [])
+    order = {"failed": 0, "expected_failure": 1}
+    failed = sorted((r for r in requirements if r.get("status") in order),
+                    key=lambda r: (order[str(r.get("status"))],
+                                   LEVELS.index(r["level"]) if r.get("level") in LEVELS else len(LEVELS)))
+    items = []
+    for req in failed:
+        rid, status = str(req.get("id", "")), str(req.get("status"))
+        ref = f'<a class=mono href="#{e(fail_ids[rid])}">{e(rid)}</a>' if rid in fail_ids else f"<span class=mono>{e(rid)}</span>"
+        message = f"<div class=note>{breakable(clip(str(req['message'])))}</div>" if req.get("message") else ""
+        items.append(f'<li class="f-{e(status)}"><span class="v v-{e(status)}">{e(STATUS_LABEL.get(status, status))}</span> '
+                     f"<span class=lvl>{e(req.get('level'))}</span> {ref} — <span class=title>{e(req.get('title'))}</span>"
+                     f"{message}</li>")
+    counts = summary.get("counts") or {}
+    notes = []
+    if counts.get("blocked"):
+        where = ' (see <a href="#causes">root causes</a>)' if has_causes else ""
+        notes.append(f"{counts['blocked']} blocked: a set-up step the target refused kept them from running{where}")
+    if counts.get("untested"):
+        notes.append(f"{counts['untested']} untested: not run to a verdict (a credential or control missing, "
+                     "or the run stopped); their reasons are in the requirements table")
+    tail = "".join(f'<p class=note>{n}.</p>' for n in notes)
+    head = f"<h2>Failures ({len(failed)})</h2>"
+    body = f"<ol class=faillist>{''.join(items)}</ol>" if items else "<p class=note>none</p>"
+    return f"<section id=failures>{head}{body}{tail}</section>"
 
 
 def render_requirements(summary: dict[str, Any], src_ids: dict[str, str], fail_ids: dict[str, str]) -> str:
@@ -334,20 +438,21 @@ def requirements_table(requirements: list[dict[str, Any]], src_ids: dict[str, st
         id_cell = f'<a href="#{e(fail_ids[rid])}">{e(rid)}</a>' if rid in fail_ids else e(rid)
         notes = []
         if status != "passed" and req.get("message"):
-            notes.append(e(req["message"]))
+            notes.append(breakable(req["message"]))
         baseline = req.get("baseline")
         if isinstance(baseline, dict):
             notes.append("baseline: " + e(baseline.get("reason")) + (
                 f" (issue: <span class=mono>{e(baseline.get('issue'))}</span>)" if baseline.get("issue") else ""))
-        src_text = str(source.get("file", "")) + (f"#{source['pointer']}" if source.get("pointer") else "")
-        src_cell = f'<a class=mono href="#{e(src_ids[source_key(source)])}">{e(src_text)}</a>'
+        src_line = (f'<div class=srcline>source: <a class=mono href="#{e(src_ids[source_key(source)])}">'
+                    f"{breakable(source_text(source))}</a></div>")
         rows.append(
-            f'<tr class="r-{e(status)}"><td class="mono id">{id_cell}</td><td>{e(req.get("level"))}</td>'
-            f"<td>{e(req.get('title'))}" + (f"<div class=note>{'<br>'.join(notes)}</div>" if notes else "") + "</td>"
+            f'<tr class="r-{e(status)}" id="{e(anchor("req", rid))}"><td class="mono id">{id_cell}</td><td>{e(req.get("level"))}</td>'
+            f"<td>{e(req.get('title'))}" + (f"<div class=note>{'<br>'.join(notes)}</div>" if notes else "")
+            + f"{src_line}</td>"
             f'<td><span class="v v-{e(status)}">{e(STATUS_LABEL.get(status, status.upper()))}</span></td>'
-            f"<td class=n>{e(req.get('exchanges', ''))}</td><td class=srcref>{src_cell}</td></tr>"
+            f"<td class=n>{e(req.get('exchanges', ''))}</td></tr>"
         )
-    return ("<table><tr><th>ID</th><th>level</th><th>title</th><th>verdict</th><th>exchanges</th><th>spec source</th></tr>"
+    return ("<table><tr><th>ID</th><th>level</th><th>title and spec source</th><th>verdict</th><th>exchanges</th></tr>"
             + "".join(rows) + "</table>")
 
 
@@ -400,8 +505,36 @@ def render_kinds(failures: list[dict[str, Any]]) -> str:
     return f"<div class=lbl>failures ({len(failures)})</div><ul class=fails>{''.join(items)}</ul>"
 
 
+def shown_path(path: Path) -> str:
+    """``path`` relative to the current folder when it lies under it, else as given."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
+
+
+def without_userinfo(target: str) -> str:
+    """A target URL without ``user:password@`` (a replay line never carries a secret)."""
+    try:
+        parts = urlsplit(target)
+    except ValueError:
+        return target
+    if "@" not in parts.netloc:
+        return target
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
+def replay_line(case_path: Path, target: str, config: str | None) -> str:
+    """The command that replays a case, to copy as it stands: the case path relative to
+    the current folder where it can be, the run's ``--config`` when it had one."""
+    words = ["conformance", "replay", shown_path(case_path), "--target", without_userinfo(target)]
+    if config:
+        words += ["--config", str(config)]
+    return " ".join(shlex.quote(w) for w in words)
+
+
 def render_failure(req: dict[str, Any], failures: list[dict[str, Any]], case: dict[str, Any] | None,
-                   case_path: Path | None, target: str, fid: str, src_id: str) -> str:
+                   case_path: Path | None, target: str, fid: str, src_id: str, config: str | None = None) -> str:
     """One section per case file: the requirement's failures that share it."""
     status = str(req.get("status", "failed"))
     failure = failures[0]
@@ -423,14 +556,14 @@ def render_failure(req: dict[str, Any], failures: list[dict[str, Any]], case: di
         parts.append(f"<div class=lbl>baseline</div><pre>{e(baseline.get('reason'))}"
                      + (f"\nissue: {e(baseline.get('issue'))}" if baseline.get("issue") else "") + "</pre>")
     source = req.get("source") or {}
-    parts.append(f'<div class=note>spec source: <a class=mono href="#{e(src_id)}">'
-                 f"{e(source.get('file'))}#{e(source.get('pointer'))}</a></div>")
+    parts.append(f'<div class=srcline>spec source: <a class=mono href="#{e(src_id)}">'
+                 f"{breakable(source_text(source))}</a></div>")
     if case is None:
         parts.append(f"<p class=note>case file {e(failure.get('case') or '(none)')} is missing or unreadable.</p>")
         parts.append("</section>")
         return "\n".join(parts)
     seed = case.get("seed", "")
-    replay = f"conformance replay {shlex.quote(str(case_path))} --target {shlex.quote(str(case.get('target') or target))}"
+    replay = replay_line(case_path or Path(str(failure.get("case"))), str(case.get("target") or target), config)
     parts.append(f"<div class=lbl>seed</div><pre>{e(seed)} (budget {e(case.get('budget'))})</pre>")
     parts.append(f"<div class=lbl>replay</div><pre class=replay>{e(replay)}</pre>")
     curl = case.get("curl") or []
@@ -445,20 +578,46 @@ def render_failure(req: dict[str, Any], failures: list[dict[str, Any]], case: di
     return "\n".join(parts)
 
 
-def render_root_causes(summary: dict[str, Any]) -> str:
-    """Failed and blocked requirements grouped by what the target did, largest first."""
-    causes = summary.get("root_causes") or []
+AFFECTED_SHOWN = 8  # requirements named in a root-cause row before the rest fold away
+
+
+def render_root_causes(summary: dict[str, Any], fail_ids: dict[str, str]) -> str:
+    """Failed and blocked requirements grouped by what the target did, largest first:
+    the cause in words (``label``), the requests in common, the requirements it touched."""
+    causes = [c for c in summary.get("root_causes") or [] if isinstance(c, dict)]
     if not causes:
         return ""
+    status = {str(r.get("id")): str(r.get("status")) for r in summary.get("requirements", [])}
+
     def common(c: dict[str, Any]) -> str:
         shared = c.get("request_in_common") or []
-        return f"<div class=note>requests in common: {e('; '.join(shared))}</div>" if shared else ""
+        return f"<div class=note>requests in common: <span class=mono>{e('; '.join(shared))}</span></div>" if shared else ""
 
-    rows = "".join(f"<tr><td class=n>{c['count']}</td><td class=mono>{e(c['signature'])}{common(c)}</td>"
-                   f"<td>{', '.join(e(r) for r in c['requirements'])}</td></tr>" for c in causes)
-    return ("<section id=causes><h2>Root causes</h2><p class=note>one line per distinct answer that broke "
-            "requirements; fixing it may clear all of them</p><table><tr><th>requirements</th><th>cause</th>"
-            f"<th>affected</th></tr>{rows}</table></section>")
+    def link(rid: str) -> str:
+        target = fail_ids.get(rid) or anchor("req", rid)
+        return f'<a class=mono href="#{e(target)}">{e(rid)}</a>'
+
+    def affected(ids: list[str]) -> str:
+        shown = ", ".join(link(r) for r in ids[:AFFECTED_SHOWN])
+        if len(ids) <= AFFECTED_SHOWN:
+            return shown
+        rest = ", ".join(link(r) for r in ids[AFFECTED_SHOWN:])
+        return f"{shown} <details><summary class=note>and {len(ids) - AFFECTED_SHOWN} more</summary>{rest}</details>"
+
+    def tally(ids: list[str]) -> str:
+        by = {s: sum(status.get(r) == s for r in ids) for s in ("failed", "blocked")}
+        parts = [f"{n} {s}" for s, n in by.items() if n]
+        return f"<div class=note>{e(', '.join(parts))}</div>" if len(parts) > 1 else ""
+
+    rows = []
+    for c in causes:
+        ids = [str(r) for r in c.get("requirements") or []]
+        words = c.get("label") or c.get("signature")
+        rows.append(f"<tr><td class=n>{e(c.get('count', len(ids)))}{tally(ids)}</td>"
+                    f"<td><span class=label>{e(words)}</span>{common(c)}</td><td class=affected>{affected(ids)}</td></tr>")
+    return ("<section id=causes><h2>Root causes</h2><p class=note>failed and blocked requirements grouped by the answer "
+            "that broke them: fixing one cause may clear every requirement in its row</p><table class=causes>"
+            f"<tr><th>requirements</th><th>cause</th><th>affected</th></tr>{''.join(rows)}</table></section>")
 
 
 def render_sources(summary: dict[str, Any], src_ids: dict[str, str], specs: SpecExcerpts) -> str:
@@ -473,7 +632,7 @@ def render_sources(summary: dict[str, Any], src_ids: dict[str, str], specs: Spec
     for key, source in seen.items():
         file, pointer = str(source.get("file", "")), str(source.get("pointer", ""))
         used = ", ".join(users[key])
-        head = f'<summary><span class=mono>{e(file)}#{e(pointer)}</span> <span class=note>— {e(used)}</span></summary>'
+        head = f'<summary><span class=mono>{breakable(source_text(source))}</span> <span class=note>— {e(used)}</span></summary>'
         if file == "profile":
             body = f"<div class=note>decided by the profile (the spec is silent)</div><pre>{e(pointer)}</pre>"
         else:
@@ -527,12 +686,16 @@ def write_html(report_dir: Path, spec_text: str | None = None) -> Path:
             case_path = report_dir / group[0]["case"] if group[0].get("case") else None
             case = read_json(case_path) if case_path else None
             failure_html.append(render_failure(req, group, case, case_path, str(summary.get("target", "")),
-                                               fid, src_ids[source_key(req.get("source") or {})]))
-    failures_section = (
-        "<section id=failures><h2>Failures</h2>" + "\n".join(failure_html) + "</section>" if failure_html else
-        "<section id=failures><h2>Failures</h2><p class=note>none</p></section>"
+                                               fid, src_ids[source_key(req.get("source") or {})], summary.get("config")))
+    details_section = (
+        "<section id=details><h2>Failure details</h2>" + "\n".join(failure_html) + "</section>" if failure_html else ""
     )
+    causes = render_root_causes(summary, fail_ids)
     title = f"{summary.get('profile', '')} conformance — {grade}"
+    nav = ['<a href="#failures">failures</a>'] + (['<a href="#causes">root causes</a>'] if causes else []) + [
+        '<a href="#requirements">requirements</a>'] + (
+        [f'<a href="#details">failure details ({len(failure_html)})</a>'] if failure_html else []) + [
+        '<a href="#spec">spec sources</a>', '<a href="#run">run details</a>']
     page = f"""<!DOCTYPE html>
 <html lang=en>
 <head>
@@ -545,11 +708,11 @@ def write_html(report_dir: Path, spec_text: str | None = None) -> Path:
 </head>
 <body><main>
 {render_header(summary, grade, level_counts(summary))}
-<nav class=note><a href="#requirements">requirements</a> · <a href="#failures">failures ({len(failure_html)})</a>
-· <a href="#spec">spec sources</a></nav>
-{render_root_causes(summary)}
+<nav class=note>{" · ".join(nav)}</nav>
+{render_failure_list(summary, fail_ids, bool(causes))}
+{causes}
 {render_requirements(summary, src_ids, fail_ids)}
-{failures_section}
+{details_section}
 {render_sources(summary, src_ids, specs)}
 </main></body>
 </html>

@@ -3,13 +3,17 @@ finding however many requirements it trips. The signature of a failed or blocked
 requirement is its failure kind plus the answer that broke it: HTTP status, error
 code, and the message or field the target blamed (ids and numbers blurred). A group
 also names the request features its breaking requests have in common that no
-request the target accepted carried (a UUID-string taskId, say): the likely trigger."""
+request the target accepted carried (a UUID-string taskId, say): the likely trigger.
+Its ``label`` says the same in words, from the kind's meaning (``failures.KINDS``) and
+the answer itself, unblurred: what a person reads; ``signature`` is what dedups."""
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
+from conformance.failures import KINDS
 from conformance.transport.http import parse_json
 
 _BLUR = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\b[0-9a-f]{16,}\b|\d+", re.I)
@@ -123,6 +127,71 @@ def signature(verdict: Any) -> str:
     return f"{kind}: {status}"
 
 
+# kinds whose finding is that something was served: the answer to name is a success
+_SERVED = frozenset({"accepted_invalid", "auth_not_enforced", "state_changed", "not_found_expected"})
+_RUNNER_NOTE = re.compile(r"\s*\((?:set by the runner|the default[^)]*)\)$")
+ANSWER_LIMIT = 120  # characters of the target's own error message in a label
+
+
+def kind_of(verdict: Any) -> str:
+    """The failure kind a verdict's signature is built from (a blocked verdict's: its cause)."""
+    return str(verdict.failures[-1].kind if verdict.failures else verdict.cause or verdict.status)
+
+
+def meaning(kind: str) -> str:
+    """The kind's one-line meaning from ``KINDS``, as the start of a sentence."""
+    words = _RUNNER_NOTE.sub("", KINDS[kind]) if kind in KINDS else {
+        "blocked": "a set-up step the requirement needs was refused"}.get(kind, f"the requirement {kind}")
+    return words[:1].upper() + words[1:]
+
+
+def _clip(text: str, limit: int = ANSWER_LIMIT) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def answered(response: dict[str, Any]) -> str:
+    """"HTTP 401 with error -32009 'Authentication required'": a recorded answer in words."""
+    status = f"HTTP {response.get('status')}"
+    body, _ = parse_json(response.get("body") or "")
+    err = body.get("error") if isinstance(body, dict) else None
+    if isinstance(err, dict):
+        code, message = err.get("code"), str(err.get("message") or "")
+    elif isinstance(err, str):
+        code, message = body.get("code"), err
+    else:
+        return status
+    said = " ".join(p for p in ("" if code is None else str(code), f"'{_clip(message)}'" if message else "") if p)
+    return f"{status} with error {said}" if said else f"{status} with an error"
+
+
+def label(verdict: Any) -> str:
+    """A sentence naming what broke: the kind's meaning, then what the target answered."""
+    kind = kind_of(verdict)
+    head = meaning(kind)
+    last = _breaking(verdict)
+    if kind in _SERVED:  # the answer that shows it is the one that was served, not a later refusal
+        last = next((e for e in reversed(verdict.exchanges) if succeeded(e)), last)
+    if last is None:
+        return f"{head}: {_clip(verdict.message)}" if verdict.message else head
+    if last.response is None:
+        why = f" ({_clip(str(last.error))})" if last.error else ""
+        return f"{head}{why}" if kind == "no_answer" else f"{head}: the target sent no answer{why}"
+    answer = answered(last.response)
+    if " with " in answer:
+        return f"{head}: the target answered {answer}"
+    return f"{head} (the target answered {answer})"
+
+
+def group_label(members: list[Any]) -> str:
+    """The label of a group: its most common kind (failed members first, then blocked),
+    told with the answer of the first member of that kind."""
+    failed = [r for r in members if r.verdict.status == "failed"] or members
+    kinds = Counter(kind_of(r.verdict) for r in failed)
+    top = kinds.most_common(1)[0][0]
+    return label(next(r.verdict for r in failed if kind_of(r.verdict) == top))
+
+
 def group(results: list[Any]) -> list[dict[str, Any]]:
     """Failed and blocked requirements by signature, largest group first, each with
     the request features its members have in common (see ``in_common``)."""
@@ -137,6 +206,7 @@ def group(results: list[Any]) -> list[dict[str, Any]]:
     for sig, members in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
         breaking = [_breaking(r.verdict) for r in members]
         failing = [request_features(e) for e in breaking if e is not None]
-        out.append({"signature": sig, "count": len(members), "requirements": [r.requirement.id for r in members],
+        out.append({"signature": sig, "label": group_label(members), "count": len(members),
+                    "requirements": [r.requirement.id for r in members],
                     "request_in_common": in_common(failing, accepted)})
     return out

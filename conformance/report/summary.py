@@ -13,7 +13,7 @@ from conformance.failures import DEFAULT_KIND, Failure
 from conformance.model import LEVELS, Profile, Requirement
 from conformance.report.rootcause import group
 from conformance.runner import Verdict
-from conformance.statements import coverage
+from conformance.statements import coverage, run_coverage
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_UNTESTED = 5  # a gating requirement was neither tested nor declared away (see --allow-untested)
@@ -26,8 +26,9 @@ EXIT_CODES = {
                       "or the run's time limit passed before it finished",
     EXIT_INTERNAL: "internal error of conformance (a bug: please report it)",
     EXIT_UNTESTED: "nothing failed, but a requirement at the gating level was untested or blocked "
-                   "(give the credentials or control it needs, or pass --allow-untested)",
-    EXIT_INTERRUPTED: "interrupted (Ctrl-C or SIGTERM); the reports hold what had run",
+                   "(give the credentials or control it needs, or pass --allow-untested), "
+                   "or none ran to a verdict at all (a gate never passes on nothing)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C, SIGINT or SIGTERM); the reports hold what had run, the rest is untested",
 }
 
 
@@ -45,12 +46,21 @@ def gates(level: str, gate: str) -> bool:
     return LEVELS.index(level) <= LEVELS.index(gate.upper())
 
 
+REACHED = ("passed", "failed", "expected_failure")  # the statuses of a requirement that ran to a verdict
+
+
+def gating_reached(results: list[Result], gate: str) -> int:
+    """How many requirements at a gating level ran to a verdict."""
+    return sum(r.verdict.status in REACHED and gates(r.requirement.level, gate) for r in results)
+
+
 def exit_code(results: list[Result], gate: str, unreachable: bool, stale: bool = False, stopped: str | None = None,
               allow_untested: bool = True) -> int:
     """130 interrupted; 3 unreachable; 1 an unlisted failure at a gating level, or a
-    stale baseline entry; 3 the time limit cut the run short; 5 a gating requirement
-    untested or blocked (unless ``allow_untested``); else 0. ``stopped`` is None,
-    "time" or "signal"."""
+    stale baseline entry; 3 the time limit cut the run short; 5 no gating requirement
+    ran to a verdict (a gate never passes on nothing, whatever ``allow_untested``
+    says), or one was untested or blocked (unless ``allow_untested``); else 0.
+    ``stopped`` is None, "time" or "signal"."""
     if stopped == "signal":
         return EXIT_INTERRUPTED
     if unreachable:
@@ -60,6 +70,8 @@ def exit_code(results: list[Result], gate: str, unreachable: bool, stale: bool =
         return EXIT_FAILED
     if stopped == "time":
         return EXIT_UNREACHABLE
+    if not gating_reached(results, gate):
+        return EXIT_UNTESTED
     if not allow_untested and any(r.verdict.status in ("untested", "blocked") and gates(r.requirement.level, gate)
                                   for r in results):
         return EXIT_UNTESTED
@@ -74,9 +86,41 @@ def verdict_word(results: list[Result], gate: str, unreachable: bool, stale: boo
         return "time limit" if stopped == "time" and not unreachable else "unreachable"
     if code == EXIT_FAILED:
         return "fail"
-    if any(r.verdict.status in ("untested", "blocked") and gates(r.requirement.level, gate) for r in results):
+    if code == EXIT_UNTESTED or any(r.verdict.status in ("untested", "blocked") and gates(r.requirement.level, gate)
+                                    for r in results):
         return "incomplete"
     return "pass"
+
+
+def verdict_reason(results: list[Result], gate: str, verdict: str, *, stale: int = 0, baseline: bool = False,
+                   stopped: str | None = None, unreachable: str | None = None) -> str:
+    """The verdict in one sentence: why the gate says what it says (the grade is beside it)."""
+    level = gate.upper()
+    def count(*statuses: str) -> int:
+        return sum(r.verdict.status in statuses and gates(r.requirement.level, gate) for r in results)
+    def plural(n: int, what: str) -> str:
+        return f"{n} {what}{'s' * (n != 1)}"
+    ran = sum(r.verdict.status in REACHED for r in results)
+    known = count("expected_failure")
+    if verdict == "interrupted":
+        return f"{stopped or 'interrupted'}: {ran} of {len(results)} requirements ran to a verdict, the rest untested"
+    if verdict == "unreachable":
+        return f"the target could not be tested: {unreachable}"
+    if verdict == "time limit":
+        return f"{stopped}: {ran} of {len(results)} requirements ran to a verdict"
+    if verdict == "fail":
+        parts = []
+        if count("failed"):
+            parts.append(f"{plural(count('failed'), level + ' requirement')} failed" + (" outside the baseline" if baseline else ""))
+        if stale:
+            parts.append(f"{plural(stale, 'baseline entry')} stale (the requirement now passes: delete the entry)")
+        return "; ".join(parts)
+    if not gating_reached(results, gate):
+        return f"no requirement at level {level} or above ran to a verdict: nothing was tested"
+    against = f" (against the baseline: {plural(known, 'known failure')} and nothing new)" if baseline else ""
+    if verdict == "incomplete":
+        return f"nothing failed{against}, but {plural(count('untested', 'blocked'), level + ' requirement')} untested or blocked"
+    return f"every requirement at level {level} or above held{against}"
 
 
 STATUSES = ("passed", "failed", "blocked", "untested", "skipped", "expected_failure")
@@ -132,9 +176,16 @@ def build_summary(
     partial: bool = False,
     stopped: tuple[str, str] | None = None,
     declared: frozenset[str] = frozenset(),
+    config: str | None = None,
+    refused: dict[str, str] | None = None,
+    preflight_exchanges: int = 0,
 ) -> dict[str, Any]:
-    """``stopped`` is (kind, reason) when the run ended early: kind "time" or "signal"."""
+    """``stopped`` is (kind, reason) when the run ended early: kind "time" or "signal";
+    ``config`` the config file as the user named it; ``refused`` the credentials the
+    target refused before the run, with why."""
     kind = stopped[0] if stopped else None
+    stale = len(baseline.get("stale") or []) if baseline else 0
+    verdict = verdict_word(results, gate, bool(unreachable), bool(stale), kind)
     counts = {"passed": 0, "failed": 0, "blocked": 0, "untested": 0, "skipped": 0, "expected_failures": 0}
     for r in results:
         key = "expected_failures" if r.verdict.status == "expected_failure" else r.verdict.status
@@ -152,8 +203,14 @@ def build_summary(
         "started_at": started_at.astimezone(UTC).isoformat(timespec="seconds"),
         "duration_s": round(duration_s, 3),
         "exchanges": exchanges,
+        "preflight_exchanges": preflight_exchanges,  # of ``exchanges``: the probe and the credential checks
         "exchanges_per_s": round(exchanges / duration_s, 1) if duration_s > 0 else 0.0,
-        "verdict": verdict_word(results, gate, bool(unreachable), bool(baseline and baseline.get("stale")), kind),
+        "verdict": verdict,
+        "verdict_reason": verdict_reason(results, gate, verdict, stale=stale, baseline=baseline is not None,
+                                         stopped=stopped[1] if stopped else None, unreachable=unreachable),
+        "interrupted": kind == "signal",
+        "config": config,
+        "credentials_refused": dict(refused or {}),
         "baseline": baseline,
         "unreachable": unreachable,
         "stopped": stopped[1] if stopped else None,
@@ -165,6 +222,7 @@ def build_summary(
         "levels": level_counts(results),
         # the spec's normative statements the profile's requirements check (statement map)
         "coverage": coverage(profile.statements, [r.id for r in profile.requirements]).to_json() if profile.statements else None,
+        "coverage_run": run_coverage(profile.statements, {r.requirement.id for r in results if r.verdict.status in REACHED}, [r.id for r in profile.requirements]).to_json() if profile.statements else None,  # what this run exercised
         "requirements": [
             {
                 "id": r.requirement.id,

@@ -16,6 +16,7 @@ import time
 import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -47,6 +48,22 @@ class TargetUnreachable(RunAborted):
 
 class RunStopped(RunAborted):
     """The run's time limit passed, or the user interrupted it."""
+
+
+def read_stop_file(path: Path) -> str | None:
+    """Why the run stops, once another process of it wrote ``path``; else None."""
+    try:
+        return path.read_text(encoding="utf-8").strip() or "interrupted"
+    except OSError:
+        return None
+
+
+def write_stop_file(path: Path, reason: str) -> None:
+    """Tell every process of the run to stop (see ``HttpTransport.stop_file``)."""
+    try:
+        path.write_text(reason, encoding="utf-8")
+    except OSError:
+        pass  # the signalled process still stops; the others finish their item or get the signal too
 
 
 class TransportFailure(Exception):
@@ -349,6 +366,10 @@ class HttpTransport:
         self.dead: str | None = None  # why the target counts as gone, once it does
         self.stopped: str | None = None  # why the run stops (time limit, signal), once it does
         self.run_deadline: float | None = None  # time.monotonic() at which the run's time is up
+        # a file whose appearance stops the run (its text says why): how the process that
+        # was signalled tells the others of a parallel run (xdist workers, fuzz workers)
+        self.stop_file: Path | None = None
+        self._stop_checked = 0.0
         self.silent = 0  # consecutive exchanges that got no answer
         self.answered = 0  # exchanges that got an answer
         self.on_exchange: Any = None  # called after each exchange (progress display)
@@ -383,6 +404,11 @@ class HttpTransport:
 
     def check_running(self) -> None:
         """Raise RunAborted when the run must not send anything more."""
+        if not self.stopped and self.stop_file is not None:
+            now = time.monotonic()
+            if now - self._stop_checked > 0.1:
+                self._stop_checked = now
+                self.stopped = read_stop_file(self.stop_file)
         if self.stopped:
             raise RunStopped(self.stopped)
         if self.dead:

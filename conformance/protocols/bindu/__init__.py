@@ -7,6 +7,7 @@ from typing import Any
 from conformance.model import Profile
 from conformance.runner import CheckContext
 from conformance.targets import ProtocolMismatch
+from conformance.transport.binding import DEFAULT
 
 
 def create_reference(profile: Profile, control: bool = True, **options: Any) -> Any:
@@ -17,9 +18,9 @@ def create_reference(profile: Profile, control: bool = True, **options: Any) -> 
     return create_app(profile, ReferenceConfig(control=control, **options))
 
 
-def probe(ctx: CheckContext) -> None:
+def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
     """The target must answer a JSON-RPC request on its endpoint with a JSON-RPC envelope."""
-    reply = ctx.binding.call("tasks/list", {})
+    reply = ctx.binding.call("tasks/list", {}, caller=caller)
     env = reply.envelope
     if not (isinstance(env, dict) and env.get("jsonrpc") == "2.0" and ("result" in env or "error" in env)):
         ctype = reply.http.headers.get("content-type", "?")

@@ -8,6 +8,7 @@ from typing import Any
 from conformance.model import Profile
 from conformance.runner import CheckContext
 from conformance.targets import ProtocolMismatch
+from conformance.transport.binding import DEFAULT
 
 REFERENCE_TOKEN = "canon-reference-agent-token"  # the acting agent's bearer token at the reference
 
@@ -20,10 +21,10 @@ def create_reference(profile: Profile, control: bool = True, **options: Any) -> 
     return create_app(profile.settings, profile.spec, ReferenceConfig(control=control, **options), profile.limits)
 
 
-def probe(ctx: CheckContext) -> None:
+def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
     """The target must answer a harmless verb over the run's binding in its shape."""
     binding = ctx.binding
-    reply = binding.call("list_contacts", {})
+    reply = binding.call("list_contacts", {}, caller=caller)
     if not (reply.ok or reply.error_code):
         raise ProtocolMismatch(
             f"{ctx.http.target} does not speak the Canon verbs {binding.name} binding: "

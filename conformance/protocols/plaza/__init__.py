@@ -8,6 +8,7 @@ from typing import Any
 from conformance.model import Profile
 from conformance.runner import CheckContext
 from conformance.targets import ProtocolMismatch
+from conformance.transport.binding import DEFAULT
 
 
 def create_reference(profile: Profile, control: bool = True, **options: Any) -> Any:
@@ -17,11 +18,12 @@ def create_reference(profile: Profile, control: bool = True, **options: Any) -> 
     return create_app(profile, ReferenceConfig(control=control, **options))
 
 
-def probe(ctx: CheckContext) -> None:
+def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
     """The target must answer the document's status example as a JSON-RPC endpoint."""
     from conformance.protocols.plaza.client import PlazaClient
 
-    reply = PlazaClient(ctx, reset=False).command("status", {})
+    client = PlazaClient(ctx, reset=False)
+    reply = client.command("status", {}) if caller == DEFAULT else client.command("status", {}, who=caller)
     if not (reply.ok or reply.error_code is not None):
         raise ProtocolMismatch(
             f"{ctx.http.target} does not answer A2A JSON-RPC at {ctx.binding.path}: HTTP {reply.status} {reply.http.text[:80]!r}"

@@ -7,6 +7,7 @@ from typing import Any
 from conformance.model import Profile
 from conformance.runner import CheckContext
 from conformance.targets import ProtocolMismatch
+from conformance.transport.binding import DEFAULT
 
 
 def create_reference(profile: Profile, control: bool = True, **options: Any) -> Any:
@@ -16,9 +17,9 @@ def create_reference(profile: Profile, control: bool = True, **options: Any) -> 
     return create_app(profile, ReferenceConfig(control=control, **options))
 
 
-def probe(ctx: CheckContext) -> None:
+def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
     """The target must answer a harmless action over the run's binding in its shape."""
-    reply = ctx.binding.call("get_mailbox", {})
+    reply = ctx.binding.call("get_mailbox", {}, caller=caller)
     if not (reply.ok or reply.error_code):
         raise ProtocolMismatch(
             f"{ctx.http.target} does not speak the Wever Connect {ctx.binding.name} binding: "
