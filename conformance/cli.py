@@ -119,7 +119,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("case", help="case file (cases/<ID>.json in a report directory)")
     s.add_argument("--target", default=None, help="where to send it (default: the case's own target)")
     s.add_argument("--config", default=None, help="YAML run config with credentials for the target")
-    s.add_argument("--token", default=None, help="bearer token of the main caller")
+    s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"), help="bearer token of the main caller (default $CONFORMANCE_TOKEN)")
     s.add_argument("--pytest", action="store_true", help="print a standalone pytest file that replays the case (target from CONFORMANCE_TARGET)")
 
     s = sub.add_parser("baseline", help="baseline files for CI gates")
@@ -303,6 +303,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         return outcome.code
     # pytest stopped before the run could finish: its own codes mean other things
     if code == pytest.ExitCode.INTERRUPTED:
+        from conformance.plugin import reports_of_a_run_never_started
+
+        reports_of_a_run_never_started(prof, report, "interrupted before the first requirement",
+                                       target=target or "reference", seed=args.seed, budget=args.budget, gate=args.level,
+                                       junit=Path(args.junit or report / "junit.xml"))
+        print(f"interrupted before the first requirement: nothing ran; {report / 'report.html'}", file=sys.stderr)
         return EXIT_INTERRUPTED
     if code == pytest.ExitCode.USAGE_ERROR:
         return EXIT_USAGE
@@ -427,7 +433,19 @@ COMMANDS = {"list": cmd_list, "run": cmd_run, "fuzz": cmd_fuzz, "serve": cmd_ser
             "baseline": cmd_baseline, "diff": cmd_diff}
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    """SIGTERM as Ctrl-C, wherever a command is when it comes (a run installs its own
+    handlers once it has started; this covers start-up)."""
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
+    try:
+        signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread (called from a test, say)
+        pass
     parser = _parser()
     args = parser.parse_args(argv)
     if not args.command:

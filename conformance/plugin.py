@@ -24,7 +24,7 @@ from conformance.profiles import ProfileError, is_profile_file, load_profile, pr
 from conformance.report.badge import write_badge
 from conformance.report.baseline import Baseline, load_baseline
 from conformance.report.cases import write_case
-from conformance.report.html import write_html
+from conformance.report.html import replay_line, write_html
 from conformance.report.summary import Result, build_summary, exit_code, write_summary
 from conformance.runner import (
     BUDGETS,
@@ -511,6 +511,11 @@ class RunSession:
                     closing.append(f"        requests in common: {'; '.join(cause['request_in_common'])}")
         for stale in summary["baseline"]["stale"] if summary["baseline"] else []:
             closing.append(f"stale: {stale}")
+        cased = [(r.requirement.id, r.case) for r in self.results if r.case and r.verdict.status == "failed"]
+        for rid, case in cased[:5]:  # to copy as it stands (a token comes from $CONFORMANCE_TOKEN, never from here)
+            closing.append(f"replay {rid}: {replay_line(self.report_dir / case, self.run_ctx.target, self.config_path)}")
+        if len(cased) > 5:
+            closing.append(f"  ... and {len(cased) - 5} more cases in {self.report_dir / 'cases'}")
         junit = getattr(self.config.option, "xmlpath", None)
         closing.append(f"report: {path.parent / 'report.html'} (summary.json, badge.svg, cases/"
                        f"{', JUnit ' + str(junit) if junit else ''})")
@@ -572,6 +577,28 @@ class RunSession:
             return Path(named[0]).resolve().relative_to(self.config.rootpath).as_posix()
         except ValueError:
             return Path(named[0]).name
+
+
+def reports_of_a_run_never_started(profile: Profile, report_dir: Path, why: str, *, target: str, seed: int, budget: str,
+                                   gate: str, junit: Path) -> None:
+    """The reports of a run stopped before its session opened (a signal during start-up):
+    every requirement untested, the verdict interrupted, nothing graded."""
+    from xml.etree import ElementTree
+
+    results = [Result(req, Verdict("untested", f"not run: {why}")) for req in profile.requirements]
+    summary = build_summary(profile, results, target=target, seed=seed, budget=budget, gate=gate,
+                            started_at=datetime.now(UTC), duration_s=0.0, exchanges=0, stopped=("signal", why))
+    write_summary(report_dir, summary)
+    write_html(report_dir)
+    write_badge(report_dir, summary)
+    suite = ElementTree.Element("testsuite", name="conformance", tests=str(len(results)), skipped=str(len(results)))
+    properties = ElementTree.SubElement(suite, "properties")
+    for name in ("verdict", "verdict_reason", "grade", "stopped"):
+        ElementTree.SubElement(properties, "property", name=f"conformance.{name}", value=str(summary[name]))
+    for r in results:
+        case = ElementTree.SubElement(suite, "testcase", classname=profile.name, name=r.requirement.id)
+        ElementTree.SubElement(case, "skipped", message=r.verdict.message)
+    ElementTree.ElementTree(suite).write(junit, encoding="utf-8", xml_declaration=True)
 
 
 def run_session(config: pytest.Config, profile: Profile) -> RunSession:

@@ -344,6 +344,8 @@ def render_header(summary: dict[str, Any], grade: str, levels: dict[str, dict[st
         details.insert(2, ("Config", f"<span class=mono>{e(summary['config'])}</span>"))
     banners = "".join(f"<div class=banner><strong>{label}:</strong> {e(summary[key])}</div>"
                       for key, label in (("stopped", "Stopped"), ("unreachable", "Unreachable")) if summary.get(key))
+    banners += "".join(f"<div class=banner><strong>Credential {e(label)}:</strong> {e(why)}; the requirements that "
+                       "send it are untested</div>" for label, why in (summary.get("credentials_refused") or {}).items())
     brief = " · ".join(e(x) for x in (f"seed {summary.get('seed')}", f"budget {summary.get('budget')}",
                                        f"gate {(summary.get('level') or '—').upper()}",
                                        fmt_number(summary.get("duration_s"), " s"),
@@ -360,7 +362,8 @@ def render_header(summary: dict[str, Any], grade: str, levels: dict[str, dict[st
     more = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in details)
     return f"""<header>
 <h1>{e(summary.get('profile'))} conformance report</h1>
-<div class=note>run verdict: <strong>{e(verdict)}</strong> — {e(tally or 'no results')} of {total} requirements</div>
+<div class=note>run verdict: <strong>{e(verdict)}</strong>{' — ' + e(summary['verdict_reason']) if summary.get('verdict_reason') else ''}
+ ({e(tally or 'no results')} of {total} requirements)</div>
 {banners}
 <div class=top>
 <div id=grade class="{GRADE_CLASS.get(grade, 'g-none')}"><small>grade</small>{e(grade)}</div>

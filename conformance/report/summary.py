@@ -117,10 +117,11 @@ def verdict_reason(results: list[Result], gate: str, verdict: str, *, stale: int
         return "; ".join(parts)
     if not gating_reached(results, gate):
         return f"no requirement at level {level} or above ran to a verdict: nothing was tested"
-    against = f" (against the baseline: {plural(known, 'known failure')} and nothing new)" if baseline else ""
+    held = (f"no requirement at level {level} or above failed outside the baseline ({plural(known, 'known failure')})"
+            if known else f"every requirement at level {level} or above held")
     if verdict == "incomplete":
-        return f"nothing failed{against}, but {plural(count('untested', 'blocked'), level + ' requirement')} untested or blocked"
-    return f"every requirement at level {level} or above held{against}"
+        return f"{held}, but {plural(count('untested', 'blocked'), level + ' requirement')} untested or blocked"
+    return held
 
 
 STATUSES = ("passed", "failed", "blocked", "untested", "skipped", "expected_failure")

@@ -198,7 +198,9 @@ def _compile(schema: Any, formats: dict[str, st.SearchStrategy[Any]]) -> st.Sear
 
 def _object(schema: dict[str, Any], formats: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
     props = schema.get("properties", {})
-    required = set(schema.get("required", []))
+    # in the document's order, never a set's: the draw order (and so what a seed sends)
+    # must not depend on the process's string hash seed
+    required = list(dict.fromkeys(schema.get("required", [])))
     fixed = {name: compile_schema(props.get(name, True), formats) for name in required}
     optional = {name: compile_schema(sub, formats) for name, sub in props.items() if name not in required}
     base = st.fixed_dictionaries(fixed, optional=optional)
@@ -271,7 +273,7 @@ def _without_others(branch: Any, branches: list[Any]) -> Any:
     return {**branch, "properties": {k: v for k, v in branch["properties"].items() if k not in others}}
 
 
-def _at_most(strategy: st.SearchStrategy[dict[str, Any]], most: int | None, required: set[str]) -> st.SearchStrategy[Any]:
+def _at_most(strategy: st.SearchStrategy[dict[str, Any]], most: int | None, required: list[str]) -> st.SearchStrategy[Any]:
     """maxProperties: optional properties beyond the bound are dropped (required ones stay)."""
     if most is None:
         return strategy
