@@ -326,3 +326,38 @@ def test_a_crash_beside_a_real_finding_is_still_a_problem():
     assert "keep the answer it quotes" in " ".join(fault_problems("f", {None: {"R": unanswered}}))
     only_crash = Verdict("failed", "unexpected KeyError: 'k'", failures=[Failure("crash", "unexpected KeyError: 'k'")])
     assert clean_problems({"R": only_crash}, "") == ["clean reference: R crashed: unexpected KeyError: 'k'"]
+
+
+def _stopping_mid_check(raise_what):
+    """A check that is stopped (a signal sets the run's flag) after its first exchange, then
+    ends with ``raise_what``: what the stop caused hypothesis or the check to raise."""
+    def check(ctx):
+        post(ctx, "tasks/list")
+        ctx.http.stopped = "interrupted by SIGINT"
+        raise_what(ctx)
+    return check
+
+
+def _flaky_strategy(ctx):
+    import hypothesis.errors
+
+    raise hypothesis.errors.FlakyStrategyDefinition("Inconsistent data generation!")
+
+
+def _sub_check_after_the_stop(ctx):
+    with ctx.subcheck("tasks/get"):
+        ctx.fail("no answer: the exchange was cut", kind="no_answer")
+
+
+@pytest.mark.parametrize("raise_what", [_flaky_strategy, _sub_check_after_the_stop,
+                                        lambda ctx: ctx.fail("expected a result"), lambda ctx: {}["context_id"]],
+                         ids=["FlakyStrategyDefinition", "sub-check", "CheckFailed", "KeyError"])
+def test_an_exception_raised_because_the_run_is_stopping_is_no_finding(raise_what):
+    run = open_run(load_profile("bindu"), "reference", budget="quick")
+    verdict = execute(requirement("SYN-STOPPING", _stopping_mid_check(raise_what)), run)
+    assert verdict.status == "untested" and verdict.message == "not finished: interrupted by SIGINT", verdict.message
+    assert verdict.failures == []
+    # the control: the same ending while the run goes on is a finding
+    still = execute(requirement("SYN-GOING-ON", lambda ctx: (post(ctx, "tasks/list"), raise_what(ctx))),
+                    open_run(load_profile("bindu"), "reference", budget="quick"))
+    assert still.status == "failed", still.message
