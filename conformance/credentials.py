@@ -10,13 +10,13 @@ say) are meant to be refused and are not tried."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from conformance.model import Profile
+from conformance.report.rootcause import answered
 from conformance.runner import CheckContext, CheckFailed, Untested
 from conformance.targets import ProtocolMismatch
-from conformance.transport.http import TransportFailure, parse_json
+from conformance.transport.http import TransportFailure
 
 REFUSED_STATUS = 401  # HTTP's "no valid credentials": a 403 is an authenticated caller without the right
 
@@ -24,15 +24,6 @@ REFUSED_STATUS = 401  # HTTP's "no valid credentials": a 403 is an authenticated
 def configured(value: Any) -> bool:
     """A credential the run was given: a token, or a mapping with one."""
     return bool(value.get("token") if isinstance(value, dict) else value)
-
-
-def answer_of(exchange: Any) -> str:
-    """The refusal as the target gave it, short: status and the error it named."""
-    response = exchange.response or {}
-    body, _ = parse_json(response.get("body") or "")
-    error = body.get("error") if isinstance(body, dict) else None
-    said = json.dumps(error, ensure_ascii=False) if error is not None else (response.get("body") or "")
-    return f"HTTP {response.get('status')} {said[:160]}".strip()
 
 
 def check_credentials(profile: Profile, ctx: CheckContext) -> dict[str, str]:
@@ -50,5 +41,5 @@ def check_credentials(profile: Profile, ctx: CheckContext) -> dict[str, str]:
             pass  # judged below by what the target answered, if it answered
         refusal = next((e for e in ctx.http.log[before:] if (e.response or {}).get("status") == REFUSED_STATUS), None)
         if refusal is not None:
-            run.refused[label] = f"refused by the target on the probe: {ctx.http.redact(answer_of(refusal))}"
+            run.refused[label] = f"refused by the target on the probe: {ctx.http.redact(answered(refusal.response or {}))}"
     return dict(run.refused)

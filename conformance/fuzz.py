@@ -151,11 +151,9 @@ def _child(args: tuple[Any, ...], events: Any) -> None:
 
 def run_campaign(result: Campaign, profile_name: str, target: str | None, config: dict[str, Any], token: str | None,
                  seconds: float, report_dir: Path, seed: int, workers: int, faults: tuple[str, ...],
-                 handle: Callable[[tuple[Any, ...]], None]) -> None:
-    """The preflight, then one worker in this process or ``workers`` child processes."""
-    def progress() -> None:
-        handle(("tick",))
-
+                 handle: Callable[[tuple[Any, ...]], None], progress: Callable[[], None]) -> None:
+    """The preflight, then one worker in this process or ``workers`` child processes
+    (``handle`` takes their events; ``progress`` is called while none come)."""
     result.unreachable = preflight(profile_name, target, config, token, faults)
     args = (profile_name, target, config, token, faults, seconds, str(report_dir), seed)
     if result.unreachable:
@@ -240,7 +238,7 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
     except ValueError:  # not the main thread: leave signals alone
         previous = {}
     try:
-        run_campaign(result, profile_name, target, config, token, seconds, report_dir, seed, workers, faults, handle)
+        run_campaign(result, profile_name, target, config, token, seconds, report_dir, seed, workers, faults, handle, progress)
     except KeyboardInterrupt:
         result.interrupted = result.interrupted or "interrupted (KeyboardInterrupt)"
     finally:

@@ -23,18 +23,29 @@ def _blur(text: str) -> str:
     return _BLUR.sub("#", " ".join(text.split()))[:80]
 
 
-def blamed(response: dict[str, Any] | None) -> tuple[str, str]:
-    """(status, what the answer blamed: error code and message) of a recorded response."""
-    if not response:
-        return "no answer", ""
-    status = f"HTTP {response.get('status')}"
+def error_of(response: dict[str, Any]) -> tuple[Any, Any, bool] | None:
+    """(code, message, whether it is an error object) of the error member a recorded
+    response carries (``{"error": {code, message}}``, or ``{"error": "text", "code": ...}``),
+    or None when it carries none."""
     body, _ = parse_json(response.get("body") or "")
     err = body.get("error") if isinstance(body, dict) else None
     if isinstance(err, dict):
-        return status, f"error {err.get('code')} {_blur(str(err.get('message', '')))}".strip()
+        return err.get("code"), err.get("message", ""), True
     if isinstance(err, str):
-        return status, f"{body.get('code', '')} {_blur(err)}".strip()
-    return status, ""
+        return body.get("code", ""), err, False
+    return None
+
+
+def blamed(response: dict[str, Any] | None) -> tuple[str, str]:
+    """(status, what the answer blamed: error code and message, blurred) of a recorded response."""
+    if not response:
+        return "no answer", ""
+    status = f"HTTP {response.get('status')}"
+    error = error_of(response)
+    if error is None:
+        return status, ""
+    code, message, enveloped = error
+    return status, f"{'error ' if enveloped else ''}{code} {_blur(str(message))}".strip()
 
 
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
@@ -153,15 +164,11 @@ def _clip(text: str, limit: int = ANSWER_LIMIT) -> str:
 def answered(response: dict[str, Any]) -> str:
     """"HTTP 401 with error -32009 'Authentication required'": a recorded answer in words."""
     status = f"HTTP {response.get('status')}"
-    body, _ = parse_json(response.get("body") or "")
-    err = body.get("error") if isinstance(body, dict) else None
-    if isinstance(err, dict):
-        code, message = err.get("code"), str(err.get("message") or "")
-    elif isinstance(err, str):
-        code, message = body.get("code"), err
-    else:
+    error = error_of(response)
+    if error is None:
         return status
-    said = " ".join(p for p in ("" if code is None else str(code), f"'{_clip(message)}'" if message else "") if p)
+    code, message, _ = error
+    said = " ".join(p for p in ("" if code in (None, "") else str(code), f"'{_clip(str(message))}'" if message else "") if p)
     return f"{status} with error {said}" if said else f"{status} with an error"
 
 
