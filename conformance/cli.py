@@ -113,6 +113,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=port_number, default=3773, help="port, 1-65535 (default 3773)")
     s.add_argument("--fault", action="append", default=[], metavar="NAME", help="serve with this named fault or variant (repeatable)")
     s.add_argument("--control", action="store_true", help="enable the control interface under /_control (off by default)")
+    s.add_argument("--shapes", type=int, default=None, metavar="SEED",
+                   help="serve the answers in a shape variant: keys the document does not name renamed, wrapped or moved, "
+                        "the profile's error codes and messages changed, as another faithful server might write them (see docs/architecture.md)")
     s.add_argument("--write-config", default=None, metavar="FILE", help="write a run config (target, credentials, control) for this server to FILE")
 
     s = sub.add_parser("replay", help="send a saved case again and judge it with the same requirement")
@@ -146,7 +149,21 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=1, help="hypothesis seed (default 1)")
     s.add_argument("--workers", type=worker_count, default="auto", metavar="N",
                    help="processes running the clean reference, faults and variants side by side (default auto: one per core)")
+    s.add_argument("--shape-seeds", default=None, metavar="LIST",
+                   help="comma-separated seeds of the generated shape variants to run (default 1,2,3; 'none' runs none)")
     return p
+
+
+def shape_seeds(text: str | None) -> tuple[int, ...] | None:
+    """--shape-seeds: None (the default seeds), () for 'none', else the listed seeds."""
+    if text is None:
+        return None
+    if text.strip().lower() == "none":
+        return ()
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise SystemExit(f"conformance selftest: --shape-seeds takes comma-separated whole numbers or 'none', not {text!r}") from None
 
 
 def workers(value: int | str) -> int:
@@ -358,7 +375,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from conformance.targets import CONTROL_PREFIX, reference_app
 
     prof = load_profile(args.profile)
-    app = reference_app(prof, args.fault, control=args.control)
+    app = reference_app(prof, args.fault, shapes=args.shapes, control=args.control)
     base = f"http://{args.host}:{args.port}"
     try:  # one line now rather than uvicorn's log later
         with socket.create_server((args.host, args.port)):
@@ -374,6 +391,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise UsageFailure(f"--write-config {args.write_config} cannot be written: {exc.strerror or exc}") from None
     faults = f", faults: {', '.join(args.fault)}" if args.fault else ""
+    faults += f", shape variant {args.shapes}" if args.shapes is not None else ""
     print(f"serving the {prof.name} reference on {base} (control: {'on' if args.control else 'off'}{faults})", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return EXIT_OK
@@ -396,7 +414,8 @@ def cmd_selftest(args: argparse.Namespace) -> int:
     names = [args.profile] if args.profile else available()
     ok = True
     for name in names:
-        ok &= selftest(load_profile(name), budget=args.budget, seed=args.seed, out=print, workers=workers(args.workers)).ok
+        ok &= selftest(load_profile(name), budget=args.budget, seed=args.seed, out=print, workers=workers(args.workers),
+                       shape_seeds=shape_seeds(args.shape_seeds)).ok
     return EXIT_OK if ok else EXIT_FAILED
 
 

@@ -119,6 +119,7 @@ def load_profile(name: str, path: Path | None = None) -> Profile:
         limits=load_limits(settings.get("limits"), spec, settings["spec"]),
     )
     profile.optional = {name: Source(settings["spec"], row["pointer"]) for name, row in (settings.get("optional") or {}).items()}
+    check_refusal_causes(settings.get("refusal_causes"), errors, name)
     profile.deferred, profile.deferred_until = read_deferred(settings.get("deferred"), name)
     profile.statements = load_statements(PROFILES_DIR / "statements" / f"{name}.yaml", profile.deferred)
     status = str(settings.get("status") or "")
@@ -127,6 +128,22 @@ def load_profile(name: str, path: Path | None = None) -> Profile:
     assign_groups(profile.requirements, settings.get("groups") or {})
     _CACHE[key] = profile
     return profile
+
+
+def check_refusal_causes(block: Any, errors: dict[Any, Any], name: str) -> None:
+    """``refusal_causes:`` (cause -> error names, conformance/checks/causes.py) names errors
+    the profile has, and only the causes a check sets aside."""
+    if block is None:
+        return
+    known = {e.name for e in errors.values()}
+    if not isinstance(block, dict) or not all(isinstance(v, list) for v in block.values()):
+        raise ProfileError(f"profile {name}: refusal_causes: must map a cause to a list of error names")
+    for cause, names in block.items():
+        if cause not in ("credential", "quota"):
+            raise ProfileError(f"profile {name}: refusal_causes: {cause!r} is not a cause (credential, quota)")
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ProfileError(f"profile {name}: refusal_causes.{cause} names errors that are not the profile's: {unknown}")
 
 
 __all__ = ["ProfileError", "SpecError", "available", "is_profile_file", "load_profile", "profile_path"]

@@ -84,6 +84,11 @@ BUDGETS = {
 }
 
 
+def not_served(feature: str, answer: str) -> str:
+    return (f"the target answers that it does not serve {feature}, which the spec makes optional: {answer} "
+            f"(declare it in the config's declared: to make this row not applicable)")
+
+
 @dataclass
 class RunContext:
     """Everything shared by the requirements of one run."""
@@ -107,6 +112,9 @@ class RunContext:
     # replay what earlier runs saved in the example database before generating (a shared
     # `examples:` database, a fuzz campaign); off, the same seed sends the same exchanges
     reuse_examples: bool = False
+    # optional features asked once whether the target serves them (CheckContext.require_served):
+    # feature -> None (served) or the target's own answer saying it does not
+    served: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def target(self) -> str:
@@ -274,6 +282,21 @@ class CheckContext:
         if not value:
             raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)")
         return value
+
+    def require_served(self, feature: str, probe: Callable[[], str | None]) -> None:
+        """Once per run, ``probe()`` asks the target whether it serves the optional
+        ``feature`` (the profile's ``optional:`` block): None when it does, else the
+        target's answer saying it does not (the document's own "unsupported" answer).
+        When it does not, this requirement and every later one of that feature is
+        untested with that answer, whatever order they run in: a part the target
+        declines is never failed or blocked in some rows and untested in others."""
+        if feature not in self.run.profile.optional:
+            raise ValueError(f"{feature!r} is not an optional feature of {self.run.profile.name}")
+        if feature not in self.run.served:
+            self.run.served[feature] = probe()
+        answer = self.run.served[feature]
+        if answer is not None:
+            raise Untested(not_served(feature, answer))
 
     def has_credential(self, label: str) -> bool:
         """Given, and not refused by the target before the run."""
@@ -503,6 +526,8 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
 
     if run.unreachable:
         return verdict("untested", f"target unreachable: {run.unreachable}")
+    if run.served.get(requirement.optional) is not None:
+        return verdict("untested", not_served(requirement.optional, str(run.served[requirement.optional])))
     if requirement.optional and requirement.optional in run.declared:
         return verdict("skipped", f"not applicable (declared: the deployment does not offer {requirement.optional}, "
                                   f"which the spec makes optional at {run.profile.optional[requirement.optional]})")

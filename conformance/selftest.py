@@ -276,6 +276,8 @@ def _unit(profile: Profile | str, kind: str, name: str | None, budget: str, seed
         word = "MISSED" if any(": not caught by " in p for p in problems) else "CRASHED" if problems else "caught"
         return f"  fault {name:36} {word}", problems, {}
     assert name is not None
+    if kind == "shapes":
+        return shapes_unit(profile, int(name), budget, seed)
     group = tuple(name.split(" "))
     runs = {b: run_variants(profile, group, budget, seed, b, (reach or {}).get(b)) for b in bindings}
     lines, problems = [], []
@@ -289,8 +291,71 @@ def _unit(profile: Profile | str, kind: str, name: str | None, budget: str, seed
     return "\n".join(lines), problems, {}
 
 
+def run_shapes(profile: Profile, shape_seed: int, budget: str = "quick", seed: int = 1,
+               binding: str | None = None) -> dict[str, Verdict]:
+    """Every requirement against the clean reference whose answers come in the shape
+    variant of ``shape_seed`` (shapes.py)."""
+    run = open_run(profile, "reference", budget=budget, seed=seed, binding=binding, shapes=shape_seed)
+    try:
+        return {req.id: execute(req, run) for req in profile.requirements}
+    finally:
+        run.http.close()
+
+
+SHAPE_MARK = "  shape rows failed: "
+
+
+def shapes_unit(profile: Profile, shape_seed: int, budget: str, seed: int) -> tuple[str, list[str], Reach]:
+    """One shape variant over every binding: every MUST passes (where the clean
+    reference passes, it must pass here: no verdict may rest on a shape the profile
+    chose); the line lists the SHOULD rows that failed, which the selftest joins
+    over the seeds to check that each row of ``shapes: rows:`` fails on one."""
+    from conformance.parallel import runs_alone
+    from conformance.shapes import describe, rules_of
+
+    rules = rules_of(profile)
+    problems: list[str] = []
+    failed_should: set[str] = set()
+    for b in bindings_of(profile):
+        over = f" over {b}" if b else ""
+        for rid, v in run_shapes(profile, shape_seed, budget, seed, b).items():
+            req = profile.requirement(rid)
+            problems += [f"{rid} crashed on shape variant {shape_seed}{over}: {c}" for c in crashes(v)]
+            if profile.is_deferred(rid) or v.status in ("passed", "skipped"):
+                continue
+            if req.level == "MUST":
+                problems.append(f"shape variant {shape_seed}{over}: MUST requirement {rid} {v.status} on answers "
+                                f"the document allows: {v.message[:300]}")
+            elif v.status == "failed":
+                failed_should.add(rid)
+    shape_rows = sorted(r.id for r in profile.requirements if runs_alone(list(rules.rows), r.id))
+    mine = sorted(failed_should & set(shape_rows))
+    others = sorted(failed_should - set(shape_rows))
+    line = (f"  shape variant {shape_seed} ({describe(shape_seed)}): {'MUST rows pass' if not problems else 'FALSE ALARMS'}; "
+            f"{len(mine)} of {len(shape_rows)} shape rows failed" + (f", other SHOULD rows failed: {', '.join(others)}" if others else ""))
+    return line + "\n" + SHAPE_MARK + ",".join(mine), problems, {}
+
+
+def shape_problems(profile: Profile, lines: list[str]) -> list[str]:
+    """Each row of ``shapes: rows:`` must fail on at least one shape variant: it asks for
+    the profile's shape, so a variant that leaves that shape must show it looked."""
+    from conformance.parallel import runs_alone
+    from conformance.shapes import rules_of
+
+    rules = rules_of(profile)
+    failed = {rid for line in lines for rid in line.split(SHAPE_MARK, 1)[-1].split(",") if SHAPE_MARK in line and rid}
+    rows = [r.id for r in profile.requirements if runs_alone(list(rules.rows), r.id)]
+    problems = [f"shapes: rows: {pattern!r} names no requirement" for pattern in rules.rows
+                if not any(runs_alone([str(pattern)], r.id) for r in profile.requirements)]
+    problems += [f"shape row {rid} passed on every shape variant: it does not look at the profile's shape it asks for"
+                 for rid in rows if rid not in failed and profile.requirement(rid).level != "MUST"]
+    problems += [f"shape row {rid} is a MUST: a row that asks for the profile's shape is a SHOULD (source: profile)"
+                 for rid in rows if profile.requirement(rid).level == "MUST"]
+    return problems
+
+
 def selftest(profile: Profile, budget: str = "quick", seed: int = 1, out: Callable[[str], None] = print,
-             workers: int = 1) -> SelftestResult:
+             workers: int = 1, shape_seeds: tuple[int, ...] | None = None) -> SelftestResult:
     """The clean reference, every fault and every variant; ``workers`` processes run
     them side by side (lines still come in order). The clean runs go first: each
     group of variants then runs the requirements that read what its variants change."""
@@ -302,13 +367,20 @@ def selftest(profile: Profile, budget: str = "quick", seed: int = 1, out: Callab
     faults = live_faults(profile)
     if len(faults) < len(profile.faults):
         out(f"  {len(profile.faults) - len(faults)} faults wait for deferred requirements ({profile.deferred_until})")
+    from conformance.shapes import SEEDS
+
     first: list[tuple[str, str | None]] = [("clean", b) for b in bindings] + [("fault", f) for f in faults]
+    first += [("shapes", str(s)) for s in (SEEDS if shape_seeds is None else shape_seeds)]
+    shape_lines: list[str] = []
     variants = [" ".join(group) for group in variant_groups(profile)]
     reach: Reach = {}
 
     def report(line: str, problems: list[str], found: Reach) -> None:
         result.problems.extend(problems)
         reach.update(found)
+        if SHAPE_MARK in line:
+            shape_lines.append(line)
+            line = line.split("\n" + SHAPE_MARK, 1)[0]
         out(line)
 
     if workers > 1:
@@ -327,6 +399,8 @@ def selftest(profile: Profile, budget: str = "quick", seed: int = 1, out: Callab
             report(*_unit(profile, kind, name, budget, seed))
         for name in variants:
             report(*_unit(profile, "variant", name, budget, seed, reach))
+    if shape_lines:
+        result.problems.extend(shape_problems(profile, shape_lines))
     for problem in result.problems:
         out(f"  problem: {problem}")
     out(f"selftest {profile.name}: {'ok' if result.ok else f'{len(result.problems)} problem(s)'}")

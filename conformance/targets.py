@@ -147,11 +147,13 @@ def open_run(
     max_time: float | None = None,
     shrink: bool = True,
     reuse_examples: bool | None = None,
+    shapes: int | None = None,
 ) -> RunContext:
     """Build the RunContext for a run against ``target`` ("reference" or an http(s) URL);
     ``max_time`` seconds from now, the run stops sending. Saved examples are replayed
     (``reuse_examples``) when asked, by default only from a config's shared ``examples:``
-    database: otherwise one seed gives one run, whatever earlier runs left behind."""
+    database: otherwise one seed gives one run, whatever earlier runs left behind.
+    ``shapes`` (a seed) serves the reference's answers in a shape variant (shapes.py)."""
     config = config or {}
     target = target or config.get("target") or "reference"
     if budget not in BUDGETS:
@@ -162,7 +164,7 @@ def open_run(
     control: str | None = None
     reference = None
     if target == "reference":
-        app = reference_app(profile, faults, **(reference_options or {}))
+        app = reference_app(profile, faults, shapes=shapes, **(reference_options or {}))
         credentials.update(profile.reference_credentials)
         control = CONTROL_PREFIX
         http_kwargs: dict[str, Any] = {"app": app}
@@ -231,12 +233,17 @@ def deviations(profile: Profile, names: tuple[str, ...] | list[str]) -> list[Any
     return [known[n] for n in names]
 
 
-def reference_app(profile: Profile, names: tuple[str, ...] | list[str] = (), **options: Any) -> Any:
-    """The profile's reference app with the named faults or variants applied to its instance."""
+def reference_app(profile: Profile, names: tuple[str, ...] | list[str] = (), shapes: int | None = None, **options: Any) -> Any:
+    """The profile's reference app with the named faults or variants applied to its
+    instance, its answers in the shape variant of seed ``shapes`` when given."""
     patches = deviations(profile, names)
     app = profile.create_reference(profile, **options)
     for patch in patches:
         patch(app.state.reference)
+    if shapes is not None:
+        from conformance.shapes import shaped
+
+        app = shaped(app, profile, shapes)
     return app
 
 

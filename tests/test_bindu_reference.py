@@ -542,6 +542,29 @@ def _clear_then_get(agent: Agent) -> Any:
     return _code(agent.rpc("tasks/get", {"taskId": task["id"]}))
 
 
+def _listed_history(agent: Agent) -> Any:
+    agent.task()
+    return [t.get("history") is not None for t in agent.rpc("tasks/list", {}).json()["result"]]
+
+
+def _foreign_send(agent: Agent) -> Any:
+    owner = agent.task()
+    return _code(agent.send(token="other", taskId=owner["id"], contextId=owner["context_id"]))
+
+
+def _foreign_context(agent: Agent) -> Any:
+    owner = agent.task(contextId=CTX_ID)
+    agent.send(token="other", contextId=CTX_ID)
+    listed = agent.rpc("contexts/list", {}).json()["result"]
+    return [len(c["tasks"]) for c in listed if c["context_id"] == owner["context_id"]]
+
+
+def _send_after_clear(agent: Agent) -> Any:
+    agent.task(contextId=CTX_ID)
+    agent.rpc("contexts/clear", {"contextId": CTX_ID})
+    return _code(agent.send(contextId=CTX_ID))
+
+
 def _signed_as(agent: Agent, label: str, drop: str = "") -> Any:
     creds = CREDS[label]
     raw = json.dumps(LIST_BODY).encode()
@@ -598,6 +621,10 @@ PROBES: dict[str, Probe] = {
     "terminal_task_reopened": lambda a: _code(a.send(taskId=a.task()["id"])),
     "feedback_changes_state": _history_after_feedback,
     "clear_keeps_tasks": _clear_then_get,
+    "list_omits_history": _listed_history,
+    "send_continues_foreign_task": _foreign_send,
+    "send_joins_foreign_context": _foreign_context,
+    "cleared_context_refused": _send_after_clear,
     "clear_purges_running": lambda a: (_worked(a, "working"), _code(a.rpc("contexts/clear", {"contextId": CTX_ID})))[1],
     "clear_unknown_context_succeeds": lambda a: _code(a.rpc("contexts/clear", {"contextId": CTX_ID})),
     "reference_task_rejected": lambda a: _code(a.send(referenceTaskIds=[a.task()["id"]])),

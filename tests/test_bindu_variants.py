@@ -42,6 +42,7 @@ PROBES = {
     "expired_as_inactive": lambda a: _code(a.rpc("tasks/list", {}, token="expired")),
     "clear_keeps_empty_context": _clear_listing,
     "stream_status_deltas": lambda a: [e["result"].get("kind") for e in _stream(a)],
+    "send_answers_submitted": lambda a: a.send().json()["result"]["status"]["state"],
 }
 
 
@@ -66,3 +67,17 @@ def test_batch_variant_answers_each_element_with_invalid_request() -> None:
 
 def test_anonymous_reads_still_check_a_token_that_is_sent() -> None:
     assert _code(_variant_agent("anonymous_reads").rpc("tasks/list", {}, token="bogus"))[1] == -32010
+
+
+def test_submitted_variant_has_run_the_agent_by_the_next_request() -> None:
+    """The task message/send answered as submitted is where the agent took it by tasks/get."""
+    agent = _variant_agent("send_answers_submitted")
+    task = agent.send().json()["result"]
+    assert task["status"]["state"] == "submitted"
+    got = agent.rpc("tasks/get", {"taskId": task["id"]}).json()["result"]
+    assert got["status"]["state"] == "completed" and len(got["history"]) == 2
+
+
+def test_submitted_variant_still_waits_when_asked_to_block() -> None:
+    answer = _variant_agent("send_answers_submitted").send(configuration={"acceptedOutputModes": ["text/plain"], "blocking": True}).json()["result"]
+    assert answer["status"]["state"] == "completed"

@@ -466,6 +466,21 @@ def _conflict(w: World) -> bool:
     return w.http("send_to", {**args, "text": "y"})[0] == 200
 
 
+def _conflict_answer(w: World) -> tuple[int, Any]:
+    args = {"targetConversationId": w["group"], "text": "x", "messageOptions": {"messageId": "r-2"}}
+    w.http("send_to", args)
+    return w.http("send_to", {**args, "text": "y"})
+
+
+def _conflict_wrong_code(w: World) -> bool:
+    return _conflict_answer(w)[0] != 409
+
+
+def _conflict_code_beside(w: World) -> bool:
+    status, body = _conflict_answer(w)
+    return status == 409 and body.get("error", {}).get("code") != "MESSAGE_ID_EXISTS" and "MESSAGE_ID_EXISTS" in json.dumps(body)
+
+
 def _self_context(w: World, viewer_role: str) -> bool:
     r = w.http("send_to", {"targetConversationId": w["group"], "text": "x", "sourceConversationId": w["owner_chat"],
                            "selfContext": {"type": "cross_session", "context": "c"}})[1]
@@ -664,6 +679,8 @@ PROBES: dict[str, Callable[[World], bool]] = {
     "check_approval_status_renamed": _check_approval_renamed,
     "message_id_replay_duplicates": _replay_duplicates,
     "message_id_conflict_accepted": _conflict,
+    "message_id_conflict_wrong_code": _conflict_wrong_code,
+    "conflict_code_beside_error": _conflict_code_beside,
     "reserved_ids_accepted": _reserved,
     "input_id_reuse_accepted": _reuse("request_input", "inputId", {}),
     "approval_id_reuse_accepted": _reuse("request_approval", "approvalId", {"toolName": "t", "toolSummary": "s"}),

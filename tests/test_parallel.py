@@ -122,7 +122,7 @@ def test_a_shared_example_database_is_a_folder_or_redis_named_in_the_config(tmp_
     config = tmp_path / "run.yaml"
     config.write_text(yaml.safe_dump({"examples": str(shared)}))
     result = conformance("run", "bindu", "--config", str(config), "--budget", "quick", "--only", "BINDU-RPC-BODY-LIMIT",
-                         "--only", "BINDU-PARAMS-INVALID-MESSAGE-SEND", "--fault", "invalid_params_as_parse_error",
+                         "--only", "BINDU-PARAMS-VALID-MESSAGE-SEND", "--fault", "rejects_unknown_params",
                          "--report", str(tmp_path / "r"), "--workers", "2")
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr
     assert any(shared.rglob("*")), "the failing example was not saved where the config says"

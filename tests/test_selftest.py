@@ -2,6 +2,8 @@
 requirement passes against the clean reference (over every binding), and each fault
 is caught by every requirement that names it."""
 
+import copy
+
 import pytest
 
 from conformance.profiles import available, load_profile
@@ -15,10 +17,13 @@ from conformance.selftest import (
     run_clean,
     run_fault,
     run_variants,
+    shape_problems,
+    shapes_unit,
     structural_problems,
     variant_groups,
     variant_problems,
 )
+from conformance.shapes import SEEDS
 from conformance.statements import coverage, map_problems
 
 PROFILES = available()
@@ -113,6 +118,20 @@ def test_a_failure_only_together_is_kept_under_the_whole_group(monkeypatch):
 FAULTS = [(name, fault) for name in PROFILES for fault in live_faults(load_profile(name))]
 
 
+@pytest.mark.parametrize("name", PROFILES)
+def test_no_must_rests_on_a_shape_the_profile_chose(name):
+    """The generated shape variants (conformance/shapes.py) at every selftest seed: each
+    MUST passes on answers written as another faithful server might write them, and each
+    SHOULD row that asks for the profile's own shape fails on one of them (it looks)."""
+    profile = load_profile(name)
+    lines, problems = [], []
+    for seed in SEEDS:
+        line, found, _ = shapes_unit(profile, seed, "quick", 1)
+        lines.append(line)
+        problems += found
+    assert problems + shape_problems(profile, lines) == []
+
+
 @pytest.mark.parametrize(("name", "fault"), FAULTS, ids=[f"{n}:{f}" for n, f in FAULTS])
 def test_fault_is_caught(name, fault):
     profile = load_profile(name)
@@ -134,3 +153,16 @@ def test_the_statement_map_is_complete(name):
         pytest.skip(f"{name} is a draft ({profile.draft}): its statement map is not yet complete")
     assert map_problems(profile.statements, [r.id for r in profile.requirements]) == []
     assert coverage(profile.statements, [r.id for r in profile.requirements]).percent >= 95.0
+
+
+def test_a_shape_row_that_never_fails_is_a_problem_and_a_shape_row_is_never_a_must():
+    profile = copy.copy(load_profile("bindu"))  # the loaded profile is shared: change a copy
+    should = next(r.id for r in profile.requirements if r.level == "SHOULD")
+    must = next(r.id for r in profile.requirements if r.level == "MUST")
+    profile.settings = {**profile.settings, "shapes": {"rows": [should, must, "NO-SUCH-*"]}}
+    lines = ["  shape variant 1 (...): MUST rows pass\n  shape rows failed: "]
+    problems = shape_problems(profile, lines)
+    assert any(should in p and "passed on every shape variant" in p for p in problems)
+    assert any(must in p and "is a MUST" in p for p in problems)
+    assert any("'NO-SUCH-*' names no requirement" in p for p in problems)
+    assert not any(should in p for p in shape_problems(profile, [f"x\n  shape rows failed: {should}"]))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from conformance.checks.causes import BreakControl, Served
 from conformance.checks.errors import (
     catalog_entry,
     expect_catalogued,
@@ -40,25 +41,37 @@ def valid_inputs_accepted(
     extra_property: str | None = None,
     answer_check: AnswerCheck | None = None,
     catalogued: bool = True,
+    in_world: Callable[[Any], Any] | None = None,
 ) -> None:
     """No generated schema-valid input gets one of the ``rejections`` (codes or
     names); any other error is catalogued and flagged (``catalogued=False``: only
     flagged, where the codes are the profile's and a MUST must not rest on them).
     With ``extra_property``, an input with one more unknown property must be
-    accepted too where the schema does not forbid it."""
+    accepted too where the schema does not forbid it. With ``in_world`` (the drawn
+    input naming objects the target really holds), each draw is sent that way too.
+
+    The row passes only on inputs that were served (``causes.Served``): one whose every
+    input was refused, or refused for the caller (a credential, a quota), is blocked."""
     rejected = {catalog_entry(ctx.profile, r).code for r in rejections}
     prepared = Prepared(op, prepare)
+    served = Served(ctx)
 
     def body(value: Any) -> None:
         value = prepared(value, value, valid=True)
         if value is Prepared.SPOILT:
             return
         variants = [value]
+        if in_world is not None:
+            named = in_world(value)
+            if named != value and prepared.schema.is_valid(named):
+                variants.append(named)
         if extra_property and isinstance(value, dict) and op.params_schema.get("additionalProperties", True) is not False:
             variants.append({**value, extra_property: "allowed: the schema does not forbid it"})
         for variant in variants:
             what = f"{op.name} with a schema-valid input"
             reply = call(variant)
+            if not served.judge(reply):
+                continue
             if answer_check:
                 answer_check(ctx, reply, what)
             if not reply.ok:
@@ -70,6 +83,7 @@ def valid_inputs_accepted(
 
     ctx.for_all(strategy_for(op.params_schema), body)
     prepared.judged_some()
+    served.done(f"{op.name} with schema-valid inputs")
 
 
 class Prepared:
@@ -111,16 +125,38 @@ def invalid_inputs_rejected(
     answer_check: AnswerCheck | None = None,
     prepare: Callable[[InvalidInstance], Any] | None = None,
     tolerated: Callable[[InvalidInstance, Reply], bool] | None = None,
-    sweep: bool = False,
+    sweep: bool = True,
 ) -> None:
     """Each input breaking exactly one schema keyword gets ``error`` (or one of
     ``also``; with ``error`` None, any refusal) and, when ``state`` can read the
     target's state, changes nothing. ``prepare`` turns the generated instance into
     what is sent (the target's real ids, say, keeping the broken keyword broken);
     ``tolerated`` names answers the spec itself lets a server give to a break;
-    ``sweep`` first sends each break of the schema's small example once (every keyword
-    reached, whatever the budget), then the generated ones."""
+    ``sweep`` (on unless asked off) first sends each break of the schema's small example
+    once (every keyword reached, whatever the budget), then the generated ones.
+
+    A refusal counts only for the cause it is about (``causes.py``): one that does not
+    already carry ``error`` is checked once per kind by sending the same request without
+    the break; when that gets the same refusal, the refusal is set aside, and a row
+    whose every refusal was set aside is blocked, never passed."""
     prepared = Prepared(op, prepare)
+    control = BreakControl(ctx)
+
+    def unbroken(bad: InvalidInstance) -> Callable[[], Reply | None]:
+        def send() -> Reply | None:
+            if bad.base is None:
+                return None
+            instance = prepare(InvalidInstance(bad.base, bad.violation, bad.base)) if prepare else bad.base
+            if not prepared.schema.is_valid(instance):
+                return None
+            return call(instance)
+        return send
+
+    def carries(reply: Reply) -> bool:
+        if error is None or reply.ok:
+            return False
+        codes = {catalog_entry(ctx.profile, e).code for e in (error, *also)}
+        return reply.error_code in codes
 
     def body(bad: InvalidInstance) -> None:
         v = bad.violation
@@ -130,7 +166,10 @@ def invalid_inputs_rejected(
             return
         before = state() if state else None
         reply = call(instance)
+        after = state() if state else None  # before any unbroken request changes it
         if tolerated and tolerated(bad, reply):
+            return
+        if not reply.ok and not carries(reply) and not control.about_the_break(reply, unbroken(bad)):
             return
         if answer_check:
             answer_check(ctx, reply, what)
@@ -139,12 +178,13 @@ def invalid_inputs_rejected(
         else:
             expect_error(ctx, reply, error, what, also)
         if state:
-            ctx.expect(state() == before, f"{what}: the refused call changed the target's state", kind="state_changed")
+            ctx.expect(after == before, f"{what}: the refused call changed the target's state", kind="state_changed")
 
     for bad in example_breaks(op.params_schema) if sweep else []:
         body(bad)
     ctx.for_all(invalid_strategy(op.params_schema), body)
     prepared.judged_some()
+    control.done(f"{op.name} with inputs breaking one keyword")
 
 
 def examples_refused(inputs: Callable[[CheckContext], dict[str, Callable[[], Reply]]], error: Any = None,

@@ -38,6 +38,7 @@ class Violation:
 class InvalidInstance:
     instance: Any
     violation: Violation
+    base: Any = None  # the valid instance it breaks: the same request without the break
 
 
 _MISSING: Any = object()
@@ -716,6 +717,7 @@ def mutations(schema: dict[str, Any], instance: Any) -> list[InvalidInstance]:
     walk = _Walk()
     walk.walk(schema, instance, ())
     seen = {json.dumps(instance, sort_keys=True, default=str)}
+    base = _copy(instance)
     out: list[InvalidInstance] = []
     for path, value, violation, (anchor, at) in walk.found:
         candidate = _replace(instance, path, value)
@@ -726,7 +728,7 @@ def mutations(schema: dict[str, Any], instance: Any) -> list[InvalidInstance]:
         # Invalid at the anchor implies invalid at the root (the path from the root to the
         # anchor is conjunctive); only when the anchor accepts it is the root asked.
         if not _valid(anchor, _get(candidate, at)) or not _valid(schema, candidate):
-            out.append(InvalidInstance(_copy(candidate), violation))
+            out.append(InvalidInstance(_copy(candidate), violation, base))
     return out
 
 

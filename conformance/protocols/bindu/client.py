@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 import uuid
 from typing import Any
 
-from conformance.checks.errors import expect_mapping
+from conformance.protocols.bindu.answers import expect_task, state_of
+from conformance.protocols.bindu.model import agent_moves
 from conformance.runner import CheckContext
 from conformance.spec.schemas import resolve_pointer
 from conformance.transport.binding import DEFAULT, Reply
-from conformance.transport.http import HttpReply
+from conformance.transport.http import HttpReply, json_excerpt
 
 EXAMPLES = "/paths/~1/post/requestBody/content/application~1json/examples"
 
@@ -26,6 +28,7 @@ class BinduClient:
         self.ctx = ctx
         self.examples = resolve_pointer(ctx.profile.spec, EXAMPLES)
         self._card: dict[str, Any] | None = None
+        self.sent_contexts: dict[str, str] = {}  # task id -> the contextId the kit sent when it made the task
 
     # -- transport ----------------------------------------------------------------
     def auth(self, caller: Any = "full") -> dict[str, str]:
@@ -93,17 +96,54 @@ class BinduClient:
             self.ctx.control("next_outcome", state=state)
 
     def new_task(self, state: str = "completed", caller: Any = "full", **kw: Any) -> dict[str, Any]:
-        """Create a task that ends its first run in ``state``; returns the task. A target
-        that refuses is a finding of BINDU-SEND-CREATES-TASK: here it blocks the check."""
+        """Create a task that ends its first run in ``state``; returns the task as the target
+        last showed it. An agent may answer before it has run (``submitted``, "Poll that task
+        by id until it terminates"): then the task is polled until it leaves the states the
+        agent moves on from by itself. A target that refuses, or never shows the state, is a
+        finding of BINDU-SEND-CREATES-TASK: here it blocks the check."""
         article = "an" if state[:1] in "aeiou" else "a"
         with self.ctx.setup(f"create {article} {state} task with message/send", by="BINDU-SEND-CREATES-TASK"):
             self.outcome(state)
-            reply = self.send(caller, **kw)
+            params = self.send_params(**kw)
+            reply = self.call("message/send", params, caller)
             self.ctx.expect(reply.ok, f"message/send (to set up a task): {reply.describe()}", kind="rejected_valid")
-            task = expect_mapping(self.ctx, reply.result, "message/send result", ("id",))
+            task = expect_task(self.ctx, reply.result, "message/send result")
+            if isinstance(params["message"].get("contextId"), str):
+                self.sent_contexts[str(task["id"])] = params["message"]["contextId"]
+            task = self.settled(task, state, caller)
             if state != "completed":
-                got = (task.get("status") or {}).get("state")
-                self.ctx.expect(got == state, f"control asked for a task in {state!r}, message/send answered {got!r}")
+                got = state_of(task)
+                self.ctx.expect(got == state, f"control asked for a task in {state!r}; message/send answered, and tasks/get "
+                                              f"then showed, {got!r}", kind="state_changed")
+        return task
+
+    def context_of(self, task: dict[str, Any]) -> str:
+        """The context of a task the kit made: its context_id (the spec's Task member), or,
+        where the answer does not carry one, the contextId the kit sent for it (the check
+        goes on with its own subject; BINDU-SEND-CREATES-TASK and BINDU-PARAMS-CASING judge
+        the answer's members)."""
+        got = task.get("context_id")
+        if isinstance(got, str):
+            return got
+        sent = self.sent_contexts.get(str(task.get("id")))
+        if sent is None:
+            self.ctx.fail(f"looked for the task's context_id (a member of the spec's Task) and found none, and the kit sent "
+                          f"no contextId for it: {json_excerpt(task)}", kind="malformed_answer")
+        return str(sent)
+
+    POLLS = (0.0, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)  # seconds before each tasks/get of a task still on its way
+
+    def settled(self, task: dict[str, Any], wanted: str, caller: Any = "full") -> dict[str, Any]:
+        """The task once it reached ``wanted`` or a state the agent does not leave by itself
+        (the last view after a few polls while it stays on its way)."""
+        on_the_way = agent_moves(self.ctx.profile.spec)
+        for pause in self.POLLS:
+            if state_of(task) == wanted or state_of(task) not in on_the_way:
+                break
+            time.sleep(pause)
+            reply = self.get(task["id"], caller)
+            self.ctx.expect(reply.ok, f"tasks/get {task['id']} (polling the new task): {reply.describe()}")
+            task = expect_task(self.ctx, reply.result, f"tasks/get {task['id']} result")
         return task
 
     def get(self, task_id: str, caller: Any = "full", history_length: int | None = None) -> Reply:
@@ -115,7 +155,7 @@ class BinduClient:
     def state_of(self, task_id: str, caller: Any = "full") -> str:
         reply = self.get(task_id, caller)
         self.ctx.expect(reply.ok, f"tasks/get {task_id}: {reply.describe()}")
-        return reply.result["status"]["state"]
+        return str(state_of(expect_task(self.ctx, reply.result, f"tasks/get {task_id} result")))
 
     def cancel(self, task_id: str, caller: Any = "full") -> Reply:
         return self.call("tasks/cancel", {"taskId": task_id}, caller)

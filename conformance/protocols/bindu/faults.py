@@ -612,4 +612,47 @@ def stream_events_of_another_task(ref: BinduReference) -> None:
         return out
 
 
+@fault
+def list_omits_history(ref: BinduReference) -> None:
+    """tasks/list answers every task without its history (a lost send cannot be found by its messageId)."""
+    @replaces(ref, "tasks_list")
+    def listing(original: Any, params: dict[str, Any], caller: Caller) -> list[dict[str, Any]]:
+        return [{k: v for k, v in view.items() if k != "history"} for view in original(params, caller)]
+
+
+@fault
+def send_continues_foreign_task(ref: BinduReference) -> None:
+    """message/send naming another caller's taskId continues that task (no ownership check on the task)."""
+    def existing(caller: Caller, task_id: str | None) -> Task | None:
+        task = ref.tasks.get(task_id) if task_id is not None else None
+        if task is not None and not ref.is_mutable(task):
+            raise RpcError("TaskImmutable", f"Task is in terminal state '{task.state}' and cannot be modified")
+        return task
+
+    ref.existing_task = existing  # type: ignore[method-assign]
+
+
+@fault
+def send_joins_foreign_context(ref: BinduReference) -> None:
+    """message/send naming another caller's contextId puts the new task in that caller's context."""
+    ref.context_for = lambda caller, context_id: ref.contexts.get(context_id) if context_id else None  # type: ignore[method-assign]
+
+
+@fault
+def cleared_context_refused(ref: BinduReference) -> None:
+    """A context that contexts/clear reset refuses new messages (ContextNotFound)."""
+    cleared: set[str] = set()
+
+    @replaces(ref, "delete_context")
+    def delete(original: Any, ctx: Context) -> None:
+        cleared.add(ctx.id)
+        original(ctx)
+
+    @replaces(ref, "context_for")
+    def context_for(original: Any, caller: Caller, context_id: str | None) -> Context | None:
+        if context_id in cleared:
+            raise ref.context_not_found(context_id)
+        return original(caller, context_id)
+
+
 __all__ = ["FAULTS", "Fault"]

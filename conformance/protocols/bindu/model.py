@@ -11,6 +11,7 @@ from hypothesis.stateful import initialize, precondition, rule
 
 from conformance.checks.errors import error_named, expect_catalogued, expect_result
 from conformance.checks.lifecycle import LifecycleMachine
+from conformance.protocols.bindu.answers import history_of, state_of, task_result, tasks_listed
 from conformance.spec.schemas import resolve_pointer
 
 STATE = "/components/schemas/TaskStatus/properties/state"
@@ -29,10 +30,44 @@ def terminal_states(spec: dict[str, Any]) -> frozenset[str]:
     return frozenset(s for s in named if s in task_states(spec))
 
 
+def state_notes(spec: dict[str, Any]) -> dict[str, str]:
+    """Each state of the catalog's "### State machine" list with its note, in the spec's order
+    ("- `submitted` — queued, not yet picked up")."""
+    text = resolve_pointer(spec, "/info/description").split("### State machine", 1)[-1]
+    notes = dict(re.findall(r"^- `([a-z-]+)` — (.+)$", text, flags=re.M))
+    return {s: notes[s] for s in task_states(spec) if s in notes}
+
+
+def agent_moves(spec: dict[str, Any]) -> tuple[str, ...]:
+    """The states in which the agent holds the task and moves it on by itself (queued,
+    processing): the non-terminal ones whose note does not say it is paused for the user."""
+    terminal = terminal_states(spec)
+    return tuple(s for s, note in state_notes(spec).items() if s not in terminal and not note.startswith("paused"))
+
+
+def moves_by_itself(spec: dict[str, Any], before: str, after: str) -> bool:
+    """Whether the document lets a task go from ``before`` to ``after`` without a request of
+    the caller: only from a state the agent holds, forward (a task picked up is never queued
+    again), and never to a state only the user reaches (``canceled``: "user terminated via
+    `tasks/cancel`")."""
+    moving = agent_moves(spec)
+    if before not in moving or after == before:
+        return False
+    if after in moving:
+        return moving.index(after) > moving.index(before)
+    return after in state_notes(spec) and "tasks/cancel" not in state_notes(spec)[after]
+
+
 class TaskLifecycle(LifecycleMachine):
     """The spec's task state machine (profiles/bindu.yaml, lifecycle:) plus what is
     Bindu's own: tasks share contexts, the agent progresses (control), history caps,
-    contexts/clear purges finished tasks, and history grows only with messages."""
+    contexts/clear purges finished tasks, and history grows only with messages.
+
+    The model follows what the target shows: a task the agent holds (``submitted``,
+    ``working``) may move on by itself between two requests ("Poll that task by id until
+    it terminates"), so before a rule judges such a task it asks the target where it is
+    now, and judges that move by the document's state machine (``moves_by_itself``)
+    instead of failing on its own stale belief."""
 
     noun = "task"
 
@@ -40,12 +75,57 @@ class TaskLifecycle(LifecycleMachine):
         from conformance.protocols.bindu.client import BinduClient
 
         self.client = BinduClient(self.ctx)
-        self.terminal = terminal_states(self.ctx.profile.spec)
+        self.spec = self.ctx.profile.spec
+        self.terminal = terminal_states(self.spec)
+        self.moving = agent_moves(self.spec)
         self.context: dict[str, str] = {}  # task -> context, in the order the run made them
         self.history: dict[str, int] = {}  # task -> messages in history as last observed
         self.rated: set[tuple[str, str]] = set()  # (task, state) pairs tasks/feedback was tried on
         self.capped: dict[str, tuple[str, int]] = {}  # task -> (state, history) when its history cap was last checked
+        self.created: dict[str, str] = {}  # task -> the state the target showed once it was made
         self.err = {name: error_named(self.ctx.profile, name).code for name in ("TaskNotFound", "ContextNotCancelable")}
+
+    # -- following the target --------------------------------------------------------
+    def follow(self, task: str, seen: Any, what: str) -> bool:
+        """The target shows ``task`` in ``seen``: that is the model's state, or one the
+        agent may have taken it to by itself (then it becomes the model's); anything else is
+        a finding. Returns whether the task moved by itself."""
+        believed = self.states[task]
+        if seen == believed:
+            return False
+        self.ctx.expect(isinstance(seen, str) and moves_by_itself(self.spec, believed, seen),
+                        f"{what}: task {task} is {seen!r}, the model says {believed!r} (the state machine does not take "
+                        f"a task from {believed!r} to {seen!r} without a request)", kind="state_changed")
+        self.ctx.machine_stats[f"moved by itself from {believed} to {seen}"] += 1
+        self.states[task] = str(seen)
+        return True
+
+    def refresh(self, tasks: Any) -> None:
+        """Ask the target where each task the agent holds (the model says submitted or
+        working) is now, and follow it there."""
+        for task in [t for t in tasks if self.states.get(t) in self.moving]:
+            view = task_result(self.ctx, self.client.get(task), f"tasks/get of the {self.states[task]} task {task}")
+            if self.follow(task, state_of(view), "tasks/get"):
+                self.history[task] = len(history_of(self.ctx, view, "tasks/get"))
+
+    def judge(self, obj: str, data: st.DataObject) -> None:
+        self.refresh([obj])
+        super().judge(obj, data)
+
+    def create_in(self, state: str, data: st.DataObject) -> str:
+        obj = self.create_object(state, data)
+        self.states[obj] = self.created.pop(obj, state)
+        return obj
+
+    def teardown(self) -> None:
+        """At the end of each run the target shows every task where the model has it, or
+        where the agent took it by itself from there."""
+        if not self.states:
+            return
+        seen = self.states_seen()
+        for task, state in list(self.states.items()):
+            self.ctx.expect(task in seen, f"the target no longer shows task {task} ({state})", kind="state_changed")
+            self.follow(task, seen[task], "tasks/list at the end of the run")
 
     # -- the hooks of the generic machine ------------------------------------------
     def create_object(self, state: str, data: st.DataObject) -> str:
@@ -53,9 +133,10 @@ class TaskLifecycle(LifecycleMachine):
         same = bool(known) and data.draw(st.booleans(), label="same context")
         context = data.draw(st.sampled_from(known), label="context") if same else "new"
         task = self.client.new_task(state, context_id=context)
-        self.context[task["id"]] = task["context_id"]
-        self.history[task["id"]] = len(task.get("history") or [])
-        return task["id"]
+        self.context[task["id"]] = self.client.context_of(task)
+        self.history[task["id"]] = len(history_of(self.ctx, task, "message/send"))
+        self.created[task["id"]] = str(state_of(task))
+        return str(task["id"])
 
     def perform(self, operation: str, task: str) -> Any:
         if operation == "message/send":
@@ -68,26 +149,26 @@ class TaskLifecycle(LifecycleMachine):
         return self.client.state_of(task)
 
     def state_in(self, reply: Any) -> str | None:
-        task = reply.result if reply.ok else None
-        return task["status"]["state"] if isinstance(task, dict) and isinstance(task.get("status"), dict) else None
+        state = state_of(reply.result) if reply.ok else None
+        return state if isinstance(state, str) else None
 
     def checked(self, operation: str, task: str, reply: Any) -> None:
-        """History grows with an accepted message, never with anything else."""
+        """History grows with an accepted message, never with anything else (but the
+        agent's own work, where the task moved on by itself)."""
         before = self.history[task]
-        got = self.client.get(task)
-        self.ctx.expect(got.ok, f"tasks/get after {operation}: {got.describe()}")
-        after = len(got.result.get("history") or [])
+        view = task_result(self.ctx, self.client.get(task), f"tasks/get after {operation}")
+        moved = self.follow(task, state_of(view), f"tasks/get after {operation}")
+        after = len(history_of(self.ctx, view, f"tasks/get after {operation}"))
         if operation == "message/send" and reply.ok:
             self.ctx.expect(after > before, f"message/send: history did not grow ({before} -> {after})", kind="state_changed")
-        elif operation == "tasks/feedback":
+        elif operation == "tasks/feedback" and not moved:
             self.ctx.expect(after == before, f"tasks/feedback changed the history ({before} -> {after} messages)",
                             kind="state_changed")
         self.history[task] = after
 
     def states_seen(self) -> dict[str, str]:
-        reply = self.client.list_tasks(history_length=0)
-        self.ctx.expect(reply.ok, f"tasks/list: {reply.describe()}")
-        return {t["id"]: t["status"]["state"] for t in reply.result if isinstance(t, dict) and "status" in t}
+        listed = tasks_listed(self.ctx, self.client.list_tasks(history_length=0), "tasks/list")
+        return {str(t["id"]): str(state_of(t)) for t in listed if isinstance(state_of(t), str)}
 
     @initialize(data=st.data())
     def first_tasks(self, data: st.DataObject) -> None:
@@ -115,17 +196,20 @@ class TaskLifecycle(LifecycleMachine):
     @precondition(lambda self: any(s not in self.terminal for s in self.states.values()))
     @rule(data=st.data(), end=st.sampled_from(("completed", "failed", "input-required", "auth-required")))
     def agent_progresses(self, data: st.DataObject, end: str) -> None:
+        self.refresh(list(self.states))  # a task the agent finished by itself is no longer open
         open_tasks = [t for t, s in self.states.items() if s not in self.terminal]
+        if not open_tasks:
+            return
         task = data.draw(st.sampled_from(open_tasks))
         reply = self.ctx.control("set_state", task_id=task, state=end)
         self.states[task] = end
-        view = (reply.json() or {}).get("task")
-        if isinstance(view, dict):  # finishing work may add the agent's reply to the history
+        answer = reply.json()
+        view = answer.get("task") if isinstance(answer, dict) else None
+        if isinstance(view, dict) and isinstance(view.get("history", []), list):  # finishing work may add the agent's reply
             self.history[task] = len(view.get("history") or [])
         else:
-            got = self.client.get(task)
-            self.ctx.expect(got.ok, f"tasks/get: {got.describe()}")
-            self.history[task] = len(got.result.get("history") or [])
+            got = task_result(self.ctx, self.client.get(task), "tasks/get")
+            self.history[task] = len(history_of(self.ctx, got, "tasks/get"))
 
     def uncapped(self) -> list[str]:
         """Tasks whose state or history moved since their history cap was last checked."""
@@ -136,14 +220,12 @@ class TaskLifecycle(LifecycleMachine):
     def get_with_history_cap(self, data: st.DataObject, cap: int) -> None:
         task = data.draw(st.sampled_from(self.uncapped()), label="task")  # creation order: draws do not depend on ids
         self.capped[task] = (self.states[task], self.history[task])
-        full = self.client.get(task)
-        capped = self.client.get(task, history_length=cap)
-        self.ctx.expect(full.ok and capped.ok, f"tasks/get: {full.describe()} / {capped.describe()}")
-        state = full.result["status"]["state"]
-        self.ctx.expect(state == self.states[task], f"tasks/get: task {task} is {state!r}, the model says {self.states[task]!r}",
-                        kind="state_changed")
-        whole = full.result.get("history") or []
-        part = capped.result.get("history") or []
+        full = task_result(self.ctx, self.client.get(task), "tasks/get")
+        capped = task_result(self.ctx, self.client.get(task, history_length=cap), f"tasks/get historyLength={cap}")
+        whole = history_of(self.ctx, full, "tasks/get")
+        if self.follow(task, state_of(full), "tasks/get"):
+            self.history[task] = len(whole)
+        part = history_of(self.ctx, capped, f"tasks/get historyLength={cap}")
         self.ctx.expect(len(part) <= cap, f"tasks/get historyLength={cap} returned {len(part)} messages")
         expected = whole[-cap:] if cap else []
         self.ctx.expect(part == expected, f"tasks/get historyLength={cap} did not return the last {cap} messages")
@@ -158,21 +240,17 @@ class TaskLifecycle(LifecycleMachine):
         one may be rated or refused with a catalogued error (the spec does not say);
         either way the task never changes. Each task is rated once per state."""
         task = data.draw(st.sampled_from(self.unrated()), label="task")
+        self.refresh([task])
         before = self.states[task]
         self.rated.add((task, before))
         reply = self.client.feedback(task)
         what = f"tasks/feedback on a {before} task"
         self.ctx.machine_stats[f"transition tasks/feedback from {before}: {'allowed' if reply.ok else 'refused'}"] += 1
-        if before == "completed":
+        if before == "completed" or reply.ok:
             result = expect_result(self.ctx, reply, what)
-            self.ctx.expect(result.get("success") is True, f"{what} answered {result!r}, expected success true")
-        elif reply.ok:
-            self.ctx.expect(isinstance(reply.result, dict) and reply.result.get("success") is True,
-                            f"{what} answered {reply.result!r}, expected success true")
+            self.ctx.expect(isinstance(result, dict) and result.get("success") is True, f"{what} answered {result!r}, expected success true")
         else:
             expect_catalogued(self.ctx, reply, what, require_error=True)
-        got = self.client.state_of(task)
-        self.ctx.expect(got == before, f"{what} moved the task to {got!r}", kind="state_changed")
         self.checked("tasks/feedback", task, reply)
 
     @precondition(lambda self: len(self.states) >= 3)  # clearing purges tasks: leave the other rules some first
@@ -181,14 +259,15 @@ class TaskLifecycle(LifecycleMachine):
         """contexts/clear purges finished tasks and never touches running ones; it may
         refuse (-32021) while a task is in use. Whether a paused task (input-required,
         auth-required) is "running" the spec does not say: it may be kept, purged, or
-        make the agent refuse."""
+        make the agent refuse. The model first asks where its running tasks are now."""
         contexts = list(dict.fromkeys(self.context[t] for t in self.states))
         context = data.draw(st.sampled_from(contexts), label="context")
         members = [t for t in self.states if self.context[t] == context]
+        self.refresh(members)
         reply = self.client.clear(context)
         what = f"contexts/clear of a context with tasks in {sorted({self.states[t] for t in members})}"
-        running = [t for t in members if self.states[t] in ("working", "submitted")]
-        paused = [t for t in members if self.states[t] in ("input-required", "auth-required")]
+        running = [t for t in members if self.states[t] in self.moving]
+        paused = [t for t in members if self.states[t] in PAUSED]
         if (running or paused) and reply.error_code == self.err["ContextNotCancelable"]:
             expect_catalogued(self.ctx, reply, what)
             return
@@ -197,9 +276,10 @@ class TaskLifecycle(LifecycleMachine):
             got = self.client.get(t)
             if t in running:
                 self.ctx.expect(got.ok, f"{what}: running task {t} was purged ({got.describe()})", kind="state_changed")
+                self.follow(t, state_of(got.result), f"{what}: tasks/get of the running task")
             elif t in paused and got.ok:
-                self.ctx.expect(got.result["status"]["state"] == self.states[t], f"{what}: paused task {t} changed state",
-                                kind="state_changed")
+                self.ctx.expect(state_of(got.result) == self.states[t], f"{what}: paused task {t} changed state "
+                                f"({got.describe()})", kind="state_changed")
             else:
                 self.ctx.expect(got.error_code == self.err["TaskNotFound"], f"{what}: purged task {t} still answers {got.describe()}",
                                 kind="state_changed")

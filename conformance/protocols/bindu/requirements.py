@@ -31,7 +31,18 @@ from conformance.checks.inputs import (
     valid_inputs_accepted,
 )
 from conformance.checks.jsonrpc import answer_check, expect_envelope
+from conformance.locate import Search, holds
 from conformance.model import Profile, Requirement, Source
+from conformance.protocols.bindu.answers import (
+    contexts_listed,
+    expect_task,
+    history_of,
+    message_ids,
+    state_of,
+    task_ids_of,
+    task_result,
+    tasks_listed,
+)
 from conformance.protocols.bindu.client import EXAMPLES, BinduClient, fresh_id
 from conformance.protocols.bindu.model import TaskLifecycle, terminal_states
 from conformance.protocols.bindu.signing import sign_request, verify_signature
@@ -39,7 +50,8 @@ from conformance.runner import CheckContext, Untested
 from conformance.spec.openapi import schema_at
 from conformance.spec.schemas import resolve_pointer, schema_errors
 from conformance.table import Table, slug
-from conformance.transport.binding import RawToken, is_event_stream, rest_reply, stream_events
+from conformance.transport.binding import RawToken, dig, is_event_stream, rest_reply, stream_events
+from conformance.transport.http import json_excerpt
 
 POST = "/paths/~1/post"
 CARD = "/paths/~1.well-known~1agent.json"
@@ -53,7 +65,9 @@ def check_parse_error(ctx: CheckContext) -> None:
     for body in ('{"jsonrpc": "2.0", "method": ', "not json at all", "\x00\xff"):
         reply = ctx.binding.send_raw(body)
         expect_error(ctx, reply, "Parse error", f"body {body!r}")
-        ctx.expect("id" in reply.envelope and reply.envelope["id"] is None, f"parse error must carry id null, got {reply.envelope.get('id')!r}")
+        env = reply.envelope if isinstance(reply.envelope, dict) else {}
+        ctx.expect("id" in env and env["id"] is None, f"parse error must carry id null, got {json_excerpt(reply.envelope)}",
+                   kind="malformed_answer")
 
 
 def check_invalid_request(ctx: CheckContext) -> None:
@@ -161,13 +175,70 @@ LISTINGS = ("tasks/list", "contexts/list")
 
 
 def valid_params(method: str) -> Callable[[CheckContext], None]:
+    """Generated params are accepted, sent as drawn (an unknown id is refused as not found,
+    never as invalid) and, where they name a task or a context, naming one the check made
+    (``InWorld``): the row passes only on inputs that were served."""
     def check(ctx: CheckContext) -> None:
         c = BinduClient(ctx)
         if method in LISTINGS and ctx.run.control_path:
             ctx.control("reset")
+        world = InWorld.made(c, method)
         valid_inputs_accepted(ctx, ctx.profile.operations[method], lambda p: c.call(method, p), REJECTIONS,
-                              fresh_caller_ids, extra_property="x_conformance_extra", answer_check=answer_check)
+                              fresh_caller_ids, extra_property="x_conformance_extra", answer_check=answer_check,
+                              in_world=world)
     return check
+
+
+# The member of each method's params that names an object the target holds, and what the
+# object is: a task or a context (the spec's params schemas: taskId, contextId).
+NAMES = {"tasks/get": ("taskId", "task"), "tasks/feedback": ("taskId", "task"),
+         "tasks/cancel": ("taskId", "running task"), "contexts/clear": ("contextId", "context")}
+CONSUMED = 3  # objects made for a method that uses up what it names (a cancel, a clear): one per draw, then a repeat
+
+
+class InWorld:
+    """Drawn params naming an object the check made: a completed task (tasks/get and
+    tasks/feedback leave it as it was), a running task per draw for tasks/cancel (a
+    canceled one is not cancelable again), and a context per draw for contexts/clear (a
+    cleared context is gone). Past the objects made, the last is named again: its refusal
+    (not cancelable, not found) is one the spec gives, and only none served blocks."""
+
+    def __init__(self, member: str, ids: list[str]) -> None:
+        self.member, self.ids, self.used = member, ids, 0
+
+    @classmethod
+    def made(cls, c: BinduClient, method: str) -> InWorld | None:
+        if method not in NAMES:
+            return None
+        member, what = NAMES[method]
+        count = CONSUMED if method in ("tasks/cancel", "contexts/clear") else 1
+        with c.ctx.setup(f"create {count} {what}{'s' if count > 1 else ''} for {method} to name"):
+            if method == "tasks/cancel":
+                ids = [str(_running(c)["id"]) for _ in range(count)]
+            elif method == "contexts/clear":
+                ids = [c.context_of(c.new_task()) for _ in range(count)]
+            else:
+                ids = [str(c.new_task()["id"])]
+        return cls(member, ids)
+
+    def __call__(self, params: Any) -> Any:
+        if not isinstance(params, dict):
+            return params
+        name = self.ids[min(self.used, len(self.ids) - 1)]
+        self.used += 1
+        return {**params, self.member: name}
+
+
+def _running(c: BinduClient) -> dict[str, Any]:
+    """A task tasks/cancel can cancel: one that paused in ``working`` (control), else the
+    task as the agent answered it (an agent that finishes at once leaves none to cancel:
+    each cancel is refused as not cancelable, and the row is blocked, having served none)."""
+    try:
+        return c.new_task("working")
+    except Untested:
+        reply = c.send()
+        c.ctx.expect(reply.ok, f"message/send (to set up a task): {reply.describe()}", kind="rejected_valid")
+        return expect_task(c.ctx, reply.result, "message/send result")
 
 
 def invalid_params(method: str) -> Callable[[CheckContext], None]:
@@ -180,7 +251,7 @@ def invalid_params(method: str) -> Callable[[CheckContext], None]:
 
 
 def _streaming(c: BinduClient) -> bool:
-    return bool((c.card().get("capabilities") or {}).get("streaming"))
+    return bool(dig(c.card(), "capabilities", "streaming"))
 
 
 def result_schema(method: str) -> Callable[[CheckContext], None]:
@@ -196,13 +267,14 @@ def result_schema(method: str) -> Callable[[CheckContext], None]:
             "tasks/list": lambda: c.list_tasks(),
             "tasks/feedback": lambda: c.feedback(task["id"]),
             "contexts/list": lambda: c.list_contexts(),
-            "contexts/clear": lambda: c.clear(task["context_id"]),
+            "contexts/clear": lambda: c.clear(c.context_of(task)),
         }
         if method == "tasks/cancel":
             c.outcome("working")
             working = c.send()
             ctx.expect(working.ok, f"message/send: {working.describe()}")
-            calls[method] = lambda: c.cancel(working.result["id"])
+            working_id = task_result(ctx, working, "message/send (a working task to cancel)")["id"]
+            calls[method] = lambda: c.cancel(working_id)
         if method == "message/stream":
             if not _streaming(c):
                 raise Untested("the agent card says capabilities.streaming is false: no stream to validate")
@@ -274,7 +346,7 @@ def check_errors_catalogued(ctx: CheckContext) -> None:
     ]
     task = c.new_task()
     replies.append(("cancel completed task", c.cancel(task["id"])))
-    replies.append(("message to completed task", c.send(task_id=task["id"], context_id=task["context_id"])))
+    replies.append(("message to completed task", c.send(task_id=task["id"], context_id=c.context_of(task))))
     if ctx.has_credential("read"):
         replies.append(("read scope sends", c.send(caller="read")))
     seen = 0
@@ -306,15 +378,15 @@ def check_send_creates_task(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     params = c.send_params(text="capital of France?")
     msg = params["message"]
-    task = expect_result(ctx, c.call("message/send", params), "message/send", ["id"])
-    ctx.expect(task.get("id") == msg["taskId"], f"task id {task.get('id')!r} is not the caller's taskId {msg['taskId']!r}")
-    ctx.expect(task.get("context_id") == msg["contextId"], f"context_id {task.get('context_id')!r} is not the caller's contextId")
-    ids = [m.get("message_id") for m in task.get("history") or []]
-    ctx.expect(msg["message_id"] in ids, "the sent message is not in the task's history")
-    fresh = expect_result(ctx, c.send(task_id=None, context_id=None), "message/send without ids")
-    ctx.expect(fresh.get("id") and fresh.get("context_id"), "a task without caller ids must get a server id and context")
-    got = expect_result(ctx, c.get(task["id"]), "tasks/get of the new task")
-    ctx.expect(got.get("id") == task["id"], "tasks/get returned another task")
+    task = expect_mapping(ctx, task_result(ctx, c.call("message/send", params), "message/send"), "message/send result", ["context_id"])
+    ctx.expect(task["id"] == msg["taskId"], f"task id {task['id']!r} is not the caller's taskId {msg['taskId']!r}")
+    ctx.expect(task["context_id"] == msg["contextId"], f"context_id {task['context_id']!r} is not the caller's contextId")
+    ids = message_ids(history_of(ctx, task, "message/send"))
+    ctx.expect(msg["message_id"] in ids, f"the sent message is not in the task's history: {json_excerpt(task.get('history'))}")
+    fresh = task_result(ctx, c.send(task_id=None, context_id=None), "message/send without ids")
+    ctx.expect(fresh["id"] and fresh.get("context_id"), f"a task without caller ids must get a server id and context_id: {json_excerpt(fresh)}")
+    got = task_result(ctx, c.get(task["id"]), "tasks/get of the new task")
+    ctx.expect(got["id"] == task["id"], f"tasks/get returned another task: {json_excerpt(got)}")
 
 
 def task_id_of(task: Any) -> Any:
@@ -327,6 +399,28 @@ def resend(ctx: CheckContext) -> Callable[[], Any]:
     c = BinduClient(ctx)
     params = c.send_params(task_id=None)
     return lambda: c.call("message/send", params)
+
+
+def check_send_findable(ctx: CheckContext) -> None:
+    """The spec's recipe for a send whose answer was lost ("have your client generate a
+    stable `messageId` and use `contexts/list` + `tasks/list` to check whether you've
+    already sent it"): after a message/send whose answer the kit ignores (no taskId, no
+    contextId: it knows only its message_id), tasks/list shows a task holding that
+    message_id, and contexts/list shows that task's context."""
+    c = BinduClient(ctx)
+    params = c.send_params(task_id=None, context_id=None)
+    message_id = params["message"]["message_id"]
+    c.call("message/send", params)  # the answer is "lost": nothing below reads it
+    listed = tasks_listed(ctx, c.list_tasks(), "tasks/list")
+    mine = [t for t in listed if holds(t.get("history"), message_id)]
+    ctx.expect(mine, f"tasks/list shows no task whose history holds the message_id {message_id} just sent: "
+               f"{Search(f'the message_id {message_id}', 'the history of each task tasks/list answers').looked_for(listed)}",
+               kind="state_changed")
+    context = mine[0].get("context_id")
+    contexts = contexts_listed(ctx, c.list_contexts(), "contexts/list")
+    ctx.expect(any(x["context_id"] == context or mine[0]["id"] in task_ids_of(x) for x in contexts),
+               f"contexts/list does not show the context {context!r} of the task that holds the message: {json_excerpt(contexts)}",
+               kind="state_changed")
 
 
 def check_output_modes(ctx: CheckContext) -> None:
@@ -345,8 +439,8 @@ def _grow_history(c: BinduClient) -> dict[str, Any]:
         return c.new_task()
     task = c.new_task("input-required")
     with c.ctx.setup("send a second message to an input-required task", by="BINDU-INPUT-REQUIRED-RESUME"):
-        reply = c.send(task_id=task["id"], context_id=task["context_id"])
-        return expect_result(c.ctx, reply, "message/send to an input-required task", ["id"])
+        reply = c.send(task_id=task["id"], context_id=c.context_of(task))
+        return task_result(c.ctx, reply, "message/send to an input-required task")
 
 
 def check_history_length(ctx: CheckContext) -> None:
@@ -355,39 +449,42 @@ def check_history_length(ctx: CheckContext) -> None:
     full = expect_list(ctx, expect_result(ctx, c.get(task["id"]), "tasks/get", ["history"])["history"], "history")
     ctx.expect(len(full) >= 2, f"a task after a message and its answer shows only {len(full)} history entries")
     for cap in (0, 1, 2):
-        got = expect_result(ctx, c.get(task["id"], history_length=cap), f"tasks/get historyLength={cap}")
-        hist = got.get("history") or []
+        got = task_result(ctx, c.get(task["id"], history_length=cap), f"tasks/get historyLength={cap}")
+        hist = history_of(ctx, got, f"tasks/get historyLength={cap}")
         ctx.expect(hist == (full[-cap:] if cap else []), f"tasks/get historyLength={cap} returned {len(hist)} messages, not the last {cap}")
-    sent = expect_result(ctx, c.send(history_length=0), "message/send historyLength=0")
-    ctx.expect(not sent.get("history"), f"message/send configuration.historyLength=0 returned {len(sent.get('history') or [])} messages")
+    sent = task_result(ctx, c.send(history_length=0), "message/send historyLength=0")
+    hist = history_of(ctx, sent, "message/send historyLength=0")
+    ctx.expect(not hist, f"message/send configuration.historyLength=0 returned {len(hist)} messages")
 
 
 def check_list_history(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     a, b = _grow_history(c), c.new_task()
-    listed = expect_result(ctx, c.list_tasks(history_length=1), "tasks/list history_length=1")
-    ids = {t.get("id") for t in listed}
+    listed = tasks_listed(ctx, c.list_tasks(history_length=1), "tasks/list history_length=1")
+    ids = {t["id"] for t in listed if isinstance(t["id"], str)}
     ctx.expect({a["id"], b["id"]} <= ids, f"tasks/list history_length=1 answered {len(listed)} task(s) without "
                f"{sorted({a['id'], b['id']} - ids)}: it must cap history, not the number of tasks")
     for t in listed:
-        ctx.expect(len(t.get("history") or []) <= 1, f"task {t.get('id')} in tasks/list history_length=1 has {len(t.get('history') or [])} messages")
+        hist = history_of(ctx, t, "tasks/list history_length=1")
+        ctx.expect(len(hist) <= 1, f"task {t['id']} in tasks/list history_length=1 has {len(hist)} messages")
 
 
 def check_contexts_list(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     first = c.new_task()
-    second = c.new_task(context_id=first["context_id"])
-    listed = expect_result(ctx, c.list_contexts(), "contexts/list")
-    mine = [x for x in listed if x.get("context_id") == first["context_id"]]
-    ctx.expect(mine, "contexts/list lacks the caller's context")
-    ctx.expect({first["id"], second["id"]} <= set(mine[0].get("tasks") or []), "contexts/list does not list the context's tasks")
+    second = c.new_task(context_id=c.context_of(first))
+    listed = contexts_listed(ctx, c.list_contexts(), "contexts/list")
+    mine = [x for x in listed if x["context_id"] == c.context_of(first)]
+    ctx.expect(mine, f"contexts/list lacks the caller's context {c.context_of(first)}: {json_excerpt(listed)}")
+    ctx.expect({first["id"], second["id"]} <= set(task_ids_of(mine[0])),
+               f"contexts/list does not list the context's tasks: {json_excerpt(mine[0])}")
     other = c.new_task()  # a second context
-    capped = expect_result(ctx, c.list_contexts(history_length=1), "contexts/list history_length=1")
-    mine = [x for x in capped if x.get("context_id") == first["context_id"]]
-    ctx.expect(mine and len(mine[0].get("tasks") or []) <= 1, "contexts/list history_length=1 must cap tasks per context "
-               f"to 1, answered {json.dumps(mine[0].get('tasks') if mine else None)[:200]} for the context of two tasks")
-    shown = {x.get("context_id") for x in capped}
-    ctx.expect({first["context_id"], other["context_id"]} <= shown,
+    capped = contexts_listed(ctx, c.list_contexts(history_length=1), "contexts/list history_length=1")
+    mine = [x for x in capped if x["context_id"] == c.context_of(first)]
+    ctx.expect(mine and len(task_ids_of(mine[0])) <= 1, "contexts/list history_length=1 must cap tasks per context "
+               f"to 1, answered {json_excerpt(mine[0].get('tasks') if mine else None)} for the context of two tasks")
+    shown = {x["context_id"] for x in capped if isinstance(x["context_id"], str)}
+    ctx.expect({c.context_of(first), c.context_of(other)} <= shown,
                "contexts/list history_length=1 dropped contexts: it caps tasks per context, not the number of contexts")
 
 
@@ -417,28 +514,29 @@ def check_cancel_running(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     for state in ("working", "input-required"):
         task = c.new_task(state)
-        result = expect_result(ctx, c.cancel(task["id"]), f"tasks/cancel of a {state} task")
-        ctx.expect(result["status"]["state"] == "canceled", f"tasks/cancel of a {state} task answered state {result['status']['state']!r}")
+        result = task_result(ctx, c.cancel(task["id"]), f"tasks/cancel of a {state} task")
+        ctx.expect(state_of(result) == "canceled", f"tasks/cancel of a {state} task answered state {state_of(result)!r}")
         ctx.expect(c.state_of(task["id"]) == "canceled", f"after tasks/cancel, tasks/get of the {state} task does not say canceled")
 
 
 def check_terminal_immutable(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     task = c.new_task()
-    before = expect_result(ctx, c.get(task["id"]), "tasks/get")
-    reply = c.send(task_id=task["id"], context_id=task["context_id"])
+    before = task_result(ctx, c.get(task["id"]), "tasks/get")
+    reply = c.send(task_id=task["id"], context_id=c.context_of(task))
     expect_error(ctx, reply, "TaskImmutable", "message/send to a completed task")
-    after = expect_result(ctx, c.get(task["id"]), "tasks/get")
+    after = task_result(ctx, c.get(task["id"]), "tasks/get")
     ctx.expect(after["status"] == before["status"] and after.get("history") == before.get("history"), "the completed task changed")
 
 
 def check_resume_input_required(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     task = c.new_task("input-required")
-    reply = c.send(task_id=task["id"], context_id=task["context_id"])
-    result = expect_result(ctx, reply, "message/send to an input-required task")
-    ctx.expect(result["id"] == task["id"], "message/send to an input-required task must continue that task")
-    ctx.expect(len(result.get("history") or []) > len(task.get("history") or []), "the answer to the paused task did not reach its history")
+    reply = c.send(task_id=task["id"], context_id=c.context_of(task))
+    result = task_result(ctx, reply, "message/send to an input-required task")
+    ctx.expect(result["id"] == task["id"], f"message/send to an input-required task must continue that task: {json_excerpt(result)}")
+    ctx.expect(len(history_of(ctx, result, "message/send")) > len(history_of(ctx, task, "message/send")),
+               "the answer to the paused task did not reach its history")
 
 
 def check_feedback(ctx: CheckContext) -> None:
@@ -452,18 +550,18 @@ def check_feedback(ctx: CheckContext) -> None:
             if state == "completed":
                 raise
             continue
-        before = expect_result(ctx, c.get(task["id"]), "tasks/get")
+        before = task_result(ctx, c.get(task["id"]), "tasks/get")
         reply = c.feedback(task["id"])
         if state == "completed" or reply.ok:
-            result = expect_result(ctx, reply, f"tasks/feedback on a {state} task")
-            ctx.expect(result.get("success") is True, f"tasks/feedback answered {result!r}, expected success true")
+            result = expect_result(ctx, reply, f"tasks/feedback on a {state} task", ["success"])
+            ctx.expect(result["success"] is True, f"tasks/feedback answered {result!r}, expected success true")
         else:
             expect_catalogued(ctx, reply, f"tasks/feedback on a {state} task", require_error=True)
-        after = expect_result(ctx, c.get(task["id"]), "tasks/get after feedback")
+        after = task_result(ctx, c.get(task["id"]), "tasks/get after feedback")
         for key in ("status", "history", "artifacts"):
             was, now = before.get(key), after.get(key)
             if key == "status":
-                was, now = (was or {}).get("state"), (now or {}).get("state")
+                was, now = state_of(before), state_of(after)
             ctx.expect(was == now, f"tasks/feedback changed the task's {'state' if key == 'status' else key}: "
                                    f"{json.dumps(was)[:120]} before, {json.dumps(now)[:120]} after (tasks/get)")
 
@@ -471,49 +569,55 @@ def check_feedback(ctx: CheckContext) -> None:
 def check_context_clear(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     task = c.new_task()
-    other = c.new_task(context_id=task["context_id"])
-    result = expect_result(ctx, c.clear(task["context_id"]), "contexts/clear of a context with finished tasks")
-    ctx.expect(result.get("success") is True, f"contexts/clear answered {result!r}")
+    other = c.new_task(context_id=c.context_of(task))
+    result = expect_result(ctx, c.clear(c.context_of(task)), "contexts/clear of a context with finished tasks", ["success"])
+    ctx.expect(result["success"] is True, f"contexts/clear answered {result!r}")
     for t in (task, other):
         expect_error(ctx, c.get(t["id"]), "TaskNotFound", "tasks/get of a task in a cleared context")
-    listed = expect_result(ctx, c.list_contexts(), "contexts/list")
-    kept = [x for x in listed if x.get("context_id") == task["context_id"]]  # "Reset a context": it may stay, emptied
-    ctx.expect(not kept or not {task["id"], other["id"]} & set(kept[0].get("tasks") or []),
+    listed = contexts_listed(ctx, c.list_contexts(), "contexts/list")
+    kept = [x for x in listed if x["context_id"] == c.context_of(task)]  # "Reset a context": it may stay, emptied
+    ctx.expect(not kept or not {task["id"], other["id"]} & set(task_ids_of(kept[0])),
                "the cleared context still lists its purged tasks")
+    with ctx.subcheck("a cleared context takes new messages (it is reset, not revoked)"):
+        again = task_result(ctx, c.send(context_id=c.context_of(task)), "message/send to the cleared context")
+        ctx.expect(again.get("context_id") in (None, c.context_of(task)),
+                   f"message/send to the cleared context {c.context_of(task)} went to another context: {json_excerpt(again)}",
+                   kind="state_changed")
 
 
 def check_context_clear_running(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     running = c.new_task("working")
-    reply = c.clear(running["context_id"])
+    reply = c.clear(c.context_of(running))
     if reply.error is not None:
         expect_error(ctx, reply, "ContextNotCancelable", "contexts/clear of a context with a working task")
     got = c.get(running["id"])
-    ctx.expect(got.ok and got.result["status"]["state"] == "working", f"contexts/clear affected a working task: {got.describe()}")
+    ctx.expect(got.ok and state_of(got.result) == "working", f"contexts/clear affected a working task: {got.describe()}")
 
 
 def check_chained_tasks(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     first = c.new_task()
-    before = expect_result(ctx, c.get(first["id"]), "tasks/get")
-    reply = c.send(reference_task_ids=[first["id"]], context_id=first["context_id"])
-    chained = expect_result(ctx, reply, "message/send with referenceTaskIds of a completed task")
+    before = task_result(ctx, c.get(first["id"]), "tasks/get")
+    reply = c.send(reference_task_ids=[first["id"]], context_id=c.context_of(first))
+    chained = task_result(ctx, reply, "message/send with referenceTaskIds of a completed task")
     ctx.expect(chained["id"] != first["id"], "a chained message must create a new task, not reopen the referenced one")
-    after = expect_result(ctx, c.get(first["id"]), "tasks/get of the referenced task")
+    after = task_result(ctx, c.get(first["id"]), "tasks/get of the referenced task")
     ctx.expect(after["status"] == before["status"], "the referenced task changed")
 
 
 def check_casing(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     task = c.new_task()
-    snake = expect_result(ctx, c.call("tasks/get", {"task_id": task["id"], "history_length": 1}), "tasks/get with snake_case task_id")
-    ctx.expect(snake.get("id") == task["id"], "tasks/get with task_id returned another task")
-    ctx.expect(len(snake.get("history") or []) <= 1, "history_length (snake_case) was ignored")
+    snake = expect_result(ctx, c.call("tasks/get", {"task_id": task["id"], "history_length": 1}), "tasks/get with snake_case task_id", ["id"])
+    ctx.expect(snake["id"] == task["id"], "tasks/get with task_id returned another task")
+    hist = snake.get("history")
+    ctx.expect(not isinstance(hist, list) or len(hist) <= 1, "history_length (snake_case) was ignored")
     params = c.send_params()
     msg = params["message"]
     msg["task_id"], msg["context_id"] = msg.pop("taskId"), msg.pop("contextId")
-    sent = expect_result(ctx, c.call("message/send", params), "message/send with snake_case task_id/context_id")
-    ctx.expect(sent.get("id") == msg["task_id"], "message/send ignored snake_case task_id")
+    sent = expect_result(ctx, c.call("message/send", params), "message/send with snake_case task_id/context_id", ["id"])
+    ctx.expect(sent["id"] == msg["task_id"], "message/send ignored snake_case task_id")
     for t in (snake, sent):
         ctx.expect("context_id" in t and "contextId" not in t, f"responses must be snake_case: task keys {sorted(t)}")
 
@@ -576,7 +680,10 @@ def check_auth_envelope(ctx: CheckContext) -> None:
 
 
 def _own_task(ctx: CheckContext) -> dict[str, Any]:
-    return BinduClient(ctx).new_task()
+    """The owner's task, with the context it is in (what the kit sent, where the answer does not say)."""
+    c = BinduClient(ctx)
+    task = c.new_task()
+    return {**task, "context_id": c.context_of(task)}
 
 
 def _foreign(ctx: CheckContext) -> dict[str, Callable[[Any, Any], Any]]:
@@ -587,11 +694,40 @@ def _foreign(ctx: CheckContext) -> dict[str, Callable[[Any, Any], Any]]:
             "contexts/clear": lambda task, who: c.clear(task["context_id"], who)}
 
 
+def check_send_foreign(ctx: CheckContext) -> None:
+    """message/send naming another caller's task or context never reaches it: a taskId
+    that "isn't yours" gets -32001 (the catalog's row), and the owner's task and context
+    are as they were (a contextId of another caller may be refused, or the message may
+    start a context of the caller's own, but never joins the owner's)."""
+    ctx.token("other")
+    c = BinduClient(ctx)
+    task = _own_task(ctx)
+    before = task_result(ctx, c.get(task["id"]), "tasks/get of the owner's task")
+    with ctx.subcheck("message/send naming another caller's taskId"):
+        reply = c.send("other", task_id=task["id"], context_id=task["context_id"])
+        expect_error(ctx, reply, "TaskNotFound", "message/send as another caller, naming the owner's taskId")
+    with ctx.subcheck("message/send naming another caller's contextId"):
+        reply = c.send("other", context_id=task["context_id"])
+        if reply.ok:
+            theirs = task_result(ctx, reply, "message/send as another caller, naming the owner's contextId")
+            contexts = contexts_listed(ctx, c.list_contexts(), "contexts/list of the owner")
+            joined = [x for x in contexts if theirs["id"] in task_ids_of(x)]
+            ctx.expect(not joined, f"another caller's message joined the owner's context: {json_excerpt(joined)}",
+                       kind="auth_not_enforced")
+            ctx.expect(not holds(c.list_tasks().result, theirs["id"]), "the owner's tasks/list shows another caller's task",
+                       kind="auth_not_enforced")
+        else:
+            expect_catalogued(ctx, reply, "message/send as another caller, naming the owner's contextId")
+    after = task_result(ctx, c.get(task["id"]), "tasks/get of the owner's task")
+    ctx.expect(state_of(after) == state_of(before) and after.get("history") == before.get("history"),
+               f"another caller's message/send changed the owner's task: {json_excerpt(before)} before, {json_excerpt(after)} after",
+               kind="state_changed")
+
+
 def _listings(ctx: CheckContext) -> dict[str, tuple[Callable[[Any], Any], Callable[[Any, Any], bool]]]:
     c = BinduClient(ctx)
-    return {"tasks/list": (lambda who: c.list_tasks(who), lambda listed, task: any(t.get("id") == task["id"] for t in listed)),
-            "contexts/list": (lambda who: c.list_contexts(who),
-                              lambda listed, task: any(x.get("context_id") == task["context_id"] for x in listed))}
+    return {"tasks/list": (lambda who: c.list_tasks(who), lambda listed, task: holds(listed, task["id"])),
+            "contexts/list": (lambda who: c.list_contexts(who), lambda listed, task: holds(listed, task["context_id"]))}
 
 
 def _still_there(ctx: CheckContext, task: dict[str, Any]) -> bool:
@@ -625,10 +761,7 @@ def _did_call(ctx: CheckContext, tamper: str = "", offset: int = 0, drop: tuple[
 
 
 def _reason(reply: Any) -> Any:
-    env = reply.envelope if isinstance(reply.envelope, dict) else {}
-    data = (env.get("error") or {}).get("data") if isinstance(env.get("error"), dict) else None
-    details = env.get("details") if isinstance(env.get("details"), dict) else None
-    return (data or {}).get("reason") or (details or {}).get("reason")
+    return dig(reply.envelope, "error", "data", "reason") or dig(reply.envelope, "details", "reason")
 
 
 def expect_did_refused(ctx: CheckContext, reply: Any, reasons: tuple[str, ...], what: str) -> None:
@@ -710,27 +843,43 @@ def _agent_key(ctx: CheckContext, c: BinduClient) -> str:
     doc = reply.json()
     ctx.expect(reply.status == 200 and isinstance(doc, dict), f"/did/resolve of the card's DID: HTTP {reply.status}")
     methods = doc.get("verificationMethod") or doc.get("authentication") or []
-    keys: list[Any] = [m.get("publicKeyBase58") for m in methods if isinstance(m, dict)]
-    ctx.expect(keys and keys[0], "the DID document has no publicKeyBase58")
-    return keys[0]
+    keys = [m.get("publicKeyBase58") for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []
+    ctx.expect(keys and isinstance(keys[0], str) and keys[0],
+               f"the DID document has no publicKeyBase58 in verificationMethod or authentication: {json_excerpt(doc)}",
+               kind="malformed_answer")
+    return str(keys[0])
 
 
 def check_artifact_signatures(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     key = _agent_key(ctx, c)
-    task = expect_result(ctx, c.get(c.new_task()["id"]), "tasks/get of a completed task")
+    task = task_result(ctx, c.get(c.new_task()["id"]), "tasks/get of a completed task")
     signed = 0
-    for artifact in task.get("artifacts") or []:
-        for part in artifact.get("parts") or []:
-            sig = (part.get("metadata") or {}).get("did.message.signature")
+    for artifact in _objects(task.get("artifacts")):
+        for part in _objects(artifact.get("parts")):
+            sig = dig(part, "metadata", "did.message.signature")
             if sig is None:
                 continue
             signed += 1
             text = part["text"] if "text" in part else json.dumps(part.get("data"), sort_keys=True)
-            ctx.expect(verify_signature(key, text.encode(), sig), f"artifact {artifact.get('artifact_id')} signature {str(sig)[:24]}... does not verify "
-                                                              f"with the agent's DID key over the part's text {text[:60]!r}")
+            ctx.expect(isinstance(text, str) and isinstance(sig, str) and verify_signature(key, text.encode(), sig),
+                       f"artifact {artifact.get('artifact_id')} signature {str(sig)[:24]}... does not verify "
+                       f"with the agent's DID key over the part's text {str(text)[:60]!r}")
     if not signed:
         raise Untested("no artifact part carried did.message.signature")
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    """The objects of a list in an answer (anything else holds none)."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _key_bytes(value: Any) -> int:
+    """How many bytes a base58 key decodes to (-1 when it is not base58)."""
+    try:
+        return len(base58.b58decode(value)) if isinstance(value, str) else -1
+    except ValueError:
+        return -1
 
 
 def check_did_resolve(ctx: CheckContext) -> None:
@@ -741,11 +890,12 @@ def check_did_resolve(ctx: CheckContext) -> None:
     posted = ctx.http.request("POST", "/did/resolve", json_body={"did": did})
     ctx.expect(got.status == 200, f"GET /did/resolve: HTTP {got.status}")
     ctx.expect(posted.status == 200, f"POST /did/resolve: HTTP {posted.status}")
-    expect_matches(ctx, schema, got.json(), "GET /did/resolve document")
-    ctx.expect(got.json() == posted.json(), "POST /did/resolve returns a different document than GET")
-    ctx.expect(got.json().get("id") == did, "the DID document's id is not the DID asked for")
-    for vm in got.json().get("authentication") or []:
-        ctx.expect(len(base58.b58decode(vm["publicKeyBase58"])) == 32, "publicKeyBase58 is not a 32-byte Ed25519 key")
+    doc = expect_mapping(ctx, got.json(), "GET /did/resolve document")
+    expect_matches(ctx, schema, doc, "GET /did/resolve document")
+    ctx.expect(doc == posted.json(), "POST /did/resolve returns a different document than GET")
+    ctx.expect(doc.get("id") == did, f"the DID document's id is not the DID asked for: {json_excerpt(doc)}")
+    for vm in _objects(doc.get("authentication")):
+        ctx.expect(_key_bytes(vm.get("publicKeyBase58")) == 32, f"publicKeyBase58 is not a 32-byte Ed25519 key: {json_excerpt(vm)}")
     missing = ctx.http.request("POST", "/did/resolve", json_body={})
     ctx.expect(missing.status == 400, f"POST /did/resolve without did: HTTP {missing.status}, expected 400")
     unknown = ctx.http.request("GET", "/did/resolve", params={"did": "did:bindu:conformance:unknown:" + fresh_id()})
@@ -879,7 +1029,7 @@ def check_payment_unpaid(ctx: CheckContext) -> None:
 # ----------------------------------------------------------------------------------
 def check_push_not_supported(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
-    if (c.card().get("capabilities") or {}).get("pushNotifications"):
+    if dig(c.card(), "capabilities", "pushNotifications"):
         raise Untested("the agent card says capabilities.pushNotifications is true: there is no webhook here to receive pushes")
     params = c.send_params()
     params["configuration"]["pushNotificationConfig"] = {"url": "https://conformance.invalid/webhook"}
@@ -912,19 +1062,20 @@ def check_auth_required_state(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     task = c.new_task("auth-required")
     with ctx.subcheck("message/send continues an auth-required task"):
-        result = expect_result(ctx, c.send(task_id=task["id"], context_id=task["context_id"]), "message/send to an auth-required task")
-        ctx.expect(result.get("id") == task["id"], "message/send to an auth-required task must continue that task")
-        ctx.expect(len(result.get("history") or []) > len(task.get("history") or []), "the message did not reach the task's history")
+        result = task_result(ctx, c.send(task_id=task["id"], context_id=c.context_of(task)), "message/send to an auth-required task")
+        ctx.expect(result["id"] == task["id"], "message/send to an auth-required task must continue that task")
+        ctx.expect(len(history_of(ctx, result, "message/send")) > len(history_of(ctx, task, "message/send")),
+                   "the message did not reach the task's history")
     with ctx.subcheck("tasks/cancel stops an auth-required task"):
         other = c.new_task("auth-required")
-        result = expect_result(ctx, c.cancel(other["id"]), "tasks/cancel of an auth-required task")
-        ctx.expect(result["status"]["state"] == "canceled", f"tasks/cancel of an auth-required task answered {result['status']['state']!r}")
+        result = task_result(ctx, c.cancel(other["id"]), "tasks/cancel of an auth-required task")
+        ctx.expect(state_of(result) == "canceled", f"tasks/cancel of an auth-required task answered {state_of(result)!r}")
 
 
 def check_completed_artifacts(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
-    task = expect_result(ctx, c.get(c.new_task()["id"]), "tasks/get of a completed task")
-    ctx.expect(task["status"]["state"] == "completed", f"the task is {task['status']['state']!r}, expected completed")
+    task = task_result(ctx, c.get(c.new_task()["id"]), "tasks/get of a completed task")
+    ctx.expect(state_of(task) == "completed", f"the task is {state_of(task)!r}, expected completed")
     ctx.expect(task.get("artifacts"), f"a completed task has artifacts {json.dumps(task.get('artifacts'))} (tasks/get): "
                "the spec says its artifacts are available", kind="schema_mismatch")
 
@@ -943,7 +1094,7 @@ def check_status_timestamp(ctx: CheckContext) -> None:
     cancel more than a second later moves it forward."""
     c = BinduClient(ctx)
     task = c.new_task("working")
-    first = _instant(ctx, expect_result(ctx, c.get(task["id"]), "tasks/get")["status"]["timestamp"], "a working task")
+    first = _instant(ctx, dig(task_result(ctx, c.get(task["id"]), "tasks/get"), "status", "timestamp"), "a working task")
     try:  # let two seconds pass: on the target's clock when its control offers that, else on the wall clock
         ctx.control("advance_clock", seconds=2)
         advanced = True
@@ -951,11 +1102,11 @@ def check_status_timestamp(ctx: CheckContext) -> None:
         time.sleep(1.1)  # past any whole-second resolution
         advanced = False
     try:
-        canceled = expect_result(ctx, c.cancel(task["id"]), "tasks/cancel of a working task")
+        canceled = task_result(ctx, c.cancel(task["id"]), "tasks/cancel of a working task")
     finally:
         if advanced:  # later checks (DID timestamps) compare the target's clock with ours
             ctx.control("advance_clock", seconds=-2)
-    then = _instant(ctx, canceled["status"]["timestamp"], "the canceled task")
+    then = _instant(ctx, dig(canceled, "status", "timestamp"), "the canceled task")
     ctx.expect(then > first, f"status.timestamp did not move with the transition to canceled ({first.isoformat()} -> {then.isoformat()})",
                kind="state_changed")
 
@@ -965,12 +1116,12 @@ def check_list_ignored_params(ctx: CheckContext) -> None:
     for _ in range(3):
         c.new_task()
     with ctx.subcheck("tasks/list ignores limit and offset"):
-        every = {t.get("id") for t in expect_result(ctx, c.list_tasks(), "tasks/list")}
-        paged = {t.get("id") for t in expect_result(ctx, c.call("tasks/list", {"limit": 1, "offset": 1}), "tasks/list limit=1 offset=1")}
+        every = {json.dumps(t["id"]) for t in tasks_listed(ctx, c.list_tasks(), "tasks/list")}
+        paged = {json.dumps(t["id"]) for t in tasks_listed(ctx, c.call("tasks/list", {"limit": 1, "offset": 1}), "tasks/list limit=1 offset=1")}
         ctx.expect(paged == every, f"tasks/list with limit=1 offset=1 returned {len(paged)} of the caller's {len(every)} tasks")
     with ctx.subcheck("contexts/list ignores length"):
-        every = {x.get("context_id") for x in expect_result(ctx, c.list_contexts(), "contexts/list")}
-        capped = {x.get("context_id") for x in expect_result(ctx, c.call("contexts/list", {"length": 1}), "contexts/list length=1")}
+        every = {json.dumps(x["context_id"]) for x in contexts_listed(ctx, c.list_contexts(), "contexts/list")}
+        capped = {json.dumps(x["context_id"]) for x in contexts_listed(ctx, c.call("contexts/list", {"length": 1}), "contexts/list length=1")}
         ctx.expect(capped == every, f"contexts/list with length=1 returned {len(capped)} of the caller's {len(every)} contexts")
 
 
@@ -979,8 +1130,7 @@ def check_send_blocking(ctx: CheckContext) -> None:
     c.outcome("working")  # the agent's first run leaves the task working
     params = c.send_params()
     params["configuration"]["blocking"] = True
-    result = expect_result(ctx, c.call("message/send", params), "message/send with blocking: true")
-    state = result["status"]["state"]
+    state = state_of(task_result(ctx, c.call("message/send", params), "message/send with blocking: true"))
     ctx.expect(state in terminal_states(ctx.profile.spec), f"message/send with blocking: true answered while the task was {state!r}")
 
 
@@ -1004,7 +1154,9 @@ def _health(ctx: CheckContext, status: int, word: str) -> dict[str, Any]:
     body = reply.json()
     ctx.expect(reply.status == status, f"/health answered HTTP {reply.status}, expected {status} ({word})", kind="wrong_status")
     ctx.expect(isinstance(body, dict) and body.get("status") == word, f"/health body {body!r:.120}, expected status {word!r}")
-    for name, value in (body.get("checks") or {}).items():
+    checks = body.get("checks")
+    ctx.expect(isinstance(checks, dict), f"/health body has no checks object: {json_excerpt(body)}", kind="schema_mismatch")
+    for name, value in checks.items():
         ctx.expect(isinstance(value, str) and CHECK_VALUE.match(value), f"/health check {name} is {value!r}, not \"ok\" or \"error: <reason>\"",
                    kind="schema_mismatch")
     return body
@@ -1014,7 +1166,7 @@ def check_health_degraded(ctx: CheckContext) -> None:
     ctx.control("set_health", component="storage", status="error: conformance check")
     try:
         body = _health(ctx, 503, "degraded")
-        ctx.expect(str((body.get("checks") or {}).get("storage", "")).startswith("error"), "/health does not name the failing component")
+        ctx.expect(str(dig(body, "checks", "storage") or "").startswith("error"), f"/health does not name the failing component: {json_excerpt(body)}")
     finally:
         ctx.control("set_health", component="storage", status="ok")
     _health(ctx, 200, "healthy")
@@ -1060,6 +1212,11 @@ def build(profile: Profile) -> list[Requirement]:
             at(catalog, "| `-32020` |"), not_found(unknown_contexts, "ContextNotFound"), ("clear_unknown_context_succeeds", "uncatalogued_error_code")),
         req("BINDU-SEND-CREATES-TASK", "MUST", "message/send creates a task under the caller's taskId and contextId",
             at("/components/schemas/UserMessage/properties/taskId"), check_send_creates_task, ("ignores_caller_task_id", "caller_task_id_refused")),
+        req("BINDU-SEND-FINDABLE", "MUST", "A message whose answer was lost is found by its message_id through tasks/list, its context through contexts/list",
+            at(f"{POST}/description", "client generate a stable `messageId`"), check_send_findable, ("list_omits_history",)),
+        req("BINDU-OWNERSHIP-SEND", "MUST", "message/send naming another caller's taskId gets -32001; neither it nor their contextId reaches the owner's task or context",
+            at(catalog, "| `-32001` |"), check_send_foreign, ("send_continues_foreign_task", "send_joins_foreign_context", "ownership_not_enforced"),
+            ("other",)),
         req("BINDU-SEND-NOT-IDEMPOTENT", "MUST", "A repeated message/send creates a new task",
             at(f"{POST}/description", "**Idempotency:**"), idempotency.never_deduplicated(resend, task_id_of, "message/send"), ("dedupes_message_id",)),
         req("BINDU-SEND-OUTPUT-MODES", "MUST", "acceptedOutputModes with no overlap gets -32005",
@@ -1082,8 +1239,8 @@ def build(profile: Profile) -> list[Requirement]:
         req("BINDU-FEEDBACK-NO-STATE-CHANGE", "MUST", "tasks/feedback is stored and never changes the task",
             at(f"{POST}/requestBody/content/application~1json/examples/tasksFeedback/description"), check_feedback,
             ("feedback_changes_state", "success_as_string")),
-        req("BINDU-CONTEXT-CLEAR", "MUST", "contexts/clear purges the context's finished tasks",
-            at(f"{POST}/requestBody/content/application~1json/examples/contextsClear"), check_context_clear, ("clear_keeps_tasks",)),
+        req("BINDU-CONTEXT-CLEAR", "MUST", "contexts/clear purges the context's finished tasks; the context takes new messages",
+            at(f"{POST}/requestBody/content/application~1json/examples/contextsClear"), check_context_clear, ("clear_keeps_tasks", "cleared_context_refused")),
         req("BINDU-CONTEXT-CLEAR-RUNNING", "MUST", "contexts/clear never affects a working task (it may refuse with -32021)",
             at(f"{POST}/requestBody/content/application~1json/examples/contextsClear/description"), check_context_clear_running,
             ("clear_purges_running",), ("control",)),

@@ -197,3 +197,41 @@ def stream_status_deltas(ref: BinduReference) -> None:
         out.results = [{"kind": "status-update", "task_id": view["id"], "context_id": view["context_id"], "status": view["status"],
                         "final": i == last} for i, view in enumerate(out.results)]
         return out
+
+
+@variant
+def send_answers_submitted(ref: BinduReference) -> None:
+    """message/send answers as soon as the task is queued (state submitted); the agent picks
+    it up in the background and has run by the next request, where tasks/get shows the state
+    its work took it to. A blocking send, and a run whose result is malformed (-32006, which
+    only the answer to the send can carry), still wait for the agent.
+
+    allowed by: /info/description "| `tasks/get` | Poll that task by id until it terminates. |" and
+    /paths/~1/post/responses/200/content/application~1json/examples/messageSendSubmitted/description
+    "Task created and queued. Poll `tasks/get` for progress.\""""
+    queued: dict[str, str] = {}  # task id -> the outcome of its agent's run
+
+    def run_queued() -> None:
+        for task_id, outcome in list(queued.items()):
+            del queued[task_id]
+            task = ref.tasks.get(task_id)
+            if task is not None and task.state == "submitted":
+                ref.apply_outcome(task, outcome)
+
+    @replaces(ref, "message_send")
+    def send(original: Any, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
+        if ref.wants_blocking(params) or ref.agent_faults:
+            return original(params, caller)
+        task = ref.start_task(params, caller)
+        queued[task.id] = ref.next_outcome()
+        return ref.task_view(task, ref.requested_history_length("message/send", params))
+
+    @replaces(ref, "rpc")
+    def rpc(original: Any, request: Request, raw: bytes) -> Response:
+        run_queued()
+        return original(request, raw)
+
+    @replaces(ref, "control")
+    def control(original: Any, request: Request, body: bytes) -> Response:
+        run_queued()
+        return original(request, body)

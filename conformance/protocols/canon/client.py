@@ -35,7 +35,8 @@ class CanonClient:
             if self.ctx.run.world:
                 self._roles = dict(self.ctx.run.world)
             else:
-                self._roles = (self.ctx.control("world").json() or {}).get("roles") or {}
+                roles = self.controlled("world").get("roles")
+                self._roles = dict(roles) if isinstance(roles, dict) else {}
         if name not in self._roles:
             raise Untested(f"the target's world has no {name!r} (set world.{name} in --config)")
         return self._roles[name]
@@ -44,14 +45,20 @@ class CanonClient:
     def script(self, verb: str, **response: Any) -> None:
         self.ctx.control("script", verb=verb, response=response)
 
+    def controlled(self, action: str, **payload: Any) -> dict[str, Any]:
+        """The control interface's answer as an object ({} when it is another shape)."""
+        answer = self.ctx.control(action, **payload).json()
+        return answer if isinstance(answer, dict) else {}
+
     def snapshot(self) -> str:
-        return (self.ctx.control("snapshot").json() or {}).get("digest", "")
+        return str(self.controlled("snapshot").get("digest", ""))
 
     def messages(self, conversation: str, as_user: str) -> list[dict[str, Any]]:
-        return (self.ctx.control("messages", conversationId=conversation, **{"as": as_user}).json() or {}).get("messages") or []
+        listed = self.controlled("messages", conversationId=conversation, **{"as": as_user}).get("messages")
+        return [m for m in listed if isinstance(m, dict)] if isinstance(listed, list) else []
 
     def interaction(self, ident: str) -> dict[str, Any]:
-        return self.ctx.control("interaction", id=ident).json() or {}
+        return self.controlled("interaction", id=ident)
 
     # -- building blocks ---------------------------------------------------------
     def card(self, actions: bool = False, **extra: Any) -> dict[str, Any]:
@@ -80,7 +87,7 @@ class CanonClient:
                    "conversationId": self.role("owner_chat"), **fields}
         with self.ctx.setup("open a detached approval", by="CANON-APPROVAL-DETACHED"):
             reply = self.call("request_approval", payload)
-            result = expect_result(self.ctx, reply, "request_approval mode detached", ["status"])
+            result = expect_result(self.ctx, reply, "request_approval mode detached", ["status", "approvalId"])
             self.ctx.expect(result.get("status") == "pending",
                             f"request_approval mode detached must answer pending at once: {reply.describe()}")
         return result

@@ -317,6 +317,26 @@ def refusal_codes_swapped(ref: CanonReference) -> None:
 
 
 @fault
+def message_id_conflict_wrong_code(ref: CanonReference) -> None:
+    """A messageId reused with a different payload is refused as VALIDATION_ERROR (400), not 409 MESSAGE_ID_EXISTS."""
+    def conflict(record: dict[str, Any]) -> None:
+        raise VerbError("VALIDATION_ERROR", "messageId already used with a different payload")
+
+    ref.message_id_conflict = conflict  # type: ignore[method-assign]
+
+
+@fault
+def conflict_code_beside_error(ref: CanonReference) -> None:
+    """The messageId conflict (409) carries MESSAGE_ID_EXISTS beside the error member, not as its code."""
+    @replaces(ref, "error_body")
+    def body(original: Any, err: VerbError) -> dict[str, Any]:
+        out = original(err)
+        if err.code == "MESSAGE_ID_EXISTS":
+            return {"reason": err.code, "error": {"code": "CONFLICT", "message": err.message}}
+        return out
+
+
+@fault
 def deferred_intent_missing(ref: CanonReference) -> None:
     """A deferred send answers without deferredIntentId."""
     @replaces(ref, "defer_send")

@@ -105,8 +105,8 @@ class ConversationMachine(CanonParts):
     def send(self) -> None:
         group = self.model.member_of[len(self.model.messages) % len(self.model.member_of)]
         reply = self.c.send("machine message", targetConversationId=group)
-        self.ctx.expect(reply.ok, f"send_to a group the agent is in: {reply.describe()}")
-        self.model.messages.append((group, reply.result["messageId"]))
+        sent = expect_result(self.ctx, reply, "send_to a group the agent is in", ["messageId"])
+        self.model.messages.append((group, sent["messageId"]))
 
     @precondition(lambda self: bool(self.model.bare_messages()))
     @rule()

@@ -4,10 +4,15 @@ error codes are the profile's (profiles/canon-verbs.yaml)."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
+import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
+
+from jsonschema.exceptions import SchemaError
 
 from conformance.checks import auth, idempotency
 from conformance.checks.errors import (
@@ -24,7 +29,9 @@ from conformance.checks.inputs import (
     result_matches,
     valid_inputs_accepted,
 )
+from conformance.locate import Search
 from conformance.model import Operation, Profile, Requirement, Source
+from conformance.protocols.canon.answers import carries, items, members_of, objects
 from conformance.protocols.canon.client import CanonClient, fresh
 from conformance.protocols.canon.model import CanonMachine
 from conformance.runner import CheckContext, NotApplicable
@@ -74,6 +81,8 @@ def follow_descriptions(ctx: CheckContext, c: CanonClient, verb: str, value: Any
             opts["metadata"] = {}
     if verb == "send_to" and "text" not in value and not (opts or {}).get("attachments"):
         value["text"] = "conformance check"
+    if verb == "send_to" and "selfContext" in value and "sourceConversationId" not in value:
+        value["sourceConversationId"] = c.role("owner_chat")  # a selfContext needs a source the agent is in
     return value
 
 
@@ -143,9 +152,12 @@ def invalid_inputs(verb: str) -> Callable[[CheckContext], None]:
         op = ctx.profile.operations[verb]
 
         def in_target_world(bad: InvalidInstance) -> Any:
-            instance = in_world(c, verb, bad.instance, keep=bad.violation.pointer)
-            # naming the world's objects may have mended it: then send it as generated
-            return bad.instance if validator_for(op.params_schema).is_valid(instance) else instance
+            instance = follow_descriptions(ctx, c, verb, copy.deepcopy(in_world(c, verb, bad.instance, keep=bad.violation.pointer)))
+            schema = validator_for(op.params_schema)
+            if schema.is_valid(bad.instance):  # the same request without the break (the engine's control): served as it is meant
+                return instance
+            # naming the world's objects, or following the descriptions, may have mended it: then send it as generated
+            return bad.instance if schema.is_valid(instance) else instance
 
         with ctx.subcheck("an input that would succeed, with one unknown property"):
             payload = {**success_payload(c, verb), "x_conformance_unknown": True}
@@ -234,6 +246,29 @@ def share_with_message_id(ctx: CheckContext) -> idempotency.Send:
 
 def message_id_conflicts(ctx: CheckContext) -> dict[str, idempotency.Send]:
     return {"send_to with a messageId": send_with_message_id(ctx), "share_contact with a messageId": share_with_message_id(ctx)}
+
+
+DOCUMENT_CODE = "MESSAGE_ID_EXISTS"  # the one error code the document names ("different payload -> 409 MESSAGE_ID_EXISTS")
+CONFLICT_STATUS = 409
+
+
+def check_message_id_conflict(ctx: CheckContext) -> None:
+    """The same messageId with another payload is refused with what the document names: its
+    code MESSAGE_ID_EXISTS wherever the refusal carries it (the document names no error
+    member: where the code sits is the binding's, CANON-MESSAGE-ID-CONFLICT-CODE), and HTTP
+    409 where the binding's statuses mean something."""
+    for what, go in message_id_conflicts(ctx).items():
+        with ctx.subcheck(what):
+            key = uuid.uuid4().hex
+            expect_result(ctx, go(key, "a"), what)
+            again = f"{what} reusing its key with another body (the document: {CONFLICT_STATUS} {DOCUMENT_CODE})"
+            reply = go(key, "b")
+            expect_refused(ctx, reply, again)
+            ctx.expect(carries(reply, DOCUMENT_CODE), f"{again}: the refusal carries {DOCUMENT_CODE} nowhere: "
+                       f"{Search(repr(DOCUMENT_CODE), 'the refusal (and the JSON of its text blocks)').looked_for(reply.envelope)}",
+                       kind="wrong_error_code")
+            if reply.statuses:
+                ctx.expect(reply.status == CONFLICT_STATUS, f"{again}: came with HTTP {reply.status}", kind="wrong_status")
 
 
 # every verb that takes a messageId (send_to in messageOptions, share_contact at the top)
@@ -326,9 +361,9 @@ def check_deferred_send(ctx: CheckContext) -> None:
     ctx.expect(isinstance(asked.get("deferredIntentId"), str) and asked["deferredIntentId"],
                f"a deferred send must carry deferredIntentId: {asked}")
     ctx.control("approve_request", requestId=asked["requestId"])
-    convs = expect_result(ctx, c.call("list_conversations", {}), "list_conversations", ["conversations"])["conversations"]
-    mine = [x for x in convs if c.role("approval_user") in (x.get("memberIds") or [])]
-    delivered = any(text in json.dumps(c.messages(x["id"], c.role("approval_user"))) for x in mine)
+    convs = items(ctx, c.call("list_conversations", {}), "list_conversations", "conversations")
+    mine = [x for x in convs if c.role("approval_user") in members_of(x)]
+    delivered = any(text in json.dumps(c.messages(str(x.get("id")), c.role("approval_user"))) for x in mine)
     ctx.expect(delivered, "after the contact request was approved the deferred message never arrived")
 
 
@@ -346,7 +381,7 @@ def check_request_message(ctx: CheckContext) -> None:
             ctx.control("reset")
             asked = expect_result(ctx, c.call("send_to", {"targetUserId": user, **fields}), f"send_to an approval-required user with {what}")
             ctx.expect(asked.get("requestId"), f"no contact request: {asked}")
-            got = (ctx.control("contact_request", requestId=asked["requestId"]).json() or {}).get("note")
+            got = c.controlled("contact_request", requestId=asked["requestId"]).get("note")
             ctx.expect(got == note, f"with {what} the contact-request note must be {note[:40]!r}... ({len(note)} chars), got {str(got)[:40]!r}... ({len(str(got))} chars)")
 
 
@@ -477,7 +512,10 @@ CEILINGS = {"request_input": "input_ceiling_ms", "request_card": "card_ceiling_m
 
 def target_now(c: CanonClient) -> int:
     """The target's own clock, read off a detached approval's deadline."""
-    return int(c.detached_approval(timeoutMs=MINUTE_MS)["expiresAt"]) - MINUTE_MS
+    pending = c.detached_approval(timeoutMs=MINUTE_MS)
+    c.ctx.expect(isinstance(pending.get("expiresAt"), int), f"a detached approval must carry expiresAt (epoch ms): {pending}",
+                 kind="malformed_answer")
+    return int(pending["expiresAt"]) - MINUTE_MS
 
 
 def human_call(c: CanonClient, verb: str, ident: str, **deadline: Any) -> Reply:
@@ -756,7 +794,8 @@ def diff_file(path: str, text: str) -> dict[str, Any]:
 def approval_diff(c: CanonClient, files: list[dict[str, Any]]) -> dict[str, Any]:
     """The diff as the human sees it (control interaction) for a detached approval carrying ``files``."""
     pending = c.detached_approval(diff={"files": files})
-    return c.interaction(pending["approvalId"]).get("diff") or {}
+    diff = c.interaction(pending["approvalId"]).get("diff")
+    return diff if isinstance(diff, dict) else {}
 
 
 def check_diff_clip(ctx: CheckContext) -> None:
@@ -770,16 +809,16 @@ def check_diff_clip(ctx: CheckContext) -> None:
 
     with ctx.subcheck("one file at the per-file clip"):
         seen = approval_diff(c, [diff_file("src/a.py", text(per_file))])
-        ctx.expect([len(f.get("diff", "").encode()) for f in seen.get("files", [])] == [per_file],
-                   f"a file diff of exactly {per_file} bytes must reach the human whole: {[len(f.get('diff', '')) for f in seen.get('files', [])]}")
+        ctx.expect([len(str(f.get("diff", "")).encode()) for f in objects(seen.get("files"))] == [per_file],
+                   f"a file diff of exactly {per_file} bytes must reach the human whole: {[len(str(f.get('diff', ''))) for f in objects(seen.get('files'))]}")
     with ctx.subcheck("one file a byte past the per-file clip"):
         seen = approval_diff(c, [diff_file("src/a.py", text(per_file + 1))])
-        sizes = [len(f.get("diff", "").encode()) for f in seen.get("files", [])]
+        sizes = [len(str(f.get("diff", "")).encode()) for f in objects(seen.get("files"))]
         ctx.expect(sizes and all(s <= per_file for s in sizes), f"a file diff of {per_file + 1} bytes must be clipped to {per_file}: {sizes}")
     with ctx.subcheck("files past the total clip"):
         count = total // per_file + 1
         seen = approval_diff(c, [diff_file(f"src/f{i}.py", text(per_file)) for i in range(count)])
-        shown = sum(len(f.get("diff", "").encode()) for f in seen.get("files", []))
+        shown = sum(len(str(f.get("diff", "")).encode()) for f in objects(seen.get("files")))
         ctx.expect(0 < shown <= total, f"{count} file diffs of {per_file} bytes must be clipped to {total} in total, the human sees {shown}")
 
 
@@ -820,6 +859,33 @@ def check_card_envelope(ctx: CheckContext, strict: bool = False) -> None:
     expect_result(ctx, c.call("send_card", {"card": edge}), f"a card of exactly {limit} serialized bytes")
 
 
+SCHEMA_FAULTS = (SchemaError, ValueError, TypeError, LookupError, AttributeError)
+
+
+@dataclass
+class ToolSchema:
+    """The inputSchema tools/list gives for one verb: applying a schema the target wrote
+    that is no JSON Schema is a finding (kind malformed_answer), never a crash."""
+
+    ctx: CheckContext
+    verb: str
+    schema: Any
+
+    def is_valid(self, instance: Any) -> bool:
+        try:
+            if not isinstance(self.schema, dict):
+                raise TypeError("not an object")
+            return bool(validator_for(self.schema).is_valid(instance))
+        except SCHEMA_FAULTS as exc:
+            self.ctx.fail(f"tools/list: tool {self.verb}'s inputSchema is not a JSON Schema this suite can apply "
+                          f"({type(exc).__name__}: {str(exc)[:100]}): {self.schema!r:.200}", kind="malformed_answer")
+            return False
+
+
+def tool_schema(ctx: CheckContext, tools: dict[Any, dict[str, Any]], verb: str) -> ToolSchema:
+    return ToolSchema(ctx, verb, tools.get(verb, {}).get("inputSchema") or {})
+
+
 def check_mcp_card_schema(ctx: CheckContext) -> None:
     """Tool bindings compose the card document schema: the send_card / request_card tools
     refuse cards past the document's authoring caps (envelope-valid) and accept one at them."""
@@ -827,7 +893,7 @@ def check_mcp_card_schema(ctx: CheckContext) -> None:
         raise NotApplicable("tool input schemas exist only in the mcp binding")
     c = CanonClient(ctx)
     lim = {k: int(v.value) for k, v in ctx.profile.limits.items()}
-    tools = {t.get("name"): t for t in c.binding.list_tools()}
+    tools = {t["name"]: t for t in c.binding.list_tools() if isinstance(t.get("name"), str)}
     block = {"type": "text", "text": "x"}
     at_caps = c.card(title="t" * lim["card_title_authoring_chars"], fallbackText="f" * lim["card_fallback_authoring_chars"],
                      blocks=[block] * (lim["card_blocks_authoring_count"] - 1) + [{"type": "actions", "actions": [{"id": "ok", "label": "OK"}]}])
@@ -837,7 +903,7 @@ def check_mcp_card_schema(ctx: CheckContext) -> None:
             "a block that is not an object": c.card(blocks=[42])}
     for verb in ("send_card", "request_card"):
         envelope = validator_for(ctx.profile.operations[verb].params_schema)
-        tool = validator_for(tools.get(verb, {}).get("inputSchema") or {})
+        tool = tool_schema(ctx, tools, verb)
         with ctx.subcheck(f"{verb} at the caps"):
             ctx.expect(tool.is_valid({"card": at_caps}), f"tool {verb}'s inputSchema refuses a card at the document's authoring caps")
         for what, card in past.items():
@@ -867,7 +933,7 @@ def check_forward(ctx: CheckContext, strict: bool = False) -> None:
                                             "messageId": sent["messageId"]}), "forward")
     ctx.expect(fwd.get("targetConversationId") == c.role("agent_group"), f"forward went elsewhere: {fwd}")
     left = c.group(c.role("open_user"))
-    inside = expect_result(ctx, c.send("secret", targetConversationId=left), "send_to the group")
+    inside = expect_result(ctx, c.send("secret", targetConversationId=left), "send_to the group", ["messageId"])
     expect_result(ctx, c.call("leave_conversation", {"conversationId": left}), "leave_conversation")
     reply = c.call("forward", {"sourceConversationId": left, "targetConversationId": c.role("agent_group"), "messageId": inside["messageId"]})
     refused_as(ctx, reply, "NOT_A_MEMBER", "forward out of a conversation the agent left", strict)
@@ -886,11 +952,11 @@ def check_group_admission(ctx: CheckContext, strict: bool = False) -> None:
     r = c.role
     made = expect_result(ctx, c.call("create_group", {"memberIds": [r("open_user"), r("approval_user"), r("closed_user")]}), "create_group")
     ctx.expect(made.get("added") == [r("open_user")], f"only the open user is added at creation: {made.get('added')}")
-    ctx.expect([p.get("userId") for p in made.get("pending") or []] == [r("approval_user")], f"the approval-required user is pending: {made.get('pending')}")
-    ctx.expect([s.get("userId") for s in made.get("skipped") or []] == [r("closed_user")], f"the closed user is skipped: {made.get('skipped')}")
-    convs = expect_result(ctx, c.call("list_conversations", {}), "list_conversations", ["conversations"])["conversations"]
+    ctx.expect([p.get("userId") for p in objects(made.get("pending"))] == [r("approval_user")], f"the approval-required user is pending: {made.get('pending')}")
+    ctx.expect([s.get("userId") for s in objects(made.get("skipped"))] == [r("closed_user")], f"the closed user is skipped: {made.get('skipped')}")
+    convs = items(ctx, c.call("list_conversations", {}), "list_conversations", "conversations")
     mine = [x for x in convs if x.get("id") == made.get("conversationId")]
-    ctx.expect(mine and r("agent") in (mine[0].get("memberIds") or []), f"the caller is added to its new group automatically: {mine}")
+    ctx.expect(mine and r("agent") in members_of(mine[0]), f"the caller is added to its new group automatically: {mine}")
     invite_only = expect_result(ctx, c.call("create_group", {"memberIds": [r("approval_user")]}), "create_group with only a pending invite")
     ctx.expect(invite_only.get("added") == [] and invite_only.get("pending"), f"a creator-only group with a pending invite is valid: {invite_only}")
     refused_as(ctx, c.call("create_group", {"memberIds": [r("closed_user")]}), "GROUP_EMPTY", "create_group where everyone is skipped", strict)
@@ -908,8 +974,8 @@ def check_add_member(ctx: CheckContext, strict: bool = False) -> None:
     if strict:
         expect_error(ctx, reply, "ADMISSION_DENIED", "add_member of a closed user")
         return
-    convs = expect_result(ctx, c.call("list_conversations", {}), "list_conversations", ["conversations"])["conversations"]
-    members = next((x.get("memberIds") or [] for x in convs if x.get("id") == group), [])
+    convs = items(ctx, c.call("list_conversations", {}), "list_conversations", "conversations")
+    members = next((members_of(x) for x in convs if x.get("id") == group), [])
     ctx.expect(r("closed_user") not in members and not (reply.ok and (reply.result or {}).get("status") == "added"),
                f"a closed user must not be added ({reply.describe()}; members {members})")
 
@@ -927,14 +993,14 @@ def check_leave(ctx: CheckContext, strict: bool = False) -> None:
     group = c.group(c.role("open_user"))
     left = expect_result(ctx, c.call("leave_conversation", {"conversationId": group}), "leave_conversation")
     ctx.expect(left.get("status") == "left", f"leave_conversation must say left: {left}")
-    convs = expect_result(ctx, c.call("list_conversations", {}), "list_conversations", ["conversations"])["conversations"]
+    convs = items(ctx, c.call("list_conversations", {}), "list_conversations", "conversations")
     ctx.expect(all(x.get("id") != group for x in convs), "the agent still lists the conversation it left")
     refused_as(ctx, c.send("still here?", targetConversationId=group), "NOT_A_MEMBER", "send_to a conversation the agent left", strict)
 
 
 def check_list_contacts(ctx: CheckContext) -> None:
     c = CanonClient(ctx)
-    ids = {x.get("id") for x in expect_result(ctx, c.call("list_contacts", {}), "list_contacts", ["contacts"])["contacts"]}
+    ids = {str(x["id"]) for x in items(ctx, c.call("list_contacts", {}), "list_contacts", "contacts") if isinstance(x.get("id"), str)}
     ctx.expect(c.role("member") in ids, "list_contacts lacks a contact")
     ctx.expect(c.role("stranger") not in ids and c.role("closed_user") not in ids, f"list_contacts lists non-contacts: {sorted(ids)}")
 
@@ -942,9 +1008,9 @@ def check_list_contacts(ctx: CheckContext) -> None:
 def check_list_conversations(ctx: CheckContext) -> None:
     c = CanonClient(ctx)
     c.group(c.role("open_user"))
-    every = expect_result(ctx, c.call("list_conversations", {}), "list_conversations", ["conversations"])["conversations"]
+    every = items(ctx, c.call("list_conversations", {}), "list_conversations", "conversations")
     ctx.expect(len(every) >= 2, f"list_conversations shows {len(every)} conversations")
-    capped = expect_result(ctx, c.call("list_conversations", {"limit": 1}), "list_conversations limit 1", ["conversations"])["conversations"]
+    capped = items(ctx, c.call("list_conversations", {"limit": 1}), "list_conversations limit 1", "conversations")
     ctx.expect(len(capped) == 1, f"limit 1 returned {len(capped)} conversations")
 
 
@@ -987,7 +1053,7 @@ def check_mcp_tools(ctx: CheckContext) -> None:
 
 
     c = CanonClient(ctx)
-    tools = {t.get("name"): t for t in c.binding.list_tools()}
+    tools = {t["name"]: t for t in c.binding.list_tools() if isinstance(t.get("name"), str)}
     ctx.keep_evidence()  # the listing is what every finding below quotes
     ops = ctx.profile.operations
     ctx.expect(set(tools) == set(ops), f"tools/list names {sorted(set(tools) ^ set(ops))} differently from the spec's verbs")
@@ -997,13 +1063,13 @@ def check_mcp_tools(ctx: CheckContext) -> None:
         def extra_refused(base: Any, verb: str = verb, op: Any = op) -> None:
             extra = {**base, "x_conformance_unknown": True} if isinstance(base, dict) else base
             if not validator_for(op.params_schema).is_valid(extra):
-                ctx.expect(not validator_for(tools[verb].get("inputSchema") or {}).is_valid(extra),
+                ctx.expect(not tool_schema(ctx, tools, verb).is_valid(extra),
                            f"tool {verb}'s inputSchema accepts an unknown property that {verb}_input forbids")
         ctx.for_all(strategy_for(op.params_schema), extra_refused, examples=1)
 
     def body(pair: tuple[str, Any]) -> None:
         verb, bad = pair
-        accepted = validator_for(tools[verb].get("inputSchema") or {}).is_valid(bad.instance)
+        accepted = tool_schema(ctx, tools, verb).is_valid(bad.instance)
         ctx.expect(not accepted, f"tool {verb}'s inputSchema accepts an input {verb}_input rejects ({bad.violation.description})")
 
     ctx.for_all(one_of([st.tuples(st.just(v), invalid_strategy(op.params_schema)) for v, op in sorted(ops.items())]), body)
@@ -1041,8 +1107,11 @@ def build(profile: Profile) -> list[Requirement]:
         req("CANON-MESSAGE-ID-CONCURRENT", "MUST", "Identical calls with one messageId arriving at once store one message (send_to and share_contact)",
             at(f"{d}/messageId/description"), each_message_id_verb(idempotency.replay_concurrent),
             ("message_id_replay_duplicates", "share_contact_replay_duplicates")),
-        req("CANON-MESSAGE-ID-CONFLICT", "MUST", "The same messageId with a different payload gets 409 MESSAGE_ID_EXISTS (send_to and share_contact)",
-            at(f"{d}/messageId/description"), idempotency.conflict_refused(message_id_conflicts, "MESSAGE_ID_EXISTS"), ("message_id_conflict_accepted",)),
+        req("CANON-MESSAGE-ID-CONFLICT", "MUST", "The same messageId with a different payload is refused: 409, carrying MESSAGE_ID_EXISTS (send_to and share_contact)",
+            at(f"{d}/messageId/description"), check_message_id_conflict, ("message_id_conflict_accepted", "message_id_conflict_wrong_code")),
+        req("CANON-MESSAGE-ID-CONFLICT-CODE", "SHOULD", "The messageId conflict carries MESSAGE_ID_EXISTS as the binding's error code (error.code)",
+            table.chosen(f"{yaml_src}#/bindings: the document names the code, not where a refusal carries it"),
+            idempotency.conflict_refused(message_id_conflicts, DOCUMENT_CODE), ("message_id_conflict_wrong_code", "conflict_code_beside_error")),
         *[req(rid, level, "The reserved messageIds '.', '..' and __x__ are refused and change nothing" + tail, src,
               examples_refused(reserved_message_ids, REJECTION if level == "SHOULD" else None, world_state), faults)
           for rid, level, tail, src, faults in (

@@ -1,17 +1,25 @@
-"""Readers of Agent Plaza answers shared by the mailbox checks: answers are untrusted, so a
-field found in another shape is a finding that quotes it; and the conversations the
-checks build (texts, own message ids, rounds)."""
+"""Readers of Agent Plaza answers shared by the mailbox checks, and the conversations the
+checks build (texts, own message ids, rounds).
+
+The document names few answer fields and no containers (docs/architecture.md, "The judging
+rule"), so these readers find things by content, with conformance/locate.py: a message
+record is an object whose ``record_type`` is the document's message_record_type (or that
+carries ``seq``), a text is found by the marker the check sent, a receive item is an
+object carrying the document's ``read_request``, a batch is what its ``ack_request``
+acknowledges, a member the document names (``round_no``, ``has_more``, ``next_request``,
+``mailbox_attention``, ...) is found wherever the answer puts it. What a check looked for
+and did not find is a finding that says so, never a crash."""
 
 from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
 
+from conformance import locate
 from conformance.checks.errors import (
     expect_list,
-    expect_mapping,
     expect_result,
 )
 from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, dig, fresh_id
@@ -35,6 +43,10 @@ PAGING = "/conversationRead/pagination"
 ATTN = "/mailboxAttention"
 DRAIN_BATCHES = 250  # a drain's bound: 10,000 items, far more than a live site keeps between runs
 AT_ONCE_S = 1.0  # an answer "at once": well under a second in process, with room for a network
+ITEM_FIELD = "read_request"  # /mailboxAttention/itemReadField, and native.consume's item.read_request
+ACK_FIELD = "ack_request"  # /durableReceive/native/consume ("Copy the original ack_request")
+A2A_REQUESTS = ("a2a_read_request", "a2a_ack_request")  # /durableReceive/a2a/follow
+TRIPLE = ("batch_id", "view_id", "receipt")  # the receive_ack command's fields (its schema)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -49,16 +61,20 @@ def limit(ctx: CheckContext, name: str) -> int:
 
 
 def walk(value: Any) -> Iterator[Any]:
-    """Every value inside an answer, depth first (itself included)."""
-    yield value
-    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
-    for child in children:
-        yield from walk(child)
+    """Every value inside an answer (itself included), depth-bounded (conformance/locate.py)."""
+    for found in locate.walk(value):
+        yield found.value
 
 
 def mentions(value: Any, needle: str) -> bool:
     """``needle`` is a string somewhere inside ``value``."""
-    return any(isinstance(v, str) and needle in v for v in walk(value))
+    return bool(locate.with_marker(value, needle))
+
+
+field = locate.member  # a member the document names, wherever the answer puts it
+
+
+has_field = locate.has_member
 
 
 def listed(ctx: CheckContext, answer: dict[str, Any], name: str, what: str, marker: Callable[[Any], bool]) -> list[dict[str, Any]]:
@@ -71,6 +87,9 @@ def listed(ctx: CheckContext, answer: dict[str, Any], name: str, what: str, mark
     ctx.expect(all(isinstance(r, dict) for r in rows), f"{what}: {name} holds entries that are not objects: {json_excerpt(rows)}",
                kind="malformed_answer")
     return rows
+
+
+most = locate.most
 
 
 def reason_of(reply: Reply) -> Any:
@@ -100,8 +119,17 @@ def follow(c: PlazaClient, request: Any, who: str, what: str) -> Reply:
 # ----------------------------------------------------------------------------------------------
 # conversations
 # ----------------------------------------------------------------------------------------------
-def is_record(value: Any) -> bool:
-    return isinstance(value, dict) and ("seq" in value or value.get("record_type") == "message")
+def evidence(ctx: CheckContext) -> dict[str, Any]:
+    """The document's message evidence: common_fields, message_record_type, receipt_record_type."""
+    found: dict[str, Any] = ctx.profile.spec["durableReceive"]["private_chat"]["message_evidence"]
+    return found
+
+
+def is_record(value: Any, record_type: str | None = None) -> bool:
+    """A message record: the document's record_type for messages (``record_type``, the
+    spec's message_record_type), or its seq beside an id."""
+    return isinstance(value, dict) and ((record_type is not None and value.get("record_type") == record_type)
+                                        or ("seq" in value and "id" in value))
 
 
 def page(c: PlazaClient, who: str, conn: str, what: str, **fields: Any) -> dict[str, Any]:
@@ -109,8 +137,11 @@ def page(c: PlazaClient, who: str, conn: str, what: str, **fields: Any) -> dict[
     return c.data_of(c.command("read_conversation", {"connection_id": conn, **fields}, who), what)
 
 
-def records(ctx: CheckContext, answer: dict[str, Any], what: str) -> list[dict[str, Any]]:
-    return listed(ctx, answer, "messages", what, is_record)
+def records(ctx: CheckContext, answer: Any, what: str) -> list[dict[str, Any]]:
+    """The message records of a page, found by content: the list holding most records
+    (an empty page holds none)."""
+    kind = evidence(ctx)["message_record_type"]
+    return most(answer, lambda v: is_record(v, kind))
 
 
 def seq_of(ctx: CheckContext, record: Any, what: str) -> int:
@@ -123,20 +154,31 @@ def seq_of(ctx: CheckContext, record: Any, what: str) -> int:
     broken(f"{what}: seq {value!r} is not a decimal sequence number ({json_excerpt(record)})")
 
 
-def seqs(ctx: CheckContext, answer: dict[str, Any], what: str) -> list[int]:
+def seqs(ctx: CheckContext, answer: Any, what: str) -> list[int]:
     return [seq_of(ctx, r, what) for r in records(ctx, answer, what)]
 
 
 def body(record: dict[str, Any]) -> Any:
-    """A record's text: ``text``, or its first part's text."""
+    """A record's text under the profile's names (``text``, or its first part's text)."""
     return record.get("text") if "text" in record else dig(record, "parts", 0, "text")
 
 
-def bodies(ctx: CheckContext, answer: dict[str, Any], what: str) -> list[Any]:
-    return [body(r) for r in records(ctx, answer, what)]
+def bodies(ctx: CheckContext, answer: Any, what: str, known: Iterable[str] | None = None) -> list[Any]:
+    """The texts of a page's records: with ``known`` (the texts the check sent), the known
+    text each record carries, wherever and under whatever name (None for a record that
+    carries none of them); without, the profile's ``text``."""
+    if known is None:
+        return [body(r) for r in records(ctx, answer, what)]
+    wanted = list(known)
+    return [text_in(r, wanted) for r in records(ctx, answer, what)]
 
 
-def ids(ctx: CheckContext, answer: dict[str, Any], what: str) -> list[Any]:
+def text_in(record: Any, known: Iterable[str]) -> str | None:
+    """Which of ``known`` (texts the check sent) the record carries as a value, if any."""
+    return next((t for t in known if locate.holds(record, t)), None)
+
+
+def ids(ctx: CheckContext, answer: Any, what: str) -> list[Any]:
     return [r.get("id") for r in records(ctx, answer, what)]
 
 
@@ -157,24 +199,27 @@ def conversation(c: PlazaClient, count: int, label: str = "m", fresh: bool = Fal
 def own_id(c: PlazaClient, who: str, conn: str, text: str) -> str:
     """The id of the message with ``text`` in the newest page (set-up, read by ``who``)."""
     with c.ctx.setup(f"find the id of {text!r}", by="PLAZA-READ"):
-        found = [r.get("id") for r in records(c.ctx, page(c, who, conn, "read_conversation", view="latest"), "read_conversation")
-                 if body(r) == text]
-        c.ctx.expect(found and isinstance(found[-1], str), f"the latest page does not hold {text!r} with an id", kind="malformed_answer")
+        answer = page(c, who, conn, "read_conversation", view="latest")
+        found = [r.get("id") for r in records(c.ctx, answer, "read_conversation") if locate.holds(r, text)]
+        c.ctx.expect(found and isinstance(found[-1], str),
+                     f"looked for the message record (record_type {evidence(c.ctx)['message_record_type']!r} or seq and id) carrying {text!r} and its id "
+                     f"in the latest page and found none: {json_excerpt(answer)}", kind="malformed_answer")
     return str(found[-1])
 
 
-def ascending(ctx: CheckContext, answer: dict[str, Any], what: str) -> list[int]:
+def ascending(ctx: CheckContext, answer: Any, what: str) -> list[int]:
     got = seqs(ctx, answer, what)
     ctx.expect(all(a < b for a, b in zip(got, got[1:], strict=False)),
                f"{what}: the page is not chronological (seq {got}); every page is, latest pages too")
     return got
 
 
-def round_of(ctx: CheckContext, answer: dict[str, Any], what: str) -> int:
-    value = answer.get("round_no")
+def round_of(ctx: CheckContext, answer: Any, what: str) -> int:
+    """The page's round_no (the document tells callers to carry the returned one)."""
+    value = field(answer, "round_no")
     ctx.expect(isinstance(value, int) and not isinstance(value, bool),
-               f"{what}: no round_no in the answer ({json_excerpt(answer)}); the document tells callers to carry the returned one",
-               kind="malformed_answer")
+               f"{what}: looked for round_no anywhere in the answer and found {value!r} ({json_excerpt(answer)}); the document "
+               "tells callers to carry the returned one", kind="malformed_answer")
     return value if isinstance(value, int) else 0
 
 
@@ -185,32 +230,75 @@ def pull(c: PlazaClient, who: str, key: str, what: str, **fields: Any) -> dict[s
     return c.data_of(c.command("receive_pull", {"client_key": key, **fields}, who), what)
 
 
-def batch_of(ctx: CheckContext, data: dict[str, Any]) -> dict[str, Any] | None:
-    """The pulled batch (``batch``, or the answer itself where it holds batch_id), or None."""
-    found = data.get("batch") if "batch" in data else (data if "batch_id" in data else None)
-    return None if found is None else expect_mapping(ctx, found, "receive_pull: the batch")
+def is_item(value: Any) -> bool:
+    """A receive work item: an object carrying the document's item.read_request."""
+    return isinstance(value, dict) and ITEM_FIELD in value
 
 
-def batch_items(ctx: CheckContext, data: dict[str, Any]) -> list[dict[str, Any]]:
-    batch = batch_of(ctx, data)
-    return [] if batch is None else listed(ctx, batch, "items", "receive_pull batch", lambda x: isinstance(x, dict))
+def items_of(data: Any) -> list[dict[str, Any]]:
+    """The work items of a pull (by content: the objects carrying read_request), in order."""
+    return most(data, is_item)
 
 
-def item_key(item: dict[str, Any]) -> Any:
-    """What names a work item across deliveries: its id, else the whole item."""
-    for name in ("id", "item_id", "event_id", "work_id", "seq"):
-        if name in item:
-            return item[name]
-    return json_excerpt(item, 1000)
+def ack_triple(data: Any, client_key: str | None = None) -> dict[str, Any] | None:
+    """The batch a pull delivered, as what acknowledges it: batch_id, view_id and receipt
+    of its ack_request (a receive_ack command, the document's "Copy the original
+    ack_request"), or of its a2a_ack_request; else found by the schema's patterns (a
+    64-hex view_id, a 43-character receipt, the UUID beside them that is not the
+    client_key). None when the answer delivers no batch."""
+    for request in (field(data, ACK_FIELD), field(data, A2A_REQUESTS[1])):
+        command = next((f.value for f in locate.walk(request) if isinstance(f.value, dict)
+                        and all(isinstance(f.value.get(k), str) for k in TRIPLE)), None)
+        if command is not None:
+            return {k: command[k] for k in TRIPLE}
+    views = locate.strings(data, VIEW_ID)
+    receipts = locate.strings(data, RECEIPT)
+    if not views or not receipts:
+        return None
+    holder = locate.object_holding(data, views[0].value) or {}
+    batch_id = next((f.value for f in locate.strings(holder, UUID) if f.value != client_key and f.parent is holder), None)
+    return {"batch_id": batch_id, "view_id": views[0].value, "receipt": receipts[0].value}
 
 
-def item_keys(ctx: CheckContext, data: dict[str, Any]) -> list[Any]:
-    return [item_key(i) for i in batch_items(ctx, data)]
+def batch_of(ctx: CheckContext, data: Any) -> dict[str, Any] | None:
+    """The pulled batch, as its acknowledging triple (ack_triple), or None when the pull
+    delivered no work."""
+    triple_of = ack_triple(data)
+    return triple_of if triple_of is not None and (items_of(data) or triple_of.get("batch_id")) else None
+
+
+def batch_items(ctx: CheckContext, data: Any) -> list[dict[str, Any]]:
+    return items_of(data)
+
+
+def item_key(item: Any) -> Any:
+    """What names a work item across deliveries, by content: the UUIDs it carries (its
+    event, connection and message ids), not those of the A2A requests a server may mint
+    afresh for each delivery; the item itself where it carries none."""
+    requests = [field(item, name) for name in A2A_REQUESTS]
+    minted = {f.value for r in requests for f in locate.strings(r, UUID)}
+    uuids = sorted({f.value for f in locate.strings(item, UUID)} - minted)
+    return " ".join(uuids) if uuids else json_excerpt(item, 1000)
+
+
+def item_keys(ctx: CheckContext, data: Any) -> list[Any]:
+    return [item_key(i) for i in items_of(data)]
 
 
 def ack(c: PlazaClient, who: str, key: str, batch: dict[str, Any], **changes: Any) -> Reply:
-    fields = {"client_key": key, "batch_id": batch.get("batch_id"), "view_id": batch.get("view_id"), "receipt": batch.get("receipt")}
+    fields = {"client_key": key, **{k: batch.get(k) for k in TRIPLE}}
     return c.command("receive_ack", {**fields, **changes}, who)
+
+
+def delivered(c: PlazaClient, data: Any, what: str, key: str | None = None) -> dict[str, Any]:
+    """The batch of a pull that delivered work (a finding naming what was looked for when
+    the answer has work items but nothing that acknowledges them)."""
+    found = ack_triple(data, key)
+    if found is None:
+        broken(f"{what}: looked for the batch's ack_request (a receive_ack with batch_id, view_id and receipt), an "
+               f"a2a_ack_request, or a 64-hex view_id beside a 43-character receipt anywhere in the answer and found none: "
+               f"{json_excerpt(data)}")
+    return found
 
 
 def drain(c: PlazaClient, who: str, key: str) -> None:
@@ -218,10 +306,9 @@ def drain(c: PlazaClient, who: str, key: str) -> None:
     with c.ctx.setup(f"{who} acknowledges the pending work", by="PLAZA-RECV-ACK"):
         for _ in range(DRAIN_BATCHES):
             data = pull(c, who, key, "receive_pull (drain)", limit=40)
-            batch = batch_of(c.ctx, data)
-            if batch is None or not batch_items(c.ctx, data):
+            if not items_of(data):
                 return
-            expect_result(c.ctx, ack(c, who, key, batch), "receive_ack (drain)")
+            expect_result(c.ctx, ack(c, who, key, delivered(c, data, "receive_pull (drain)", key)), "receive_ack (drain)")
 
 
 def receiver(c: PlazaClient, who: str, *pairs: tuple[str, str]) -> str:

@@ -7,9 +7,11 @@ Task, ``result.message`` or a bare Message)."""
 from __future__ import annotations
 
 import copy
+import re
 import uuid
 from typing import Any
 
+from conformance import locate
 from conformance.checks.errors import expect_mapping, expect_result
 from conformance.runner import CheckContext, Untested
 from conformance.transport.binding import Reply, dig
@@ -21,6 +23,9 @@ RECEIVER_NAMESPACE = uuid.UUID("6f1d3a52-8c5e-4b1f-9a7e-2d4c8b0e5f13")  # the su
 # A2A 1.0 task states as this document names them; CANCELED also as proto's older spelling.
 SUBMITTED, WORKING, COMPLETED = "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"
 CANCELED = ("TASK_STATE_CANCELED", "TASK_STATE_CANCELLED")
+UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+# states a live site's inbox row may name that need no clean-up (the profile's words; set-up only)
+CLOSED_WORDS = frozenset({"removed", "declined", "closed"})
 
 
 def fresh_id() -> str:
@@ -139,26 +144,47 @@ class PlazaClient:
 
     def connections_between(self, a: str, b: str) -> list[dict[str, Any]]:
         """The connections of ``a`` with ``b`` as either side's inbox lists them (newest
-        first: the open one, if any, is the pair's newest): id and state."""
+        first: the open one, if any, is the pair's newest), found by content: each row is
+        an entry of a list that carries the peer's public id; its connection is the
+        connection_id of its read_request (a command, the schema's names), else a UUID of
+        its own other than the two agents' ids. Returns {connection_id, open, active}:
+        ``open`` unless the row names a closed state (the profile's words: a live site's
+        set-up only), ``active`` where it names active."""
         ids = {a: self.agent_id(a), b: self.agent_id(b)}
         rows: dict[str, dict[str, Any]] = {}
         for who, peer in ((a, b), (b, a)):
             reply = self.command("inbox", {"view": "full"}, who)
-            found = dig(reply.result, "message", "parts", 0, "data", "conversations") if reply.ok else None
-            for row in found if isinstance(found, list) else []:
-                if dig(row, "peer", "id") == ids[peer] and isinstance(dig(row, "connection_id"), str):
-                    rows.setdefault(row["connection_id"], row)
+            for row in self.rows_with(reply.result if reply.ok else None, ids[peer]):
+                connection = self.row_connection(row, set(ids.values()))
+                if connection is not None:
+                    words = {f.value for f in locate.walk(row, 2) if isinstance(f.value, str)}
+                    rows.setdefault(connection, {"connection_id": connection, "open": not words & CLOSED_WORDS,
+                                                 "active": "active" in words, "blocked": "blocked" in words})
         return list(rows.values())
+
+    @staticmethod
+    def rows_with(answer: Any, value: str) -> list[dict[str, Any]]:
+        """The list entries of an answer that carry ``value`` somewhere inside."""
+        return [item for items in locate.lists_of(answer) for item in items if isinstance(item, dict) and locate.holds(item, value)]
+
+    @staticmethod
+    def row_connection(row: dict[str, Any], agents: set[str]) -> str | None:
+        request = row.get("read_request")
+        named = request.get("connection_id") if isinstance(request, dict) else None
+        if isinstance(named, str):
+            return named
+        own = [v for v in row.values() if isinstance(v, str) and UUID.match(v) and v not in agents]
+        return own[0] if own else None
 
     def clear_pair(self, a: str, b: str, rows: list[dict[str, Any]] | None = None) -> None:
         """End every open connection between ``a`` and ``b`` (a live site only)."""
         if not self.live():
             return
         for row in self.connections_between(a, b) if rows is None else rows:
-            connection, state = row["connection_id"], row.get("state")
-            if state not in ("invitation", "active", "blocked"):
+            connection = row["connection_id"]
+            if not row.get("open", True):
                 continue
-            if self.remove(connection, a, b) or state != "blocked":
+            if self.remove(connection, a, b):
                 continue
             for who in (a, b):  # a block the remove did not end: its author lifts it first
                 self.command("friend_control", {"connection_id": connection, "decision": "unblock"}, who)
@@ -189,7 +215,7 @@ class PlazaClient:
         """An active connection between ``a`` and ``b`` (a invites, b accepts), or on a live
         site the one they have; ``fresh``: always a new one, holding only the invitation."""
         rows = self.connections_between(a, b) if self.live() else []
-        existing = None if fresh else next((str(r["connection_id"]) for r in rows if r.get("state") == "active"), None)
+        existing = None if fresh else next((str(r["connection_id"]) for r in rows if r.get("active") and not r.get("blocked")), None)
         if existing:
             return existing
         self.clear_pair(a, b, rows)

@@ -6,6 +6,7 @@ served") leaves its VALID requirement untested, never passed."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Callable
 from typing import Any
@@ -13,13 +14,14 @@ from typing import Any
 from conformance.checks.errors import catalog_entry, expect_error
 from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
 from conformance.model import Profile, Requirement
-from conformance.protocols.plaza.client import PlazaClient
+from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient
 from conformance.protocols.plaza.wire import INVALID
-from conformance.runner import CheckContext, Untested
+from conformance.runner import Blocked, CheckContext, CheckFailed, Untested
 from conformance.spec.invalid import InvalidInstance
 from conformance.spec.schemas import validator_for
 from conformance.table import Table, slug
 from conformance.transport.binding import Reply
+from conformance.transport.http import TransportFailure
 
 UNSUPPORTED = "UNSUPPORTED_OPERATION"
 # Commands whose generated inputs would bind the run's agents for the rest of a live run:
@@ -27,6 +29,7 @@ UNSUPPORTED = "UNSUPPORTED_OPERATION"
 # Generated only where control resets the site afterwards.
 IRREVERSIBLE = ("stop", "plan")
 SEQ_FIELDS = ("after_seq", "before_seq")
+TRIPLE = ("batch_id", "view_id", "receipt")  # what receive_ack names (its schema)
 
 
 def data_schema(profile: Profile) -> dict[str, Any]:
@@ -78,7 +81,8 @@ def valid_command(name: str) -> Callable[[CheckContext], None]:
     def check(ctx: CheckContext) -> None:
         if name in IRREVERSIBLE and not ctx.run.control_path:
             raise Untested(f"{name} cannot be undone over the wire: it is generated only where control resets the site")
-        c = PlazaClient(ctx, reset=False)
+        c = PlazaClient(ctx)  # a reset site: the world's connection, batch and group are made afresh
+        world = World(c, name)
         answered: list[Reply] = []
 
         def call(data: dict[str, Any]) -> Reply:
@@ -87,24 +91,244 @@ def valid_command(name: str) -> Callable[[CheckContext], None]:
             answered.append(reply)
             return reply
 
-        valid_inputs_accepted(ctx, ctx.profile.operations[name], call, (INVALID,),
-                              prepare=lambda d: within_prose(ctx.profile, d), catalogued=False)
+        try:
+            valid_inputs_accepted(ctx, ctx.profile.operations[name], call, (INVALID,),
+                                  prepare=lambda d: world.valid(within_prose(ctx.profile, d)), catalogued=False)
+        except Blocked:
+            if not (answered and all(unsupported(ctx, r) for r in answered)):
+                raise
         if answered and all(unsupported(ctx, r) for r in answered):
             raise Untested(f"the target answers {name} {UNSUPPORTED} (not served): its valid inputs are untested")
     return check
 
 
+class World:
+    """Real objects for the ids a generated command names, made on first use: a valid input
+    is judged only when served (conformance/checks/causes.py), and a refusal of a broken
+    input counts only when the same request without its break is answered otherwise; a
+    random connection_id, batch or group would be refused alike, valid or broken. Each
+    command gets the world its caller (alice) can act in: her connection with bob, her
+    receive batch, her public group (bob a member, carol applying, as the command needs) or
+    bob's, her channel with bob, both sides' open offers. Where an object cannot be made (a
+    part the target does not serve, say), the drawn value stays."""
+
+    GROUP_FIELDS = ("group_id",)
+    CHANNEL_FIELDS = ("channel_id", "key_id", "peer_key_id")
+    OFFER_FIELDS = ("offer_id", "peer_offer_id")
+    VISITOR = {"group_admit": CAROL, "group_invite": CAROL}  # whom a command's visitor_id names (default bob)
+    SIGNED = ("private_key_publish", "private_channel_offer", "private_channel_accept", "private_send", "private_ack")
+    REFUSED = (CheckFailed, Blocked, Untested, TransportFailure)
+
+    def __init__(self, c: PlazaClient, command: str) -> None:
+        self.c = c
+        self.command = command
+        self.values: dict[str, Any] = {}
+        self.failed: set[str] = set()
+        self.granted = False
+        self.relay: Any = None
+        self.ch: Any = None
+
+    def value(self, name: str) -> Any:
+        if name not in self.values and name not in self.failed:
+            try:
+                self.values.update(self.make(name))
+            except self.REFUSED:
+                self.failed.add(name)
+        return self.values.get(name, MISSING)
+
+    def agent(self, who: str) -> Any:
+        try:
+            return self.c.agent_id(who)
+        except Untested:
+            return MISSING
+
+    def ready(self) -> None:
+        """What the command needs before any id: a group command, alice's live group
+        authorization (every write needs one)."""
+        if self.granted:
+            return
+        self.granted = True
+        if self.command.startswith("group_"):
+            from conformance.protocols.plaza import groups
+
+            with contextlib.suppress(*self.REFUSED):
+                groups.authorize(self.c, ALICE, allow_create=True, allow_invite=True, allow_join=True, allow_send=True)
+
+    def make(self, name: str) -> dict[str, Any]:
+        c = self.c
+        if name == "connection_id":
+            return {"connection_id": c.befriend(ALICE, BOB)}
+        if name == "visitor_id":
+            return {"visitor_id": c.agent_id(self.VISITOR.get(self.command, BOB))}
+        if name == "message_id":
+            from conformance.protocols.plaza.answers import own_id, text_of
+
+            connection, text = self.value("connection_id"), text_of("own")
+            if connection is MISSING:
+                return {}
+            c.say(ALICE, connection, text)
+            return {"message_id": own_id(c, ALICE, connection, text)}
+        if name in ("client_key", *TRIPLE):
+            return self.batch()
+        if name in self.GROUP_FIELDS:
+            return {"group_id": self.group()}
+        if name in self.CHANNEL_FIELDS:
+            return self.channel()
+        if name in self.OFFER_FIELDS:
+            return self.offers()
+        return {}
+
+    def group(self) -> str:
+        """The group the command acts on: bob's public one for an application or alice's
+        answer to bob's invitation; else alice's public one, with bob a member for
+        group_member and carol's application pending for group_admit."""
+        from conformance.protocols.plaza import groups
+
+        c = self.c
+        if self.command in ("group_join_request", "group_respond"):
+            gid = groups.create(c, BOB, visibility="public")
+            if self.command == "group_respond":
+                groups.ok(c, BOB, "group_invite", group_id=gid, visitor_id=c.agent_id(ALICE))
+            return gid
+        gid = groups.create(c, ALICE, visibility="public")
+        if self.command == "group_member":
+            groups.add_member(c, ALICE, BOB, gid)
+        if self.command == "group_admit":
+            groups.authorize(c, CAROL, allow_join=True)
+            groups.ok(c, CAROL, "group_join_request", group_id=gid)
+        return gid
+
+    def channel(self) -> dict[str, Any]:
+        """An active private channel of alice's (offerer) with bob, in the world's connection."""
+        from conformance.protocols.plaza.private import Relay
+
+        connection = self.value("connection_id")
+        if connection is MISSING:
+            return {}
+        self.relay = Relay(self.c.ctx, reset=False)
+        self.ch = self.relay.open_channel(ALICE, BOB, connection)
+        return {"channel_id": self.ch.channel_id, "key_id": self.ch.keys[ALICE].key_id, "peer_key_id": self.ch.keys[BOB].key_id}
+
+    def offers(self) -> dict[str, Any]:
+        """Alice's and bob's open direct offers in the world's connection."""
+        from conformance.protocols.plaza.continuation import make_offer
+
+        connection = self.value("connection_id")
+        if connection is MISSING:
+            return {}
+        return {"offer_id": make_offer(self.c, ALICE, connection, "alice offers"),
+                "peer_offer_id": make_offer(self.c, BOB, connection, "bob offers")}
+
+    def batch(self) -> dict[str, Any]:
+        """alice's receiver with a batch delivered (work from a fresh invitation by carol)."""
+        from conformance.protocols.plaza.answers import delivered, pull
+
+        c = self.c
+        key = c.client_key(ALICE)
+        c.invite(CAROL, ALICE)
+        with c.ctx.setup("alice pulls her pending work", by="PLAZA-RECV-PULL"):
+            return {"client_key": key, **delivered(c, pull(c, ALICE, key, "receive_pull", limit=1), "receive_pull", key)}
+
+    def signed(self) -> dict[str, Any] | None:
+        """A signed command (its drawn signature could never verify) made afresh with the
+        world's keys and channel, as the profile signs (sealed.py); None where it cannot be."""
+        from conformance.protocols.plaza.private import new_pair
+
+        if self.value("channel_id") is MISSING or self.relay is None:
+            return None
+        relay, ch, connection = self.relay, self.ch, ch_connection(self.ch)
+        try:
+            if self.command == "private_key_publish":
+                return {"operation": self.command, "bundle": relay.bundle(ALICE, new_pair())}
+            if self.command == "private_channel_offer":
+                return dict(relay.offer(connection, ch.keys[ALICE], ch.keys[BOB]))
+            if self.command == "private_channel_accept":
+                offer = relay.offer(connection, ch.keys[BOB], ch.keys[ALICE])
+                self.c.data_of(relay.run(offer, BOB), "bob's private_channel_offer")
+                return dict(relay.accept(offer, ch.keys[ALICE]))
+            if self.command == "private_send":
+                return {"operation": self.command, "connection_id": connection, "channel_id": ch.channel_id,
+                        "envelope": relay.envelope(ch, ALICE)}
+            if self.command == "private_ack":
+                envelope = relay.envelope(ch, BOB)
+                relay.sent(ch, envelope, BOB)
+                return dict(relay.ack(ch, ALICE, envelope["message_id"]))
+        except self.REFUSED:
+            return None
+        return None
+
+    def valid(self, data: Any) -> Any:
+        """A drawn valid command the world can serve: its ids real (a signed one made afresh)."""
+        if not isinstance(data, dict):
+            return data
+        if self.command in self.SIGNED:
+            made = self.signed()
+            if made is not None:
+                return made
+        self.ready()
+        out = copy.deepcopy(data)
+        for member in sorted(data, key=lambda m: m != "connection_id"):
+            real = self.value(member) if member in WORLD_FIELDS else MISSING
+            if real is not MISSING:
+                out[member] = real
+        return out
+
+
+def ch_connection(ch: Any) -> str:
+    return str(ch.connection)
+
+
+MISSING: Any = object()
+
+
+def filled(world: World, bad: InvalidInstance) -> Any:
+    """The drawn command with the world's real values for the ids it names, except the
+    member its break is about (that one stays as drawn, so the break stays a break); its
+    unbroken control gets real values throughout."""
+    data = bad.instance
+    if not isinstance(data, dict):
+        return data
+    unbroken = data is bad.base  # the control (causes.py): the same request without the break, every id real
+    broken_member = bad.violation.pointer.split("/")[1] if bad.violation.pointer.count("/") and not unbroken else None
+    world.ready()
+    out = copy.deepcopy(data)
+    for member in sorted(data, key=lambda m: m != "connection_id"):  # the connection first: a channel lives in it
+        if member != broken_member and member != "operation":
+            real = world.value(member) if member in WORLD_FIELDS else MISSING
+            if real is not MISSING:
+                out[member] = real
+    envelope = out.get("envelope")
+    if isinstance(envelope, dict):
+        pointer = bad.violation.pointer
+        inner = pointer.split("/")[2] if broken_member == "envelope" and pointer.count("/") > 1 else None
+        for member, source in ENVELOPE_BINDING.items():
+            real = world.value(source) if source in WORLD_FIELDS else world.agent(source)
+            if member in envelope and member != inner and real is not MISSING:
+                envelope[member] = real
+    return out
+
+
+# a private_send envelope is bound to its channel: its members and the world's values they take
+ENVELOPE_BINDING = {"connection_id": "connection_id", "channel_id": "channel_id", "sender_key_id": "key_id",
+                    "recipient_key_id": "peer_key_id", "sender_id": ALICE, "recipient_id": BOB}
+
+
+WORLD_FIELDS = ("connection_id", "visitor_id", "message_id", "client_key", *TRIPLE, *World.GROUP_FIELDS, *World.CHANNEL_FIELDS,
+                *World.OFFER_FIELDS)
+
+
 def invalid_command(name: str) -> Callable[[CheckContext], None]:
     def check(ctx: CheckContext) -> None:
-        c = PlazaClient(ctx, reset=False)
+        c = PlazaClient(ctx)  # a reset site: the world's connection, batch and group are made afresh
         branches = branch_validators(ctx.profile)
+        world = World(c, name)
 
         def another_command(bad: InvalidInstance, reply: Reply) -> bool:
             """Broken for this branch but a valid instance of another command."""
             return is_some_command(branches, bad.instance)
 
         invalid_inputs_rejected(ctx, ctx.profile.operations[name], lambda d: c.send(c.params({"data": d})), INVALID,
-                                tolerated=another_command, sweep=True)
+                                tolerated=another_command, sweep=True, prepare=lambda bad: filled(world, bad))
     return check
 
 

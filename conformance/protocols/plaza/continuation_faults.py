@@ -256,6 +256,17 @@ def fallback_supplies_text(ref: PlazaReference) -> None:
 
 
 @fault
+def fallback_request_with_text(ref: PlazaReference) -> None:
+    """The fallback's a2a.read_request carries a text part besides its read (the adapter supplies no reply text)."""
+    @replaces(ref, "mailbox_fallback")
+    def fallback(original: Any, conn: Data) -> Data:
+        out: Data = original(conn)
+        if "a2a" in out:
+            out["a2a"]["read_request"]["params"]["message"]["parts"].append({"text": "Sounds good, see you there!"})
+        return out
+
+
+@fault
 def direct_exchange_closes_mailbox(ref: PlazaReference) -> None:
     """An endpoint exchange closes the connection's site mailbox (it remains available)."""
     @replaces(ref, "cmd_direct_decide")

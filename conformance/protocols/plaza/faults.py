@@ -952,6 +952,104 @@ def cancel_ends_friendship(ref: PlazaReference) -> None:
 
 
 @fault
+def terminal_task_text_accepted(ref: PlazaReference) -> None:
+    """A text naming a completed taskId is stored like any other (the taskId is ignored)."""
+    _noop(ref, "check_task_open")
+
+
+@fault
+def consumed_drops_original(ref: PlazaReference) -> None:
+    """A different message under a used messageId is refused, and the stored original is dropped with it."""
+    @replaces(ref, "used_message_id")
+    def used(original: Any, visitor_id: str, message: dict[str, Any]) -> Any:
+        try:
+            return original(visitor_id, message)
+        except SiteError:
+            for conn in ref.connections_of(visitor_id):
+                for msg in conn["messages"]:
+                    if msg["client_message_id"] == message["messageId"] and msg["sender"] == visitor_id:
+                        msg["text"] = "[withdrawn]"
+            raise
+
+
+@fault
+def ack_completes_task(ref: PlazaReference) -> None:
+    """A receive ack by the peer completes the sender's task, as if it were a reply."""
+    acked: set[str] = set()
+
+    @replaces(ref, "cmd_receive_ack")
+    def ack(original: Any, who: Principal, data: dict[str, Any]) -> Any:
+        out = original(who, data)
+        acked.add(who.visitor_id)
+        return out
+
+    @replaces(ref, "task_view")
+    def view(original: Any, task: dict[str, Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
+        out: dict[str, Any] = original(task, *args, **kwargs)
+        peer = ref.peer_of(ref.s["connections"][task["connection_id"]], task["owner"])
+        if out["status"]["state"] == WORKING and peer in acked:
+            out["status"]["state"] = COMPLETED
+        return out
+
+
+@fault
+def history_and_cancel_skip_auth(ref: PlazaReference) -> None:
+    """A history read or a CancelTask without a valid bearer token is served as alice's."""
+    from conformance.protocols.plaza.site import seeded_visitor
+
+    @replaces(ref, "serve_a2a")
+    def serve(original: Any, raw: bytes, headers: Mapping[str, str]) -> Any:
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        method = body.get("method") if isinstance(body, dict) else None
+        data = (((body.get("params") or {}).get("message") or {}).get("parts") or [{}])[0].get("data") if method == "SendMessage" else None
+        reading = isinstance(data, dict) and data.get("operation") == "read_conversation"
+        token = ref.bearer_token(headers)
+        if (method == "CancelTask" or reading) and (token is None or token not in ref.s["tokens"]):
+            headers = {**dict(headers), "authorization": f"Bearer {seeded_visitor('alice')[1]}"}
+        return original(raw, headers)
+
+
+@fault
+def respond_close_ignored(ref: PlazaReference) -> None:
+    """respond close answers as done and closes nothing."""
+    @replaces(ref, "respond_close")
+    def close(original: Any, conn: dict[str, Any], caller: str, data: dict[str, Any]) -> None:
+        return None
+
+
+@fault
+def presend_flags_on_every_refusal(ref: PlazaReference) -> None:
+    """Every refusal carries messageSent and sendHandleConsumedByThisRequest false, not only pre-send parameter failures."""
+    @replaces(ref, "rpc_error")
+    def rpc_error(original: Any, err: SiteError) -> Any:
+        err.metadata = {**err.metadata, "messageSent": "false", "sendHandleConsumedByThisRequest": "false"}
+        return original(err)
+
+
+@fault
+def configuration_in_metadata_honoured(ref: PlazaReference) -> None:
+    """message.metadata.configuration.returnImmediately is honoured like params.configuration's."""
+    @replaces(ref, "return_immediately")
+    def immediately(original: Any, call: Any) -> bool:
+        meta = (call.params.get("message") or {}).get("metadata") or {}
+        return bool(original(call) or (meta.get("configuration") or {}).get("returnImmediately") is True)
+
+
+@fault
+def configuration_at_root_honoured(ref: PlazaReference) -> None:
+    """A configuration at the JSON-RPC root is taken as params.configuration."""
+    @replaces(ref, "envelope")
+    def envelope(original: Any, body: Any) -> Any:
+        request_id, method, params = original(body)
+        if isinstance(params, dict) and isinstance(body.get("configuration"), dict) and "configuration" not in params:
+            params = {**params, "configuration": body["configuration"]}
+        return request_id, method, params
+
+
+@fault
 def cancel_completed_allowed(ref: PlazaReference) -> None:
     """A completed task can be cancelled."""
     @replaces(ref, "rpc_cancel_task")

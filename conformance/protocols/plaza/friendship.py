@@ -8,12 +8,14 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
+from conformance import locate
 from conformance.checks.errors import expect_mapping, expect_refused, expect_result, refused_as
 from conformance.model import Requirement
+from conformance.protocols.plaza.answers import bodies, drain, evidence, field, mentions, own_id, page
 from conformance.protocols.plaza.client import (
     ALICE,
     BOB,
@@ -27,21 +29,24 @@ from conformance.protocols.plaza.client import (
     fresh_id,
 )
 from conformance.protocols.plaza.commands import UNSUPPORTED, unsupported
-from conformance.protocols.plaza.wire import INVALID, error_info
+from conformance.protocols.plaza.wire import INVALID, detail_type, error_info, served
 from conformance.runner import CheckContext, Untested
 from conformance.table import Table
 from conformance.transport.binding import RawToken
+from conformance.transport.http import json_excerpt
 
 OPEN_STATES = (SUBMITTED, WORKING)
 # with control, the server's deadline is shortened to this for the checks that wait it out
 SHORT_DEADLINE_S = 0.2
 
 
-def texts_in(c: PlazaClient, who: str, connection: str) -> list[Any]:
-    """The texts of a connection as ``who`` reads them (latest view, largest page)."""
-    limit = int(c.ctx.profile.limits["read_limit_maximum_count"].value)
-    data = c.read(who, connection, f"read_conversation as {who}", limit=limit)
-    return [dig(m, "text") for m in data["messages"] if isinstance(m, dict)] if isinstance(data["messages"], list) else []
+def texts_in(c: PlazaClient, who: str, connection: str, known: Iterable[str] = ()) -> list[Any]:
+    """The texts of a connection as ``who`` reads them (latest view, largest page), found by
+    content: for each message record of the page, which of ``known`` (texts the check sent)
+    it carries (None for one that carries none of them)."""
+    size = int(c.ctx.profile.limits["read_limit_maximum_count"].value)
+    data = page(c, who, connection, f"read_conversation as {who}", limit=size)
+    return bodies(c.ctx, data, f"read_conversation as {who}", list(known))
 
 
 def expect_state(ctx: CheckContext, task: dict[str, Any], allowed: tuple[str, ...], what: str, statement: str = "") -> None:
@@ -50,19 +55,35 @@ def expect_state(ctx: CheckContext, task: dict[str, Any], allowed: tuple[str, ..
                kind="state_changed")
 
 
-def find_receipt(c: PlazaClient, task: dict[str, Any]) -> dict[str, Any] | None:
-    """The send receipt of a text's task wherever the answer carries it: the extension's
-    metadata (itself or its receipt) or a data part of the status message."""
-    meta = c.site_metadata(task)
-    places = [meta.get("receipt"), meta]
-    parts = dig(task, "status", "message", "parts")
-    places += [dig(p, "data", "receipt") for p in parts or [] if isinstance(p, dict)] + \
-              [dig(p, "data") for p in parts or [] if isinstance(p, dict)]
-    return next((p for p in places if isinstance(p, dict) and ("message_sent" in p or "original_message_sent" in p)), None)
+def receipt_fields(ctx: CheckContext) -> tuple[str, ...]:
+    """The receipt's members the document names (intent_and_receipt.confirmed_storage)."""
+    return ("message_sent", "original_message_sent")
+
+
+def find_receipt(c: PlazaClient, task: Any) -> dict[str, Any] | None:
+    """The send receipt of a text's task wherever the answer carries it (metadata, a data
+    part of the status message, any depth): the object holding the document's
+    message_sent or original_message_sent, or whose record_type is its receipt_record_type."""
+    kind = evidence(c.ctx)["receipt_record_type"]
+    names = receipt_fields(c.ctx)
+    return next((f.value for f in locate.walk(task) if isinstance(f.value, dict)
+                 and (any(n in f.value for n in names) or f.value.get("record_type") == kind)), None)
+
+
+def receipt_message_id(c: PlazaClient, receipt: Any) -> Any:
+    """The id of the message a receipt confirms (message.id; or the id of the message
+    record, record_type message, it holds)."""
+    found = dig(receipt, "message", "id")
+    if found is None:
+        kind = evidence(c.ctx)["message_record_type"]
+        record = next((f.value for f in locate.walk(receipt) if f.value is not receipt and isinstance(f.value, dict)
+                       and f.value.get("record_type") == kind), None)
+        found = dig(record, "id")
+    return found
 
 
 def sent_message_id(c: PlazaClient, task: dict[str, Any]) -> Any:
-    return dig(find_receipt(c, task), "message", "id")
+    return receipt_message_id(c, find_receipt(c, task))
 
 
 # ----------------------------------------------------------------------------------
@@ -79,16 +100,19 @@ def check_invite(ctx: CheckContext) -> None:
     connection = c.connection_of(task)
     ctx.expect(isinstance(connection, str) and connection, f"the invitation's task names no connection: {json.dumps(task)[:300]}",
                kind="malformed_answer")
-    ctx.expect(text in texts_in(c, BOB, str(connection)), "bob does not find the invitation's text in the connection")
+    ctx.expect(text in texts_in(c, BOB, str(connection), [text]),
+               f"bob does not find a message record carrying the invitation's text {text!r} when reading the connection")
 
 
 def check_invite_unknown(ctx: CheckContext) -> None:
     """recipientId must be an existing public visitor UUID: another is refused, storing nothing."""
     c = PlazaClient(ctx)
+    c.clear_pair(ALICE, BOB)  # a live site: the control below is a first contact
     before = c.snapshot() if ctx.run.control_path else None
     expect_refused(ctx, c.text(ALICE, "hello nobody", to=fresh_id()), "a first text to a UUID that is no visitor")
     if before is not None:
         ctx.expect(c.snapshot() == before, "a first text to no visitor changed the site's state", kind="state_changed")
+    served(ctx, c.text(ALICE, "hello somebody", to=c.agent_id(BOB)), "the same first text to bob's public UUID", by="PLAZA-FRIEND-INVITE")
 
 
 def check_pending(ctx: CheckContext, strict: bool = False) -> None:
@@ -99,9 +123,12 @@ def check_pending(ctx: CheckContext, strict: bool = False) -> None:
         refused_as(ctx, c.text(ALICE, "a second text before acceptance", context=connection), "NOT_PERMITTED",
                    "a text in a pending invitation", strict)
     with ctx.subcheck("a text from the invitee before accepting"):
-        c.read(BOB, connection)
+        page(c, BOB, connection, "bob reads the invitation")
         refused_as(ctx, c.text(BOB, "a reply without accepting", context=connection), "NOT_PERMITTED",
                    "a text by the invitee who has read but not accepted the invitation", strict)
+    c.accept(connection, BOB)
+    served(ctx, c.text(ALICE, "a second text after acceptance", context=connection),
+           "the inviter's second text once the invitee accepted", by="PLAZA-CONSENT-RESPOND")
 
 
 def check_respond(ctx: CheckContext) -> None:
@@ -120,8 +147,14 @@ def check_respond(ctx: CheckContext) -> None:
 def check_decline(ctx: CheckContext) -> None:
     c = PlazaClient(ctx)
     _, connection = c.invite()
-    expect_result(ctx, c.command("respond", {"connection_id": connection, "decision": "decline"}, BOB), "respond decline")
-    expect_refused(ctx, c.text(ALICE, "after a decline", context=connection), "a text in a declined invitation")
+    with ctx.subcheck("decline"):
+        expect_result(ctx, c.command("respond", {"connection_id": connection, "decision": "decline"}, BOB), "respond decline")
+        expect_refused(ctx, c.text(ALICE, "after a decline", context=connection), "a text in a declined invitation")
+    with ctx.subcheck("close"):
+        friends = c.befriend(ALICE, CAROL)
+        served(ctx, c.text(CAROL, "before the close", context=friends), "carol's text before alice closes", by="PLAZA-FRIEND-MESSAGE")
+        expect_result(ctx, c.command("respond", {"connection_id": friends, "decision": "close"}, ALICE), "respond close")
+        expect_refused(ctx, c.text(CAROL, "after the close", context=friends), "a text in a connection its peer closed")
 
 
 def check_consecutive(ctx: CheckContext) -> None:
@@ -131,7 +164,7 @@ def check_consecutive(ctx: CheckContext) -> None:
     sent = [f"supplement {i} {fresh_id()[:6]}" for i in range(3)]
     for text in sent:
         c.task_of(c.text(ALICE, text, context=connection), f"text {text!r} in a row")
-    got = [t for t in texts_in(c, BOB, connection) if t in sent]
+    got = [t for t in texts_in(c, BOB, connection, sent) if t in sent]
     ctx.expect(got == sent, f"bob reads {got} of the consecutive texts {sent}")
 
 
@@ -143,7 +176,7 @@ def check_message(ctx: CheckContext) -> None:
     c.say(ALICE, connection, first)
     c.say(BOB, connection, second)
     for who in (ALICE, BOB):
-        got = [t for t in texts_in(c, who, connection) if t in (first, second)]
+        got = [t for t in texts_in(c, who, connection, (first, second)) if t in (first, second)]
         ctx.expect(got == [first, second], f"{who} reads {got}, the texts were sent as {[first, second]}")
 
 
@@ -158,6 +191,7 @@ def check_friend_control(ctx: CheckContext, strict: bool = False) -> None:
         expect_result(ctx, control({"connection_id": connection, "decision": "unblock"}, BOB), "friend_control unblock")
         c.task_of(c.text(ALICE, "after unblock", context=connection), "a text after the peer unblocked")
     with ctx.subcheck("remove"):
+        served(ctx, c.text(BOB, "before the removal", context=connection), "bob's text before the removal", by="PLAZA-FRIEND-MESSAGE")
         expect_result(ctx, control({"connection_id": connection, "decision": "remove"}, ALICE), "friend_control remove")
         refused_as(ctx, c.text(BOB, "to a friend who removed me", context=connection), "NOT_PERMITTED", "a text after removal", strict)
 
@@ -168,6 +202,7 @@ def check_stop(ctx: CheckContext, strict: bool = False) -> None:
         raise Untested("stop cannot be undone over the wire: it runs only where control can reset the site")
     c = PlazaClient(ctx)
     connection = c.befriend()
+    served(ctx, c.text(ALICE, "before stop", context=connection), "alice's text before stop", by="PLAZA-FRIEND-MESSAGE")
     expect_result(ctx, c.command("stop", {}, ALICE), "stop")
     refused_as(ctx, c.text(ALICE, "after stop", context=connection), "NOT_PERMITTED", "a text after the agent stopped", strict)
 
@@ -178,13 +213,18 @@ def check_send_context(ctx: CheckContext) -> None:
     connection = c.befriend()
     text = f"intruder {fresh_id()[:6]}"
     expect_refused(ctx, c.text(CAROL, text, context=connection), "carol's text in alice and bob's connection")
-    ctx.expect(text not in texts_in(c, BOB, connection), "carol's refused text is in alice and bob's connection", kind="auth_not_enforced")
+    ctx.expect(not mentions(page(c, BOB, connection, "read_conversation as bob"), text), "carol's refused text is in alice and bob's connection",
+               kind="auth_not_enforced")
+    served(ctx, c.text(ALICE, f"participant {fresh_id()[:6]}", context=connection), "a participant's text in the connection",
+           by="PLAZA-FRIEND-MESSAGE")
 
 
 def check_context_match(ctx: CheckContext, strict: bool = False) -> None:
     """A data command's connection_id and a supplied contextId must agree."""
     c = PlazaClient(ctx)
     connection = c.befriend()
+    served(ctx, c.command("read_conversation", {"connection_id": connection}, ALICE), "read_conversation whose contextId is its connection_id",
+           by="PLAZA-READ")
     reply = c.command("read_conversation", {"connection_id": connection}, ALICE, context=fresh_id())
     refused_as(ctx, reply, INVALID, "read_conversation whose contextId differs from its connection_id", strict)
 
@@ -203,10 +243,12 @@ def check_replay(ctx: CheckContext) -> None:
     ctx.expect(again["id"] == first["id"], f"the replay answered task {again['id']!r}, the original is {first['id']!r}", kind="state_changed")
     receipt = find_receipt(c, again) or {}
     ctx.expect(receipt.get("original_message_sent") is True,
-               f"the replay's receipt is {json.dumps(receipt)[:200]}: an identical replay says original_message_sent=true")
-    ctx.expect(dig(receipt, "message", "id") == sent_message_id(c, first),
-               f"the replay names message {dig(receipt, 'message', 'id')!r}, the original is {sent_message_id(c, first)!r}")
-    count = texts_in(c, BOB, connection).count(text)
+               f"the replay's receipt is {json_excerpt(receipt)} (looked for the object holding message_sent or "
+               f"original_message_sent anywhere in the task): an identical replay says original_message_sent=true")
+    original, replayed = sent_message_id(c, first), receipt_message_id(c, receipt)
+    ctx.expect(replayed is not None and replayed == original,
+               f"the replay's receipt names message {replayed!r}, the original receipt {original!r}: a replay returns the original message.id")
+    count = texts_in(c, BOB, connection, [text]).count(text)
     ctx.expect(count == 1, f"after a replay bob reads the text {count} times", kind="state_changed")
 
 
@@ -215,11 +257,17 @@ def check_consumed(ctx: CheckContext, strict: bool = False) -> None:
     c = PlazaClient(ctx)
     connection = c.befriend()
     message_id = fresh_id()
-    c.task_of(c.text(ALICE, "the first draft", context=connection, message_id=message_id), "the first send")
+    draft = f"the first draft {fresh_id()[:6]}"
+    c.task_of(c.text(ALICE, draft, context=connection, message_id=message_id), "the first send")
     other = f"another draft {fresh_id()[:6]}"
     refused_as(ctx, c.text(ALICE, other, context=connection, message_id=message_id), "CONTEXT_CONSUMED",
                "a different message under a used messageId", strict)
-    ctx.expect(other not in texts_in(c, BOB, connection), "the draft refused under a consumed messageId was delivered", kind="state_changed")
+    ctx.expect(not mentions(page(c, BOB, connection, "read_conversation as bob"), other),
+               "the draft refused under a consumed messageId was delivered", kind="state_changed")
+    ctx.expect(texts_in(c, BOB, connection, [draft]).count(draft) == 1,
+               f"after CONTEXT_CONSUMED bob no longer reads the first draft {draft!r} once: the old intent's message stays as stored",
+               kind="state_changed")
+    served(ctx, c.text(ALICE, other, context=connection), "the same draft under a new messageId", by="PLAZA-IDEM-NEW-ID")
 
 
 def check_new_id(ctx: CheckContext) -> None:
@@ -229,7 +277,7 @@ def check_new_id(ctx: CheckContext) -> None:
     text = f"same words {fresh_id()[:6]}"
     for _ in range(2):
         c.task_of(c.text(ALICE, text, context=connection), "a text under a new messageId")
-    count = texts_in(c, BOB, connection).count(text)
+    count = texts_in(c, BOB, connection, [text]).count(text)
     ctx.expect(count == 2, f"two messageIds with the same text gave {count} messages", kind="state_changed")
 
 
@@ -242,9 +290,10 @@ def check_replay_recheck(ctx: CheckContext) -> None:
     first = c.task_of(c.send(params), "the first send")
     with ctx.subcheck("another agent with the same messageId"):
         reply = c.send(copy.deepcopy(params), CAROL)
-        ctx.expect(not reply.ok or dig(reply.result, "task", "id") != first["id"],
+        ctx.expect(not reply.ok or not locate.holds(reply.result, first["id"]),
                    f"carol's request with alice's messageId answered alice's task {first['id']}", kind="auth_not_enforced")
     with ctx.subcheck("after the peer blocked the sender"):
+        served(ctx, c.send(copy.deepcopy(params)), "the identical replay before the block", by="PLAZA-IDEM-REPLAY")
         expect_result(ctx, c.command("friend_control", {"connection_id": connection, "decision": "block"}, BOB), "friend_control block")
         expect_refused(ctx, c.send(copy.deepcopy(params)), "the replay of a text after the peer blocked the sender")
 
@@ -255,9 +304,9 @@ def check_receipt(ctx: CheckContext) -> None:
     connection = c.befriend()
     task = c.task_of(c.text(ALICE, "with a receipt", context=connection), "a text")
     receipt = find_receipt(c, task)
-    ctx.expect(receipt is not None and receipt.get("message_sent") is True and dig(receipt, "message", "id"),
-               f"the text's answer carries no message_sent=true receipt with message.id: {json.dumps(task)[:400]}",
-               kind="schema_mismatch")
+    ctx.expect(receipt is not None and receipt.get("message_sent") is True and receipt_message_id(c, receipt),
+               f"looked for a message_sent=true receipt with message.id anywhere in the text's task and found "
+               f"{json_excerpt(receipt) if receipt is not None else 'none'}: {json_excerpt(task, 400)}", kind="schema_mismatch")
 
 
 # ----------------------------------------------------------------------------------
@@ -275,6 +324,9 @@ def check_task_states(ctx: CheckContext) -> None:
     c.accept(connection, BOB)
     expect_state(ctx, get(c, task["id"], what="GetTask after the peer accepted"), OPEN_STATES, "an accepted invitation without reply",
                  "accepting is not a chat reply: submitted or working")
+    drain(c, BOB, c.client_key(BOB))  # bob acknowledges the invitation's receive batch: an ack is no reply
+    expect_state(ctx, get(c, task["id"], what="GetTask after the peer acknowledged its receive batch"), OPEN_STATES,
+                 "a task whose peer only acknowledged the receive batch", "a transport ack is no reply: submitted or working")
     c.say(BOB, connection, "a real later peer message")
     expect_state(ctx, get(c, task["id"], what="GetTask after the peer wrote"), (COMPLETED,), "a task with a later peer message",
                  "completed once a real later peer message is present")
@@ -286,9 +338,13 @@ def check_task_cancel(ctx: CheckContext) -> None:
     connection = c.befriend()
     text = f"then cancelled {fresh_id()[:6]}"
     task = c.say(ALICE, connection, text)
+    with ctx.setup("bob reads the delivered text before the cancel", by="PLAZA-FRIEND-MESSAGE"):
+        ctx.expect(text in texts_in(c, BOB, connection, [text]),
+                   f"looked for a message record carrying {text!r} in bob's read of the connection and found none")
     done = c.task_of(c.rpc("CancelTask", {"id": task["id"]}), "CancelTask")
     expect_state(ctx, done, CANCELED, "CancelTask of a working task")
-    ctx.expect(text in texts_in(c, BOB, connection), "after CancelTask the peer no longer finds the delivered message", kind="state_changed")
+    ctx.expect(text in texts_in(c, BOB, connection, [text]),
+               f"bob read the delivered text {text!r} before CancelTask and no longer finds it after", kind="state_changed")
     c.task_of(c.text(ALICE, "the friendship remains", context=connection), "a text after CancelTask")
 
 
@@ -299,6 +355,14 @@ def check_task_terminal(ctx: CheckContext, strict: bool = False) -> None:
     c.say(BOB, connection, "the answer")
     refused_as(ctx, c.rpc("CancelTask", {"id": task["id"]}), "TASK_NOT_CANCELABLE", "CancelTask of a completed task", strict)
     expect_state(ctx, get(c, task["id"]), (COMPLETED,), "a completed task after a refused CancelTask")
+    if not strict:  # multiTurn: a new intent goes "without a terminal taskId" (A2A: a terminal task takes no message)
+        with ctx.subcheck("a text naming the completed task"):
+            refused_as(ctx, c.text(ALICE, "to a finished task", context=connection, taskId=task["id"]), "UNSUPPORTED_OPERATION",
+                       "a text naming a completed taskId", False)
+            served(ctx, c.text(ALICE, "to a finished task", context=connection), "the same text without the taskId",
+                   by="PLAZA-FRIEND-MESSAGE")
+    waiting = c.say(ALICE, connection, "not answered yet")
+    served(ctx, c.rpc("CancelTask", {"id": waiting["id"]}), "CancelTask of alice's task still waiting", by="PLAZA-TASK-CANCEL")
 
 
 def check_history_zero(ctx: CheckContext) -> None:
@@ -346,6 +410,8 @@ def check_deadline(ctx: CheckContext, strict: bool = False) -> None:
     if ctx.run.control_path:
         deadline = SHORT_DEADLINE_S
         ctx.control("set_deadline", seconds=deadline)
+    served(ctx, c.text(ALICE, "not waiting for a reply", context=connection), "a text with returnImmediately in the connection",
+           by="PLAZA-FRIEND-MESSAGE")
     started = time.monotonic()
     reply = c.send(c.params({"text": "waiting for a reply"}, context=connection, configuration=None), timeout=deadline + 10)
     took = time.monotonic() - started
@@ -353,7 +419,7 @@ def check_deadline(ctx: CheckContext, strict: bool = False) -> None:
                f"the document says a wait past the deadline yields a deadline error, not a status", kind="state_changed")
     refused_as(ctx, reply, "DEADLINE_EXCEEDED", "a blocking send past the deadline", strict)
     if strict:
-        retry = dig(error_info(reply), "metadata", "retryable")
+        retry = dig(error_info(reply, detail_type(ctx)), "metadata", "retryable")
         ctx.expect(retry == "true", f"the deadline error's metadata says retryable {retry!r}, the profile says \"true\"", kind="schema_mismatch")
 
 
@@ -367,12 +433,13 @@ def check_scopes(ctx: CheckContext) -> None:
     with ctx.subcheck("a text with read scopes only"):
         refused_as(ctx, c.text("reader", "no write scope", context=connection), "FORBIDDEN", "a text with only read scopes", True)
     with ctx.subcheck("a read with read scopes"):
-        c.read("reader", connection)
+        page(c, "reader", connection, "read_conversation with read scopes only")
 
 
 def check_owner_refused(ctx: CheckContext) -> None:
     c = PlazaClient(ctx, reset=False)
     token = ctx.token("owner")
+    served(ctx, c.command("status", {}), "the status command with alice's visitor credential")
     expect_refused(ctx, c.command("status", {}, RawToken(str(token))), "the status command with an owner account's credential")
 
 
@@ -381,10 +448,15 @@ def check_replay_auth(ctx: CheckContext) -> None:
     c = PlazaClient(ctx)
     connection = c.befriend()
     params = c.params({"text": "authenticated once"}, context=connection)
-    c.task_of(c.send(params), "the first send")
+    task = c.task_of(c.send(params), "the first send")
+    served(ctx, c.command("read_conversation", {"connection_id": connection}, ALICE), "alice's history read with her token",
+           by="PLAZA-READ")
     for what, who in (("without a token", None), ("with a token the site never issued", RawToken("plaza-" + fresh_id()))):
         with ctx.subcheck(what):
             expect_refused(ctx, c.send(copy.deepcopy(params), who), f"the replay {what}")
+            expect_refused(ctx, c.command("read_conversation", {"connection_id": connection}, who), f"a history read {what}")
+            expect_refused(ctx, c.rpc("CancelTask", {"id": task["id"]}, who), f"a cancellation {what}")
+    served(ctx, c.rpc("CancelTask", {"id": task["id"]}), "alice's cancellation with her token", by="PLAZA-TASK-CANCEL")
 
 
 def check_account_agent(ctx: CheckContext) -> None:
@@ -395,20 +467,27 @@ def check_account_agent(ctx: CheckContext) -> None:
 
 
 def check_resource_metadata(ctx: CheckContext) -> None:
-    """The protected-resource metadata is served and names the endpoint as its resource."""
+    """The protected-resource metadata is served and names the endpoint as its resource;
+    any list of the document's scopes it gives stays within them (found by content: the
+    URL whose path is the endpoint's, the lists holding a scope of the document)."""
     from urllib.parse import urlparse
 
     account = ctx.profile.spec["identity"]["profiles"]["accountAgent"]
     path = urlparse(account["resourceMetadata"]).path
     reply = ctx.http.request("GET", path)
-    meta = expect_mapping(ctx, reply.json() if reply.status == 200 else None, f"GET {path} (HTTP {reply.status})", ("resource",))
+    meta = expect_mapping(ctx, reply.json() if reply.status == 200 else None, f"GET {path} (HTTP {reply.status})")
     endpoint = urlparse(account["resource"]).path
-    ctx.expect(urlparse(str(meta["resource"])).path == endpoint,
-               f"the protected-resource metadata names resource {meta['resource']!r}, the document says {account['resource']}")
-    scopes = meta.get("scopes_supported")
-    if isinstance(scopes, list):
-        ctx.expect(set(scopes) <= set(account["supportedScopes"]),
-                   f"scopes_supported {scopes} goes beyond the document's {account['supportedScopes']}")
+
+    def names_endpoint(value: Any) -> bool:
+        return isinstance(value, str) and value.startswith(("http://", "https://")) and urlparse(value).path == endpoint
+
+    ctx.expect(locate.matching(meta, names_endpoint),
+               f"looked for the endpoint's URL (path {endpoint}) anywhere in the protected-resource metadata and found none: "
+               f"{json_excerpt(meta)}; the document says its resource is {account['resource']}")
+    supported = set(account["supportedScopes"])
+    for scopes in locate.lists_of(meta):
+        if all(isinstance(s, str) for s in scopes) and supported & set(scopes):
+            ctx.expect(set(scopes) <= supported, f"the metadata lists scopes {scopes}, beyond the document's {sorted(supported)}")
 
 
 def check_no_secret_in_args(ctx: CheckContext) -> None:
@@ -420,16 +499,18 @@ def check_no_secret_in_args(ctx: CheckContext) -> None:
 
 
 def check_identity_stable(ctx: CheckContext) -> None:
-    """Tasks create no new identity: the caller's visitor id is the same before and after,
-    and its texts are sent under it."""
+    """Tasks create no new identity: where the status command names the caller's public
+    id, it still does after a task; the text is sent under that id (its receipt's sender)."""
     c = PlazaClient(ctx)
     mine = c.agent_id(ALICE)
-    before = dig(c.data_of(c.command("status", {}), "status"), "visitor", "id")
+    before = locate.holds(c.data_of(c.command("status", {}), "status"), mine)
     task, _ = c.invite()
-    sender = dig(find_receipt(c, task), "message", "sender")
-    after = dig(c.data_of(c.command("status", {}), "status"), "visitor", "id")
+    sender = field(find_receipt(c, task), "sender")
+    after = c.data_of(c.command("status", {}), "status")
     ctx.expect(sender in (None, mine), f"alice's text was sent as {sender!r}, not as her identity {mine}", kind="state_changed")
-    ctx.expect(before == after, f"the caller's identity changed from {before!r} to {after!r} around a task", kind="state_changed")
+    ctx.expect(not before or locate.holds(after, mine),
+               f"the status command named alice's public id {mine} before a task and no longer after: {json_excerpt(after)}",
+               kind="state_changed")
 
 
 # ----------------------------------------------------------------------------------
@@ -485,8 +566,11 @@ def example_world(c: PlazaClient, name: str) -> ExampleWorld:
         world.values["connection"] = c.befriend()
     elif name in ("readConversation", "messageStatus", "completeRound", "getTask"):
         connection = c.befriend()
-        task = c.say(ALICE, connection, "an example's own message")
-        world.values.update(connection=connection, task=str(task["id"]), own_message=str(sent_message_id(c, task)))
+        text = f"an example's own message {fresh_id()[:8]}"
+        task = c.say(ALICE, connection, text)
+        own = sent_message_id(c, task)
+        own = own if isinstance(own, str) else own_id(c, ALICE, connection, text)  # no receipt id: read it by its text
+        world.values.update(connection=connection, task=str(task["id"]), own_message=own)
     return world
 
 
@@ -541,8 +625,8 @@ def rows(t: Table) -> list[Requirement]:
               check_pending, ("pending_treated_as_accepted", "reading_accepts_invitation"), "NOT_PERMITTED", ("pending_wrong_code",)),
         t.req("PLAZA-CONSENT-RESPOND", "MUST", "Only the invitee accepts; then both sides write", at("/consent"), check_respond,
               ("inviter_can_accept", "accept_ignored")),
-        t.req("PLAZA-FRIEND-DECLINE", "MUST", "A declined invitation takes no text", at("/schemas/command/anyOf/48/properties/decision"),
-              check_decline, ("decline_ignored",)),
+        t.req("PLAZA-FRIEND-DECLINE", "MUST", "A declined invitation takes no text, nor a connection its peer closed",
+              at("/schemas/command/anyOf/48/properties/decision"), check_decline, ("decline_ignored", "respond_close_ignored")),
         t.req("PLAZA-FRIEND-CONSECUTIVE", "MUST", "Accepted friends send consecutive texts (no strict alternation)", at("/multiTurn"),
               check_consecutive, ("strict_alternation",)),
         t.req("PLAZA-FRIEND-MESSAGE", "MUST", "Texts by contextId reach the peer in order, both ways", at("/textTarget/existingConnection"),
@@ -558,7 +642,7 @@ def rows(t: Table) -> list[Requirement]:
         t.req("PLAZA-IDEM-REPLAY", "MUST", "The same messageId and message replay the original receipt and store nothing",
               at("/durableReceive/private_chat/intent_and_receipt/confirmed_storage"), check_replay, ("replay_stores_again", "replay_new_receipt")),
         *pair("PLAZA-IDEM-CONSUMED", "Another message under a used messageId is refused and not sent",
-              at("/durableReceive/private_chat/intent_and_receipt/consumed_different_body"), check_consumed, ("changed_body_stored",),
+              at("/durableReceive/private_chat/intent_and_receipt/consumed_different_body"), check_consumed, ("changed_body_stored", "consumed_drops_original"),
               "CONTEXT_CONSUMED", ("consumed_wrong_code",)),
         t.req("PLAZA-IDEM-NEW-ID", "MUST", "A new messageId is a new message, whatever its text", at("/multiTurn"), check_new_id,
               ("dedupe_by_text",)),
@@ -567,11 +651,11 @@ def rows(t: Table) -> list[Requirement]:
         t.req("PLAZA-SEND-RECEIPT", "MUST", "A stored text answers a message_sent=true receipt with the message id",
               at("/durableReceive/private_chat/intent_and_receipt/confirmed_storage"), check_receipt, ("receipt_without_message_id",)),
         t.req("PLAZA-TASK-STATES", "MUST", "A text's task is submitted or working until a later peer message completes it",
-              at("/tasks/completed"), check_task_states, ("accept_completes_task", "peer_message_not_completing")),
+              at("/tasks/completed"), check_task_states, ("accept_completes_task", "peer_message_not_completing", "ack_completes_task")),
         t.req("PLAZA-TASK-CANCEL", "MUST", "CancelTask ends only the caller's wait; messages and friendship remain", at("/tasks/cancel"),
               check_task_cancel, ("cancel_deletes_message", "cancel_ends_friendship")),
-        *pair("PLAZA-TASK-TERMINAL", "A completed task is not cancelled", at("/tasks/cancel"), check_task_terminal,
-              ("cancel_completed_allowed",), "TASK_NOT_CANCELABLE", ("not_cancelable_wrong_code",)),
+        *pair("PLAZA-TASK-TERMINAL", "A completed task is not cancelled and takes no further text", at("/tasks/cancel"), check_task_terminal,
+              ("cancel_completed_allowed", "terminal_task_text_accepted"), "TASK_NOT_CANCELABLE", ("not_cancelable_wrong_code",)),
         t.req("PLAZA-TASK-HISTORY-ZERO", "MUST", "historyLength 0 omits the history", at("/tasks/historyLengthZero"), check_history_zero,
               ("history_zero_ignored",)),
         t.req("PLAZA-TASK-LIST-OWN", "MUST", "ListTasks lists the caller's tasks only", at("/tasks/resume"), check_list_own,
@@ -584,8 +668,8 @@ def rows(t: Table) -> list[Requirement]:
               t.chosen("docs/agent-plaza.md#scopes"), check_scopes, ("scopes_ignored",)),
         t.req("PLAZA-AUTH-OWNER-CREDENTIAL-REFUSED", "MUST", "An owner account's credential is not accepted",
               at("/identity/ownerAccountCredentialAccepted"), check_owner_refused, ("owner_credential_accepted",)),
-        t.req("PLAZA-AUTH-RECHECK", "MUST", "Every retry checks the current credential", at("/authorization"), check_replay_auth,
-              ("replay_skips_auth",)),
+        t.req("PLAZA-AUTH-RECHECK", "MUST", "Every retry, history read and cancellation checks the current credential", at("/authorization"), check_replay_auth,
+              ("replay_skips_auth", "history_and_cancel_skip_auth")),
         t.req("PLAZA-AUTH-ACCOUNT-AGENT", "MUST", "An account Agent's credential is accepted",
               at("/identity/accountAgentCredentialAccepted"), check_account_agent, ("account_agent_refused",)),
         t.req("PLAZA-AUTH-RESOURCE-METADATA", "MUST", "The protected-resource metadata names the endpoint",

@@ -112,6 +112,13 @@ def grant_never_expires(ref: Any) -> None:
 
 
 @fault
+def grant_default_expiry_wrong(ref: Any) -> None:
+    """A grant without expires_hours lasts twice the schema's default."""
+    default = ref.branches["group_authorize"]["properties"]["expires_hours"]["default"]
+    _default(ref, "group_authorize", "expires_hours", 2 * default)
+
+
+@fault
 def revoke_ignored(ref: Any) -> None:
     """group_authorization_revoke answers but the grant stays."""
     ref.cmd_group_authorization_revoke = lambda who, data: ref.permission_answer(who.visitor_id, revoked=True)
@@ -141,6 +148,25 @@ def create_default_member_invites(ref: Any) -> None:
     @replaces(ref, "rule_defaults")
     def rule_defaults(original: Any) -> Data:
         return {**original(), "member_invites": True}
+
+
+@fault
+def create_default_rules_wrong(ref: Any) -> None:
+    """A group created without rules allows the schema's largest max_autonomous_turns, not its default."""
+    @replaces(ref, "rule_defaults")
+    def rule_defaults(original: Any) -> Data:
+        top = ref.branches["group_create"]["properties"]["rules"]["properties"]["max_autonomous_turns"]["maximum"]
+        return {**original(), "max_autonomous_turns": top}
+
+
+@fault
+def discover_default_limit_ignored(ref: Any) -> None:
+    """group_discover without limit lists every match (the schema's default is 20)."""
+    @replaces(ref, "cmd_group_discover")
+    def discover(original: Any, who: Principal, data: Data) -> Data:
+        top = ref.branches["group_discover"]["properties"]["limit"]["maximum"]
+        out: Data = original(who, data if "limit" in data else {**data, "limit": top})
+        return out
 
 
 @fault
@@ -213,6 +239,14 @@ def members_unbounded(ref: Any) -> None:
 
 
 @fault
+def grant_rate_ignored(ref: Any) -> None:
+    """A grant's max_messages_per_hour is ignored: only the group's rule caps the rate."""
+    @replaces(ref, "check_rate")
+    def check_rate(original: Any, group: Data, grant: Data, caller: str) -> None:
+        original(group, {**grant, "max_messages_per_hour": group["rules"]["max_messages_per_hour"]}, caller)
+
+
+@fault
 def rate_limit_ignored(ref: Any) -> None:
     """max_messages_per_hour is not enforced."""
     ref.check_rate = lambda group, grant, caller: None
@@ -275,6 +309,16 @@ def group_limit_ignored(ref: Any) -> None:
     @replaces(ref, "cmd_group_messages")
     def read(original: Any, who: Principal, data: Data) -> Data:
         out: Data = original(who, {k: v for k, v in data.items() if k != "limit"})
+        return out
+
+
+@fault
+def group_default_limit_ignored(ref: Any) -> None:
+    """group_messages without limit lists up to the schema's maximum (the default is 40)."""
+    @replaces(ref, "cmd_group_messages")
+    def read(original: Any, who: Principal, data: Data) -> Data:
+        top = ref.branches["group_messages"]["properties"]["limit"]["maximum"]
+        out: Data = original(who, data if "limit" in data else {**data, "limit": top})
         return out
 
 

@@ -3,8 +3,11 @@ attention (inbox_summary, the working-task locations, bounds, read requests, rec
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from typing import Any
 
+from conformance import locate
 from conformance.checks.errors import (
     expect_list,
     expect_mapping,
@@ -13,9 +16,9 @@ from conformance.checks.errors import (
 from conformance.protocols.plaza.answers import (
     bodies,
     conversation,
+    field,
     follow,
     limit,
-    listed,
     mentions,
     page,
     text_of,
@@ -38,13 +41,44 @@ def inbox(c: PlazaClient, who: str, what: str, **fields: Any) -> dict[str, Any]:
     return c.data_of(c.command("inbox", fields, who), what)
 
 
-def conversations(ctx: CheckContext, answer: dict[str, Any], what: str) -> list[dict[str, Any]]:
-    return listed(ctx, answer, "conversations", what, lambda x: isinstance(x, dict) and "connection_id" in x)
+def inbox_lists(answer: Any, owned: Iterable[str] = ()) -> tuple[list[Any] | None, list[Any] | None]:
+    """The conversation and notice lists of an inbox page, by content (the document names
+    the two cursors, not the lists): the list whose last entry carries next_page_request's
+    before_id is the conversations' (the cursor names the page's last conversation), the
+    one whose last entry carries next_notices_request's notices_after the notices'; a list
+    a cursor does not name is the one, of the others, holding most of ``owned`` (the
+    connection ids the check created)."""
+    before_id = field(field(answer, "next_page_request"), "before_id")
+    after = field(field(answer, "next_notices_request"), "notices_after")
+    convs, notes = ending_with(answer, before_id, after), ending_with(answer, after, before_id)
+    wanted = set(owned)
+
+    def hits(items: list[Any]) -> int:
+        return sum(1 for r in items if isinstance(r, dict) and any(locate.holds(r, w) for w in wanted))
+
+    rest = sorted((items for items in locate.lists_of(answer) if items is not convs and items is not notes and hits(items)),
+                  key=hits, reverse=True)
+    if convs is None and rest:
+        convs = rest.pop(0)
+    if notes is None and rest:
+        notes = rest.pop(0)
+    return convs, notes
 
 
-def seed(c: PlazaClient, count: int, invite: str) -> None:
-    """``count`` new visitors, each inviting ``invite`` (control seed_agents)."""
-    c.ctx.control("seed_agents", count=count, invite=invite)
+def conversations(ctx: CheckContext, answer: dict[str, Any], what: str, owned: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """The conversation rows of an inbox page (inbox_lists)."""
+    found = inbox_lists(answer, owned)[0]
+    return [r for r in found or [] if isinstance(r, dict)]
+
+
+ending_with = locate.ending_with
+
+
+def seed(c: PlazaClient, count: int, invite: str) -> list[str]:
+    """``count`` new visitors, each inviting ``invite`` (control seed_agents): the
+    connection ids the check made (what it may count)."""
+    made = (c.ctx.control("seed_agents", count=count, invite=invite).json() or {}).get("agents")
+    return [str(a["connection_id"]) for a in made or [] if isinstance(a, dict) and a.get("connection_id")]
 
 
 def check_inbox_views(ctx: CheckContext) -> None:
@@ -71,71 +105,78 @@ def check_inbox_shape(ctx: CheckContext) -> None:
 
 
 def check_inbox_limits(ctx: CheckContext) -> None:
-    """A compact page holds 20 conversations by default, a full page 60; limit asks for fewer."""
+    """A compact page holds 20 conversations by default, a full page 60; limit asks for
+    fewer (counted over the conversations the check made)."""
     c = PlazaClient(ctx)
     compact, full = limit(ctx, "inbox_compact_default_count"), limit(ctx, "inbox_full_default_count")
-    seed(c, full + 1, ALICE)
+    owned = seed(c, full + 1, ALICE)
     for view, fields, want in (("compact", {}, compact), ("full", {}, full), ("compact", {"limit": 7}, 7), ("full", {"limit": 7}, 7)):
         label = f"view {view}" + (f" limit {fields['limit']}" if fields else "")
         with ctx.subcheck(label):
-            got = conversations(ctx, inbox(c, ALICE, f"inbox {label}", view=view, **fields), f"inbox {label}")
-            ctx.expect(len(got) == want, f"inbox {label} holds {len(got)} of {full + 1} conversations, expected {want}")
+            got = [i for i in conversation_ids(ctx, inbox(c, ALICE, f"inbox {label}", view=view, **fields), f"inbox {label}", owned)
+                   if i in owned]
+            ctx.expect(len(got) == want, f"inbox {label} lists {len(got)} of the {full + 1} conversations the check made, expected {want}")
 
 
-def conversation_ids(ctx: CheckContext, answer: dict[str, Any], what: str) -> list[Any]:
-    return [r.get("connection_id") for r in conversations(ctx, answer, what)]
+def conversation_ids(ctx: CheckContext, answer: dict[str, Any], what: str, owned: Iterable[str] = ()) -> list[Any]:
+    """Which of ``owned`` (connection ids the check made) each conversation row carries
+    (the row itself, quoted, where it carries none)."""
+    wanted = list(owned)
+    return [next((o for o in wanted if locate.holds(r, o)), json_excerpt(r, 1000)) for r in conversations(ctx, answer, what, wanted)]
 
 
 def check_inbox_cursor(ctx: CheckContext) -> None:
     """next_page_request carries before_updated_at and before_id together; following it
-    pages through every conversation once."""
+    pages through every conversation once (the 25 the check made)."""
     c = PlazaClient(ctx)
-    seed(c, 25, ALICE)
+    owned = seed(c, 25, ALICE)
     current = inbox(c, ALICE, "inbox page 1", view="compact", limit=10)
-    seen = conversation_ids(ctx, current, "inbox page 1")
+    seen = conversation_ids(ctx, current, "inbox page 1", owned)
     for n in range(2, 8):
-        request = current.get("next_page_request")
+        request = field(current, "next_page_request")
         if not request:
             break
-        params = request if "before_id" in request else next((v for v in walk(request) if isinstance(v, dict) and "before_id" in v), {})
-        ctx.expect(isinstance(params.get("before_updated_at"), str) and isinstance(params.get("before_id"), str),
+        ctx.expect(isinstance(field(request, "before_updated_at"), str) and isinstance(field(request, "before_id"), str),
                    f"next_page_request of page {n - 1} does not carry before_updated_at and before_id together: {json_excerpt(request)}")
         current = c.data_of(follow(c, request, ALICE, f"next_page_request of page {n - 1}"), f"inbox page {n}")
-        got = conversation_ids(ctx, current, f"inbox page {n}")
+        got = conversation_ids(ctx, current, f"inbox page {n}", owned)
         twice = set(got) & set(seen)
         ctx.expect(got and not twice, f"inbox page {n} (next_page_request) lists {len(got)} conversations, {len(twice)} of them already seen")
         seen += got
-    ctx.expect(len(set(seen)) >= 25, f"paging the inbox by next_page_request reached {len(set(seen))} conversations of at least 25")
+    reached = set(seen) & set(owned)
+    ctx.expect(len(reached) == len(owned), f"paging the inbox by next_page_request reached {len(reached)} of the {len(owned)} conversations "
+               "the check made")
 
 
-def notice_keys(ctx: CheckContext, answer: dict[str, Any], what: str) -> list[Any]:
-    rows = listed(ctx, answer, "notices", what, lambda x: isinstance(x, dict))
-    return [r.get("notice_id", r.get("id", json_excerpt(r, 1000))) for r in rows]
+def notice_keys(ctx: CheckContext, answer: dict[str, Any], what: str, owned: Iterable[str] = ()) -> list[Any]:
+    """The notices of a page (inbox_lists), each as its canonical JSON."""
+    rows = inbox_lists(answer, owned)[1]
+    return [json.dumps(r, sort_keys=True) for r in rows or []]
 
 
 def check_inbox_notices(ctx: CheckContext) -> None:
     """Notices page by notices_after and next_notices_request, independently of the
     conversations: each cursor moves its own list and leaves the other where it was."""
     c = PlazaClient(ctx)
-    seed(c, 12, ALICE)
+    owned = seed(c, 12, ALICE)
     first = inbox(c, ALICE, "inbox page 1", view="compact", limit=5)
-    notices, convs = notice_keys(ctx, first, "inbox page 1"), conversation_ids(ctx, first, "inbox page 1")
+    notes, convs = notice_keys(ctx, first, "inbox page 1", owned), conversation_ids(ctx, first, "inbox page 1", owned)
     with ctx.subcheck("next_notices_request"):
-        request = first.get("next_notices_request")
+        request = field(first, "next_notices_request")
         ctx.expect(isinstance(request, dict), f"12 invitations in pages of 5, yet next_notices_request is {json_excerpt(request)}")
         more = c.data_of(follow(c, request, ALICE, "next_notices_request"), "inbox (next_notices_request)")
-        got = notice_keys(ctx, more, "inbox (next_notices_request)")
-        ctx.expect(got and not set(got) & set(notices), f"next_notices_request returned notices {got} after {notices}: "
+        got = notice_keys(ctx, more, "inbox (next_notices_request)", owned)
+        ctx.expect(got and not set(got) & set(notes), f"next_notices_request returned notices {got} after {notes}: "
                    "it must continue after the page's notices")
-        ctx.expect(conversation_ids(ctx, more, "inbox (next_notices_request)") == convs,
+        ctx.expect(conversation_ids(ctx, more, "inbox (next_notices_request)", owned) == convs,
                    "following next_notices_request moved the conversation list: the two cursors are independent")
     with ctx.subcheck("next_page_request"):
-        request = first.get("next_page_request")
+        request = field(first, "next_page_request")
         ctx.expect(isinstance(request, dict), f"12 conversations in pages of 5, yet next_page_request is {json_excerpt(request)}")
         more = c.data_of(follow(c, request, ALICE, "next_page_request"), "inbox (next_page_request)")
-        ctx.expect(notice_keys(ctx, more, "inbox (next_page_request)") == notices,
-                   f"following next_page_request moved the notices from {notices} to "
-                   f"{notice_keys(ctx, more, 'inbox (next_page_request)')}: the two cursors are independent")
+        ctx.expect(notice_keys(ctx, more, "inbox (next_page_request)", owned) == notes,
+                   f"following next_page_request moved the notices from {notes} to "
+                   f"{notice_keys(ctx, more, 'inbox (next_page_request)', owned)}: the two cursors are independent")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -162,7 +203,8 @@ def check_attn_summary(ctx: CheckContext) -> None:
     for fields in ({}, {"notices_after": "0"}):
         with ctx.subcheck("notices_after" if fields else "no fields"):
             data = c.data_of(c.command("inbox_summary", fields, BOB), "inbox_summary")
-            expect_mapping(ctx, data.get("mailbox_attention"), "inbox_summary: mailbox_attention")
+            name = ctx.profile.spec["mailboxAttention"]["responseField"]
+            expect_mapping(ctx, field(data, name), f"inbox_summary: looked for {name} anywhere in the data part: {json_excerpt(data)};")
 
 
 def check_attn_shape(ctx: CheckContext) -> None:
@@ -230,7 +272,7 @@ def check_attn_read_only(ctx: CheckContext) -> None:
         ctx.expect(not c.text(ALICE, text_of("second"), context=conn).ok,
                    "after inbox_summary the inviter's second text was accepted: attention accepted the invitation", kind="state_changed")
     with ctx.subcheck("no reply"):
-        got = bodies(ctx, page(c, ALICE, conn, "the inviter's read"), "the inviter's read")
+        got = bodies(ctx, page(c, ALICE, conn, "the inviter's read"), "the inviter's read", [text])
         ctx.expect(got == [text], f"after inbox_summary the conversation holds {got}; only the invitation {text!r} was written",
                    kind="state_changed")
 

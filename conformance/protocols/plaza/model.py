@@ -16,8 +16,10 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
+from conformance import locate
 from conformance.checks.errors import expect_refused
-from conformance.protocols.plaza.answers import drain
+from conformance.protocols.plaza import answers
+from conformance.protocols.plaza.answers import ack, bodies, delivered, drain, item_key, items_of
 from conformance.protocols.plaza.client import (
     ALICE,
     BOB,
@@ -28,6 +30,7 @@ from conformance.protocols.plaza.client import (
     WORKING,
     PlazaClient,
     dig,
+    fresh_id,
 )
 from conformance.table import ProfileMachine
 
@@ -74,6 +77,7 @@ class PlazaMachine(ProfileMachine):
         self.connections: list[Connection] = []
         self.sent: list[Sent] = []
         self.counter = itertools.count(1)
+        self.texts: list[str] = []  # every text the machine wrote (reads find them by content)
         # each agent's receiver of the run; a live site: acknowledged up to here, after the
         # clean-up above, so what it delivers is the machine's own work
         self.client_key = {a: self.c.client_key(a) for a in AGENTS}
@@ -89,7 +93,9 @@ class PlazaMachine(ProfileMachine):
         return next((k for k in self.connections if {k.inviter, k.invitee} == {a, b}), None)
 
     def text(self) -> str:
-        return f"step {next(self.counter)}"
+        text = f"step {next(self.counter)} {fresh_id()[:8]}"
+        self.texts.append(text)
+        return text
 
     def stored(self, who: str, connection: Connection, text: str, task: dict[str, Any], params: dict[str, Any]) -> None:
         connection.texts.append((who, text))
@@ -143,9 +149,9 @@ class PlazaMachine(ProfileMachine):
         if not connection.has(who):
             expect_refused(self.ctx, reply, f"{who} reads a conversation it is no part of")
             return
-        messages = self.c.data_of(reply, f"{who} reads the conversation", ("messages",))["messages"]
-        got = [dig(m, "text") for m in messages] if isinstance(messages, list) else messages
+        answer = self.c.data_of(reply, f"{who} reads the conversation")
         want = [text for _, text in connection.texts]
+        got = bodies(self.ctx, answer, f"{who} reads the conversation", self.texts)
         self.ctx.expect(got == want, f"{who} reads {got}, the texts stored in the connection are {want}", kind="state_changed")
 
     @precondition(lambda self: bool(self.sent))
@@ -190,26 +196,24 @@ class PlazaMachine(ProfileMachine):
         limit = self.ctx.profile.operations["receive_pull"].params_schema["properties"]["limit"]["maximum"]
         reply = self.c.command("receive_pull", {"client_key": self.client_key[who], "limit": limit, "wait_seconds": 0}, who)
         data = self.c.data_of(reply, f"receive_pull as {who}")
-        found = data.get("batch")
-        batch: dict[str, Any] = found if isinstance(found, dict) else {}
-        items = [i for i in batch.get("items") or [] if isinstance(i, dict)]
-        ids = [i.get("event_id") for i in items]
+        items = items_of(data)
+        ids = [item_key(i) for i in items]
         again = sorted(map(str, set(ids) & self.acked[who]))
         self.ctx.expect(not again, f"receive_pull as {who} delivers acknowledged work again: {again}", kind="state_changed")
         missing = [e for e in self.outstanding.get(who, []) if e not in ids]
         self.ctx.expect(not missing, f"receive_pull as {who} lost work it delivered and no one acknowledged: {missing}",
                         kind="state_changed")
-        if not data.get("more_available"):
-            announced = {i.get("connection_id") for i in items}
+        if answers.field(data, "more_available") is not True:
+            announced = {k.id for k in self.connections for i in items if locate.holds(i, k.id)}
             silent = sorted(self.unannounced[who] - announced)
             self.ctx.expect(not silent, f"receive_pull as {who} announces no work for connections its peers wrote in: {silent}",
                             kind="state_changed")
             self.unannounced[who] -= announced
-        if not acknowledge or not batch:
+        if not acknowledge or not items:
             self.outstanding[who] = ids
             return
-        ack = {"client_key": self.client_key[who], **{k: batch.get(k) for k in ("batch_id", "view_id", "receipt")}}
-        self.c.data_of(self.c.command("receive_ack", ack, who), f"receive_ack as {who}")
+        batch = delivered(self.c, data, f"receive_pull as {who}", self.client_key[who])
+        self.c.data_of(ack(self.c, who, self.client_key[who], batch), f"receive_ack as {who}")
         self.acked[who] |= set(ids)
         self.outstanding[who] = []
 

@@ -186,6 +186,15 @@ def receive_ignores_limit(ref: PlazaReference) -> None:
 
 
 @fault
+def receive_default_limit_ignored(ref: PlazaReference) -> None:
+    """private_receive without limit returns up to the schema's maximum (the default is 20)."""
+    @replaces(ref, "receive_limit")
+    def receive_limit(original: Any, data: Data) -> int:
+        top = int(ref.branches["private_receive"]["properties"]["limit"]["maximum"])
+        return int(original(data)) if "limit" in data else top
+
+
+@fault
 def ordinary_limit_applied(ref: PlazaReference) -> None:
     """The relay bounds ciphertexts by the ordinary text limit (600 characters)."""
     ref.ciphertext_limit = lambda: ref.limit("text_characters_count")  # type: ignore[method-assign]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from conformance import locate
 from conformance.checks.errors import (
     expect_list,
     expect_mapping,
@@ -27,6 +28,8 @@ from conformance.protocols.plaza.answers import (
     broken,
     conversation,
     drain,
+    evidence,
+    field,
     follow,
     ids,
     item_keys,
@@ -40,10 +43,12 @@ from conformance.protocols.plaza.answers import (
     round_of,
     seq_of,
     seqs,
+    text_in,
     text_of,
     walk,
 )
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, COMPLETED, PlazaClient, dig, fresh_id
+from conformance.protocols.plaza.wire import served
 from conformance.runner import CheckContext
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
@@ -58,9 +63,10 @@ def check_read(ctx: CheckContext) -> None:
     conn, texts = conversation(c, 2)
     for who in (ALICE, BOB):
         with ctx.subcheck(f"read by {who}"):
-            got = bodies(ctx, page(c, who, conn, f"read_conversation by {who}"), f"read_conversation by {who}")
+            got = bodies(ctx, page(c, who, conn, f"read_conversation by {who}"), f"read_conversation by {who}", texts)
             missing = [t for t in texts if t not in got]
-            ctx.expect(not missing, f"read_conversation by {who} does not return the texts {missing} of the conversation (got {got})")
+            ctx.expect(not missing, f"read_conversation by {who} returns no message record carrying the texts {missing} of the "
+                       f"conversation (the records carry {got})")
 
 
 def check_read_shape(ctx: CheckContext) -> None:
@@ -93,15 +99,15 @@ def check_read_round(ctx: CheckContext) -> None:
     c.say(BOB, conn, second)
     with ctx.subcheck("default round"):
         now = page(c, ALICE, conn, "read_conversation after a new round")
-        got = bodies(ctx, now, "read_conversation after a new round")
+        got = bodies(ctx, now, "read_conversation after a new round", (first, second))
         ctx.expect(round_of(ctx, now, "read_conversation after a new round") > old and second in got and first not in got,
-                   f"without round_no the read must return the current round: round_no {now.get('round_no')!r}, texts {got} "
+                   f"without round_no the read must return the current round: round_no {field(now, 'round_no')!r}, texts {got} "
                    f"(the old round {old} held {first!r}, the new one {second!r})")
     with ctx.subcheck("pinned round"):
         pinned = page(c, ALICE, conn, f"read_conversation round_no {old}", round_no=old)
-        got = bodies(ctx, pinned, f"read_conversation round_no {old}")
-        ctx.expect(pinned.get("round_no") == old and first in got and second not in got,
-                   f"read with round_no {old} after a new round opened: round_no {pinned.get('round_no')!r}, texts {got}; "
+        got = bodies(ctx, pinned, f"read_conversation round_no {old}", (first, second))
+        ctx.expect(field(pinned, "round_no") == old and first in got and second not in got,
+                   f"read with round_no {old} after a new round opened: round_no {field(pinned, 'round_no')!r}, texts {got}; "
                    f"it must stay in round {old} ({first!r}) and return nothing of the new round ({second!r})")
 
 
@@ -112,10 +118,10 @@ def check_read_views(ctx: CheckContext) -> None:
     latest = page(c, ALICE, conn, "read_conversation view latest", view="latest")
     default = page(c, ALICE, conn, "read_conversation without view")
     page(c, ALICE, conn, "read_conversation view history", view="history")
-    got = bodies(ctx, latest, "view latest")
-    ctx.expect(texts[-1] in got, f"the latest view does not hold the newest text {texts[-1]!r}: {got}")
+    got = bodies(ctx, latest, "view latest", texts)
+    ctx.expect(texts[-1] in got, f"the latest view holds no message record carrying the newest text {texts[-1]!r}: {got}")
     ctx.expect(ids(ctx, default, "without view") == ids(ctx, latest, "view latest"),
-               f"without view the page holds {bodies(ctx, default, 'without view')}, the latest view {got}: the default view is latest")
+               f"without view the page holds {bodies(ctx, default, 'without view', texts)}, the latest view {got}: the default view is latest")
 
 
 def check_read_forward(ctx: CheckContext) -> None:
@@ -144,7 +150,7 @@ def check_read_backward(ctx: CheckContext) -> None:
     latest = page(c, ALICE, conn, "read_conversation view latest", view="latest")
     newest = seqs(ctx, latest, "view latest")
     ctx.expect(newest, "the latest page is empty", kind="malformed_answer")
-    given = latest.get("next_before_seq")
+    given = field(latest, "next_before_seq")
     cursor = given if isinstance(given, str) and CANONICAL.match(given) else str(min(newest))
     what = f"read_conversation view latest before_seq {cursor}"
     older = seqs(ctx, page(c, ALICE, conn, what, view="latest", before_seq=cursor), what)
@@ -189,14 +195,14 @@ def check_read_next(ctx: CheckContext) -> None:
     with ctx.subcheck("forward"):
         first = page(c, ALICE, conn, "forward page 1", view="history", after_seq="0", limit=5)
         walk_pages(c, first, "forward", lambda prev, nxt: min(nxt) > max(prev))
-        ctx.expect(isinstance(first.get("next_after_seq"), str),
-                   f"a forward page with more to come has next_after_seq {first.get('next_after_seq')!r}: forward history returns it")
+        ctx.expect(isinstance(field(first, "next_after_seq"), str),
+                   f"a forward page with more to come has next_after_seq {field(first, 'next_after_seq')!r}: forward history returns it")
     with ctx.subcheck("latest"):
         latest = page(c, ALICE, conn, "latest page 1", view="latest", limit=5)
-        ctx.expect(latest.get("has_older") is True and isinstance(latest.get("next_before_seq"), str),
-                   f"a latest page with older messages has has_older {latest.get('has_older')!r} and next_before_seq "
-                   f"{latest.get('next_before_seq')!r}: latest pages return both")
-        if latest.get("has_more") is True:
+        ctx.expect(field(latest, "has_older") is True and isinstance(field(latest, "next_before_seq"), str),
+                   f"a latest page with older messages has has_older {field(latest, 'has_older')!r} and next_before_seq "
+                   f"{field(latest, 'next_before_seq')!r}: latest pages return both")
+        if field(latest, "has_more") is True:
             walk_pages(c, latest, "latest", lambda prev, nxt: max(nxt) < min(prev))
 
 
@@ -206,9 +212,9 @@ def walk_pages(c: PlazaClient, first: dict[str, Any], label: str, continues: Cal
     seen: list[int] = seqs(ctx, first, f"{label} page 1")
     current = first
     for n in range(2, 8):
-        if current.get("has_more") is not True:
+        if field(current, "has_more") is not True:
             return
-        request = current.get("next_request")
+        request = field(current, "next_request")
         ctx.expect(isinstance(request, dict), f"{label} page {n - 1} has has_more true but next_request {json_excerpt(request)}",
                    kind="malformed_answer")
         nxt = c.data_of(follow(c, request, ALICE, f"next_request of {label} page {n - 1}"), f"{label} page {n} (next_request)")
@@ -232,7 +238,7 @@ def check_seq_format(ctx: CheckContext) -> None:
     ctx.expect(len(got) == 3, f"a latest page of limit 3 holds seq {got}", kind="malformed_answer")
     with ctx.subcheck("returned cursors"):
         for name in ("next_before_seq", "next_after_seq"):
-            value = latest.get(name)
+            value = field(latest, name)
             ctx.expect(value is None or (isinstance(value, str) and CANONICAL.match(value)),
                        f"{name} {value!r} is not a canonical decimal string (callers use the exact returned string)")
     for name, fields in (("after_seq", {"view": "history"}), ("before_seq", {"view": "latest"})):
@@ -265,6 +271,8 @@ def check_seq_exclusive(ctx: CheckContext, strict: bool = False) -> None:
     """before_seq and after_seq together are refused."""
     c = PlazaClient(ctx)
     conn, _ = conversation(c, 3)
+    served(ctx, c.command("read_conversation", {"connection_id": conn, "view": "history", "after_seq": "1"}),
+           "read_conversation with after_seq alone", by="PLAZA-READ-FORWARD")
     for view in ("latest", "history"):
         with ctx.subcheck(view):
             refused_as(ctx, c.command("read_conversation", {"connection_id": conn, "view": view, "after_seq": "1", "before_seq": "3"}),
@@ -272,8 +280,10 @@ def check_seq_exclusive(ctx: CheckContext, strict: bool = False) -> None:
 
 
 def attention(c: PlazaClient, who: str, what: str = "inbox_summary") -> dict[str, Any]:
-    data = c.data_of(c.command("inbox_summary", {}, who), what, ("mailbox_attention",))
-    return expect_mapping(c.ctx, data["mailbox_attention"], f"{what}: mailbox_attention")
+    """inbox_summary's mailbox_attention (the document's responseField), wherever the data puts it."""
+    data = c.data_of(c.command("inbox_summary", {}, who), what)
+    name = c.ctx.profile.spec["mailboxAttention"]["responseField"]
+    return expect_mapping(c.ctx, field(data, name), f"{what}: looked for {name} anywhere in the data part: {json_excerpt(data)};")
 
 
 def pending_count(c: PlazaClient, who: str, what: str) -> Any:
@@ -334,6 +344,7 @@ def check_read_not_found_alike(ctx: CheckContext, strict: bool = False) -> None:
     """A stranger's read of a foreign conversation and a read of a missing one are refused alike."""
     c = PlazaClient(ctx)
     conn, _ = conversation(c, 1)
+    served(ctx, c.command("read_conversation", {"connection_id": conn}, ALICE), "a participant's read_conversation", by="PLAZA-READ")
     foreign = c.command("read_conversation", {"connection_id": conn}, CAROL)
     missing = c.command("read_conversation", {"connection_id": fresh_id()}, CAROL)
     alike(ctx, foreign, missing, "read_conversation", strict)
@@ -379,14 +390,16 @@ def msg_status(c: PlazaClient, who: str, conn: str, what: str, message_id: str |
     return c.data_of(c.command("message_status", fields, who), what)
 
 
-def reports(data: dict[str, Any], name: str) -> bool:
-    """The answer reports ``name``: as its status, a flag set true, or an entry of a list."""
-    return data.get("status") == name or data.get(name) is True or any(isinstance(v, list) and name in v for v in data.values())
+def reports(data: Any, name: str) -> bool:
+    """The answer reports ``name`` (one of the document's messageStatus.distinguishes), by
+    content: as a value anywhere (a status, an entry of a list), or a member of that
+    name set true."""
+    return bool(locate.enum_values(data, [name])) or field(data, name) is True
 
 
-def named(data: dict[str, Any]) -> Any:
-    """The message a message_status answer is about."""
-    return data.get("message_id") or dig(data, "message", "id") or data.get("id")
+def about(data: Any, message_id: str, other: str | None = None) -> bool:
+    """A message_status answer is about ``message_id`` (it carries it, and not ``other``)."""
+    return locate.holds(data, message_id) and not (other is not None and locate.holds(data, other))
 
 
 def check_status_states(ctx: CheckContext) -> None:
@@ -435,10 +448,11 @@ def check_status_latest(ctx: CheckContext) -> None:
     first, second = own_id(c, ALICE, conn, one), own_id(c, ALICE, conn, two)
     with ctx.subcheck("without message_id"):
         data = msg_status(c, ALICE, conn, "message_status without message_id")
-        ctx.expect(named(data) == second, f"message_status without message_id is about {named(data)!r}; the caller's latest own message is {second}")
+        ctx.expect(about(data, second, first), f"message_status without message_id does not name the caller's latest own message "
+                   f"{second} alone (its earlier one is {first}): {json_excerpt(data)}")
     with ctx.subcheck("with message_id"):
         data = msg_status(c, ALICE, conn, "message_status of the first message", first)
-        ctx.expect(named(data) == first, f"message_status with message_id {first} is about {named(data)!r}")
+        ctx.expect(about(data, first, second), f"message_status with message_id {first} does not name that message alone: {json_excerpt(data)}")
 
 
 def check_status_own(ctx: CheckContext, strict: bool = False) -> None:
@@ -458,6 +472,8 @@ def check_status_own(ctx: CheckContext, strict: bool = False) -> None:
         ctx.expect(not reply.ok or not mentions(data, peer),
                    f"message_status of the peer's message {peer} is served as the caller's own: {reply.describe()}", kind="auth_not_enforced")
     with ctx.subcheck("a stranger"):
+        served(ctx, c.command("message_status", {"connection_id": conn}, ALICE), "the participant's message_status",
+               by="PLAZA-MSGSTATUS-LATEST")
         refused_as(ctx, c.command("message_status", {"connection_id": conn}, CAROL), "NOT_FOUND",
                    "message_status by an agent who is no participant", strict)
 
@@ -526,24 +542,32 @@ def deep_records(value: Any, kind: str) -> list[dict[str, Any]]:
 
 
 def check_evidence_fields(ctx: CheckContext) -> None:
-    """Message records carry the common evidence fields and record_type message; a send
-    answers with a send_receipt whose message has them too."""
+    """Message records carry the common evidence fields and the message record_type; a send
+    answers with a receipt of the receipt record_type whose message has them too."""
     c = PlazaClient(ctx)
     conn = c.befriend(ALICE, BOB)
-    task = c.say(ALICE, conn, text_of("evidence"))
-    c.say(BOB, conn, text_of("evidence reply"))
-    common = ctx.profile.spec["durableReceive"]["private_chat"]["message_evidence"]["common_fields"]
+    texts = [text_of("evidence"), text_of("evidence reply")]
+    task = c.say(ALICE, conn, texts[0])
+    c.say(BOB, conn, texts[1])
+    spec = evidence(ctx)
+    common, message_type, receipt_type = spec["common_fields"], spec["message_record_type"], spec["receipt_record_type"]
     with ctx.subcheck("read pages"):
-        for record in records(ctx, page(c, ALICE, conn, "read_conversation"), "read_conversation"):
+        answer = page(c, ALICE, conn, "read_conversation")
+        found = [r for r in records(ctx, answer, "read_conversation") if text_in(r, texts)]
+        ctx.expect(len(found) == len(texts), f"looked for the message records carrying {texts} (record_type {message_type!r}, or seq "
+                   f"beside id) anywhere in the page and found {len(found)}: {json_excerpt(answer)}", kind="schema_mismatch")
+        for record in found:
             missing = [f for f in common if record.get(f) in (None, "")]
-            ctx.expect(not missing and record.get("record_type") == "message",
-                       f"a message record lacks {missing} or has record_type {record.get('record_type')!r}: {json_excerpt(record)}",
-                       kind="schema_mismatch")
+            ctx.expect(not missing and record.get("record_type") == message_type,
+                       f"a message record lacks {missing} or has record_type {record.get('record_type')!r}, not {message_type!r}: "
+                       f"{json_excerpt(record)}", kind="schema_mismatch")
     with ctx.subcheck("send receipt"):
-        receipts = deep_records(task, "send_receipt")
-        ctx.expect(receipts, f"the answer to a text holds no send_receipt record: {json_excerpt(task, 400)}", kind="schema_mismatch")
-        message = receipts[0].get("message")
+        receipts = deep_records(task, receipt_type)
+        ctx.expect(receipts, f"looked for a record of record_type {receipt_type!r} anywhere in the answer to a text and found none: "
+                   f"{json_excerpt(task, 400)}", kind="schema_mismatch")
+        inner = receipts[0].get("message")
+        message = inner if isinstance(inner, dict) else next(iter(deep_records(receipts[0], message_type)), None)
         missing = [f for f in common if not isinstance(message, dict) or message.get(f) in (None, "")]
-        ctx.expect(receipts[0].get("message_sent") is True and not missing and dig(message, "record_type") == "message",
-                   f"the send_receipt {json_excerpt(receipts[0], 300)} lacks message_sent true or message fields {missing}",
+        ctx.expect(receipts[0].get("message_sent") is True and not missing and dig(message, "record_type") == message_type,
+                   f"the {receipt_type} {json_excerpt(receipts[0], 300)} lacks message_sent true or message fields {missing}",
                    kind="schema_mismatch")

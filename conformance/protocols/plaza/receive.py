@@ -8,25 +8,29 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from conformance import locate
 from conformance.checks.errors import (
+    expect_list,
     expect_mapping,
     expect_result,
     refused_as,
 )
 from conformance.protocols.plaza.answers import (
+    ACK_FIELD,
     AT_ONCE_S,
     FRIEND_WORK,
-    RECEIPT,
-    UUID,
-    VIEW_ID,
+    ITEM_FIELD,
     ack,
+    ack_triple,
     batch_items,
-    batch_of,
     bodies,
     conversation,
+    delivered,
     drain,
+    field,
     follow,
     item_keys,
+    items_of,
     limit,
     mentions,
     page,
@@ -43,7 +47,9 @@ from conformance.protocols.plaza.inbox import (
 from conformance.protocols.plaza.reads import (
     attention,
 )
+from conformance.protocols.plaza.wire import served
 from conformance.runner import CheckContext, Untested
+from conformance.spec.schemas import validator_for
 from conformance.transport.http import json_excerpt
 
 
@@ -51,7 +57,8 @@ from conformance.transport.http import json_excerpt
 # durable receive
 # ----------------------------------------------------------------------------------------------
 def kinds(item: dict[str, Any]) -> set[str]:
-    return {v for v in item.values() if isinstance(v, str) and v in FRIEND_WORK}
+    """The document's work kinds (supported_work) an item carries, wherever."""
+    return {f.value for f in locate.enum_values(item, FRIEND_WORK)}
 
 
 def check_recv_pull(ctx: CheckContext) -> None:
@@ -75,22 +82,24 @@ def check_recv_batch_shape(ctx: CheckContext) -> None:
     key = receiver(c, BOB, (ALICE, BOB))
     c.invite(ALICE, BOB, text, clear=False)
     data = pull(c, BOB, key, "receive_pull")
-    batch = batch_of(ctx, data)
-    ctx.expect(batch is not None, f"receive_pull with a pending invitation returned no batch: {json_excerpt(data)}")
-    assert batch is not None
-    batch_id, view_id, receipt = triple(ctx, batch)
-    with ctx.subcheck("batch fields"):
-        ctx.expect(isinstance(batch_id, str) and UUID.match(batch_id) and isinstance(view_id, str) and VIEW_ID.match(view_id)
-                   and isinstance(receipt, str) and RECEIPT.match(receipt),
-                   f"batch_id {batch_id!r}, view_id {view_id!r}, receipt {receipt!r}: receive_ack takes a UUID, 64 lowercase hex "
-                   "and 43 base64url characters", kind="schema_mismatch")
-        ctx.expect(isinstance(data.get("ack_request") or batch.get("ack_request"), dict),
-                   f"the batch carries no ack_request: {json_excerpt(data, 300)}", kind="schema_mismatch")
+    with ctx.subcheck("ack_request"):
+        request = field(data, ACK_FIELD)
+        ctx.expect(isinstance(request, dict), f"looked for the batch's {ACK_FIELD} anywhere in the answer and found "
+                   f"{json_excerpt(request)}: {json_excerpt(data, 300)}", kind="schema_mismatch")
+        assert isinstance(request, dict)
+        branch = validator_for(ctx.profile.operations["receive_ack"].params_schema)
+        command = {"operation": "receive_ack", **{k: v for k, v in request.items() if k != "operation"}}
+        wrong = [e.message for e in branch.iter_errors(command)][:3]
+        ctx.expect(request.get("operation") == "receive_ack" and not wrong,
+                   f"the {ACK_FIELD} {json_excerpt(request)} is not a receive_ack command its schema allows: {wrong}; receive_ack "
+                   "takes a UUID batch_id, a 64 lowercase hex view_id and a 43-character base64url receipt", kind="schema_mismatch")
+        ctx.expect(request.get("client_key") == key, f"the {ACK_FIELD} names client_key {request.get('client_key')!r}, the pull's is {key}",
+                   kind="schema_mismatch")
     with ctx.subcheck("item read_request"):
         got = batch_items(ctx, data)
-        bare = [i for i in got if not isinstance(i.get("read_request"), dict)]
-        ctx.expect(got and not bare, f"batch items without read_request: {json_excerpt(bare or got)}", kind="schema_mismatch")
-        reply = follow(c, got[0]["read_request"], BOB, "the item's read_request")
+        ctx.expect(got, f"looked for work items (objects carrying {ITEM_FIELD}) anywhere in the answer and found none: "
+                   f"{json_excerpt(data, 300)}", kind="schema_mismatch")
+        reply = follow(c, got[0][ITEM_FIELD], BOB, "the item's read_request")
         expect_result(ctx, reply, "the item's read_request")
         ctx.expect(mentions(reply.result, text), f"the item's read_request does not read the invitation {text!r}: {reply.describe()}")
 
@@ -104,6 +113,7 @@ def check_recv_shape(ctx: CheckContext) -> None:
     data = c.data_of(c.command("receive_pull", {"client_key": key}, BOB), "receive_pull",
                      ("client_key", "batch", "more_available", "long_poll_allowed", "ack_request"))
     batch = expect_mapping(ctx, data["batch"], "receive_pull batch", ("batch_id", "view_id", "receipt", "items"))
+    expect_list(ctx, batch["items"], "receive_pull batch items")
     status = c.data_of(c.command("receive_status", {"client_key": key}, BOB), "receive_status",
                        ("client_key", "pending_count", "outstanding_batch_id"))
     ctx.expect(status["client_key"] == key and status["outstanding_batch_id"] == batch["batch_id"]
@@ -127,9 +137,7 @@ def check_recv_redeliver(ctx: CheckContext) -> None:
     again = pull(c, BOB, key, "receive_pull again, without an ack")
     ctx.expect(item_keys(ctx, first) and item_keys(ctx, again) == item_keys(ctx, first),
                f"unacknowledged work {item_keys(ctx, first)} came back as {item_keys(ctx, again)}: the site keeps it until acknowledged")
-    batch = batch_of(ctx, again)
-    assert batch is not None
-    expect_result(ctx, ack(c, BOB, key, batch), "receive_ack")
+    expect_result(ctx, ack(c, BOB, key, delivered(c, again, "receive_pull again", key)), "receive_ack")
     c.accept(conn, BOB)
     c.say(ALICE, conn, text_of("new work"))
     after = item_keys(ctx, pull(c, BOB, key, "receive_pull after the ack"))
@@ -143,14 +151,14 @@ def check_recv_redeliver_same(ctx: CheckContext) -> None:
     key = receiver(c, BOB, (ALICE, BOB))
     c.invite(ALICE, BOB, clear=False)
     first, again = pull(c, BOB, key, "receive_pull"), pull(c, BOB, key, "receive_pull again")
-    one, two = batch_of(ctx, first), batch_of(ctx, again)
-    ctx.expect(one is not None and two is not None and triple(ctx, one) == triple(ctx, two) and one.get("items") == two.get("items"),
-               f"the redelivered batch {json_excerpt(two)} differs from {json_excerpt(one)}", kind="schema_mismatch")
+    one, two = ack_triple(first, key), ack_triple(again, key)
+    ctx.expect(one is not None and two is not None and triple(ctx, one) == triple(ctx, two) and items_of(first) == items_of(again),
+               f"the redelivered batch {json_excerpt(again)} differs from {json_excerpt(first)}", kind="schema_mismatch")
 
 
 def ack_request(ctx: CheckContext, data: dict[str, Any]) -> Any:
-    batch = batch_of(ctx, data) or {}
-    return data.get("ack_request") or batch.get("ack_request")
+    """The batch's ack_request (the document's name), wherever the answer puts it."""
+    return field(data, ACK_FIELD)
 
 
 def check_recv_ack(ctx: CheckContext) -> None:
@@ -173,9 +181,10 @@ def check_recv_ack_exact(ctx: CheckContext, strict: bool = False) -> None:
     key = receiver(c, BOB, (ALICE, BOB))
     c.invite(ALICE, BOB, clear=False)
     data = pull(c, BOB, key, "receive_pull")
-    batch = batch_of(ctx, data)
-    ctx.expect(batch is not None, f"receive_pull with a pending invitation returned no batch: {json_excerpt(data)}")
-    assert batch is not None
+    with ctx.setup("bob pulls the invitation", by="PLAZA-RECV-PULL"):
+        ctx.expect(item_keys(ctx, data), f"looked for work items (objects carrying {ITEM_FIELD}) in bob's pull and found none: "
+                   f"{json_excerpt(data)}", kind="malformed_answer")
+        batch = delivered(c, data, "receive_pull", key)
     other_view = "0" * 64 if batch.get("view_id") != "0" * 64 else "1" * 64
     other_receipt = "A" * 43 if batch.get("receipt") != "A" * 43 else "B" * 43
     for label, change in (("batch_id", {"batch_id": fresh_id()}), ("view_id", {"view_id": other_view}),
@@ -185,6 +194,7 @@ def check_recv_ack_exact(ctx: CheckContext, strict: bool = False) -> None:
     again = pull(c, BOB, key, "receive_pull after the refused acks")
     ctx.expect(item_keys(ctx, again) == item_keys(ctx, data),
                f"after refused acks the pull returned {item_keys(ctx, again)}, not the pending {item_keys(ctx, data)}", kind="state_changed")
+    served(ctx, ack(c, BOB, key, batch), "receive_ack with the batch's own batch_id, view_id, receipt and client_key", by="PLAZA-RECV-ACK")
 
 
 def check_recv_ack_repeat(ctx: CheckContext) -> None:
@@ -192,9 +202,8 @@ def check_recv_ack_repeat(ctx: CheckContext) -> None:
     c = PlazaClient(ctx)
     key = receiver(c, BOB, (ALICE, BOB))
     _, conn = c.invite(ALICE, BOB, clear=False)
-    batch = batch_of(ctx, pull(c, BOB, key, "receive_pull"))
-    ctx.expect(batch is not None, "receive_pull with a pending invitation returned no batch")
-    assert batch is not None
+    with ctx.setup("bob pulls the invitation", by="PLAZA-RECV-PULL"):
+        batch = delivered(c, pull(c, BOB, key, "receive_pull"), "receive_pull", key)
     expect_result(ctx, ack(c, BOB, key, batch), "receive_ack")
     c.accept(conn, BOB)
     c.say(ALICE, conn, text_of("new work"))
@@ -246,18 +255,18 @@ def check_recv_more(ctx: CheckContext) -> None:
     c.invite(ALICE, BOB, clear=False)
     c.invite(CAROL, BOB, clear=False)
     data = pull(c, BOB, key, "receive_pull limit 1", limit=1)
-    ctx.expect(len(batch_items(ctx, data)) == 1 and data.get("more_available") is True,
+    ctx.expect(len(batch_items(ctx, data)) == 1 and field(data, "more_available") is True,
                f"receive_pull limit 1 with two invitations pending: {len(batch_items(ctx, data))} items, more_available "
-               f"{data.get('more_available')!r}")
+               f"{field(data, 'more_available')!r}")
     for n in range(10):
-        batch = batch_of(ctx, data)
-        if batch is None or not batch_items(ctx, data):
+        if not batch_items(ctx, data):
             break
-        if data.get("more_available") is not True:
+        if field(data, "more_available") is not True:
             return
-        expect_result(ctx, ack(c, BOB, key, batch), f"receive_ack {n + 1}")
+        expect_result(ctx, ack(c, BOB, key, delivered(c, data, f"receive_pull {n + 1}", key)), f"receive_ack {n + 1}")
         data = pull(c, BOB, key, f"receive_pull {n + 2}", limit=40)
-    ctx.expect(data.get("more_available") is not True, f"with everything delivered more_available is {data.get('more_available')!r}")
+    ctx.expect(field(data, "more_available") is not True,
+               f"with everything delivered more_available is {field(data, 'more_available')!r}")
 
 
 def unavailable(ctx: CheckContext) -> list[str]:
@@ -292,7 +301,7 @@ def check_recv_abort_retains(ctx: CheckContext) -> None:
         ctx.expect(item_keys(ctx, again) == item_keys(ctx, first),
                    f"after a dropped pull the work is {item_keys(ctx, again)}, not the pending {item_keys(ctx, first)}", kind="state_changed")
     with ctx.subcheck("message kept"):
-        ctx.expect(text in bodies(ctx, page(c, BOB, conn, "read_conversation"), "read_conversation"),
+        ctx.expect(text in bodies(ctx, page(c, BOB, conn, "read_conversation"), "read_conversation", [text]),
                    f"the text {text!r} is gone after a dropped pull", kind="state_changed")
 
 
@@ -307,16 +316,16 @@ def check_recv_isolation(ctx: CheckContext, strict: bool = False) -> None:
     theirs = pull(c, BOB, key, "bob's receive_pull with alice's client_key")
     with ctx.subcheck("pull"):
         shared = set(item_keys(ctx, mine)) & set(item_keys(ctx, theirs))
-        one, two = batch_of(ctx, mine), batch_of(ctx, theirs)
+        one, two = ack_triple(mine, key), ack_triple(theirs, key)
         ctx.expect(not shared and not (one and two and one.get("batch_id") == two.get("batch_id")),
                    f"bob pulling with alice's client_key got alice's work {sorted(map(str, shared))}", kind="auth_not_enforced")
     with ctx.subcheck("ack"):
-        batch = batch_of(ctx, theirs)
-        ctx.expect(batch is not None, f"bob's pull returned no batch: {json_excerpt(theirs)}")
-        assert batch is not None
+        with ctx.setup("bob pulls carol's invitation", by="PLAZA-RECV-PULL"):
+            batch = delivered(c, theirs, "bob's receive_pull", key)
         refused_as(ctx, ack(c, ALICE, key, batch), "NOT_FOUND", "alice acknowledging bob's batch", strict)
         again = pull(c, BOB, key, "bob's receive_pull after alice's ack")
         ctx.expect(item_keys(ctx, again) == item_keys(ctx, theirs), "alice's ack acknowledged bob's batch", kind="auth_not_enforced")
+        served(ctx, ack(c, BOB, key, batch), "bob acknowledging his own batch", by="PLAZA-RECV-ACK")
 
 
 def check_recv_read_not_ack(ctx: CheckContext) -> None:

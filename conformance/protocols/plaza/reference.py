@@ -891,6 +891,7 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         record = self.used_message_id(caller, message)
         if record is not None:
             return self.replay_text(call, record)
+        self.check_task_open(caller, message)
         recipient = self.recipient_of(message)
         if recipient is not None:
             self.require_scope(call.principal, FIRST_CONTACT_SCOPE)
@@ -906,6 +907,13 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         task = self.create_task(caller, conn, msg)
         self.remember_message_id(caller, message, kind="text", task_id=task["id"], first_contact=recipient is not None)
         return self.task_answer(call, task, replay=False)
+
+    def check_task_open(self, caller: str, message: dict[str, Any]) -> None:
+        """A text naming a taskId of the caller's task in a terminal state is refused (A2A 1.0
+        SendMessage: such a task "cannot accept further messages"); another taskId is ignored."""
+        task = self.s["tasks"].get(message.get("taskId")) if isinstance(message.get("taskId"), str) else None
+        if task is not None and task["owner"] == caller and self.task_state(task) in TERMINAL_TASK_STATES:
+            raise SiteError(UNSUPPORTED_OPERATION, "the task is in a terminal state and accepts no further messages")
 
     def first_contact(self, sender: str, recipient: str) -> dict[str, Any]:
         """A new connection in state invitation (the recipient must be a visitor: NOT_FOUND)."""

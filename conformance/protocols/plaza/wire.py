@@ -6,24 +6,25 @@ methods, the agent card and the capabilities the card declares false."""
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from conformance.checks.errors import expect_error, expect_mapping, expect_result, refused_as
+from conformance import locate
+from conformance.checks.errors import expect_error, expect_mapping, expect_refused, expect_result, refused_as
 from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
 from conformance.checks.jsonrpc import expect_envelope
 from conformance.model import Operation, Requirement
-from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, dig, fresh_id
-from conformance.runner import CheckContext
+from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
+from conformance.runner import CheckContext, Untested
 from conformance.spec.invalid import InvalidInstance, invalid_strategy
 from conformance.spec.schemas import validator_for
 from conformance.table import Table
 from conformance.transport.binding import RawToken, Reply
 
 INVALID = "A2A_INVALID_PARAMETERS"
-ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 MARKER = "conformance-marker-7f3a"  # a string no error message may quote back
 
 
@@ -49,30 +50,47 @@ def status_request(c: PlazaClient) -> dict[str, Any]:
     return body
 
 
-def error_info(reply: Reply) -> dict[str, Any] | None:
-    """The google.rpc.ErrorInfo of an error under either reading: error.data a list of
-    details, error.data.details such a list, or error.data the detail itself."""
-    data = reply.error_data
-    details = data if isinstance(data, list) else dig(data, "details") if isinstance(dig(data, "details"), list) else [data]
-    return next((d for d in details if isinstance(d, dict) and d.get("@type") == ERROR_INFO), None)
+def walk_values(answer: Any) -> list[Any]:
+    """Every value of an answer (conformance/locate.py's bounded walk)."""
+    return [f.value for f in locate.walk(answer)]
+
+
+def detail_type(ctx: CheckContext) -> str:
+    """The type of the error detail the document names (parameterValidation.detailType)."""
+    return str(ctx.profile.spec["parameterValidation"]["detailType"])
+
+
+def error_info(reply: Reply, detail_type: str) -> dict[str, Any] | None:
+    """The google.rpc.ErrorInfo of an error, by content: the object in error.data (a list
+    of details, a details list, the detail itself, at any depth) that carries the
+    document's detailType (parameterValidation.detailType) as a value."""
+    return locate.object_holding(reply.error_data, detail_type)
 
 
 # ----------------------------------------------------------------------------------
 # headers
 # ----------------------------------------------------------------------------------
+def served(ctx: CheckContext, reply: Reply, what: str, by: str = "PLAZA-EXAMPLE-STATUS") -> None:
+    """The control of a refusal row: the same request without the break, same credential
+    and binding, is served; a refusal counts only then (else the row is blocked, for the
+    requirement ``by`` that is about that request)."""
+    with ctx.setup(f"{what} (the same request without the break) is served", by=by):
+        expect_result(ctx, reply, what)
+
+
 def check_header(name: str, values: tuple[str | None, ...], error: str, ctx: CheckContext, strict: bool = False) -> None:
     """A request whose ``name`` header is missing (None) or another value is refused."""
     c = PlazaClient(ctx, reset=False)
+    served(ctx, raw(ctx, status_request(c)), f"the status example with {name} as the document requires")
     for value in values:
         what = f"SendMessage {'without ' + name if value is None else f'with {name}: {value}'}"
         with ctx.subcheck(what):
             refused_as(ctx, raw(ctx, status_request(c), {name: value}), error, what, strict)
-    with ctx.subcheck(f"{name} as the document requires"):
-        expect_result(ctx, raw(ctx, status_request(c)), "the status example with the required headers")
 
 
 def check_content_type(ctx: CheckContext) -> None:
     c = PlazaClient(ctx, reset=False)
+    served(ctx, raw(ctx, status_request(c)), "the status example sent as application/json")
     reply = raw(ctx, status_request(c), {"Content-Type": "text/plain"})
     ctx.expect(not reply.ok, f"a body sent as text/plain was served: {reply.describe()}", kind="accepted_invalid")
     ctx.expect(reply.status < 500, f"a body sent as text/plain made the server fail: {reply.describe()}", kind="wrong_status")
@@ -80,6 +98,7 @@ def check_content_type(ctx: CheckContext) -> None:
 
 def check_bearer(ctx: CheckContext, strict: bool = False) -> None:
     c = PlazaClient(ctx, reset=False)
+    served(ctx, raw(ctx, status_request(c)), "the status example with alice's bearer token")
     for what, who in (("without a bearer token", None), ("with a token the site never issued", RawToken("plaza-" + fresh_id()))):
         with ctx.subcheck(what):
             reply = raw(ctx, status_request(c), who=who)
@@ -94,11 +113,14 @@ def check_bearer(ctx: CheckContext, strict: bool = False) -> None:
 def check_request_id(ctx: CheckContext, strict: bool = False) -> None:
     """requestIdRequired: a request without id (a notification) is refused, not served silently."""
     c = PlazaClient(ctx)
+    c.clear_pair(ALICE, BOB)  # a live site: the control below is a first contact
     before = c.snapshot() if ctx.run.control_path else None
-    reply = raw(ctx, envelope("SendMessage", c.params({"text": "no id"}, to=c.agent_id(BOB)), request_id=None))
+    params = c.params({"text": "no id"}, to=c.agent_id(BOB))
+    reply = raw(ctx, envelope("SendMessage", params, request_id=None))
     refused_as(ctx, reply, "INVALID_REQUEST", "SendMessage without a request id", strict)
     if before is not None:
         ctx.expect(c.snapshot() == before, "a SendMessage without a request id was carried out", kind="state_changed")
+    served(ctx, raw(ctx, envelope("SendMessage", params)), "the same first text with a request id", by="PLAZA-FRIEND-INVITE")
 
 
 def check_envelope(ctx: CheckContext) -> None:
@@ -190,6 +212,28 @@ def check_configuration_location(ctx: CheckContext) -> None:
     refused_invalid(ctx, c, {"configuration inside message": inside})
 
 
+def check_configuration_elsewhere(ctx: CheckContext) -> None:
+    """configuration placed in message.metadata or at the JSON-RPC root takes no effect:
+    a text whose only returnImmediately: true stands there is a blocking send (with
+    control, the server's deadline is short), never answered at once, or it is refused."""
+    if not ctx.run.control_path:
+        raise Untested("judged by a blocking send, which waits the server's 20-second deadline without control")
+    c = PlazaClient(ctx)
+    connection = c.befriend(ALICE, BOB)
+    ctx.control("set_deadline", seconds=0.2)
+    immediate = c.configuration()
+    served(ctx, c.text(ALICE, "configured beside the message", context=connection), "a text with the configuration beside message",
+           by="PLAZA-FRIEND-MESSAGE")
+    in_metadata = c.params({"text": "configured in metadata"}, context=connection, configuration=None,
+                           metadata={"configuration": immediate})
+    at_root = envelope("SendMessage", c.params({"text": "configured at the root"}, context=connection, configuration=None))
+    at_root["configuration"] = immediate
+    for what, reply in (("configuration in message.metadata", c.send(in_metadata)), ("configuration at the JSON-RPC root", raw(ctx, at_root))):
+        with ctx.subcheck(what):
+            ctx.expect(not reply.ok, f"a text with {what} (returnImmediately: true) was answered as a send that returns at once: "
+                       f"{reply.describe()}; the document says configuration goes in params.configuration, never there")
+
+
 def check_answer_roles(ctx: CheckContext) -> None:
     """Every message the endpoint writes is ROLE_AGENT: command answers and task status messages."""
     c = PlazaClient(ctx)
@@ -246,10 +290,12 @@ def check_card(ctx: CheckContext) -> None:
     spec = ctx.profile.spec
     reply = ctx.http.request("GET", card_path(ctx))
     card = expect_mapping(ctx, reply.json() if reply.status == 200 else None, f"GET {card_path(ctx)} (HTTP {reply.status})")
-    versions = {card.get("protocolVersion")} | {dig(i, "protocolVersion") for i in card.get("supportedInterfaces") or [] if isinstance(i, dict)}
+    # A2A's names, wherever the card puts them (a card may carry a wrapper or members of its own)
+    versions = {f.value.get("protocolVersion") for f in locate.walk(card) if isinstance(f.value, dict)}
     ctx.expect(spec["protocolVersion"] in versions, f"the card names protocol versions {sorted(map(str, versions - {None}))}, "
                f"the document says {spec['protocolVersion']}")
-    capabilities = expect_mapping(ctx, card.get("capabilities"), "the card's capabilities")
+    found = next((f.value["capabilities"] for f in locate.walk(card) if isinstance(f.value, dict) and "capabilities" in f.value), None)
+    capabilities = expect_mapping(ctx, found, "the card's capabilities (looked for A2A's capabilities anywhere in the card)")
     for name, value in spec["optionalCapabilities"].items():
         ctx.expect(bool(capabilities.get(name, False)) == value,
                    f"the card declares capabilities.{name} = {capabilities.get(name)!r}, the document says {value}")
@@ -260,6 +306,7 @@ def check_card(ctx: CheckContext) -> None:
 
 def check_streaming(ctx: CheckContext, strict: bool = False) -> None:
     c = PlazaClient(ctx, reset=False)
+    served(ctx, c.send(status_request(c)["params"]), "the status example's params by SendMessage")
     for method, params in (("SendStreamingMessage", status_request(c)["params"]), ("SubscribeToTask", {"id": fresh_id()})):
         with ctx.subcheck(method):
             refused_as(ctx, c.rpc(method, params), "UNSUPPORTED_OPERATION", f"{method} (capabilities.streaming is false)", strict)
@@ -272,6 +319,10 @@ def check_push(ctx: CheckContext, strict: bool = False) -> None:
         params = c.params({"text": "conformance"}, to=c.agent_id(BOB))
         params["configuration"]["taskPushNotificationConfig"] = {"url": "https://127.0.0.1:9/hook", "token": "x"}
         refused_as(ctx, c.send(params), "PUSH_NOTIFICATION_NOT_SUPPORTED", "a push notification config (pushNotifications is false)", strict)
+        plain = copy.deepcopy(params)
+        del plain["configuration"]["taskPushNotificationConfig"]
+        plain["message"]["messageId"] = fresh_id()
+        served(ctx, c.send(plain), "the same first text without the push notification config", by="PLAZA-FRIEND-INVITE")
     with ctx.subcheck("CreateTaskPushNotificationConfig"):
         refused_as(ctx, c.rpc("CreateTaskPushNotificationConfig", {"taskId": fresh_id(), "url": "https://127.0.0.1:9/hook"}),
                    "PUSH_NOTIFICATION_NOT_SUPPORTED", "CreateTaskPushNotificationConfig", strict)
@@ -303,20 +354,67 @@ def with_target(params: Any) -> Any:
     return params
 
 
+def in_connection(connection: Callable[[], str], params: Any, broken_at: str | None = None) -> Any:
+    """A generated text sent where it can be served: in a real connection of alice's
+    (contextId), without a taskId of no task or a push config (refused for what they
+    are), returning at once; what the break (``broken_at``, a pointer) is about stays."""
+    if not isinstance(params, dict) or not isinstance(params.get("message"), dict):
+        return params
+    params = copy.deepcopy(params)
+    message = params["message"]
+
+    def free(pointer: str) -> bool:
+        return broken_at is None or not (broken_at == pointer or broken_at.startswith(pointer + "/") or pointer.startswith(broken_at + "/"))
+
+    if free("/message/contextId"):
+        message["contextId"] = connection()
+    if free("/message/taskId"):
+        message.pop("taskId", None)
+    if free("/message/metadata"):
+        message.pop("metadata", None)
+    config = params.get("configuration")
+    if config is None and free("/configuration"):
+        config = params["configuration"] = {}
+    if isinstance(config, dict):
+        if free("/configuration/taskPushNotificationConfig"):
+            config.pop("taskPushNotificationConfig", None)
+        if free("/configuration/returnImmediately"):
+            config["returnImmediately"] = True
+    return params
+
+
+def short_waits(ctx: CheckContext) -> None:
+    """With control, a served text whose break is its returnImmediately waits a short
+    deadline, not the document's 20 seconds."""
+    if ctx.run.control_path:
+        ctx.control("set_deadline", seconds=0.2)
+
+
 def check_send_valid(ctx: CheckContext) -> None:
-    c = PlazaClient(ctx, reset=False)
+    c = PlazaClient(ctx)  # a reset site: alice's connection with bob is made afresh
+    connection = functools.cache(lambda: c.befriend(ALICE, BOB))
     valid_inputs_accepted(ctx, text_operation(ctx.profile.operations["SendMessage"]), c.send, (INVALID,),
-                          prepare=with_target, catalogued=False)
+                          prepare=lambda p: in_connection(connection, p), catalogued=False)
 
 
 def check_send_invalid(ctx: CheckContext) -> None:
-    c = PlazaClient(ctx, reset=False)
-    invalid_inputs_rejected(ctx, text_operation(ctx.profile.operations["SendMessage"]), c.send, INVALID)
+    c = PlazaClient(ctx)
+    short_waits(ctx)
+    connection = functools.cache(lambda: c.befriend(ALICE, BOB))
+    invalid_inputs_rejected(ctx, text_operation(ctx.profile.operations["SendMessage"]), c.send, INVALID,
+                            prepare=lambda bad: in_connection(connection, bad.instance,
+                                                              None if bad.instance is bad.base else bad.violation.pointer))
 
 
 def check_get_task_valid(ctx: CheckContext) -> None:
-    c = PlazaClient(ctx, reset=False)
-    valid_inputs_accepted(ctx, ctx.profile.operations["GetTask"], lambda p: c.rpc("GetTask", p), (INVALID,), catalogued=False)
+    """Generated GetTask params naming alice's own task (a random id names none: not found)."""
+    c = PlazaClient(ctx)
+    task = functools.cache(lambda: str(c.say(ALICE, c.befriend(ALICE, BOB), "a task to read")["id"]))
+
+    def own(params: Any) -> Any:
+        return {**params, "id": task()} if isinstance(params, dict) else params
+    valid_inputs_accepted(ctx, ctx.profile.operations["GetTask"], lambda p: c.rpc("GetTask", p), (INVALID,), prepare=own,
+                          catalogued=False)
 
 
 def check_get_task_invalid(ctx: CheckContext) -> None:
@@ -365,23 +463,24 @@ def check_error_shape(ctx: CheckContext) -> None:
     reason = ctx.profile.spec["parameterValidation"]["reason"]
 
     def judge(reply: Reply, sent: Any, bad: InvalidInstance) -> None:
-        info = error_info(reply)
-        ctx.expect(info is not None, f"the invalid-parameters error carries no {ERROR_INFO} detail: {reply.describe()}", kind="schema_mismatch")
-        ctx.expect(dig(info, "reason") == reason, f"the ErrorInfo reason is {dig(info, 'reason')!r}, the document says {reason}",
-                   kind="schema_mismatch")
+        info = error_info(reply, detail_type(ctx))
+        ctx.expect(info is not None, f"looked for an object carrying {detail_type(ctx)} anywhere in error.data and found none: "
+                   f"{reply.describe()}", kind="schema_mismatch")
+        ctx.expect(locate.holds(info, reason), f"the ErrorInfo detail {json.dumps(info)[:200]} does not carry the document's reason "
+                   f"{reason}", kind="schema_mismatch")
     invalid_answers(ctx, judge)
 
 
 def check_error_metadata(ctx: CheckContext) -> None:
     """Every metadata value is a string; validationIssues a JSON list of field paths and codes."""
     def judge(reply: Reply, sent: Any, bad: InvalidInstance) -> None:
-        info = expect_mapping(ctx, error_info(reply), "the ErrorInfo detail")
+        info = expect_mapping(ctx, error_info(reply, detail_type(ctx)), "the ErrorInfo detail (the object carrying the detailType)")
         metadata = expect_mapping(ctx, info.get("metadata"), "ErrorInfo.metadata")
         odd = {k: v for k, v in metadata.items() if not isinstance(v, str)}
         ctx.expect(not odd, f"ErrorInfo.metadata values must all be strings: {json.dumps(odd)[:200]}", kind="schema_mismatch")
         for issue in issues_of(ctx, info):
-            ctx.expect(isinstance(issue, dict) and isinstance(issue.get("path", issue.get("field")), str),
-                       f"a validation issue is {json.dumps(issue)[:120]}, not a field path and code", kind="schema_mismatch")
+            ctx.expect(isinstance(issue, str) or (isinstance(issue, dict) and any(isinstance(v, str) for v in issue.values())),
+                       f"a validation issue is {json.dumps(issue)[:120]}, not a field path or code", kind="schema_mismatch")
     invalid_answers(ctx, judge)
 
 
@@ -390,7 +489,7 @@ def check_error_bound(ctx: CheckContext) -> None:
     c = PlazaClient(ctx, reset=False)
     bound = int(ctx.profile.limits["validation_issues_count"].value)
     params = c.params({"text": ""}, context="", message_id="", role="user", referenceTaskIds=[""] * 30, extensions=[""] * 30)
-    info = expect_mapping(ctx, error_info(c.send(params)), "the ErrorInfo detail of a message with many broken fields")
+    info = expect_mapping(ctx, error_info(c.send(params), detail_type(ctx)), "the ErrorInfo detail of a message with many broken fields")
     issues = issues_of(ctx, info)
     ctx.expect(0 < len(issues) <= bound, f"validationIssues lists {len(issues)} issues, the profile bounds it to {bound}",
                kind="schema_mismatch")
@@ -436,13 +535,21 @@ def check_presend(ctx: CheckContext) -> None:
     bad = c.params({"text": "x" * (int(ctx.profile.limits["text_characters_count"].value) + 1)}, context=connection, message_id=message_id)
     reply = c.send(bad)
     expect_error(ctx, reply, INVALID, "a text over the maximum")
-    metadata = dig(error_info(reply), "metadata") or {}
+    metadata = dig(error_info(reply, detail_type(ctx)), "metadata") or {}
     for flag in ("messageSent", "sendHandleConsumedByThisRequest"):
         ctx.expect(metadata.get(flag) == "false", f"a pre-send parameter failure carries {flag} = {metadata.get(flag)!r}, "
                    "the document says false", kind="schema_mismatch")
     with ctx.subcheck("the messageId afterwards"):
         c.task_of(c.text(ALICE, "the valid message", context=connection, message_id=message_id),
                   "a valid text under the messageId of a refused one")
+    with ctx.subcheck("a refusal that is no parameter failure"):  # "Only a SendMessage parameter failure ... carries"
+        other = c.text(CAROL, "not a participant", context=connection)
+        expect_refused(ctx, other, "carol's text in alice and bob's connection")
+        flags = {f: any(isinstance(v, dict) and v.get(f) == "false" for v in walk_values(other.error_data))
+                 for f in ("messageSent", "sendHandleConsumedByThisRequest")}
+        ctx.expect(not any(flags.values()), f"a refusal for the caller's participation, no parameter failure, carries "
+                   f"{[f for f, hit in flags.items() if hit]} false: {other.describe()}; only a pre-send parameter failure does",
+                   kind="schema_mismatch")
 
 
 def check_no_effect(ctx: CheckContext) -> None:
@@ -490,6 +597,9 @@ def rows(t: Table) -> list[Requirement]:
               check_text_maximum, ("text_over_maximum_accepted", "text_maximum_refused")),
         t.req("PLAZA-WIRE-CONFIG-LOCATION", "MUST", "configuration goes beside message, never inside it",
               t.at("/wireFormat/configurationLocation"), check_configuration_location, ("configuration_in_message_accepted",)),
+        t.req("PLAZA-WIRE-CONFIG-ELSEWHERE", "SHOULD", "configuration in message.metadata or at the JSON-RPC root takes no effect",
+              t.at("/wireFormat/configurationLocation"), check_configuration_elsewhere,
+              ("configuration_in_metadata_honoured", "configuration_at_root_honoured")),
         t.req("PLAZA-WIRE-RESPONSE-ROLE", "MUST", "Messages the endpoint writes have role ROLE_AGENT", t.at("/wireFormat/responseRole"),
               check_answer_roles, ("answer_role_user",)),
         t.req("PLAZA-WIRE-ANSWER-SHAPE", "SHOULD", "A command answers {message}, a text {task}", t.chosen("docs/agent-plaza.md#results"),
@@ -525,10 +635,11 @@ def rows(t: Table) -> list[Requirement]:
         t.req("PLAZA-PARAM-ERROR-NO-ECHO", "MUST", "Parameter errors never quote submitted text, credentials or unknown key names",
               t.at("/parameterValidation/metadataFormat"), check_no_echo, ("issues_echo_input", "issues_echo_key")),
         t.req("PLAZA-PARAM-ERROR-PRESEND", "MUST", "A pre-send failure says messageSent and sendHandleConsumedByThisRequest false and consumes nothing",
-              t.at("/parameterValidation/preSendFailure"), check_presend, ("presend_flags_missing", "invalid_send_consumes_id")),
+              t.at("/parameterValidation/preSendFailure"), check_presend, ("presend_flags_missing", "invalid_send_consumes_id",
+                                                                    "presend_flags_on_every_refusal")),
         t.req("PLAZA-PARAM-ERROR-NO-EFFECT", "MUST", "A parameter error stores nothing and makes no invitation",
               t.at("/parameterValidation/recovery"), check_no_effect, ("invalid_text_stored",)),
     ]
 
 
-__all__ = ["INVALID", "error_info", "raw", "rows", "status_request"]
+__all__ = ["INVALID", "detail_type", "error_info", "raw", "rows", "status_request"]

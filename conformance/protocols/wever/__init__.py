@@ -9,6 +9,8 @@ from conformance.runner import CheckContext
 from conformance.targets import ProtocolMismatch
 from conformance.transport.binding import DEFAULT
 
+ROUTE_ABSENT = (404, 405)  # RFC 9110: no such resource, or not with this method
+
 
 def create_reference(profile: Profile, control: bool = True, **options: Any) -> Any:
     """The reference relay's ASGI app; ``app.state.reference`` is what faults patch."""
@@ -18,9 +20,12 @@ def create_reference(profile: Profile, control: bool = True, **options: Any) -> 
 
 
 def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
-    """The target must answer a harmless action over the run's binding in its shape."""
+    """The target must answer a harmless action over the run's binding: a result, or a
+    refusal the binding flags with a JSON body at a route that exists (its shape is the
+    relay's: the manifest names no error body)."""
     reply = ctx.binding.call("get_mailbox", {}, caller=caller)
-    if not (reply.ok or reply.error_code):
+    refused = reply.flagged and isinstance(reply.http.json(), dict) and reply.status not in ROUTE_ABSENT
+    if not (reply.ok or reply.error_code or refused):
         raise ProtocolMismatch(
             f"{ctx.http.target} does not speak the Wever Connect {ctx.binding.name} binding: "
             f"HTTP {reply.status} {reply.http.text[:80]!r}"

@@ -8,19 +8,77 @@ import copy
 import hashlib
 import json
 import uuid
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from conformance.checks.errors import expect_mapping, expect_result
+from conformance import locate
+from conformance.checks.errors import expect_result
+from conformance.locate import Search
+from conformance.protocols.wever.reads import Vocabulary, ids, marked, owners, state_in, vocabulary
 from conformance.runner import CheckContext, Untested
 from conformance.transport.binding import FRESH, RawToken, Reply, dig
-from conformance.transport.http import HttpReply
+from conformance.transport.http import HttpReply, json_excerpt
 
 SENDER, RECIPIENT, STRANGER = "alice", "bob", "carol"
-TERMINAL = ("completed", "declined", "cancelled")
+TERMINAL = ("completed", "declined", "cancelled")  # the flow's ends (each a key of protocols.a2a.state_mapping)
+MARKER_FIELD = "conformance_marker"
+VERSION = "the manifest's"  # a2a_call's default A2A-Version: protocols.a2a.required_headers  # the member of task data (and results) that carries a check's marker
+
+__all__ = ["RECIPIENT", "SENDER", "STRANGER", "TERMINAL", "Task", "Watch", "WeverClient", "dig", "fresh_key", "fresh_marker"]
 
 
 def fresh_key() -> str:
     return uuid.uuid4().hex
+
+
+def fresh_marker() -> str:
+    """A unique text a check puts in what it sends, to find its own objects again (short
+    and spaced, so it never looks like an id or a digest)."""
+    return f"conformance marker {uuid.uuid4().hex[:12]}"
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task as a check knows it: the id the relay answered, the Connect state the last
+    answer showed (None when it showed none), the marker its data carries, the data and
+    the result the check gave it, and the answer it was last read from."""
+
+    id: str
+    state: str | None = None
+    marker: str = ""
+    data: Any = None
+    result: Any = None
+    answer: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class Watch:
+    """The task ids one inbox named before a step: afterwards, the tasks that carry a
+    check's marker are the check's own (the inbox of a shared mailbox holds others')."""
+
+    c: WeverClient
+    who: str
+    before: set[str]
+
+    def carrying(self, marker: str) -> set[str]:
+        """The tasks of the inbox whose content carries ``marker``: in the listing itself,
+        or (for tasks new since the watch began, where the listing shows no content) as
+        get_task shows them."""
+        pattern = self.c.vocab.task_id
+        answer = self.c.inbox(self.who)
+        found = owners(answer, marker, pattern)
+        if marked(answer, marker) and not found:
+            found.add(f"(a task the inbox lists without an id of pattern {pattern.pattern})")
+        for task_id in ids(answer, pattern):
+            if task_id not in self.before and task_id not in found:
+                reply = self.c.get(task_id, self.who)
+                if reply.ok and marked(reply.result, marker):
+                    found.add(task_id)
+        return found
+
+    def nothing_delivered(self, marker: str, what: str, kind: str = "state_changed") -> None:
+        got = self.carrying(marker)
+        self.c.ctx.expect(not got, f"{what}: the inbox of {self.who} shows the task it carried ({sorted(got)})", kind=kind)
 
 
 def rpc_error(reply: HttpReply) -> Any:
@@ -39,7 +97,7 @@ def served_rpc(ctx: CheckContext, reply: HttpReply, what: str) -> Any:
     body = reply.json()
     ctx.expect(reply.status == 200 and isinstance(body, dict) and "result" in body and "error" not in body,
                f"{what}: expected a JSON-RPC result, got HTTP {reply.status} {reply.text[:300]}", kind="rejected_valid")
-    return body["result"]
+    return dig(body, "result")
 
 
 class WeverClient:
@@ -107,12 +165,24 @@ class WeverClient:
         return {"recipient_id": self.mailbox(recipient), "capability": capability or self.capability,
                 "task": data if data is not None else self.example_data()["task"]}
 
+    # -- content the check controls ------------------------------------------------------------
+    @property
+    def vocab(self) -> Vocabulary:
+        return vocabulary(self.ctx.profile)
+
+    def marked(self, data: Any = None) -> tuple[dict[str, Any], str]:
+        """Task data (the manifest example's, or ``data``) carrying a fresh marker, and the
+        marker: what the check finds its own tasks by, whatever the relay's shapes."""
+        marker = fresh_marker()
+        base = self.example_data()["task"] if data is None else data
+        return {**(base if isinstance(base, dict) else {"data": base}), MARKER_FIELD: marker}, marker
+
     # -- set-up ------------------------------------------------------------------------------
-    def advertise(self, who: str = RECIPIENT, capabilities: list[str] | None = None, **fields: Any) -> dict[str, Any]:
-        """Make ``who`` advertise the example capability (update_mailbox)."""
+    def advertise(self, who: str = RECIPIENT, capabilities: list[str] | None = None, **fields: Any) -> Any:
+        """Make ``who`` advertise the example capability (update_mailbox); its answer."""
         body = {"label": f"conformance {who}", "capabilities": capabilities or [self.capability], "discoverable": False, **fields}
         with self.ctx.setup(f"update_mailbox as {who}", by="WEVER-INPUT-VALID-UPDATE-MAILBOX"):
-            return dict(expect_result(self.ctx, self.call("update_mailbox", body, who), "update_mailbox"))
+            return expect_result(self.ctx, self.call("update_mailbox", body, who), "update_mailbox")
 
     def grant(self, sender: str = SENDER, recipient: str = RECIPIENT, allowed: bool = True) -> Reply:
         return self.call("allow_sender", {"sender_id": self.mailbox(sender), "allowed": allowed}, recipient)
@@ -125,42 +195,107 @@ class WeverClient:
 
     def send(self, sender: str = SENDER, recipient: str = RECIPIENT, data: Any = None, key: str | None = None,
              capability: str | None = None) -> Reply:
+        """send_task; without ``data``, the example's task with a fresh marker."""
+        if data is None:
+            data, _ = self.marked()
         return self.call("send_task", self.task_body(recipient, data, capability), sender, key=key or fresh_key())
 
-    def new_task(self, state: str = "offered", sender: str = SENDER, recipient: str = RECIPIENT) -> dict[str, Any]:
-        """A task from ``sender`` to ``recipient`` brought to ``state`` through the flow."""
+    def new_task(self, state: str = "offered", sender: str = SENDER, recipient: str = RECIPIENT) -> Task:
+        """A task from ``sender`` to ``recipient`` brought to ``state`` through the flow
+        (its data, and a completed task's result, carry the task's marker)."""
+        steps = {"offered": [], "accepted": [("accept_task", recipient)],
+                 "completed": [("accept_task", recipient), ("complete_task", recipient)],
+                 "declined": [("decline_task", recipient)], "cancelled": [("cancel_task", sender)]}[self.vocab.state(state)]
         self.allow(sender, recipient)
+        data, marker = self.marked()
         with self.ctx.setup(f"send a task and bring it to {state}", by="WEVER-SEND-OFFERED"):
-            task = self.task_of(self.send(sender, recipient), "send_task")
-            steps = {"accepted": [("accept_task", recipient)], "completed": [("accept_task", recipient), ("complete_task", recipient)],
-                     "declined": [("decline_task", recipient)], "cancelled": [("cancel_task", sender)]}[state] if state != "offered" else []
+            task = replace(self.task_of(self.send(sender, recipient, data=data), "send_task"), marker=marker, data=data)
             for action, who in steps:
-                params: dict[str, Any] = {"task_id": task["task_id"]}
+                params: dict[str, Any] = {"task_id": task.id}
                 if action == "complete_task":
-                    params["result"] = {"answer": "conformance result"}
-                task = self.task_of(self.call(action, params, who), action)
+                    params["result"] = {"answer": "conformance result", MARKER_FIELD: marker}
+                seen = self.task_of(self.call(action, params, who), action, known=task.id)
+                task = replace(task, state=seen.state, result=params.get("result", task.result))
         return task
 
-    def task_of(self, reply: Reply, what: str) -> dict[str, Any]:
-        result = expect_result(self.ctx, reply, what, ["task"])
-        return expect_mapping(self.ctx, result["task"], f"{what} task", ("task_id", "state"))
+    def task_of(self, reply: Reply, what: str, known: str | None = None) -> Task:
+        """The task an answer is about: the id the check knows (which the answer must
+        hold), or else the first string of the manifest's task id pattern; and the state
+        it shows (a Connect state wherever it sits, None when it shows none)."""
+        result = expect_result(self.ctx, reply, what)
+        if known is not None:
+            self.ctx.expect(locate.holds(result, known), f"{what}: the answer does not name the task {known}: "
+                            f"{json_excerpt(result)}", kind="malformed_answer")
+            task_id = known
+        else:
+            found = ids(result, self.vocab.task_id)
+            if not found:
+                self.ctx.fail(f"{what}: " + Search(f"a task id (pattern {self.vocab.task_id.pattern})").looked_for(result),
+                              kind="malformed_answer")
+            task_id = found[0]
+        return Task(task_id, state_in(result, self.vocab.states), answer=result)
+
+    def state_shown(self, task: Task, what: str) -> str:
+        """The Connect state an answer about ``task`` shows (a finding when it shows none)."""
+        if task.state is None:
+            self.ctx.fail(f"{what}: " + Search(f"the task's state (one of {', '.join(self.vocab.states)})").looked_for(task.answer),
+                          kind="malformed_answer")
+        return str(task.state)
+
+    def state_after(self, task: Task, what: str, who: str = SENDER) -> str:
+        """The state ``task``'s answer shows, or (where it shows none) the state get_task
+        shows ``who``: a relay may answer a transition with less than the whole task."""
+        return task.state if task.state is not None else self.state_of(task.id, who)
+
+    def state_of(self, task_id: str, who: str = SENDER) -> str:
+        """The task's state as get_task shows it to ``who``."""
+        seen = self.task_of(self.get(task_id, who), f"get_task as {who}", known=task_id)
+        return self.state_shown(seen, f"get_task as {who}")
 
     def get(self, task_id: str, who: str = SENDER) -> Reply:
         return self.call("get_task", {"task_id": task_id}, who)
 
+    def inbox(self, who: str = RECIPIENT) -> Any:
+        return expect_result(self.ctx, self.call("inbox", {}, who), f"inbox of {who}")
+
     def inbox_ids(self, who: str = RECIPIENT) -> list[str]:
-        result = expect_result(self.ctx, self.call("inbox", {}, who), f"inbox of {who}", ["tasks"])
-        return [str(t.get("task_id")) for t in result["tasks"] if isinstance(t, dict)]
+        """Every task id the inbox of ``who`` names (judge only those the check made)."""
+        return ids(self.inbox(who), self.vocab.task_id)
+
+    def watch(self, who: str = RECIPIENT) -> Watch:
+        """The inbox of ``who`` now, to tell later which tasks carry a check's marker."""
+        return Watch(self, who, set(self.inbox_ids(who)))
+
+    def mailbox_ids(self, answer: Any) -> list[str]:
+        return ids(answer, self.vocab.mailbox_id)
+
+    def request_of(self, reply: Reply, what: str, known: str | None = None) -> str:
+        """The connection request an answer is about: the id the check knows (which the
+        answer must hold), else the first string of the manifest's request id pattern."""
+        result = expect_result(self.ctx, reply, what)
+        if known is not None:
+            self.ctx.expect(locate.holds(result, known), f"{what}: the answer does not name the request {known}: "
+                            f"{json_excerpt(result)}", kind="malformed_answer")
+            return known
+        found = ids(result, self.vocab.request_id)
+        if not found:
+            self.ctx.fail(f"{what}: " + Search(f"a connection request id (pattern {self.vocab.request_id.pattern})").looked_for(result),
+                          kind="malformed_answer")
+        return found[0]
 
     def snapshot(self) -> str:
-        return str((self.ctx.control("snapshot").json() or {}).get("digest", ""))
+        answer = self.ctx.control("snapshot").json()
+        return str(answer.get("digest", "")) if isinstance(answer, dict) else str(answer)
 
     def advance(self, seconds: float) -> None:
         self.ctx.control("advance_clock", seconds=seconds)
 
     # -- the A2A adapter --------------------------------------------------------------------
-    def a2a_headers(self, who: str | None = SENDER, version: str | None = "1.0") -> dict[str, str]:
+    def a2a_headers(self, who: str | None = SENDER, version: str | None = VERSION) -> dict[str, str]:
+        """protocols.a2a.required_headers: the version (VERSION: the manifest's) and the token."""
         headers = {"Content-Type": "application/json"}
+        if version == VERSION:
+            version = str(self.a2a["required_headers"]["A2A-Version"])
         if version is not None:
             headers["A2A-Version"] = version
         if who is not None:
@@ -178,11 +313,12 @@ class WeverClient:
         params["message"]["messageId"] = message_id or f"conformance-{uuid.uuid4().hex}"
         return params
 
-    def a2a_call(self, method: str, params: Any, who: str | None = SENDER, version: str | None = "1.0",
-                 raw: str | bytes | None = None) -> HttpReply:
+    def a2a_call(self, method: str, params: Any, who: str | None = SENDER, version: str | None = VERSION,
+                 raw: str | bytes | None = None, headers: dict[str, str] | None = None) -> HttpReply:
         envelope = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
         body = raw if raw is not None else json.dumps(envelope)
-        return self.ctx.http.request("POST", self.a2a["endpoint"], headers=self.a2a_headers(who, version), content=body)
+        return self.ctx.http.request("POST", self.a2a["endpoint"], headers={**self.a2a_headers(who, version), **(headers or {})},
+                                     content=body)
 
     @staticmethod
     def a2a_key(message_id: str) -> str:

@@ -7,6 +7,7 @@ name says, and nothing else: a check that catches it catches that rule."""
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import threading
 import time
@@ -1030,3 +1031,177 @@ def service_grants_unbounded(ref: WeverReference) -> None:
 def service_requests_unbounded(ref: WeverReference) -> None:
     """No service-wide daily cap on connection requests."""
     _loosen(ref, "service_connection_requests_per_day_count", UNBOUNDED)
+
+
+# ------------------------------------------------------------------ rules no check sent a request for before
+
+
+@fault
+def a2a_header_key(ref: WeverReference) -> None:
+    """An incoming Idempotency-Key header on SendMessage becomes the adapter's request key,
+    instead of a2a-<sha256(messageId)> ("Incoming Idempotency-Key does not override this")."""
+    header: list[str | None] = [None]
+
+    @replaces(ref, "a2a_send_message")
+    def send(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+        header[0] = headers.get(ref.key_header) or None
+        try:
+            return dict(original(caller, params, headers))
+        finally:
+            header[0] = None
+
+    @replaces(ref, "a2a_request_key")
+    def key(original: Any, message_id: str) -> str:
+        return header[0] or str(original(message_id))
+
+
+@fault
+def keys_shared_across_senders(ref: WeverReference) -> None:
+    """Request keys (Idempotency-Key, and the A2A messageId's) are one namespace for every
+    sender, not each sender's own: another sender's same key and body replays the first task."""
+    ref.key_id = lambda sender_id, key: f"*|{key}"  # type: ignore[method-assign]
+
+
+@fault
+def deny_keeps_grant(ref: WeverReference) -> None:
+    """Denying a connection request records the denial but leaves the pair's existing grant
+    ("denying revokes that pair's current permission")."""
+    @replaces(ref, "act_respond_connection_request")
+    def respond(original: Any, call: Call) -> dict[str, Any]:
+        req = ref.s["requests"].get(call.args["request_id"])
+        kept = req is not None and ref.has_grant(req["recipient_id"], req["sender_id"])
+        out: dict[str, Any] = original(call)
+        if req is not None and kept and not call.args["allowed"]:
+            ref.s["grants"].setdefault(req["recipient_id"], {})[req["sender_id"]] = ref.now()
+            out["allowed"] = True
+        return out
+
+
+@fault
+def repeat_denial_revokes(ref: WeverReference) -> None:
+    """A repeated denying response revokes again, undoing a later grant."""
+    @replaces(ref, "act_respond_connection_request")
+    def respond(original: Any, call: Call) -> dict[str, Any]:
+        req = ref.s["requests"].get(call.args["request_id"])
+        repeat = req is not None and req["status"] == DENIED and not call.args["allowed"]
+        out: dict[str, Any] = original(call)
+        if repeat and req is not None:
+            ref.remove_grant(req["recipient_id"], req["sender_id"])
+            out["allowed"] = False
+        return out
+
+
+@fault
+def sender_responds(ref: WeverReference) -> None:
+    """The sender of a connection request may answer it, as if it were the recipient."""
+    @replaces(ref, "act_respond_connection_request")
+    def respond(original: Any, call: Call) -> dict[str, Any]:
+        req = ref.s["requests"].get(call.args["request_id"])
+        if req is not None and req["sender_id"] == call.caller:
+            call = Call(call.action, call.args, req["recipient_id"], call.key, call.source)
+        return dict(original(call))
+
+
+@fault
+def expired_key_forgotten(ref: WeverReference) -> None:
+    """A retry under the key of a task that expired (its tombstone still alive) creates new
+    work, instead of finding the expired work unavailable (deleted tasks still are)."""
+    @replaces(ref, "replay_for_key")
+    def replay(original: Any, sender_id: str, key: str, body: str) -> dict[str, Any] | None:
+        record = ref.s["keys"].get(ref.key_id(sender_id, key))
+        if record is not None and record["task_id"] not in ref.s["tasks"]:
+            return None
+        result: dict[str, Any] | None = original(sender_id, key, body)
+        return result
+
+
+# ------------------------------------------------------------------ other answer shapes (the SHOULD shape rows catch them)
+
+
+def _reshaped(ref: WeverReference, actions: tuple[str, ...], rewrite: Callable[[str, dict[str, Any]], dict[str, Any]]) -> None:
+    """The HTTP and MCP answers of ``actions`` rewritten by ``rewrite(action, result)``;
+    what the relay does, and the A2A adapter's answers, stay as they are."""
+    @replaces(ref, "serve_action")
+    def serve(original: Any, action: str, raw: bytes, headers: Mapping[str, str], source: str) -> Response:
+        response: Response = original(action, raw, headers, source)
+        if action not in actions or response.status_code != 200:
+            return response
+        return JSONResponse(rewrite(action, json.loads(bytes(response.body))))
+
+    @replaces(ref, "mcp_call_tool")
+    def call(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+        result: dict[str, Any] = original(caller, params, headers)
+        name = params.get("name") if isinstance(params, dict) else None
+        if name not in actions or result.get("isError"):
+            return result
+        body = rewrite(str(name), result["structuredContent"])
+        return {**result, "structuredContent": body, "content": [{"type": "text", "text": json.dumps(body)}]}
+
+
+def _renamed(obj: Any, names: Mapping[str, str]) -> Any:
+    return {names.get(k, k): v for k, v in obj.items()} if isinstance(obj, dict) else obj
+
+
+TASK_ACTIONS = ("send_task", "get_task", "accept_task", "decline_task", "cancel_task", "complete_task", "inbox")
+
+
+@fault
+def task_shape_other(ref: WeverReference) -> None:
+    """Task answers come as {"item": {"id", ...}} and the inbox as {"items": [...]}
+    instead of the profile's {"task": {"task_id", ...}} and {"tasks": [...]}."""
+    names = {"task_id": "id"}
+
+    def rewrite(action: str, body: dict[str, Any]) -> dict[str, Any]:
+        if action == "inbox":
+            return {"items": [_renamed(t, names) for t in body.get("tasks") or []]}
+        return {"item": _renamed(body.get("task"), names)}
+
+    _reshaped(ref, TASK_ACTIONS, rewrite)
+
+
+@fault
+def request_shape_other(ref: WeverReference) -> None:
+    """Connection requests come as {"id", "decision", ...} at the root (a listing as
+    {"items": [...]}, a response with "permission") instead of the profile's
+    {"request": {"request_id", "status"}}, {"requests": [...]} and "allowed"."""
+    names = {"request_id": "id", "status": "decision"}
+
+    def rewrite(action: str, body: dict[str, Any]) -> dict[str, Any]:
+        if action == "list_connection_requests":
+            return {"items": [_renamed(r, names) for r in body.get("requests") or []]}
+        out = dict(_renamed(body.get("request"), names))
+        if "allowed" in body:
+            out["permission"] = body["allowed"]
+        return out
+
+    _reshaped(ref, ("request_connection", "list_connection_requests", "respond_connection_request"), rewrite)
+
+
+@fault
+def mailbox_shape_other(ref: WeverReference) -> None:
+    """Mailbox answers name allowed_sender_ids and requests_enabled instead of the
+    profile's allowed_senders and accepts_connection_requests."""
+    names = {"allowed_senders": "allowed_sender_ids", "accepts_connection_requests": "requests_enabled"}
+    _reshaped(ref, ("get_mailbox", "update_mailbox", "register_mailbox"), lambda action, body: dict(_renamed(body, names)))
+
+
+@fault
+def peers_shape_other(ref: WeverReference) -> None:
+    """find_peers answers {"profiles": [{"id", ...}]} instead of the profile's
+    {"peers": [{"mailbox_id", ...}], "next"}."""
+    def rewrite(action: str, body: dict[str, Any]) -> dict[str, Any]:
+        return {"profiles": [_renamed(p, {"mailbox_id": "id"}) for p in body.get("peers") or []], "cursor": body.get("next")}
+
+    _reshaped(ref, ("find_peers",), rewrite)
+
+
+@fault
+def mcp_register_callable(ref: WeverReference) -> None:
+    """tools/call register_mailbox is served (a mailbox and its token over MCP), though
+    tools/list leaves the tool out ("Registration is not an MCP tool")."""
+    @replaces(ref, "mcp_call_tool")
+    def call(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
+        if isinstance(params, dict) and params.get("name") == ref.registration_action:
+            result = ref.run_action(Call(ref.registration_action, params.get("arguments") or {}, None, None, "mcp"))
+            return {"content": [{"type": "text", "text": json.dumps(result)}], "structuredContent": result, "isError": False}
+        return dict(original(caller, params, headers))

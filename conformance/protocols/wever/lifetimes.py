@@ -5,12 +5,16 @@ through the control interface (``advance_clock``); without one these are unteste
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
+from conformance import locate
 from conformance.checks.errors import expect_refused, expect_result
 from conformance.model import Requirement
-from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, dig, fresh_key
+from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, Task, WeverClient, fresh_key
+from conformance.protocols.wever.reads import marked, named_values
 from conformance.runner import CheckContext
+from conformance.transport.http import json_excerpt
 
 MINUTE_S = 60
 HOUR_S = 3600
@@ -21,12 +25,11 @@ def hours(ctx: CheckContext, name: str) -> int:
     return int(ctx.profile.limits[name].value)
 
 
-def gone(c: WeverClient, task_id: str, who: str = SENDER) -> bool:
-    """The task is no longer readable (or readable without content)."""
-    reply = c.get(task_id, who)
-    if not reply.ok:
-        return True
-    return dig(reply.result, "task", "task") in (None, {}) and dig(reply.result, "task", "result") in (None, {})
+def gone(c: WeverClient, task: Task, who: str = SENDER) -> bool:
+    """The task is no longer readable, or readable without its content (nothing of it
+    carries the task's marker)."""
+    reply = c.get(task.id, who)
+    return not reply.ok or not marked(reply.result, task.marker)
 
 
 def check_task_expiry(ctx: CheckContext) -> None:
@@ -35,10 +38,10 @@ def check_task_expiry(ctx: CheckContext) -> None:
     life = hours(ctx, "task_hours") * HOUR_S
     task = c.new_task("offered")
     c.advance(life - MINUTE_S)
-    ctx.expect(not gone(c, task["task_id"]), f"the task is gone a minute before its {life // HOUR_S} hours are up")
+    ctx.expect(not gone(c, task), f"the task is gone a minute before its {life // HOUR_S} hours are up")
     c.advance(2 * MINUTE_S + HOUR_S)  # past the expiry and one hourly purge
-    ctx.expect(gone(c, task["task_id"]), f"the task is still readable {life // HOUR_S} hours and an hour after submission")
-    ctx.expect(task["task_id"] not in c.inbox_ids(RECIPIENT), "an expired task is still in the inbox")
+    ctx.expect(gone(c, task), f"the task is still readable {life // HOUR_S} hours and an hour after submission")
+    ctx.expect(task.id not in c.inbox_ids(RECIPIENT), "an expired task is still in the inbox")
 
 
 def check_task_capped_by_mailbox(ctx: CheckContext) -> None:
@@ -47,10 +50,11 @@ def check_task_capped_by_mailbox(ctx: CheckContext) -> None:
     mailbox_s = hours(ctx, "mailbox_days") * DAY_S
     c.allow(SENDER, RECIPIENT)
     c.advance(mailbox_s - 2 * HOUR_S)  # both mailboxes have two hours left
-    task = c.task_of(c.send(SENDER, RECIPIENT), "send_task two hours before the mailboxes expire")
+    data, marker = c.marked()
+    task = replace(c.task_of(c.send(SENDER, RECIPIENT, data=data), "send_task two hours before the mailboxes expire"), marker=marker)
     expect_result(ctx, c.call("renew_mailbox", {}, SENDER), "renew_mailbox of the sender")
     c.advance(3 * HOUR_S + HOUR_S)  # past the recipient's expiry (and a purge)
-    ctx.expect(gone(c, task["task_id"], SENDER), "a task outlived its recipient's mailbox expiry at submission")
+    ctx.expect(gone(c, task, SENDER), "a task outlived its recipient's mailbox expiry at submission")
 
 
 def check_mailbox_expiry(ctx: CheckContext) -> None:
@@ -66,10 +70,11 @@ def check_renew(ctx: CheckContext) -> None:
     """renew_mailbox gives an unexpired mailbox mailbox_days more, and no new credential."""
     c = WeverClient(ctx)
     life = hours(ctx, "mailbox_days") * DAY_S
-    field = c.a2a["access_setup"]["token_response_field"]
+    field = c.vocab.token_field
     c.advance(life - DAY_S)
     renewed = expect_result(ctx, c.call("renew_mailbox", {}, RECIPIENT), "renew_mailbox a day before expiry")
-    ctx.expect(field not in renewed, f"renew_mailbox returned a credential ({field}); it returns none", kind="schema_mismatch")
+    ctx.expect(not named_values(renewed, field), f"renew_mailbox returned a credential ({field}); it returns none: "
+               f"{json_excerpt(renewed)}", kind="schema_mismatch")
     c.advance(2 * DAY_S)
     expect_result(ctx, c.call("get_mailbox", {}, RECIPIENT), "get_mailbox a day after the original expiry, renewed")
     with ctx.subcheck("an expired mailbox"):
@@ -78,20 +83,28 @@ def check_renew(ctx: CheckContext) -> None:
 
 
 def check_tombstone(ctx: CheckContext) -> None:
-    """A deleted task's key creates no new work until tombstone_hours after submission;
-    after that it does."""
+    """A deleted or expired task's key creates no new work until tombstone_hours after
+    submission; after that it does. (The retries carry the first body, and the check
+    looks for that body's marker in the inbox.)"""
     c = WeverClient(ctx)
     c.allow(SENDER, RECIPIENT)
-    key = fresh_key()
-    task = c.task_of(c.send(SENDER, RECIPIENT, key=key), "send_task")
-    expect_result(ctx, c.call("cancel_task", {"task_id": task["task_id"]}, SENDER), "cancel_task")
-    expect_result(ctx, c.call("delete_task_content", {"task_id": task["task_id"]}, SENDER), "delete_task_content")
-    before = c.inbox_ids(RECIPIENT)
-    expect_refused(ctx, c.send(SENDER, RECIPIENT, key=key), "send_task reusing a deleted task's key")
-    ctx.expect(c.inbox_ids(RECIPIENT) == before, "a deleted task's key created new work", kind="state_changed")
-    c.advance(hours(ctx, "tombstone_hours") * HOUR_S + HOUR_S)  # mailboxes live longer than tombstones
-    new = c.task_of(c.send(SENDER, RECIPIENT, key=key), "send_task with the key after its tombstone expired")
-    ctx.expect(new["task_id"] != task["task_id"], "after the tombstone the key still names the deleted task")
+    (key, data, marker), (late_key, late_data, late_marker) = ((fresh_key(), *c.marked()) for _ in range(2))
+    task = c.task_of(c.send(SENDER, RECIPIENT, data=data, key=key), "send_task")
+    c.task_of(c.send(SENDER, RECIPIENT, data=late_data, key=late_key), "send_task of a task left to expire")
+    with ctx.subcheck("a deleted task's key"):
+        expect_result(ctx, c.call("cancel_task", {"task_id": task.id}, SENDER), "cancel_task")
+        expect_result(ctx, c.call("delete_task_content", {"task_id": task.id}, SENDER), "delete_task_content")
+        watch = c.watch(RECIPIENT)
+        expect_refused(ctx, c.send(SENDER, RECIPIENT, data=data, key=key), "send_task reusing a deleted task's key")
+        watch.nothing_delivered(marker, "a retry under a deleted task's key")
+    with ctx.subcheck("an expired task's key"):
+        c.advance(hours(ctx, "task_hours") * HOUR_S + HOUR_S)  # the task expired; its tombstone lives on
+        watch = c.watch(RECIPIENT)
+        expect_refused(ctx, c.send(SENDER, RECIPIENT, data=late_data, key=late_key), "send_task reusing an expired task's key")
+        watch.nothing_delivered(late_marker, "a retry under an expired task's key")
+    c.advance((hours(ctx, "tombstone_hours") - hours(ctx, "task_hours")) * HOUR_S)  # past the tombstone; mailboxes live longer
+    new = c.task_of(c.send(SENDER, RECIPIENT, data=data, key=key), "send_task with the key after its tombstone expired")
+    ctx.expect(new.id != task.id, "after the tombstone the key still names the deleted task")
 
 
 def check_close_mailbox(ctx: CheckContext) -> None:
@@ -105,28 +118,25 @@ def check_close_mailbox(ctx: CheckContext) -> None:
     with ctx.subcheck("the token"):
         expect_refused(ctx, c.call("get_mailbox", {}, RECIPIENT), "get_mailbox with a closed mailbox's token")
     with ctx.subcheck("the profile"):
-        peers = expect_result(ctx, c.open_call("find_peers", {}), "find_peers", ["peers"])["peers"]
-        ctx.expect(all(p.get("mailbox_id") != c.mailbox(RECIPIENT) for p in peers if isinstance(p, dict)),
-                   "find_peers still lists a closed mailbox")
+        peers = expect_result(ctx, c.open_call("find_peers", {}), "find_peers")
+        ctx.expect(not locate.holds(peers, c.mailbox(RECIPIENT)), "find_peers still lists a closed mailbox")
     with ctx.subcheck("grants"):
-        mine = expect_result(ctx, c.call("get_mailbox", {}, SENDER), "get_mailbox", ["allowed_senders"])
-        ctx.expect(c.mailbox(RECIPIENT) not in mine["allowed_senders"], "a grant to a closed mailbox remains")
+        mine = expect_result(ctx, c.call("get_mailbox", {}, SENDER), "get_mailbox")
+        ctx.expect(not locate.holds(mine, c.mailbox(RECIPIENT)), f"a grant to a closed mailbox remains: get_mailbox of the "
+                   f"mailbox that allowed it still names {c.mailbox(RECIPIENT)}: {json_excerpt(mine)}")
     with ctx.subcheck("shared content"):
-        ctx.expect(gone(c, task["task_id"], SENDER), "the other participant still reads a closed mailbox's task content")
+        ctx.expect(gone(c, task, SENDER), "the other participant still reads a closed mailbox's task content")
 
 
 def check_conn_expiry(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     c.advertise(RECIPIENT, accepts_connection_requests=True)
-    first = expect_result(ctx, c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER), "request_connection",
-                          ["request"])["request"]
+    first = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER), "request_connection")
     c.advance(hours(ctx, "connection_request_hours") * HOUR_S + HOUR_S)
-    listed = expect_result(ctx, c.call("list_connection_requests", {}, RECIPIENT), "list_connection_requests", ["requests"])["requests"]
-    ctx.expect(all(r.get("request_id") != first.get("request_id") for r in listed if isinstance(r, dict)),
-               "list_connection_requests still shows an expired request")
-    again = expect_result(ctx, c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER),
-                          "request_connection after expiry", ["request"])["request"]
-    ctx.expect(again.get("request_id") != first.get("request_id"), "an expired request was returned as if retained")
+    listed = expect_result(ctx, c.call("list_connection_requests", {}, RECIPIENT), "list_connection_requests")
+    ctx.expect(not locate.holds(listed, first), f"list_connection_requests still shows the expired request {first}")
+    again = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER), "request_connection after expiry")
+    ctx.expect(again != first, f"the expired request {first} was returned as if retained")
 
 
 def check_conn_capped_by_mailbox(ctx: CheckContext) -> None:
@@ -136,22 +146,24 @@ def check_conn_capped_by_mailbox(ctx: CheckContext) -> None:
     c.advertise(RECIPIENT, accepts_connection_requests=True)
     c.advance(hours(ctx, "mailbox_days") * DAY_S - HOUR_S)
     expect_result(ctx, c.call("renew_mailbox", {}, RECIPIENT), "renew_mailbox of the recipient")
-    request = expect_result(ctx, c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER),
-                            "request_connection an hour before the sender's mailbox expires", ["request"])["request"]
+    request = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER),
+                           "request_connection an hour before the sender's mailbox expires")
     c.advance(2 * HOUR_S)
-    listed = expect_result(ctx, c.call("list_connection_requests", {}, RECIPIENT), "list_connection_requests", ["requests"])["requests"]
-    ctx.expect(all(r.get("request_id") != request.get("request_id") for r in listed if isinstance(r, dict)),
-               "a connection request outlived its sender's mailbox")
+    listed = expect_result(ctx, c.call("list_connection_requests", {}, RECIPIENT), "list_connection_requests")
+    ctx.expect(not locate.holds(listed, request), f"the connection request {request} outlived its sender's mailbox")
 
 
 def check_mailbox_senders(ctx: CheckContext) -> None:
-    """get_mailbox lists exactly the senders the mailbox allows."""
+    """get_mailbox names the senders the mailbox allows and not one it revoked (allowed
+    sender IDs, wherever the answer puts them)."""
     c = WeverClient(ctx)
     for step, (who, allowed) in enumerate(((SENDER, True), (STRANGER, True), (SENDER, False))):
         with ctx.subcheck(f"step {step + 1}: {'allow' if allowed else 'revoke'} {who}"):
             expect_result(ctx, c.grant(who, RECIPIENT, allowed=allowed), "allow_sender")
-    listed = expect_result(ctx, c.call("get_mailbox", {}, RECIPIENT), "get_mailbox", ["allowed_senders"])["allowed_senders"]
-    ctx.expect(sorted(listed) == [c.mailbox(STRANGER)], f"get_mailbox lists allowed senders {listed}, expected only {c.mailbox(STRANGER)}")
+    mine = expect_result(ctx, c.call("get_mailbox", {}, RECIPIENT), "get_mailbox")
+    named = c.mailbox_ids(mine)
+    ctx.expect(c.mailbox(STRANGER) in named, f"get_mailbox does not name the allowed sender {c.mailbox(STRANGER)}: {json_excerpt(mine)}")
+    ctx.expect(c.mailbox(SENDER) not in named, f"get_mailbox still names the revoked sender {c.mailbox(SENDER)}: {json_excerpt(mine)}")
 
 
 def check_revoke_new_only(ctx: CheckContext) -> None:
@@ -159,19 +171,26 @@ def check_revoke_new_only(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     task = c.new_task("offered")
     expect_result(ctx, c.grant(SENDER, RECIPIENT, allowed=False), "allow_sender allowed=false")
-    expect_result(ctx, c.call("accept_task", {"task_id": task["task_id"]}, RECIPIENT), "accept_task of a task delivered before the revocation")
+    expect_result(ctx, c.call("accept_task", {"task_id": task.id}, RECIPIENT), "accept_task of a task delivered before the revocation")
     expect_refused(ctx, c.send(SENDER, RECIPIENT), "send_task after the revocation")
 
 
 def check_grant_all_capabilities(ctx: CheckContext) -> None:
-    """One grant covers every advertised capability."""
+    """One grant covers every advertised capability: a direct grant, and the recipient's
+    approval of a connection request."""
     c = WeverClient(ctx)
     other = f"{c.capability}.second"
-    c.advertise(RECIPIENT, capabilities=[c.capability, other])
+    c.advertise(RECIPIENT, capabilities=[c.capability, other], accepts_connection_requests=True)
     expect_result(ctx, c.grant(SENDER, RECIPIENT), "allow_sender")
     for capability in (c.capability, other):
-        with ctx.subcheck(capability):
+        with ctx.subcheck(f"allow_sender, {capability}"):
             c.task_of(c.send(SENDER, RECIPIENT, capability=capability), f"send_task for {capability}")
+    with ctx.subcheck("an approved connection request"):
+        request = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, STRANGER), "request_connection")
+        expect_result(ctx, c.call("respond_connection_request", {"request_id": request, "allowed": True}, RECIPIENT),
+                      "respond_connection_request allowed=true")
+        for capability in (c.capability, other):
+            c.task_of(c.send(STRANGER, RECIPIENT, capability=capability), f"send_task for {capability} after the approval")
 
 
 def rows(req: Callable[..., Requirement], at: Callable[..., Any], lim: dict[str, int]) -> list[Requirement]:
@@ -182,8 +201,8 @@ def rows(req: Callable[..., Requirement], at: Callable[..., Any], lim: dict[str,
             at("/retention"), check_mailbox_expiry, ("mailbox_never_expires",)),
         req("WEVER-RENEW", "MUST", f"renew_mailbox gives an unexpired mailbox {lim['mailbox_days']} more days and no new credential",
             at("/actions/renew_mailbox/description"), check_renew, ("renew_ignored", "renew_returns_token")),
-        req("WEVER-SEND-TOMBSTONE", "MUST", f"A deleted task's key creates no new work for {lim['tombstone_hours']} hours after submission; then it does",
-            at("/retention"), check_tombstone, ("tombstone_forgotten", "tombstone_forever")),
+        req("WEVER-SEND-TOMBSTONE", "MUST", f"A deleted or expired task's key creates no new work for {lim['tombstone_hours']} hours after submission; then it does",
+            at("/retention"), check_tombstone, ("tombstone_forgotten", "tombstone_forever", "expired_key_forgotten")),
         req("WEVER-CLOSE-MAILBOX", "MUST", "close_mailbox revokes the token, removes profile and grants, and erases shared task content for both sides",
             at("/actions/close_mailbox/description"), check_close_mailbox, ("close_keeps_content", "close_keeps_grants")),
         req("WEVER-CONN-EXPIRY", "MUST", f"A connection request expires after {lim['connection_request_hours']} hours",

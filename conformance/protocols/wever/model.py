@@ -10,9 +10,11 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
-from conformance.checks.errors import expect_refused
+from conformance.checks.errors import expect_refused, expect_result
 from conformance.checks.lifecycle import LifecycleMachine
-from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, TERMINAL, WeverClient, dig
+from conformance.locate import Search
+from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, TERMINAL, WeverClient
+from conformance.protocols.wever.reads import state_in
 from conformance.transport.binding import Reply
 
 # who performs each transition: the recipient decides, the sender cancels and reads
@@ -43,8 +45,8 @@ class WeverMachine(LifecycleMachine):
         if not self.granted[sender]:
             self.grant(sender, True)
         task = self.c.new_task(state, sender=sender, recipient=RECIPIENT)
-        self.sender_of[task["task_id"]] = sender
-        return str(task["task_id"])
+        self.sender_of[task.id] = sender
+        return task.id
 
     def perform(self, operation: str, obj: str) -> Reply:
         who = PERFORMER[operation] if PERFORMER[operation] != SENDER else self.sender_of[obj]
@@ -54,13 +56,17 @@ class WeverMachine(LifecycleMachine):
         return self.c.call(operation, params, who)
 
     def state_in(self, reply: Reply) -> str | None:
-        state = dig(reply.result, "task", "state")
-        return state if isinstance(state, str) else None
+        """The Connect state the answer shows, wherever it sits (None: read it with get_task)."""
+        return state_in(reply.result, self.c.vocab.states) if reply.ok else None
 
     def state_of(self, obj: str) -> str:
         reply = self.c.get(obj, self.sender_of[obj])
         self.ctx.expect(reply.ok, f"get_task {obj}: {reply.describe()}", kind="state_changed")
-        return str(self.state_in(reply))
+        state = self.state_in(reply)
+        if state is None:
+            self.ctx.fail(f"get_task {obj}: " + Search(f"the task's state (one of {', '.join(self.c.vocab.states)})")
+                          .looked_for(expect_result(self.ctx, reply, "get_task")), kind="malformed_answer")
+        return str(state)
 
     # -- permissions ---------------------------------------------------------------
     @rule(who=st.sampled_from((SENDER, STRANGER)), allowed=st.booleans())
@@ -76,8 +82,8 @@ class WeverMachine(LifecycleMachine):
         reply = self.c.send(who, RECIPIENT)
         if self.granted[who]:
             task = self.c.task_of(reply, f"send_task by {who}, allowed")
-            self.sender_of[task["task_id"]] = who
-            self.states[task["task_id"]] = "offered"
+            self.sender_of[task.id] = who
+            self.states[task.id] = self.c.vocab.state("offered")
         else:
             expect_refused(self.ctx, reply, f"send_task by {who}, not allowed")
 

@@ -12,7 +12,8 @@ from typing import Any
 from conformance.checks.errors import expect_refused, expect_result
 from conformance.model import Requirement
 from conformance.protocols.wever.client import RECIPIENT, SENDER, WeverClient, fresh_key
-from conformance.runner import CheckContext
+from conformance.protocols.wever.reads import ids
+from conformance.runner import CheckContext, Untested
 from conformance.transport.binding import RawToken
 
 
@@ -22,14 +23,21 @@ def limit(ctx: CheckContext, name: str) -> int:
 
 def seed(c: WeverClient, count: int, **fields: Any) -> list[tuple[str, RawToken]]:
     """``count`` extra mailboxes (control seed_mailboxes): (id, caller)."""
-    made = c.ctx.control("seed_mailboxes", count=count, **fields).json() or {}
-    return [(m["id"], RawToken(m["token"])) for m in made.get("mailboxes") or []]
+    made = c.ctx.control("seed_mailboxes", count=count, **fields).json()
+    boxes = made.get("mailboxes") if isinstance(made, dict) else None
+    seeded = [(str(m["id"]), RawToken(str(m["token"]))) for m in boxes or [] if isinstance(m, dict) and m.get("id") and m.get("token")]
+    if len(seeded) != count:
+        raise Untested(f"control seed_mailboxes answered {str(made)[:200]}, expected {count} mailboxes {{id, token}}")
+    return seeded
 
 
 def start_of_next_utc_day(c: WeverClient) -> None:
     """Move the relay's clock just past the next UTC midnight, so a quota is filled
     within one UTC day whatever the time."""
-    now = datetime.fromisoformat(str((c.ctx.control("now").json() or {})["now"]).replace("Z", "+00:00"))
+    answer = c.ctx.control("now").json()
+    if not isinstance(answer, dict) or not isinstance(answer.get("now"), str):
+        raise Untested(f"control now answered {str(answer)[:200]}, expected {{now: <ISO time>}}")
+    now = datetime.fromisoformat(answer["now"].replace("Z", "+00:00"))
     midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=5, microsecond=0, tzinfo=UTC)
     c.advance((midnight - now).total_seconds())
 
@@ -100,10 +108,12 @@ def request(c: WeverClient, who: str | RawToken, recipient_id: str) -> Any:
 
 
 def respond_all(c: WeverClient, box: tuple[str, RawToken]) -> None:
-    listed = expect_result(c.ctx, c.call("list_connection_requests", {}, box[1]), "list_connection_requests", ["requests"])
-    for r in listed["requests"]:
+    """A seeded recipient denies every request its list names (by the request id pattern)."""
+    with c.ctx.setup("list the pending requests", by="WEVER-CONN-LIST"):
+        listed = expect_result(c.ctx, c.call("list_connection_requests", {}, box[1]), "list_connection_requests")
+    for request_id in ids(listed, c.vocab.request_id):
         with c.ctx.setup("answer a pending request", by="WEVER-CONN-RESPOND"):
-            expect_result(c.ctx, c.call("respond_connection_request", {"request_id": r["request_id"], "allowed": False}, box[1]),
+            expect_result(c.ctx, c.call("respond_connection_request", {"request_id": request_id, "allowed": False}, box[1]),
                           "respond_connection_request")
 
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 from collections.abc import Callable
 from typing import Any
 
+from conformance import locate
 from conformance.checks import auth, idempotency
 from conformance.checks.errors import (
     expect_mapping,
@@ -20,25 +22,29 @@ from conformance.checks.errors import (
     refused_as,
 )
 from conformance.checks.inputs import invalid_code_everywhere, invalid_inputs_rejected, valid_inputs_accepted
+from conformance.locate import Search
 from conformance.model import Profile, Requirement, Source
-from conformance.protocols.wever import lifetimes, quotas, surfaces
+from conformance.protocols.wever import lifetimes, quotas, shaped, surfaces
 from conformance.protocols.wever.client import (
+    MARKER_FIELD,
     RECIPIENT,
     SENDER,
     STRANGER,
     WeverClient,
     dig,
     fresh_key,
+    fresh_marker,
     rpc_error,
     served_rpc,
 )
 from conformance.protocols.wever.model import WeverMachine
+from conformance.protocols.wever.reads import contains, digests, marked, named_values
 from conformance.runner import CheckContext
 from conformance.spec.invalid import InvalidInstance
 from conformance.spec.schemas import validator_for
 from conformance.table import Table, slug
-from conformance.transport.binding import Reply
-from conformance.transport.http import HttpReply
+from conformance.transport.binding import RawToken, Reply
+from conformance.transport.http import HttpReply, json_excerpt
 
 REJECTION = "VALIDATION_ERROR"
 HOUR_S = 3600
@@ -55,12 +61,13 @@ class InputWorld:
         self.c, self.action = c, action
         self.ids: dict[str, Any] = {}
         self.who: Any = c.caller_for(action)
+        self.own: RawToken | None = None
         if action in ("accept_task", "decline_task", "complete_task", "cancel_task", "get_task", "delete_task_content"):
             state = {"complete_task": "accepted", "delete_task_content": "completed"}.get(action, "offered")
-            self.ids["task_id"] = c.new_task(state)["task_id"]
+            self.ids["task_id"] = c.new_task(state).id
             self.who = RECIPIENT if action in ("accept_task", "decline_task", "complete_task") else SENDER
         elif action == "respond_connection_request":
-            self.ids["request_id"] = open_requests(c)["request_id"]
+            self.ids["request_id"] = open_requests(c, self.requester())
             self.who = RECIPIENT
         elif action == "request_connection":
             c.advertise(RECIPIENT, accepts_connection_requests=True)
@@ -72,12 +79,29 @@ class InputWorld:
             self.ids["sender_id"] = c.mailbox(SENDER)
             self.who = RECIPIENT
 
-    def caller(self) -> Any:
-        """close_mailbox closes its caller: a fresh seeded mailbox each time (with control)."""
-        if self.action == "close_mailbox" and self.c.ctx.run.control_path:
+    def requester(self) -> Any:
+        """Who asks for the connection a response answers: a response allows or denies (and a
+        denial revokes that pair's grant), so a seeded mailbox of the check's own where
+        control seeds one, else the run's sender (whose grant at the recipient the run's
+        set-ups make themselves)."""
+        if self.c.ctx.run.control_path:
             from conformance.protocols.wever.quotas import seed
 
             return seed(self.c, 1)[0][1]
+        return SENDER
+
+    def caller(self) -> Any:
+        """close_mailbox closes its caller, never one of the run's mailboxes: a fresh seeded
+        mailbox each time (with control), else one the check registered (``own_mailbox``;
+        once closed, its calls are refused for their credential and set aside)."""
+        if self.action == "close_mailbox":
+            if self.c.ctx.run.control_path:
+                from conformance.protocols.wever.quotas import seed
+
+                return seed(self.c, 1)[0][1]
+            if self.own is None:
+                self.own = own_mailbox(self.c)
+            return self.own
         return self.who
 
     def name(self, value: Any, keep: str = "\0") -> Any:
@@ -93,15 +117,55 @@ class InputWorld:
         return self.c.call(self.action, params, self.caller())
 
 
+# Actions whose valid inputs are sent naming the check's objects too (InputWorld). Not
+# allow_sender: named, it would grant or revoke one run mailbox at another; its generated
+# sender ids are served as they are.
+NAMING = ("accept_task", "decline_task", "complete_task", "cancel_task", "get_task", "delete_task_content",
+          "request_connection", "respond_connection_request", "send_task")
+# Actions that use up the object they name (a declined, cancelled, completed task, or one
+# whose content is gone, is not in that state again): a fresh one for each draw, up to this many.
+CONSUMING = ("decline_task", "cancel_task", "complete_task", "delete_task_content")
+FRESH_OBJECTS = 3
+
+
 def valid_inputs(action: str) -> Callable[[CheckContext], None]:
-    """Generated inputs valid under the action's inputSchema, as generated (ids of
-    objects that need not exist), are never refused as invalid: a missing object is a
-    refusal of another kind, flagged by the binding."""
+    """Generated inputs valid under the action's inputSchema are never refused as
+    invalid: sent as generated (ids of objects that need not exist: a missing object is
+    a refusal of another kind, flagged by the binding) and naming the objects the check
+    made (``InputWorld``), so that some input is served: the row passes only on inputs
+    that were. An action that uses up what it names gets a fresh world per draw (then
+    the last again: its refusal, say a task no longer offered, is the manifest's own)."""
     def check(ctx: CheckContext) -> None:
         c = WeverClient(ctx)
-        valid_inputs_accepted(ctx, ctx.profile.operations[action], lambda v: c.input_call(action, v), (REJECTION,),
-                              catalogued=False)
+        op = ctx.profile.operations[action]
+        if action == "close_mailbox":  # it closes its caller: a mailbox of the check's own
+            valid_inputs_accepted(ctx, op, InputWorld(c, action).call, (REJECTION,), catalogued=False)
+            return
+        if action not in NAMING:
+            valid_inputs_accepted(ctx, op, lambda v: c.input_call(action, v), (REJECTION,), catalogued=False)
+            return
+        worlds = [InputWorld(c, action) for _ in range(FRESH_OBJECTS if action in CONSUMING else 1)]
+        drawn = itertools.count()
+
+        def in_world(value: Any) -> Any:
+            return worlds[min(next(drawn), len(worlds) - 1)].name(value)
+
+        valid_inputs_accepted(ctx, op, worlds[0].call, (REJECTION,), catalogued=False, in_world=in_world)
     return check
+
+
+def own_mailbox(c: WeverClient) -> RawToken:
+    """A mailbox the check registers (register_mailbox, no bearer), as a caller: for an
+    action that would do something lasting to its caller, never one of the run's own."""
+    field = c.vocab.token_field
+    with c.ctx.setup("register a mailbox of the check's own", by="WEVER-REGISTER-TOKEN"):
+        created = expect_result(c.ctx, c.open_call("register_mailbox", {"label": f"conformance {fresh_key()[:12]}"}),
+                                "register_mailbox")
+        tokens = [t for t in named_values(created, field) if isinstance(t, str) and t]
+        if not tokens:
+            c.ctx.fail("register_mailbox: " + Search(f"a nonempty string in member {field} (access_setup.token_response_field)")
+                       .looked_for(created), kind="malformed_answer")
+    return RawToken(tokens[0])
 
 
 ID_PROPERTIES = ("task_id", "request_id", "recipient_id", "sender_id")
@@ -121,9 +185,15 @@ def invalid_inputs(action: str, strict: bool = False) -> Callable[[CheckContext]
         world = InputWorld(c, action)
         op = ctx.profile.operations[action]
 
+        validator = validator_for(op.params_schema)
+
         def named(bad: InvalidInstance) -> Any:
+            """The world's ids outside the break (the engine's unbroken control, a valid
+            instance, gets them all); an input that naming would mend is sent as drawn."""
+            if validator.is_valid(bad.instance):
+                return world.name(bad.instance)
             instance = world.name(bad.instance, keep=bad.violation.pointer)
-            return bad.instance if validator_for(op.params_schema).is_valid(instance) else instance
+            return bad.instance if validator.is_valid(instance) else instance
 
         invalid_inputs_rejected(ctx, op, world.call, REJECTION if strict else None,
                                 state=c.snapshot if ctx.run.control_path and action != "close_mailbox" else None, prepare=named)
@@ -162,27 +232,38 @@ def check_open_actions(ctx: CheckContext) -> None:
 
 
 def check_register_token(ctx: CheckContext) -> None:
-    """register_mailbox hands back the token under access_setup.token_response_field; it
-    works as a Bearer token; connection requests start disabled; the mailbox is private."""
+    """register_mailbox hands back the token in access_setup.token_response_field (the one
+    answer field the manifest names: read wherever it sits); it works as a Bearer token;
+    connection requests start disabled (a request to the new mailbox is refused); the
+    mailbox is private (find_peers names neither its id nor its label)."""
     c = WeverClient(ctx)
     setup = ctx.profile.spec["protocols"]["a2a"]["access_setup"]
-    field = setup["token_response_field"]
-    label = f"conformance-{fresh_key()[:8]}"
+    field = c.vocab.token_field
+    label = f"conformance {fresh_key()[:12]}"
     created = expect_result(ctx, c.open_call("register_mailbox", {"label": label, "capabilities": [c.capability]}),
-                            "register_mailbox", [field])
-    token = created[field]
-    ctx.expect(isinstance(token, str) and token, f"register_mailbox {field} is {token!r}", kind="schema_mismatch")
+                            "register_mailbox")
+    tokens = [t for t in named_values(created, field) if isinstance(t, str) and t]
+    if not tokens:
+        ctx.fail("register_mailbox: " + Search(f"a nonempty string in member {field} (access_setup.token_response_field)")
+                 .looked_for(created), kind="malformed_answer")
     reply = ctx.http.request("POST", ctx.profile.spec["routes"]["actions"].replace("{action}", "get_mailbox"),
-                             headers={"Authorization": f"{setup['token_type']} {token}", "Content-Type": "application/json"},
+                             headers={"Authorization": f"{setup['token_type']} {tokens[0]}", "Content-Type": "application/json"},
                              content="{}")
     mine = reply.json()
     ctx.expect(reply.status == 200 and isinstance(mine, dict), f"get_mailbox with the new token: HTTP {reply.status} {reply.text[:200]}",
                kind="rejected_valid")
-    ctx.expect(mine.get("accepts_connection_requests") is False,
-               f"a new mailbox must start with connection requests disabled: {mine.get('accepts_connection_requests')!r}")
-    peers = expect_result(ctx, c.open_call("find_peers", {}), "find_peers", ["peers"])["peers"]
-    ctx.expect(all(p.get("label") != label for p in peers if isinstance(p, dict)),
-               "a mailbox registered without discoverable=true is listed by find_peers (profiles are private until then)")
+    found = c.mailbox_ids(created) or c.mailbox_ids(mine)
+    if not found:
+        ctx.fail("register_mailbox and get_mailbox: " + Search(f"the new mailbox's id (pattern {c.vocab.mailbox_id.pattern})")
+                 .looked_for(created), kind="malformed_answer")
+    new_id = found[0]
+    with ctx.subcheck("connection requests start disabled"):
+        expect_refused(ctx, c.call("request_connection", {"recipient_id": new_id}, SENDER),
+                       "request_connection to a new mailbox that never enabled connection requests")
+    with ctx.subcheck("the profile is private"):
+        peers = expect_result(ctx, c.open_call("find_peers", {}), "find_peers")
+        ctx.expect(not marked(peers, label) and not locate.holds(peers, new_id),
+                   f"find_peers lists a mailbox registered without discoverable=true ({new_id}): profiles are private until then")
 
 
 # ----------------------------------------------------------------------------------
@@ -192,23 +273,27 @@ def check_send_needs_grant(ctx: CheckContext, strict: bool = False) -> None:
     """Without the recipient's explicit grant nothing is delivered."""
     c = WeverClient(ctx)
     c.advertise(RECIPIENT)
-    before = c.inbox_ids(RECIPIENT)
-    refused_as(ctx, c.send(SENDER, RECIPIENT), "NOT_ALLOWED", "send_task without the recipient's grant", strict)
-    ctx.expect(c.inbox_ids(RECIPIENT) == before, "a refused send_task reached the recipient's inbox", kind="auth_not_enforced")
+    watch = c.watch(RECIPIENT)
+    data, marker = c.marked()
+    refused_as(ctx, c.send(SENDER, RECIPIENT, data=data), "NOT_ALLOWED", "send_task without the recipient's grant", strict)
+    watch.nothing_delivered(marker, "a send_task refused for want of a grant", kind="auth_not_enforced")
     with ctx.subcheck("a revoked grant"):
         c.grant(SENDER, RECIPIENT)
         expect_result(ctx, c.grant(SENDER, RECIPIENT, allowed=False), "allow_sender allowed=false")
-        refused_as(ctx, c.send(SENDER, RECIPIENT), "NOT_ALLOWED", "send_task after the grant was revoked", strict)
+        data, marker = c.marked()
+        refused_as(ctx, c.send(SENDER, RECIPIENT, data=data), "NOT_ALLOWED", "send_task after the grant was revoked", strict)
+        watch.nothing_delivered(marker, "a send_task after the revocation", kind="auth_not_enforced")
 
 
 def check_send_needs_capability(ctx: CheckContext, strict: bool = False) -> None:
     """A capability the recipient does not advertise is not delivered, grant or not."""
     c = WeverClient(ctx)
     c.allow(SENDER, RECIPIENT)
-    before = c.inbox_ids(RECIPIENT)
-    refused_as(ctx, c.send(SENDER, RECIPIENT, capability="conformance.not.advertised"), "NOT_ALLOWED",
-            "send_task for a capability the recipient does not advertise", strict)
-    ctx.expect(c.inbox_ids(RECIPIENT) == before, "a refused send_task reached the recipient's inbox", kind="auth_not_enforced")
+    watch = c.watch(RECIPIENT)
+    data, marker = c.marked()
+    refused_as(ctx, c.send(SENDER, RECIPIENT, data=data, capability="conformance.not.advertised"), "NOT_ALLOWED",
+               "send_task for a capability the recipient does not advertise", strict)
+    watch.nothing_delivered(marker, "a send_task for a capability the recipient does not advertise", kind="auth_not_enforced")
 
 
 def check_send_offered(ctx: CheckContext) -> None:
@@ -216,27 +301,32 @@ def check_send_offered(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     c.allow(SENDER, RECIPIENT)
     task = c.task_of(c.send(SENDER, RECIPIENT), "send_task")
-    ctx.expect(task["state"] == "offered", f"a new task is {task['state']!r}, the flow says offered")
-    ctx.expect(task["task_id"] in c.inbox_ids(RECIPIENT), "the offered task is not in the recipient's inbox")
-    ctx.expect(task["task_id"] not in c.inbox_ids(STRANGER), "another mailbox's inbox shows the task", kind="auth_not_enforced")
+    state = c.state_after(task, "send_task")
+    ctx.expect(state == c.vocab.state("offered"), f"a new task is {state!r}, the flow says offered")
+    ctx.expect(task.id in c.inbox_ids(RECIPIENT), f"the offered task {task.id} is not in the recipient's inbox")
+    ctx.expect(task.id not in c.inbox_ids(STRANGER), "another mailbox's inbox shows the task", kind="auth_not_enforced")
 
 
 def check_accept_repeat(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     task = c.new_task("offered")
-    first = c.task_of(c.call("accept_task", {"task_id": task["task_id"]}, RECIPIENT), "accept_task")
-    again = c.task_of(c.call("accept_task", {"task_id": task["task_id"]}, RECIPIENT), "accept_task again")
-    ctx.expect(first["state"] == again["state"] == "accepted",
-               f"accept_task answered {first['state']!r} then {again['state']!r}; a repeated acceptance returns the accepted state")
+    accepted = c.vocab.state("accepted")
+    states = []
+    for attempt in ("accept_task", "accept_task again"):
+        seen = c.task_of(c.call("accept_task", {"task_id": task.id}, RECIPIENT), attempt, known=task.id)
+        states.append(c.state_after(seen, attempt, RECIPIENT))
+    ctx.expect(states == [accepted, accepted],
+               f"accept_task answered {states[0]!r} then {states[1]!r}; a repeated acceptance returns the accepted state")
 
 
 def check_decline(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     task = c.new_task("offered")
-    declined = c.task_of(c.call("decline_task", {"task_id": task["task_id"]}, RECIPIENT), "decline_task")
-    ctx.expect(declined["state"] == "declined", f"decline_task answered state {declined['state']!r}")
-    ctx.expect(task["task_id"] not in c.inbox_ids(RECIPIENT), "a declined task is still in the inbox (offered or accepted only)")
-    expect_refused(ctx, c.call("accept_task", {"task_id": task["task_id"]}, RECIPIENT), "accept_task of a declined task")
+    declined = c.task_of(c.call("decline_task", {"task_id": task.id}, RECIPIENT), "decline_task", known=task.id)
+    state = c.state_after(declined, "decline_task", RECIPIENT)
+    ctx.expect(state == c.vocab.state("declined"), f"decline_task answered state {state!r}")
+    ctx.expect(task.id not in c.inbox_ids(RECIPIENT), "a declined task is still in the inbox (offered or accepted only)")
+    expect_refused(ctx, c.call("accept_task", {"task_id": task.id}, RECIPIENT), "accept_task of a declined task")
 
 
 def check_cancel_offered_only(ctx: CheckContext, strict: bool = False) -> None:
@@ -245,33 +335,40 @@ def check_cancel_offered_only(ctx: CheckContext, strict: bool = False) -> None:
     c = WeverClient(ctx)
     with ctx.subcheck("offered, by the sender"):
         task = c.new_task("offered")
-        done = c.task_of(c.call("cancel_task", {"task_id": task["task_id"]}, SENDER), "cancel_task of an offered task")
-        ctx.expect(done["state"] == "cancelled", f"cancel_task answered state {done['state']!r}")
+        done = c.task_of(c.call("cancel_task", {"task_id": task.id}, SENDER), "cancel_task of an offered task", known=task.id)
+        state = c.state_after(done, "cancel_task")
+        ctx.expect(state == c.vocab.state("cancelled"), f"cancel_task answered state {state!r}")
     with ctx.subcheck("offered, by the recipient"):
         task = c.new_task("offered")
-        refused_as(ctx, c.call("cancel_task", {"task_id": task["task_id"]}, RECIPIENT), "NOT_ALLOWED", "cancel_task by the recipient", strict)
+        refused_as(ctx, c.call("cancel_task", {"task_id": task.id}, RECIPIENT), "NOT_ALLOWED", "cancel_task by the recipient", strict)
     with ctx.subcheck("accepted, by the sender"):
         task = c.new_task("accepted")
-        refused_as(ctx, c.call("cancel_task", {"task_id": task["task_id"]}, SENDER), "INVALID_STATE", "cancel_task of an accepted task", strict)
-        state = c.task_of(c.get(task["task_id"], SENDER), "get_task")["state"]
-        ctx.expect(state == "accepted", f"after a refused cancel the task is {state!r}", kind="state_changed")
+        refused_as(ctx, c.call("cancel_task", {"task_id": task.id}, SENDER), "INVALID_STATE", "cancel_task of an accepted task", strict)
+        state = c.state_of(task.id, SENDER)
+        ctx.expect(state == c.vocab.state("accepted"), f"after a refused cancel the task is {state!r}", kind="state_changed")
 
 
 def check_complete_result(ctx: CheckContext) -> None:
-    """Both participants recover the completed result with an integrity digest."""
+    """Both participants recover the completed result with an integrity digest (a string
+    of 128 bits or more, hex or base64, that the accepted task did not show: the
+    manifest names no algorithm, encoding or field)."""
     c = WeverClient(ctx)
     task = c.new_task("accepted")
-    result = {"answer": "conformance result", "n": 1}
-    done = c.task_of(c.call("complete_task", {"task_id": task["task_id"], "result": result}, RECIPIENT), "complete_task")
-    ctx.expect(done["state"] == "completed", f"complete_task answered state {done['state']!r}")
+    plain = (c.vocab.task_id, c.vocab.mailbox_id, c.vocab.request_id)
+    before = set(digests(expect_result(ctx, c.get(task.id, SENDER), "get_task of the accepted task"), plain))
+    result = {"answer": "conformance result", "n": 1, MARKER_FIELD: task.marker}
+    done = c.task_of(c.call("complete_task", {"task_id": task.id, "result": result}, RECIPIENT), "complete_task", known=task.id)
+    state = c.state_after(done, "complete_task", RECIPIENT)
+    ctx.expect(state == c.vocab.state("completed"), f"complete_task answered state {state!r}")
     for who in (SENDER, RECIPIENT):
         with ctx.subcheck(f"get_task as {who}"):
-            seen = c.task_of(c.get(task["task_id"], who), f"get_task as {who}")
-            ctx.expect(seen.get("result") == result, f"get_task as {who}: result {seen.get('result')!r}, completed with {result!r}")
-            ctx.expect(seen.get("result_digest"), f"get_task as {who}: no integrity digest of the result", kind="schema_mismatch")
+            seen = expect_result(ctx, c.get(task.id, who), f"get_task as {who}")
+            ctx.expect(contains(seen, result), f"get_task as {who} does not show the result {result!r}: {json_excerpt(seen)}")
+            ctx.expect(set(digests(seen, plain)) - before, f"get_task as {who}: no integrity digest of the result "
+                       f"(looked for a new hex or base64 string of 128 bits or more): {json_excerpt(seen)}", kind="schema_mismatch")
     with ctx.subcheck("complete before accept"):
         offered = c.new_task("offered")
-        expect_refused(ctx, c.call("complete_task", {"task_id": offered["task_id"], "result": result}, RECIPIENT),
+        expect_refused(ctx, c.call("complete_task", {"task_id": offered.id, "result": result}, RECIPIENT),
                        "complete_task of an offered task")
 
 
@@ -279,28 +376,27 @@ def check_task_participants(ctx: CheckContext, strict: bool = False) -> None:
     """Only the sender and the recipient read a task: a task id alone grants no access."""
     c = WeverClient(ctx)
     task = c.new_task("offered")
-    refused_as(ctx, c.get(task["task_id"], STRANGER), "NOT_FOUND", "get_task by a mailbox that is no participant", strict)
+    refused_as(ctx, c.get(task.id, STRANGER), "NOT_FOUND", "get_task by a mailbox that is no participant", strict)
     for who in (SENDER, RECIPIENT):
-        c.task_of(c.get(task["task_id"], who), f"get_task as {who}")
+        c.task_of(c.get(task.id, who), f"get_task as {who}", known=task.id)
 
 
 def check_delete_content(ctx: CheckContext) -> None:
     """Either participant erases a terminal task's content, for both; a task that is
-    not terminal keeps it."""
+    not terminal keeps it. Content is what carries the task's marker (its data, and a
+    completed task's result)."""
     c = WeverClient(ctx)
     with ctx.subcheck("an offered task"):
         task = c.new_task("offered")
-        expect_refused(ctx, c.call("delete_task_content", {"task_id": task["task_id"]}, SENDER), "delete_task_content of an offered task")
+        expect_refused(ctx, c.call("delete_task_content", {"task_id": task.id}, SENDER), "delete_task_content of an offered task")
     for who, state in ((SENDER, "completed"), (RECIPIENT, "declined")):
         with ctx.subcheck(f"a {state} task, by the {'sender' if who == SENDER else 'recipient'}"):
             task = c.new_task(state)
-            expect_result(ctx, c.call("delete_task_content", {"task_id": task["task_id"]}, who), "delete_task_content")
+            expect_result(ctx, c.call("delete_task_content", {"task_id": task.id}, who), "delete_task_content")
             other = RECIPIENT if who == SENDER else SENDER
-            reply = c.get(task["task_id"], other)
-            if reply.ok:
-                seen = expect_mapping(ctx, dig(reply.result, "task"), "get_task task")
-                ctx.expect(seen.get("task") in (None, {}) and seen.get("result") in (None, {}),
-                           f"after delete_task_content the other participant still reads the content: {reply.describe()}")
+            reply = c.get(task.id, other)
+            ctx.expect(not reply.ok or not marked(reply.result, task.marker),
+                       f"after delete_task_content the other participant still reads the content: {reply.describe()}")
 
 
 # ----------------------------------------------------------------------------------
@@ -309,31 +405,62 @@ def check_delete_content(ctx: CheckContext) -> None:
 def send_with_key(ctx: CheckContext) -> idempotency.Send:
     c = WeverClient(ctx)
     c.allow(SENDER, RECIPIENT)
-    bodies = {"a": {"message": "conformance a"}, "b": {"message": "conformance b"}}
+    bodies = {"a": c.marked()[0], "b": c.marked()[0]}
     return lambda key, body: c.send(SENDER, RECIPIENT, data=bodies[body], key=key)
 
 
-def inbox_size(ctx: CheckContext) -> Callable[[], int]:
-    c = WeverClient(ctx, reset=False)
-    return lambda: len(c.inbox_ids(RECIPIENT))
+def check_send_replay(ctx: CheckContext) -> None:
+    """send_task with the same Idempotency-Key and body names the same task, and the
+    inbox holds one task carrying its marker (the check counts only its own)."""
+    c = WeverClient(ctx)
+    c.allow(SENDER, RECIPIENT)
+    watch = c.watch(RECIPIENT)
+    data, marker = c.marked()
+    key = fresh_key()
+    first = c.task_of(c.send(SENDER, RECIPIENT, data=data, key=key), "send_task")
+    again = c.task_of(c.send(SENDER, RECIPIENT, data=data, key=key), "the identical send_task again")
+    ctx.expect(again.id == first.id, f"an identical replay of send_task answered task {again.id}, the first answered {first.id}",
+               kind="state_changed")
+    carried = watch.carrying(marker)
+    ctx.expect(carried == {first.id}, f"after an identical replay the inbox holds {len(carried)} tasks with its data "
+               f"({sorted(carried)}), expected exactly {first.id}", kind="state_changed")
+
+
+def concurrent_sends(copies: int) -> Callable[[CheckContext], None]:
+    """``copies`` identical send_task calls with one key at once: one task."""
+    def check(ctx: CheckContext) -> None:
+        c = WeverClient(ctx)
+        c.allow(SENDER, RECIPIENT)
+        watch = c.watch(RECIPIENT)
+        data, marker = c.marked()
+        key = fresh_key()
+        replies = idempotency.at_once(copies, lambda: c.send(SENDER, RECIPIENT, data=data, key=key))
+        named = {c.task_of(reply, f"send_task ({copies} copies at once)").id for reply in replies}
+        ctx.expect(len(named) == 1, f"{copies} identical send_task at once answered tasks {sorted(named)}", kind="state_changed")
+        carried = watch.carrying(marker)
+        ctx.expect(carried == named, f"{copies} identical send_task at once left {len(carried)} tasks with their data "
+                   f"({sorted(carried)}), expected exactly one", kind="state_changed")
+    return check
 
 
 def check_key_required(ctx: CheckContext, strict: bool = False) -> None:
     c = WeverClient(ctx)
     c.allow(SENDER, RECIPIENT)
-    before = c.inbox_ids(RECIPIENT)
-    reply = c.binding.call("send_task", c.task_body(), caller=SENDER, idempotency_key=None)
+    watch = c.watch(RECIPIENT)
+    data, marker = c.marked()
+    reply = c.binding.call("send_task", c.task_body(data=data), caller=SENDER, idempotency_key=None)
     refused_as(ctx, reply, "IDEMPOTENCY_KEY_REQUIRED", "send_task without an Idempotency-Key", strict)
-    ctx.expect(c.inbox_ids(RECIPIENT) == before, "send_task without a key delivered a task", kind="state_changed")
+    watch.nothing_delivered(marker, "send_task without a key")
 
 
 # ----------------------------------------------------------------------------------
 # limits
 # ----------------------------------------------------------------------------------
-def data_of_bytes(n: int) -> dict[str, Any]:
-    """Task data whose compact JSON is exactly ``n`` bytes of UTF-8 (one ASCII string)."""
+def data_of_bytes(n: int, marker: str = "") -> dict[str, Any]:
+    """Task data whose compact JSON is exactly ``n`` bytes of UTF-8 (one ASCII string,
+    starting with ``marker``)."""
     shell = len(json.dumps({"m": ""}, separators=(",", ":")))
-    return {"m": "x" * (n - shell)}
+    return {"m": marker + "x" * (n - shell - len(marker))}
 
 
 # The manifest says "task_or_result_bytes" without saying how data is measured: as compact
@@ -352,9 +479,10 @@ def check_task_bytes(ctx: CheckContext) -> None:
     with ctx.subcheck(f"task data of {fits} bytes (compact JSON; {fits + 1} written with spaces)"):
         c.task_of(c.send(SENDER, RECIPIENT, data=data_of_bytes(fits)), f"send_task with {fits} bytes of task data")
     with ctx.subcheck(f"task data of {over} bytes"):
-        before = c.inbox_ids(RECIPIENT)
-        expect_refused(ctx, c.send(SENDER, RECIPIENT, data=data_of_bytes(over)), f"send_task with {over} bytes of task data")
-        ctx.expect(c.inbox_ids(RECIPIENT) == before, "an oversized task reached the inbox", kind="state_changed")
+        watch = c.watch(RECIPIENT)
+        marker = fresh_marker()
+        expect_refused(ctx, c.send(SENDER, RECIPIENT, data=data_of_bytes(over, marker)), f"send_task with {over} bytes of task data")
+        watch.nothing_delivered(marker, "an oversized task")
 
 
 def check_result_bytes(ctx: CheckContext) -> None:
@@ -363,24 +491,27 @@ def check_result_bytes(ctx: CheckContext) -> None:
     fits, over = limit + FITS_EITHER_WAY, limit + OVER_EITHER_WAY
     with ctx.subcheck(f"a result of {over} bytes"):
         task = c.new_task("accepted")
-        expect_refused(ctx, c.call("complete_task", {"task_id": task["task_id"], "result": data_of_bytes(over)}, RECIPIENT),
+        expect_refused(ctx, c.call("complete_task", {"task_id": task.id, "result": data_of_bytes(over)}, RECIPIENT),
                        f"complete_task with a {over}-byte result")
     with ctx.subcheck(f"a result of {fits} bytes"):
         task = c.new_task("accepted")
-        c.task_of(c.call("complete_task", {"task_id": task["task_id"], "result": data_of_bytes(fits)}, RECIPIENT),
-                  f"complete_task with a {fits}-byte result")
+        c.task_of(c.call("complete_task", {"task_id": task.id, "result": data_of_bytes(fits)}, RECIPIENT),
+                  f"complete_task with a {fits}-byte result", known=task.id)
 
 
 def a2a_concurrent(ctx: CheckContext) -> None:
     """The same SendMessage (messageId and data) sent 8 times at once makes one task."""
     c = WeverClient(ctx)
     c.allow(SENDER, RECIPIENT)
-    params = c.a2a_message()
+    watch = c.watch(RECIPIENT)
+    data, marker = c.marked()
+    params = c.a2a_message(data=data)
     replies = idempotency.at_once(8, lambda: c.a2a_call("SendMessage", params))
-    ids = {dig(r.json(), "result", "task", "id") for r in replies}
-    ctx.expect(len(ids) == 1 and None not in ids, f"8 identical SendMessage at once answered tasks {sorted(map(str, ids))}",
+    named = {dig(r.json(), "result", "task", "id") for r in replies}
+    ctx.expect(len(named) == 1 and None not in named, f"8 identical SendMessage at once answered tasks {sorted(map(str, named))}",
                kind="state_changed")
-    ctx.expect(len(c.inbox_ids(RECIPIENT)) == 1, f"8 identical SendMessage at once left {len(c.inbox_ids(RECIPIENT))} tasks",
+    carried = watch.carrying(marker)
+    ctx.expect(carried == named, f"8 identical SendMessage at once left {len(carried)} tasks with their data ({sorted(carried)})",
                kind="state_changed")
 
 
@@ -391,16 +522,14 @@ def check_conn_disabled(ctx: CheckContext, strict: bool = False) -> None:
     c = WeverClient(ctx)
     c.advertise(RECIPIENT, accepts_connection_requests=False)
     refused_as(ctx, c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER), "REQUESTS_DISABLED",
-            "request_connection to a mailbox that has not opted in", strict)
+               "request_connection to a mailbox that has not opted in", strict)
 
 
-def open_requests(c: WeverClient) -> dict[str, Any]:
-    """bob opts into connection requests; alice asks; the request."""
+def open_requests(c: WeverClient, sender: str | RawToken = SENDER) -> str:
+    """bob opts into connection requests; ``sender`` asks; the request's id."""
     c.advertise(RECIPIENT, accepts_connection_requests=True)
     with c.ctx.setup("request_connection to an opted-in mailbox", by="WEVER-CONN-LIST"):
-        result = expect_result(c.ctx, c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER),
-                               "request_connection", ["request"])
-        return expect_mapping(c.ctx, result["request"], "request_connection request", ("request_id",))
+        return c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, sender), "request_connection")
 
 
 def check_conn_no_grant(ctx: CheckContext) -> None:
@@ -411,52 +540,72 @@ def check_conn_no_grant(ctx: CheckContext) -> None:
 
 def check_conn_list(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
-    request = open_requests(c)
-    listed = expect_result(ctx, c.call("list_connection_requests", {}, RECIPIENT), "list_connection_requests", ["requests"])["requests"]
-    ctx.expect(any(isinstance(r, dict) and r.get("request_id") == request["request_id"] for r in listed),
-               "list_connection_requests does not show a pending request addressed to the caller")
-    other = expect_result(ctx, c.call("list_connection_requests", {}, STRANGER), "list_connection_requests as another", ["requests"])
-    ctx.expect(all(r.get("request_id") != request["request_id"] for r in other["requests"] if isinstance(r, dict)),
-               "another mailbox's list shows the request", kind="auth_not_enforced")
+    request_id = open_requests(c)
+    listed = expect_result(ctx, c.call("list_connection_requests", {}, RECIPIENT), "list_connection_requests")
+    ctx.expect(locate.holds(listed, request_id),
+               f"list_connection_requests does not show the pending request {request_id} addressed to the caller: {json_excerpt(listed)}")
+    other = expect_result(ctx, c.call("list_connection_requests", {}, STRANGER), "list_connection_requests as another")
+    ctx.expect(not locate.holds(other, request_id), "another mailbox's list shows the request", kind="auth_not_enforced")
 
 
 def check_conn_retry(ctx: CheckContext) -> None:
-    """Exact-pair retries return the retained request, a denial too."""
+    """Exact-pair retries return the retained request (the same id), a denial too: it
+    stays the same request, and it grants nothing."""
     c = WeverClient(ctx)
-    request = open_requests(c)
-    again = expect_result(ctx, c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER),
-                          "request_connection again", ["request"])["request"]
-    ctx.expect(again.get("request_id") == request["request_id"], f"an exact-pair retry made a new request: {again!r}")
-    expect_result(ctx, c.call("respond_connection_request", {"request_id": request["request_id"], "allowed": False}, RECIPIENT),
+    request_id = open_requests(c)
+    again = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER), "request_connection again")
+    ctx.expect(again == request_id, f"an exact-pair retry made a new request {again} beside {request_id}")
+    expect_result(ctx, c.call("respond_connection_request", {"request_id": request_id, "allowed": False}, RECIPIENT),
                   "respond_connection_request allowed=false")
-    denied = expect_result(ctx, c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER),
-                           "request_connection after a denial", ["request"])["request"]
-    ctx.expect(denied.get("request_id") == request["request_id"] and denied.get("status") == "denied",
-               f"a retry after a denial must return the retained denial: {denied!r}")
+    denied = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER), "request_connection after a denial")
+    ctx.expect(denied == request_id, f"a retry after a denial must return the retained denial {request_id}, not {denied}")
+    expect_refused(ctx, c.send(SENDER, RECIPIENT), "send_task after the retained denial")
 
 
 def check_conn_respond(ctx: CheckContext) -> None:
-    """Allowing grants; a repeated matching response replays the decision without
-    undoing a later revocation."""
+    """Only the recipient answers; allowing grants; denying revokes the pair's current
+    permission; a repeated matching response changes neither a later revocation nor a
+    later grant (judged by what the sender can send)."""
     c = WeverClient(ctx)
-    request = open_requests(c)
-    answer = {"request_id": request["request_id"], "allowed": True}
-    first = expect_result(ctx, c.call("respond_connection_request", answer, RECIPIENT), "respond_connection_request allowed=true")
-    ctx.expect(first.get("allowed") is True, f"allowing a request must grant permission: {first!r}")
-    c.task_of(c.send(SENDER, RECIPIENT), "send_task after the request was allowed")
-    expect_result(ctx, c.grant(SENDER, RECIPIENT, allowed=False), "allow_sender allowed=false (a later revocation)")
-    again = expect_result(ctx, c.call("respond_connection_request", answer, RECIPIENT), "the same response again")
-    ctx.expect(again.get("allowed") is False, f"a repeated response must not undo the later revocation: {again!r}")
-    expect_refused(ctx, c.send(SENDER, RECIPIENT), "send_task after the revocation")
+    with ctx.subcheck("allowing grants; a repeat keeps a later revocation"):
+        request_id = open_requests(c)
+        answer = {"request_id": request_id, "allowed": True}
+        with ctx.subcheck("the sender answering its own request"):
+            reply = c.call("respond_connection_request", answer, SENDER)
+            expect_refused(ctx, reply, "respond_connection_request by the sender of the request")
+            expect_refused(ctx, c.send(SENDER, RECIPIENT), "send_task after the sender answered its own request")
+        expect_result(ctx, c.call("respond_connection_request", answer, RECIPIENT), "respond_connection_request allowed=true")
+        c.task_of(c.send(SENDER, RECIPIENT), "send_task after the request was allowed")
+        expect_result(ctx, c.grant(SENDER, RECIPIENT, allowed=False), "allow_sender allowed=false (a later revocation)")
+        expect_result(ctx, c.call("respond_connection_request", answer, RECIPIENT), "the same response again")
+        expect_refused(ctx, c.send(SENDER, RECIPIENT), "send_task after the revocation and the repeated response")
+    with ctx.subcheck("denying revokes; a repeat keeps a later grant"):
+        request_id = open_requests(c, sender=STRANGER)
+        denial = {"request_id": request_id, "allowed": False}
+        expect_result(ctx, c.grant(STRANGER, RECIPIENT), "allow_sender of the requesting sender (a direct grant)")
+        c.task_of(c.send(STRANGER, RECIPIENT), "send_task with the direct grant")
+        expect_result(ctx, c.call("respond_connection_request", denial, RECIPIENT), "respond_connection_request allowed=false")
+        expect_refused(ctx, c.send(STRANGER, RECIPIENT), "send_task after the denial (denying revokes the pair's permission)")
+        expect_result(ctx, c.grant(STRANGER, RECIPIENT), "allow_sender after the denial (a later grant)")
+        expect_result(ctx, c.call("respond_connection_request", denial, RECIPIENT), "the same denial again")
+        c.task_of(c.send(STRANGER, RECIPIENT), "send_task after the later grant and the repeated denial")
 
 
 # ----------------------------------------------------------------------------------
-# the A2A adapter
+# the A2A adapter (its answers are A2A 1.0 objects: the members are A2A's names)
 # ----------------------------------------------------------------------------------
 def a2a_task(ctx: CheckContext, reply: HttpReply, what: str, wrapped: bool = True) -> dict[str, Any]:
+    """The A2A Task of an answer: result.task for SendMessage, the result itself for
+    GetTask and CancelTask (protocols.a2a.*.result_shape)."""
     result = served_rpc(ctx, reply, what)
-    task = result.get("task") if wrapped and isinstance(result, dict) else result
-    return expect_mapping(ctx, task, f"{what} task", ("id", "status"))
+    task = dig(result, "task") if wrapped else result
+    task = expect_mapping(ctx, task, f"{what} task", ("id", "status"))
+    expect_mapping(ctx, task["status"], f"{what} task status")
+    return task
+
+
+def a2a_state(task: dict[str, Any]) -> Any:
+    return dig(task, "status", "state")
 
 
 def check_a2a_send(ctx: CheckContext) -> None:
@@ -465,26 +614,29 @@ def check_a2a_send(ctx: CheckContext) -> None:
     c.allow(SENDER, RECIPIENT)
     task = a2a_task(ctx, c.a2a_call("SendMessage", c.a2a_message()), "SendMessage")
     mapping = c.a2a["state_mapping"]
-    ctx.expect(task["status"].get("state") == mapping["offered"], f"a new A2A task is {task['status'].get('state')!r}, expected {mapping['offered']}")
+    ctx.expect(a2a_state(task) == mapping["offered"], f"a new A2A task is {a2a_state(task)!r}, expected {mapping['offered']}")
     ctx.expect(task["id"] in c.inbox_ids(RECIPIENT), "the A2A task is not in the recipient's Connect inbox")
 
 
 def check_a2a_version(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     c.allow(SENDER, RECIPIENT)
+    watch = c.watch(RECIPIENT)
     for version in (None, "0.3", "2.0"):
         with ctx.subcheck(f"A2A-Version {version or 'missing'}"):
-            before = c.inbox_ids(RECIPIENT)
-            reply = c.a2a_call("SendMessage", c.a2a_message(), version=version)
+            data, marker = c.marked()
+            reply = c.a2a_call("SendMessage", c.a2a_message(data=data), version=version)
             ctx.expect(rpc_error(reply) is not None or reply.status >= 400,
                        f"SendMessage with A2A-Version {version or 'missing'} was served: HTTP {reply.status} {reply.text[:200]}",
                        kind="accepted_invalid")
-            ctx.expect(c.inbox_ids(RECIPIENT) == before, "a refused SendMessage delivered a task", kind="state_changed")
+            watch.nothing_delivered(marker, "a refused SendMessage")
 
 
-def unsupported_requests(c: WeverClient) -> dict[str, Callable[[], HttpReply]]:
-    """One request per item of protocols.a2a.unsupported (and the strict profile's rules)."""
-    msg = c.a2a_message
+def unsupported_requests(c: WeverClient, data: Any = None) -> dict[str, Callable[[], HttpReply]]:
+    """One request per item of protocols.a2a.unsupported (and the strict profile's rules),
+    each SendMessage carrying ``data``."""
+    def msg() -> dict[str, Any]:
+        return c.a2a_message(data=data)
 
     def with_(change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
         params = msg()
@@ -518,55 +670,96 @@ def check_a2a_strict(ctx: CheckContext) -> None:
     """Every item of protocols.a2a.unsupported is refused before any delivery."""
     c = WeverClient(ctx)
     c.allow(SENDER, RECIPIENT)
-    requests = unsupported_requests(c)
+    data, marker = c.marked()
+    requests = unsupported_requests(c, data)
     listed = c.a2a["unsupported"]
     ctx.expect(set(listed) <= set(requests), f"the manifest lists unsupported items the check does not know: {sorted(set(listed) - set(requests))}",
                kind="crash")
-    before = c.inbox_ids(RECIPIENT)
+    watch = c.watch(RECIPIENT)
     for item in listed:
         with ctx.subcheck(item):
             reply = requests[item]()
             served = reply.status < 400 and rpc_error(reply) is None
-            batch_all_errors = isinstance(reply.json(), list) and all(isinstance(x, dict) and "error" in x for x in reply.json())
+            body = reply.json()
+            batch_all_errors = isinstance(body, list) and all(isinstance(x, dict) and "error" in x for x in body)
             ctx.expect(not served or batch_all_errors or (item == "notifications" and not reply.content),
                        f"{item}: served: HTTP {reply.status} {reply.text[:200]}", kind="accepted_invalid")
-    ctx.expect(c.inbox_ids(RECIPIENT) == before, "an unsupported request delivered a task", kind="state_changed")
+    watch.nothing_delivered(marker, "an unsupported request")
 
 
 def check_a2a_replay(ctx: CheckContext) -> None:
-    """The same messageId and data return the same task; changed data conflicts."""
+    """The same messageId and data return the same task; changed data conflicts; the
+    inbox holds one task with the data (the check counts only its own)."""
     c = WeverClient(ctx)
     c.allow(SENDER, RECIPIENT)
+    watch = c.watch(RECIPIENT)
+    data, marker = c.marked()
     message_id = f"conformance-{fresh_key()}"
-    first = a2a_task(ctx, c.a2a_call("SendMessage", c.a2a_message(message_id)), "SendMessage")
-    again = a2a_task(ctx, c.a2a_call("SendMessage", c.a2a_message(message_id)), "SendMessage replayed")
+    first = a2a_task(ctx, c.a2a_call("SendMessage", c.a2a_message(message_id, data=data)), "SendMessage")
+    again = a2a_task(ctx, c.a2a_call("SendMessage", c.a2a_message(message_id, data=data)), "SendMessage replayed")
     ctx.expect(again["id"] == first["id"], f"a replayed messageId created task {again['id']!r} beside {first['id']!r}")
-    changed = c.a2a_call("SendMessage", c.a2a_message(message_id, data={"message": "changed"}))
-    ctx.expect(rpc_error(changed) is not None, f"a messageId reused with changed data was served: {changed.text[:200]}",
+    changed, _ = c.marked()
+    reply = c.a2a_call("SendMessage", c.a2a_message(message_id, data=changed))
+    ctx.expect(rpc_error(reply) is not None, f"a messageId reused with changed data was served: {reply.text[:200]}",
                kind="accepted_invalid")
-    ctx.expect(c.inbox_ids(RECIPIENT).count(first["id"]) == 1 and len(c.inbox_ids(RECIPIENT)) == 1,
-               f"replays left {len(c.inbox_ids(RECIPIENT))} tasks in the inbox, expected 1", kind="state_changed")
+    carried = watch.carrying(marker)
+    ctx.expect(carried == {first["id"]}, f"replays left {len(carried)} tasks with their data in the inbox ({sorted(carried)}), "
+               f"expected exactly {first['id']}", kind="state_changed")
+
+
+def digest_spellings(message_id: str) -> tuple[str, ...]:
+    """The ways a2a-<sha256(messageId)> may be written: the manifest does not say (hex,
+    base64url, base64: each accepted)."""
+    digest = hashlib.sha256(message_id.encode()).digest()
+    return digest.hex(), base64.urlsafe_b64encode(digest).decode().rstrip("="), base64.b64encode(digest).decode()
 
 
 def check_a2a_key_namespace(ctx: CheckContext) -> None:
     """messageId becomes a2a- plus its SHA-256 digest in the sender's Connect request-key
-    namespace: an HTTP send_task under that key and the same body is the same task. The
-    manifest does not say how the digest is written: hex, base64url and base64 are each
-    accepted."""
+    namespace: an HTTP send_task of the sender under that key and the same body is the
+    same task; the same messageId from another sender is another task."""
     c = WeverClient(ctx)
     c.allow(SENDER, RECIPIENT)
+    data, _ = c.marked()
     message_id = f"conformance-{fresh_key()}"
-    task = a2a_task(ctx, c.a2a_call("SendMessage", c.a2a_message(message_id)), "SendMessage")
-    digest = hashlib.sha256(message_id.encode()).digest()
-    spellings = (digest.hex(), base64.urlsafe_b64encode(digest).decode().rstrip("="), base64.b64encode(digest).decode())
-    seen = []
-    for spelling in spellings:
-        reply = c.send(SENDER, RECIPIENT, data=c.example_data()["task"], key="a2a-" + spelling)
-        same = reply.ok and dig(reply.result, "task", "task_id") == task["id"]
-        if same:
-            return
-        seen.append(reply.describe())
-    ctx.fail(f"no spelling of a2a-<sha256(messageId)> reaches the A2A task {task['id']} over HTTP: {seen}", kind="state_changed")
+    task = a2a_task(ctx, c.a2a_call("SendMessage", c.a2a_message(message_id, data=data)), "SendMessage")
+    with ctx.subcheck("HTTP send_task under a2a-<sha256>"):
+        seen = []
+        for spelling in digest_spellings(message_id):
+            reply = c.send(SENDER, RECIPIENT, data=data, key="a2a-" + spelling)
+            if reply.ok and locate.holds(reply.result, task["id"]):
+                break
+            seen.append(reply.describe())
+        else:
+            ctx.fail(f"no spelling of a2a-<sha256(messageId)> reaches the A2A task {task['id']} over HTTP: {seen}", kind="state_changed")
+    with ctx.subcheck("another sender, the same messageId"):
+        c.allow(STRANGER, RECIPIENT)
+        other = a2a_task(ctx, c.a2a_call("SendMessage", c.a2a_message(message_id, data=data), who=STRANGER),
+                         "SendMessage of another sender with the same messageId")
+        ctx.expect(other["id"] != task["id"], f"another sender's SendMessage with the same messageId answered the first "
+                   f"sender's task {task['id']}: the key namespace is the sender's", kind="auth_not_enforced")
+
+
+def check_a2a_key_header(ctx: CheckContext) -> None:
+    """An incoming Idempotency-Key header does not override the messageId's key: the
+    same messageId under another header is the same task, and the header's value names
+    no A2A task over HTTP."""
+    c = WeverClient(ctx)
+    c.allow(SENDER, RECIPIENT)
+    header = c.binding.idempotency.get("header", "Idempotency-Key") if c.binding.idempotency else "Idempotency-Key"
+    data, _ = c.marked()
+    message_id, key = f"conformance-{fresh_key()}", fresh_key()
+    params = c.a2a_message(message_id, data=data)
+    task = a2a_task(ctx, c.a2a_call("SendMessage", params, headers={header: key}), f"SendMessage with an {header} header")
+    with ctx.subcheck("the same messageId under another header"):
+        again = a2a_task(ctx, c.a2a_call("SendMessage", params, headers={header: fresh_key()}),
+                         f"the same SendMessage under another {header}")
+        ctx.expect(again["id"] == task["id"], f"the same messageId under another {header} made task {again['id']} beside "
+                   f"{task['id']}: the header overrode the messageId", kind="state_changed")
+    with ctx.subcheck(f"HTTP send_task under the header's {header}"):
+        other = c.task_of(c.send(SENDER, RECIPIENT, data=data, key=key), f"send_task under the {header} the SendMessage carried")
+        ctx.expect(other.id != task["id"], f"send_task under the {header} of a SendMessage answered its task {task['id']}: "
+                   "the header became the adapter's request key", kind="state_changed")
 
 
 def check_a2a_state_mapping(ctx: CheckContext) -> None:
@@ -574,16 +767,18 @@ def check_a2a_state_mapping(ctx: CheckContext) -> None:
     application/json artifact; no history is returned."""
     c = WeverClient(ctx)
     mapping = c.a2a["state_mapping"]
-    for state, a2a_state in mapping.items():
+    media = c.a2a["send_message"]["part_media_type"]
+    for state, a2a_name in mapping.items():
         with ctx.subcheck(state):
             task = c.new_task(state)
-            got = a2a_task(ctx, c.a2a_call("GetTask", {"id": task["task_id"]}), f"GetTask of a {state} task", wrapped=False)
-            ctx.expect(got["status"].get("state") == a2a_state, f"GetTask of a {state} task: {got['status'].get('state')!r}, expected {a2a_state}")
+            got = a2a_task(ctx, c.a2a_call("GetTask", {"id": task.id}), f"GetTask of a {state} task", wrapped=False)
+            ctx.expect(a2a_state(got) == a2a_name, f"GetTask of a {state} task: {a2a_state(got)!r}, expected {a2a_name}")
             ctx.expect(not got.get("history"), f"GetTask returned history {got.get('history')!r}; returned_history_messages is 0")
             if state == "completed":
-                parts = [p for a in got.get("artifacts") or [] for p in (a.get("parts") or [])]
-                ctx.expect(len(got.get("artifacts") or []) == 1 and len(parts) == 1 and parts[0].get("mediaType") == "application/json",
-                           f"a completed result must be one application/json artifact: {got.get('artifacts')!r}")
+                artifacts: list[Any] = got["artifacts"] if isinstance(got.get("artifacts"), list) else []
+                parts = [p for a in artifacts for p in (dig(a, "parts") or []) if isinstance(p, dict)]
+                ctx.expect(len(artifacts) == 1 and len(parts) == 1 and parts[0].get("mediaType") == media,
+                           f"a completed result must be one {media} artifact: {got.get('artifacts')!r}")
 
 
 def check_a2a_cancel(ctx: CheckContext) -> None:
@@ -592,22 +787,22 @@ def check_a2a_cancel(ctx: CheckContext) -> None:
     task = c.new_task("offered")
     for attempt in ("CancelTask", "CancelTask again"):
         with ctx.subcheck(attempt):
-            got = a2a_task(ctx, c.a2a_call("CancelTask", {"id": task["task_id"]}), attempt, wrapped=False)
-            ctx.expect(got["status"].get("state") == canceled, f"{attempt}: {got['status'].get('state')!r}, expected {canceled}")
+            got = a2a_task(ctx, c.a2a_call("CancelTask", {"id": task.id}), attempt, wrapped=False)
+            ctx.expect(a2a_state(got) == canceled, f"{attempt}: {a2a_state(got)!r}, expected {canceled}")
     with ctx.subcheck("by the recipient"):
         other = c.new_task("offered")
-        ctx.expect(rpc_error(c.a2a_call("CancelTask", {"id": other["task_id"]}, who=RECIPIENT)) is not None,
+        ctx.expect(rpc_error(c.a2a_call("CancelTask", {"id": other.id}, who=RECIPIENT)) is not None,
                    "CancelTask by the recipient was served", kind="auth_not_enforced")
     with ctx.subcheck("accepted"):
         accepted = c.new_task("accepted")
-        ctx.expect(rpc_error(c.a2a_call("CancelTask", {"id": accepted["task_id"]})) is not None,
+        ctx.expect(rpc_error(c.a2a_call("CancelTask", {"id": accepted.id})) is not None,
                    "CancelTask of an accepted task was served", kind="accepted_invalid")
 
 
 def check_a2a_visibility(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     task = c.new_task("offered")
-    ctx.expect(rpc_error(c.a2a_call("GetTask", {"id": task["task_id"]}, who=STRANGER)) is not None,
+    ctx.expect(rpc_error(c.a2a_call("GetTask", {"id": task.id}, who=STRANGER)) is not None,
                "GetTask by a mailbox that is no participant was served", kind="auth_not_enforced")
 
 
@@ -615,20 +810,26 @@ def check_a2a_visibility(ctx: CheckContext) -> None:
 # MCP
 # ----------------------------------------------------------------------------------
 def check_mcp_tools(ctx: CheckContext) -> None:
-    """tools/list: one tool per action except register_mailbox, with the action's inputSchema."""
+    """tools/list: one tool per action except register_mailbox, with the action's
+    inputSchema; and tools/call of register_mailbox is not served."""
     if ctx.binding.kind != "mcp-tools":
         from conformance.runner import NotApplicable
 
         raise NotApplicable("tools/list exists only in the mcp binding")
-    WeverClient(ctx)
+    c = WeverClient(ctx)
+    registration = c.a2a["access_setup"]["path"].rsplit("/", 1)[-1]  # "Registration is not an MCP tool"
     tools = {t.get("name"): t for t in ctx.binding.list_tools()}
     ctx.keep_evidence()
-    expected = {name: a["inputSchema"] for name, a in ctx.profile.spec["actions"].items() if name != "register_mailbox"}
+    expected = {name: a["inputSchema"] for name, a in ctx.profile.spec["actions"].items() if name != registration}
     ctx.expect(set(tools) == set(expected), f"tools/list names {sorted(set(tools) ^ set(expected))} differently from the actions")
     for name in sorted(set(tools) & set(expected)):
         with ctx.subcheck(name):
             ctx.expect(tools[name].get("inputSchema") == expected[name], f"tool {name}'s inputSchema differs from the action's",
                        kind="schema_mismatch")
+    with ctx.subcheck(f"tools/call {registration}"):
+        reply = ctx.binding.call(registration, {"label": "conformance over mcp"}, idempotency_key=None)
+        ctx.expect(not reply.ok, f"tools/call {registration} was served, though registration is not an MCP tool: {reply.describe()}",
+                   kind="accepted_invalid")
 
 
 def check_health(ctx: CheckContext) -> None:
@@ -656,11 +857,6 @@ def check_openapi(ctx: CheckContext) -> None:
 
     missing = [name for name in ctx.profile.spec["actions"] if not described(name)]
     ctx.expect(not missing, f"{route} has no POST operation for the actions {missing} (at {template})", kind="schema_mismatch")
-
-
-def concurrent_sends(copies: int) -> Callable[[CheckContext], None]:
-    """``copies`` identical send_task calls with one key at once: one task."""
-    return idempotency.replay_concurrent(send_with_key, inbox_size, "send_task with one Idempotency-Key", copies=copies)
 
 
 # ----------------------------------------------------------------------------------
@@ -708,7 +904,7 @@ def build(profile: Profile) -> list[Requirement]:
         *pair("WEVER-SEND-KEY-REQUIRED", "send_task without an Idempotency-Key is refused and delivers nothing",
               at("/actions/send_task/description"), check_key_required, ("key_optional",), "IDEMPOTENCY_KEY_REQUIRED"),
         req("WEVER-SEND-REPLAY", "MUST", "send_task with the same Idempotency-Key and body returns the same task, once",
-            at("/flow/5"), idempotency.replay_once(send_with_key, inbox_size, "send_task with one Idempotency-Key"), ("replay_duplicates",)),
+            at("/flow/5"), check_send_replay, ("replay_duplicates",)),
         req("WEVER-SEND-REPLAY-CONCURRENT", "MUST", "50 identical send_task calls with one key at once make one task",
             at("/flow/5"), concurrent_sends(50), ("replay_duplicates", "replay_race")),
         req("WEVER-SEND-KEY-CONFLICT", "MUST", "The same Idempotency-Key with another body is refused",
@@ -727,8 +923,10 @@ def build(profile: Profile) -> list[Requirement]:
             at("/actions/list_connection_requests/description"), check_conn_list, ("requests_listed_to_all",)),
         req("WEVER-CONN-RETRY-RETAINED", "MUST", "An exact-pair retry returns the retained request, a denial too",
             at("/actions/request_connection/description"), check_conn_retry, ("retry_new_request", "denial_forgotten")),
-        req("WEVER-CONN-RESPOND", "MUST", "Allowing a request grants; a repeated matching response does not undo a later revocation",
-            at("/actions/respond_connection_request/description"), check_conn_respond, ("repeat_response_regrants",)),
+        req("WEVER-CONN-RESPOND", "MUST", "Only the recipient answers; allowing grants, denying revokes the pair's permission; "
+            "a repeated matching response undoes neither a later revocation nor a later grant",
+            at("/actions/respond_connection_request/description"), check_conn_respond,
+            ("repeat_response_regrants", "deny_keeps_grant", "repeat_denial_revokes", "sender_responds")),
         req("WEVER-A2A-SEND", "MUST", "An example-shaped SendMessage creates a task that starts submitted, in result.task, in the recipient's inbox",
             at(f"{a2a}/send_message/result_shape"), check_a2a_send, ("a2a_state_unmapped",)),
         req("WEVER-A2A-VERSION-REQUIRED", "MUST", "A SendMessage with a missing or other A2A-Version is rejected and delivers nothing",
@@ -739,16 +937,19 @@ def build(profile: Profile) -> list[Requirement]:
             at(f"{a2a}/retry"), check_a2a_replay, ("a2a_replay_duplicates", "a2a_conflict_accepted")),
         req("WEVER-A2A-REPLAY-CONCURRENT", "MUST", "Identical SendMessage requests arriving at once make one task",
             at(f"{a2a}/retry"), a2a_concurrent, ("replay_race",)),
-        req("WEVER-A2A-KEY-NAMESPACE", "MUST", "An A2A messageId is the Connect request key a2a-<sha256> of the sender: HTTP send_task under it returns the same task",
-            at(f"{a2a}/retry"), check_a2a_key_namespace, ("a2a_private_namespace",)),
+        req("WEVER-A2A-KEY-NAMESPACE", "MUST", "An A2A messageId is the Connect request key a2a-<sha256> of the sender: HTTP send_task "
+            "under it returns the same task; another sender's same messageId is another task",
+            at(f"{a2a}/retry"), check_a2a_key_namespace, ("a2a_private_namespace", "keys_shared_across_senders")),
+        req("WEVER-A2A-KEY-HEADER-IGNORED", "MUST", "An incoming Idempotency-Key header does not override the messageId's request key",
+            at(f"{a2a}/retry"), check_a2a_key_header, ("a2a_header_key",)),
         req("WEVER-A2A-STATE-MAPPING", "MUST", "GetTask maps every Connect state as state_mapping says; a completed result is one application/json artifact; no history",
             at(f"{a2a}/state_mapping"), check_a2a_state_mapping, ("a2a_state_unmapped", "a2a_history_returned")),
         req("WEVER-A2A-CANCEL", "MUST", "CancelTask: the sender, only while offered; a repeated cancellation returns the canceled task",
             at(f"{a2a}/cancel_task/permission"), check_a2a_cancel, ("a2a_repeat_cancel_refused", "accepted_cancellable")),
         req("WEVER-A2A-GET-VISIBILITY", "MUST", "GetTask serves the sender or the recipient only",
             at(f"{a2a}/get_task/visibility"), check_a2a_visibility, ("task_visible_to_anyone",)),
-        req("WEVER-MCP-TOOLS", "MUST", "tools/list has one tool per action except register_mailbox, with the action's inputSchema",
-            at("/setup"), check_mcp_tools, ("mcp_register_tool",)),
+        req("WEVER-MCP-TOOLS", "MUST", "tools/list has one tool per action except register_mailbox, with the action's inputSchema; register_mailbox is not callable",
+            at("/setup"), check_mcp_tools, ("mcp_register_tool", "mcp_register_callable")),
         req("WEVER-LIFECYCLE", "MUST", "Tasks move through offered, accepted, completed, declined and cancelled as the flow says, "
             "delivered only while the recipient allows the sender (stateful, three mailboxes)",
             at("/flow"), lambda ctx: ctx.run_machine(WeverMachine),
@@ -756,7 +957,7 @@ def build(profile: Profile) -> list[Requirement]:
         req("WEVER-HEALTH", "MUST", "The health route answers 200", at("/routes/health"), check_health, ("health_down",)),
         req("WEVER-OPENAPI", "MUST", "The openapi route describes every action", at("/routes/openapi"), check_openapi, ("openapi_incomplete",)),
     ]
-    for module in (quotas, lifetimes, surfaces):
+    for module in (quotas, lifetimes, surfaces, shaped):
         reqs += module.rows(req, at, lim)
     for action, op in profile.operations.items():
         reqs.append(req(f"WEVER-INPUT-VALID-{slug(action)}", "MUST", f"Generated valid {action} inputs are not refused as invalid",

@@ -1,0 +1,101 @@
+"""Part 1 of Agent Plaza (wire, friendship, mailbox, receive, commands, the friendship
+machine) on answers of another shape (conformance/shapes.py): every MUST row finds what it
+judges by content or behaviour, so it passes on a shape variant; the rows that ask for the
+profile's shapes and codes fail on one; and the content readers (answers.py, inbox.py)
+never crash on odd answers."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pytest
+
+from conformance.model import Profile
+from conformance.profiles import load_profile
+from conformance.protocols.plaza import answers
+from conformance.protocols.plaza.inbox import inbox_lists
+from conformance.runner import Verdict, execute
+from conformance.targets import open_run
+
+PART_TWO = ("PLAZA-GROUP-", "PLAZA-PRIV-", "PLAZA-CONT-", "PLAZA-DIRECT-", "PLAZA-PLAN", "PLAZA-ROUTE-GLOBAL",
+            "PLAZA-ROUTE-NO-TASK", "PLAZA-RECV-WORK-GROUP", "PLAZA-CMD-")
+SHAPE_ROWS = ("PLAZA-MSGSTATUS-SHAPE", "PLAZA-RECV-SHAPE", "PLAZA-AUTH-SCOPES", "PLAZA-READ-NOT-FOUND-ALIKE-CODE")
+
+
+@functools.cache
+def profile() -> Profile:
+    return load_profile("agent-plaza")
+
+
+def verdicts(seed: int) -> dict[str, Verdict]:
+    run = open_run(profile(), "reference", budget="quick", shapes=seed)
+    try:
+        return {r.id: execute(r, run) for r in profile().requirements if not r.id.startswith(PART_TWO)}
+    finally:
+        run.http.close()
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_part_one_musts_pass_on_a_shape_variant(seed: int) -> None:
+    got = verdicts(seed)
+    levels = {r.id: r.level for r in profile().requirements}
+    wrong = {rid: f"{v.status}: {v.message[:200]}" for rid, v in got.items() if levels[rid] == "MUST" and v.status != "passed"}
+    assert not wrong, wrong
+    crashed = [rid for rid, v in got.items() if any(f.kind == "crash" for f in v.failures)]
+    assert not crashed, crashed
+    assert all(got[rid].status == "failed" for rid in SHAPE_ROWS), {rid: got[rid].status for rid in SHAPE_ROWS}
+
+
+class Ctx:
+    """Enough of a CheckContext for the readers: the profile."""
+
+    def __init__(self) -> None:
+        self.profile = profile()
+
+    def expect(self, condition: Any, message: str, kind: str = "", statement: str | None = None) -> None:
+        assert condition, message
+
+
+ODD: list[Any] = [None, 7, "x", [], {}, [[[]]], {"a": {"b": [1, "2", None]}}, {"seq": True, "id": None},
+                  {"read_request": None}, {"ack_request": {"batch_id": 1}}, {"next_page_request": "x", "next_notices_request": []}]
+
+
+@pytest.mark.parametrize("answer", ODD)
+def test_the_content_readers_never_crash_on_odd_answers(answer: Any) -> None:
+    ctx: Any = Ctx()
+    answers.records(ctx, answer, "odd")
+    answers.bodies(ctx, answer, "odd", ["known"])
+    answers.items_of(answer)
+    answers.item_keys(ctx, answer)
+    answers.ack_triple(answer)
+    answers.field(answer, "round_no")
+    inbox_lists(answer, ["11111111-1111-4111-8111-111111111111"])
+
+
+def test_a_page_of_another_shape_is_read_by_content() -> None:
+    """Records found by the document's record_type, texts by the marker the check sent,
+    the cursor members by their names wherever they sit."""
+    ctx: Any = Ctx()
+    page = {"pageEntry": {"roundNo": 2, "round_no": 2, "has_more": True,
+                          "items_value": [{"id": "a", "seq": "1", "record_type": "message", "content": "hello m1"},
+                                          {"id": "b", "seq": "2", "record_type": "message", "body": {"text": "hello m2"}}]}}
+    assert [r["id"] for r in answers.records(ctx, page, "page")] == ["a", "b"]
+    assert answers.bodies(ctx, page, "page", ["hello m2", "hello m1"]) == ["hello m1", "hello m2"]
+    assert answers.round_of(ctx, page, "page") == 2 and answers.field(page, "has_more") is True
+
+
+def test_a_batch_is_what_its_ack_request_acknowledges() -> None:
+    data = {"batchRef": {"entries": [{"read_request": {"operation": "read_conversation"}, "eventId": "e7b1c7c2-0000-4000-8000-000000000001"}]},
+            "ack_request": {"operation": "receive_ack", "client_key": "k", "batch_id": "b", "view_id": "v", "receipt": "r"}}
+    assert answers.ack_triple(data) == {"batch_id": "b", "view_id": "v", "receipt": "r"}
+    assert len(answers.items_of(data)) == 1 and answers.item_keys(Ctx(), data) == ["e7b1c7c2-0000-4000-8000-000000000001"]
+
+
+def test_the_readers_constants_are_the_documents() -> None:
+    spec = profile().spec
+    assert set(answers.FRIEND_WORK) <= set(spec["durableReceive"]["supported_work"])
+    assert set(answers.TRIPLE) <= set(spec["durableReceive"]["operation_requirements"]["receive_ack"]["required"])
+    assert spec["mailboxAttention"]["itemReadField"] == answers.ITEM_FIELD
+    assert answers.ACK_FIELD in spec["durableReceive"]["native"]["consume"]
+    assert all(name in spec["durableReceive"]["a2a"]["follow"] for name in answers.A2A_REQUESTS)

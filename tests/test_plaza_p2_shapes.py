@@ -1,0 +1,91 @@
+"""Part 2 of Agent Plaza (groups, the private relay, continuation) on answers of another
+shape (conformance/shapes.py): every MUST row finds what it judges by content or behaviour,
+so it passes on a shape variant; the rows that ask for the profile's shapes and codes fail on
+one; and the content readers the part shares (groups.py) never crash on odd answers."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pytest
+
+from conformance.model import Profile
+from conformance.profiles import load_profile
+from conformance.protocols.plaza.groups import ack_fields, minted, seqs_of
+from conformance.runner import CheckContext, CheckFailed, Verdict, execute
+from conformance.targets import open_run
+
+PREFIXES = ("PLAZA-GROUP-", "PLAZA-PRIV-", "PLAZA-CONT-", "PLAZA-DIRECT-", "PLAZA-PLAN", "PLAZA-ROUTE-GLOBAL",
+            "PLAZA-ROUTE-NO-TASK", "PLAZA-RECV-WORK-GROUP")
+SHAPE_ROWS = ("PLAZA-GROUP-AUTH-SHAPE", "PLAZA-GROUP-CREATE-DEFAULTS", "PLAZA-PRIV-STATUS", "PLAZA-PRIV-CAPABILITIES-PROFILE")
+
+
+@functools.cache
+def profile() -> Profile:
+    return load_profile("agent-plaza")
+
+
+def verdicts(seed: int) -> dict[str, Verdict]:
+    run = open_run(profile(), "reference", budget="quick", shapes=seed)
+    try:
+        return {r.id: execute(r, run) for r in profile().requirements if r.id.startswith(PREFIXES)}
+    finally:
+        run.http.close()
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_part_two_musts_pass_on_a_shape_variant(seed: int) -> None:
+    got = verdicts(seed)
+    levels = {r.id: r.level for r in profile().requirements}
+    wrong = {rid: f"{v.status}: {v.message[:200]}" for rid, v in got.items() if levels[rid] == "MUST" and v.status != "passed"}
+    assert not wrong, wrong
+    crashed = [rid for rid, v in got.items() if any(f.kind == "crash" for f in v.failures)]
+    assert not crashed, crashed
+    assert all(got[rid].status == "failed" for rid in SHAPE_ROWS), {rid: got[rid].status for rid in SHAPE_ROWS}
+
+
+class Ctx:
+    """Enough of a CheckContext for the readers: the profile and the run's credentials."""
+
+    def __init__(self) -> None:
+        self.profile = profile()
+        self.run = type("Run", (), {"credentials": {"alice": {"id": "11111111-1111-4111-8111-111111111111"}}})()
+
+
+def ctx() -> Any:
+    return Ctx()
+
+
+ODD: list[Any] = [None, 7, "x", [], {}, [[[]]], {"a": {"b": [1, "2", None]}}, {"seq": True}]
+
+
+@pytest.mark.parametrize("answer", ODD)
+def test_the_readers_never_crash_on_odd_answers(answer: Any) -> None:
+    c: CheckContext = ctx()
+    assert minted(c, answer) == []
+    assert ack_fields(c, answer, "k") is None
+    with pytest.raises(CheckFailed):
+        seqs_of(c, [answer, answer], "a page")
+
+
+def test_minted_ids_are_the_ones_the_request_did_not_carry() -> None:
+    c: CheckContext = ctx()
+    sent, made = "22222222-2222-4222-8222-222222222222", "33333333-3333-4333-8333-333333333333"
+    answer = {"x": {"owner": "11111111-1111-4111-8111-111111111111", "connection": sent, "deep": [{"id": made}]}}
+    assert minted(c, answer, {sent}) == [made]
+
+
+def test_a_batch_is_found_wherever_it_sits() -> None:
+    c: CheckContext = ctx()
+    key, batch = "44444444-4444-4444-8444-444444444444", "55555555-5555-4555-8555-555555555555"
+    view, receipt = "a" * 64, "B" * 43
+    for answer in ({"batch": {"batch_id": batch, "view_id": view, "receipt": receipt, "items": [{"id": key}]}},
+                   {"client_key": key, "wrapped": {"entry": {"batchId": batch, "viewId": view, "receiptInfo": receipt}}}):
+        assert ack_fields(c, answer, key) == {"batch_id": batch, "view_id": view, "receipt": receipt}
+
+
+def test_the_seq_is_the_number_that_rises_with_the_messages() -> None:
+    c: CheckContext = ctx()
+    items = [{"n": {"seq_value": s}, "created": 1_700_000_000_000 + s, "flag": 1} for s in (4, 5, 9)]
+    assert seqs_of(c, items, "a page") == [4, 5, 9]
