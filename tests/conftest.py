@@ -52,6 +52,10 @@ class Server:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
+                # the config first: it is written before this server listens, so a port that
+                # answers before it exists is another test's server that took the free port
+                if not self.config.exists():
+                    raise OSError("not started yet")
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
                     return
             except OSError as exc:
