@@ -85,6 +85,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--baseline", default=None, metavar="FILE", help="YAML list of known failures (id, reason, issue): listed failures do not fail the run, unlisted ones and stale entries do")
     s.add_argument("--allow-untested", action="store_true", help="exit 0 even when a gating requirement stayed untested "
                    "or blocked (missing credentials or control); by default that exits 5, so a gate never passes on nothing")
+    s.add_argument("--gate", default="full", choices=["full", "live"],
+                   help="full (default): every gating requirement must run and hold. live: for a server without a "
+                        "control interface: exit 0 when every gating requirement a client can test without control "
+                        "ran and held (never on nothing); those that need control, or would harm a configured "
+                        "identity not marked disposable, are counted in every report (\"MUST-compliant on N of M; "
+                        "K need the test-control interface\") instead of exiting 5")
     s.add_argument("--max-time", default=None, metavar="DURATION", help="wall-clock limit of the whole run: seconds, or 90s, 15m, 2h (default per budget, see below); then the rest is untested, exit 3")
     s.add_argument("--workers", type=worker_count, default=1, metavar="N",
                    help="run requirements in N processes (pytest-xdist; 'auto' = one per core; default 1). "
@@ -215,6 +221,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     for req in prof.requirements:
         print(f"{req.level:6} {req.id:40} {req.title}")
         print(f"{'':6} {'':40} source: {req.source}; faults: {', '.join(req.faults)}")
+        if req.lasting:  # without control: only on identities the run made or the config marks disposable
+            print(f"{'':6} {'':40} lasting: {req.lasting}")
+        use = prof.quota_use.get(req.id)
+        if use:
+            print(f"{'':6} {'':40} quota use: " + "; ".join(f"{q} {n} ({who})" for q, per in use.items() for who, n in per.items()))
     for what, named in (("faults", prof.faults), ("variants (allowed by the spec; no MUST may fail on one)", prof.variants)):
         print(f"\n{what} ({len(named)}):")
         for name, fn in sorted(named.items()):
@@ -312,6 +323,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         pytest_args += ["--max-time", args.max_time]
     if args.allow_untested:
         pytest_args += ["--allow-untested"]
+    if args.gate != "full":
+        pytest_args += ["--gate", args.gate]
     if args.workers != 1:
         pytest_args += ["-p", "xdist.plugin", "-n", str(args.workers)]
     outcome = RunOutcome()
@@ -383,9 +396,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageFailure(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     if args.write_config:
-        config = {"target": base, "credentials": prof.reference_credentials}
+        config: dict[str, Any] = {"target": base, "credentials": prof.reference_credentials}
         if args.control:
             config["control"] = base + CONTROL_PREFIX
+        elif prof.reference_world:  # what an operator names without control: the seeded world
+            config["world"] = prof.reference_world
         try:
             Path(args.write_config).write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
         except OSError as exc:

@@ -51,6 +51,10 @@ class Requirement:
     needs: tuple[str, ...] = ()
     optional: str = ""  # a feature the spec makes optional (the profile's `optional:` block) this checks
     group: str = ""  # the part of the protocol it is about (the profile's `groups:` block: a surface, say)
+    # what it does that lasts to an identity (closes, stops, revokes, blocks, erases, spends a
+    # quota to its end, publishes): without control it runs only on identities the run made
+    # or the config marks disposable (conformance/live.py, CheckContext.lasting)
+    lasting: str = ""
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -224,6 +228,8 @@ class Profile:
     create_reference: Callable[..., Any]
     probe: Callable[..., None]  # probe(ctx, caller=DEFAULT): a harmless call; raises ProtocolMismatch
     reference_credentials: dict[str, Any] = field(default_factory=dict)
+    # the reference's seeded world (config `world:`), which a live operator names in the config
+    reference_world: dict[str, Any] = field(default_factory=dict)
     # behaviours the spec allows but the reference does not choose: no MUST may fail on one
     variants: dict[str, Callable[[Any], None]] = field(default_factory=dict)
     statements: list[Any] = field(default_factory=list)  # the statement map (conformance/statements.py)
@@ -233,6 +239,9 @@ class Profile:
     # features the spec makes optional, which a deployment may declare it does not offer: name -> source
     optional: dict[str, Source] = field(default_factory=dict)
     limits: dict[str, Limit] = field(default_factory=dict)  # the profile's `limits:` block
+    # each requirement's measured use of each quota (`quotas:`): id -> quota -> who -> count,
+    # from the protocol folder's quota_use.yaml (conformance/live.py plans a live run with it)
+    quota_use: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     # a profile built in parts (YAML `deferred: {requirements: [globs], until: why}`): requirements
     # of a later part; the reference does not serve them yet, so they must be untested against it
     deferred: tuple[str, ...] = ()

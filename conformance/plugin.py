@@ -73,6 +73,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--baseline", default=None, help="YAML list of known failures: listed failures pass, stale entries fail")
     group.addoption("--allow-untested", action="store_true",
                     help="exit 0 even when a gating requirement stayed untested or blocked (default: exit 5)")
+    group.addoption("--gate", dest="conformance_gate", default="full", choices=["full", "live"],
+                    help="live: gate a server without a control interface on what a client can test "
+                         "(requirements that need control or would harm a configured identity are counted, not gated)")
     group.addoption("--max-time", dest="conformance_max_time", default=None,
                     help="wall-clock limit of the whole run: seconds, or 90s, 15m, 2h (default per budget)")
     group.addoption("--conformance-console", action="store_true", help="print one line per requirement and a summary")
@@ -234,6 +237,7 @@ class RunSession:
         self.only = set(opt.only or [])
         self.skip = set(opt.skip or [])
         self.allow_untested = bool(opt.allow_untested)
+        self.live_gate = getattr(opt, "conformance_gate", "full") == "live"
         self.budget = opt.budget
         self.started_at = datetime.now(UTC)
         self.t0 = time.perf_counter()
@@ -362,7 +366,8 @@ class RunSession:
         return {"id": result.requirement.id, "verdict": verdict_to_json(result.verdict), "case": result.case,
                 "baseline": result.baseline, "stale": result.stale, "stopped_before": stopped_before,
                 "unreachable": self.run_ctx.unreachable, "stopped": self.run_ctx.http.stopped or None,
-                "signalled": self.signalled, "refused": dict(self.run_ctx.refused)}
+                "signalled": self.signalled, "refused": dict(self.run_ctx.refused),
+                "not_put_back": list(self.run_ctx.not_put_back)}
 
     def receive(self, data: dict[str, Any]) -> None:
         """The controller's side of ``payload``."""
@@ -377,6 +382,9 @@ class RunSession:
             self.stop(data["stopped"] or "interrupted")
         for label, why in data.get("refused", {}).items():
             self.run_ctx.refused.setdefault(label, why)
+        for problem in data.get("not_put_back", []):
+            if problem not in self.run_ctx.not_put_back:
+                self.run_ctx.not_put_back.append(problem)
         self.record(result, data["stopped_before"])
 
     def selected(self, rid: str) -> bool:
@@ -475,6 +483,8 @@ class RunSession:
             stopped=stopped,
             config=self.config_path,
             refused=self.run_ctx.refused,
+            live_gate=self.live_gate,
+            not_put_back=self.run_ctx.not_put_back,
         )
         path = write_summary(self.report_dir, summary)
         for what, write in (("report.html", lambda: write_html(self.report_dir)),
@@ -493,6 +503,13 @@ class RunSession:
             closing.append(f"{self.not_run} requirements not run: {why}")
         for label, why in self.run_ctx.refused.items():
             closing.append(f"credential {label!r} {why}: the requirements that send it are untested")
+        for problem in self.run_ctx.not_put_back:
+            closing.append(f"warning: not put back: {problem}")
+        reasons = summary["untested_reasons"]
+        if any(reasons.get(k) for k in ("control", "harm", "quota")):
+            closing.append(f"untested: {reasons.get('control', 0)} need the test-control interface, "
+                           f"{reasons.get('harm', 0)} would harm a configured identity, "
+                           f"{reasons.get('quota', 0)} would exceed a quota (summary.json lists each with its reason)")
         grade = f"{summary['grade']}{'; ' + summary['grade_note'] if summary['grade_note'] else ''}"
         closing.append(f"{summary['verdict'].upper()}: {summary['verdict_reason']}. Grade: {grade}.")
         closing.append(
@@ -523,7 +540,7 @@ class RunSession:
             self.console.line(line)
         http.close()
         return exit_code(self.results, self.gate, bool(unreachable), bool(self.baseline and self.baseline.stale),
-                         stopped[0] if stopped else None, allow_untested=self.allow_untested)
+                         stopped[0] if stopped else None, allow_untested=self.allow_untested, live_gate=self.live_gate)
 
     def fill_in(self, why: str) -> list[Result]:
         """Every requirement that has no result (the run was stopped before its item
@@ -550,9 +567,10 @@ class RunSession:
 
         xml = self.config.stash.get(xml_key, None)
         if xml is not None:
-            for name in ("verdict", "verdict_reason", "grade", "stopped"):
+            for name in ("verdict", "verdict_reason", "grade", "stopped", "gate"):
                 if summary.get(name):
                     xml.add_global_property(f"conformance.{name}", str(summary[name]))
+            xml.add_global_property("conformance.live", summary["live"]["statement"])
         prefix = next(iter(self.nodeids.values()), "").rpartition("::")[0] or self.profile_nodeid()
         for result in never_ran:
             nodeid = f"{prefix}::{result.requirement.id}"

@@ -67,6 +67,34 @@ def read_deferred(block: Any, name: str) -> tuple[tuple[str, ...], str]:
     return tuple(globs), until
 
 
+def check_quotas(profile: Profile, name: str) -> None:
+    """The profile's ``quotas:`` block: each a name of ``limits:`` (a count), with the
+    requirements about it (``rows``, ids or globs that match); checked when it loads."""
+    block = profile.settings.get("quotas") or {}
+    if not isinstance(block, dict):
+        raise ProfileError(f"profile {name}: `quotas:` must map limit names to {{rows: [...]}}")
+    ids = [r.id for r in profile.requirements]
+    for quota, row in block.items():
+        if quota not in profile.limits:
+            raise ProfileError(f"profile {name}: quota {quota!r} is not one of its limits:")
+        rows = (row or {}).get("rows", []) if isinstance(row, dict) else None
+        if not isinstance(rows, list) or not all(any(fnmatch.fnmatchcase(i, str(p)) for i in ids) for p in rows):
+            raise ProfileError(f"profile {name}: quota {quota}: rows must be requirement ids or globs that match one")
+
+
+def read_quota_use(path: Path, profile: Profile) -> dict[str, dict[str, dict[str, int]]]:
+    """Each requirement's measured use of each quota (written by ``conformance.quotause``)."""
+    if not path.is_file():
+        return {}
+    data = load_yaml(path.read_text(encoding="utf-8")) or {}
+    known = {r.id for r in profile.requirements}
+    quotas = set(profile.settings.get("quotas") or {})
+    for rid, use in data.items():
+        if rid not in known or not isinstance(use, dict) or not set(use) <= quotas:
+            raise ProfileError(f"{path}: {rid}: not a requirement of {profile.name} with uses of its quotas: ({use!r})")
+    return {str(rid): {q: {str(w): int(n) for w, n in per.items()} for q, per in use.items()} for rid, use in data.items()}
+
+
 def assign_groups(requirements: list[Requirement], groups: dict[str, list[str]]) -> None:
     """The profile's ``groups:`` block: group name -> requirement ids or globs; the first
     group that names a requirement is its own (reports show requirements by group)."""
@@ -126,6 +154,8 @@ def load_profile(name: str, path: Path | None = None) -> Profile:
     profile.draft = status.removeprefix("draft").strip(" :") or "in progress" if status.startswith("draft") else ""
     package.complete(profile)  # the package adds requirements, faults, reference credentials
     assign_groups(profile.requirements, settings.get("groups") or {})
+    check_quotas(profile, name)
+    profile.quota_use = read_quota_use(Path(str(package.__file__)).parent / "quota_use.yaml", profile)
     _CACHE[key] = profile
     return profile
 

@@ -4,6 +4,7 @@ hypothesis settings of a budget, and the verdict that comes out."""
 from __future__ import annotations
 
 import ast
+import fnmatch
 import gzip
 import json
 import re
@@ -11,7 +12,7 @@ import tempfile
 import time
 import traceback
 import unicodedata
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, 
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from conformance.failures import DEFAULT_KIND, Failure, check_kind, summarize
+from conformance.live import REASONS, Identities, PutBack, QuotaBook
 from conformance.model import Exchange, Profile, Requirement
 from conformance.report.rootcause import accepted_features
 from conformance.transport.binding import Binding, make_binding
@@ -52,7 +54,14 @@ class CheckFailed(AssertionError):
 
 
 class Untested(Exception):
-    """The requirement cannot be tested against this target with what was given."""
+    """The requirement cannot be tested against this target with what was given;
+    ``reason`` is one of ``conformance.live.REASONS`` (reports count them apart)."""
+
+    def __init__(self, message: str, reason: str = "other") -> None:
+        super().__init__(message)
+        if reason not in REASONS:
+            raise ValueError(f"untested reason {reason!r} is not one of {sorted(REASONS)}")
+        self.reason = reason
 
 
 class Blocked(Exception):  # noqa: N818 - a verdict, like Untested
@@ -115,10 +124,22 @@ class RunContext:
     # optional features asked once whether the target serves them (CheckContext.require_served):
     # feature -> None (served) or the target's own answer saying it does not
     served: dict[str, str | None] = field(default_factory=dict)
+    # a live run does no harm (conformance/live.py): whom it may change for good, what it
+    # spent of each quota, and what it could not put back
+    identities: Identities = field(default_factory=Identities)
+    quotas: QuotaBook = field(default_factory=QuotaBook)
+    not_put_back: list[str] = field(default_factory=list)
+    # what a protocol keeps from check to check within one run (its live-site baseline, say)
+    scratch: dict[str, Any] = field(default_factory=dict)
 
     @property
     def target(self) -> str:
         return self.http.target
+
+    @property
+    def live(self) -> bool:
+        """No control interface: the target's state is the operator's, not the run's."""
+        return not self.control_path
 
 
 def example_database(directory: Path | None, shared: str | None = None) -> ExampleDatabase:
@@ -186,6 +207,8 @@ class Verdict:
     cause: str = ""  # of a blocked verdict: the kind of the finding that blocked it
     features: set[str] = field(default_factory=set)  # of a passed verdict: what its accepted requests carried (root causes)
     generated: int = 0  # hypothesis properties and machines the check ran (0: an example-based check)
+    spent: dict[str, dict[str, int]] = field(default_factory=dict)  # quota -> who -> count (ctx.spend)
+    reason: str = ""  # of an untested verdict: one of conformance.live.REASONS
 
 
 def verdict_to_json(v: Verdict) -> dict[str, Any]:
@@ -193,14 +216,15 @@ def verdict_to_json(v: Verdict) -> dict[str, Any]:
     return {"status": v.status, "message": v.message, "exchanges": [e.to_json() for e in v.exchanges],
             "reproduce": v.reproduce, "duration_s": v.duration_s, "exchange_count": v.exchange_count,
             "failures": [f.to_json() for f in v.failures], "machine": v.machine, "cause": v.cause,
-            "features": sorted(v.features), "generated": v.generated}
+            "features": sorted(v.features), "generated": v.generated, "reason": v.reason, "spent": v.spent}
 
 
 def verdict_from_json(data: dict[str, Any]) -> Verdict:
     return Verdict(data["status"], data["message"], [Exchange.from_json(e) for e in data["exchanges"]],
                    data["reproduce"], data["duration_s"], data["exchange_count"],
                    [Failure.from_json(f) for f in data["failures"]], dict(data["machine"]), data["cause"],
-                   set(data["features"]), int(data.get("generated", 0)))
+                   set(data["features"]), int(data.get("generated", 0)),
+                   dict(data.get("spent") or {}), str(data.get("reason", "")))
 
 
 _BLOB = re.compile(r"@reproduce_failure\('([^']+)', (b'[^']*')\)")
@@ -230,6 +254,10 @@ class CheckContext:
         self._subchecks_entered: frozenset[str] = frozenset()
         self._subcheck_path: tuple[str, ...] = ()
         self._hypothesis_depth = 0
+        self._put_back = PutBack()
+        self.scratch: dict[str, Any] = {}  # what a protocol keeps for this requirement only
+        self.spent: defaultdict[str, Counter[str]] = defaultdict(Counter)
+        self.quota_refusals: list[str] = []  # refusals for a quota set aside (the run spent it: blocked, not failed)
 
     @property
     def binding_name(self) -> str | None:
@@ -251,17 +279,25 @@ class CheckContext:
         entry = self.profile.settings["bindings"][name]
         other = make_binding(name, entry, self.http, self.token)
         other.on_unauthenticated = self._needs_token
+        other.before_call = self._lasting_operation
         return other
+
+    def _lasting_operation(self, operation: str, label: str | None) -> None:
+        """The profile's ``lasting:`` block names operations that do something lasting to
+        their caller (close_mailbox, say): guarded as ``lasting`` is."""
+        what = (self.profile.settings.get("lasting") or {}).get(operation)
+        if what and label:
+            self.lasting(label, str(what))
 
     def _needs_token(self, label: str) -> None:
         self.run.refused.setdefault(label, "not given, and the target requires a bearer token (HTTP 401 without one)")
-        raise Untested(f"the target requires a bearer token: give --token or credentials.{label}")
+        raise Untested(f"the target requires a bearer token: give --token or credentials.{label}", "credential")
 
     def _not_refused(self, label: str) -> None:
         """A credential the target refused is never sent to be judged."""
         why = self.run.refused.get(label)
         if why is not None:
-            raise Untested(f"credential {label!r} {why}: not judged (give a credential the target accepts)")
+            raise Untested(f"credential {label!r} {why}: not judged (give a credential the target accepts)", "credential")
 
     def token(self, label: str, required: bool = True) -> str | None:
         """The bearer token of a credential (a mapping's ``token``); a required one
@@ -272,7 +308,7 @@ class CheckContext:
         if isinstance(value, dict):
             value = value.get("token")
         if not value and required:
-            raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)")
+            raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)", "credential")
         return value or None
 
     # -- what the target offers --------------------------------------------------
@@ -280,7 +316,7 @@ class CheckContext:
         self._not_refused(label)
         value = self.run.credentials.get(label)
         if not value:
-            raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)")
+            raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)", "credential")
         return value
 
     def require_served(self, feature: str, probe: Callable[[], str | None]) -> None:
@@ -296,7 +332,7 @@ class CheckContext:
             self.run.served[feature] = probe()
         answer = self.run.served[feature]
         if answer is not None:
-            raise Untested(not_served(feature, answer))
+            raise Untested(not_served(feature, answer), "optional")
 
     def has_credential(self, label: str) -> bool:
         """Given, and not refused by the target before the run."""
@@ -305,11 +341,72 @@ class CheckContext:
     def control(self, action: str, **payload: Any) -> HttpReply:
         """Drive what the wire cannot (see DESIGN.md, control interface)."""
         if not self.run.control_path:
-            raise Untested("needs the target's control interface (set control: in --config)")
+            self.needs_control(f"control action {action!r}")
         reply = self.http.request("POST", f"{self.run.control_path}/{action}", json_body=payload)
         if reply.status >= 400:
-            raise Untested(f"control action {action!r} refused: HTTP {reply.status} {reply.text[:100]}")
+            raise Untested(f"control action {action!r} refused: HTTP {reply.status} {reply.text[:100]}", "control")
         return reply
+
+    @staticmethod
+    def needs_control(why: str = "") -> None:
+        """Untested: what the requirement needs (``why``) only the control interface gives."""
+        raise Untested("needs the target's control interface" + (f": {why}" if why else "") +
+                       " (set control: in --config)", "control")
+
+    # -- a live run does no harm (conformance/live.py) -------------------------------
+    def lasting(self, label: str, what: str, met: bool = False) -> None:
+        """Before doing something lasting (``what``: "closing the mailbox") to the identity
+        ``label``: without control it runs only on an identity the run created or the
+        config marks disposable, else the requirement is untested (reason ``harm``). The
+        requirement must declare that it does something lasting (``Requirement.lasting``),
+        unless the check only ``met`` it on this target (the operator's own connection, say,
+        which the reference's world does not have)."""
+        if not (self.requirement.lasting or met):
+            raise ValueError(f"{self.requirement.id} {what} of {label!r} but declares nothing lasting (Requirement.lasting)")
+        if self.run.live and not self.run.identities.may_change(label):
+            raise Untested(f"would harm a configured identity: {what} of {label!r} cannot be undone over the wire "
+                           f"(mark credentials.{label}.disposable: true, or give control)", "harm")
+
+    def adopt(self, label: str, credential: Any) -> None:
+        """An identity the run created over the protocol (a fresh mailbox, say): usable as
+        ``label`` from now on, its secrets redacted, and the run's to change for good."""
+        from conformance.targets import secrets_of
+
+        self.run.credentials[label] = credential
+        self.run.identities.created.add(label)
+        for name, secret in secrets_of({label: credential}).items():
+            self.http.redact.add(name, secret)
+
+    def put_back(self, what: str, undo: Callable[[], Any]) -> None:
+        """A reversible change made to a configured identity (``what``), undone by
+        ``undo()`` when the requirement ends, whatever its verdict; an undo that raises,
+        or returns False or a text (why), is reported as not put back."""
+        self._put_back.add(what, undo)
+
+    def spend(self, quota: str, who: str, count: int = 1) -> None:
+        """Before a call that spends ``count`` of ``quota`` (a name of the profile's
+        ``quotas:``) for ``who``: without control, untested (reason ``quota``) when this
+        run's own spending leaves no room; the spending is recorded either way."""
+        book = self.run.quotas
+        if quota not in book.limits:
+            raise ValueError(f"{quota!r} is not a quota of {self.profile.name} (its quotas: block)")
+        if self.run.live and count > book.room(quota, who) and not self.about_quota(quota):
+            raise Untested(book.short({quota: {who: count}}) or quota, "quota")
+        book.spend(quota, who, count)
+        self.spent[quota][who] += count
+
+    def refund(self, quota: str, who: str, count: int = 1, *, record: bool = True) -> None:
+        """Give back what ``spend`` counted: a call the target refused spent nothing
+        (``record``: this requirement's measured use drops too), or a cap's unit was freed
+        (a request answered, a grant revoked: ``record=False`` keeps the measured use)."""
+        self.run.quotas.give_back(quota, who, count)
+        if record:
+            self.spent[quota][who] = max(0, self.spent[quota][who] - count)
+
+    def about_quota(self, quota: str) -> bool:
+        """Whether this requirement is about ``quota`` (its ``quotas:`` rows): its refusals are its verdict."""
+        rows = (self.profile.settings.get("quotas") or {}).get(quota, {}).get("rows") or []
+        return any(fnmatch.fnmatchcase(self.requirement.id, pattern) for pattern in rows)
 
     # -- verdict helpers ----------------------------------------------------------
     def fail(self, message: str, kind: str = DEFAULT_KIND, statement: str | None = None) -> None:
@@ -325,8 +422,27 @@ class CheckContext:
     def _record(self, failure: Failure) -> None:
         if self.http.stopped:  # found while the run is stopping: no finding
             raise RunStopped(self.http.stopped)
-        self.subcheck_failures.append(failure)
+        spent = self.spent_quota()
+        if spent:
+            self.quota_refusals.append(spent)
+        else:
+            self.subcheck_failures.append(failure)
         self.keep_evidence()
+
+    def spent_quota(self) -> str | None:
+        """When the last answer refused for a quota and this requirement is about none:
+        why it is blocked (a quota refusal is never this requirement's failure)."""
+        from conformance.live import quota_refusal
+        from conformance.report.rootcause import blamed
+
+        quotas = self.profile.settings.get("quotas") or {}
+        last = self.http.log[-1] if self.http.log else None
+        if last is None or any(self.about_quota(q) for q in quotas) or not quota_refusal(self.profile, last.response):
+            return None
+        status, said = blamed(last.response)
+        spent = self.run.quotas.describe(said=f"{said} {last.response.get('body', '') if last.response else ''}")
+        return (f"blocked by a quota: the target answered {status} {said}".strip() +
+                (f"; this run had spent {spent}" if spent else "") + " (a quota refusal is never this requirement's failure)")
 
     @property
     def subchecks_entered(self) -> int:
@@ -382,6 +498,9 @@ class CheckContext:
         try:
             yield
         except (CheckFailed, TransportFailure) as exc:
+            spent = self.spent_quota()
+            if spent:
+                raise Blocked(f"set-up failed: {what}: {spent}", "quota") from exc
             owner = f" (the subject of {by})" if by else ""
             kind = exc.kind if isinstance(exc, CheckFailed) else "no_answer"
             raise Blocked(f"set-up failed: {what}{owner}: {_clean_message(exc)}", kind) from exc
@@ -490,10 +609,18 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
     ctx = CheckContext(run, requirement, reproduce)
     ctx.begin_example()
 
-    def verdict(status: str, message: str = "", final: Failure | None = None) -> Verdict:
+    def verdict(status: str, message: str = "", final: Failure | None = None, reason: str = "") -> Verdict:
         """The verdict, failed whenever a sub-check recorded a failure: what a
-        sub-check found stays found, whatever ended the check after it."""
+        sub-check found stays found, whatever ended the check after it; blocked when
+        a quota the run spent itself refused what it needed, and nothing else failed."""
         failures = list(ctx.subcheck_failures) + ([final] if final else [])
+        cause = ""
+        if ctx.quota_refusals and not failures and status == "passed":
+            status, cause = "blocked", "quota"
+            message = ctx.quota_refusals[0] + (f" (and {len(ctx.quota_refusals) - 1} more sub-checks)"
+                                               if len(ctx.quota_refusals) > 1 else "")
+        elif ctx.quota_refusals and failures:
+            message = f"{message} ({len(ctx.quota_refusals)} sub-check(s) blocked by a quota the run spent)".strip()
         if failures and status != "failed":
             note = f" (then {status}: {message})" if message else ""
             status, message = "failed", summarize(failures, ctx.subchecks_entered) + note
@@ -520,22 +647,28 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
             [Failure(f.kind, run.http.redact(f.message), f.statement and run.http.redact(f.statement), f.subcheck)
              for f in failures],
             dict(sorted(ctx.machine_stats.items())),
+            cause=cause,
+            reason=reason if status == "untested" else "",
             features=accepted_features(run.http.log) if status == "passed" else set(),
             generated=ctx.generated,
+            spent={quota: dict(per) for quota, per in ctx.spent.items()},
         )
 
     if run.unreachable:
-        return verdict("untested", f"target unreachable: {run.unreachable}")
+        return verdict("untested", f"target unreachable: {run.unreachable}", reason="unreachable")
     if run.served.get(requirement.optional) is not None:
-        return verdict("untested", not_served(requirement.optional, str(run.served[requirement.optional])))
+        return verdict("untested", not_served(requirement.optional, str(run.served[requirement.optional])), reason="optional")
     if requirement.optional and requirement.optional in run.declared:
         return verdict("skipped", f"not applicable (declared: the deployment does not offer {requirement.optional}, "
                                   f"which the spec makes optional at {run.profile.optional[requirement.optional]})")
+    short = run.quotas.short(getattr(run.profile, "quota_use", {}).get(requirement.id, {})) if run.live else None
+    if short:
+        return verdict("untested", short, reason="quota")
     try:
         run.http.check_running()
         requirement.check(ctx)
     except Untested as exc:
-        return verdict("untested", str(exc))
+        return verdict("untested", str(exc), reason=exc.reason)
     except Blocked as exc:
         blocked = verdict("blocked", str(exc))
         blocked.cause = exc.kind
@@ -544,16 +677,24 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
         return verdict("skipped", str(exc))
     except TargetUnreachable as exc:
         run.unreachable = str(exc)
-        return verdict("untested", f"target unreachable: {exc}")
+        return verdict("untested", f"target unreachable: {exc}", reason="unreachable")
     except RunStopped as exc:
-        return verdict("untested", f"{'not run' if run.http.total == count_before else 'not finished'}: {exc}")
+        return verdict("untested", f"{'not run' if run.http.total == count_before else 'not finished'}: {exc}",
+                       reason="stopped")
     except Exception as exc:
         if not (run.http.stopped or run.http.dead):
+            spent = ctx.spent_quota() if isinstance(exc, CheckFailed | TransportFailure | hypothesis.errors.HypothesisException) else None
+            if spent:
+                ctx.quota_refusals.append(spent)
+                return verdict("passed")  # blocked by the quota, unless a sub-check found something
             return judged(exc, verdict)
         # raised because the run is stopping (a signal or the time limit cut an exchange,
         # hypothesis saw a stop mid-example): never a finding of the target
         why = run.http.stopped or f"target unreachable: {run.http.dead}"
-        return verdict("untested", f"not finished: {why}")
+        return verdict("untested", f"not finished: {why}", reason="stopped")
+    finally:
+        problems = ctx._put_back.run()
+        run.not_put_back += [f"{requirement.id}: {p}" for p in problems]
     return verdict("passed")
 
 

@@ -89,12 +89,13 @@ class Table:
                          functools.partial(check, strict=True), code_faults)]
 
     def req(self, rid: str, level: str, title: str, source: Source, check: Callable[[CheckContext], None],
-            faults: tuple[str, ...], needs: tuple[str, ...] = (), optional: str = "") -> Requirement:
+            faults: tuple[str, ...], needs: tuple[str, ...] = (), optional: str = "", lasting: str = "") -> Requirement:
         """A row; ``optional`` names the feature of the profile's ``optional:`` block it
-        depends on (a deployment may declare it does not offer it)."""
+        depends on (a deployment may declare it does not offer it); ``lasting`` what it does
+        that lasts to an identity (conformance/live.py)."""
         if optional and optional not in self.profile.optional:
             raise ValueError(f"{rid}: optional feature {optional!r} is not in the profile's optional: block")
-        return Requirement(rid, level, title, source, check, faults, needs, optional)
+        return Requirement(rid, level, title, source, check, faults, needs, optional, lasting=lasting)
 
 
 class ProfileMachine(RuleBasedStateMachine):

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from conformance.live import disposable_labels
 from conformance.model import Profile
 from conformance.runner import BUDGETS, RunContext, example_database
 from conformance.transport.http import (
@@ -77,6 +78,8 @@ def load_config(path: str | Path | None) -> dict[str, Any]:
     for label, value in credentials.items():
         if not isinstance(value, str | dict) and value is not None:
             raise ConfigError(f"{where}: credentials.{label} must be a token (text) or a mapping, not {value!r}")
+        if isinstance(value, dict) and "disposable" in value and not isinstance(value["disposable"], bool):
+            raise ConfigError(f"{where}: credentials.{label}.disposable must be true or false, not {value['disposable']!r}")
     if "control" in data and not isinstance(data["control"], str):
         raise ConfigError(f"{where}: control must be a URL or a path (text), not {data['control']!r}")
     if "declared" in data and not (isinstance(data["declared"], list) and all(isinstance(d, str) for d in data["declared"])):
@@ -166,7 +169,7 @@ def open_run(
     if target == "reference":
         app = reference_app(profile, faults, shapes=shapes, **(reference_options or {}))
         credentials.update(profile.reference_credentials)
-        control = CONTROL_PREFIX
+        control = CONTROL_PREFIX if (reference_options or {}).get("control", True) else None
         http_kwargs: dict[str, Any] = {"app": app}
         reference = app.state.reference
     else:
@@ -185,7 +188,7 @@ def open_run(
     http = HttpTransport(timeout=timeout, max_answer=max_answer, redactor=Redactor(secrets_of(credentials)), **http_kwargs)
     if max_time is not None:
         http.run_deadline = time.monotonic() + max_time
-    return RunContext(
+    run = RunContext(
         profile=profile,
         http=http,
         budget=BUDGETS[budget],
@@ -200,6 +203,9 @@ def open_run(
         reference=reference,
         reuse_examples=bool(config.get("examples")) if reuse_examples is None else reuse_examples,
     )
+    run.identities.disposable = disposable_labels(credentials)
+    run.quotas.limits = {name: int(profile.limits[name].value) for name in profile.settings.get("quotas") or {}}
+    return run
 
 
 def _database(db_dir: Path | None, config: dict[str, Any]) -> Any:

@@ -176,3 +176,56 @@ def test_ci_github_actions_job_installs_starts_waits_gates_and_keeps_reports() -
     assert len(kept) == 2 and all(s.get("if") == "always()" for s in kept)
     gate = next(s for s in steps if "conformance run" in s.get("run", ""))
     assert "--config" in gate["run"] and "CONFORMANCE_TOKEN" in gate.get("env", {})
+
+
+def live_gate_recipe(tmp_path: Path, fault: str | None) -> tuple[subprocess.CompletedProcess, Path]:
+    """docs/ci.md's `--gate live` line, as written, against the reference served without control."""
+    [recipe] = fenced(section(CI.read_text(encoding="utf-8"), "A plain shell script"), "sh")[:1]
+    [line] = fenced(section(CI.read_text(encoding="utf-8"), "A server without a control interface: `--gate live`"), "sh")
+    script = tmp_path / "conformance-gate.sh"
+    script.write_text(recipe, encoding="utf-8")
+    assigned = {name: quoted or bare for name, quoted, bare in re.findall(r'(\w+)=(?:"([^"]*)"|(\S+))', line)}
+    port = free_port()
+    serve = assigned["START_AGENT"].replace("3773", str(port)).replace("conformance serve", f"{sys.executable} -m conformance.cli serve")
+    assert "--control" not in serve
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE", "PYTEST"))}
+    env.update(START_AGENT=serve + (f" --fault {fault}" if fault else ""), AGENT_URL=f"http://127.0.0.1:{port}",
+               CONFIG=str(tmp_path / assigned["CONFIG"]), CONFORMANCE=conformance_command(tmp_path),
+               CONFORMANCE_ARGS=assigned["CONFORMANCE_ARGS"] + " --max-time 180s", WAIT_SECONDS="30", PYTHONPATH=str(ROOT))
+    env["START_AGENT"] = env["START_AGENT"].replace(f"--write-config {assigned['CONFIG']}", f"--write-config {env['CONFIG']}")
+    result = subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    return result, tmp_path / "reports" / "ci"
+
+
+def test_ci_live_gate_recipe_passes_the_reference_without_control(tmp_path: Path) -> None:
+    import json
+
+    result, report = live_gate_recipe(tmp_path, None)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    summary = json.loads((report / "summary.json").read_text(encoding="utf-8"))
+    live = summary["live"]
+    assert summary["gate"] == "live" and summary["verdict"] == "pass"
+    assert live["need_control"] > 0 and live["held"] == live["of"] - live["need_control"] - live["would_harm"], live
+    assert live["statement"] in out and live["statement"] in summary["verdict_reason"]
+    assert live["statement"] in (report / "junit.xml").read_text(encoding="utf-8")
+    assert "Live gate:" in (report / "report.html").read_text(encoding="utf-8")
+
+
+def test_ci_live_gate_recipe_fails_a_faulty_server_without_control(tmp_path: Path) -> None:
+    result, report = live_gate_recipe(tmp_path, "id_not_echoed")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "BINDU-RPC-ID-ECHO" in result.stdout
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_readme_names_every_row_that_does_something_lasting(profile: str) -> None:
+    from conformance.profiles import load_profile
+
+    readme = README.read_text(encoding="utf-8")
+    table = readme[readme.index("Which rows do something lasting"):]
+    row = next(line for line in table.splitlines() if line.startswith(f"| `{profile}` |"))
+    lasting = [r.id for r in load_profile(profile).requirements if r.lasting]
+    assert [rid for rid in lasting if f"`{rid}`" not in row] == [], f"README's lasting rows of {profile} miss some"
+    named = re.findall(r"`([A-Z]+(?:-[A-Z0-9]+)+)`", row)
+    assert sorted(set(named) - set(lasting)) == [], "README names rows as lasting that declare nothing lasting"

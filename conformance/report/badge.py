@@ -68,6 +68,10 @@ def write_badge(report_dir: Path, summary: dict[str, Any]) -> Path:
     # an ungraded badge says why: a stopped or partial run is no grade of the implementation
     word = {"interrupted": "interrupted", "unreachable": "unreachable", "time limit": "time limit"}.get(
         str(summary.get("verdict")), grade)
+    live = summary.get("live") or {}
+    if summary.get("gate") == "live" and summary.get("verdict") == "pass" and live:
+        # gated on what a client can test: the count says how much that was, never a grade
+        word = f"live: {str(summary.get('level') or 'must').upper()} {live['held']} of {live['of']}"
     message = f"{word} · {day}" if day else word
     label = f"{summary.get('profile') or 'protocol'} conformance"
     svg = badge_svg(label, message, COLOURS.get(grade if word == grade else "ungraded", COLOURS["ungraded"]))

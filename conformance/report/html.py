@@ -346,6 +346,16 @@ def render_header(summary: dict[str, Any], grade: str, levels: dict[str, dict[st
                       for key, label in (("stopped", "Stopped"), ("unreachable", "Unreachable")) if summary.get(key))
     banners += "".join(f"<div class=banner><strong>Credential {e(label)}:</strong> {e(why)}; the requirements that "
                        "send it are untested</div>" for label, why in (summary.get("credentials_refused") or {}).items())
+    live = summary.get("live") or {}
+    reasons = summary.get("untested_reasons") or {}
+    if summary.get("gate") == "live" and live.get("statement"):
+        banners += f"<div class=banner><strong>Live gate:</strong> {e(live['statement'])}</div>"
+    if any(reasons.get(k) for k in ("control", "harm", "quota")):
+        banners += (f"<div class=banner><strong>Not run:</strong> {reasons.get('control', 0)} need the test-control "
+                    f"interface, {reasons.get('harm', 0)} would harm a configured identity, {reasons.get('quota', 0)} "
+                    "would exceed a quota (each requirement's entry says which)</div>")
+    banners += "".join(f"<div class=banner><strong>Not put back:</strong> {e(problem)}</div>"
+                       for problem in summary.get("not_put_back") or [])
     brief = " · ".join(e(x) for x in (f"seed {summary.get('seed')}", f"budget {summary.get('budget')}",
                                        f"gate {(summary.get('level') or '—').upper()}",
                                        fmt_number(summary.get("duration_s"), " s"),

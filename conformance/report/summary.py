@@ -10,6 +10,7 @@ from typing import Any
 
 from conformance import __version__
 from conformance.failures import DEFAULT_KIND, Failure
+from conformance.live import BEYOND_A_CLIENT
 from conformance.model import LEVELS, Profile, Requirement
 from conformance.report.rootcause import group
 from conformance.runner import Verdict
@@ -54,12 +55,38 @@ def gating_reached(results: list[Result], gate: str) -> int:
     return sum(r.verdict.status in REACHED and gates(r.requirement.level, gate) for r in results)
 
 
+def beyond_a_client(r: Result) -> bool:
+    """Untested for what no client could do without the operator (control, or harm to
+    an identity the config does not mark disposable): what ``--gate live`` sets aside."""
+    return r.verdict.status == "untested" and r.verdict.reason in BEYOND_A_CLIENT
+
+
+def incomplete(results: list[Result], gate: str, live_gate: bool = False) -> list[Result]:
+    """Gating requirements untested or blocked (``live_gate``: but for those beyond a client)."""
+    return [r for r in results if r.verdict.status in ("untested", "blocked") and gates(r.requirement.level, gate)
+            and not (live_gate and beyond_a_client(r))]
+
+
+def live_statement(results: list[Result], gate: str) -> dict[str, Any]:
+    """"MUST-compliant on N of M; K need the test-control interface": what a server without
+    control can be gated on (``--gate live``), and what it cannot."""
+    mine = [r for r in results if gates(r.requirement.level, gate) and r.verdict.status != "skipped"]
+    held = sum(r.verdict.status == "passed" for r in mine)
+    control = sum(r.verdict.status == "untested" and r.verdict.reason == "control" for r in mine)
+    harm = sum(r.verdict.status == "untested" and r.verdict.reason == "harm" for r in mine)
+    text = f"{gate.upper()}-compliant on {held} of {len(mine)}; {control} need the test-control interface"
+    if harm:
+        text += f"; {harm} would harm a configured identity (mark one disposable to run them)"
+    return {"held": held, "of": len(mine), "need_control": control, "would_harm": harm, "statement": text}
+
+
 def exit_code(results: list[Result], gate: str, unreachable: bool, stale: bool = False, stopped: str | None = None,
-              allow_untested: bool = True) -> int:
+              allow_untested: bool = True, live_gate: bool = False) -> int:
     """130 interrupted; 3 unreachable; 1 an unlisted failure at a gating level, or a
     stale baseline entry; 3 the time limit cut the run short; 5 no gating requirement
     ran to a verdict (a gate never passes on nothing, whatever ``allow_untested``
-    says), or one was untested or blocked (unless ``allow_untested``); else 0.
+    says), or one was untested or blocked (unless ``allow_untested``; with
+    ``live_gate``, but for those no client could test: control, harm); else 0.
     ``stopped`` is None, "time" or "signal"."""
     if stopped == "signal":
         return EXIT_INTERRUPTED
@@ -72,28 +99,27 @@ def exit_code(results: list[Result], gate: str, unreachable: bool, stale: bool =
         return EXIT_UNREACHABLE
     if not gating_reached(results, gate):
         return EXIT_UNTESTED
-    if not allow_untested and any(r.verdict.status in ("untested", "blocked") and gates(r.requirement.level, gate)
-                                  for r in results):
+    if not allow_untested and incomplete(results, gate, live_gate):
         return EXIT_UNTESTED
     return EXIT_OK
 
 
-def verdict_word(results: list[Result], gate: str, unreachable: bool, stale: bool = False, stopped: str | None = None) -> str:
-    code = exit_code(results, gate, unreachable, stale, stopped)
+def verdict_word(results: list[Result], gate: str, unreachable: bool, stale: bool = False, stopped: str | None = None,
+                 live_gate: bool = False) -> str:
+    code = exit_code(results, gate, unreachable, stale, stopped, live_gate=live_gate)
     if code == EXIT_INTERRUPTED:
         return "interrupted"
     if code == EXIT_UNREACHABLE:
         return "time limit" if stopped == "time" and not unreachable else "unreachable"
     if code == EXIT_FAILED:
         return "fail"
-    if code == EXIT_UNTESTED or any(r.verdict.status in ("untested", "blocked") and gates(r.requirement.level, gate)
-                                    for r in results):
+    if code == EXIT_UNTESTED or incomplete(results, gate, live_gate):
         return "incomplete"
     return "pass"
 
 
 def verdict_reason(results: list[Result], gate: str, verdict: str, *, stale: int = 0, baseline: bool = False,
-                   stopped: str | None = None, unreachable: str | None = None) -> str:
+                   stopped: str | None = None, unreachable: str | None = None, live_gate: bool = False) -> str:
     """The verdict in one sentence: why the gate says what it says (the grade is beside it)."""
     level = gate.upper()
     def count(*statuses: str) -> int:
@@ -119,8 +145,12 @@ def verdict_reason(results: list[Result], gate: str, verdict: str, *, stale: int
         return f"no requirement at level {level} or above ran to a verdict: nothing was tested"
     held = (f"no requirement at level {level} or above failed outside the baseline ({plural(known, 'known failure')})"
             if known else f"every requirement at level {level} or above held")
+    if live_gate:
+        held = held.replace(f"every requirement at level {level} or above held",
+                            f"every requirement at level {level} or above that a client can test without control held")
     if verdict == "incomplete":
-        return f"{held}, but {plural(count('untested', 'blocked'), level + ' requirement')} untested or blocked"
+        left = incomplete(results, gate, live_gate)
+        return f"{held}, but {plural(len(left), level + ' requirement')} untested or blocked"
     return held
 
 
@@ -180,13 +210,15 @@ def build_summary(
     config: str | None = None,
     refused: dict[str, str] | None = None,
     preflight_exchanges: int = 0,
+    live_gate: bool = False,
+    not_put_back: list[str] | None = None,
 ) -> dict[str, Any]:
     """``stopped`` is (kind, reason) when the run ended early: kind "time" or "signal";
     ``config`` the config file as the user named it; ``refused`` the credentials the
     target refused before the run, with why."""
     kind = stopped[0] if stopped else None
     stale = len(baseline.get("stale") or []) if baseline else 0
-    verdict = verdict_word(results, gate, bool(unreachable), bool(stale), kind)
+    verdict = verdict_word(results, gate, bool(unreachable), bool(stale), kind, live_gate)
     counts = {"passed": 0, "failed": 0, "blocked": 0, "untested": 0, "skipped": 0, "expected_failures": 0}
     for r in results:
         key = "expected_failures" if r.verdict.status == "expected_failure" else r.verdict.status
@@ -208,7 +240,14 @@ def build_summary(
         "exchanges_per_s": round(exchanges / duration_s, 1) if duration_s > 0 else 0.0,
         "verdict": verdict,
         "verdict_reason": verdict_reason(results, gate, verdict, stale=stale, baseline=baseline is not None,
-                                         stopped=stopped[1] if stopped else None, unreachable=unreachable),
+                                         stopped=stopped[1] if stopped else None, unreachable=unreachable,
+                                         live_gate=live_gate)
+                          + (f" ({live_statement(results, gate)['statement']})" if live_gate else ""),
+        "gate": "live" if live_gate else "full",
+        # what a server without control is gated on, and why the rest was not run
+        "live": live_statement(results, gate),
+        "untested_reasons": untested_reasons(results),
+        "not_put_back": list(not_put_back or []),  # changes to configured identities the run could not undo
         "interrupted": kind == "signal",
         "config": config,
         "credentials_refused": dict(refused or {}),
@@ -238,12 +277,23 @@ def build_summary(
                 **({"machine": r.verdict.machine} if r.verdict.machine else {}),
                 "cases": 1 if r.case else 0,
                 "message": r.verdict.message,
+                **({"reason": r.verdict.reason} if r.verdict.status == "untested" and r.verdict.reason else {}),
                 "failures": failure_entries(r),
                 **({"baseline": r.baseline} if r.baseline else {}),
             }
             for r in results
         ],
     }
+
+
+def untested_reasons(results: list[Result]) -> dict[str, int]:
+    """How many requirements are untested for each reason (conformance/live.py REASONS)."""
+    counts: dict[str, int] = {}
+    for r in results:
+        if r.verdict.status == "untested":
+            key = r.verdict.reason or "other"
+            counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def write_summary(report_dir: Path, summary: dict[str, Any]) -> Path:

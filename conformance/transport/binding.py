@@ -140,6 +140,9 @@ class Binding:
         self.idempotency: dict[str, Any] | None = entry.get("idempotency")
         self.error_at = {**self.default_error, **(entry.get("error") or {})}
         self.on_unauthenticated: Callable[[str], None] | None = None
+        # called before each call with (operation, the caller's label or None): a live run's
+        # guard against lasting actions on configured identities (CheckContext.lasting)
+        self.before_call: Callable[[str, str | None], None] | None = None
         self.results_are_objects = entry.get("results") == "object"
         self.statuses = bool(entry.get("statuses", self.kind_statuses))
 
@@ -183,6 +186,8 @@ class Binding:
     def call(self, operation: str, params: Any, *, caller: str | RawToken | None = DEFAULT, headers: Mapping[str, str] | None = None,
              idempotency_key: str | None = FRESH, raw: str | None = None, **options: Any) -> Reply:
         """Call ``operation`` with ``params`` (or the ``raw`` body text) as ``caller``."""
+        if self.before_call is not None:
+            self.before_call(operation, self.bearer if caller == DEFAULT else caller if isinstance(caller, str) else None)
         reply = self._send(operation, params, self.call_headers(caller, idempotency_key, headers), raw, **options)
         if reply.status == 401 and caller == DEFAULT and self.bearer and not self.auth(DEFAULT) and self.on_unauthenticated:
             self.on_unauthenticated(self.bearer)  # the target wants the token the run was not given

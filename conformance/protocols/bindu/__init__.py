@@ -41,3 +41,24 @@ def complete(profile: Profile) -> None:
     profile.variants = dict(VARIANTS)
     profile.reference_credentials = reference_credentials()
     profile.requirements = build(profile)
+
+
+def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
+    """What each configured credential holds at the in-process reference: ``same``, whether
+    its token is still accepted (introspection finds it active and unexpired, with its
+    scopes, client and registered key) and the state of each task its client owned; ``kept``,
+    the tasks and contexts its client owns (a live run erases none of them)."""
+    out: dict[str, Any] = {}
+    for label, value in credentials.items():
+        token = value.get("token") if isinstance(value, dict) else value
+        info = reference.lookup_token(token) if isinstance(token, str) else None
+        accepted = info is not None and info.active and not reference.is_expired(info)
+        client = info.client_id if info is not None else None
+        tasks = {t.id: t.state for t in reference.tasks.values() if client is not None and t.owner == client}
+        same: dict[str, Any] = {"token accepted": accepted, "client_id": client,
+                                "scopes": sorted(info.scopes) if info is not None else None,
+                                "public_key": info.public_key if info is not None else None}
+        same.update({f"state of task {task_id}": state for task_id, state in tasks.items()})
+        contexts = sorted(c.id for c in reference.contexts.values() if client is not None and c.owner == client)
+        out[label] = {"same": same, "kept": {"tasks": sorted(tasks), "contexts": contexts}}
+    return out

@@ -61,7 +61,9 @@ def moves_by_itself(spec: dict[str, Any], before: str, after: str) -> bool:
 class TaskLifecycle(LifecycleMachine):
     """The spec's task state machine (profiles/bindu.yaml, lifecycle:) plus what is
     Bindu's own: tasks share contexts, the agent progresses (control), history caps,
-    contexts/clear purges finished tasks, and history grows only with messages.
+    contexts/clear purges finished tasks, and history grows only with messages. Without a
+    control interface the tasks start where the agent leaves them and progress only as the
+    agent takes them itself.
 
     The model follows what the target shows: a task the agent holds (``submitted``,
     ``working``) may move on by itself between two requests ("Poll that task by id until
@@ -84,6 +86,12 @@ class TaskLifecycle(LifecycleMachine):
         self.capped: dict[str, tuple[str, int]] = {}  # task -> (state, history) when its history cap was last checked
         self.created: dict[str, str] = {}  # task -> the state the target showed once it was made
         self.err = {name: error_named(self.ctx.profile, name).code for name in ("TaskNotFound", "ContextNotCancelable")}
+        # Without a control interface nothing tells the agent where to take a task: each one
+        # starts where the agent leaves it (the model follows what the target shows), and the
+        # agent moves on only by itself; the machine walks the states this agent reaches.
+        self.controlled = bool(self.ctx.run.control_path)
+        if not self.controlled:
+            self.starts = ["completed"]  # new_task asks for nothing: the task as the agent leaves it
 
     # -- following the target --------------------------------------------------------
     def follow(self, task: str, seen: Any, what: str) -> bool:
@@ -132,7 +140,8 @@ class TaskLifecycle(LifecycleMachine):
         known = list(dict.fromkeys(self.context.values()))  # draws must not depend on id values
         same = bool(known) and data.draw(st.booleans(), label="same context")
         context = data.draw(st.sampled_from(known), label="context") if same else "new"
-        task = self.client.new_task(state, context_id=context)
+        # without control: the task as message/send answered it (the model follows the target)
+        task = self.client.new_task(state, context_id=context, wait=self.controlled)
         self.context[task["id"]] = self.client.context_of(task)
         self.history[task["id"]] = len(history_of(self.ctx, task, "message/send"))
         self.created[task["id"]] = str(state_of(task))
@@ -176,6 +185,8 @@ class TaskLifecycle(LifecycleMachine):
         so each rule has one to work on."""
         kinds = [*([s] for s in self.starts if s in PAUSED), [s for s in self.starts if s not in self.terminal and s not in PAUSED],
                  [s for s in self.starts if s in self.terminal]]
+        if not self.controlled:
+            kinds = [self.starts, self.starts]  # two tasks as the agent leaves them
         for states in kinds:
             self.create_in(data.draw(st.sampled_from(states), label="start"), data)
 
@@ -193,9 +204,10 @@ class TaskLifecycle(LifecycleMachine):
         self.states[task] = self.state_in(reply) or self.state_of(task)
         self.checked("message/send", task, reply)
 
-    @precondition(lambda self: any(s not in self.terminal for s in self.states.values()))
+    @precondition(lambda self: self.controlled and any(s not in self.terminal for s in self.states.values()))
     @rule(data=st.data(), end=st.sampled_from(("completed", "failed", "input-required", "auth-required")))
     def agent_progresses(self, data: st.DataObject, end: str) -> None:
+        """The agent takes an open task on (control set_state)."""
         self.refresh(list(self.states))  # a task the agent finished by itself is no longer open
         open_tasks = [t for t, s in self.states.items() if s not in self.terminal]
         if not open_tasks:

@@ -122,6 +122,10 @@ class ReferenceConfig:
     seed: int | None = None
     clock: Callable[[], float] = time.time
     agent_key_seed: bytes = DEFAULT_AGENT_SEED
+    # tasks and contexts the callers already hold when the reference starts, as on an
+    # operator's server (a completed and a working task, each in its context, per caller):
+    # what a live run must leave as it found it (tests/test_bindu_live.py)
+    held: bool = False
 
 
 @dataclass
@@ -308,6 +312,18 @@ class BinduReference:
         self.health_checks = dict.fromkeys(HEALTH_COMPONENTS, "ok")
         self.request_counts: Counter[tuple[str, str, int]] = Counter()
         self.completed_counts: Counter[str] = Counter()
+        if self.config.held:
+            self.seed_held()
+
+    def seed_held(self) -> None:
+        """What each caller already holds: a completed task and a working one, each in a
+        context of its own (the operator's work, which a live run must not touch)."""
+        for client in (MAIN_CLIENT, OTHER_CLIENT):
+            caller = Caller(client)
+            for outcome in ("completed", "working"):
+                message = {"message_id": self.new_id(), "parts": [{"kind": "text", "text": f"held {outcome} work"}]}
+                task = self.start_task({"message": message}, caller)
+                self.apply_outcome(task, outcome)
 
     # ------------------------------------------------------------------ basics
 

@@ -34,10 +34,38 @@ def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
 
 def complete(profile: Profile) -> None:
     from conformance.protocols.canon.faults import FAULTS
+    from conformance.protocols.canon.reference import world_roles
     from conformance.protocols.canon.requirements import build
     from conformance.protocols.canon.variants import VARIANTS
 
     profile.faults = dict(FAULTS)
     profile.variants = dict(VARIANTS)
     profile.reference_credentials = {"full": REFERENCE_TOKEN}
+    profile.reference_world = world_roles()  # what control `world` answers: a live run's config `world:`
     profile.requirements = build(profile)
+
+
+def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
+    """What the acting agent (``full``) holds in the in-process reference's world: ``same``,
+    whether its token is still accepted, each of its contacts, and each conversation it is
+    in with that conversation's members, owner and admins (a conversation it left, a member
+    removed, a contact lost or changed shows); ``kept``, the messages of its conversations
+    (a live run erases none). Conversations the run made itself add keys, never change one."""
+    out: dict[str, Any] = {}
+    w = reference.w
+    agent = w["roles"]["agent"]
+    for label, value in credentials.items():
+        token = value.get("token") if isinstance(value, dict) else value
+        same: dict[str, Any] = {"token accepted": reference.config.token is None or token == reference.config.token}
+        kept: dict[str, list[str]] = {}
+        if label == "full":
+            for uid, contact in w["contacts"].items():
+                same[f"contact {uid}"] = dict(contact)
+            for cid, conv in w["conversations"].items():
+                if agent not in conv["members"]:
+                    continue
+                same[f"in conversation {cid}"] = {"members": sorted(conv["members"]), "owner": conv["owner"],
+                                                  "admins": sorted(conv["admins"]), "name": conv["name"], "topic": conv["topic"]}
+                kept[f"messages of {cid}"] = [m["messageId"] for m in conv["messages"]]
+        out[label] = {"same": same, "kept": kept}
+    return out

@@ -1,8 +1,16 @@
 """A Canon caller for checks: verbs over the run's binding, the seeded world's ids,
-and the control interface that plays the humans."""
+and the control interface that plays the humans.
+
+Without a control interface (an operator's live server) nothing resets the world between
+checks, no human answers at once, and the world's state is what the agent itself sees
+through the verbs the document gives it (``list_conversations``: each conversation with
+its members and last message; ``list_contacts``). What only control shows (the messages a
+recipient sees, how an interaction was routed) makes the requirement untested, reason
+``control``, saying what it needs."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -21,6 +29,7 @@ class CanonClient:
         self.ctx = ctx
         self.binding = ctx.binding
         self._roles: dict[str, str] | None = None
+        self._made: dict[str, str] = {}  # objects this check made to name (made_group, sent_message)
         if reset and ctx.run.control_path:
             # Each check starts from the seeded world: an approved contact request, a left
             # group or a passed deadline must not change what the next check sees.
@@ -41,8 +50,31 @@ class CanonClient:
             raise Untested(f"the target's world has no {name!r} (set world.{name} in --config)")
         return self._roles[name]
 
+    def made(self, name: str) -> str:
+        """An object this check made itself, to name where a verb would otherwise act on the
+        configured world: ``made_group``, a group the agent owns with ``member`` in it (what
+        add_member, remove_member and leave_conversation change), ``sent_message``, a message
+        the agent sent to ``owner_chat`` (what react and forward name). Made once per check."""
+        if name not in self._made:
+            if name == "made_group":
+                self._made[name] = self.group(self.role("member"))
+            elif name == "sent_message":
+                with self.ctx.setup("send a message to the owner chat", by="CANON-RESULT-SEND-TO"):
+                    sent = expect_result(self.ctx, self.send("conformance check"), "send_to (a message to name)", ["messageId"])
+                    self._made[name] = str(sent["messageId"])
+            else:
+                raise ValueError(f"no made object {name!r}")
+        return self._made[name]
+
     # -- humans and time (control) -------------------------------------------------
+    @property
+    def humans(self) -> bool:
+        """Whether a human can be scripted to answer at once (the control interface)."""
+        return bool(self.ctx.run.control_path)
+
     def script(self, verb: str, **response: Any) -> None:
+        if not self.humans:
+            self.ctx.needs_control(f"a human who answers {verb} with {response.get('action')!r} (control script)")
         self.ctx.control("script", verb=verb, response=response)
 
     def controlled(self, action: str, **payload: Any) -> dict[str, Any]:
@@ -51,14 +83,71 @@ class CanonClient:
         return answer if isinstance(answer, dict) else {}
 
     def snapshot(self) -> str:
-        return str(self.controlled("snapshot").get("digest", ""))
+        """The world's state: with control, the digest of all of it; without, the agent's own
+        view of it (``observed``)."""
+        if self.ctx.run.control_path:
+            return str(self.controlled("snapshot").get("digest", ""))
+        return self.observed()
+
+    def observed(self) -> str:
+        """The world as the agent sees it through the document's verbs: list_conversations
+        (every conversation it is in, with its members and last message) and list_contacts,
+        as the target answered them (a refusal is part of what is seen)."""
+        seen = []
+        for verb in ("list_conversations", "list_contacts"):
+            reply = self.call(verb, {})
+            seen.append(reply.result if reply.ok else reply.describe())
+        return json.dumps(seen, sort_keys=True, default=str)
 
     def messages(self, conversation: str, as_user: str) -> list[dict[str, Any]]:
+        if not self.ctx.run.control_path:
+            self.ctx.needs_control(f"the messages of a conversation as {as_user} sees them (control messages): "
+                                   "no verb of the document lists them")
         listed = self.controlled("messages", conversationId=conversation, **{"as": as_user}).get("messages")
         return [m for m in listed if isinstance(m, dict)] if isinstance(listed, list) else []
 
+    def listed(self, conversation: str) -> dict[str, Any]:
+        """The conversation as list_conversations shows it to the agent ({} when it is not
+        listed): its members and its lastMessage, named by the document's
+        list_conversations_result."""
+        reply = self.call("list_conversations", {})
+        expect_result(self.ctx, reply, "list_conversations", ["conversations"])
+        convs = reply.result.get("conversations")
+        for conv in convs if isinstance(convs, list) else []:
+            if isinstance(conv, dict) and conv.get("id") == conversation:
+                return conv
+        return {}
+
+    def last_message(self, conversation: str) -> dict[str, Any]:
+        """The conversation's last message as the agent sees it: with control, the last of
+        its messages; without, the lastMessage list_conversations gives ({} when none)."""
+        if self.ctx.run.control_path:
+            seen = self.messages(conversation, self.role("agent"))
+            return seen[-1] if seen else {}
+        last = self.listed(conversation).get("lastMessage")
+        return last if isinstance(last, dict) else {}
+
     def interaction(self, ident: str) -> dict[str, Any]:
+        if not self.ctx.run.control_path:
+            self.ctx.needs_control("how the target recorded an interaction (control interaction): its responder, "
+                                   "deadline or what the human sees, which no verb of the document shows")
         return self.controlled("interaction", id=ident)
+
+    def least_timeout(self, verb: str) -> int:
+        """The shortest relative deadline the document lets ``verb`` ask for (its timeoutMs
+        minimum): without a human to answer, what a blocking verb waits."""
+        prop = (self.ctx.profile.operations[verb].params_schema.get("properties") or {}).get("timeoutMs") or {}
+        return int(prop.get("minimum", 1000))
+
+    def unattended(self, verb: str, payload: dict[str, Any], keep: str = "\0") -> dict[str, Any]:
+        """``payload`` for a blocking ``verb`` that no human answers (no control): its
+        deadline the shortest the document allows, so the target answers timeout soon (the
+        parts under ``keep``, what an invalid input breaks, stay as they are)."""
+        if keep.startswith(("/timeoutMs", "/expiresAt")):
+            return payload
+        out = {k: v for k, v in payload.items() if k != "expiresAt"}
+        out["timeoutMs"] = self.least_timeout(verb)
+        return out
 
     # -- building blocks ---------------------------------------------------------
     def card(self, actions: bool = False, **extra: Any) -> dict[str, Any]:

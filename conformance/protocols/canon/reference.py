@@ -68,6 +68,15 @@ USERS = {
     "stranger": ("user_stranger", "human", "open"),
 }
 CONTACT_ROLES = ("owner", "member", "open_user", "approval_user")
+# role -> id of what seed_world builds besides the users (its conversations and message)
+SEEDED_OBJECTS = {"owner_chat": "conv_owner_chat", "owner_message": "msg_owner_message", "group": "conv_group",
+                  "agent_group": "conv_agent_group", "active_chat": "conv_owner_chat", "media_url": MEDIA_URL}
+
+
+def world_roles() -> dict[str, str]:
+    """Every role of the seeded world with its id: what control ``world`` answers, and what
+    a config's ``world:`` names for a live run (``Profile.reference_world``)."""
+    return {**{role: uid for role, (uid, _, _) in USERS.items()}, **SEEDED_OBJECTS}
 
 
 @dataclass
@@ -164,7 +173,7 @@ class CanonReference:
 
     def seed_world(self) -> None:
         now = int(round(self.config.clock() * 1000))
-        roles = {role: uid for role, (uid, _, _) in USERS.items()}
+        roles = world_roles()
         self.w = {
             "seq": 0,
             "clock_offset": 0.0,
@@ -182,14 +191,11 @@ class CanonReference:
             "scripts": {verb: [] for verb in BLOCKING_VERBS},
         }
         agent, owner, member = roles["agent"], roles["owner"], roles["member"]
-        chat = self.add_conversation("direct", [agent, owner], owner=None, conv_id="conv_owner_chat")
-        self.store_message(chat, owner, "Hello from your owner", message_id="msg_owner_message")
-        self.add_conversation("group", [owner, agent, member], owner=owner, name="Owner's group", conv_id="conv_group")
-        self.add_conversation("group", [agent, member], owner=agent, name="Agent's group", conv_id="conv_agent_group")
-        roles.update(owner_chat="conv_owner_chat", owner_message="msg_owner_message",
-                     group="conv_group", agent_group="conv_agent_group", active_chat="conv_owner_chat",
-                     media_url=MEDIA_URL)
-        self.w["active_conversation"] = "conv_owner_chat"
+        chat = self.add_conversation("direct", [agent, owner], owner=None, conv_id=roles["owner_chat"])
+        self.store_message(chat, owner, "Hello from your owner", message_id=roles["owner_message"])
+        self.add_conversation("group", [owner, agent, member], owner=owner, name="Owner's group", conv_id=roles["group"])
+        self.add_conversation("group", [agent, member], owner=agent, name="Agent's group", conv_id=roles["agent_group"])
+        self.w["active_conversation"] = roles["active_chat"]
 
     def add_conversation(self, kind: str, members: list[str], owner: str | None, name: str | None = None,
                          conv_id: str | None = None) -> dict[str, Any]:

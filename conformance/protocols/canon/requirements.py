@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -87,7 +88,11 @@ def follow_descriptions(ctx: CheckContext, c: CanonClient, verb: str, value: Any
 
 
 # Where a generated input names an object, the seeded world's: (property, role, verbs) —
-# so that an input is judged by its own merits, not refused for naming nothing.
+# so that an input is judged by its own merits, not refused for naming nothing. Where a
+# verb changes what it names for good (a member removed, a conversation left, a reaction
+# on someone's message), it names what the check made itself (CanonClient.made): the
+# operator's configured world is never what such a verb acts on.
+MADE = ("made_group", "sent_message")
 WORLD_IDS: dict[str, dict[str, str]] = {
     "send_to": {"targetConversationId": "owner_chat", "targetUserId": "open_user", "sourceConversationId": "owner_chat"},
     "request_input": {"conversationId": "owner_chat", "responseUserId": "owner"},
@@ -96,29 +101,34 @@ WORLD_IDS: dict[str, dict[str, str]] = {
     "send_card": {"conversationId": "owner_chat"},
     "request_card": {"conversationId": "owner_chat", "responseUserId": "owner"},
     "share_contact": {"conversationId": "owner_chat", "contactUserId": "member"},
-    "react": {"conversationId": "owner_chat", "messageId": "owner_message"},
-    "forward": {"sourceConversationId": "owner_chat", "targetConversationId": "agent_group", "messageId": "owner_message"},
+    "react": {"conversationId": "owner_chat", "messageId": "sent_message"},
+    "forward": {"sourceConversationId": "owner_chat", "targetConversationId": "agent_group", "messageId": "sent_message"},
     "create_group": {"memberIds": "open_user"},
-    "add_member": {"conversationId": "agent_group", "userId": "open_user"},
-    "remove_member": {"conversationId": "agent_group", "userId": "member"},
-    "leave_conversation": {"conversationId": "agent_group"},
+    "add_member": {"conversationId": "made_group", "userId": "open_user"},
+    "remove_member": {"conversationId": "made_group", "userId": "member"},
+    "leave_conversation": {"conversationId": "made_group"},
     "no_reply": {"conversationId": "owner_chat"},
 }
 
 
 def in_world(c: CanonClient, verb: str, value: Any, keep: str = "\0") -> Any:
     """``value`` naming the seeded world's objects where it names any (but not under the
-    pointer ``keep``, the part an invalid input breaks): a request_card card gains an
-    actions block, the blocking verbs are answered at once."""
+    pointer ``keep``, the part an invalid input breaks), or the check's own where the verb
+    changes what it names (``MADE``): a request_card card gains an actions block, the
+    blocking verbs are answered at once (a scripted human), or, without control, ask for
+    the shortest deadline the document allows (nobody answers: they time out)."""
     if not isinstance(value, dict):
         return value
     out = dict(value)
     for prop, role in WORLD_IDS.get(verb, {}).items():
         if prop in out and not (keep + "/").startswith(f"/{prop}/") and not keep.startswith(f"/{prop}"):
-            out[prop] = [c.role(role)] if prop == "memberIds" else c.role(role)
+            named = c.made(role) if role in MADE else c.role(role)
+            out[prop] = [named] if prop == "memberIds" else named
     card = out.get("card")
     if verb == "request_card" and isinstance(card, dict) and isinstance(card.get("blocks"), list) and not keep.startswith("/card"):
         out["card"] = {**card, "blocks": [*card["blocks"][:-1], {"type": "actions", "actions": [{"id": "ok", "label": "OK"}]}]}
+    if verb in HUMAN_VERBS and not c.humans:
+        return c.unattended(verb, out, keep)
     if verb in ("request_input", "request_card"):
         c.script(verb, action="cancel")
     elif verb == "request_approval":
@@ -174,9 +184,14 @@ def success_payload(c: CanonClient, verb: str) -> dict[str, Any]:
     if verb == "send_to":
         return {"targetConversationId": r("owner_chat"), "text": "conformance check"}
     if verb == "request_input":
+        payload = {"conversationId": r("owner_chat"), "prompt": "Proceed?", "timeoutMs": MINUTE_MS}
+        if not c.humans:  # nobody answers: the shortest deadline, then timeout (a result of its own)
+            return c.unattended(verb, payload)
         c.script("request_input", action="answer", value="yes")
-        return {"conversationId": r("owner_chat"), "prompt": "Proceed?", "timeoutMs": MINUTE_MS}
+        return payload
     if verb == "request_approval":
+        if not c.humans:  # detached: pending at once, nobody need answer
+            return {"conversationId": r("owner_chat"), "toolName": "deploy", "toolSummary": "Deploy it", "mode": "detached"}
         c.script("request_approval", action="allow")
         return {"conversationId": r("owner_chat"), "toolName": "deploy", "toolSummary": "Deploy it"}
     if verb == "check_approval":
@@ -185,14 +200,17 @@ def success_payload(c: CanonClient, verb: str) -> dict[str, Any]:
     if verb == "send_card":
         return {"conversationId": r("owner_chat"), "card": c.card()}
     if verb == "request_card":
+        payload = {"conversationId": r("owner_chat"), "card": c.card(actions=True), "timeoutMs": MINUTE_MS}
+        if not c.humans:
+            return c.unattended(verb, payload)
         c.script("request_card", action="submit", actionId="ok", values={})
-        return {"conversationId": r("owner_chat"), "card": c.card(actions=True), "timeoutMs": MINUTE_MS}
+        return payload
     if verb == "share_contact":
         return {"conversationId": r("owner_chat"), "contactUserId": r("member")}
     if verb == "react":
-        return {"conversationId": r("owner_chat"), "messageId": r("owner_message"), "emoji": "+1"}
+        return {"conversationId": r("owner_chat"), "messageId": c.made("sent_message"), "emoji": "+1"}
     if verb == "forward":
-        return {"sourceConversationId": r("owner_chat"), "targetConversationId": r("agent_group"), "messageId": r("owner_message")}
+        return {"sourceConversationId": r("owner_chat"), "targetConversationId": r("agent_group"), "messageId": c.made("sent_message")}
     if verb == "create_group":
         return {"name": "conformance", "memberIds": [r("open_user")]}
     if verb == "add_member":
@@ -230,6 +248,10 @@ def send_with_message_id(ctx: CheckContext) -> idempotency.Send:
 
 def owner_chat_messages(ctx: CheckContext) -> Callable[[], int]:
     c = CanonClient(ctx)
+    if not ctx.run.control_path:
+        ctx.needs_control("counting the messages stored in the owner chat (control messages): no verb of the document "
+                          "lists a conversation's messages, and a duplicate under the caller's messageId looks the same "
+                          "in list_conversations' lastMessage")
     return lambda: len(c.messages(c.role("owner_chat"), c.role("owner")))
 
 
@@ -300,9 +322,11 @@ def input_ids(ctx: CheckContext) -> dict[str, Callable[[str], Any]]:
     c = CanonClient(ctx)
 
     def ask(iid: str) -> Any:
+        payload = {"conversationId": c.role("owner_chat"), "inputId": iid, "prompt": "Which?", "timeoutMs": MINUTE_MS}
+        if not c.humans:  # nobody answers: it times out after the shortest deadline, the id used all the same
+            return c.call("request_input", c.unattended("request_input", payload))
         c.script("request_input", action="answer", value="a")
-        return c.call("request_input", {"conversationId": c.role("owner_chat"), "inputId": iid, "prompt": "Which?",
-                                        "timeoutMs": MINUTE_MS})
+        return c.call("request_input", payload)
 
     return {"request_input with an inputId": ask}
 
@@ -314,6 +338,20 @@ def approval_ids(ctx: CheckContext) -> dict[str, Callable[[str], Any]]:
         "conversationId": c.role("owner_chat")})}
 
 
+def needs_control(why: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A check that needs what only the control interface gives (``why``: a human who
+    answers, a recipient's view, the target's clock): without it, untested (reason
+    ``control``) before anything is sent."""
+    def wrap(check: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(check)
+        def run(ctx: CheckContext, *args: Any, **kwargs: Any) -> None:
+            if not ctx.run.control_path:
+                ctx.needs_control(why)
+            check(ctx, *args, **kwargs)
+        return run
+    return wrap
+
+
 # ----------------------------------------------------------------------------------
 # send_to
 # ----------------------------------------------------------------------------------
@@ -321,6 +359,7 @@ def _self_context() -> dict[str, str]:
     return {"type": "cross_session", "context": "private note: moved from the owner chat"}
 
 
+@needs_control("the messages of the group as its members see them (control messages): a recipient's view, which no verb of the document gives the agent")
 def check_self_context_private(ctx: CheckContext) -> None:
     c = CanonClient(ctx)
     note = _self_context()
@@ -353,6 +392,7 @@ def check_admission(ctx: CheckContext) -> None:
                f"a closed target must be status unavailable, reason closed: {closed}")
 
 
+@needs_control('the approval-required user approving the contact request (control approve_request), and the messages they then see (control messages)')
 def check_deferred_send(ctx: CheckContext) -> None:
     c = CanonClient(ctx)
     text = "deferred " + fresh()
@@ -367,6 +407,7 @@ def check_deferred_send(ctx: CheckContext) -> None:
     ctx.expect(delivered, "after the contact request was approved the deferred message never arrived")
 
 
+@needs_control('the contact-request note as its recipient sees it (control contact_request), each from a world without a pending request (control reset: a pending request takes no second note)')
 def check_request_message(ctx: CheckContext) -> None:
     """The contact-request note: requestMessage when given, else the text, cut to the limit in chars."""
     c = CanonClient(ctx)
@@ -430,7 +471,7 @@ def check_text_bytes(ctx: CheckContext) -> None:
             if verb == "send_to":
                 return c.send(text)
             return c.call("forward", {"sourceConversationId": c.role("owner_chat"), "targetConversationId": c.role("agent_group"),
-                                      "messageId": c.role("owner_message"), "text": text})
+                                      "messageId": c.made("sent_message"), "text": text})
 
         with ctx.subcheck(f"{verb} at the limit"):
             expect_result(ctx, call(utf8_text(limit)), f"{verb} with text of exactly {limit} bytes of UTF-8")
@@ -483,18 +524,13 @@ def check_content_required(ctx: CheckContext) -> None:
     ctx.expect(c.snapshot() == before, "a refused send changed the state", kind="state_changed")
 
 
-def last_message(c: CanonClient, conversation: str) -> dict[str, Any]:
-    seen = c.messages(conversation, c.role("agent"))
-    return seen[-1] if seen else {}
-
-
 def check_content_type(ctx: CheckContext) -> None:
     c = CanonClient(ctx)
     for kind in ("image", "file"):
         with ctx.subcheck(kind):
             sent = expect_result(ctx, c.send(None, messageOptions={"attachments": [{"kind": kind, "url": c.role("media_url")}]}),
                                  f"send_to with a {kind} attachment and no contentType")
-            got = last_message(c, sent.get("conversationId") or c.role("owner_chat"))
+            got = c.last_message(sent.get("conversationId") or c.role("owner_chat"))
             ctx.expect(got.get("contentType") == kind, f"contentType must be derived from the {kind} attachment, got {got.get('contentType')!r}")
 
 
@@ -538,6 +574,7 @@ def recorded_deadline(c: CanonClient, reply: Reply, ident: str) -> Any:
     return c.interaction(ident).get("expiresAt")
 
 
+@needs_control('a human who answers at once (control script) and the deadline the target recorded (control interaction): unanswered, a request at the ceiling holds the call that long, minutes to hours')
 def check_deadline_ceiling(ctx: CheckContext, strict: bool = False) -> None:
     """Each ceiling at its edge (accepted) and one second past it: refused, or (MUST only)
     accepted with the deadline clamped to the ceiling."""
@@ -560,6 +597,7 @@ def check_deadline_ceiling(ctx: CheckContext, strict: bool = False) -> None:
                        f"{what} was accepted with deadline {got}, past the ceiling ({latest}): refuse it or clamp it")
 
 
+@needs_control('a human who answers at once (control script) and the deadline the target recorded (control interaction): unanswered, each request holds the call five minutes')
 def check_expires_at_wins(ctx: CheckContext) -> None:
     c = CanonClient(ctx)
     for verb in HUMAN_VERBS:
@@ -572,6 +610,7 @@ def check_expires_at_wins(ctx: CheckContext) -> None:
             ctx.expect(got == at, f"{verb}: expiresAt {at} must win over timeoutMs, the deadline is {got}")
 
 
+@needs_control("a human who answers at once (control script) and the deadline the target recorded (control interaction): unanswered, a request without a deadline holds the call for the binding's default")
 def check_deadline_default(ctx: CheckContext) -> None:
     """No deadline: the binding fills one (within the ceiling); timeoutMs becomes expiresAt."""
     c = CanonClient(ctx)
@@ -596,14 +635,18 @@ def check_deadline_default(ctx: CheckContext) -> None:
 
 
 def check_approval_fails_closed(ctx: CheckContext) -> None:
+    """Nobody answers: a scripted human who lets it time out, or (without control) nobody
+    at all, for the shortest deadline."""
     c = CanonClient(ctx)
-    c.script("request_approval", action="timeout")
+    if c.humans:
+        c.script("request_approval", action="timeout")
     result = expect_result(ctx, c.call("request_approval", {"toolName": "rm", "toolSummary": "delete", "timeoutMs": SECOND_MS}),
                            "request_approval (no mode: blocking) that nobody answers")
     ctx.expect(result.get("status") in ("timeout", "deny"),
                f"an unanswered blocking approval must wait and fail closed (timeout or deny), got {result}")
 
 
+@needs_control("a human's decision on the approval (control decide_approval)")
 def check_approval_detached(ctx: CheckContext) -> None:
     c = CanonClient(ctx)
     pending = c.detached_approval()
@@ -614,18 +657,31 @@ def check_approval_detached(ctx: CheckContext) -> None:
     ctx.expect(got.get("respondedBy") in (None, c.role("owner")), f"respondedBy must be the human who decided (the owner): {got}")
 
 
+# without control, an approval's deadline is waited out: this short (the document's
+# timeoutMs minimum is a second; two leave room for the check of the pending approval)
+WAITED_DEADLINE_MS = 2 * SECOND_MS
+
+
 def check_approval_statuses(ctx: CheckContext) -> None:
+    """The deadline passes on the target's clock (control advance_clock), or, without
+    control, in real time: the approval asks for a deadline two seconds away and the check
+    waits it out."""
     c = CanonClient(ctx)
     unknown = expect_result(ctx, c.call("check_approval", {"approvalId": fresh("none")}), "check_approval of an unknown id")
     ctx.expect(unknown.get("status") == "unknown", f"an unknown approval is 'unknown', not a decision: {unknown}")
-    pending = c.detached_approval(timeoutMs=MINUTE_MS)
+    timeout = MINUTE_MS if ctx.run.control_path else WAITED_DEADLINE_MS
+    pending = c.detached_approval(timeoutMs=timeout)
     got = expect_result(ctx, c.call("check_approval", {"approvalId": pending["approvalId"]}), "check_approval of an undecided approval")
     ctx.expect(got.get("status") == "pending", f"an undecided approval is pending: {got}")
-    ctx.control("advance_clock", seconds=2 * MINUTE_MS // SECOND_MS)
+    if ctx.run.control_path:
+        ctx.control("advance_clock", seconds=2 * MINUTE_MS // SECOND_MS)
+    else:
+        time.sleep(timeout / SECOND_MS + 0.5)
     got = expect_result(ctx, c.call("check_approval", {"approvalId": pending["approvalId"]}), "check_approval after the deadline")
     ctx.expect(got.get("status") == "expired", f"an approval past its deadline is expired (not a denial): {got}")
 
 
+@needs_control("a human's decision (control decide_approval) and the target's clock moved past the replay window, hours away (control advance_clock)")
 def check_approval_replay(ctx: CheckContext) -> None:
     """A decision replays up to the window after the first consume (a minute before its end)
     and is unknown after it (a minute past)."""
@@ -647,6 +703,7 @@ def check_approval_replay(ctx: CheckContext) -> None:
     ctx.expect(late.get("status") == "unknown", f"a minute after the replay window the id is unknown: {late}")
 
 
+@needs_control("a human's decision on the approval (control decide_approval)")
 def check_approval_bound(ctx: CheckContext) -> None:
     """From another conversation the decision is not seen: a refusal, or any status but resolved."""
     c = CanonClient(ctx)
@@ -660,6 +717,7 @@ def check_approval_bound(ctx: CheckContext) -> None:
         expect_refused(ctx, reply, "check_approval from another conversation")
 
 
+@needs_control('how the target routed each input (control interaction: its responder), which only the human it reached sees')
 def check_secret_owner_only(ctx: CheckContext) -> None:
     c = CanonClient(ctx)
     owner, member = c.role("owner"), c.role("member")
@@ -674,6 +732,7 @@ def check_secret_owner_only(ctx: CheckContext) -> None:
         ctx.expect(routed == owner, f"request_input {extra} was routed to {routed!r}; secret kinds go to the owner only")
 
 
+@needs_control('how the target routed each input (control interaction: its responder), which only the human it reached sees')
 def check_input_kind_default(ctx: CheckContext) -> None:
     """No kind routes like kind clarify (not like the owner-only kinds)."""
     c = CanonClient(ctx)
@@ -688,6 +747,7 @@ def check_input_kind_default(ctx: CheckContext) -> None:
                f"kind defaults to clarify: without kind the input went to {routed['no kind']!r}, with clarify to {routed['kind clarify']!r}")
 
 
+@needs_control('where the target posted the input (control interaction: its conversation), which no verb of the document shows')
 def check_default_conversation(ctx: CheckContext) -> None:
     c = CanonClient(ctx)
     iid = fresh("active")
@@ -697,6 +757,7 @@ def check_default_conversation(ctx: CheckContext) -> None:
     ctx.expect(got == c.role("active_chat"), f"request_input without conversationId must go to the active conversation, went to {got!r}")
 
 
+@needs_control('how the target routed each request (control interaction: its responder), which only the human it reached sees')
 def check_responder_member(ctx: CheckContext, strict: bool = False) -> None:
     """responseUserId must be a human member: a stranger or the agent itself is refused, or
     (a trust-critical binding) ignored: the request never goes to them."""
@@ -720,6 +781,7 @@ def check_responder_member(ctx: CheckContext, strict: bool = False) -> None:
                 ctx.expect(routed != who, f"{what} was accepted and routed to them; refuse it or ignore the model-supplied value")
 
 
+@needs_control('a member and the owner who each allow the approval with a session rule (control script)')
 def check_session_rule_owner_only(ctx: CheckContext) -> None:
     c = CanonClient(ctx)
     rule = {"type": "approve-tool", "toolPattern": "deploy"}
@@ -735,6 +797,7 @@ def check_session_rule_owner_only(ctx: CheckContext) -> None:
     ctx.expect(owner.get("sessionRule") == rule, f"the owner's sessionRule must be kept: {owner}")
 
 
+@needs_control('humans who answer, cancel and let time out (control script)')
 def check_input_outcomes(ctx: CheckContext) -> None:
     c = CanonClient(ctx)
     base = {"conversationId": c.role("owner_chat"), "prompt": "Pick", "timeoutMs": MINUTE_MS}
@@ -767,6 +830,7 @@ def nested(depth: int) -> dict[str, Any]:
     return value
 
 
+@needs_control('a human who submits the card with the values under test (control script)')
 def check_card_values(ctx: CheckContext) -> None:
     """A human's values: within the limits they come back; over them they never do."""
     c = CanonClient(ctx)
@@ -798,6 +862,7 @@ def approval_diff(c: CanonClient, files: list[dict[str, Any]]) -> dict[str, Any]
     return diff if isinstance(diff, dict) else {}
 
 
+@needs_control('the diff as the human sees it (control interaction), which no verb of the document shows')
 def check_diff_clip(ctx: CheckContext) -> None:
     c = CanonClient(ctx)
     per_file = int(ctx.profile.limits["diff_file_clip_bytes"].value)
@@ -825,6 +890,7 @@ def check_diff_clip(ctx: CheckContext) -> None:
 PEM = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7conformance\n-----END PRIVATE KEY-----"
 
 
+@needs_control('the diff as the human sees it (control interaction), which no verb of the document shows')
 def check_diff_redaction(ctx: CheckContext) -> None:
     """The profile's reading of "sensitive paths" and "secret tokens": a .env file and a PEM private key."""
     c = CanonClient(ctx)
@@ -980,9 +1046,20 @@ def check_add_member(ctx: CheckContext, strict: bool = False) -> None:
                f"a closed user must not be added ({reply.describe()}; members {members})")
 
 
+REMOVE_FROM_GROUP = ("asks to remove `member` from the configured group `group` (the owner's), where the agent is a "
+                     "plain member: a target that wrongly lets it removes them for good (the agent cannot add them back)")
+
+
 def check_remove_member(ctx: CheckContext, strict: bool = False) -> None:
+    """A plain member's remove_member needs a group where the agent is no admin: only the
+    configured ``group`` is one (a group the agent makes, it owns). A compliant target
+    refuses; one that does not removes ``member`` for good, so the row is lasting."""
     c = CanonClient(ctx)
-    reply = c.call("remove_member", {"conversationId": c.role("group"), "userId": c.role("member")})
+    group, member = c.role("group"), c.role("member")
+    ctx.lasting("full", REMOVE_FROM_GROUP)
+    reply = c.call("remove_member", {"conversationId": group, "userId": member})
+    if reply.ok:  # the harm a wrong answer did: try to put it back (the agent may not be allowed to)
+        ctx.put_back(f"{member} removed from {group}", lambda: c.call("add_member", {"conversationId": group, "userId": member}).ok)
     refused_as(ctx, reply, "NOT_GROUP_ADMIN", "remove_member by a plain member", strict)
     group = c.group(c.role("open_user"))
     expect_result(ctx, c.call("remove_member", {"conversationId": group, "userId": c.role("open_user")}), "remove_member by the owner")
@@ -1015,12 +1092,28 @@ def check_list_conversations(ctx: CheckContext) -> None:
 
 
 def check_no_reply(ctx: CheckContext) -> None:
+    """Nothing is posted: the owner's view of the chat (control messages) is unchanged, or,
+    without control, the chat's lastMessage as list_conversations shows it to the agent."""
     c = CanonClient(ctx)
     chat = c.role("owner_chat")
-    before = c.messages(chat, c.role("owner"))
+
+    def seen() -> Any:
+        return c.messages(chat, c.role("owner")) if ctx.run.control_path else c.listed(chat).get("lastMessage")
+
+    before = seen()
     got = expect_result(ctx, c.call("no_reply", {"conversationId": chat, "reason": "nothing to say"}), "no_reply")
     ctx.expect(got.get("status") == "acknowledged", f"no_reply must say acknowledged: {got}")
-    ctx.expect(c.messages(chat, c.role("owner")) == before, "no_reply posted something")
+    ctx.expect(seen() == before, "no_reply posted something")
+
+
+def check_lifecycle(ctx: CheckContext) -> None:
+    """Both parts of the model; the approvals' part decides approvals and lets their
+    deadlines pass on the target's clock, so without control the row is untested as a
+    whole (a pass on the conversations alone would claim the approvals too)."""
+    if not ctx.run.control_path:
+        ctx.needs_control("the approvals' part of the model decides approvals (control decide_approval) and moves "
+                          "the target's clock past their deadlines, minutes apart (control advance_clock)")
+    CanonMachine.run(ctx)
 
 
 # ----------------------------------------------------------------------------------
@@ -1225,9 +1318,12 @@ def build(profile: Profile) -> list[Requirement]:
         req("CANON-MCP-TOOLS", "SHOULD", "tools/list has one tool per verb whose inputSchema accepts nothing <verb>_input rejects",
             Source("profile", f"{yaml_src}#/bindings/mcp"), check_mcp_tools, ("mcp_tool_schema_looser",)),
         req("CANON-LIFECYCLE", "MUST", "Conversations, groups, reactions and approvals (with their expiry) move as the model predicts (stateful)",
-            at(d), CanonMachine.run,
+            at(d), check_lifecycle,
             ("leave_keeps_membership", "react_always_adds", "expired_reported_deny", "approval_never_expires")),
     ]
+    for row in reqs:  # both rows of the pair send the same request
+        if row.id.startswith("CANON-GROUP-REMOVE-ADMIN-ONLY"):
+            row.lasting = REMOVE_FROM_GROUP
     for verb, op in profile.operations.items():
         reqs.append(req(f"CANON-INPUT-VALID-{slug(verb)}", "MUST", f"Generated valid {verb} inputs are accepted",
                         op.source, valid_inputs(verb), VALID_FAULTS.get(verb, ("minimal_input_rejected",))))

@@ -7,6 +7,7 @@ Task, ``result.message`` or a bare Message)."""
 from __future__ import annotations
 
 import copy
+import json
 import re
 import uuid
 from typing import Any
@@ -50,18 +51,40 @@ class PlazaClient:
         self.ext = extension_uri(self.spec)
         if reset and ctx.run.control_path:
             ctx.control("reset")  # each check starts from the seeded site
+        from conformance.protocols.plaza.keeper import keeper_of
+
+        self.keeper = keeper_of(ctx)  # a live site: what the check makes is put back when it ends
 
     # -- who ------------------------------------------------------------------------------
     def agent_id(self, who: str) -> str:
         """The public visitor UUID of a run credential (credentials.<who>.id)."""
         cred = self.ctx.credential(who)
         if not isinstance(cred, dict) or not cred.get("id"):
-            raise Untested(f"credentials.{who} needs the visitor's public UUID and token: {{id: ..., token: ...}}")
+            raise Untested(f"credentials.{who} needs the visitor's public UUID and token: {{id: ..., token: ...}}", "credential")
         return str(cred["id"])
 
     # -- requests -------------------------------------------------------------------------
     def rpc(self, method: str, params: Any, who: Any = ALICE, **options: Any) -> Reply:
-        return self.binding.call(method, params, caller=who, **options)
+        if self.keeper is not None:
+            self.keeper.before(method, params, who)
+        reply = self.binding.call(method, params, caller=who, **options)
+        if self.keeper is not None:
+            self.keeper.after(method, params, who, reply)
+        return reply
+
+    def raw(self, body: str, who: Any = ALICE, **options: Any) -> Reply:
+        """A request sent as its JSON text (watched like ``rpc`` on a live site)."""
+        if self.keeper is not None:
+            try:
+                request = json.loads(body)
+            except ValueError:
+                request = None
+            if isinstance(request, dict):
+                self.keeper.before(str(request.get("method")), request.get("params"), who)
+        reply = self.binding.send_raw(body, caller=who, **options)
+        if self.keeper is not None:
+            self.keeper.after_raw(body, who, reply)
+        return reply
 
     def example(self, name: str) -> dict[str, Any]:
         return copy.deepcopy(self.spec["examples"][name])
@@ -213,9 +236,12 @@ class PlazaClient:
 
     def befriend(self, a: str = ALICE, b: str = BOB, *, fresh: bool = False) -> str:
         """An active connection between ``a`` and ``b`` (a invites, b accepts), or on a live
-        site the one they have; ``fresh``: always a new one, holding only the invitation."""
+        site the one this check already made; ``fresh``: always a new one, holding only the
+        invitation. A live site's other open connection between the two is ended first (the
+        operator's own only where the agents are disposable: keeper.py)."""
         rows = self.connections_between(a, b) if self.live() else []
-        existing = None if fresh else next((str(r["connection_id"]) for r in rows if r.get("active") and not r.get("blocked")), None)
+        own = [r for r in rows if self.keeper is not None and self.keeper.made(str(r["connection_id"]))]
+        existing = None if fresh else next((str(r["connection_id"]) for r in own if r.get("active") and not r.get("blocked")), None)
         if existing:
             return existing
         self.clear_pair(a, b, rows)

@@ -15,6 +15,7 @@ from conformance.checks.errors import catalog_entry, expect_error
 from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
 from conformance.model import Profile, Requirement
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient
+from conformance.protocols.plaza.keeper import PLANS, STOPS
 from conformance.protocols.plaza.wire import INVALID
 from conformance.runner import Blocked, CheckContext, CheckFailed, Untested
 from conformance.spec.invalid import InvalidInstance
@@ -25,9 +26,10 @@ from conformance.transport.http import TransportFailure
 
 UNSUPPORTED = "UNSUPPORTED_OPERATION"
 # Commands whose generated inputs would bind the run's agents for the rest of a live run:
-# no command resumes a stopped agent, and a generated plan may cap the agent's turns.
-# Generated only where control resets the site afterwards.
-IRREVERSIBLE = ("stop", "plan")
+# no command resumes a stopped agent, and a generated plan may cap the agent's turns. Their
+# rows (valid and invalid: a broken input's control is the command itself) run where control
+# resets the site afterwards, or on a disposable alice (keeper.py).
+IRREVERSIBLE = {"stop": STOPS, "plan": PLANS}
 SEQ_FIELDS = ("after_seq", "before_seq")
 TRIPLE = ("batch_id", "view_id", "receipt")  # what receive_ack names (its schema)
 
@@ -79,8 +81,8 @@ def unsupported(ctx: CheckContext, reply: Reply) -> bool:
 
 def valid_command(name: str) -> Callable[[CheckContext], None]:
     def check(ctx: CheckContext) -> None:
-        if name in IRREVERSIBLE and not ctx.run.control_path:
-            raise Untested(f"{name} cannot be undone over the wire: it is generated only where control resets the site")
+        if name in IRREVERSIBLE:
+            ctx.lasting(ALICE, IRREVERSIBLE[name])  # without control: a disposable alice only
         c = PlazaClient(ctx)  # a reset site: the world's connection, batch and group are made afresh
         world = World(c, name)
         answered: list[Reply] = []
@@ -98,7 +100,7 @@ def valid_command(name: str) -> Callable[[CheckContext], None]:
             if not (answered and all(unsupported(ctx, r) for r in answered)):
                 raise
         if answered and all(unsupported(ctx, r) for r in answered):
-            raise Untested(f"the target answers {name} {UNSUPPORTED} (not served): its valid inputs are untested")
+            raise Untested(f"the target answers {name} {UNSUPPORTED} (not served): its valid inputs are untested", "optional")
     return check
 
 
@@ -319,6 +321,8 @@ WORLD_FIELDS = ("connection_id", "visitor_id", "message_id", "client_key", *TRIP
 
 def invalid_command(name: str) -> Callable[[CheckContext], None]:
     def check(ctx: CheckContext) -> None:
+        if name in IRREVERSIBLE:  # the same request without its break is the command itself
+            ctx.lasting(ALICE, IRREVERSIBLE[name])
         c = PlazaClient(ctx)  # a reset site: the world's connection, batch and group are made afresh
         branches = branch_validators(ctx.profile)
         world = World(c, name)
@@ -380,10 +384,11 @@ def rows(t: Table) -> list[Requirement]:
     ]
     for index, name in enumerate(command_names(t.profile)):
         source = t.at(f"/schemas/command/anyOf/{index}")
+        what = IRREVERSIBLE.get(name, "")
         out.append(t.req(f"PLAZA-CMD-VALID-{slug(name)}", "MUST", f"Schema-valid {name} commands are not refused as invalid parameters",
-                         source, valid_command(name), (refused_fault(name),)))
+                         source, valid_command(name), (refused_fault(name),), lasting=what))
         out.append(t.req(f"PLAZA-CMD-INVALID-{slug(name)}", "MUST", f"{name} commands breaking their schema are invalid parameters (-32602)",
-                         source, invalid_command(name), (unvalidated_fault(name),)))
+                         source, invalid_command(name), (unvalidated_fault(name),), lasting=what))
     return out
 
 

@@ -39,6 +39,7 @@ from conformance.protocols.plaza.groups import (
     require,
     sent_strings,
 )
+from conformance.protocols.plaza.keeper import PLANS
 from conformance.protocols.plaza.wire import INVALID
 from conformance.runner import CheckContext, CheckFailed, Untested
 from conformance.table import Table
@@ -121,7 +122,7 @@ def withdraw(c: PlazaClient, who: str, connection: str, offer: str) -> Reply:
 
 def needs_control(c: PlazaClient, why: str) -> None:
     if c.live():
-        raise Untested(f"needs the target's control interface: {why}")
+        c.ctx.needs_control(why)
 
 
 def advance(c: PlazaClient, seconds: int) -> None:
@@ -221,7 +222,7 @@ def check_no_self_grant(ctx: CheckContext) -> None:
     delegation gets no direct offer through: the claim is no grant."""
     c = PlazaClient(ctx)
     if ctx.credential("reader") is None:
-        raise Untested("needs credentials.reader: an account Agent credential of alice")
+        raise Untested("needs credentials.reader: an account Agent credential of alice", "credential")
     connection = c.befriend()
     c.command("continuation_capabilities", {"document": {"external_owner_delegation": True}}, "reader")
     fields = offer_fields(ctx, connection, external_owner_delegation=True)
@@ -421,7 +422,7 @@ def check_fallback(ctx: CheckContext) -> None:
         texts = text_parts(fallback)
         ctx.expect(not texts, f"the fallback's request carries reply text ({json_excerpt(texts)}): {json_excerpt(fallback)}",
                    kind="state_changed")
-    reply = ctx.binding.send_raw(json.dumps(request), caller=ALICE)
+    reply = c.raw(json.dumps(request), ALICE)
     read = c.data_of(reply, "the fallback's read_request sent as it is")
     ctx.expect(names(read, marker), f"the fallback's read_request, sent as it is, does not read the conversation: alice's "
                f"text {marker!r} is not in its answer {json_excerpt(read)}", kind="state_changed")
@@ -469,14 +470,14 @@ def commission(**extra: Any) -> dict[str, Any]:
 
 def check_plan(ctx: CheckContext) -> None:
     """A commission within the schema's bounds is answered, and so is renewing the current plan."""
+    ctx.lasting(ALICE, PLANS)
     c = PlazaClient(ctx)
-    needs_control(c, "a plan bounds the agent's later sends for the rest of a live run")
     props = branch(ctx, "plan")["properties"]["commission"]["properties"]
     full = commission(max_turns=props["max_turns"]["maximum"], expires_hours=props["expires_hours"]["maximum"],
                       questions=[{"question": "Which book?"}] * props["questions"]["maxItems"])
     reply = c.command("plan", full)
     if declined(ctx, reply):
-        raise Untested(f"the target answers plan as not served: {reply.describe()}")
+        raise Untested(f"the target answers plan as not served: {reply.describe()}", "optional")
     expect_result(ctx, reply, "plan with a commission at the schema's bounds")
     expect_result(ctx, c.command("plan", {"renew_current": True}), "plan renew_current with a current plan")
 
@@ -507,8 +508,8 @@ def check_plan_renew(ctx: CheckContext) -> None:
 def check_plan_budget(ctx: CheckContext) -> None:
     """The profile's choice (final_send_checks explicit_budget): a current plan's max_turns
     bounds the agent's texts; renewing it restores the turns."""
+    ctx.lasting(ALICE, PLANS)
     c = PlazaClient(ctx)
-    needs_control(c, "a plan bounds the agent's later sends for the rest of a live run")
     connection = c.befriend()
     turns = int(branch(ctx, "plan")["properties"]["commission"]["properties"]["max_turns"]["minimum"]) + 1
     expect_result(ctx, c.command("plan", commission(max_turns=turns)), f"plan with max_turns {turns}")
@@ -565,9 +566,11 @@ def rows(t: Table) -> list[Requirement]:
         t.req("PLAZA-CONT-MAILBOX-REMAINS", "MUST", "Site mailbox chat stays available after negotiation and an endpoint exchange",
               at(f"{FC}/proof"), check_mailbox_remains, ("direct_exchange_closes_mailbox",)),
         t.req("PLAZA-PLAN", "MUST", "A plan commission within the schema's bounds is answered; renew_current renews the current plan",
-              at(f"{COMMANDS}/51"), check_plan, ("plan_commission_refused", "renew_refused_with_plan")),
+              at(f"{COMMANDS}/51"), check_plan, ("plan_commission_refused", "renew_refused_with_plan"), lasting=PLANS),
         t.req("PLAZA-PLAN-RENEW", "SHOULD", "renew_current without a current plan is INVALID_STATE; renewing restarts the expiry",
-              t.chosen("docs/agent-plaza.md#continuation"), check_plan_renew, ("renew_without_plan_answered", "renew_keeps_expiry")),
+              t.chosen("docs/agent-plaza.md#continuation"), check_plan_renew, ("renew_without_plan_answered", "renew_keeps_expiry"),
+              lasting=PLANS),
         t.req("PLAZA-PLAN-BUDGET", "SHOULD", "A current plan's max_turns bounds the agent's texts; renewing restores them",
-              t.chosen("docs/agent-plaza.md#continuation"), check_plan_budget, ("plan_budget_ignored", "renew_keeps_turns")),
+              t.chosen("docs/agent-plaza.md#continuation"), check_plan_budget, ("plan_budget_ignored", "renew_keeps_turns"),
+              lasting=PLANS),
     ])

@@ -29,6 +29,7 @@ from conformance.protocols.plaza.client import (
     fresh_id,
 )
 from conformance.protocols.plaza.commands import UNSUPPORTED, unsupported
+from conformance.protocols.plaza.keeper import STOPS, lasting, stopper
 from conformance.protocols.plaza.wire import INVALID, detail_type, error_info, served
 from conformance.runner import CheckContext, Untested
 from conformance.table import Table
@@ -197,14 +198,14 @@ def check_friend_control(ctx: CheckContext, strict: bool = False) -> None:
 
 
 def check_stop(ctx: CheckContext, strict: bool = False) -> None:
-    """After stop the agent's sends are refused (no command resumes it: the reference's reset does)."""
-    if not ctx.run.control_path:
-        raise Untested("stop cannot be undone over the wire: it runs only where control can reset the site")
+    """After stop the agent's sends are refused (no command resumes it: the reference's
+    reset does; without control only a disposable agent is stopped, keeper.stopper)."""
+    who, peer = stopper(ctx)
     c = PlazaClient(ctx)
-    connection = c.befriend()
-    served(ctx, c.text(ALICE, "before stop", context=connection), "alice's text before stop", by="PLAZA-FRIEND-MESSAGE")
-    expect_result(ctx, c.command("stop", {}, ALICE), "stop")
-    refused_as(ctx, c.text(ALICE, "after stop", context=connection), "NOT_PERMITTED", "a text after the agent stopped", strict)
+    connection = c.befriend(who, peer)
+    served(ctx, c.text(who, "before stop", context=connection), f"{who}'s text before stop", by="PLAZA-FRIEND-MESSAGE")
+    expect_result(ctx, c.command("stop", {}, who), "stop")
+    refused_as(ctx, c.text(who, "after stop", context=connection), "NOT_PERMITTED", "a text after the agent stopped", strict)
 
 
 def check_send_context(ctx: CheckContext) -> None:
@@ -587,9 +588,9 @@ def check_example(name: str, ctx: CheckContext) -> None:
     if ctx.run.control_path:  # receivePending waits for work up to the server's deadline
         deadline = SHORT_DEADLINE_S
         ctx.control("set_deadline", seconds=deadline)
-    reply = ctx.binding.send_raw(json.dumps(body), caller=EXAMPLE_CALLER.get(name, ALICE), timeout=deadline + 10)
+    reply = c.raw(json.dumps(body), EXAMPLE_CALLER.get(name, ALICE), timeout=deadline + 10)
     if unsupported(ctx, reply):
-        raise Untested(f"the target answers the {name} example {UNSUPPORTED} (not served)")
+        raise Untested(f"the target answers the {name} example {UNSUPPORTED} (not served)", "optional")
     if name in TEXT_EXAMPLES:
         expect_state(ctx, c.task_of(reply, f"the {name} example"), OPEN_STATES, f"the {name} example")
     elif body["method"] == "GetTask":
@@ -633,8 +634,8 @@ def rows(t: Table) -> list[Requirement]:
               check_message, ("texts_out_of_order",)),
         *pair("PLAZA-FRIEND-CONTROL", "friend_control block, unblock and remove govern who may write", at("/schemas/command/anyOf/49"),
               check_friend_control, ("block_ignored", "remove_ignored"), "NOT_PERMITTED", ("control_refusal_wrong_code",)),
-        *pair("PLAZA-STOP", "After stop the agent's sends are refused", at("/authorization"), check_stop, ("stop_ignored",),
-              "NOT_PERMITTED", ("stop_refusal_wrong_code",)),
+        *lasting(pair("PLAZA-STOP", "After stop the agent's sends are refused", at("/authorization"), check_stop, ("stop_ignored",),
+                      "NOT_PERMITTED", ("stop_refusal_wrong_code",)), STOPS),
         t.req("PLAZA-SEND-CONTEXT", "MUST", "A text to a connection of others is refused and stored nowhere", at("/authorization"),
               check_send_context, ("foreign_context_send",)),
         *pair("PLAZA-ROUTE-CONTEXT-MATCH", "A command's connection_id and a supplied contextId must match",

@@ -97,7 +97,7 @@ def refused(c: PlazaClient | CheckContext, reply: Reply, what: str, *, error: An
     another site may call invalid) is a failure."""
     ctx = c.ctx if isinstance(c, PlazaClient) else c
     if declined(ctx, reply):
-        raise Untested(f"{what}: the target answers {UNSUPPORTED}, it does not serve this command: {reply.describe()}")
+        raise Untested(f"{what}: the target answers {UNSUPPORTED}, it does not serve this command: {reply.describe()}", "optional")
     cause = cause_of(ctx, reply)
     if cause is not None:
         raise Blocked(f"{what}: refused for the {cause}, not for what the check asks: {reply.describe()}", kind="refusal_cause")

@@ -42,3 +42,37 @@ def complete(profile: Profile) -> None:
     profile.variants = dict(VARIANTS)
     profile.reference_credentials = reference_credentials()
     profile.requirements = build(profile)
+
+
+def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
+    """What each configured mailbox holds in the in-process reference (``WeverReference``):
+    ``same`` its token works (the mailbox is open and unexpired), its profile (label,
+    capabilities, discoverable, accepts_connection_requests), its expiry, the senders it
+    allows and the mailboxes that allow it, its pending connection requests (either way);
+    ``kept`` the ids of its tasks (sent or received), none of which may be lost."""
+    s = reference.s
+    out: dict[str, Any] = {}
+    for label, cred in credentials.items():
+        if not isinstance(cred, dict) or not cred.get("id"):
+            continue
+        mailbox_id, token = str(cred["id"]), cred.get("token")
+        box = s["mailboxes"].get(mailbox_id) or {}
+        pending = [r for r in s["requests"].values() if r["status"] == "pending"]
+        out[label] = {
+            "same": {
+                "token works": reference.mailbox_for_token(token) == mailbox_id,
+                "open": bool(box) and not box.get("closed"),
+                "profile": {k: box.get(k) for k in ("label", "capabilities", "discoverable", "accepts_connection_requests")},
+                "expires_at": box.get("expires_at"),
+                "allows": sorted(s["grants"].get(mailbox_id, {})),
+                "allowed by": sorted(r for r, senders in s["grants"].items() if mailbox_id in senders),
+                "pending requests to it": sorted(r["request_id"] for r in pending if r["recipient_id"] == mailbox_id),
+                "pending requests from it": sorted(r["request_id"] for r in pending if r["sender_id"] == mailbox_id),
+            },
+            "kept": {
+                "tasks": sorted(t for t, task in s["tasks"].items() if mailbox_id in (task["sender_id"], task["recipient_id"])),
+                "task content": sorted(t for t, task in s["tasks"].items()
+                                       if mailbox_id in (task["sender_id"], task["recipient_id"]) and not task["content_erased"]),
+            },
+        }
+    return out

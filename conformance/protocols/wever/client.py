@@ -14,17 +14,24 @@ from typing import Any
 from conformance import locate
 from conformance.checks.errors import expect_result
 from conformance.locate import Search
+from conformance.protocols.wever import live as uncontrolled
 from conformance.protocols.wever.reads import Vocabulary, ids, marked, owners, state_in, vocabulary
 from conformance.runner import CheckContext, Untested
 from conformance.transport.binding import FRESH, RawToken, Reply, dig
 from conformance.transport.http import HttpReply, json_excerpt
 
-SENDER, RECIPIENT, STRANGER = "alice", "bob", "carol"
+# The parts a check's mailboxes play. With control they are the configured alice, bob and
+# carol (the relay is reset before each check); without control, mailboxes chosen per check
+# (live.py: the run's own first, by the room they have left on the quotas a part spends).
+SENDER, RECIPIENT, STRANGER = "sender", "recipient", "stranger"
+CONFIGURED = {SENDER: "alice", RECIPIENT: "bob", STRANGER: "carol"}
+PARTS = (SENDER, RECIPIENT, STRANGER)
+MAIN = CONFIGURED[SENDER]  # the credential a run must be given (the binding's bearer)
 TERMINAL = ("completed", "declined", "cancelled")  # the flow's ends (each a key of protocols.a2a.state_mapping)
 MARKER_FIELD = "conformance_marker"
 VERSION = "the manifest's"  # a2a_call's default A2A-Version: protocols.a2a.required_headers  # the member of task data (and results) that carries a check's marker
 
-__all__ = ["RECIPIENT", "SENDER", "STRANGER", "TERMINAL", "Task", "Watch", "WeverClient", "dig", "fresh_key", "fresh_marker"]
+__all__ = ["CONFIGURED", "MAIN", "RECIPIENT", "SENDER", "STRANGER", "TERMINAL", "Task", "Watch", "WeverClient", "dig", "fresh_key", "fresh_marker"]
 
 
 def fresh_key() -> str:
@@ -101,44 +108,113 @@ def served_rpc(ctx: CheckContext, reply: HttpReply, what: str) -> Any:
 
 
 class WeverClient:
-    def __init__(self, ctx: CheckContext, reset: bool = True) -> None:
+    def __init__(self, ctx: CheckContext, reset: bool = True, victim: str | None = None, own: bool = False) -> None:
+        """``victim``: the part whose mailbox the check closes or uses up (without control,
+        one of the run's own, or a configured one marked disposable); ``own``: every part a
+        mailbox of the run's own where it has enough (the check publishes their profiles)."""
         self.ctx = ctx
         self.binding = ctx.binding
         self.spec = ctx.profile.spec
         self.a2a = self.spec["protocols"]["a2a"]
+        self.victim_part, self.own = victim, own
         if reset and ctx.run.control_path:
             ctx.control("reset")  # each check starts from the seeded relay: quotas and clocks are shared
 
     # -- who --------------------------------------------------------------------------
+    @property
+    def live(self) -> bool:
+        return self.ctx.run.live
+
+    @property
+    def books(self) -> uncontrolled.Books:
+        return uncontrolled.books_of(self.ctx)
+
+    @property
+    def cast(self) -> dict[str, str]:
+        """Which mailbox plays each part in this check (the same for every client of it)."""
+        if not self.live:
+            return CONFIGURED
+        books = self.books
+        if books.cast is None:
+            doomed = self.victim() if self.victim_part == RECIPIENT else None
+            books.cast = uncontrolled.choose_cast(self, PARTS, recipient=doomed, own_only=self.own)
+        return books.cast
+
+    def victim(self) -> str | None:
+        """The label of a mailbox this check may close or use up (uncontrolled.victim), chosen once."""
+        books = self.books
+        if books.victim is None:
+            books.victim = uncontrolled.victim(self)
+        return books.victim
+
+    def label(self, who: Any) -> Any:
+        """The credential label playing the part ``who`` (a label or a token as it is)."""
+        return self.cast.get(who, who) if isinstance(who, str) and who in PARTS else who
+
     def mailbox(self, who: str) -> str:
-        """A mailbox id of the run (credentials.<who>.id)."""
-        cred = self.ctx.credential(who)
+        """A mailbox id of the run (credentials.<label>.id) of a part or a label."""
+        label = self.label(who)
+        cred = self.ctx.credential(label)
         if not isinstance(cred, dict) or not cred.get("id"):
-            raise Untested(f"credentials.{who} needs the mailbox id and token: {{id: mbx_..., token: ...}}")
+            raise Untested(f"credentials.{label} needs the mailbox id and token: {{id: mbx_..., token: ...}}", "credential")
         return str(cred["id"])
 
     def token(self, who: str) -> str:
-        return str(self.ctx.token(who))
+        return str(self.ctx.token(self.label(who)))
 
     # -- actions -------------------------------------------------------------------------
     def call(self, action: str, params: Any, who: str | RawToken | None = SENDER, key: str | None = None, **kw: Any) -> Reply:
-        """``action`` as mailbox ``who`` (None: no bearer); ``key`` the Idempotency-Key
-        (send_task gets a fresh one unless given; other actions send none)."""
+        """``action`` as mailbox ``who`` (a part, a label, a token; None: no bearer); ``key``
+        the Idempotency-Key (send_task gets a fresh one unless given; other actions send none)."""
         if key is None and action == "send_task":
             key = FRESH
-        return self.binding.call(action, params, caller=who, idempotency_key=key, **kw)
+        return self.via(self.binding, action, params, self.label(who), key, **kw)
+
+    def via(self, binding: Any, action: str, params: Any, caller: Any, key: Any, **kw: Any) -> Reply:
+        """One call over ``binding``; without control through the check's books (live.py)."""
+        if not self.live:
+            reply: Reply = binding.call(action, params, caller=caller, idempotency_key=key, **kw)
+            return reply
+        return self.books.call(self, binding, action, params, caller, key, **kw)
 
     def open_call(self, action: str, params: Any) -> Reply:
         """An action without requires_bearer, with no token: over HTTP, whatever the run
         speaks (register_mailbox is no MCP tool, and MCP wants its bearer on every call)."""
         binding = self.binding if self.binding.kind == "http-action" else self.ctx.binding_named("http")
-        return binding.call(action, params, caller=None, idempotency_key=None)
+        return self.via(binding, action, params, None, None)
+
+    def new_pair(self, sender: Any = SENDER, recipient: str = RECIPIENT) -> bool:
+        """Whether a connection request of ``sender`` to ``recipient`` now is certainly a new
+        one: with control (the relay was reset), or when one of them is a mailbox this run
+        registered and the run made no request of that pair yet. Otherwise the relay may
+        return a request the pair made earlier (retained, perhaps decided, for 24 hours)."""
+        if not self.live:
+            return True
+        who, to = self.books.who(self.label(sender)), self.label(recipient)
+        created = self.ctx.run.identities.created
+        if who is None or (who not in created and to not in created):
+            return False
+        return (self.mailbox(who), self.mailbox(to)) not in uncontrolled.pool_of(self.ctx.run).pairs
+
+    def ungranted(self, sender: str = SENDER, recipient: str = RECIPIENT) -> None:
+        """Without control: ``recipient`` does not allow ``sender`` (a grant it held is revoked, and put back)."""
+        if self.live:
+            with self.ctx.setup(f"allow_sender allowed=false as {recipient}", by="WEVER-MAILBOX-SENDERS"):
+                expect_result(self.ctx, self.grant(sender, recipient, allowed=False), "allow_sender allowed=false")
 
     def caller_for(self, action: str) -> str | None:
         """Who calls ``action`` in checks about inputs: a mailbox where the action wants a
-        bearer, or wherever the binding wants one on every call (MCP); no one otherwise."""
+        bearer, or wherever the binding wants one on every call (MCP); no one otherwise.
+        Without control, a mailbox of the run's own where the action changes its caller:
+        the recipient's for a profile or a renewal, one that may be closed for closing."""
         needs = bool(self.spec["actions"][action].get("requires_bearer")) or self.binding.kind == "mcp-tools"
-        return SENDER if needs else None
+        if not needs:
+            return None
+        if self.live and action == "close_mailbox":
+            return self.victim() or SENDER
+        if self.live and action in ("update_mailbox", "renew_mailbox"):
+            return RECIPIENT
+        return SENDER
 
     def input_call(self, action: str, params: Any) -> Reply:
         """``action`` with ``params`` as checks of inputs send it: register_mailbox over HTTP."""
@@ -317,8 +393,13 @@ class WeverClient:
                  raw: str | bytes | None = None, headers: dict[str, str] | None = None) -> HttpReply:
         envelope = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
         body = raw if raw is not None else json.dumps(envelope)
-        return self.ctx.http.request("POST", self.a2a["endpoint"], headers={**self.a2a_headers(who, version), **(headers or {})},
-                                     content=body)
+
+        def send() -> HttpReply:
+            return self.ctx.http.request("POST", self.a2a["endpoint"],
+                                         headers={**self.a2a_headers(who, version), **(headers or {})}, content=body)
+        if self.live and raw is None and self.a2a["methods"].get(method) == "send_task":
+            return self.books.a2a_send(self, self.label(who), params, send)  # type: ignore[no-any-return]
+        return send()
 
     @staticmethod
     def a2a_key(message_id: str) -> str:

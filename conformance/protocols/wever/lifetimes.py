@@ -1,6 +1,8 @@
 """Wever Connect over time: task, request and mailbox expiry, renewal, retry
 tombstones, closing a mailbox, and what a grant and its revocation cover. Time moves
-through the control interface (``advance_clock``); without one these are untested."""
+through the control interface (``advance_clock``); without one these are untested (the
+shortest wait, a connection request's, is a day), before they send anything. Closing a
+mailbox runs without control on a mailbox of the run's own."""
 
 from __future__ import annotations
 
@@ -25,6 +27,12 @@ def hours(ctx: CheckContext, name: str) -> int:
     return int(ctx.profile.limits[name].value)
 
 
+def needs_clock(ctx: CheckContext, limit: str) -> None:
+    """Without control the check would wait ``limit`` out: longer than any run."""
+    if ctx.run.live:
+        ctx.needs_control(f"advance_clock past {limit} ({ctx.profile.limits[limit].value})")
+
+
 def gone(c: WeverClient, task: Task, who: str = SENDER) -> bool:
     """The task is no longer readable, or readable without its content (nothing of it
     carries the task's marker)."""
@@ -34,6 +42,7 @@ def gone(c: WeverClient, task: Task, who: str = SENDER) -> bool:
 
 def check_task_expiry(ctx: CheckContext) -> None:
     """A task lives task_hours after submission, then is gone (purge timing aside)."""
+    needs_clock(ctx, "task_hours")
     c = WeverClient(ctx)
     life = hours(ctx, "task_hours") * HOUR_S
     task = c.new_task("offered")
@@ -46,6 +55,7 @@ def check_task_expiry(ctx: CheckContext) -> None:
 
 def check_task_capped_by_mailbox(ctx: CheckContext) -> None:
     """A task never outlives either mailbox's expiry at submission."""
+    needs_clock(ctx, "mailbox_days")
     c = WeverClient(ctx)
     mailbox_s = hours(ctx, "mailbox_days") * DAY_S
     c.allow(SENDER, RECIPIENT)
@@ -58,6 +68,7 @@ def check_task_capped_by_mailbox(ctx: CheckContext) -> None:
 
 
 def check_mailbox_expiry(ctx: CheckContext) -> None:
+    needs_clock(ctx, "mailbox_days")
     c = WeverClient(ctx)
     life = hours(ctx, "mailbox_days") * DAY_S
     c.advance(life - HOUR_S)
@@ -68,6 +79,7 @@ def check_mailbox_expiry(ctx: CheckContext) -> None:
 
 def check_renew(ctx: CheckContext) -> None:
     """renew_mailbox gives an unexpired mailbox mailbox_days more, and no new credential."""
+    needs_clock(ctx, "mailbox_days")
     c = WeverClient(ctx)
     life = hours(ctx, "mailbox_days") * DAY_S
     field = c.vocab.token_field
@@ -86,6 +98,7 @@ def check_tombstone(ctx: CheckContext) -> None:
     """A deleted or expired task's key creates no new work until tombstone_hours after
     submission; after that it does. (The retries carry the first body, and the check
     looks for that body's marker in the inbox.)"""
+    needs_clock(ctx, "tombstone_hours")
     c = WeverClient(ctx)
     c.allow(SENDER, RECIPIENT)
     (key, data, marker), (late_key, late_data, late_marker) = ((fresh_key(), *c.marked()) for _ in range(2))
@@ -110,7 +123,9 @@ def check_tombstone(ctx: CheckContext) -> None:
 def check_close_mailbox(ctx: CheckContext) -> None:
     """Closing a mailbox revokes its token, removes its profile and grants, and erases
     the shared content of its tasks for both sides."""
-    c = WeverClient(ctx)
+    c = WeverClient(ctx, victim=RECIPIENT)  # the recipient closes: without control, a mailbox of the run's own
+    if c.live:  # before anything is sent: closing a configured mailbox would harm it
+        ctx.lasting(c.label(RECIPIENT), str(ctx.profile.settings["lasting"]["close_mailbox"]))
     task = c.new_task("completed")
     c.advertise(RECIPIENT, discoverable=True)
     expect_result(ctx, c.grant(RECIPIENT, SENDER), "allow_sender: alice allows bob")
@@ -129,6 +144,7 @@ def check_close_mailbox(ctx: CheckContext) -> None:
 
 
 def check_conn_expiry(ctx: CheckContext) -> None:
+    needs_clock(ctx, "connection_request_hours")
     c = WeverClient(ctx)
     c.advertise(RECIPIENT, accepts_connection_requests=True)
     first = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER), "request_connection")
@@ -142,6 +158,7 @@ def check_conn_expiry(ctx: CheckContext) -> None:
 def check_conn_capped_by_mailbox(ctx: CheckContext) -> None:
     """A request lives no longer than either mailbox: made an hour before the sender's
     mailbox expires, it is gone from the (renewed) recipient's list after that."""
+    needs_clock(ctx, "mailbox_days")
     c = WeverClient(ctx)
     c.advertise(RECIPIENT, accepts_connection_requests=True)
     c.advance(hours(ctx, "mailbox_days") * DAY_S - HOUR_S)
@@ -186,7 +203,12 @@ def check_grant_all_capabilities(ctx: CheckContext) -> None:
         with ctx.subcheck(f"allow_sender, {capability}"):
             c.task_of(c.send(SENDER, RECIPIENT, capability=capability), f"send_task for {capability}")
     with ctx.subcheck("an approved connection request"):
+        from conformance.protocols.wever.requirements import still_pending
+
+        new = c.new_pair(STRANGER, RECIPIENT)
         request = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, STRANGER), "request_connection")
+        if not new:
+            still_pending(c, request)
         expect_result(ctx, c.call("respond_connection_request", {"request_id": request, "allowed": True}, RECIPIENT),
                       "respond_connection_request allowed=true")
         for capability in (c.capability, other):

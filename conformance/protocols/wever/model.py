@@ -21,6 +21,9 @@ from conformance.transport.binding import Reply
 PERFORMER = {"accept_task": RECIPIENT, "decline_task": RECIPIENT, "complete_task": RECIPIENT,
              "cancel_task": SENDER, "get_task": SENDER}
 RESULT = {"answer": "machine result"}
+# Without control every task is spent from the day's quotas of the run's mailboxes: fewer
+# tasks per run of the machine, and fewer runs (WEVER-LIFECYCLE)
+LIVE_OBJECTS, LIVE_MACHINES = 2, 3
 
 
 class WeverMachine(LifecycleMachine):
@@ -33,6 +36,10 @@ class WeverMachine(LifecycleMachine):
         self.senders = (SENDER, STRANGER)
         self.granted: dict[str, bool] = {who: False for who in self.senders}
         self.c.advertise(RECIPIENT)
+        if self.c.live:  # no reset between runs of the machine: its senders start without a grant
+            self.max_objects = LIVE_OBJECTS
+            for who in self.senders:
+                self.c.ungranted(who, RECIPIENT)
 
     def grant(self, who: str, allowed: bool) -> None:
         reply = self.c.grant(who, RECIPIENT, allowed=allowed)

@@ -1,7 +1,13 @@
 """Wever Connect limits at their edge and one past it: daily quotas (per mailbox, per
-source, service-wide, counted per UTC day), pending caps and the grant caps. Most need
-many mailboxes, which a live relay's registration quotas forbid: they seed them through
-the control interface (``seed_mailboxes``), and are untested without one."""
+source, service-wide, counted per UTC day), pending caps and the grant caps. With control
+they seed the mailboxes they need (``seed_mailboxes``) and start at a UTC midnight.
+
+Without control, a quota of one mailbox is judged on a mailbox of the run's own, whose
+every use of the day the run made and counted (live.py): the check spends what is left
+of it by this run's count, then one more must be refused; it uses the quota up, which
+lasts to the end of the UTC day (so these rows run last, on the run's own mailboxes).
+Those that need more mailboxes than a source may register in a day (a pending cap of 20
+senders, the service-wide quotas, 500 active mailboxes), or a new UTC day, need control."""
 
 from __future__ import annotations
 
@@ -9,12 +15,68 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from conformance import locate
 from conformance.checks.errors import expect_refused, expect_result
 from conformance.model import Requirement
-from conformance.protocols.wever.client import RECIPIENT, SENDER, WeverClient, fresh_key
+from conformance.protocols.wever import live
+from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, fresh_key
 from conformance.protocols.wever.reads import ids
 from conformance.runner import CheckContext, Untested
 from conformance.transport.binding import RawToken
+
+USES_UP = "spends the quota it is about to its end for the UTC day, on a mailbox of the run's own"
+LASTING = {rid: USES_UP for rid in ("WEVER-LIMIT-SENT-PER-DAY", "WEVER-LIMIT-RECEIVED-PER-DAY", "WEVER-LIMIT-NEW-GRANTS-PER-DAY")} | {
+    "WEVER-LIMIT-PENDING-REQUESTS-SENDER": "fills the pending requests of a sender of the run's own to its cap, and half "
+                                           "of its requests of the UTC day (the requests are denied when the check ends)",
+    "WEVER-LIMIT-REGISTRATIONS-PER-SOURCE": "spends the source's registrations of the UTC day to their end "
+                                            "(no configured mailbox is touched)"}
+
+
+def beyond_a_client(ctx: CheckContext, why: str) -> None:
+    """Without control: what the check needs, no client can bring about (control does)."""
+    if ctx.run.live:
+        ctx.needs_control(why)
+
+
+def one_day(ctx: CheckContext) -> None:
+    """Without control, the check's count is the run's since it started: untested across a UTC midnight."""
+    if ctx.run.live:
+        live.day_guard(ctx)
+
+
+def own_with_least(c: WeverClient, quota: str, fewest: int = 0, exclude: tuple[str, ...] = ()) -> str:
+    """The run's own mailbox with least room left on ``quota`` (at least ``fewest``): the
+    run made and counted every use of it today. Its use goes to its end: lasting."""
+    ctx = c.ctx
+    pool = live.pool_of(ctx.run)
+    own = [m.label for m in pool.open() if m.label not in exclude and ctx.run.quotas.room(quota, m.label) >= fewest]
+    if not own:
+        made = live.register(c)
+        own = [made.label] if made is not None else []
+    if not own:
+        raise Untested(f"no mailbox of the run's own has {quota} left to spend, and the source's registrations of the "
+                       f"day are spent ({live.REGISTRATIONS_SOURCE}): this run's count of a configured mailbox would "
+                       "not be the relay's", "quota")
+    label = min(own, key=lambda label: ctx.run.quotas.room(quota, label))
+    ctx.lasting(label, f"using up {quota} for the UTC day")
+    return label
+
+
+def spread(c: WeverClient, quota: str, count: int, exclude: tuple[str, ...]) -> list[str]:
+    """``count`` uses of ``quota`` spread over the run's mailboxes (its own first), each as
+    often as it has room: one label per use."""
+    ctx = c.ctx
+    pool = live.pool_of(ctx.run)
+    order = [m.label for m in pool.open()] + live.configured(ctx)
+    out: list[str] = []
+    for label in order:
+        if label in exclude:
+            continue
+        out += [label] * min(live.room(ctx, quota, label), count - len(out))
+        if len(out) == count:
+            return out
+    raise Untested(f"would exceed {quota}: {count} uses are needed and the run's mailboxes have {len(out)} left "
+                   f"(a configured mailbox keeps half of each daily quota)", "quota")
 
 
 def limit(ctx: CheckContext, name: str) -> int:
@@ -66,9 +128,26 @@ def send_to(c: WeverClient, sender: str | RawToken, recipient_id: str) -> Any:
                   key=fresh_key())
 
 
+def live_sent_per_day(c: WeverClient) -> None:
+    """Without control: the run's own sender with least room sends what is left of its
+    day (by the run's count), spread over recipients with room; one more is refused."""
+    ctx = c.ctx
+    one_day(ctx)
+    sender = own_with_least(c, live.SENT)
+    left = ctx.run.quotas.room(live.SENT, sender)
+    targets = spread(c, live.RECEIVED, left + 1, exclude=(sender,))
+    for recipient in dict.fromkeys(targets):
+        c.allow(sender, recipient)
+    fill(ctx, f"send_task of {sender}", left, lambda i: send_to(c, sender, c.mailbox(targets[i])))
+    expect_refused(ctx, send_to(c, sender, c.mailbox(targets[-1])), f"send_task {limit(ctx, live.SENT) + 1} of one sender in one UTC day")
+    one_day(ctx)
+
+
 def check_sent_per_day(ctx: CheckContext) -> None:
     """The sender's quota: the task past it goes to a recipient with room to spare."""
     c = WeverClient(ctx)
+    if ctx.run.live:
+        return live_sent_per_day(c)
     quota = limit(ctx, "sent_tasks_per_mailbox_per_day_count")
     start_of_next_utc_day(c)
     boxes = recipients(c, 2, [SENDER])
@@ -76,9 +155,27 @@ def check_sent_per_day(ctx: CheckContext) -> None:
     expect_refused(ctx, send_to(c, SENDER, boxes[1][0]), f"send_task {quota + 1} of one sender in one UTC day")
 
 
+def live_received_per_day(c: WeverClient) -> None:
+    """Without control: the run's own recipient with least room receives what is left of
+    its day, from senders with room; one more (from a sender with room) is refused."""
+    ctx = c.ctx
+    one_day(ctx)
+    recipient = own_with_least(c, live.RECEIVED)
+    left = ctx.run.quotas.room(live.RECEIVED, recipient)
+    senders = spread(c, live.SENT, left + 1, exclude=(recipient,))
+    for sender in dict.fromkeys(senders):
+        c.allow(sender, recipient)
+    box = c.mailbox(recipient)
+    fill(ctx, f"send_task to {recipient}", left, lambda i: send_to(c, senders[i], box))
+    expect_refused(ctx, send_to(c, senders[-1], box), f"send_task {limit(ctx, live.RECEIVED) + 1} to one recipient in one UTC day")
+    one_day(ctx)
+
+
 def check_received_per_day(ctx: CheckContext) -> None:
     """The recipient's quota: the task past it comes from a sender with room to spare."""
     c = WeverClient(ctx)
+    if ctx.run.live:
+        return live_received_per_day(c)
     quota = limit(ctx, "received_tasks_per_mailbox_per_day_count")
     start_of_next_utc_day(c)
     senders = seed(c, 3)  # two to fill the quota, a third with room to spare
@@ -89,6 +186,7 @@ def check_received_per_day(ctx: CheckContext) -> None:
 
 def check_utc_day(ctx: CheckContext) -> None:
     """Quotas count per UTC day: past midnight the sender sends again."""
+    beyond_a_client(ctx, "a new UTC day (control advance_clock)")
     c = WeverClient(ctx)
     quota = limit(ctx, "sent_tasks_per_mailbox_per_day_count")
     start_of_next_utc_day(c)
@@ -117,8 +215,50 @@ def respond_all(c: WeverClient, box: tuple[str, RawToken]) -> None:
                           "respond_connection_request")
 
 
+def live_pending_sender(c: WeverClient) -> None:
+    """Without control: a sender of the run's own, whose every request the run made and
+    answered, asks opted-in mailboxes it never asked until its pending cap (by the run's
+    count), each request pending in its recipient's list; one more is refused."""
+    ctx = c.ctx
+    cap = limit(ctx, live.PENDING_SENDER)
+    pool = live.pool_of(ctx.run)
+    known = live.identities(ctx.run)
+
+    def unasked(sender: str) -> list[str]:
+        return [label for label in [m.label for m in pool.open()] + live.configured(ctx)
+                if label != sender and (known[sender][0], known[label][0]) not in pool.pairs
+                and live.room(ctx, live.REQUESTS_RECIPIENT, label) >= 1 and live.room(ctx, live.PENDING_RECIPIENT, label) >= 1]
+
+    own = [m.label for m in pool.open() if ctx.run.quotas.room(live.REQUESTS_SENDER, m.label) > ctx.run.quotas.room(live.PENDING_SENDER, m.label)]
+    if not own:
+        raise Untested(f"no mailbox of the run's own has {live.REQUESTS_SENDER} left beyond its pending cap", "quota")
+    sender = max(own, key=lambda label: len(unasked(label)))
+    ctx.lasting(sender, f"filling {live.PENDING_SENDER}")
+    left = ctx.run.quotas.room(live.PENDING_SENDER, sender)
+    targets = unasked(sender)
+    if len(targets) < left + 1:
+        raise Untested(f"needs {left + 1} mailboxes accepting connection requests that {sender} never asked; the run has "
+                       f"{len(targets)} (a source registers {live.REGISTRATIONS_SOURCE} a day: control seeds them)", "quota")
+    targets = targets[:left + 1]
+    for label in targets:
+        c.advertise(label, accepts_connection_requests=True)
+
+    def ask(i: int) -> Any:
+        reply = request(c, sender, c.mailbox(targets[i]))
+        listed = expect_result(ctx, c.call("list_connection_requests", {}, targets[i]), "list_connection_requests")
+        made = ids(reply.result, c.vocab.request_id) if reply.ok else []
+        if reply.ok and not (made and locate.holds(listed, made[0])):
+            ctx.fail(f"request_connection {i + 1}: the request is not pending in {targets[i]}'s list", kind="state_changed")
+        return reply
+
+    fill(ctx, f"request_connection of {sender}", left, ask)
+    expect_refused(ctx, request(c, sender, c.mailbox(targets[left])), f"request_connection {cap + 1} pending from one sender")
+
+
 def check_pending_sender(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
+    if ctx.run.live:
+        return live_pending_sender(c)
     cap = limit(ctx, "pending_connection_requests_per_sender_count")
     boxes = open_recipients(c, cap + 1)
     fill(ctx, "request_connection", cap, lambda i: request(c, SENDER, boxes[i][0]))
@@ -127,6 +267,7 @@ def check_pending_sender(ctx: CheckContext) -> None:
 
 def check_requests_per_day_sender(ctx: CheckContext) -> None:
     """Answered requests leave the pending cap but still count for the day."""
+    beyond_a_client(ctx, "a sender asking more mailboxes than a source may register in a day (control seed_mailboxes)")
     c = WeverClient(ctx)
     quota = limit(ctx, "connection_requests_per_sender_per_day_count")
     start_of_next_utc_day(c)
@@ -139,6 +280,7 @@ def check_requests_per_day_sender(ctx: CheckContext) -> None:
 
 
 def check_pending_recipient(ctx: CheckContext) -> None:
+    beyond_a_client(ctx, "more senders than a source may register in a day (control seed_mailboxes)")
     c = WeverClient(ctx)
     cap = limit(ctx, "pending_connection_requests_per_recipient_count")
     c.advertise(RECIPIENT, accepts_connection_requests=True)
@@ -149,6 +291,7 @@ def check_pending_recipient(ctx: CheckContext) -> None:
 
 def check_requests_per_day_recipient(ctx: CheckContext) -> None:
     """Answered requests leave the recipient's pending cap but count for its day."""
+    beyond_a_client(ctx, "more senders than a source may register in a day (control seed_mailboxes)")
     c = WeverClient(ctx)
     quota, cap = limit(ctx, "connection_requests_per_recipient_per_day_count"), limit(ctx, "pending_connection_requests_per_recipient_count")
     start_of_next_utc_day(c)
@@ -166,6 +309,7 @@ def check_requests_per_day_recipient(ctx: CheckContext) -> None:
 
 def check_service_tasks(ctx: CheckContext) -> None:
     """The relay delivers at most service_tasks_per_utc_day tasks a UTC day, whoever sends."""
+    beyond_a_client(ctx, "the whole service's day, and more mailboxes than a source may register (control)")
     c = WeverClient(ctx)
     quota = limit(ctx, "service_tasks_per_day_count")
     per = min(limit(ctx, "sent_tasks_per_mailbox_per_day_count"), limit(ctx, "received_tasks_per_mailbox_per_day_count"))
@@ -181,6 +325,7 @@ def check_service_requests(ctx: CheckContext) -> None:
     """The relay takes at most service_connection_requests_per_utc_day requests a UTC day:
     senders and recipients are spread so that no other cap is reached first (each round,
     every sender asks a recipient it has not asked, then the recipients answer)."""
+    beyond_a_client(ctx, "the whole service's day, and more mailboxes than a source may register (control)")
     c = WeverClient(ctx)
     quota = limit(ctx, "service_connection_requests_per_day_count")
     per_sender = limit(ctx, "connection_requests_per_sender_per_day_count")
@@ -206,6 +351,7 @@ def check_service_requests(ctx: CheckContext) -> None:
 def check_service_grants(ctx: CheckContext) -> None:
     """The relay creates at most service_new_sender_grants_per_utc_day grants a UTC day,
     across recipients: each recipient allows distinct senders up to its own caps."""
+    beyond_a_client(ctx, "the whole service's day, and more mailboxes than a source may register (control)")
     c = WeverClient(ctx)
     quota = limit(ctx, "service_new_sender_grants_per_day_count")
     per = min(limit(ctx, "new_sender_grants_per_recipient_per_day_count"), limit(ctx, "allowed_senders_per_mailbox_count"))
@@ -223,6 +369,7 @@ def check_service_grants(ctx: CheckContext) -> None:
 
 def check_active_mailboxes(ctx: CheckContext) -> None:
     """At most active_mailboxes mailboxes live at once: registration past it is refused."""
+    beyond_a_client(ctx, "more mailboxes than a source may register in a day (control seed_mailboxes)")
     c = WeverClient(ctx)
     cap = limit(ctx, "active_mailboxes_count")
     start_of_next_utc_day(c)
@@ -232,6 +379,7 @@ def check_active_mailboxes(ctx: CheckContext) -> None:
 
 
 def check_allowed_senders(ctx: CheckContext) -> None:
+    beyond_a_client(ctx, "more senders than a source may register in a day (control seed_mailboxes)")
     c = WeverClient(ctx)
     cap = limit(ctx, "allowed_senders_per_mailbox_count")
     senders = seed(c, cap + 1)
@@ -242,29 +390,50 @@ def check_allowed_senders(ctx: CheckContext) -> None:
 
 def check_new_grants_per_day(ctx: CheckContext) -> None:
     """New grants, revoke/regrant cycles included, are capped per recipient and UTC day;
-    a no-op regrant costs nothing and revocation stays available at the cap."""
+    a no-op regrant costs nothing and revocation stays available at the cap. Without
+    control: the run's own recipient with least room left (at least one) grants what is
+    left of its day, by the run's count."""
     c = WeverClient(ctx)
     quota = limit(ctx, "new_sender_grants_per_recipient_per_day_count")
-    start_of_next_utc_day(c)
-    sender = {"sender_id": c.mailbox(SENDER)}
+    recipient: Any = RECIPIENT
+    granted: Any = SENDER
+    if ctx.run.live:
+        one_day(ctx)
+        recipient = own_with_least(c, live.GRANTS, fewest=1)
+        granted = next(label for label in (c.label(SENDER), c.label(STRANGER)) if label != recipient)
+        c.ungranted(granted, recipient)
+        quota = ctx.run.quotas.room(live.GRANTS, recipient)
+    else:
+        start_of_next_utc_day(c)
+    sender = {"sender_id": c.mailbox(granted)}
     for i in range(quota):
         with ctx.setup(f"grant {i + 1} of {quota} (a revoke/regrant cycle)", by="WEVER-SEND-OFFERED"):
-            expect_result(ctx, c.call("allow_sender", {**sender, "allowed": True}, RECIPIENT), "allow_sender")
+            expect_result(ctx, c.call("allow_sender", {**sender, "allowed": True}, recipient), "allow_sender")
             if i < quota - 1:
-                expect_result(ctx, c.call("allow_sender", {**sender, "allowed": False}, RECIPIENT), "revoke")
+                expect_result(ctx, c.call("allow_sender", {**sender, "allowed": False}, recipient), "revoke")
     with ctx.subcheck("a no-op regrant at the cap"):
-        expect_result(ctx, c.call("allow_sender", {**sender, "allowed": True}, RECIPIENT), "allow_sender of an allowed sender at the cap")
+        expect_result(ctx, c.call("allow_sender", {**sender, "allowed": True}, recipient), "allow_sender of an allowed sender at the cap")
     with ctx.subcheck("revocation at the cap"):
-        expect_result(ctx, c.call("allow_sender", {**sender, "allowed": False}, RECIPIENT), "revoke at the cap")
-    expect_refused(ctx, c.call("allow_sender", {**sender, "allowed": True}, RECIPIENT), f"new grant {quota + 1} in one UTC day")
+        expect_result(ctx, c.call("allow_sender", {**sender, "allowed": False}, recipient), "revoke at the cap")
+    expect_refused(ctx, c.call("allow_sender", {**sender, "allowed": True}, recipient),
+                   f"new grant {limit(ctx, live.GRANTS) + 1} in one UTC day")
+    one_day(ctx)
 
 
 def check_registrations_per_source(ctx: CheckContext) -> None:
+    """Without control the source registers what is left of its day by this run's count
+    (a relay that counted earlier registrations of the source refuses sooner: blocked)."""
     c = WeverClient(ctx)
     quota = limit(ctx, "registrations_per_source_per_day_count")
-    start_of_next_utc_day(c)  # registrations are counted per UTC day
-    fill(ctx, "register_mailbox", quota, lambda i: c.open_call("register_mailbox", {"label": f"conformance {i}"}))
+    left = quota
+    if ctx.run.live:
+        one_day(ctx)
+        left = ctx.run.quotas.room(live.REGISTRATIONS_SOURCE, live.SOURCE)
+    else:
+        start_of_next_utc_day(c)  # registrations are counted per UTC day
+    fill(ctx, "register_mailbox", left, lambda i: c.open_call("register_mailbox", {"label": f"conformance {i}"}))
     expect_refused(ctx, c.open_call("register_mailbox", {"label": "one too many"}), f"register_mailbox {quota + 1} from one source")
+    one_day(ctx)
 
 
 def rows(req: Callable[..., Requirement], at: Callable[..., Any], lim: dict[str, int]) -> list[Requirement]:

@@ -105,6 +105,9 @@ class ReferenceConfig:
     control: bool = True
     clock: Callable[[], float] = time.time  # seconds since the epoch
     seed: int | None = None  # when set, minted ids and tokens are reproducible from it
+    # limits served lower (or higher) than the manifest's, by the profile's limit name: a
+    # relay that breaks its own manifest (tests: a run meeting a quota sooner than it planned)
+    limits: dict[str, int] | None = None
 
 
 class RelayError(Exception):
@@ -272,7 +275,8 @@ class WeverReference:
 
     def limit(self, name: str) -> int:
         """A limit of the profile's ``limits:`` block, in the unit its name says."""
-        return int(self.limits[name].value)
+        served = self.config.limits or {}
+        return int(served[name]) if name in served else int(self.limits[name].value)
 
     def now(self) -> float:
         """The injected clock plus what control advanced."""

@@ -11,6 +11,7 @@ import hashlib
 import itertools
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from conformance import locate
@@ -24,8 +25,9 @@ from conformance.checks.errors import (
 from conformance.checks.inputs import invalid_code_everywhere, invalid_inputs_rejected, valid_inputs_accepted
 from conformance.locate import Search
 from conformance.model import Profile, Requirement, Source
-from conformance.protocols.wever import lifetimes, quotas, shaped, surfaces
+from conformance.protocols.wever import lifetimes, live, quotas, shaped, surfaces
 from conformance.protocols.wever.client import (
+    MAIN,
     MARKER_FIELD,
     RECIPIENT,
     SENDER,
@@ -37,9 +39,9 @@ from conformance.protocols.wever.client import (
     rpc_error,
     served_rpc,
 )
-from conformance.protocols.wever.model import WeverMachine
+from conformance.protocols.wever.model import LIVE_MACHINES, WeverMachine
 from conformance.protocols.wever.reads import contains, digests, marked, named_values
-from conformance.runner import CheckContext
+from conformance.runner import CheckContext, Untested
 from conformance.spec.invalid import InvalidInstance
 from conformance.spec.schemas import validator_for
 from conformance.table import Table, slug
@@ -61,7 +63,6 @@ class InputWorld:
         self.c, self.action = c, action
         self.ids: dict[str, Any] = {}
         self.who: Any = c.caller_for(action)
-        self.own: RawToken | None = None
         if action in ("accept_task", "decline_task", "complete_task", "cancel_task", "get_task", "delete_task_content"):
             state = {"complete_task": "accepted", "delete_task_content": "completed"}.get(action, "offered")
             self.ids["task_id"] = c.new_task(state).id
@@ -82,8 +83,7 @@ class InputWorld:
     def requester(self) -> Any:
         """Who asks for the connection a response answers: a response allows or denies (and a
         denial revokes that pair's grant), so a seeded mailbox of the check's own where
-        control seeds one, else the run's sender (whose grant at the recipient the run's
-        set-ups make themselves)."""
+        control seeds one, else the check's sender (whose grant is put back: live.py)."""
         if self.c.ctx.run.control_path:
             from conformance.protocols.wever.quotas import seed
 
@@ -91,17 +91,13 @@ class InputWorld:
         return SENDER
 
     def caller(self) -> Any:
-        """close_mailbox closes its caller, never one of the run's mailboxes: a fresh seeded
-        mailbox each time (with control), else one the check registered (``own_mailbox``;
+        """close_mailbox closes its caller, never one of the configured mailboxes: a fresh
+        seeded mailbox each time (with control), else one of the run's own (``caller_for``:
         once closed, its calls are refused for their credential and set aside)."""
-        if self.action == "close_mailbox":
-            if self.c.ctx.run.control_path:
-                from conformance.protocols.wever.quotas import seed
+        if self.action == "close_mailbox" and self.c.ctx.run.control_path:
+            from conformance.protocols.wever.quotas import seed
 
-                return seed(self.c, 1)[0][1]
-            if self.own is None:
-                self.own = own_mailbox(self.c)
-            return self.own
+            return seed(self.c, 1)[0][1]
         return self.who
 
     def name(self, value: Any, keep: str = "\0") -> Any:
@@ -126,6 +122,10 @@ NAMING = ("accept_task", "decline_task", "complete_task", "cancel_task", "get_ta
 # whose content is gone, is not in that state again): a fresh one for each draw, up to this many.
 CONSUMING = ("decline_task", "cancel_task", "complete_task", "delete_task_content")
 FRESH_OBJECTS = 3
+# Without control, tasks are spent from the day's quotas of the run's mailboxes: one world
+# per consuming action, and the draws of send_task that name the world's recipient (each
+# one a task delivered) are this many; the other draws are sent as generated.
+LIVE_OBJECTS, LIVE_NAMED_SENDS = 1, 2
 
 
 def valid_inputs(action: str) -> Callable[[CheckContext], None]:
@@ -138,34 +138,30 @@ def valid_inputs(action: str) -> Callable[[CheckContext], None]:
     def check(ctx: CheckContext) -> None:
         c = WeverClient(ctx)
         op = ctx.profile.operations[action]
+        if action == "register_mailbox" and c.live:  # each served draw is a registration of the source's day
+            left = ctx.run.quotas.room(live.REGISTRATIONS_SOURCE, live.SOURCE)
+            if left < 1:
+                raise Untested(f"would exceed {live.REGISTRATIONS_SOURCE} for {live.SOURCE}: this run registered "
+                               f"{ctx.run.quotas.spent[(live.REGISTRATIONS_SOURCE, live.SOURCE)]}", "quota")
+            ctx.budget = replace(ctx.budget, examples=min(ctx.budget.examples, left))
         if action == "close_mailbox":  # it closes its caller: a mailbox of the check's own
             valid_inputs_accepted(ctx, op, InputWorld(c, action).call, (REJECTION,), catalogued=False)
             return
         if action not in NAMING:
             valid_inputs_accepted(ctx, op, lambda v: c.input_call(action, v), (REJECTION,), catalogued=False)
             return
-        worlds = [InputWorld(c, action) for _ in range(FRESH_OBJECTS if action in CONSUMING else 1)]
+        objects = (LIVE_OBJECTS if c.live else FRESH_OBJECTS) if action in CONSUMING else 1
+        worlds = [InputWorld(c, action) for _ in range(objects)]
         drawn = itertools.count()
 
         def in_world(value: Any) -> Any:
-            return worlds[min(next(drawn), len(worlds) - 1)].name(value)
+            index = next(drawn)
+            if c.live and action == "send_task" and index >= LIVE_NAMED_SENDS:
+                return value
+            return worlds[min(index, len(worlds) - 1)].name(value)
 
         valid_inputs_accepted(ctx, op, worlds[0].call, (REJECTION,), catalogued=False, in_world=in_world)
     return check
-
-
-def own_mailbox(c: WeverClient) -> RawToken:
-    """A mailbox the check registers (register_mailbox, no bearer), as a caller: for an
-    action that would do something lasting to its caller, never one of the run's own."""
-    field = c.vocab.token_field
-    with c.ctx.setup("register a mailbox of the check's own", by="WEVER-REGISTER-TOKEN"):
-        created = expect_result(c.ctx, c.open_call("register_mailbox", {"label": f"conformance {fresh_key()[:12]}"}),
-                                "register_mailbox")
-        tokens = [t for t in named_values(created, field) if isinstance(t, str) and t]
-        if not tokens:
-            c.ctx.fail("register_mailbox: " + Search(f"a nonempty string in member {field} (access_setup.token_response_field)")
-                       .looked_for(created), kind="malformed_answer")
-    return RawToken(tokens[0])
 
 
 ID_PROPERTIES = ("task_id", "request_id", "recipient_id", "sender_id")
@@ -273,6 +269,7 @@ def check_send_needs_grant(ctx: CheckContext, strict: bool = False) -> None:
     """Without the recipient's explicit grant nothing is delivered."""
     c = WeverClient(ctx)
     c.advertise(RECIPIENT)
+    c.ungranted(SENDER, RECIPIENT)
     watch = c.watch(RECIPIENT)
     data, marker = c.marked()
     refused_as(ctx, c.send(SENDER, RECIPIENT, data=data), "NOT_ALLOWED", "send_task without the recipient's grant", strict)
@@ -435,11 +432,20 @@ def concurrent_sends(copies: int) -> Callable[[CheckContext], None]:
         data, marker = c.marked()
         key = fresh_key()
         replies = idempotency.at_once(copies, lambda: c.send(SENDER, RECIPIENT, data=data, key=key))
-        named = {c.task_of(reply, f"send_task ({copies} copies at once)").id for reply in replies}
-        ctx.expect(len(named) == 1, f"{copies} identical send_task at once answered tasks {sorted(named)}", kind="state_changed")
+        what = f"send_task ({copies} copies at once)"
+        served = [reply for reply in replies if reply.ok]
+        if not served:
+            c.task_of(replies[0], what)  # a finding, or blocked when refused for a quota
+        # judged on the copies served (a relay making duplicates meets the sender's quota
+        # before the last copy: those refusals are about the quota, the duplicates are not)
+        named = {c.task_of(reply, what).id for reply in served}
         carried = watch.carrying(marker)
+        ctx.expect(len(named) == 1, f"{copies} identical send_task at once answered tasks {sorted(named)}", kind="state_changed")
         ctx.expect(carried == named, f"{copies} identical send_task at once left {len(carried)} tasks with their data "
                    f"({sorted(carried)}), expected exactly one", kind="state_changed")
+        for reply in replies:
+            if not reply.ok:
+                c.task_of(reply, what)  # every copy names the task
     return check
 
 
@@ -448,7 +454,7 @@ def check_key_required(ctx: CheckContext, strict: bool = False) -> None:
     c.allow(SENDER, RECIPIENT)
     watch = c.watch(RECIPIENT)
     data, marker = c.marked()
-    reply = c.binding.call("send_task", c.task_body(data=data), caller=SENDER, idempotency_key=None)
+    reply = c.via(c.binding, "send_task", c.task_body(data=data), c.label(SENDER), None)
     refused_as(ctx, reply, "IDEMPOTENCY_KEY_REQUIRED", "send_task without an Idempotency-Key", strict)
     watch.nothing_delivered(marker, "send_task without a key")
 
@@ -520,20 +526,45 @@ def a2a_concurrent(ctx: CheckContext) -> None:
 # ----------------------------------------------------------------------------------
 def check_conn_disabled(ctx: CheckContext, strict: bool = False) -> None:
     c = WeverClient(ctx)
+    if not c.new_pair(SENDER, RECIPIENT):  # the relay returns a pair's retained request, opted in or not
+        raise Untested("without control, a connection request of these mailboxes may be retained from an earlier run "
+                       "(an exact-pair retry returns it): no pair with a mailbox of the run's own is left unasked")
     c.advertise(RECIPIENT, accepts_connection_requests=False)
     refused_as(ctx, c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER), "REQUESTS_DISABLED",
                "request_connection to a mailbox that has not opted in", strict)
 
 
 def open_requests(c: WeverClient, sender: str | RawToken = SENDER) -> str:
-    """bob opts into connection requests; ``sender`` asks; the request's id."""
+    """The recipient opts into connection requests; ``sender`` asks; the request's id.
+    Without control the pair may hold a request an earlier run made (retained, maybe
+    decided, for 24 hours): the request must be pending, as the recipient's list shows."""
     c.advertise(RECIPIENT, accepts_connection_requests=True)
+    new = c.new_pair(sender, RECIPIENT)
     with c.ctx.setup("request_connection to an opted-in mailbox", by="WEVER-CONN-LIST"):
-        return c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, sender), "request_connection")
+        request_id = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, sender), "request_connection")
+    if not new:
+        still_pending(c, request_id)
+    return request_id
+
+
+def still_pending(c: WeverClient, request_id: str, recipient: str = RECIPIENT) -> None:
+    """Without control, a request of a pair that may have asked before (``new_pair``) must
+    be pending to be the check's own: the relay returns the pair's retained request
+    (perhaps decided) for connection_request_hours. A set-up step that blocks (the pair's
+    history is not the relay's fault): the recipient's pending requests name it."""
+    if not c.live:
+        return
+    with c.ctx.setup("the request is a pending one (the recipient's list names it)"):
+        listed = expect_result(c.ctx, c.call("list_connection_requests", {}, recipient), "list_connection_requests")
+        if not locate.holds(listed, request_id):
+            c.ctx.fail(f"request_connection answered {request_id}, which the recipient's pending requests do not name: "
+                       "the pair holds a retained request that is no longer pending (a request lives "
+                       f"{c.ctx.profile.limits['connection_request_hours'].value} hours)", kind="state_changed")
 
 
 def check_conn_no_grant(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
+    c.ungranted(SENDER, RECIPIENT)
     open_requests(c)
     expect_refused(ctx, c.send(SENDER, RECIPIENT), "send_task after a connection request nobody answered")
 
@@ -567,6 +598,7 @@ def check_conn_respond(ctx: CheckContext) -> None:
     permission; a repeated matching response changes neither a later revocation nor a
     later grant (judged by what the sender can send)."""
     c = WeverClient(ctx)
+    c.ungranted(SENDER, RECIPIENT)
     with ctx.subcheck("allowing grants; a repeat keeps a later revocation"):
         request_id = open_requests(c)
         answer = {"request_id": request_id, "allowed": True}
@@ -878,7 +910,7 @@ def build(profile: Profile) -> list[Requirement]:
         req("WEVER-AUTH-BEARER-REQUIRED", "MUST", "Every action with requires_bearer refuses a call without a token or with one the relay never issued",
             at("/actions/send_task/requires_bearer"), auth_refused, ("bearer_not_enforced",)),
         req("WEVER-AUTH-BEARER-CODE", "SHOULD", "A call without a valid bearer gets UNAUTHENTICATED (401)", code("UNAUTHENTICATED"),
-            auth.token_refused(bearer_actions, "UNAUTHENTICATED", credential=SENDER), CODES),
+            auth.token_refused(bearer_actions, "UNAUTHENTICATED", credential=MAIN), CODES),
         req("WEVER-AUTH-OPEN-ACTIONS", "MUST", "find_peers and register_mailbox serve a caller with no token",
             at("/actions/find_peers/requires_bearer"), check_open_actions, ("open_actions_need_bearer",)),
         req("WEVER-REGISTER-TOKEN", "MUST", "register_mailbox returns access_token, usable as a Bearer; connection requests start disabled; the profile is private",
@@ -952,7 +984,7 @@ def build(profile: Profile) -> list[Requirement]:
             at("/setup"), check_mcp_tools, ("mcp_register_tool", "mcp_register_callable")),
         req("WEVER-LIFECYCLE", "MUST", "Tasks move through offered, accepted, completed, declined and cancelled as the flow says, "
             "delivered only while the recipient allows the sender (stateful, three mailboxes)",
-            at("/flow"), lambda ctx: ctx.run_machine(WeverMachine),
+            at("/flow"), check_lifecycle,
             ("complete_before_accept", "delivered_without_grant", "revoke_cancels_delivered")),
         req("WEVER-HEALTH", "MUST", "The health route answers 200", at("/routes/health"), check_health, ("health_down",)),
         req("WEVER-OPENAPI", "MUST", "The openapi route describes every action", at("/routes/openapi"), check_openapi, ("openapi_incomplete",)),
@@ -966,11 +998,57 @@ def build(profile: Profile) -> list[Requirement]:
                         op.source, invalid_inputs(action), ("accepts_invalid_input",)))
     reqs.append(req("WEVER-INPUT-INVALID-CODE", "SHOULD", f"An input breaking its inputSchema gets {REJECTION} (400)", code(REJECTION),
                     invalid_code_everywhere(lambda ctx: WeverClient(ctx).input_call, REJECTION), CODES))
-    return reqs
+    for r in reqs:
+        r.lasting = LASTING.get(r.id, r.lasting)
+    return live_order(reqs)
+
+
+# What rows do that lasts to the mailbox they act as (conformance/live.py): without control
+# they act as a mailbox of the run's own (or one the config marks disposable), never as a
+# configured one. close_mailbox and renew_mailbox are the profile's `lasting:` operations.
+CLOSES = "closes the mailbox it acts as (its token, profile and grants go; shared task content is erased)"
+RENEWS = "renews the mailbox it acts as: its expiry moves, which cannot be put back"
+LASTING = {
+    "WEVER-CLOSE-MAILBOX": CLOSES, "WEVER-INPUT-VALID-CLOSE-MAILBOX": CLOSES, "WEVER-INPUT-INVALID-CLOSE-MAILBOX": CLOSES,
+    "WEVER-INPUT-VALID-RENEW-MAILBOX": RENEWS, "WEVER-INPUT-INVALID-RENEW-MAILBOX": RENEWS,
+    "WEVER-INPUT-INVALID-CODE": "a relay that served an invalid close_mailbox or renew_mailbox input would close or renew "
+                                "its caller: a mailbox of the run's own",
+    "WEVER-TASK-EXPIRY": RENEWS, "WEVER-RENEW": RENEWS, "WEVER-CONN-EXPIRY": RENEWS,
+    **{rid: what for rid, what in quotas.LASTING.items()},
+}
+
+# The order of a run (a live relay keeps what each check did): the rows that register a
+# mailbox as their subject first (their mailboxes serve the rest: a source registers only
+# registrations_per_source_per_utc_day a day), then the pending cap of a sender (it needs
+# more pairs that never exchanged a request than any other row); the quota rows that use a
+# mailbox's day up and the rows that close one last, and the registration quota's row after all.
+FIRST = ("WEVER-REGISTER-TOKEN", "WEVER-AUTH-OPEN-ACTIONS", "WEVER-SHAPE-MAILBOX", "WEVER-INPUT-INVALID-REGISTER-MAILBOX",
+         "WEVER-INPUT-VALID-REGISTER-MAILBOX", "WEVER-LIMIT-PENDING-REQUESTS-SENDER")
+LAST = ("WEVER-LIMIT-SENT-PER-DAY", "WEVER-LIMIT-RECEIVED-PER-DAY", "WEVER-LIMIT-NEW-GRANTS-PER-DAY",
+        "WEVER-INPUT-INVALID-CLOSE-MAILBOX", "WEVER-INPUT-VALID-CLOSE-MAILBOX", "WEVER-CLOSE-MAILBOX",
+        "WEVER-LIMIT-REGISTRATIONS-PER-SOURCE")
+
+
+def live_order(reqs: list[Requirement]) -> list[Requirement]:
+    def rank(r: Requirement) -> tuple[int, int]:
+        if r.id in FIRST:
+            return 0, FIRST.index(r.id)
+        if r.id in LAST:
+            return 2, LAST.index(r.id)
+        return 1, 0
+    return sorted(reqs, key=rank)
+
+
+def check_lifecycle(ctx: CheckContext) -> None:
+    """The stateful machine (model.py); without control, fewer runs of it (each task is
+    spent from the day's quotas of the run's mailboxes)."""
+    if ctx.run.live:
+        ctx.budget = replace(ctx.budget, machines=min(ctx.budget.machines, LIVE_MACHINES))
+    ctx.run_machine(WeverMachine)
 
 
 def auth_refused(ctx: CheckContext) -> None:
     """No token, and a token the relay never issued: refused (any refusal)."""
     for who, make in (("no token", auth.token_required), ("an unknown token", auth.token_refused)):
         with ctx.subcheck(who):
-            make(bearer_actions, None, credential=SENDER)(ctx)
+            make(bearer_actions, None, credential=MAIN)(ctx)

@@ -159,6 +159,7 @@ def check_a2a_no_grant(ctx: CheckContext) -> None:
     afterwards there still is none."""
     c = WeverClient(ctx)
     c.advertise(RECIPIENT)
+    c.ungranted(SENDER, RECIPIENT)
     sender = c.mailbox(SENDER)
     before = locate.holds(expect_result(ctx, c.call("get_mailbox", {}, RECIPIENT), "get_mailbox"), sender)
     refused_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message()), "SendMessage without the recipient's grant")
@@ -224,6 +225,8 @@ def a2a_sent_id(ctx: CheckContext, reply: Any, what: str) -> str:
 def check_a2a_retry_gone(ctx: CheckContext) -> None:
     """A messageId whose task was deleted, or expired, names no new work while its
     tombstone lives ("expired/deleted retained work is unavailable")."""
+    if ctx.run.live:
+        ctx.needs_control(f"advance_clock past task_hours ({ctx.profile.limits['task_hours'].value}): an expired task's messageId")
     c = WeverClient(ctx)
     c.allow(SENDER, RECIPIENT)
     deleted, expired = (f"conformance-{uuid.uuid4().hex}" for _ in range(2))
@@ -316,10 +319,10 @@ def check_surfaces_agree(ctx: CheckContext) -> None:
     for step in (c.vocab.state("offered"), c.vocab.state("accepted")):
         with ctx.subcheck(step):
             if step == "accepted":
-                expect_result(ctx, http.call("accept_task", {"task_id": task_id}, caller=RECIPIENT, idempotency_key=None), "accept_task")
+                expect_result(ctx, c.via(http, "accept_task", {"task_id": task_id}, c.label(RECIPIENT), None), "accept_task")
             states = {}
             for surface, binding in (("HTTP", http), ("MCP", mcp)):
-                seen = c.task_of(binding.call("get_task", {"task_id": task_id}, caller=SENDER, idempotency_key=None),
+                seen = c.task_of(c.via(binding, "get_task", {"task_id": task_id}, c.label(SENDER), None),
                                  f"get_task over {surface}", known=task_id)
                 states[surface] = c.state_shown(seen, f"get_task over {surface}")
             ctx.expect(states["HTTP"] == states["MCP"], f"HTTP and MCP disagree on the task's state: {states}", kind="state_changed")
@@ -348,8 +351,8 @@ def check_update_mailbox(ctx: CheckContext) -> None:
 
 def check_discovery(ctx: CheckContext) -> None:
     """find_peers lists discoverable mailboxes only, filters by capability, and pages
-    with limit and after."""
-    c = WeverClient(ctx)
+    with limit and after. Without control it publishes mailboxes of the run's own only."""
+    c = WeverClient(ctx, own=True)
     c.advertise(RECIPIENT, discoverable=True)
     c.advertise(STRANGER, discoverable=False)
     c.advertise(SENDER, capabilities=[f"{c.capability}.other"], discoverable=True)
