@@ -234,7 +234,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def print_coverage(prof: Any) -> int:
-    from conformance.statements import coverage, map_problems
+    from conformance.statements import coverage, map_problems, mapped_rows
 
     known = {r.id for r in prof.requirements}
     for s in prof.statements:
@@ -249,7 +249,7 @@ def print_coverage(prof: Any) -> int:
         print(f"{category:24} {row['statements']:>10} {row['covered']:>8} {row['untestable']:>10} {row['deferred']:>8}")
     print(f"\n{prof.name}: {cov.covered} of {cov.testable} testable statements covered ({cov.percent}%); "
           f"{cov.untestable} untestable; {cov.deferred} deferred; {cov.statements} statements in all")
-    for problem in map_problems(prof.statements, [r.id for r in prof.requirements]):
+    for problem in map_problems(prof.statements, mapped_rows(prof.requirements), [r.id for r in prof.requirements]):
         print(f"problem: {problem}")
     return EXIT_OK
 

@@ -55,6 +55,9 @@ class Requirement:
     # quota to its end, publishes): without control it runs only on identities the run made
     # or the config marks disposable (conformance/live.py, CheckContext.lasting)
     lasting: str = ""
+    # the shared documents it checks instead of the profile's spec (a binding's: "mcp"); its
+    # source cites their line, so the profile's statement map need not name it
+    document: str = ""
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:

@@ -34,6 +34,15 @@ def bindings_of(profile: Profile) -> list[str | None]:
     return list(profile.settings.get("bindings") or {}) or [None]
 
 
+def one_binding_per_kind(profile: Profile) -> list[str | None]:
+    """The first binding of each kind: shape variants rewrite the payloads, which the
+    bindings of one kind (MCP in two revisions, say) carry alike."""
+    seen: dict[Any, str | None] = {}
+    for b in bindings_of(profile):
+        seen.setdefault((profile.settings.get("bindings") or {}).get(b or "", {}).get("kind"), b)
+    return list(seen.values())
+
+
 def structural_problems(profile: Profile) -> list[str]:
     """Requirements without faults, faults no requirement names, names that do not
     exist (faults, ``alone:`` entries), variants without the spec text that allows them."""
@@ -137,6 +146,14 @@ def variant_groups(profile: Profile) -> list[tuple[str, ...]]:
     return [tuple(names) for _, names in groups]
 
 
+def variant_applies(profile: Profile, name: str, binding: str | None) -> bool:
+    """Whether variant ``name`` shows over ``binding``: one marked with a ``binding_kind``
+    (an MCP server's behaviour, say) only over the profile's bindings of that kind."""
+    kind = getattr(profile.variants.get(name) or profile.faults.get(name), "binding_kind", None)
+    entry = (profile.settings.get("bindings") or {}).get(binding or "", {})
+    return kind is None or entry.get("kind") == kind
+
+
 def run_variants(profile: Profile, group: tuple[str, ...], budget: str = "quick", seed: int = 1,
                  binding: str | None = None, reach: dict[str, frozenset[str]] | None = None) -> dict[str, dict[str, Verdict]]:
     """For each variant of ``group``, the verdicts of the MUST requirements it reaches,
@@ -149,7 +166,11 @@ def run_variants(profile: Profile, group: tuple[str, ...], budget: str = "quick"
     pass there runs again under each of its variants alone, so a failure names its
     variant (and one variant cannot hide another's failure by stopping the check);
     where every one alone passes, the group's verdict is kept under the name ``a+b+c``
-    of the whole group: a server may show them all at once."""
+    of the whole group: a server may show them all at once. A variant of one binding
+    kind's behaviour (its ``binding_kind``) runs only over bindings of that kind."""
+    group = tuple(name for name in group if variant_applies(profile, name, binding))
+    if not group:
+        return {}
     reached: dict[str, list[str]] = {}
     for name in group:
         changed = changed_by(profile, name) if reach is not None else None
@@ -284,7 +305,7 @@ def _unit(profile: Profile | str, kind: str, name: str | None, budget: str, seed
     for variant in sorted({v for by_variant in runs.values() for v in by_variant}):
         mine = [p for b, by_variant in runs.items() for p in
                 variant_problems(profile, variant, by_variant.get(variant, {}), f" over {b}" if b else "")]
-        if variant in group and not any(by_variant[variant] for by_variant in runs.values()):
+        if variant in group and not any(by_variant.get(variant) for by_variant in runs.values()):
             mine.append(f"variant {variant}: no MUST requirement reads what it changes, so it proves nothing")
         problems += mine
         lines.append(f"  variant {variant:34} {'allowed' if not mine else 'FALSE ALARM'}")
@@ -306,7 +327,7 @@ SHAPE_MARK = "  shape rows failed: "
 
 
 def shapes_unit(profile: Profile, shape_seed: int, budget: str, seed: int) -> tuple[str, list[str], Reach]:
-    """One shape variant over every binding: every MUST passes (where the clean
+    """One shape variant over one binding of each kind: every MUST passes (where the clean
     reference passes, it must pass here: no verdict may rest on a shape the profile
     chose); the line lists the SHOULD rows that failed, which the selftest joins
     over the seeds to check that each row of ``shapes: rows:`` fails on one."""
@@ -316,7 +337,7 @@ def shapes_unit(profile: Profile, shape_seed: int, budget: str, seed: int) -> tu
     rules = rules_of(profile)
     problems: list[str] = []
     failed_should: set[str] = set()
-    for b in bindings_of(profile):
+    for b in one_binding_per_kind(profile):
         over = f" over {b}" if b else ""
         for rid, v in run_shapes(profile, shape_seed, budget, seed, b).items():
             req = profile.requirement(rid)

@@ -36,7 +36,8 @@ from typing import Any
 from conformance.model import Profile
 
 JSONRPC_ENVELOPE = frozenset({"jsonrpc", "id", "result", "error", "code", "message", "data", "method", "params"})
-MCP_OWN = ("initialize", "ping", "tools/list", "resources/", "prompts/", "notifications/", "completion/", "logging/")
+MCP_OWN = ("initialize", "ping", "tools/list", "resources/", "prompts/", "notifications/", "completion/", "logging/",
+           "server/", "subscriptions/")
 WRAPPERS = ("entry", "item", "record", "details")
 SUFFIXES = ("value", "info", "ref")
 SEEDS = (1, 2, 3)  # the seeds `conformance selftest` runs

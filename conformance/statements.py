@@ -163,13 +163,20 @@ def run_coverage(statements: list[Statement], reached: set[str] | frozenset[str]
     return RunCoverage(len(testable), len(testable) - len(missed), missed)
 
 
-def map_problems(statements: list[Statement], requirement_ids: list[str]) -> list[str]:
+def mapped_rows(requirements: list[Any]) -> list[str]:
+    """The IDs the profile's statement map must account for: every row but those that
+    check a shared binding's own documents (``Requirement.document``: they cite those)."""
+    return [r.id for r in requirements if not getattr(r, "document", "")]
+
+
+def map_problems(statements: list[Statement], requirement_ids: list[str], named: list[str] | None = None) -> list[str]:
     """A requirement that maps to no statement, a statement with neither requirement
-    nor reason, or a requirement ID that does not exist."""
+    nor reason, or a requirement ID that does not exist (``named``: IDs a statement may
+    name that need no statement of their own)."""
     if not statements:
         return ["the profile has no statement map (profiles/statements/<profile>.yaml)"]
     problems = []
-    known = set(requirement_ids)
+    known = set(requirement_ids) | set(named or ())
     mapped = {r for s in statements for r in s.checked_by}
     for s in statements:
         if not s.checked_by and not s.untestable:

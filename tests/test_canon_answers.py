@@ -14,6 +14,7 @@ from conformance.profiles import load_profile
 from conformance.runner import Verdict, execute
 from conformance.selftest import bindings_of, crashes
 from conformance.targets import open_run, reference_app
+from tests.mcp_session import RawMcp
 
 PROFILE = load_profile("canon-verbs")
 
@@ -51,10 +52,15 @@ def test_message_id_conflict_is_judged_by_the_documents_code(binding: str) -> No
 
 def _rpc(client: TestClient, method: str, params: Any, rid: int = 1) -> Any:
     token = PROFILE.reference_credentials.get("full")
-    reply = client.post("/mcp", json={"jsonrpc": "2.0", "id": rid, "method": method, "params": params},
-                        headers={"Authorization": f"Bearer {token}"} if token else {})
+    auth = {"Authorization": f"Bearer {token}"} if token else {}
+    session = SESSIONS.setdefault(id(client), RawMcp(client))
+    message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+    reply = session.start(auth, params["protocolVersion"]) if method == "initialize" else session.post(message, auth)
     assert reply.status_code == 200, reply.text
     return reply.json()
+
+
+SESSIONS: dict[int, RawMcp] = {}
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

@@ -17,6 +17,7 @@ from conformance.profiles import load_profile
 from conformance.protocols.canon.faults import FAULTS
 from conformance.protocols.canon.reference import MEDIA_URL, ReferenceConfig, create_app, spec_verbs
 from conformance.spec.schemas import inline_refs, schema_errors
+from tests.mcp_session import RawMcp
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = yaml.safe_load((ROOT / "profiles" / "canon-verbs.yaml").read_text(encoding="utf-8"))
@@ -59,6 +60,7 @@ class World:
         self.client = TestClient(self.app)
         self.roles: dict[str, str] = self.control("world")["roles"]
         self.rpc_id = 0
+        self.mcp = RawMcp(self.client)
 
     def __getitem__(self, role: str) -> str:
         return self.roles[role]
@@ -83,7 +85,10 @@ class World:
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": self.rpc_id, "method": method}
         if params is not None:
             msg["params"] = params
-        resp = self.client.post("/mcp", json=msg)
+        if method == "initialize":
+            resp = self.mcp.start({}, params.get("protocolVersion"))
+        else:
+            resp = self.mcp.post(msg, {})
         assert resp.status_code == 200
         return resp.json()
 
@@ -146,7 +151,7 @@ def test_mcp_handshake_and_tools() -> None:
     w = World()
     init = w.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})["result"]
     assert init["protocolVersion"] == "2025-06-18" and init["capabilities"]["tools"] == {"listChanged": False}
-    resp = w.client.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    resp = w.client.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=w.mcp.headers({}))
     assert resp.status_code == 202 and resp.content == b""
     tools = w.rpc("tools/list")["result"]["tools"]
     assert [t["name"] for t in tools] == VERBS

@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import conformance
 
 
-@pytest.mark.parametrize("binding", ["http", "mcp"])
+@pytest.mark.parametrize("binding", ["http", "mcp", "mcp-stateless"])  # stateless MCP served too: no session to lean on
 def test_wever_passes_against_the_served_reference_over_each_binding(tmp_path, serve, binding):
     server = serve("wever-connect", "--control")
     report = tmp_path / binding

@@ -23,6 +23,8 @@ from conformance.spec.limits import load_limits
 from conformance.spec.readers import SpecDocument, read_errors, read_operations
 from conformance.spec.schemas import load_document, sha256_of, validator_for
 from conformance.transport.inprocess import InProcessTransport
+from conformance.transport.mcp import McpClient, known_revisions, revision
+from tests.mcp_session import RawMcp
 
 HOUR = 3600
 DAY = 86400
@@ -176,10 +178,24 @@ class Relay:
     # -- MCP --------------------------------------------------------------------------
     def mcp(self, method: str, params: Any = None, who: Caller = "alice", headers: dict[str, str] | None = None,
             notification: bool = False) -> httpx.Response:
+        """One MCP message in the era its MCP-Protocol-Version names: a stateless revision's
+        _meta and mirrored headers, or the session of a handshake (tests/mcp_session.py)."""
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, **({} if notification else {"id": 1})}
         if params is not None:
             message["params"] = params
-        return self.client.post(SPEC["protocols"]["mcp"]["endpoint"], json=message, headers={**self.auth(who), **(headers or {})})
+        said = (headers or {}).get("MCP-Protocol-Version")
+        path = SPEC["protocols"]["mcp"]["endpoint"]
+        if said in known_revisions() and revision(said).stateless:
+            client = McpClient(None, path, said, dict)  # type: ignore[arg-type]  # only its headers and _meta: no request
+            client.tool_schemas = {}  # the manifest's actions carry no x-mcp-header
+            message["params"] = client.with_meta(params or {})
+            sent = {**client.headers_for(message), **self.auth(who), **(headers or {})}
+            return self.client.post(path, json=message, headers=sent)
+        if method == "initialize" or who is None:
+            return self.client.post(path, json=message, headers={**self.auth(who), **(headers or {})})
+        if not hasattr(self, "raw_mcp"):
+            self.raw_mcp = RawMcp(self.client, path, "2025-11-25")
+        return self.raw_mcp.post(message, self.auth(who), headers)
 
     def tool(self, name: str, arguments: Any, who: Caller = "alice", headers: dict[str, str] | None = None) -> dict[str, Any]:
         resp = self.mcp("tools/call", {"name": name, "arguments": arguments}, who, headers)
@@ -921,7 +937,7 @@ def test_mcp_requires_bearer(relay: Relay) -> None:
 def test_mcp_handshake_version(relay: Relay) -> None:
     init = relay.mcp("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                                     "clientInfo": {"name": "t", "version": "1"}}).json()["result"]
-    assert init["protocolVersion"] == "2025-11-25" and init["capabilities"] == {"tools": {}} and init["serverInfo"]
+    assert init["protocolVersion"] == "2025-11-25" and init["capabilities"] == {"tools": {"listChanged": False}} and init["serverInfo"]
     note = relay.mcp("notifications/initialized", notification=True)
     assert note.status_code == 202 and note.content == b""
     tools = relay.mcp("tools/list", {}).json()["result"]["tools"]

@@ -164,6 +164,8 @@ def invalid_inputs_rejected(
         instance = prepared(bad, bad.instance, valid=False)
         if instance is Prepared.SPOILT:
             return
+        if error is not None and ctx.binding_name and not ctx.binding.carries(instance):
+            return  # the binding cannot carry it: its own refusal is not the operation's code
         before = state() if state else None
         reply = call(instance)
         after = state() if state else None  # before any unbroken request changes it
@@ -225,6 +227,8 @@ def invalid_code_everywhere(call: Callable[[CheckContext], Callable[[str, Any], 
         def body(pair: tuple[str, InvalidInstance]) -> None:
             name, bad = pair
             v = bad.violation
+            if ctx.binding_name and not ctx.binding.carries(bad.instance):
+                return  # the binding cannot carry it: its own refusal is not the operation's
             expect_error(ctx, send(name, bad.instance), error, f"{name} with an input breaking '{v.keyword}' at {v.pointer or '(root)'}")
 
         ctx.for_all(one_of([st.tuples(st.just(n), invalid_strategy(op.params_schema)) for n, op in sorted(ops.items())]), body)

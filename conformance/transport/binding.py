@@ -11,7 +11,7 @@ all of them. A binding entry declares:
     headers: {A2A-Version: "1.0"}                    (sent with every call)
     idempotency: {header: Idempotency-Key}           (a fresh key per call unless one is given)
     error: {code: /error/code, message: /error/message}  (where an error lives in an answer)
-    protocol_version: "2025-06-18"                   (mcp-tools: the version it initializes with)
+    protocol_version: "2025-06-18"                   (mcp-tools: the MCP revision it speaks, from specs/mcp/)
     results: object                                  (every result is a JSON object: another shape is
                                                       a malformed answer, not a result)
     statuses: false                                  (HTTP statuses carry no meaning: a JSON-RPC error
@@ -60,6 +60,7 @@ class Reply:
     envelope: Any = None  # what the binding read the answer from (JSON-RPC envelope, body, MCP result)
     statuses: bool = True  # HTTP statuses carry meaning in this binding
     error_data: Any = None
+    spoke: bool = False  # the answer is the binding's protocol (a JSON-RPC response), whatever it says
 
     @property
     def status(self) -> int:
@@ -196,6 +197,12 @@ class Binding:
     def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None, **options: Any) -> Reply:
         raise NotImplementedError
 
+    def carries(self, params: Any) -> bool:
+        """Whether this binding can carry ``params`` as an operation's input at all (MCP
+        tool arguments are an object by the revision's schema: another value is a
+        malformed request, refused by MCP before the operation sees it)."""
+        return True
+
 
 BINDING_KINDS: dict[str, type[Binding]] = {}
 
@@ -255,7 +262,8 @@ class JsonRpcBinding(Binding):
             return Reply(self.name, reply, True, envelope["result"], envelope=envelope, statuses=self.statuses)
         code, message, data = self.read_error(envelope)
         flagged = isinstance(envelope, dict) and isinstance(envelope.get("error"), dict)
-        return Reply(self.name, reply, False, None, code, message, flagged, envelope, error_data=data, statuses=self.statuses)
+        return Reply(self.name, reply, False, None, code, message, flagged, envelope, error_data=data, statuses=self.statuses,
+                     spoke=flagged)
 
 
 @binding_kind
@@ -278,63 +286,77 @@ class HttpActionBinding(Binding):
 
 @binding_kind
 class McpToolsBinding(Binding):
-    """MCP over JSON-RPC at ``path``: initialize, tools/list, tools/call. A tool's
-    error is an ``isError`` result whose structuredContent holds the error at the
-    declared place; statuses carry no meaning."""
+    """MCP tools at ``path``, in the revision ``protocol_version`` names (its era: a
+    handshake or stateless requests), through the kit's one MCP client
+    (transport/mcp.py): each operation is a tool, called with ``tools/call``. A tool's
+    answer is its ``structuredContent``, else the JSON its text content holds; an error
+    is an ``isError`` result (the error at the declared place of that payload) or a
+    JSON-RPC error. Statuses carry no meaning."""
 
     kind = "mcp-tools"
     kind_statuses = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._ids = itertools.count(1)
-        self._headers: dict[str, str] = {}
-        self._initialized = False
+        self.clients: dict[str | None, Any] = {}  # one client (one session) per bearer token sent
 
-    def rpc(self, method: str, params: Any, headers: Mapping[str, str] | None = None) -> tuple[HttpReply, Any]:
-        envelope = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
-        hdrs = {"Accept": "application/json, text/event-stream", **(headers or self.call_headers(DEFAULT, None, None))}
-        reply = self.http.request("POST", self.path, headers=hdrs, content=json.dumps(envelope))
-        return reply, first_event(reply) if is_event_stream(reply) else reply.json()
+    def client_for(self, authorization: str | None) -> Any:
+        """The MCP client of one caller: its session is that caller's (a server may bind
+        a session to the identity that opened it)."""
+        from conformance.transport.mcp import McpClient
 
-    def initialize(self) -> Any:
-        _, body = self.rpc("initialize", {
-            "protocolVersion": self.entry.get("protocol_version", "2025-06-18"), "capabilities": {},
-            "clientInfo": {"name": "conformance", "version": "1"},
-        })
-        self._initialized = True
-        self.http.request("POST", self.path, headers=self.call_headers(DEFAULT, None, None),
-                          content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        return body
+        if authorization not in self.clients:
+            auth = {"Authorization": authorization} if authorization else {}
+            self.clients[authorization] = McpClient(self.http, self.path, str(self.entry.get("protocol_version", "2025-06-18")),
+                                                    lambda: {**self.headers, **auth})
+        return self.clients[authorization]
+
+    @property
+    def client(self) -> Any:
+        """The client of the binding's own bearer."""
+        return self.client_for(self.auth(DEFAULT).get("Authorization"))
+
+    def carries(self, params: Any) -> bool:
+        return isinstance(params, dict)
 
     def list_tools(self) -> list[dict[str, Any]]:
-        if not self._initialized:
-            self.initialize()
-        _, body = self.rpc("tools/list", {})
-        result = body.get("result") if isinstance(body, dict) else None
-        tools = result.get("tools") if isinstance(result, dict) else None
-        return [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
+        from conformance.transport.mcp import McpError
+
+        try:
+            return self.client.list_tools()[0]
+        except McpError:
+            return []
 
     def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None, **options: Any) -> Reply:
-        if not self._initialized:
-            self.initialize()
+        from conformance.transport.mcp import McpError, tool_payload
+
         arguments = json.loads(raw) if raw is not None else params
-        reply, body = self.rpc("tools/call", {"name": operation, "arguments": arguments}, headers)
-        result = body.get("result") if isinstance(body, dict) else None
+        client = self.client_for(headers.get("Authorization"))
+        extra = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "authorization")}
+        try:
+            answer = client.request("tools/call", {"name": operation, "arguments": arguments}, headers=extra)
+        except McpError:
+            start = client.initialize_answer
+            assert start is not None
+            return Reply(self.name, start.http, False, None, start.error_code, str((start.error or {}).get("message", "")),
+                         True, start.envelope, statuses=False, spoke=start.spoke)
+        reply, body, result = answer.http, answer.envelope, answer.result
         if not isinstance(result, dict):
-            if reply.status >= 400:  # refused at the HTTP level (authentication, say): the body holds the error
-                code, message, data = self.read_error(body)
-                return Reply(self.name, reply, False, None, code, message, True, body, statuses=False, error_data=data)
-            err = body.get("error") if isinstance(body, dict) else None
-            message = json.dumps(err)[:200] if err else ""
-            return Reply(self.name, reply, False, None, None, message, True, body, statuses=False)
-        content = result.get("structuredContent")
+            if reply.status >= 400 and not answer.error:  # refused at the HTTP level (authentication, say)
+                code, message, data = self.read_error(reply.json())
+                return Reply(self.name, reply, False, None, code, message, True, body, statuses=False, error_data=data, spoke=answer.spoke)
+            err = answer.error or {}
+            return Reply(self.name, reply, False, None, err.get("code"), str(err.get("message", ""))[:200], True, body,
+                         statuses=False, error_data=err.get("data"), spoke=answer.spoke)
+        content, _ = tool_payload(result)
         code, message, data = self.read_error(content)
         if result.get("isError"):
-            return Reply(self.name, reply, False, None, code, message, True, result, statuses=False, error_data=data)
+            return Reply(self.name, reply, False, None, code, message, True, result, statuses=False, error_data=data, spoke=True)
         if code is not None and isinstance(content, dict) and set(content) == {"error"}:
-            return Reply(self.name, reply, False, None, code, message, False, result, statuses=False, error_data=data)
-        return self.result_reply(reply, content, result)
+            return Reply(self.name, reply, False, None, code, message, False, result, statuses=False, error_data=data, spoke=True)
+        out = self.result_reply(reply, content, result)
+        out.spoke = True
+        return out
 
 
 def is_event_stream(reply: HttpReply) -> bool:

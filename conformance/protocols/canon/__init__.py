@@ -25,7 +25,7 @@ def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
     """The target must answer a harmless verb over the run's binding in its shape."""
     binding = ctx.binding
     reply = binding.call("list_contacts", {}, caller=caller)
-    if not (reply.ok or reply.error_code):
+    if not (reply.ok or reply.error_code or reply.spoke):  # a JSON-RPC answer that breaks the binding is a finding
         raise ProtocolMismatch(
             f"{ctx.http.target} does not speak the Canon verbs {binding.name} binding: "
             f"HTTP {reply.status} {reply.http.text[:80]!r}"
@@ -37,12 +37,14 @@ def complete(profile: Profile) -> None:
     from conformance.protocols.canon.reference import world_roles
     from conformance.protocols.canon.requirements import build
     from conformance.protocols.canon.variants import VARIANTS
+    from conformance.protocols.mcp.faults import for_rows
 
-    profile.faults = dict(FAULTS)
-    profile.variants = dict(VARIANTS)
+    profile.requirements = build(profile)
+    mcp_faults, mcp_variants = for_rows(profile.requirements, [str(profile.settings["bindings"]["mcp"]["protocol_version"])])
+    profile.faults = {**FAULTS, **mcp_faults}
+    profile.variants = {**VARIANTS, **mcp_variants}
     profile.reference_credentials = {"full": REFERENCE_TOKEN}
     profile.reference_world = world_roles()  # what control `world` answers: a live run's config `world:`
-    profile.requirements = build(profile)
 
 
 def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from starlette.routing import Route
 
 from conformance.control import serve_control
 from conformance.model import Limit
+from conformance.protocols.mcp.server import McpServer, to_response
 from conformance.spec.limits import load_limits
 from conformance.spec.schemas import validator_for
 from conformance.spec.verbs import verb_operations
@@ -46,7 +47,6 @@ UNKNOWN_VERB_STATUS = 404
 # A handler that crashed (only possible when a fault let an invalid input through).
 INTERNAL = "INTERNAL"
 INTERNAL_STATUS = int(HTTPStatus.INTERNAL_SERVER_ERROR)
-MCP_PROTOCOL_VERSION = "2025-06-18"
 BLOCKING_VERBS = ("request_input", "request_approval", "request_card")
 # Attachment URLs the reference's (imaginary) upload flow and GIF picker issue: its allowlist.
 MEDIA_PREFIXES = ("https://media.canon.reference/uploads/", "https://media.canon.reference/gif/")
@@ -87,6 +87,8 @@ class ReferenceConfig:
     seed: int | None = None
     clock: Callable[[], float] = time.time  # seconds
     token: str | None = None  # when set, both bindings require it as the bearer token
+    mcp_sessions: bool = True  # MCP initialize issues a session id
+    mcp_page_size: int | None = None  # tools/list in pages of this many tools (None: one page)
 
 
 class VerbError(Exception):
@@ -130,6 +132,11 @@ class CanonReference:
         self.validators = {v: validator_for(s) for v, s in self.input_schemas.items()}
         self.w: dict[str, Any] = {}
         self.seed_world()
+        # MCP: the revision the profile's mcp binding names, served strictly (protocols/mcp/server.py)
+        mcp = profile_settings.get("bindings", {}).get("mcp", {})
+        self.mcp_versions: list[str] = [str(mcp.get("protocol_version", "2025-06-18"))]
+        self.mcp_sessions, self.mcp_page_size, self.mcp_streamed = self.config.mcp_sessions, self.config.mcp_page_size, False
+        self.mcp = McpServer(self)
 
     # ------------------------------------------------------------------ basics
 
@@ -982,37 +989,26 @@ class CanonReference:
         return {"content": [{"type": "text", "text": json.dumps(result)}], "structuredContent": result,
                 "isError": False}
 
-    async def mcp(self, request: Request) -> Response:
+    # MCP host (protocols/mcp/server.py): the tools, a call, the server's name
+    def mcp_tools(self) -> list[dict[str, Any]]:
+        return self.tools()
+
+    def mcp_tool_names(self) -> list[str]:
+        return list(self.verbs)
+
+    def mcp_input_schema(self, name: Any) -> Any:
+        return self.tool_input_schema(name) if name in self.verbs else None
+
+    def mcp_call_tool(self, caller: Any, params: dict[str, Any], headers: Mapping[str, str]) -> dict[str, Any]:
+        return self.tool_call(params)
+
+    def mcp_server_info(self) -> dict[str, str]:
+        return {"name": "canon-reference", "version": "1.0.0"}
+
+    async def mcp_endpoint(self, request: Request) -> Response:
         if (refused := self.unauthorized(request)) is not None:
             return refused
-        try:
-            msg = json.loads(await request.body())
-        except ValueError:
-            return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
-        if not isinstance(msg, dict) or not isinstance(msg.get("method"), str):
-            return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}})
-        if "id" not in msg:
-            return Response(status_code=202)
-        rid, method, params = msg["id"], msg["method"], msg.get("params") or {}
-
-        def error(code: int, message: str) -> Response:
-            return JSONResponse({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
-
-        if method == "initialize":
-            result: dict[str, Any] = {
-                "protocolVersion": MCP_PROTOCOL_VERSION, "capabilities": {"tools": {"listChanged": False}},
-                "serverInfo": {"name": "canon-reference", "version": "1.0.0"}}
-        elif method == "ping":
-            result = {}
-        elif method == "tools/list":
-            result = {"tools": self.tools()}
-        elif method == "tools/call":
-            if not isinstance(params, dict) or params.get("name") not in self.verbs:
-                return error(-32602, f"unknown tool {params.get('name') if isinstance(params, dict) else None!r}")
-            result = self.tool_call(params)
-        else:
-            return error(-32601, f"method {method!r} not found")
-        return JSONResponse({"jsonrpc": "2.0", "id": rid, "result": result})
+        return to_response(self.mcp.handle(request.method, None, await request.body(), request.headers))
 
     # ------------------------------------------------------------------ control
 
@@ -1119,7 +1115,7 @@ class CanonReference:
 
         return [
             Route(self.binding_path("http", "/verbs/{name}"), endpoint("http_verb"), methods=["POST"]),
-            Route(self.binding_path("mcp", "/mcp"), endpoint("mcp"), methods=["POST"]),
+            Route(self.binding_path("mcp", "/mcp"), endpoint("mcp_endpoint"), methods=["POST", "GET", "DELETE"]),
             Route("/_control/{action}", endpoint("control"), methods=["POST"]),
         ]
 

@@ -25,7 +25,7 @@ def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
     relay's: the manifest names no error body)."""
     reply = ctx.binding.call("get_mailbox", {}, caller=caller)
     refused = reply.flagged and isinstance(reply.http.json(), dict) and reply.status not in ROUTE_ABSENT
-    if not (reply.ok or reply.error_code or refused):
+    if not (reply.ok or reply.error_code or refused or reply.spoke):  # a JSON-RPC answer that breaks the binding is a finding
         raise ProtocolMismatch(
             f"{ctx.http.target} does not speak the Wever Connect {ctx.binding.name} binding: "
             f"HTTP {reply.status} {reply.http.text[:80]!r}"
@@ -33,15 +33,17 @@ def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
 
 
 def complete(profile: Profile) -> None:
+    from conformance.protocols.mcp.faults import for_rows
     from conformance.protocols.wever.faults import FAULTS
     from conformance.protocols.wever.reference import reference_credentials
     from conformance.protocols.wever.requirements import build
     from conformance.protocols.wever.variants import VARIANTS
 
-    profile.faults = dict(FAULTS)
-    profile.variants = dict(VARIANTS)
-    profile.reference_credentials = reference_credentials()
     profile.requirements = build(profile)
+    mcp_faults, mcp_variants = for_rows(profile.requirements, list(profile.spec["protocols"]["mcp"]["versions"]))
+    profile.faults = {**FAULTS, **mcp_faults}
+    profile.variants = {**VARIANTS, **mcp_variants}
+    profile.reference_credentials = reference_credentials()
 
 
 def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:

@@ -893,11 +893,11 @@ def mcp_one_version(ref: WeverReference) -> None:
 def mcp_open(ref: WeverReference) -> None:
     """MCP lists tools without a bearer token."""
     @replaces(ref, "serve_mcp")
-    def serve(original: Any, raw: bytes, headers: Mapping[str, str]) -> Response:
+    def serve(original: Any, raw: bytes, headers: Mapping[str, str], method: str = "POST") -> Response:
         if ref.bearer_token(headers) is None:
             token = next(iter(ref.s["tokens"]))
             headers = {**dict(headers), "authorization": f"Bearer {token}"}
-        return original(raw, headers)  # type: ignore[no-any-return]
+        return original(raw, headers, method)  # type: ignore[no-any-return]
 
 
 @fault
@@ -1199,7 +1199,7 @@ def peers_shape_other(ref: WeverReference) -> None:
 def mcp_register_callable(ref: WeverReference) -> None:
     """tools/call register_mailbox is served (a mailbox and its token over MCP), though
     tools/list leaves the tool out ("Registration is not an MCP tool")."""
-    @replaces(ref, "mcp_call_tool")
+    @replaces(ref.mcp, "call_tool")
     def call(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
         if isinstance(params, dict) and params.get("name") == ref.registration_action:
             result = ref.run_action(Call(ref.registration_action, params.get("arguments") or {}, None, None, "mcp"))

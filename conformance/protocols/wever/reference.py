@@ -31,6 +31,7 @@ from starlette.routing import Route
 
 from conformance.control import serve_control
 from conformance.model import Limit, Profile
+from conformance.protocols.mcp.server import McpServer, to_response
 from conformance.spec.limits import load_limits
 from conformance.spec.schemas import validator_for
 
@@ -87,8 +88,6 @@ TASK_PARAMS_KEYS = {"get_task": ("id", "historyLength"), "cancel_task": ("id",)}
 ARTIFACT_ID = "result"
 
 # MCP: the revision from which a request needs no initialize handshake.
-MCP_STATELESS_FROM = "2026-07-28"
-MCP_VERSION_HEADER = "MCP-Protocol-Version"
 MCP_SERVER_NAME = "wever-connect-reference"
 
 # Control: the most extra mailboxes one seed_mailboxes call registers.
@@ -108,6 +107,8 @@ class ReferenceConfig:
     # limits served lower (or higher) than the manifest's, by the profile's limit name: a
     # relay that breaks its own manifest (tests: a run meeting a quota sooner than it planned)
     limits: dict[str, int] | None = None
+    mcp_sessions: bool = True  # MCP initialize issues a session id
+    mcp_page_size: int | None = None  # tools/list in pages of this many tools (None: one page)
 
 
 class RelayError(Exception):
@@ -234,6 +235,8 @@ class WeverReference:
         self.version_header, self.a2a_version = self.a2a_version_requirement()
         self.registration_action = self.a2a["access_setup"]["path"].rsplit("/", 1)[-1]
         self.mcp_versions: list[str] = list(self.spec["protocols"]["mcp"]["versions"])
+        self.mcp_sessions, self.mcp_page_size, self.mcp_streamed = self.config.mcp_sessions, self.config.mcp_page_size, False
+        self.mcp = McpServer(self)
         example = self.a2a["send_message_example"]["params"]["message"]["parts"][0]["data"]
         self.example_capability: str = example["capability"]
         self.lock = threading.RLock()
@@ -1152,16 +1155,14 @@ class WeverReference:
         return [{"name": name, "description": self.actions[name].get("description", name),
                  "inputSchema": copy.deepcopy(self.actions[name]["inputSchema"])} for name in self.mcp_tool_actions()]
 
-    def mcp_handshake_version(self) -> str:
-        """The newest supported version that still uses the initialize handshake."""
-        handshake = [v for v in self.mcp_versions if v < MCP_STATELESS_FROM]
-        return max(handshake or self.mcp_versions)
+    def mcp_tool_names(self) -> list[str]:
+        return self.mcp_tool_actions()
 
-    def mcp_initialize(self, params: Any) -> dict[str, Any]:
-        requested = params.get("protocolVersion") if isinstance(params, dict) else None
-        version = requested if requested in self.mcp_versions else self.mcp_handshake_version()
-        return {"protocolVersion": version, "capabilities": {"tools": {}},
-                "serverInfo": {"name": MCP_SERVER_NAME, "version": self.spec["version"]}}
+    def mcp_input_schema(self, name: Any) -> Any:
+        return self.actions[name]["inputSchema"] if name in self.mcp_tool_actions() else None
+
+    def mcp_server_info(self) -> dict[str, str]:
+        return {"name": MCP_SERVER_NAME, "version": str(self.spec["version"])}
 
     def mcp_call_tool(self, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
         """Run the action as the bearer's mailbox; a refusal is an isError result."""
@@ -1177,46 +1178,20 @@ class WeverReference:
             return {"content": [{"type": "text", "text": json.dumps(body)}], "structuredContent": body, "isError": True}
         return {"content": [{"type": "text", "text": json.dumps(result)}], "structuredContent": result, "isError": False}
 
-    def mcp_result(self, caller: str, method: str, params: Any, headers: Mapping[str, str]) -> Any:
-        if method == "initialize":
-            return self.mcp_initialize(params)
-        if method == "ping":
-            return {}
-        if method == "tools/list":
-            return {"tools": self.mcp_tools()}
-        if method == "tools/call":
-            return self.mcp_call_tool(caller, params, headers)
-        raise RpcError(METHOD_NOT_FOUND, f"method {method!r} not found")
-
-    def serve_mcp(self, raw: bytes, headers: Mapping[str, str]) -> Response:
-        """POST /mcp: bearer on every request, a supported protocol version, one JSON-RPC message."""
+    def serve_mcp(self, raw: bytes, headers: Mapping[str, str], method: str = "POST") -> Response:
+        """The MCP endpoint: the bearer on every request, then MCP as its documents say
+        (protocols/mcp/server.py)."""
         self.purge_expired(self.now())
         try:
             caller = self.authenticate(headers)
         except RelayError as err:
             return self.error_response(err)
-        version = headers.get(MCP_VERSION_HEADER)
-        if version is not None and version not in self.mcp_versions:
-            return self.rpc_error_response(None, RpcError(INVALID_REQUEST, f"unsupported {MCP_VERSION_HEADER} {version!r}", status=400))
-        try:
-            body = parse_json(raw)
-        except (ValueError, RecursionError):
-            return self.rpc_error_response(None, RpcError(PARSE_ERROR, "Parse error"))
-        if not isinstance(body, dict) or body.get("jsonrpc") != "2.0" or not isinstance(body.get("method"), str):
-            return self.rpc_error_response(None, RpcError(INVALID_REQUEST, "not a JSON-RPC 2.0 message"))
-        if "id" not in body:
-            return Response(status_code=202)  # notifications (notifications/initialized) need no answer
-        request_id = body["id"]
-        try:
-            result = self.mcp_result(caller, body["method"], body.get("params") or {}, headers)
-        except RpcError as err:
-            return self.rpc_error_response(request_id, err)
-        return JSONResponse({"jsonrpc": "2.0", "id": request_id, "result": result})
+        return to_response(self.mcp.handle(method, caller, raw, headers))
 
     async def mcp_endpoint(self, request: Request) -> Response:
         raw = await request.body()
         with self.lock:
-            return self.serve_mcp(raw, request.headers)
+            return self.serve_mcp(raw, request.headers, request.method)
 
     # ------------------------------------------------------------------ control
 
@@ -1274,7 +1249,7 @@ class WeverReference:
         return [
             Route(paths["actions"], endpoint("http_action"), methods=["POST"]),
             Route(paths["a2a"], endpoint("a2a_endpoint"), methods=["POST"]),
-            Route(paths["mcp"], endpoint("mcp_endpoint"), methods=["POST"]),
+            Route(paths["mcp"], endpoint("mcp_endpoint"), methods=["POST", "GET", "DELETE"]),
             Route(paths["health"], endpoint("health"), methods=["GET"]),
             Route(paths["openapi"], endpoint("openapi"), methods=["GET"]),
             Route(self.a2a["agent_card"], endpoint("agent_card_endpoint"), methods=["GET"]),

@@ -25,6 +25,7 @@ from conformance.checks.errors import (
 from conformance.checks.inputs import invalid_code_everywhere, invalid_inputs_rejected, valid_inputs_accepted
 from conformance.locate import Search
 from conformance.model import Profile, Requirement, Source
+from conformance.protocols.mcp.requirements import McpSurface, all_rows
 from conformance.protocols.wever import lifetimes, live, quotas, shaped, surfaces
 from conformance.protocols.wever.client import (
     MAIN,
@@ -864,6 +865,20 @@ def check_mcp_tools(ctx: CheckContext) -> None:
                    kind="accepted_invalid")
 
 
+def mcp_surface(profile: Profile) -> McpSurface:
+    """What the MCP rows need of Wever: one tool per action but registration ("Registration
+    is not an MCP tool"), the actions' inputSchemas (the manifest gives no result schemas),
+    a harmless read and a call the relay refuses (a task nobody has)."""
+    registration = profile.spec["protocols"]["a2a"]["access_setup"]["path"].rsplit("/", 1)[-1]
+    return McpSurface(
+        tools=lambda p: {name: a["inputSchema"] for name, a in p.spec["actions"].items() if name != registration},
+        results=lambda p: {},
+        harmless=lambda ctx: ("get_mailbox", {}),
+        refused=lambda ctx: ("get_task", {"task_id": "task_" + "0" * 32}),
+        tools_source=Source(profile.spec_relpath, "/setup"), tools_level="MUST",
+        versions_source=Source(profile.spec_relpath, "/protocols/mcp/versions"), versions_level="MUST")
+
+
 def check_health(ctx: CheckContext) -> None:
     reply = ctx.http.request("GET", ctx.profile.spec["routes"]["health"])
     ctx.expect(reply.status == 200, f"GET {ctx.profile.spec['routes']['health']}: HTTP {reply.status} {reply.text[:200]}")
@@ -998,6 +1013,7 @@ def build(profile: Profile) -> list[Requirement]:
                         op.source, invalid_inputs(action), ("accepts_invalid_input",)))
     reqs.append(req("WEVER-INPUT-INVALID-CODE", "SHOULD", f"An input breaking its inputSchema gets {REJECTION} (400)", code(REJECTION),
                     invalid_code_everywhere(lambda ctx: WeverClient(ctx).input_call, REJECTION), CODES))
+    reqs += all_rows(profile, mcp_surface(profile), {"TOOL-ERROR": ("mcp_errors_unflagged",)})
     for r in reqs:
         r.lasting = LASTING.get(r.id, r.lasting)
     return live_order(reqs)
