@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +154,9 @@ def load_profile(name: str, path: Path | None = None) -> Profile:
     status = str(settings.get("status") or "")
     profile.draft = status.removeprefix("draft").strip(" :") or "in progress" if status.startswith("draft") else ""
     package.complete(profile)  # the package adds requirements, faults, reference credentials
+    twice = sorted(rid for rid, n in Counter(r.id for r in profile.requirements).items() if n > 1)
+    if twice:
+        raise ProfileError(f"profile {name}: requirement IDs used twice: {', '.join(twice)}")
     assign_groups(profile.requirements, settings.get("groups") or {})
     check_quotas(profile, name)
     profile.quota_use = read_quota_use(Path(str(package.__file__)).parent / "quota_use.yaml", profile)

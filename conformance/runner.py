@@ -319,6 +319,12 @@ class CheckContext:
             raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)", "credential")
         return value
 
+    def limit(self, name: str) -> int:
+        """A limit of the profile (its ``limits:`` block), in the unit its name says."""
+        if name not in self.profile.limits:
+            raise ValueError(f"{self.profile.name} has no limit {name!r} (known: {', '.join(sorted(self.profile.limits))})")
+        return int(self.profile.limits[name].value)
+
     def require_served(self, feature: str, probe: Callable[[], str | None]) -> None:
         """Once per run, ``probe()`` asks the target whether it serves the optional
         ``feature`` (the profile's ``optional:`` block): None when it does, else the

@@ -215,3 +215,18 @@ EXPECTED["canon-verbs"].update({
     "card_fallback_authoring_chars": 500,  # "fallbackText 500"
     "card_blocks_authoring_count": 24,  # "blocks 24"
 })
+
+
+def test_a_check_reads_a_limit_by_name_and_an_unknown_name_says_which_exist() -> None:
+    from conformance.runner import CheckContext
+    from conformance.targets import open_run
+
+    profile = load_profile("wever-connect")
+    run = open_run(profile, "reference", budget="quick", seed=1)
+    try:
+        ctx = CheckContext(run, profile.requirements[0])
+        assert ctx.limit("task_hours") == int(profile.limits["task_hours"].value) == 24
+        with pytest.raises(ValueError, match="no limit 'task_days'.*task_hours"):
+            ctx.limit("task_days")
+    finally:
+        run.http.close()

@@ -166,3 +166,28 @@ def test_a_shape_row_that_never_fails_is_a_problem_and_a_shape_row_is_never_a_mu
     assert any(must in p and "is a MUST" in p for p in problems)
     assert any("'NO-SUCH-*' names no requirement" in p for p in problems)
     assert not any(should in p for p in shape_problems(profile, [f"x\n  shape rows failed: {should}"]))
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_requirement_ids_are_unique_in_each_profile(name):
+    ids = [r.id for r in load_profile(name).requirements]
+    assert sorted({i for i in ids if ids.count(i) > 1}) == []
+
+
+def test_a_profile_naming_one_requirement_id_twice_does_not_load(tmp_path, monkeypatch):
+    import shutil
+
+    from conformance import profiles as profiles_module
+    from conformance.protocols import bindu
+
+    original = bindu.complete
+
+    def twice(profile):
+        original(profile)
+        profile.requirements.append(profile.requirements[0])
+
+    monkeypatch.setattr(bindu, "complete", twice)
+    copy_of = tmp_path / "bindu.yaml"
+    shutil.copy(profiles_module.profile_path("bindu"), copy_of)
+    with pytest.raises(profiles_module.ProfileError, match="requirement IDs used twice: BINDU-"):
+        profiles_module.load_profile("bindu", copy_of)

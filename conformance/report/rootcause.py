@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from conformance.failures import KINDS
-from conformance.transport.http import parse_json
+from conformance.jsontext import parse_json
 
 _BLUR = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\b[0-9a-f]{16,}\b|\d+", re.I)
 

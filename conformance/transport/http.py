@@ -9,7 +9,6 @@ followed, and a target that stops answering ends the run instead of stalling it.
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import threading
 import time
@@ -23,6 +22,7 @@ from urllib.parse import urlsplit
 import httpcore
 import httpx
 
+from conformance.jsontext import MAX_JSON_DEPTH, json_excerpt, parse_json  # noqa: F401  (re-exported)
 from conformance.model import Exchange
 
 # Bodies beyond this many characters are cut in recorded exchanges (a 10 MB probe
@@ -33,7 +33,6 @@ REFERENCE_BASE = "http://reference.local"
 DEFAULT_TIMEOUT = 5.0  # seconds for one whole exchange: connect, headers, body
 DEFAULT_MAX_ANSWER = 8 * 2**20  # bytes of one answer, decompressed
 DEAD_AFTER = 3  # consecutive exchanges without an answer before the target counts as gone
-MAX_JSON_DEPTH = 100  # deeper answers are not parsed (no legitimate answer nests this deep)
 
 
 class RunAborted(BaseException):  # noqa: N818 - a signal to stop, not an error of one check
@@ -68,83 +67,6 @@ def write_stop_file(path: Path, reason: str) -> None:
 
 class TransportFailure(Exception):
     """One request got no usable answer (timeout, reset, oversized answer)."""
-
-
-def parse_json(data: bytes | str) -> tuple[Any, str]:
-    """(value, "") or (None, why it is not usable JSON), never an exception."""
-    try:
-        value = json.loads(data)
-    except RecursionError:
-        return None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
-    except ValueError as exc:  # includes invalid UTF-8
-        return None, f"not JSON ({exc})"
-    if isinstance(value, dict | list) and _too_deep(data):
-        return None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
-    return value, ""
-
-
-class _Enough(Exception):
-    pass
-
-
-def json_excerpt(value: Any, limit: int = 160) -> str:
-    """The first ``limit`` characters of ``value`` as JSON, built only that far: a
-    message quoting a large answer must not serialize all of it (messages are built
-    for every reply, passing or not)."""
-    out: list[str] = []
-    size = 0
-
-    def emit(text: str) -> None:
-        nonlocal size
-        out.append(text)
-        size += len(text)
-        if size >= limit:
-            raise _Enough
-
-    def walk(item: Any) -> None:
-        if isinstance(item, dict):
-            emit("{")
-            for i, (key, inner) in enumerate(item.items()):
-                emit(f"{', ' if i else ''}{json.dumps(str(key)[:limit])}: ")
-                walk(inner)
-            emit("}")
-        elif isinstance(item, list | tuple):
-            emit("[")
-            for i, inner in enumerate(item):
-                if i:
-                    emit(", ")
-                walk(inner)
-            emit("]")
-        else:
-            emit(json.dumps(item[:limit] if isinstance(item, str) else item, default=lambda o: str(o)[:limit]))
-
-    try:
-        walk(value)
-    except _Enough:
-        pass
-    return "".join(out)[:limit]
-
-
-_STRINGS: dict[type, Any] = {str: re.compile(r'"(?:[^"\\]|\\.)*"'), bytes: re.compile(rb'"(?:[^"\\]|\\.)*"')}
-_NOT_BRACKETS: dict[type, Any] = {str: re.compile(r"[^\[\]{}]+"), bytes: re.compile(rb"[^\[\]{}]+")}
-_EMPTY_PAIR: dict[type, Any] = {str: re.compile(r"\[\]|\{\}"), bytes: re.compile(rb"\[\]|\{\}")}
-
-
-def _too_deep(data: bytes | str) -> bool:
-    """Whether parsed JSON text nests deeper than the limit. Counted on the text, in C:
-    strings and everything but brackets dropped, then one level of empty pairs
-    removed per pass (a walk of the parsed value in Python costs more than the parse)."""
-    kind = bytes if isinstance(data, bytes) else str
-    opening = (b"[", b"{") if kind is bytes else ("[", "{")
-    if data.count(opening[0]) + data.count(opening[1]) <= MAX_JSON_DEPTH:  # type: ignore[arg-type]
-        return False
-    nothing: Any = b"" if kind is bytes else ""
-    brackets = _NOT_BRACKETS[kind].sub(nothing, _STRINGS[kind].sub(nothing, data))
-    for _ in range(MAX_JSON_DEPTH):
-        brackets, removed = _EMPTY_PAIR[kind].subn(nothing, brackets)
-        if not brackets:
-            return False
-    return bool(brackets)
 
 
 @dataclass

@@ -135,7 +135,7 @@ def _list_body(size: int) -> str:
 def check_body_limit(ctx: CheckContext) -> None:
     """The limit's "MB" reads as 10^6 or 2^20 bytes: a body over the larger reading must
     get 413 (outside the envelope), one of the smaller reading's size must not."""
-    mib = int(ctx.profile.limits["body_bytes"].value)  # the profile reads MB as 2^20 bytes
+    mib = ctx.limit("body_bytes")  # the profile reads MB as 2^20 bytes
     decimal = mib // ONE_MB * 1_000_000
     for what, size in ((f"a body one byte over {mib} bytes", mib + 1), (f"a body {ONE_MB} bytes over the limit", mib + ONE_MB)):
         with ctx.subcheck(what):
@@ -790,7 +790,7 @@ def did_rejected(tamper: str, reason: str) -> Callable[[CheckContext], None]:
 def check_did_timestamp(ctx: CheckContext) -> None:
     """Outside the window on either side is refused, inside near either edge is served.
     The probes stand 2 s beyond and inside the edges, for the exchange's own latency."""
-    window = int(ctx.profile.limits["did_timestamp_window_s"].value)
+    window = ctx.limit("did_timestamp_window_s")
     for side, sign in (("past", -1), ("future", 1)):
         with ctx.subcheck(f"timestamp {window + 2} s in the {side}"):
             expect_did_refused(ctx, _did_call(ctx, offset=sign * (window + 2)), ("timestamp_out_of_window",),

@@ -408,7 +408,7 @@ def check_deferred_send(ctx: CheckContext) -> None:
 def check_request_message(ctx: CheckContext) -> None:
     """The contact-request note: requestMessage when given, else the text, cut to the limit in chars."""
     c = CanonClient(ctx)
-    chars = int(ctx.profile.limits["request_message_chars"].value)
+    chars = ctx.limit("request_message_chars")
     user = c.role("approval_user")
     cases = [("a requestMessage", {"text": "the message", "requestMessage": "please add me"}, "please add me"),
              ("no requestMessage", {"text": "the message itself"}, "the message itself"),
@@ -462,7 +462,7 @@ def check_text_bytes(ctx: CheckContext) -> None:
     """send_to text and forward captions: the limit counts bytes of UTF-8 (the schema counts chars)."""
     c = CanonClient(ctx)
     for verb, limit_name in (("send_to", "text_bytes"), ("forward", "caption_bytes")):
-        limit = int(ctx.profile.limits[limit_name].value)
+        limit = ctx.limit(limit_name)
 
         def call(text: str, verb: str = verb) -> Reply:
             if verb == "send_to":
@@ -487,7 +487,7 @@ def metadata_of(units: int, char: str = "x") -> dict[str, str]:
 def check_metadata_size(ctx: CheckContext) -> None:
     """turnMetadata: JSON length in UTF-16 code units, not bytes."""
     c = CanonClient(ctx)
-    units = int(ctx.profile.limits["metadata_utf16_units"].value)
+    units = ctx.limit("metadata_utf16_units")
     with ctx.subcheck("at the limit"):
         expect_result(ctx, c.send("meta", messageOptions={"metadata": metadata_of(units)}), f"metadata of exactly {units} code units")
     with ctx.subcheck("at the limit in two-byte characters"):
@@ -689,7 +689,7 @@ def check_approval_replay(ctx: CheckContext) -> None:
     again = expect_result(ctx, c.call("check_approval", {"approvalId": pending["approvalId"]}), "second check_approval")
     ctx.expect(first.get("status") == again.get("status") == "resolved" and again.get("decision") == "deny",
                f"a resolved decision replays within the window: {first} then {again}")
-    window_s = int(ctx.profile.limits["approval_replay_window_ms"].value) // SECOND_MS
+    window_s = ctx.limit("approval_replay_window_ms") // SECOND_MS
     minute_s = MINUTE_MS // SECOND_MS
     ctx.control("advance_clock", seconds=window_s - minute_s)
     edge = expect_result(ctx, c.call("check_approval", {"approvalId": pending["approvalId"]}), "check_approval a minute before the window ends")
@@ -831,8 +831,8 @@ def nested(depth: int) -> dict[str, Any]:
 def check_card_values(ctx: CheckContext) -> None:
     """A human's values: within the limits they come back; over them they never do."""
     c = CanonClient(ctx)
-    size = int(ctx.profile.limits["card_values_bytes"].value)
-    depth = int(ctx.profile.limits["card_values_depth"].value)
+    size = ctx.limit("card_values_bytes")
+    depth = ctx.limit("card_values_depth")
     pad = len(json.dumps({"v": ""}, separators=(",", ":")))
     cases = [(f"values of exactly {size} bytes", {"v": "x" * (size - pad)}, True),
              (f"values of {size + 1} bytes", {"v": "x" * (size + 1 - pad)}, False),
@@ -862,8 +862,8 @@ def approval_diff(c: CanonClient, files: list[dict[str, Any]]) -> dict[str, Any]
 @needs_control('the diff as the human sees it (control interaction), which no verb of the document shows')
 def check_diff_clip(ctx: CheckContext) -> None:
     c = CanonClient(ctx)
-    per_file = int(ctx.profile.limits["diff_file_clip_bytes"].value)
-    total = int(ctx.profile.limits["diff_total_clip_bytes"].value)
+    per_file = ctx.limit("diff_file_clip_bytes")
+    total = ctx.limit("diff_total_clip_bytes")
     body = "+x\n"
 
     def text(n: int) -> str:
@@ -911,7 +911,7 @@ def check_card_envelope(ctx: CheckContext, strict: bool = False) -> None:
     c = CanonClient(ctx)
     before = c.snapshot()
     refused_as(ctx, c.call("send_card", {"card": c.card(apiToken="abc")}), "CARD_REJECTED", "a card with a secret-bearing top-level key", strict)
-    limit = int(ctx.profile.limits["card_envelope_bytes"].value)
+    limit = ctx.limit("card_envelope_bytes")
     base = c.card(blocks=[{"type": "text", "text": ""}])
     pad = len(json.dumps(base, separators=(",", ":"), ensure_ascii=False).encode())
     edge = c.card(blocks=[{"type": "text", "text": "x" * (limit - pad)}])

@@ -57,7 +57,7 @@ def broken(message: str, kind: str = "malformed_answer", statement: str | None =
 
 
 def limit(ctx: CheckContext, name: str) -> int:
-    return int(ctx.profile.limits[name].value)
+    return ctx.limit(name)
 
 
 def walk(value: Any) -> Iterator[Any]:

@@ -547,7 +547,7 @@ def check_limits(ctx: CheckContext) -> None:
     schema = ctx.profile.spec["schemas"]["command"]["anyOf"]
     branch = next(b for b in schema if b["properties"]["operation"]["const"] == "private_send")
     maximum = int(branch["properties"]["envelope"]["properties"]["ciphertext"]["maxLength"])
-    ordinary = int(ctx.profile.limits["text_characters_count"].value)
+    ordinary = ctx.limit("text_characters_count")
     plain = os.urandom(maximum * 3 // 4 - 48)  # a sealed box adds 48 bytes: exactly ``maximum`` characters
     env = r.envelope(ch, ALICE, plain)
     ctx.expect(len(env["ciphertext"]) == maximum and maximum > ordinary, "the suite's long ciphertext has the wrong length")

@@ -205,7 +205,7 @@ def check_text_part(ctx: CheckContext) -> None:
 def check_text_maximum(ctx: CheckContext) -> None:
     """A text of the maximum is sent; one character more is an invalid parameter."""
     c = PlazaClient(ctx)
-    limit = int(ctx.profile.limits["text_characters_count"].value)
+    limit = ctx.limit("text_characters_count")
     connection = c.befriend(ALICE, BOB)
     with ctx.subcheck(f"a text of {limit} characters"):
         c.task_of(c.text(ALICE, "x" * limit, context=connection), f"a text of {limit} characters")
@@ -522,7 +522,7 @@ def check_error_metadata(ctx: CheckContext) -> None:
 def check_error_bound(ctx: CheckContext) -> None:
     """The profile's bound on validationIssues, with a message breaking many fields at once."""
     c = PlazaClient(ctx, reset=False)
-    bound = int(ctx.profile.limits["validation_issues_count"].value)
+    bound = ctx.limit("validation_issues_count")
     params = c.params({"text": ""}, context="", message_id="", role="user", referenceTaskIds=[""] * 30, extensions=[""] * 30)
     info = expect_mapping(ctx, error_info(c.send(params), detail_type(ctx)), "the ErrorInfo detail of a message with many broken fields")
     issues = issues_of(ctx, info)
@@ -567,7 +567,7 @@ def check_presend(ctx: CheckContext) -> None:
     c = PlazaClient(ctx)
     connection = c.befriend(ALICE, BOB)
     message_id = fresh_id()
-    bad = c.params({"text": "x" * (int(ctx.profile.limits["text_characters_count"].value) + 1)}, context=connection, message_id=message_id)
+    bad = c.params({"text": "x" * (ctx.limit("text_characters_count") + 1)}, context=connection, message_id=message_id)
     reply = c.send(bad)
     expect_error(ctx, reply, INVALID, "a text over the maximum")
     metadata = dig(error_info(reply, detail_type(ctx)), "metadata") or {}

@@ -24,7 +24,7 @@ DAY_S = 24 * HOUR_S
 
 
 def hours(ctx: CheckContext, name: str) -> int:
-    return int(ctx.profile.limits[name].value)
+    return ctx.limit(name)
 
 
 def needs_clock(ctx: CheckContext, limit: str) -> None:

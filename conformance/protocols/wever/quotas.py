@@ -80,7 +80,7 @@ def spread(c: WeverClient, quota: str, count: int, exclude: tuple[str, ...]) -> 
 
 
 def limit(ctx: CheckContext, name: str) -> int:
-    return int(ctx.profile.limits[name].value)
+    return ctx.limit(name)
 
 
 def seed(c: WeverClient, count: int, **fields: Any) -> list[tuple[str, RawToken]]:

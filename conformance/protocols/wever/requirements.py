@@ -480,7 +480,7 @@ FITS_EITHER_WAY, OVER_EITHER_WAY = -1, 1
 
 def check_task_bytes(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
-    limit = int(ctx.profile.limits["task_or_result_bytes"].value)
+    limit = ctx.limit("task_or_result_bytes")
     c.allow(SENDER, RECIPIENT)
     fits, over = limit + FITS_EITHER_WAY, limit + OVER_EITHER_WAY
     with ctx.subcheck(f"task data of {fits} bytes (compact JSON; {fits + 1} written with spaces)"):
@@ -494,7 +494,7 @@ def check_task_bytes(ctx: CheckContext) -> None:
 
 def check_result_bytes(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
-    limit = int(ctx.profile.limits["task_or_result_bytes"].value)
+    limit = ctx.limit("task_or_result_bytes")
     fits, over = limit + FITS_EITHER_WAY, limit + OVER_EITHER_WAY
     with ctx.subcheck(f"a result of {over} bytes"):
         task = c.new_task("accepted")

@@ -240,7 +240,7 @@ def check_a2a_retry_gone(ctx: CheckContext) -> None:
         refused_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message(deleted, data=data)), "SendMessage retrying a deleted task's messageId")
         watch.nothing_delivered(marker, "a retry of a deleted task's messageId")
     with ctx.subcheck("expired"):
-        c.advance(int(ctx.profile.limits["task_hours"].value) * HOUR_S + HOUR_S)  # within the tombstone's hours
+        c.advance(ctx.limit("task_hours") * HOUR_S + HOUR_S)  # within the tombstone's hours
         watch = c.watch(RECIPIENT)
         refused_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message(expired, data=late_data)),
                     "SendMessage retrying an expired task's messageId")

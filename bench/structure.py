@@ -1,0 +1,112 @@
+"""Figures of the kit's structure (issue 26 measures its restructuring by them):
+lines of protocol code per requirement for each profile, import cycles among the
+kit's modules (TYPE_CHECKING imports included), requirements whose check is an engine
+family (conformance/checks/), `type: ignore` comments, and, where the `duplicates`
+tool is on PATH, its pair count for conformance/. ``python bench/structure.py``."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from conformance.profiles import available, load_profile  # noqa: E402
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports() -> dict[str, set[str]]:
+    """Module -> the kit's modules it imports at module level (TYPE_CHECKING blocks included)."""
+    modules = {module_name(p): p for p in (ROOT / "conformance").rglob("*.py")}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        body = list(tree.body)
+        for node in list(body):
+            if isinstance(node, ast.If):  # if TYPE_CHECKING:
+                body += node.body
+        for node in body:
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            graph[name] |= {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+    sys.setrecursionlimit(10_000)
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def uses_family(check: object) -> bool:
+    while isinstance(check, functools.partial):
+        check = check.func
+    return str(getattr(check, "__module__", "")).startswith("conformance.checks")
+
+
+def main() -> int:
+    for name in available():
+        profile = load_profile(name)
+        package = ROOT / Path(*profile.settings["package"].split("."))
+        lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in package.rglob("*.py"))
+        family = sum(uses_family(r.check) for r in profile.requirements)
+        print(f"{name}: {len(profile.requirements)} requirements, {lines} lines in {package.relative_to(ROOT)} "
+              f"({lines / len(profile.requirements):.1f} a requirement), {family} checks from an engine family")
+    found = cycles(imports())
+    print(f"import cycles: {len(found)}" + "".join(f"\n  {' -> '.join(c)}" for c in found))
+    ignores = sum(len(re.findall(r"type: ignore", p.read_text(encoding="utf-8"))) for p in (ROOT / "conformance").rglob("*.py"))
+    print(f"type: ignore comments in conformance/: {ignores}")
+    if shutil.which("duplicates"):
+        first = subprocess.run(["duplicates", "--repo", str(ROOT / "conformance"), "--seconds", "120"],
+                               capture_output=True, text=True).stdout.splitlines()
+        print(f"duplicates in conformance/: {first[0] if first else '?'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
