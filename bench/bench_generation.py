@@ -13,15 +13,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis_jsonschema import from_schema
 
-from conformance.spec.invalid import mutations
-from conformance.spec.schemas import (
-    CUSTOM_FORMATS,
-    inline_refs,
-    load_document,
-    split_unions,
-    strategy_for,
-    validator_for,
-)
+from conformance.documents.schemas import inline_refs, load_document, validator_for
+from conformance.generation.invalid import mutations
+from conformance.generation.strategies import CUSTOM_FORMATS, split_unions, strategy_for
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = 50

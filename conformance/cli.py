@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import __version__
+from conformance.documents.schemas import SpecError
 from conformance.profiles import DATA_ROOT, RUN_INI, ProfileError, available, load_profile, profile_path
 from conformance.report.summary import (
     EXIT_CODES,
@@ -27,7 +28,6 @@ from conformance.report.summary import (
     EXIT_UNREACHABLE,
     EXIT_USAGE,
 )
-from conformance.spec.schemas import SpecError
 from conformance.statements import StatementMapError
 from conformance.targets import ConfigError
 

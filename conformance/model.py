@@ -77,7 +77,7 @@ class ErrorCode:
 @dataclass(frozen=True)
 class Limit:
     """One limit a spec states (or the profile decides where the spec is silent), in the
-    unit its name says (``_bytes``, ``_s``, ``_ms``); read by ``conformance.spec.limits``."""
+    unit its name says (``_bytes``, ``_s``, ``_ms``); read by ``conformance.documents.limits``."""
 
     name: str
     value: int | float

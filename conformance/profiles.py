@@ -11,10 +11,10 @@ from typing import Any
 
 import yaml
 
+from conformance.documents.limits import load_limits
+from conformance.documents.readers import SpecDocument, read_errors, read_operations
+from conformance.documents.schemas import SpecError, load_document, sha256_of
 from conformance.model import Profile, Requirement, Source
-from conformance.spec.limits import load_limits
-from conformance.spec.readers import SpecDocument, read_errors, read_operations
-from conformance.spec.schemas import SpecError, load_document, sha256_of
 from conformance.statements import load_statements
 from conformance.yamltext import load_yaml
 

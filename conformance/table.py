@@ -13,9 +13,9 @@ from typing import Any
 
 from hypothesis.stateful import RULE_MARKER, RuleBasedStateMachine
 
+from conformance.documents.openapi import line_of
 from conformance.model import Profile, Requirement, Source
 from conformance.runner import CheckContext
-from conformance.spec.openapi import line_of
 from conformance.yamltext import load_yaml
 
 

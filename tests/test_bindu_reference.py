@@ -13,6 +13,8 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
+from conformance.documents.openapi import error_catalog, jsonrpc_operations, schema_at
+from conformance.documents.schemas import load_document, schema_errors
 from conformance.model import Profile
 from conformance.profiles import DATA_ROOT as ROOT
 from conformance.profiles import read_settings
@@ -25,8 +27,6 @@ from conformance.protocols.bindu.reference import (
     create_app,
     reference_credentials,
 )
-from conformance.spec.openapi import error_catalog, jsonrpc_operations, schema_at
-from conformance.spec.schemas import load_document, schema_errors
 
 NOW = 1_750_000_000.0
 CREDS = reference_credentials()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.profiles import load_profile
-from conformance.protocols.canon.model import ApprovalMachine, CanonMachine, ConversationMachine
+from conformance.protocols.canon.machine import ApprovalMachine, CanonMachine, ConversationMachine
 from conformance.runner import execute
 from conformance.table import rule_names
 from conformance.targets import open_run

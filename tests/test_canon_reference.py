@@ -13,10 +13,10 @@ import pytest
 import yaml
 from starlette.testclient import TestClient
 
+from conformance.documents.schemas import inline_refs, schema_errors
 from conformance.profiles import load_profile
 from conformance.protocols.canon.faults import FAULTS
 from conformance.protocols.canon.reference import MEDIA_URL, ReferenceConfig, create_app, spec_verbs
-from conformance.spec.schemas import inline_refs, schema_errors
 from tests.mcp_session import RawMcp
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,9 +10,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.spec.invalid import InvalidInstance, Violation, invalid_strategy, mutations
-from conformance.spec.openapi import jsonrpc_operations
-from conformance.spec.schemas import (
+from conformance.documents.openapi import jsonrpc_operations
+from conformance.documents.schemas import (
     FORMAT_CHECKER,
     SpecError,
     inline_refs,
@@ -20,6 +19,7 @@ from conformance.spec.schemas import (
     resolve_pointer,
     validator_for,
 )
+from conformance.generation.invalid import InvalidInstance, Violation, invalid_strategy, mutations
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = settings(
@@ -350,9 +350,9 @@ def test_a_preparation_that_spoils_every_input_leaves_the_check_untested():
     or mended every break, would judge nothing: the check says so (untested) instead of
     passing, and sends none of them."""
     from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
+    from conformance.generation.invalid import _example
     from conformance.profiles import load_profile
     from conformance.runner import CheckContext, Untested
-    from conformance.spec.invalid import _example
     from conformance.targets import open_run
 
     profile = load_profile("bindu")

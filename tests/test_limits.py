@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from conformance.documents.limits import load_limit, load_limits
+from conformance.documents.schemas import SpecError, load_document, resolve_pointer
 from conformance.model import Limit, Source
 from conformance.profiles import DATA_ROOT, load_profile, profile_path, read_settings
-from conformance.spec.limits import load_limit, load_limits
-from conformance.spec.schemas import SpecError, load_document, resolve_pointer
 
 # What the specs state today, written out on purpose: a change here is a change of a spec.
 EXPECTED: dict[str, dict[str, int]] = {

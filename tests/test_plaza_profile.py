@@ -43,9 +43,9 @@ def test_a_break_is_judged_by_the_branch_its_operation_names_as_by_the_whole_uni
     ask only the branch named by ``operation``, which must agree with the whole union."""
     from hypothesis import HealthCheck, given, settings
 
+    from conformance.documents.schemas import validator_for
+    from conformance.generation.invalid import invalid_strategy
     from conformance.protocols.plaza.commands import branch_validators, data_schema, is_some_command
-    from conformance.spec.invalid import invalid_strategy
-    from conformance.spec.schemas import validator_for
 
     profile = load_profile("agent-plaza")
     branches = branch_validators(profile)
@@ -66,9 +66,9 @@ def test_a_break_is_judged_by_the_branch_its_operation_names_as_by_the_whole_uni
 def test_the_marker_never_mends_a_break():
     """The error-shape rows put a marker into the broken text (no error may quote it); where
     the text itself is what breaks (empty: minLength), the marker would mend it."""
+    from conformance.documents.schemas import validator_for
+    from conformance.generation.invalid import example_breaks
     from conformance.protocols.plaza.wire import MARKER, marked, text_operation
-    from conformance.spec.invalid import example_breaks
-    from conformance.spec.schemas import validator_for
 
     schema = text_operation(load_profile("agent-plaza").operations["SendMessage"]).params_schema
     breaks = example_breaks(schema)

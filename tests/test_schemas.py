@@ -9,14 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-from conformance.spec.schemas import (
-    CUSTOM_FORMATS,
-    inline_refs,
-    load_document,
-    split_unions,
-    strategy_for,
-    validator_for,
-)
+from conformance.documents.schemas import inline_refs, load_document, validator_for
+from conformance.generation.strategies import CUSTOM_FORMATS, split_unions, strategy_for
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = settings(
@@ -164,7 +158,7 @@ def test_strategy_for_on_canon_one_of_is_valid():
 def test_one_of_draws_every_branch_and_shrinks_to_the_first():
     from hypothesis import find
 
-    from conformance.spec.generate import one_of
+    from conformance.generation.compiler import one_of
 
     branches = [st.just("a"), st.integers(5, 9), st.text(min_size=1)]
     seen = set()
@@ -182,7 +176,7 @@ def test_one_of_draws_every_branch_and_shrinks_to_the_first():
 
 
 def test_free_json_gives_every_kind_within_its_leaves():
-    from conformance.spec.generate import FREE_JSON
+    from conformance.generation.compiler import FREE_JSON
 
     kinds = set()
 

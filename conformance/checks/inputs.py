@@ -16,11 +16,12 @@ from conformance.checks.errors import (
     expect_refused,
     expect_result,
 )
+from conformance.documents.schemas import schema_errors, validator_for
+from conformance.generation.compiler import one_of
+from conformance.generation.invalid import InvalidInstance, example_breaks, invalid_strategy
+from conformance.generation.strategies import strategy_for
 from conformance.model import Operation
 from conformance.runner import CheckContext, Untested
-from conformance.spec.generate import one_of
-from conformance.spec.invalid import InvalidInstance, example_breaks, invalid_strategy
-from conformance.spec.schemas import schema_errors, strategy_for, validator_for
 from conformance.transport.binding import Reply
 
 Call = Callable[[Any], Reply]

@@ -213,7 +213,7 @@ class SpecExcerpts:
 
     def excerpt(self, rel: str, pointer: str) -> tuple[str, str]:
         """(excerpt, error): the dumped value at ``pointer`` or a reason it has none."""
-        from conformance.spec.schemas import SpecError, resolve_pointer
+        from conformance.documents.schemas import SpecError, resolve_pointer
 
         doc = self.doc(rel)
         if doc is None:

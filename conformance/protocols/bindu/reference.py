@@ -36,11 +36,11 @@ from starlette.responses import (
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from conformance.documents.limits import load_limits
+from conformance.documents.openapi import schema_at
+from conformance.documents.schemas import validator_for
 from conformance.model import Profile
 from conformance.protocols.bindu import signing
-from conformance.spec.limits import load_limits
-from conformance.spec.openapi import schema_at
-from conformance.spec.schemas import validator_for
 
 ERROR_DETAIL_CHARS = 200  # how much of a validation message an Invalid params error carries
 DEFAULT_AGENT_SEED = hashlib.sha256(b"conformance bindu reference agent").digest()

@@ -31,6 +31,8 @@ from conformance.checks.inputs import (
     valid_inputs_accepted,
 )
 from conformance.checks.jsonrpc import answer_check, expect_envelope
+from conformance.documents.openapi import schema_at
+from conformance.documents.schemas import resolve_pointer, schema_errors
 from conformance.locate import Search, holds
 from conformance.model import Profile, Requirement, Source
 from conformance.protocols.bindu.answers import (
@@ -43,11 +45,9 @@ from conformance.protocols.bindu.answers import (
     tasks_listed,
 )
 from conformance.protocols.bindu.client import EXAMPLES, BinduClient, fresh_id
-from conformance.protocols.bindu.model import TaskLifecycle, terminal_states
+from conformance.protocols.bindu.machine import TaskLifecycle, terminal_states
 from conformance.protocols.bindu.signing import sign_request, verify_signature
 from conformance.runner import CheckContext, Untested
-from conformance.spec.openapi import schema_at
-from conformance.spec.schemas import resolve_pointer, schema_errors
 from conformance.table import Table, slug
 from conformance.transport.binding import RawToken, dig, is_event_stream, rest_reply, stream_events
 from conformance.transport.http import json_excerpt
@@ -979,7 +979,7 @@ def check_skills_consistent(ctx: CheckContext) -> None:
 
 
 def check_negotiation(ctx: CheckContext) -> None:
-    from conformance.spec.schemas import strategy_for
+    from conformance.generation.strategies import strategy_for
 
     req_schema = schema_at(ctx.profile.spec, "/components/schemas/NegotiationRequest")
     resp_schema = schema_at(ctx.profile.spec, "/components/schemas/NegotiationResponse")

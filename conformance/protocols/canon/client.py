@@ -15,8 +15,8 @@ import uuid
 from typing import Any
 
 from conformance.checks.errors import expect_result
+from conformance.documents.schemas import resolve_pointer
 from conformance.runner import CheckContext, Untested
-from conformance.spec.schemas import resolve_pointer
 from conformance.transport.binding import Reply
 
 

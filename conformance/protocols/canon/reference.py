@@ -28,11 +28,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from conformance.control import serve_control
+from conformance.documents.limits import load_limits
+from conformance.documents.schemas import validator_for
+from conformance.documents.verbs import verb_operations
 from conformance.model import Limit
 from conformance.protocols.mcp.server import McpServer, to_response
-from conformance.spec.limits import load_limits
-from conformance.spec.schemas import validator_for
-from conformance.spec.verbs import verb_operations
 
 MINUTE_MS = 60_000
 # The reference's own choice when no deadline is given (the spec requires bindings to fill one).

@@ -27,15 +27,15 @@ from conformance.checks.inputs import (
     result_matches,
     valid_inputs_accepted,
 )
+from conformance.documents.schemas import validator_for
+from conformance.generation.invalid import InvalidInstance
 from conformance.locate import Search
 from conformance.model import Operation, Profile, Requirement, Source
 from conformance.protocols.canon.answers import carries, items, members_of, objects
 from conformance.protocols.canon.client import CanonClient, fresh
-from conformance.protocols.canon.model import CanonMachine
+from conformance.protocols.canon.machine import CanonMachine
 from conformance.protocols.mcp.requirements import McpSurface, ToolSchema, all_rows
 from conformance.runner import CheckContext, NotApplicable
-from conformance.spec.invalid import InvalidInstance
-from conformance.spec.schemas import validator_for
 from conformance.table import Table, slug
 from conformance.transport.binding import Reply
 

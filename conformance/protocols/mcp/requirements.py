@@ -14,10 +14,11 @@ from typing import Any
 
 from jsonschema.exceptions import SchemaError
 
+from conformance.documents.schemas import validator_for
+from conformance.generation.invalid import invalid_strategy
+from conformance.generation.strategies import strategy_for
 from conformance.model import Profile, Requirement, Source
 from conformance.runner import Blocked, CheckContext, NotApplicable, Untested
-from conformance.spec.invalid import invalid_strategy
-from conformance.spec.schemas import strategy_for, validator_for
 from conformance.table import Table, slug
 from conformance.transport.binding import DEFAULT
 from conformance.transport.http import json_excerpt
@@ -198,7 +199,7 @@ def check_input_schemas(name: str, surface: McpSurface) -> Callable[[CheckContex
     def check(ctx: CheckContext) -> None:
         from hypothesis import strategies as st
 
-        from conformance.spec.generate import one_of
+        from conformance.generation.compiler import one_of
 
         client = binding_of(ctx, name).client
         started(ctx, client)

@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from conformance.documents.schemas import load_document
 from conformance.protocols.plaza import continuation_faults, groups_faults, mailbox_faults, private_faults
 from conformance.protocols.plaza.reference import (
     ACTIVE,
@@ -35,7 +36,6 @@ from conformance.protocols.plaza.reference import (
     Principal,
     SiteError,
 )
-from conformance.spec.schemas import load_document
 from conformance.table import FaultRegistry, replaces
 
 FAULTS = FaultRegistry()

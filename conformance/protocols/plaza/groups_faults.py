@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from conformance.documents.schemas import validator_for
 from conformance.protocols.plaza.part_groups import GROUP_MESSAGE, MANAGER_ROLE
 from conformance.protocols.plaza.site import NOT_FOUND, NOT_PERMITTED, Issue, Principal, SiteError
-from conformance.spec.schemas import validator_for
 from conformance.table import FaultRegistry, replaces
 
 FAULTS = FaultRegistry()

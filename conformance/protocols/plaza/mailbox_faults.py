@@ -9,6 +9,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from conformance.documents.schemas import validator_for
 from conformance.protocols.plaza.reference import (
     ACTIVE,
     BLOCKED,
@@ -24,7 +25,6 @@ from conformance.protocols.plaza.reference import (
     SiteError,
     Wait,
 )
-from conformance.spec.schemas import validator_for
 from conformance.table import FaultRegistry, replaces
 
 FAULTS = FaultRegistry()

@@ -15,6 +15,7 @@ from conformance.checks.errors import (
     expect_result,
     refused_as,
 )
+from conformance.documents.schemas import validator_for
 from conformance.protocols.plaza.answers import (
     ACK_FIELD,
     AT_ONCE_S,
@@ -49,7 +50,6 @@ from conformance.protocols.plaza.reads import (
 )
 from conformance.protocols.plaza.wire import served
 from conformance.runner import CheckContext, Untested
-from conformance.spec.schemas import validator_for
 from conformance.transport.http import json_excerpt
 
 

@@ -34,6 +34,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from conformance.control import serve_control
+from conformance.documents.limits import load_limits
+from conformance.documents.schemas import resolve_pointer, validator_for
 from conformance.model import ErrorCode, Limit, Profile
 from conformance.protocols.plaza.part_continuation import ContinuationPart
 from conformance.protocols.plaza.part_groups import GroupsPart
@@ -136,8 +138,6 @@ from conformance.protocols.plaza.site import (  # noqa: F401 (the site's names, 
     seeded_visitor,
     valid_request_id,
 )
-from conformance.spec.limits import load_limits
-from conformance.spec.schemas import resolve_pointer, validator_for
 
 PARTS = ("groups", "private", "continuation")  # each a part_<name>.py mixin with reset_<name>
 
@@ -234,7 +234,7 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         return int(self.limits[name].value)
 
     def exact_limit(self, name: str) -> int:
-        """A limit as an exact integer. conformance.spec.limits reads numbers through float,
+        """A limit as an exact integer. conformance.documents.limits reads numbers through float,
         which rounds integers past 2**53 (seq_maximum_count); re-read the stated digits."""
         entry = (self.profile.settings.get("limits") or {}).get(name) or {}
         if "pointer" in entry and "pattern" in entry:

@@ -3,7 +3,7 @@ parameter errors (wire.py), the 52 data commands (commands.py), friendship, cons
 idempotency, tasks and credentials (friendship.py), conversation reads, inbox, mailbox
 attention and durable receive (mailbox.py: the table; reads.py, inbox.py, receive.py: the checks;
 answers.py: their shared readers), groups, the private relay and continuation
-(groups.py, private.py, continuation.py), and the state machines (model.py, model_parts.py). What the
+(groups.py, private.py, continuation.py), and the state machines (machine.py, machine_parts.py). What the
 document states is MUST; the profile's shapes and codes (docs/agent-plaza.md) are SHOULD."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from conformance.protocols.plaza import (
     continuation,
     friendship,
     groups,
+    machine_parts,
     mailbox,
-    model_parts,
     private,
     wire,
 )
 from conformance.protocols.plaza.keeper import STOPS
-from conformance.protocols.plaza.model import PlazaMachine
+from conformance.protocols.plaza.machine import PlazaMachine
 from conformance.runner import CheckContext
 from conformance.table import Table
 
@@ -33,7 +33,7 @@ def build(profile: Profile) -> list[Requirement]:
     t = Table(profile)
     machine = t.req("PLAZA-MACHINE", "MUST", "Invitations, decisions, texts, reads, replays and cancels agree with the friendship model",
                     t.at("/consent"), check_machine, ("pending_treated_as_accepted", "replay_stores_again", "foreign_task_readable"))
-    rows = [*wire.rows(t), *friendship.rows(t), machine, *model_parts.rows(t), *mailbox.rows(t), *groups.rows(t), *private.rows(t),
+    rows = [*wire.rows(t), *friendship.rows(t), machine, *machine_parts.rows(t), *mailbox.rows(t), *groups.rows(t), *private.rows(t),
             *continuation.rows(t), *commands.rows(t)]
     # what lasts comes last, stops after plans: a run that may change a disposable agent for
     # good (keeper.py) does so once every other row has used it

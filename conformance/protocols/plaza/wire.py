@@ -18,12 +18,12 @@ from conformance import locate
 from conformance.checks.errors import expect_error, expect_mapping, expect_refused, expect_result, refused_as
 from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
 from conformance.checks.jsonrpc import expect_envelope
+from conformance.documents.schemas import validator_for
+from conformance.generation.invalid import InvalidInstance, invalid_strategy
 from conformance.model import Operation, Requirement
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
 from conformance.protocols.plaza.keeper import keeper_of
 from conformance.runner import CheckContext
-from conformance.spec.invalid import InvalidInstance, invalid_strategy
-from conformance.spec.schemas import validator_for
 from conformance.table import Table
 from conformance.transport.binding import RawToken, Reply
 

@@ -30,10 +30,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from conformance.control import serve_control
+from conformance.documents.limits import load_limits
+from conformance.documents.schemas import validator_for
 from conformance.model import Limit, Profile
 from conformance.protocols.mcp.server import McpServer, to_response
-from conformance.spec.limits import load_limits
-from conformance.spec.schemas import validator_for
 
 HOUR_S = 3600
 DAY_S = 86400

@@ -23,6 +23,8 @@ from conformance.checks.errors import (
     refused_as,
 )
 from conformance.checks.inputs import invalid_code_everywhere, invalid_inputs_rejected, valid_inputs_accepted
+from conformance.documents.schemas import validator_for
+from conformance.generation.invalid import InvalidInstance
 from conformance.locate import Search
 from conformance.model import Profile, Requirement, Source
 from conformance.protocols.mcp.requirements import McpSurface, all_rows
@@ -40,11 +42,9 @@ from conformance.protocols.wever.client import (
     rpc_error,
     served_rpc,
 )
-from conformance.protocols.wever.model import LIVE_MACHINES, WeverMachine
+from conformance.protocols.wever.machine import LIVE_MACHINES, WeverMachine
 from conformance.protocols.wever.reads import contains, digests, marked, named_values
 from conformance.runner import CheckContext, Untested
-from conformance.spec.invalid import InvalidInstance
-from conformance.spec.schemas import validator_for
 from conformance.table import Table, slug
 from conformance.transport.binding import RawToken, Reply
 from conformance.transport.http import HttpReply, json_excerpt
@@ -1056,7 +1056,7 @@ def live_order(reqs: list[Requirement]) -> list[Requirement]:
 
 
 def check_lifecycle(ctx: CheckContext) -> None:
-    """The stateful machine (model.py); without control, fewer runs of it (each task is
+    """The stateful machine (machine.py); without control, fewer runs of it (each task is
     spent from the day's quotas of the run's mailboxes)."""
     if ctx.run.live:
         ctx.budget = replace(ctx.budget, machines=min(ctx.budget.machines, LIVE_MACHINES))

@@ -13,6 +13,8 @@ from typing import Any
 
 from conformance import locate
 from conformance.checks.errors import expect_refused, expect_result
+from conformance.documents.schemas import validator_for
+from conformance.generation.invalid import InvalidInstance, invalid_strategy
 from conformance.locate import Search
 from conformance.model import Requirement
 from conformance.protocols.wever.client import (
@@ -27,8 +29,6 @@ from conformance.protocols.wever.client import (
 )
 from conformance.protocols.wever.reads import listing_ids
 from conformance.runner import CheckContext
-from conformance.spec.invalid import InvalidInstance, invalid_strategy
-from conformance.spec.schemas import validator_for
 from conformance.transport.http import HttpReply
 
 HOUR_S = 3600

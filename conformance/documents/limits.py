@@ -22,8 +22,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from conformance.documents.schemas import SpecError, resolve_pointer
 from conformance.model import Limit, Source
-from conformance.spec.schemas import SpecError, resolve_pointer
 
 SPEC_KEYS = frozenset({"pointer", "pattern", "scale"})
 PROFILE_KEYS = frozenset({"value", "source", "why"})

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from conformance.documents.schemas import SpecError, inline_refs, resolve_pointer
 from conformance.model import Operation, Source
-from conformance.spec.schemas import SpecError, inline_refs, resolve_pointer
 
 
 def verb_operations(doc: dict[str, Any], relpath: str, settings: dict[str, Any]) -> dict[str, Operation]:

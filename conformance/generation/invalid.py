@@ -17,8 +17,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.spec.generate import index_of
-from conformance.spec.schemas import FORMAT_CHECKER, strategy_for, validator_for
+from conformance.documents.schemas import FORMAT_CHECKER, validator_for
+from conformance.generation.compiler import index_of
+from conformance.generation.strategies import strategy_for
 
 __all__ = ["InvalidInstance", "Violation", "invalid_strategy", "mutations"]
 

@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.documents.schemas import SpecError, inline_refs, pointer_to, resolve_pointer
 from conformance.model import ErrorCode, Operation, Source
-from conformance.spec.schemas import SpecError, inline_refs, pointer_to, resolve_pointer
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 

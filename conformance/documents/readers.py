@@ -8,9 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.documents.openapi import error_catalog, jsonrpc_operations
+from conformance.documents.verbs import (
+    action_operations,
+    method_operations,
+    union_operations,
+    verb_operations,
+)
 from conformance.model import ErrorCode, Operation, Source
-from conformance.spec.openapi import error_catalog, jsonrpc_operations
-from conformance.spec.verbs import action_operations, method_operations, union_operations, verb_operations
 
 
 @dataclass(frozen=True)

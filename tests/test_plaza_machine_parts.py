@@ -1,4 +1,4 @@
-"""Part 2's state machines (model_parts.py) against the Agent Plaza reference: each passes
+"""Part 2's state machines (machine_parts.py) against the Agent Plaza reference: each passes
 clean at the quick budget, and catches a fault its row names."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from conformance.model import Profile, Requirement
 from conformance.profiles import load_profile
-from conformance.protocols.plaza.model_parts import rows
+from conformance.protocols.plaza.machine_parts import rows
 from conformance.runner import Verdict, execute
 from conformance.table import Table
 from conformance.targets import open_run

@@ -1,4 +1,4 @@
-"""Part 2's state machines (issue 14), in the style of part 1's PlazaMachine (model.py): a
+"""Part 2's state machines (issue 14), in the style of part 1's PlazaMachine (machine.py): a
 small model of groups, private channels and direct offers, rules with preconditions that
 draw the model's objects in creation order, and every answer compared with what the model
 predicts.

@@ -1,123 +1,26 @@
-"""Reading spec documents and preparing their schemas: loading, local $ref
-resolution, union splitting and hypothesis strategies."""
+"""Hypothesis strategies of instances valid against a document's schema: 2020-12
+keywords rewritten for the generators, each oneOf/anyOf branch its own variant
+(``split_unions``), custom formats, and the validator's verdict as the last filter."""
 
 from __future__ import annotations
 
 import base64
 import copy
-import hashlib
 import json
 from collections import deque
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-import jsonschema
-import yaml
 from hypothesis import strategies as st
 
-from conformance.yamltext import load_yaml
+from conformance.documents.schemas import strip_annotations, validator_for
 
-
-class SpecError(Exception):
-    """A spec document is missing, does not parse, or lacks what the profile needs."""
-
-
-def load_document(path: Path) -> dict[str, Any]:
-    """Parse a YAML or JSON spec document; SpecError with a one-line reason if it cannot."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(f"cannot read spec {path}: {exc.strerror}") from exc
-    try:
-        doc = json.loads(text) if path.suffix == ".json" else load_yaml(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise SpecError(f"spec {path} does not parse: {first}") from exc
-    if not isinstance(doc, dict):
-        raise SpecError(f"spec {path} is not a JSON object / YAML mapping")
-    return doc
-
-
-def sha256_of(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def resolve_pointer(doc: Any, pointer: str) -> Any:
-    """Follow a JSON pointer (``/a/b`` or ``#/a/b``) into a document."""
-    node = doc
-    for raw in pointer.lstrip("#").strip("/").split("/") if pointer.strip("#/") else []:
-        key = raw.replace("~1", "/").replace("~0", "~")
-        try:
-            node = node[int(key)] if isinstance(node, list) else node[key]
-        except (KeyError, IndexError, ValueError, TypeError) as exc:
-            raise SpecError(f"pointer {pointer!r} does not resolve (stops at {key!r})") from exc
-    return node
-
-
-def pointer_to(*parts: str) -> str:
-    """Build a JSON pointer from raw keys, escaping ``~`` and ``/``."""
-    return "/" + "/".join(p.replace("~", "~0").replace("/", "~1") for p in parts)
-
-
-def inline_refs(schema: Any, doc: dict[str, Any], _stack: tuple[str, ...] = ()) -> Any:
-    """Return a copy of ``schema`` with every local ``$ref`` replaced by its target.
-
-    A recursive reference is cut at its second appearance and replaced by ``{}``,
-    so generation stays finite."""
-    if isinstance(schema, list):
-        return [inline_refs(item, doc, _stack) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    if "$ref" in schema and isinstance(schema["$ref"], str) and schema["$ref"].startswith("#"):
-        ref = schema["$ref"]
-        if ref in _stack:
-            return {}
-        target = inline_refs(resolve_pointer(doc, ref), doc, _stack + (ref,))
-        siblings = {k: v for k, v in schema.items() if k != "$ref"}
-        if not siblings:
-            return target
-        if target is False:
-            return False
-        merged = dict(target) if isinstance(target, dict) else {}
-        # Sibling annotations (description, example) do not constrain; keep the target's.
-        # A sibling constraint that differs from the target's own applies as well (allOf).
-        for key, value in siblings.items():
-            value = inline_refs(value, doc, _stack)
-            if key not in merged:
-                merged[key] = value
-            elif key not in (*_ANNOTATIONS, "default", "$comment") and merged[key] != value:
-                merged["allOf"] = [*merged.get("allOf", []), {key: value}]
-        return merged
-    return {key: inline_refs(value, doc, _stack) for key, value in schema.items()}
-
-
-# Formats the spec uses that hypothesis-jsonschema does not know by itself.
 CUSTOM_FORMATS = {
     "uuid": st.uuids().map(str),
     "byte": st.binary(max_size=64).map(lambda b: base64.b64encode(b).decode()),
     "binary": st.text(max_size=32),
     "int32": st.integers(-(2**31), 2**31 - 1).map(str),
 }
-
-_ANNOTATIONS = ("example", "examples", "description", "title", "deprecated", "readOnly", "writeOnly", "externalDocs")
-
-
-def strip_annotations(schema: Any) -> Any:
-    """Drop OpenAPI-only annotation keywords that confuse generators (``example`` etc.)."""
-    if isinstance(schema, list):
-        return [strip_annotations(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {}
-    for key, value in schema.items():
-        if key in _ANNOTATIONS:
-            continue
-        if key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
-            out[key] = {name: strip_annotations(sub) for name, sub in value.items()}
-        else:
-            out[key] = strip_annotations(value)
-    return out
 
 
 # Keywords whose value is one subschema, a list of subschemas, or a name -> subschema map.
@@ -233,7 +136,7 @@ def _for_generation(schema: Any) -> Any:
 
 @lru_cache(maxsize=256)
 def _strategy_cached(schema_json: str) -> st.SearchStrategy[Any]:
-    from conformance.spec.generate import compile_schema
+    from conformance.generation.compiler import compile_schema
 
     schema = json.loads(schema_json)
     # compile_schema gives each oneOf/anyOf branch its own strategy (the per-branch
@@ -248,19 +151,3 @@ def strategy_for(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     """A hypothesis strategy of instances valid (by ``validator_for``) against an
     already-inlined schema."""
     return _strategy_cached(json.dumps(strip_annotations(schema), sort_keys=True))
-
-
-FORMAT_CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
-
-
-def validator_for(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
-    return jsonschema.Draft202012Validator(schema, format_checker=FORMAT_CHECKER)
-
-
-def schema_errors(schema: dict[str, Any], instance: Any, limit: int = 3) -> list[str]:
-    """Human-readable schema violations of ``instance`` (empty when valid)."""
-    errors = sorted(validator_for(schema).iter_errors(instance), key=lambda e: list(e.absolute_path))
-    return [
-        f"{'/' + '/'.join(map(str, e.absolute_path)) if e.absolute_path else '(root)'}: {e.message[:200]}"
-        for e in errors[:limit]
-    ]

@@ -11,8 +11,8 @@ from hypothesis.stateful import initialize, precondition, rule
 
 from conformance.checks.errors import error_named, expect_catalogued, expect_result
 from conformance.checks.lifecycle import LifecycleMachine
+from conformance.documents.schemas import resolve_pointer
 from conformance.protocols.bindu.answers import history_of, state_of, task_result, tasks_listed
-from conformance.spec.schemas import resolve_pointer
 
 STATE = "/components/schemas/TaskStatus/properties/state"
 PAUSED = ("input-required", "auth-required")
