@@ -80,9 +80,10 @@ def compare_holdings(before: dict[str, Any], after: dict[str, Any]) -> list[str]
 
 
 def holdings_of(profile: Profile, run: RunContext) -> dict[str, Any]:
-    package = importlib.import_module(profile.settings["package"])
+    from conformance.profiles import protocol_of
+
     configured = {label: value for label, value in run.credentials.items() if label not in run.identities.created}
-    return dict(package.holdings(run.reference, configured))
+    return dict(protocol_of(profile.settings["package"]).holdings(run.reference, configured))
 
 
 def run_without_control(name: str, *, budget: str = "quick", seed: int = 1, only: Iterable[str] | None = None,

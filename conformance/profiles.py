@@ -15,6 +15,7 @@ from conformance.documents.limits import load_limits
 from conformance.documents.readers import SpecDocument, read_errors, read_operations
 from conformance.documents.schemas import SpecError, load_document, sha256_of
 from conformance.model import Profile, Requirement, Source
+from conformance.protocol import Protocol
 from conformance.statements import load_statements
 from conformance.yamltext import load_yaml
 
@@ -116,6 +117,14 @@ def is_profile_file(path: Path) -> bool:
     return any(line.startswith("package: conformance.protocols.") for line in head.splitlines())
 
 
+def protocol_of(package: str) -> Protocol:
+    """The ``PROTOCOL`` a protocol package exports (conformance/protocol.py)."""
+    protocol = getattr(importlib.import_module(package), "PROTOCOL", None)
+    if not isinstance(protocol, Protocol):
+        raise ProfileError(f"package {package} exports no PROTOCOL (a conformance.protocol.Protocol)")
+    return protocol
+
+
 def load_profile(name: str, path: Path | None = None) -> Profile:
     """Load (once per process) the named profile with its spec and protocol package:
     the kit's own ``profiles/<name>.yaml``, or the profile file at ``path`` (a copy
@@ -129,7 +138,7 @@ def load_profile(name: str, path: Path | None = None) -> Profile:
     document = SpecDocument(spec, spec_path.read_text(encoding="utf-8"), settings["spec"], name)
     operations = read_operations(document, settings)
     errors = read_errors(document, settings)
-    package = importlib.import_module(settings["package"])
+    protocol = protocol_of(settings["package"])
     profile = Profile(
         name=settings.get("name", name),
         title=settings.get("title", name),
@@ -142,8 +151,8 @@ def load_profile(name: str, path: Path | None = None) -> Profile:
         errors=errors,
         requirements=[],
         faults={},
-        create_reference=package.create_reference,
-        probe=package.probe,
+        create_reference=protocol.create_reference,
+        probe=protocol.probe,
         reference_credentials={},
         limits=load_limits(settings.get("limits"), spec, settings["spec"]),
     )
@@ -153,13 +162,19 @@ def load_profile(name: str, path: Path | None = None) -> Profile:
     profile.statements = load_statements(PROFILES_DIR / "statements" / f"{name}.yaml", profile.deferred)
     status = str(settings.get("status") or "")
     profile.draft = status.removeprefix("draft").strip(" :") or "in progress" if status.startswith("draft") else ""
-    package.complete(profile)  # the package adds requirements, faults, reference credentials
+    parts = protocol.parts(profile)
+    profile.requirements, profile.faults, profile.variants = parts.requirements, parts.faults, parts.variants
+    profile.reference_credentials = parts.reference_credentials
+    if parts.reference_world is not None:
+        profile.reference_world = parts.reference_world
+    for binding, headers in parts.binding_headers.items():
+        profile.settings["bindings"][binding]["headers"] = {**(profile.settings["bindings"][binding].get("headers") or {}), **headers}
     twice = sorted(rid for rid, n in Counter(r.id for r in profile.requirements).items() if n > 1)
     if twice:
         raise ProfileError(f"profile {name}: requirement IDs used twice: {', '.join(twice)}")
     assign_groups(profile.requirements, settings.get("groups") or {})
     check_quotas(profile, name)
-    profile.quota_use = read_quota_use(Path(str(package.__file__)).parent / "quota_use.yaml", profile)
+    profile.quota_use = read_quota_use(Path(str(importlib.import_module(settings["package"]).__file__)).parent / "quota_use.yaml", profile)
     _CACHE[key] = profile
     return profile
 

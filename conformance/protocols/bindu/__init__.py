@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.model import Profile
+from conformance.protocol import Parts, Protocol
 from conformance.runner import CheckContext
 from conformance.targets import ProtocolMismatch
 from conformance.transport.binding import DEFAULT
@@ -30,17 +31,14 @@ def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
         )
 
 
-def complete(profile: Profile) -> None:
-    """Fill in what the protocol package contributes to the loaded profile."""
+def parts(profile: Profile) -> Parts:
+    """The Bindu rows, faults, variants and the reference's credentials."""
     from conformance.protocols.bindu.faults import FAULTS
     from conformance.protocols.bindu.reference import reference_credentials
     from conformance.protocols.bindu.requirements import build
     from conformance.protocols.bindu.variants import VARIANTS
 
-    profile.faults = dict(FAULTS)
-    profile.variants = dict(VARIANTS)
-    profile.reference_credentials = reference_credentials()
-    profile.requirements = build(profile)
+    return Parts(build(profile), dict(FAULTS), dict(VARIANTS), reference_credentials())
 
 
 def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
@@ -62,3 +60,6 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
         contexts = sorted(c.id for c in reference.contexts.values() if client is not None and c.owner == client)
         out[label] = {"same": same, "kept": {"tasks": sorted(tasks), "contexts": contexts}}
     return out
+
+
+PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.model import Profile
+from conformance.protocol import Parts, Protocol
 from conformance.runner import CheckContext
 from conformance.targets import ProtocolMismatch
 from conformance.transport.binding import DEFAULT
@@ -32,19 +33,19 @@ def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
         )
 
 
-def complete(profile: Profile) -> None:
+def parts(profile: Profile) -> Parts:
+    """The Canon rows (the MCP-level ones included), faults, variants, the reference's
+    token and the world its control reports (a live run's config `world:`)."""
     from conformance.protocols.canon.faults import FAULTS
     from conformance.protocols.canon.reference import world_roles
     from conformance.protocols.canon.requirements import build
     from conformance.protocols.canon.variants import VARIANTS
     from conformance.protocols.mcp.faults import for_rows
 
-    profile.requirements = build(profile)
-    mcp_faults, mcp_variants = for_rows(profile.requirements, [str(profile.settings["bindings"]["mcp"]["protocol_version"])])
-    profile.faults = {**FAULTS, **mcp_faults}
-    profile.variants = {**VARIANTS, **mcp_variants}
-    profile.reference_credentials = {"full": REFERENCE_TOKEN}
-    profile.reference_world = world_roles()  # what control `world` answers: a live run's config `world:`
+    requirements = build(profile)
+    mcp_faults, mcp_variants = for_rows(requirements, [str(profile.settings["bindings"]["mcp"]["protocol_version"])])
+    return Parts(requirements, {**FAULTS, **mcp_faults}, {**VARIANTS, **mcp_variants}, {"full": REFERENCE_TOKEN},
+                 reference_world=world_roles())
 
 
 def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
@@ -71,3 +72,6 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
                 kept[f"messages of {cid}"] = [m["messageId"] for m in conv["messages"]]
         out[label] = {"same": same, "kept": kept}
     return out
+
+
+PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings)

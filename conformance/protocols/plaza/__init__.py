@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.model import Profile
+from conformance.protocol import Parts, Protocol
 from conformance.runner import CheckContext
 from conformance.targets import ProtocolMismatch
 from conformance.transport.binding import DEFAULT
@@ -30,20 +31,17 @@ def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
         )
 
 
-def complete(profile: Profile) -> None:
+def parts(profile: Profile) -> Parts:
+    """The Plaza rows, faults, variants, the reference's credentials, and the document's
+    requiredHeaders on every call of the jsonrpc binding (values read from the spec)."""
     from conformance.protocols.plaza.client import required_headers
     from conformance.protocols.plaza.faults import FAULTS
     from conformance.protocols.plaza.reference import reference_credentials
     from conformance.protocols.plaza.requirements import build
     from conformance.protocols.plaza.variants import VARIANTS
 
-    # every call carries the document's requiredHeaders (values read from the spec)
-    profile.settings["bindings"]["jsonrpc"]["headers"] = required_headers(profile.spec)
-    profile.faults = dict(FAULTS)
-    profile.variants = dict(VARIANTS)
-    profile.reference_credentials = reference_credentials()
-    profile.requirements = build(profile)
-
+    return Parts(build(profile), dict(FAULTS), dict(VARIANTS), reference_credentials(),
+                 binding_headers={"jsonrpc": required_headers(profile.spec)})
 
 
 def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
@@ -125,3 +123,6 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
         plan = reference.current_plan(me)
         same["plan"] = [plan["id"], plan["commission"]] if plan else None
     return out
+
+
+PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings)

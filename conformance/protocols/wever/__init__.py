@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.model import Profile
+from conformance.protocol import Parts, Protocol
 from conformance.runner import CheckContext
 from conformance.targets import ProtocolMismatch
 from conformance.transport.binding import DEFAULT
@@ -32,18 +33,18 @@ def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
         )
 
 
-def complete(profile: Profile) -> None:
+def parts(profile: Profile) -> Parts:
+    """The Wever rows (the MCP-level ones of both MCP bindings included), faults,
+    variants and the reference's mailboxes."""
     from conformance.protocols.mcp.faults import for_rows
     from conformance.protocols.wever.faults import FAULTS
     from conformance.protocols.wever.reference import reference_credentials
     from conformance.protocols.wever.requirements import build
     from conformance.protocols.wever.variants import VARIANTS
 
-    profile.requirements = build(profile)
-    mcp_faults, mcp_variants = for_rows(profile.requirements, list(profile.spec["protocols"]["mcp"]["versions"]))
-    profile.faults = {**FAULTS, **mcp_faults}
-    profile.variants = {**VARIANTS, **mcp_variants}
-    profile.reference_credentials = reference_credentials()
+    requirements = build(profile)
+    mcp_faults, mcp_variants = for_rows(requirements, list(profile.spec["protocols"]["mcp"]["versions"]))
+    return Parts(requirements, {**FAULTS, **mcp_faults}, {**VARIANTS, **mcp_variants}, reference_credentials())
 
 
 def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
@@ -78,3 +79,6 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
             },
         }
     return out
+
+
+PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings)
