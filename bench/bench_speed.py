@@ -75,8 +75,8 @@ def bare_rate(profile_name: str, seconds: float, target: str = "reference", conf
     transport's own client (no recording, no judging): the target's speed."""
     import httpx
 
+    from conformance.check import CheckContext
     from conformance.profiles import load_profile
-    from conformance.runner import CheckContext
     from conformance.targets import open_run
 
     profile = load_profile(profile_name)

@@ -34,7 +34,7 @@ from conformance.targets import ConfigError
 EPILOG = "exit codes:\n" + "\n".join(f"  {code:3}  {what}" for code, what in EXIT_CODES.items())
 
 def _limits() -> str:
-    from conformance.runner import BUDGETS
+    from conformance.budgets import BUDGETS
     from conformance.transport.http import DEAD_AFTER, DEFAULT_MAX_ANSWER, DEFAULT_TIMEOUT
 
     budgets = ", ".join(f"{b.name} {b.max_time / 60:g}m" for b in BUDGETS.values())

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from conformance.check import CheckContext, CheckFailed, ProtocolMismatch, Untested
+from conformance.evidence import answered
 from conformance.model import Profile
-from conformance.report.rootcause import answered
-from conformance.runner import CheckContext, CheckFailed, Untested
-from conformance.targets import ProtocolMismatch
 from conformance.transport.http import TransportFailure
 
 REFUSED_STATUS = 401  # HTTP's "no valid credentials": a 403 is an authenticated caller without the right

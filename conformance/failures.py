@@ -53,6 +53,12 @@ class Failure:
     message: str
     statement: str | None = None
     subcheck: str | None = None
+    # what the spec wanted and what came back, where the check knew (an error code, an
+    # HTTP status), else the answer of the exchange that broke it: read, never parsed again
+    expected_code: Any = None
+    actual_code: Any = None
+    expected_status: int | None = None
+    actual_status: int | None = None
 
     def __post_init__(self) -> None:
         check_kind(self.kind)
@@ -70,7 +76,8 @@ class Failure:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Failure:
         return cls(str(data.get("kind") or DEFAULT_KIND), str(data.get("message", "")),
-                   data.get("statement"), data.get("subcheck"))
+                   data.get("statement"), data.get("subcheck"), data.get("expected_code"), data.get("actual_code"),
+                   data.get("expected_status"), data.get("actual_status"))
 
 
 def summarize(failures: list[Failure], subchecks: int = 0) -> str:

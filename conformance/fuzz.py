@@ -111,10 +111,10 @@ def preflight(profile_name: str, target: str | None, config: dict[str, Any], tok
               faults: tuple[str, ...]) -> str:
     """"" when the target answers the profile's probe; else why not (a campaign against a
     target that is not there would only report that, once per requirement)."""
+    from conformance.check import CheckContext, ProtocolMismatch, Untested
     from conformance.model import Requirement, Source
     from conformance.profiles import load_profile
-    from conformance.runner import CheckContext, Untested
-    from conformance.targets import ProtocolMismatch, open_run
+    from conformance.targets import open_run
     from conformance.transport.http import DEAD_AFTER, RunAborted, TransportFailure
 
     profile = load_profile(profile_name)

@@ -246,6 +246,8 @@ class Profile:
     # of a later part; the reference does not serve them yet, so they must be untested against it
     deferred: tuple[str, ...] = ()
     deferred_until: str = ""
+    # what a shared module asks of the profile's protocol, by name (conformance/protocol.py)
+    provides: dict[str, Callable[[Profile], Any]] = field(default_factory=dict)
 
     def is_deferred(self, rid: str) -> bool:
         return any(fnmatch.fnmatchcase(rid, g) for g in self.deferred)

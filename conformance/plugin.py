@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from conformance.budgets import BUDGETS
+from conformance.check import CheckContext, ProtocolMismatch, RunContext, Untested
 from conformance.credentials import check_credentials
 from conformance.model import Case, Profile, Requirement, Source
 from conformance.parallel import AloneLast, distributed, is_worker, runs_alone
@@ -26,24 +28,8 @@ from conformance.report.baseline import Baseline, load_baseline
 from conformance.report.cases import write_case
 from conformance.report.html import replay_line, write_html
 from conformance.report.summary import Result, build_summary, exit_code, write_summary
-from conformance.runner import (
-    BUDGETS,
-    CheckContext,
-    RunContext,
-    Untested,
-    Verdict,
-    execute,
-    verdict_from_json,
-    verdict_to_json,
-)
-from conformance.targets import (
-    ConfigError,
-    ProtocolMismatch,
-    load_config,
-    open_run,
-    parse_duration,
-    writable_dir,
-)
+from conformance.runner import Verdict, execute, verdict_from_json, verdict_to_json
+from conformance.targets import ConfigError, load_config, open_run, parse_duration, writable_dir
 from conformance.transport.http import (
     DEAD_AFTER,
     Redactor,

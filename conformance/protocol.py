@@ -1,38 +1,56 @@
 """What a protocol package gives the engine: its ``__init__.py`` exports ``PROTOCOL``, a
-``Protocol``, and the engine (profiles.py) builds the profile from it; no package
-changes a ``Profile`` itself."""
+``Protocol``, and the engine (profiles.py) builds the profile from it: the requirements,
+faults and variants its ``modules`` declare (conformance/declare.py), the credentials and
+world of its reference. No package changes a ``Profile`` itself."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.model import Profile, Requirement
 
 
-@dataclass(frozen=True)
-class Parts:
-    """What a protocol adds to a loaded profile: its requirement rows, the faults and
-    variants of its reference, the credentials and world that reference holds, and the
-    headers each binding carries that the document gives (binding name -> headers)."""
+def _none(profile: Profile) -> dict[str, Any]:
+    return {}
 
+
+@dataclass(frozen=True)
+class Protocol:
+    """One protocol.
+
+    - ``create_reference(profile, control=True, **options)``: an ASGI app whose
+      ``state.reference`` faults patch;
+    - ``probe(ctx, caller=DEFAULT)``: a harmless call; ProtocolMismatch when the target
+      speaks something else;
+    - ``modules``: the modules that declare its requirements, faults and variants, in the
+      order its rows run (a shared module, MCP's say, among them);
+    - ``holdings(reference, credentials)``: what configured identities hold
+      (conformance/liverun.py);
+    - ``credentials(profile)``: the credentials its reference accepts; ``world(profile)``
+      the seeded world its control reports (a live run names it in the config's ``world:``);
+    - ``binding_headers(profile)``: headers the document puts on each binding;
+    - ``provides``: what a shared module asks of this protocol, by name (the MCP surface);
+    - ``last``: kinds of ``lasting`` whose rows run at the very end, in that order."""
+
+    create_reference: Callable[..., Any]
+    probe: Callable[..., None]
+    holdings: Callable[[Any, dict[str, Any]], dict[str, Any]]
+    modules: tuple[str, ...] = ()
+    credentials: Callable[[Profile], dict[str, Any]] = _none
+    world: Callable[[Profile], dict[str, Any]] | None = None
+    binding_headers: Callable[[Profile], dict[str, dict[str, str]]] = _none
+    provides: Mapping[str, Callable[[Profile], Any]] = field(default_factory=dict)
+    last: tuple[str, ...] = ()
+    parts: Callable[[Profile], Parts] | None = None  # TRANSITIONAL: a package not yet declaring its rows
+
+
+@dataclass(frozen=True)
+class Parts:  # TRANSITIONAL
     requirements: list[Requirement]
     faults: dict[str, Callable[[Any], None]]
     variants: dict[str, Callable[[Any], None]]
     reference_credentials: dict[str, Any]
     reference_world: dict[str, Any] | None = None
     binding_headers: dict[str, dict[str, str]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Protocol:
-    """One protocol: ``create_reference(profile, control=True, **options)`` (an ASGI app
-    whose ``state.reference`` faults patch), ``probe(ctx, caller=DEFAULT)`` (a harmless call;
-    ProtocolMismatch when the target speaks something else), ``parts(profile)`` and
-    ``holdings(reference, credentials)`` (what configured identities hold: conformance/liverun.py)."""
-
-    create_reference: Callable[..., Any]
-    probe: Callable[..., None]
-    parts: Callable[[Profile], Parts]
-    holdings: Callable[[Any, dict[str, Any]], dict[str, Any]]

@@ -1,197 +1,32 @@
-"""Running one requirement against one target: the context a check sees, the
-hypothesis settings of a budget, and the verdict that comes out."""
+"""Running one requirement against one target and judging it: the verdict that comes
+out of a check (conformance/check.py is what the check sees)."""
 
 from __future__ import annotations
 
-import ast
-import fnmatch
-import gzip
-import json
-import re
-import tempfile
 import time
 import traceback
-import unicodedata
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import hypothesis
-from hypothesis import HealthCheck, Phase, given, reproduce_failure, seed, settings
-from hypothesis import strategies as st
-from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, InMemoryExampleDatabase
-from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
-from conformance.failures import DEFAULT_KIND, Failure, check_kind, summarize
-from conformance.live import REASONS, Identities, PutBack, QuotaBook
-from conformance.model import Exchange, Profile, Requirement
-from conformance.report.rootcause import accepted_features
-from conformance.transport.binding import Binding, make_binding
-from conformance.transport.http import (
-    HttpReply,
-    HttpTransport,
-    RunStopped,
-    TargetUnreachable,
-    TransportFailure,
+from conformance.check import (
+    Blocked,
+    CheckContext,
+    CheckFailed,
+    NotApplicable,
+    RunContext,
+    Untested,
+    _clean_message,
+    not_served,
+    typed_failure,
 )
-
-
-class CheckFailed(AssertionError):
-    """The target broke the requirement. ``kind`` is one of ``KINDS``
-    (conformance/failures.py; an unknown kind raises ValueError here, when the
-    check is written wrong, not when the target is); ``statement`` optionally
-    names the spec statement broken; ``subcheck`` is filled in by ``ctx.subcheck``."""
-
-    def __init__(self, message: str, kind: str = DEFAULT_KIND, statement: str | None = None,
-                 subcheck: str | None = None) -> None:
-        super().__init__(message)
-        self.kind = check_kind(kind)
-        self.statement = statement
-        self.subcheck = subcheck
-
-
-class Untested(Exception):
-    """The requirement cannot be tested against this target with what was given;
-    ``reason`` is one of ``conformance.live.REASONS`` (reports count them apart)."""
-
-    def __init__(self, message: str, reason: str = "other") -> None:
-        super().__init__(message)
-        if reason not in REASONS:
-            raise ValueError(f"untested reason {reason!r} is not one of {sorted(REASONS)}")
-        self.reason = reason
-
-
-class Blocked(Exception):  # noqa: N818 - a verdict, like Untested
-    """The check could not set up what it tests: the target refused a set-up step.
-    The verdict is ``blocked`` by that finding (not a failure of this requirement)."""
-
-    def __init__(self, message: str, kind: str = DEFAULT_KIND) -> None:
-        super().__init__(message)
-        self.kind = kind  # of the finding that blocked it: root causes group by it
-
-
-class NotApplicable(Exception):
-    """The requirement does not apply to this target or binding (reported skipped)."""
-
-
-@dataclass(frozen=True)
-class Budget:
-    name: str
-    examples: int  # examples per generated property
-    machines: int  # state-machine runs
-    steps: int  # steps per state-machine run
-    max_time: float  # default wall-clock limit of a whole run, seconds (--max-time)
-
-
-BUDGETS = {
-    "quick": Budget("quick", examples=8, machines=5, steps=12, max_time=15 * 60),
-    "standard": Budget("standard", examples=40, machines=20, steps=25, max_time=60 * 60),
-    "deep": Budget("deep", examples=200, machines=80, steps=40, max_time=6 * 3600),
-}
-
-
-def not_served(feature: str, answer: str) -> str:
-    return (f"the target answers that it does not serve {feature}, which the spec makes optional: {answer} "
-            f"(declare it in the config's declared: to make this row not applicable)")
-
-
-@dataclass
-class RunContext:
-    """Everything shared by the requirements of one run."""
-
-    profile: Profile
-    http: HttpTransport
-    budget: Budget
-    seed: int
-    credentials: dict[str, Any] = field(default_factory=dict)
-    control_path: str | None = None  # path prefix (or URL) of the control interface
-    database: ExampleDatabase | None = None
-    unreachable: str | None = None
-    binding: str | None = None  # which of the profile's bindings the run speaks
-    world: dict[str, Any] = field(default_factory=dict)  # ids of a live target's seeded world (config `world:`)
-    declared: frozenset[str] = frozenset()  # optional features the deployment declares it does not offer
-    shrink: bool = True  # minimise failing examples (off where only whether a check crashes matters)
-    reference: Any = None  # the built-in reference's instance, in process (selftest traces what checks read)
-    # credentials the target refused before the run (or wanted and was not given), with
-    # why: a requirement that would send one is untested (conformance/credentials.py)
-    refused: dict[str, str] = field(default_factory=dict)
-    # replay what earlier runs saved in the example database before generating (a shared
-    # `examples:` database, a fuzz campaign); off, the same seed sends the same exchanges
-    reuse_examples: bool = False
-    # optional features asked once whether the target serves them (CheckContext.require_served):
-    # feature -> None (served) or the target's own answer saying it does not
-    served: dict[str, str | None] = field(default_factory=dict)
-    # a live run does no harm (conformance/live.py): whom it may change for good, what it
-    # spent of each quota, and what it could not put back
-    identities: Identities = field(default_factory=Identities)
-    quotas: QuotaBook = field(default_factory=QuotaBook)
-    not_put_back: list[str] = field(default_factory=list)
-    # what a protocol keeps from check to check within one run (its live-site baseline, say)
-    scratch: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def target(self) -> str:
-        return self.http.target
-
-    @property
-    def live(self) -> bool:
-        """No control interface: the target's state is the operator's, not the run's."""
-        return not self.control_path
-
-
-def example_database(directory: Path | None, shared: str | None = None) -> ExampleDatabase:
-    """Hypothesis's storage under ``directory`` (the example database in
-    ``examples/``, its caches beside it), never in whatever folder the command
-    runs in; in memory when ``directory`` is None (replays). ``shared`` (config
-    ``examples``) puts the examples where other workers and machines find them: a
-    folder, or a redis:// URL (hypothesis's Redis database), so a failure one finds
-    is replayed by all."""
-    from hypothesis.configuration import set_hypothesis_home_dir
-
-    home = directory or Path(tempfile.gettempdir()) / "conformance-hypothesis"
-    set_hypothesis_home_dir(home)
-    seed_unicode_cache(home)
-    if shared and shared.startswith(("redis://", "rediss://", "unix://")):
-        try:
-            import redis
-            from hypothesis.extra.redis import RedisExampleDatabase
-        except ImportError as exc:
-            raise ValueError(f"config examples: {shared.split('@')[-1]} needs the redis package (pip install redis)") from exc
-        return RedisExampleDatabase(redis.Redis.from_url(shared))
-    if shared:
-        folder = Path(shared).expanduser()
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ValueError(f"config examples: folder {folder} cannot be created: {exc.strerror or exc}") from None
-        return DirectoryBasedExampleDatabase(str(folder))
-    if directory is None:
-        return InMemoryExampleDatabase()
-    (directory / "examples").mkdir(parents=True, exist_ok=True)
-    return DirectoryBasedExampleDatabase(str(directory / "examples"))
-
-
-# The characters that UTF-8 can encode: all but the surrogates. hypothesis-jsonschema
-# asks hypothesis for text "encodable as utf-8"; on a cold cache hypothesis works
-# that out by building a list of 1.1 million pairs (about 180 MB at peak).
-UTF8_INTERVALS = [[[0, 0xD7FF], [0xE000, 0x10FFFF]], []]
-
-
-def seed_unicode_cache(home: Path) -> None:
-    """Write hypothesis's cache entry for the UTF-8 codec (a known answer; the
-    project's tests compare it with what hypothesis computes)."""
-    path = home / "unicode_data" / unicodedata.unidata_version / "codec-v2-utf-8.json.gz"
-    if path.exists():
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with gzip.GzipFile(path, "wb", mtime=1) as out:
-            out.write(json.dumps(UTF8_INTERVALS).encode())
-    except OSError:
-        pass  # hypothesis computes it itself
+from conformance.evidence import Root, accepted_features, root_of
+from conformance.failures import Failure, summarize
+from conformance.model import Exchange, Requirement
+from conformance.transport.http import RunStopped, TargetUnreachable, TransportFailure
 
 
 @dataclass
@@ -205,10 +40,19 @@ class Verdict:
     failures: list[Failure] = field(default_factory=list)  # of a failed verdict; ``message`` sums them up
     machine: dict[str, int] = field(default_factory=dict)  # state-machine rules and transitions reached, by count
     cause: str = ""  # of a blocked verdict: the kind of the finding that blocked it
-    features: set[str] = field(default_factory=set)  # of a passed verdict: what its accepted requests carried (root causes)
+    features: set[str] = field(default_factory=set)  # what its accepted requests carried (root causes)
     generated: int = 0  # hypothesis properties and machines the check ran (0: an example-based check)
     spent: dict[str, dict[str, int]] = field(default_factory=dict)  # quota -> who -> count (ctx.spend)
     reason: str = ""  # of an untested verdict: one of conformance.live.REASONS
+    root: Root | None = None  # of a failed or blocked verdict: its root cause (conformance/evidence.py)
+
+    def with_root(self) -> Verdict:
+        """This verdict with its root cause read from its exchanges (failed or blocked ones)."""
+        if self.status in ("failed", "blocked"):
+            kind = self.failures[-1].kind if self.failures else self.cause or self.status
+            self.root = root_of(kind, self.message, self.exchanges)
+            self.features = self.features | accepted_features(self.exchanges)
+        return self
 
 
 def verdict_to_json(v: Verdict) -> dict[str, Any]:
@@ -216,7 +60,8 @@ def verdict_to_json(v: Verdict) -> dict[str, Any]:
     return {"status": v.status, "message": v.message, "exchanges": [e.to_json() for e in v.exchanges],
             "reproduce": v.reproduce, "duration_s": v.duration_s, "exchange_count": v.exchange_count,
             "failures": [f.to_json() for f in v.failures], "machine": v.machine, "cause": v.cause,
-            "features": sorted(v.features), "generated": v.generated, "reason": v.reason, "spent": v.spent}
+            "features": sorted(v.features), "generated": v.generated, "reason": v.reason, "spent": v.spent,
+            "root": v.root.to_json() if v.root else None}
 
 
 def verdict_from_json(data: dict[str, Any]) -> Verdict:
@@ -224,387 +69,7 @@ def verdict_from_json(data: dict[str, Any]) -> Verdict:
                    data["reproduce"], data["duration_s"], data["exchange_count"],
                    [Failure.from_json(f) for f in data["failures"]], dict(data["machine"]), data["cause"],
                    set(data["features"]), int(data.get("generated", 0)),
-                   dict(data.get("spent") or {}), str(data.get("reason", "")))
-
-
-_BLOB = re.compile(r"@reproduce_failure\('([^']+)', (b'[^']*')\)")
-
-
-class CheckContext:
-    """What a check function gets: transports, credentials, control, and helpers
-    that run hypothesis with the run's budget and seed."""
-
-    def __init__(self, run: RunContext, requirement: Requirement, reproduce: dict[str, Any] | None = None):
-        self.run = run
-        self.requirement = requirement
-        self.profile = run.profile
-        self.budget = run.budget
-        self.http = run.http
-        self._reproduce = reproduce
-        self._calls = 0
-        self.failed_call: int | None = None
-        self.blob: tuple[str, str] | None = None
-        self._binding: Binding | None = None
-        self.machine_stats: Counter[str] = Counter()  # rules and transitions a state machine reached
-        # sub-checks: what failed (with the exchanges logged then: a later for_all
-        # clears the log, the case must still hold them), where we are, and whether
-        # a hypothesis body is running (> 0), where nothing may be swallowed
-        self.subcheck_failures: list[Failure] = []
-        self.subcheck_exchanges: list[Exchange] = []
-        self._subchecks_entered: frozenset[str] = frozenset()
-        self._subcheck_path: tuple[str, ...] = ()
-        self._hypothesis_depth = 0
-        self._put_back = PutBack()
-        self.scratch: dict[str, Any] = {}  # what a protocol keeps for this requirement only
-        self.spent: defaultdict[str, Counter[str]] = defaultdict(Counter)
-        self.quota_refusals: list[str] = []  # refusals for a quota set aside (the run spent it: blocked, not failed)
-
-    @property
-    def binding_name(self) -> str | None:
-        return self.run.binding
-
-    @property
-    def binding(self) -> Any:
-        """The run's binding (transport/binding.py): ``call(operation, params, caller=...)``."""
-        if self._binding is None:
-            name = self.run.binding
-            if name is None:
-                raise NotApplicable(f"profile {self.profile.name} declares no bindings")
-            self._binding = self.binding_named(name)
-        return self._binding
-
-    def binding_named(self, name: str) -> Any:
-        """Another of the profile's bindings, for a requirement about that surface
-        whatever the run speaks (an action only one binding carries, say)."""
-        entry = self.profile.settings["bindings"][name]
-        other = make_binding(name, entry, self.http, self.token)
-        other.on_unauthenticated = self._needs_token
-        other.before_call = self._lasting_operation
-        return other
-
-    def _lasting_operation(self, operation: str, label: str | None) -> None:
-        """The profile's ``lasting:`` block names operations that do something lasting to
-        their caller (close_mailbox, say): guarded as ``lasting`` is."""
-        what = (self.profile.settings.get("lasting") or {}).get(operation)
-        if what and label:
-            self.lasting(label, str(what))
-
-    def _needs_token(self, label: str) -> None:
-        self.run.refused.setdefault(label, "not given, and the target requires a bearer token (HTTP 401 without one)")
-        raise Untested(f"the target requires a bearer token: give --token or credentials.{label}", "credential")
-
-    def _not_refused(self, label: str) -> None:
-        """A credential the target refused is never sent to be judged."""
-        why = self.run.refused.get(label)
-        if why is not None:
-            raise Untested(f"credential {label!r} {why}: not judged (give a credential the target accepts)", "credential")
-
-    def token(self, label: str, required: bool = True) -> str | None:
-        """The bearer token of a credential (a mapping's ``token``); a required one
-        that was not given makes the requirement untested, and so does one the target
-        refused before the run."""
-        self._not_refused(label)
-        value = self.run.credentials.get(label)
-        if isinstance(value, dict):
-            value = value.get("token")
-        if not value and required:
-            raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)", "credential")
-        return value or None
-
-    # -- what the target offers --------------------------------------------------
-    def credential(self, label: str) -> Any:
-        self._not_refused(label)
-        value = self.run.credentials.get(label)
-        if not value:
-            raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)", "credential")
-        return value
-
-    def limit(self, name: str) -> int:
-        """A limit of the profile (its ``limits:`` block), in the unit its name says."""
-        if name not in self.profile.limits:
-            raise ValueError(f"{self.profile.name} has no limit {name!r} (known: {', '.join(sorted(self.profile.limits))})")
-        return int(self.profile.limits[name].value)
-
-    def require_served(self, feature: str, probe: Callable[[], str | None]) -> None:
-        """Once per run, ``probe()`` asks the target whether it serves the optional
-        ``feature`` (the profile's ``optional:`` block): None when it does, else the
-        target's answer saying it does not (the document's own "unsupported" answer).
-        When it does not, this requirement and every later one of that feature is
-        untested with that answer, whatever order they run in: a part the target
-        declines is never failed or blocked in some rows and untested in others."""
-        if feature not in self.run.profile.optional:
-            raise ValueError(f"{feature!r} is not an optional feature of {self.run.profile.name}")
-        if feature not in self.run.served:
-            self.run.served[feature] = probe()
-        answer = self.run.served[feature]
-        if answer is not None:
-            raise Untested(not_served(feature, answer), "optional")
-
-    def has_credential(self, label: str) -> bool:
-        """Given, and not refused by the target before the run."""
-        return bool(self.run.credentials.get(label)) and label not in self.run.refused
-
-    def control(self, action: str, **payload: Any) -> HttpReply:
-        """Drive what the wire cannot (see DESIGN.md, control interface)."""
-        if not self.run.control_path:
-            self.needs_control(f"control action {action!r}")
-        reply = self.http.request("POST", f"{self.run.control_path}/{action}", json_body=payload)
-        if reply.status >= 400:
-            raise Untested(f"control action {action!r} refused: HTTP {reply.status} {reply.text[:100]}", "control")
-        return reply
-
-    @staticmethod
-    def needs_control(why: str = "") -> None:
-        """Untested: what the requirement needs (``why``) only the control interface gives."""
-        raise Untested("needs the target's control interface" + (f": {why}" if why else "") +
-                       " (set control: in --config)", "control")
-
-    # -- a live run does no harm (conformance/live.py) -------------------------------
-    def lasting(self, label: str, what: str, met: bool = False) -> None:
-        """Before doing something lasting (``what``: "closing the mailbox") to the identity
-        ``label``: without control it runs only on an identity the run created or the
-        config marks disposable, else the requirement is untested (reason ``harm``). The
-        requirement must declare that it does something lasting (``Requirement.lasting``),
-        unless the check only ``met`` it on this target (the operator's own connection, say,
-        which the reference's world does not have)."""
-        if not (self.requirement.lasting or met):
-            raise ValueError(f"{self.requirement.id} {what} of {label!r} but declares nothing lasting (Requirement.lasting)")
-        if self.run.live and not self.run.identities.may_change(label):
-            raise Untested(f"would harm a configured identity: {what} of {label!r} cannot be undone over the wire "
-                           f"(mark credentials.{label}.disposable: true, or give control)", "harm")
-
-    def adopt(self, label: str, credential: Any) -> None:
-        """An identity the run created over the protocol (a fresh mailbox, say): usable as
-        ``label`` from now on, its secrets redacted, and the run's to change for good."""
-        from conformance.targets import secrets_of
-
-        self.run.credentials[label] = credential
-        self.run.identities.created.add(label)
-        for name, secret in secrets_of({label: credential}).items():
-            self.http.redact.add(name, secret)
-
-    def put_back(self, what: str, undo: Callable[[], Any]) -> None:
-        """A reversible change made to a configured identity (``what``), undone by
-        ``undo()`` when the requirement ends, whatever its verdict; an undo that raises,
-        or returns False or a text (why), is reported as not put back."""
-        self._put_back.add(what, undo)
-
-    def spend(self, quota: str, who: str, count: int = 1) -> None:
-        """Before a call that spends ``count`` of ``quota`` (a name of the profile's
-        ``quotas:``) for ``who``: without control, untested (reason ``quota``) when this
-        run's own spending leaves no room; the spending is recorded either way."""
-        book = self.run.quotas
-        if quota not in book.limits:
-            raise ValueError(f"{quota!r} is not a quota of {self.profile.name} (its quotas: block)")
-        if self.run.live and count > book.room(quota, who) and not self.about_quota(quota):
-            raise Untested(book.short({quota: {who: count}}) or quota, "quota")
-        book.spend(quota, who, count)
-        self.spent[quota][who] += count
-
-    def refund(self, quota: str, who: str, count: int = 1, *, record: bool = True) -> None:
-        """Give back what ``spend`` counted: a call the target refused spent nothing
-        (``record``: this requirement's measured use drops too), or a cap's unit was freed
-        (a request answered, a grant revoked: ``record=False`` keeps the measured use)."""
-        self.run.quotas.give_back(quota, who, count)
-        if record:
-            self.spent[quota][who] = max(0, self.spent[quota][who] - count)
-
-    def about_quota(self, quota: str) -> bool:
-        """Whether this requirement is about ``quota`` (its ``quotas:`` rows): its refusals are its verdict."""
-        rows = (self.profile.settings.get("quotas") or {}).get(quota, {}).get("rows") or []
-        return any(fnmatch.fnmatchcase(self.requirement.id, pattern) for pattern in rows)
-
-    # -- verdict helpers ----------------------------------------------------------
-    def fail(self, message: str, kind: str = DEFAULT_KIND, statement: str | None = None) -> None:
-        """The target broke the requirement: ``kind`` from conformance/failures.py
-        ``KINDS``, ``statement`` the spec statement it breaks (optional)."""
-        raise CheckFailed(message, kind, statement)
-
-    def expect(self, condition: Any, message: str, kind: str = DEFAULT_KIND, statement: str | None = None) -> None:
-        check_kind(kind)  # a wrong kind is the check's defect: raise even when the condition holds
-        if not condition:
-            raise CheckFailed(message, kind, statement)
-
-    def _record(self, failure: Failure) -> None:
-        if self.http.stopped:  # found while the run is stopping: no finding
-            raise RunStopped(self.http.stopped)
-        spent = self.spent_quota()
-        if spent:
-            self.quota_refusals.append(spent)
-        else:
-            self.subcheck_failures.append(failure)
-        self.keep_evidence()
-
-    def spent_quota(self) -> str | None:
-        """When the last answer refused for a quota and this requirement is about none:
-        why it is blocked (a quota refusal is never this requirement's failure)."""
-        from conformance.live import quota_refusal
-        from conformance.report.rootcause import blamed
-
-        quotas = self.profile.settings.get("quotas") or {}
-        last = self.http.log[-1] if self.http.log else None
-        if last is None or any(self.about_quota(q) for q in quotas) or not quota_refusal(self.profile, last.response):
-            return None
-        status, said = blamed(last.response)
-        spent = self.run.quotas.describe(said=f"{said} {last.response.get('body', '') if last.response else ''}")
-        return (f"blocked by a quota: the target answered {status} {said}".strip() +
-                (f"; this run had spent {spent}" if spent else "") + " (a quota refusal is never this requirement's failure)")
-
-    @property
-    def subchecks_entered(self) -> int:
-        """How many distinct sub-checks the check has entered (outside hypothesis)."""
-        return len(self._subchecks_entered)
-
-    @contextmanager
-    def subcheck(self, name: str) -> Iterator[None]:
-        """One of several independent things a requirement checks (auth over seven
-        methods: one sub-check per method). A ``CheckFailed`` raised inside is
-        recorded with the sub-check's name and the check goes on; at the end
-        ``execute`` fails the requirement listing every failed sub-check. A
-        ``TransportFailure`` inside is recorded the same way (kind ``no_answer``).
-
-        What is never swallowed: ``Untested``, ``NotApplicable``, ``RunAborted``
-        and any other exception (they end the check as they would outside); and
-        nothing at all inside a ``for_all`` / ``run_machine`` body, where
-        hypothesis must see the failure to shrink it and save its reproduction
-        blob: there the failure is only labelled with the sub-check's name and
-        re-raised. A sub-check around a ``for_all`` call (not inside its body)
-        records as usual. Nested sub-checks are named "outer > inner"."""
-        path = (*self._subcheck_path, name)
-        label = " > ".join(path)
-        in_hypothesis = self._hypothesis_depth > 0
-        if not in_hypothesis:
-            self._subchecks_entered = self._subchecks_entered | {label}
-        outer = self._subcheck_path
-        self._subcheck_path = path
-        try:
-            yield
-        except CheckFailed as exc:
-            if exc.subcheck is None:
-                exc.subcheck = label
-            if in_hypothesis:
-                raise
-            self._record(Failure(exc.kind, _clean_message(exc), exc.statement, exc.subcheck))
-        except TransportFailure as exc:
-            if in_hypothesis:
-                raise
-            self._record(Failure("no_answer", _clean_message(exc), None, label))
-        finally:
-            self._subcheck_path = outer
-
-    @contextmanager
-    def setup(self, what: str, by: str = "") -> Iterator[None]:
-        """A set-up step (create the task the check is about, say): if the target
-        refuses it, the requirement is ``blocked`` by that finding instead of failing
-        with it; the finding is reported once, by the requirement ``by`` that is about
-        it. The requirement that is about the step itself is not blocked by it."""
-        if by == self.requirement.id:
-            yield
-            return
-        try:
-            yield
-        except (CheckFailed, TransportFailure) as exc:
-            spent = self.spent_quota()
-            if spent:
-                raise Blocked(f"set-up failed: {what}: {spent}", "quota") from exc
-            owner = f" (the subject of {by})" if by else ""
-            kind = exc.kind if isinstance(exc, CheckFailed) else "no_answer"
-            raise Blocked(f"set-up failed: {what}{owner}: {_clean_message(exc)}", kind) from exc
-
-    def keep_evidence(self) -> None:
-        """Keep the exchanges logged so far in the case should the check fail later:
-        an answer the rest of the check judges (a tools listing, say) stays quoted
-        after the examples that follow forget theirs."""
-        kept = self.subcheck_exchanges
-        kept += [e for e in self.http.log if all(e is not k for k in kept)]
-
-    def begin_example(self) -> None:
-        """Forget the exchanges of the previous example: a case holds only the last one."""
-        self.http.log.clear()
-
-    # -- hypothesis ---------------------------------------------------------------
-    def settings(self, examples: int | None = None, **extra: Any) -> settings:
-        return settings(
-            max_examples=examples or self.budget.examples,
-            deadline=None,
-            database=self.run.database,
-            suppress_health_check=list(HealthCheck),
-            report_multiple_bugs=False,
-            print_blob=True,
-            # the explain phase re-sends a failing example ~100 times to a live target
-            phases=[p for p in Phase if p is not Phase.explain and (self.run.shrink or p is not Phase.shrink)
-                    and (self.run.reuse_examples or p is not Phase.reuse)],
-            **extra,
-        )
-
-    @property
-    def generated(self) -> int:
-        """How many hypothesis properties and machines the check has run."""
-        return self._calls
-
-    def _digest(self, call: int) -> bytes:
-        return f"{self.run.profile.name}:{self.requirement.id}:{call}".encode()
-
-    def _decorate(self, test: Any, call: int) -> Any:
-        test._hypothesis_internal_add_digest = self._digest(call)
-        rep = self._reproduce
-        if rep and rep.get("call") == call:
-            test = reproduce_failure(rep["version"], ast.literal_eval(rep["blob"]))(test)
-        return seed(self.run.seed)(test)
-
-    def _capture(self, exc: BaseException, call: int) -> None:
-        for note in getattr(exc, "__notes__", []) or []:
-            match = _BLOB.search(note)
-            if match:
-                self.blob = (match.group(1), match.group(2))
-        self.failed_call = call
-
-    def for_all(self, strategy: st.SearchStrategy[Any], body: Callable[[Any], None], examples: int | None = None) -> None:
-        """Run ``body`` on generated examples; on failure the minimal example's
-        exchanges stay in the log."""
-        self._calls += 1
-        call = self._calls
-
-        @given(strategy)
-        def prop(example: Any) -> None:
-            self.begin_example()
-            body(example)
-
-        # the example database keys a test by its source: every for_all shares this
-        # one, so the key names the requirement and the call
-        prop.hypothesis.inner_test._hypothesis_internal_add_digest = self._digest(call)  # type: ignore[attr-defined]
-        # settings after @seed, which would switch the run's example database off
-        test = self.settings(examples)(self._decorate(prop, call))
-        self._hypothesis_depth += 1
-        try:
-            test()
-        except Exception as exc:
-            self._capture(exc, call)
-            raise
-        finally:
-            self._hypothesis_depth -= 1
-
-    def run_machine(self, machine: type[RuleBasedStateMachine]) -> None:
-        """Run a stateful test; the machine's __init__ must call ``begin_example``."""
-        self._calls += 1
-        call = self._calls
-        bound = type(machine.__name__, (machine,), {"ctx": self})
-        bound = self._decorate(bound, call)
-        self._hypothesis_depth += 1
-        try:
-            run_state_machine_as_test(
-                bound, settings=self.settings(self.budget.machines, stateful_step_count=self.budget.steps)
-            )
-        except Exception as exc:
-            self._capture(exc, call)
-            raise
-        finally:
-            self._hypothesis_depth -= 1
-
-
-def _clean_message(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.split("\nFalsifying")[0].strip()
+                   dict(data.get("spent") or {}), str(data.get("reason", "")), Root.from_json(data.get("root")))
 
 
 def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any] | None = None) -> Verdict:
@@ -615,12 +80,11 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
     ctx = CheckContext(run, requirement, reproduce)
     ctx.begin_example()
 
-    def verdict(status: str, message: str = "", final: Failure | None = None, reason: str = "") -> Verdict:
+    def verdict(status: str, message: str = "", final: Failure | None = None, reason: str = "", cause: str = "") -> Verdict:
         """The verdict, failed whenever a sub-check recorded a failure: what a
         sub-check found stays found, whatever ended the check after it; blocked when
         a quota the run spent itself refused what it needed, and nothing else failed."""
         failures = list(ctx.subcheck_failures) + ([final] if final else [])
-        cause = ""
         if ctx.quota_refusals and not failures and status == "passed":
             status, cause = "blocked", "quota"
             message = ctx.quota_refusals[0] + (f" (and {len(ctx.quota_refusals) - 1} more sub-checks)"
@@ -650,7 +114,7 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
             rep,
             time.perf_counter() - started,
             run.http.total - count_before,
-            [Failure(f.kind, run.http.redact(f.message), f.statement and run.http.redact(f.statement), f.subcheck)
+            [replace(f, message=run.http.redact(f.message), statement=f.statement and run.http.redact(f.statement))
              for f in failures],
             dict(sorted(ctx.machine_stats.items())),
             cause=cause,
@@ -658,7 +122,7 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
             features=accepted_features(run.http.log) if status == "passed" else set(),
             generated=ctx.generated,
             spent={quota: dict(per) for quota, per in ctx.spent.items()},
-        )
+        ).with_root()
 
     if run.unreachable:
         return verdict("untested", f"target unreachable: {run.unreachable}", reason="unreachable")
@@ -676,9 +140,7 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
     except Untested as exc:
         return verdict("untested", str(exc), reason=exc.reason)
     except Blocked as exc:
-        blocked = verdict("blocked", str(exc))
-        blocked.cause = exc.kind
-        return blocked
+        return verdict("blocked", str(exc), cause=exc.kind)
     except NotApplicable as exc:
         return verdict("skipped", str(exc))
     except TargetUnreachable as exc:
@@ -693,7 +155,7 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
             if spent:
                 ctx.quota_refusals.append(spent)
                 return verdict("passed")  # blocked by the quota, unless a sub-check found something
-            return judged(exc, verdict)
+            return judged(exc, verdict, run.http.log)
         # raised because the run is stopping (a signal or the time limit cut an exchange,
         # hypothesis saw a stop mid-example): never a finding of the target
         why = run.http.stopped or f"target unreachable: {run.http.dead}"
@@ -704,12 +166,12 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
     return verdict("passed")
 
 
-def judged(exc: Exception, verdict: Callable[..., Verdict]) -> Verdict:
+def judged(exc: Exception, verdict: Callable[..., Verdict], log: list[Exchange]) -> Verdict:
     """The verdict of an exception that ended a check while the run went on."""
     if isinstance(exc, CheckFailed):
-        return verdict("failed", final=Failure(exc.kind, _clean_message(exc), exc.statement, exc.subcheck))
+        return verdict("failed", final=exc.failure(log))
     if isinstance(exc, TransportFailure):
-        return verdict("failed", final=Failure("no_answer", _clean_message(exc)))
+        return verdict("failed", final=typed_failure(Failure("no_answer", _clean_message(exc)), log))
     if isinstance(exc, hypothesis.errors.HypothesisException):
         # FlakyFailure: a failure that did not recur on the same input (the target
         # answered inconsistently); any other (Unsatisfiable, InvalidArgument, a

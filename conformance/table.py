@@ -1,21 +1,16 @@
-"""What every protocol's requirement table and fault list are built with: a fault
-registry, requirement rows with their spec sources, and the base of the stateful
-machines. Engine code: it names no protocol."""
+"""TRANSITIONAL: the requirement tables and fault registries of protocols not yet
+declaring their rows on their checks (conformance/declare.py). Goes when none uses it."""
 
 from __future__ import annotations
 
 import functools
-import inspect
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hypothesis.stateful import RULE_MARKER, RuleBasedStateMachine
-
+from conformance.check import CheckContext
 from conformance.documents.openapi import line_of
 from conformance.model import Profile, Requirement, Source
-from conformance.runner import CheckContext
 from conformance.yamltext import load_yaml
 
 
@@ -40,20 +35,6 @@ class FaultRegistry(dict[str, Callable[[Any], None]]):
 
             patch.__name__, patch.__doc__ = name, row["doc"]
             self[name] = patch
-
-
-def replaces(ref: Any, attribute: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator for a fault: the function becomes ``ref.<attribute>``, called with
-    the original as its first argument."""
-    def install(fn: Callable[..., Any]) -> Callable[..., Any]:
-        setattr(ref, attribute, functools.partial(fn, getattr(ref, attribute)))
-        return fn
-    return install
-
-
-def slug(name: str) -> str:
-    """An operation name as part of a requirement ID: ``tasks/get`` -> ``TASKS-GET``."""
-    return re.sub(r"[/_]", "-", name).upper()
 
 
 class Table:
@@ -96,43 +77,3 @@ class Table:
         if optional and optional not in self.profile.optional:
             raise ValueError(f"{rid}: optional feature {optional!r} is not in the profile's optional: block")
         return Requirement(rid, level, title, source, check, faults, needs, optional, lasting=lasting)
-
-
-class ProfileMachine(RuleBasedStateMachine):
-    """Base of a protocol's state machine: ``ctx`` is bound by
-    ``CheckContext.run_machine``; each run starts a fresh example and calls
-    ``setup`` (the protocol's client and model). Every rule counts its firings in
-    ``ctx.machine_stats`` ("rule NAME"), so a run can show which rules it reached."""
-
-    ctx: CheckContext
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        for f in vars(cls).values():
-            rule = getattr(f, RULE_MARKER, None)
-            if rule is not None and not getattr(rule.function, "counted", False):
-                rule.function = _counted(rule.function)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ctx.begin_example()
-        self.setup()
-
-    def setup(self) -> None:
-        raise NotImplementedError
-
-
-def _counted(fn: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(fn)
-    def rule(machine: ProfileMachine, *args: Any, **kwargs: Any) -> Any:
-        machine.ctx.machine_stats[f"rule {fn.__name__}"] += 1
-        return fn(machine, *args, **kwargs)
-
-    rule.counted = True  # type: ignore[attr-defined]
-    return rule
-
-
-def rule_names(machine: type[RuleBasedStateMachine]) -> list[str]:
-    """The names of a machine's rules, as ``machine_stats`` counts them."""
-    return sorted(f"rule {getattr(f, RULE_MARKER).function.__name__}" for _, f in inspect.getmembers(machine)
-                  if getattr(f, RULE_MARKER, None) is not None)

@@ -10,9 +10,11 @@ from typing import Any
 
 import yaml
 
+from conformance.budgets import BUDGETS
+from conformance.check import RunContext
+from conformance.examples import example_database
 from conformance.live import disposable_labels
 from conformance.model import Profile
-from conformance.runner import BUDGETS, RunContext, example_database
 from conformance.transport.http import (
     DEFAULT_MAX_ANSWER,
     DEFAULT_TIMEOUT,
@@ -29,10 +31,6 @@ KNOWN_KEYS = {"target", "timeout", "max_answer_mib", "credentials", "control", "
 
 class ConfigError(Exception):
     """Bad input to the tool itself (exit 2)."""
-
-
-class ProtocolMismatch(Exception):
-    """The target answers, but not in the protocol of the profile (exit 3)."""
 
 
 def read_yaml(path: Path, what: str) -> Any:

@@ -6,10 +6,10 @@ process had imported, so the claim is made at the budget runs use by default."""
 
 import pytest
 
+from conformance.machine import rule_names
 from conformance.profiles import load_profile
 from conformance.protocols.bindu.machine import TaskLifecycle
 from conformance.runner import execute
-from conformance.table import rule_names
 from conformance.targets import open_run
 
 BUDGET = "standard"

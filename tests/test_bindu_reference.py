@@ -17,9 +17,8 @@ from conformance.documents.openapi import error_catalog, jsonrpc_operations, sch
 from conformance.documents.schemas import load_document, schema_errors
 from conformance.model import Profile
 from conformance.profiles import DATA_ROOT as ROOT
-from conformance.profiles import read_settings
+from conformance.profiles import load_profile, read_settings
 from conformance.protocols.bindu import signing
-from conformance.protocols.bindu.faults import FAULTS
 from conformance.protocols.bindu.reference import (
     BinduReference,
     ReferenceConfig,
@@ -56,6 +55,7 @@ def build_profile() -> Profile:
 
 
 PROFILE = build_profile()
+FAULTS = load_profile("bindu").faults  # every fault the bindu rows are proven against
 BY_NAME = {e.name: e for e in PROFILE.errors.values()}
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.machine import rule_names
 from conformance.profiles import load_profile
 from conformance.protocols.canon.machine import ApprovalMachine, CanonMachine, ConversationMachine
 from conformance.runner import execute
-from conformance.table import rule_names
 from conformance.targets import open_run
 
 RARE_PATHS = ("react_always_adds", "expired_reported_deny", "approval_never_expires", "leave_keeps_membership")

@@ -8,12 +8,13 @@ import pytest
 from hypothesis import strategies as st
 
 from conformance import plugin
+from conformance.check import CheckFailed
 from conformance.failures import KINDS, Failure, summarize
 from conformance.model import Case, Requirement, Source
 from conformance.profiles import DATA_ROOT, PROFILES_DIR, RUN_INI, load_profile
 from conformance.report.baseline import Baseline, Entry, load_baseline
 from conformance.report.cases import read_case, write_case
-from conformance.runner import CheckFailed, execute
+from conformance.runner import execute
 from conformance.selftest import clean_problems, fault_problems, selftest
 from conformance.targets import ConfigError, open_run
 
@@ -141,7 +142,7 @@ def test_subcheck_inside_for_all_lets_hypothesis_shrink_and_reproduce(run):
     req = requirement("SYN-HYPO", check)
     verdict = execute(req, run)
     assert verdict.status == "failed" and verdict.reproduce is not None
-    assert verdict.failures == [Failure("accepted_invalid", "n=10 is too big", None, "health")]  # shrunk to 10
+    assert verdict.failures == [Failure("accepted_invalid", "n=10 is too big", None, "health", actual_status=200)]  # shrunk to 10
     assert len(verdict.exchanges) == 1  # the minimal example's only
     again = execute(req, run, reproduce=verdict.reproduce)
     assert again.status == "failed" and again.failures == verdict.failures
@@ -194,8 +195,9 @@ def test_kinds_reach_summary_case_file_and_html(tmp_path, monkeypatch):
         ("tasks/get", "wrong_status"), ("tasks/list", "wrong_status"), ("contexts/clear", "auth_not_enforced")]
     assert all(f["case"] == "cases/SYN-SEVEN.json" and f["statement"] and f["message"] for f in entry["failures"])
     case = read_case(report / entry["failures"][0]["case"])
-    assert [f.to_json() for f in case.failures] == [{k: f[k] for k in ("kind", "message", "statement", "subcheck")}
-                                                    for f in entry["failures"]]
+    assert [f.to_json() for f in case.failures] == [{k: v for k, v in f.items() if k != "case"} for f in entry["failures"]]
+    # typed fields: the actual answer of each finding, read when it was recorded (reports never parse bodies)
+    assert [(f["actual_status"], f["actual_code"]) for f in entry["failures"]][0] == (401, -32009)
     raw = json.loads((report / "cases" / "SYN-SEVEN.json").read_text())
     assert raw["failures"][2]["kind"] == "auth_not_enforced" and raw["message"] == entry["message"]
     page = (report / "report.html").read_text()

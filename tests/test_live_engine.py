@@ -8,11 +8,12 @@ import json
 
 import pytest
 
+from conformance.check import CheckFailed, Untested
 from conformance.live import PutBack, QuotaBook, quota_refusal
 from conformance.model import Exchange, Limit, Requirement, Source
 from conformance.profiles import load_profile
 from conformance.report.summary import EXIT_OK, EXIT_UNTESTED, Result, exit_code, live_statement
-from conformance.runner import CheckFailed, Untested, Verdict, execute
+from conformance.runner import Verdict, execute
 from conformance.targets import ConfigError, load_config, open_run
 
 QUOTA = "sends_per_day_count"

@@ -16,9 +16,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from conformance.budgets import BUDGETS
+from conformance.check import CheckContext, RunContext
 from conformance.checks.openapi_rest import CHECKS, check_rest_operations, rest_operations
+from conformance.examples import example_database
 from conformance.model import Requirement, Source
-from conformance.runner import BUDGETS, CheckContext, RunContext, example_database, execute
+from conformance.runner import execute
 from conformance.transport.http import HttpTransport
 
 BINDU_SPEC = Path(__file__).resolve().parents[1] / "specs" / "bindu" / "openapi.yaml"

@@ -11,9 +11,10 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from conformance.check import CheckContext
 from conformance.parallel import AloneLast, runs_alone
 from conformance.profiles import load_profile
-from conformance.runner import CheckContext, execute
+from conformance.runner import execute
 from conformance.targets import open_run
 from tests.conftest import conformance
 
@@ -137,7 +138,7 @@ def test_a_redis_url_gives_hypothesis_its_redis_database(tmp_path, monkeypatch):
     fakeredis = pytest.importorskip("fakeredis")
     import redis
 
-    from conformance.runner import example_database
+    from conformance.examples import example_database
 
     server = fakeredis.FakeServer()
     monkeypatch.setattr(redis.Redis, "from_url", staticmethod(lambda url, **kw: fakeredis.FakeRedis(server=server)))

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from conformance.check import CheckContext, CheckFailed
 from conformance.model import Profile
 from conformance.profiles import load_profile
 from conformance.protocols.plaza.groups import ack_fields, minted, seqs_of
-from conformance.runner import CheckContext, CheckFailed
 
 
 @functools.cache

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 
+from conformance.evidence import accepted_features, request_features
 from conformance.model import Exchange
-from conformance.report.rootcause import accepted_features, in_common, request_features
+from conformance.report.rootcause import in_common
 from tests.conftest import conformance
 
 
@@ -69,7 +70,7 @@ def _result(rid: str, status: str, exchanges: list, kind: str | None = None, cau
     from conformance.runner import Verdict
 
     verdict = Verdict(status, message, exchanges, failures=[Failure(kind, message)] if kind else [], cause=cause)
-    return SimpleNamespace(requirement=SimpleNamespace(id=rid), verdict=verdict)
+    return SimpleNamespace(requirement=SimpleNamespace(id=rid), verdict=verdict.with_root())
 
 
 def _rpc_error(code: int, message: str) -> str:

@@ -175,12 +175,11 @@ def test_requirement_ids_are_unique_in_each_profile(name):
 
 
 def test_a_profile_naming_one_requirement_id_twice_does_not_load(tmp_path, monkeypatch):
+    import dataclasses
     import shutil
 
     from conformance import profiles as profiles_module
     from conformance.protocols import bindu
-
-    import dataclasses
 
     original = bindu.PROTOCOL.parts
 

@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
+from conformance.check import RunContext
 from conformance.liverun import compare_holdings, holdings_of, run_without_control
 from conformance.profiles import load_profile
 from conformance.protocols.wever import live as wever_live
 from conformance.protocols.wever.requirements import FIRST, LAST
-from conformance.runner import RunContext, execute
+from conformance.runner import execute
 from conformance.targets import open_run
 
 NAME = "wever-connect"

@@ -4,11 +4,11 @@ Written once over transport.binding.Reply, for every binding."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from conformance.check import CheckContext
 from conformance.model import ErrorCode, Profile
-from conformance.runner import CheckContext
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 
@@ -36,7 +36,8 @@ def expect_status(ctx: CheckContext, reply: Reply, err: ErrorCode, what: str) ->
     if reply.statuses:
         ctx.expect(reply.status == err.http_status,
                    f"{what}: error {_label(err)} came with HTTP {reply.status}; the catalog says {err.http_status}",
-                   kind="wrong_status", statement=str(err.source))
+                   kind="wrong_status", statement=str(err.source), expected_status=err.http_status,
+                   actual_status=reply.status, actual_code=reply.error_code)
 
 
 def expect_error(ctx: CheckContext, reply: Reply, expected: Any, what: str, also: Iterable[Any] = ()) -> ErrorCode:
@@ -46,7 +47,8 @@ def expect_error(ctx: CheckContext, reply: Reply, expected: Any, what: str, also
     allowed = {wanted.code} | {catalog_entry(ctx.profile, a).code for a in also}
     names = " or ".join(_label(catalog_entry(ctx.profile, c)) for c in [wanted.code, *sorted(allowed - {wanted.code}, key=str)])
     ctx.expect(not reply.ok and reply.error_code in allowed, f"{what}: expected error {names}, got {reply.describe()}",
-               kind="accepted_invalid" if reply.ok else "wrong_error_code", statement=str(wanted.source))
+               kind="accepted_invalid" if reply.ok else "wrong_error_code", statement=str(wanted.source),
+               expected_code=wanted.code, actual_code=reply.error_code, actual_status=reply.status)
     got = ctx.profile.errors[reply.error_code]
     ctx.expect(reply.flagged, f"{what}: error {_label(got)} is not flagged as an error by the {reply.binding} binding",
                kind="malformed_answer")
@@ -130,10 +132,8 @@ def expect_catalogued(ctx: CheckContext, reply: Reply, what: str, require_error:
     expect_status(ctx, reply, err, what)
 
 
-def not_found(calls: Callable[[CheckContext], dict[str, Callable[[], Reply]]], error: Any) -> Callable[[CheckContext], None]:
+def not_found(ctx: CheckContext, *, calls: Mapping[str, Callable[[], Reply]], error: Any) -> None:
     """Family: each call names an object that does not exist and gets ``error``."""
-    def check(ctx: CheckContext) -> None:
-        for what, call in calls(ctx).items():
-            with ctx.subcheck(what):
-                expect_error(ctx, call(), error, what)
-    return check
+    for what, call in calls.items():
+        with ctx.subcheck(what):
+            expect_error(ctx, call(), error, what)

@@ -1,6 +1,5 @@
-"""Replays, driven by rows: a protocol says how to send with a key (an
-Idempotency-Key header, a messageId, ...) and how to count the effects; the family
-checks that a replay returns the original answer once, that a key reused for
+"""Replays: families a check calls saying how to send with a key (an Idempotency-Key
+header, a messageId, ...) and how to count the effects; the family checks that a replay returns the original answer once, that a key reused for
 another request is refused, or that a protocol without deduplication really
 creates a new object each time."""
 
@@ -8,32 +7,29 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from conformance.check import CheckContext
 from conformance.checks.errors import expect_refusal, expect_result
-from conformance.runner import CheckContext
 from conformance.transport.binding import Reply
 
 Send = Callable[[str, str], Reply]  # (key, which body: "a" or "b") -> answer
 T = TypeVar("T")
 
 
-def replay_once(send: Callable[[CheckContext], Send], effects: Callable[[CheckContext], Callable[[], int]],
-                what: str) -> Callable[[CheckContext], None]:
+def replay_once(ctx: CheckContext, *, send: Send, effects: Callable[[], int], what: str) -> None:
     """The same key with the same body answers the original result and has one effect."""
-    def check(ctx: CheckContext) -> None:
-        key, go, count = uuid.uuid4().hex, send(ctx), effects(ctx)
-        before = count()
-        first = expect_result(ctx, go(key, "a"), what)
-        again = expect_result(ctx, go(key, "a"), f"the identical {what} again")
-        ctx.expect(again == first, f"an identical replay of {what} must return the original result: {first} vs {again}",
-                   kind="state_changed")
-        after = count()
-        ctx.expect(after == before + 1, f"an identical replay of {what} had {after - before} effects, expected exactly 1",
-                   kind="state_changed")
-    return check
+    key = uuid.uuid4().hex
+    before = effects()
+    first = expect_result(ctx, send(key, "a"), what)
+    again = expect_result(ctx, send(key, "a"), f"the identical {what} again")
+    ctx.expect(again == first, f"an identical replay of {what} must return the original result: {first} vs {again}",
+               kind="state_changed")
+    after = effects()
+    ctx.expect(after == before + 1, f"an identical replay of {what} had {after - before} effects, expected exactly 1",
+               kind="state_changed")
 
 
 def at_once(copies: int, call: Callable[[], T]) -> list[T]:
@@ -50,54 +46,43 @@ def at_once(copies: int, call: Callable[[], T]) -> list[T]:
         return list(pool.map(one, range(copies)))
 
 
-def replay_concurrent(send: Callable[[CheckContext], Send], effects: Callable[[CheckContext], Callable[[], int]],
-                      what: str, copies: int = 4) -> Callable[[CheckContext], None]:
+def replay_concurrent(ctx: CheckContext, *, send: Send, effects: Callable[[], int], what: str, copies: int = 4) -> None:
     """The same key and body sent ``copies`` times at once: every answer is the
     same result, and there is one effect."""
-    def check(ctx: CheckContext) -> None:
-        key, go, count = uuid.uuid4().hex, send(ctx), effects(ctx)
-        before = count()
-        replies = at_once(copies, lambda: go(key, "a"))
-        results = [expect_result(ctx, reply, f"{what} ({copies} copies at once)") for reply in replies]
-        ctx.expect(all(r == results[0] for r in results),
-                   f"{copies} identical {what} at once got different answers: {results}", kind="state_changed")
-        after = count()
-        ctx.expect(after == before + 1, f"{copies} identical {what} at once had {after - before} effects, expected exactly 1",
-                   kind="state_changed")
-    return check
+    key = uuid.uuid4().hex
+    before = effects()
+    replies = at_once(copies, lambda: send(key, "a"))
+    results = [expect_result(ctx, reply, f"{what} ({copies} copies at once)") for reply in replies]
+    ctx.expect(all(r == results[0] for r in results),
+               f"{copies} identical {what} at once got different answers: {results}", kind="state_changed")
+    after = effects()
+    ctx.expect(after == before + 1, f"{copies} identical {what} at once had {after - before} effects, expected exactly 1",
+               kind="state_changed")
 
 
-def conflict_refused(send: Callable[[CheckContext], dict[str, Send]], error: Any) -> Callable[[CheckContext], None]:
+def conflict_refused(ctx: CheckContext, *, sends: Mapping[str, Send], error: Any) -> None:
     """The same key with another body gets ``error`` (any refusal when None), for
     each operation named."""
-    def check(ctx: CheckContext) -> None:
-        for what, go in send(ctx).items():
-            with ctx.subcheck(what):
-                key = uuid.uuid4().hex
-                expect_result(ctx, go(key, "a"), what)
-                expect_refusal(ctx, go(key, "b"), error, f"{what} reusing its key with another body")
-    return check
+    for what, send in sends.items():
+        with ctx.subcheck(what):
+            key = uuid.uuid4().hex
+            expect_result(ctx, send(key, "a"), what)
+            expect_refusal(ctx, send(key, "b"), error, f"{what} reusing its key with another body")
 
 
-def never_deduplicated(send: Callable[[CheckContext], Callable[[], Reply]], identity: Callable[[Any], Any],
-                       what: str) -> Callable[[CheckContext], None]:
+def never_deduplicated(ctx: CheckContext, *, send: Callable[[], Reply], identity: Callable[[Any], Any], what: str) -> None:
     """Where the spec says a repeated request is a new one: two identical requests
     create two objects."""
-    def check(ctx: CheckContext) -> None:
-        go = send(ctx)
-        first = identity(expect_result(ctx, go(), what))
-        second = identity(expect_result(ctx, go(), f"the same {what} again"))
-        ctx.expect(first != second, f"a repeated {what} returned the same object {first!r}; the spec says it creates a new one",
-                   kind="state_changed")
-    return check
+    first = identity(expect_result(ctx, send(), what))
+    second = identity(expect_result(ctx, send(), f"the same {what} again"))
+    ctx.expect(first != second, f"a repeated {what} returned the same object {first!r}; the spec says it creates a new one",
+               kind="state_changed")
 
 
-def single_use(send: Callable[[CheckContext], dict[str, Callable[[str], Reply]]], error: Any = None) -> Callable[[CheckContext], None]:
+def single_use(ctx: CheckContext, *, sends: Mapping[str, Callable[[str], Reply]], error: Any = None) -> None:
     """A single-use id: the first use succeeds, any reuse gets ``error`` (None: any refusal)."""
-    def check(ctx: CheckContext) -> None:
-        for what, go in send(ctx).items():
-            with ctx.subcheck(what):
-                ident = uuid.uuid4().hex
-                expect_result(ctx, go(ident), what)
-                expect_refusal(ctx, go(ident), error, f"{what} reusing its id")
-    return check
+    for what, send in sends.items():
+        with ctx.subcheck(what):
+            ident = uuid.uuid4().hex
+            expect_result(ctx, send(ident), what)
+            expect_refusal(ctx, send(ident), error, f"{what} reusing its id")

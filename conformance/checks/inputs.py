@@ -4,9 +4,10 @@ results match their schema."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from conformance.check import CheckContext, Untested
 from conformance.checks.causes import BreakControl, Served
 from conformance.checks.errors import (
     catalog_entry,
@@ -21,7 +22,6 @@ from conformance.generation.compiler import one_of
 from conformance.generation.invalid import InvalidInstance, example_breaks, invalid_strategy
 from conformance.generation.strategies import strategy_for
 from conformance.model import Operation
-from conformance.runner import CheckContext, Untested
 from conformance.transport.binding import Reply
 
 Call = Callable[[Any], Reply]
@@ -190,21 +190,17 @@ def invalid_inputs_rejected(
     control.done(f"{op.name} with inputs breaking one keyword")
 
 
-def examples_refused(inputs: Callable[[CheckContext], dict[str, Callable[[], Reply]]], error: Any = None,
-                     state: Callable[[CheckContext], Callable[[], Any]] | None = None) -> Callable[[CheckContext], None]:
+def examples_refused(ctx: CheckContext, *, calls: Mapping[str, Callable[[], Reply]], error: Any = None,
+                     state: Callable[[], Any] | None = None) -> None:
     """Family: hand-picked inputs that a rule forbids (named, each a call) all get
-    ``error`` (None: any refusal) and, when ``state`` can read the target's state,
-    change nothing."""
-    def check(ctx: CheckContext) -> None:
-        calls = inputs(ctx)  # set-up first: it may reset or seed the target
-        snapshot = state(ctx) if state else None
-        before = snapshot() if snapshot else None
-        for what, call in calls.items():
-            with ctx.subcheck(what):
-                expect_refusal(ctx, call(), error, what)
-        if snapshot:
-            ctx.expect(snapshot() == before, "a refused input changed the target's state", kind="state_changed")
-    return check
+    ``error`` (None: any refusal) and, when ``state()`` reads the target's state,
+    change nothing. The caller sets up first (a reset, a seed) and then calls this."""
+    before = state() if state else None
+    for what, call in calls.items():
+        with ctx.subcheck(what):
+            expect_refusal(ctx, call(), error, what)
+    if state:
+        ctx.expect(state() == before, "a refused input changed the target's state", kind="state_changed")
 
 
 def result_matches(ctx: CheckContext, op: Operation, reply: Reply, what: str | None = None) -> Any:
@@ -215,22 +211,19 @@ def result_matches(ctx: CheckContext, op: Operation, reply: Reply, what: str | N
     return result
 
 
-def invalid_code_everywhere(call: Callable[[CheckContext], Callable[[str, Any], Reply]], error: Any) -> Callable[[CheckContext], None]:
+def invalid_code_everywhere(ctx: CheckContext, *, send: Callable[[str, Any], Reply], error: Any) -> None:
     """Family: an input breaking one keyword of any operation's schema gets ``error``
-    (the profile's code for a schema break, asked for by a SHOULD); ``call(ctx)`` gives
-    (operation, input) -> answer."""
-    def check(ctx: CheckContext) -> None:
-        from hypothesis import strategies as st
+    (the profile's code for a schema break, asked for by a SHOULD); ``send(operation,
+    input)`` gives the answer."""
+    from hypothesis import strategies as st
 
-        send = call(ctx)
-        ops = ctx.profile.operations
+    ops = ctx.profile.operations
 
-        def body(pair: tuple[str, InvalidInstance]) -> None:
-            name, bad = pair
-            v = bad.violation
-            if ctx.binding_name and not ctx.binding.carries(bad.instance):
-                return  # the binding cannot carry it: its own refusal is not the operation's
-            expect_error(ctx, send(name, bad.instance), error, f"{name} with an input breaking '{v.keyword}' at {v.pointer or '(root)'}")
+    def body(pair: tuple[str, InvalidInstance]) -> None:
+        name, bad = pair
+        v = bad.violation
+        if ctx.binding_name and not ctx.binding.carries(bad.instance):
+            return  # the binding cannot carry it: its own refusal is not the operation's
+        expect_error(ctx, send(name, bad.instance), error, f"{name} with an input breaking '{v.keyword}' at {v.pointer or '(root)'}")
 
-        ctx.for_all(one_of([st.tuples(st.just(n), invalid_strategy(op.params_schema)) for n, op in sorted(ops.items())]), body)
-    return check
+    ctx.for_all(one_of([st.tuples(st.just(n), invalid_strategy(op.params_schema)) for n, op in sorted(ops.items())]), body)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.runner import CheckContext
+from conformance.check import CheckContext
 from conformance.transport.binding import Reply
 
 

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
 from conformance.checks.errors import expect_error, expect_refused, expect_result
-from conformance.table import ProfileMachine
+from conformance.machine import ProfileMachine
 from conformance.transport.binding import Reply
 
 

@@ -162,7 +162,7 @@ def pretty_body(body: Any) -> str:
     if body is None:
         return ""
     if isinstance(body, str):
-        from conformance.transport.http import parse_json
+        from conformance.jsontext import parse_json
 
         parsed, error = parse_json(body)
         text = body if error else json.dumps(parsed, indent=2, ensure_ascii=False)

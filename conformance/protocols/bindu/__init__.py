@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from conformance.check import CheckContext, ProtocolMismatch
 from conformance.model import Profile
 from conformance.protocol import Parts, Protocol
-from conformance.runner import CheckContext
-from conformance.targets import ProtocolMismatch
 from conformance.transport.binding import DEFAULT
 
 
@@ -62,4 +61,5 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings)
+PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings,
+                    modules=("conformance.protocols.bindu.envelope",))

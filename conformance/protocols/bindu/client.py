@@ -9,10 +9,10 @@ import time
 import uuid
 from typing import Any
 
+from conformance.check import CheckContext
 from conformance.documents.schemas import resolve_pointer
 from conformance.protocols.bindu.answers import expect_task, state_of
 from conformance.protocols.bindu.machine import agent_moves
-from conformance.runner import CheckContext
 from conformance.transport.binding import DEFAULT, Reply
 from conformance.transport.http import HttpReply, json_excerpt
 

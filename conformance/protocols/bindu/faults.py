@@ -11,8 +11,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
+from conformance.faults import replaces
 from conformance.protocols.bindu.reference import BinduReference, Caller, Context, RpcError, Task, TokenInfo
-from conformance.table import FaultRegistry, replaces
+from conformance.table import FaultRegistry
 
 Fault = Callable[[BinduReference], None]
 FAULTS = FaultRegistry()
@@ -26,58 +27,6 @@ def _camel(key: str) -> str:
 
 
 # ------------------------------------------------------------------ JSON-RPC envelope
-
-
-@fault
-def parse_error_http_200(ref: BinduReference) -> None:
-    """Parse errors are sent with HTTP 200."""
-
-    def response() -> Response:
-        reply = ref.error_response(None, RpcError("Parse error"))
-        reply.status_code = 200
-        return reply
-
-    ref.parse_error_response = response  # type: ignore[method-assign]
-
-
-@fault
-def parse_error_id_not_null(ref: BinduReference) -> None:
-    """A -32700 Parse error is answered with id 0 instead of null."""
-    ref.parse_error_response = lambda: ref.error_response(0, RpcError("Parse error"))  # type: ignore[method-assign]
-
-
-@fault
-def invalid_request_as_parse_error(ref: BinduReference) -> None:
-    """A JSON body that is not a valid request is answered with the Parse error code."""
-    @replaces(ref, "check_envelope")
-    def check(original: Any, body: Any) -> tuple[str, Any]:
-        try:
-            return original(body)
-        except RpcError as err:
-            raise RpcError("Parse error") from err
-
-
-@fault
-def unknown_method_internal_error(ref: BinduReference) -> None:
-    """An unknown method is answered with Internal error (HTTP 500)."""
-    @replaces(ref, "check_method")
-    def check(original: Any, method: str) -> None:
-        try:
-            original(method)
-        except RpcError as err:
-            raise RpcError("Internal error") from err
-
-
-@fault
-def id_not_echoed(ref: BinduReference) -> None:
-    """An integer request id is echoed back as a string."""
-    ref.echo_id = lambda rid: str(rid) if isinstance(rid, int) and not isinstance(rid, bool) else rid  # type: ignore[method-assign, assignment]
-
-
-@fault
-def no_body_limit(ref: BinduReference) -> None:
-    """Bodies over the spec's size limit are accepted (no 413)."""
-    ref.max_body_bytes = None
 
 
 # ------------------------------------------------------------------ params
@@ -107,17 +56,6 @@ def invalid_params_as_parse_error(ref: BinduReference) -> None:
 
 
 # ------------------------------------------------------------------ error mapping
-
-
-@fault
-def uncatalogued_error_code(ref: BinduReference) -> None:
-    """ContextNotFound is answered with code -32099 (HTTP 404), which the catalog lacks."""
-    @replaces(ref, "error_body")
-    def body(original: Any, err: RpcError) -> dict[str, Any]:
-        out = original(err)
-        if err.name == "ContextNotFound":
-            out["code"] = -32099
-        return out
 
 
 @fault
@@ -544,12 +482,6 @@ def window_too_narrow(ref: BinduReference) -> None:
     """The X-DID-Timestamp window is half as wide as the spec's."""
     window = ref.limits["did_timestamp_window_s"].value / 2
     ref.timestamp_fresh = lambda timestamp: abs(ref.now() - timestamp) <= window  # type: ignore[method-assign]
-
-
-@fault
-def body_limit_too_small(ref: BinduReference) -> None:
-    """Bodies are cut at half the spec's size limit."""
-    ref.max_body_bytes = int(ref.limits["body_bytes"].value) // 2
 
 
 @fault

@@ -14,6 +14,7 @@ from typing import Any
 
 import base58
 
+from conformance.check import CheckContext, Untested
 from conformance.checks import auth, idempotency
 from conformance.checks.errors import (
     error_named,
@@ -31,6 +32,7 @@ from conformance.checks.inputs import (
     valid_inputs_accepted,
 )
 from conformance.checks.jsonrpc import answer_check, expect_envelope
+from conformance.declare import slug
 from conformance.documents.openapi import schema_at
 from conformance.documents.schemas import resolve_pointer, schema_errors
 from conformance.locate import Search, holds
@@ -44,11 +46,10 @@ from conformance.protocols.bindu.answers import (
     task_result,
     tasks_listed,
 )
-from conformance.protocols.bindu.client import EXAMPLES, BinduClient, fresh_id
+from conformance.protocols.bindu.client import BinduClient, fresh_id
 from conformance.protocols.bindu.machine import TaskLifecycle, terminal_states
 from conformance.protocols.bindu.signing import sign_request, verify_signature
-from conformance.runner import CheckContext, Untested
-from conformance.table import Table, slug
+from conformance.table import Table
 from conformance.transport.binding import RawToken, dig, is_event_stream, rest_reply, stream_events
 from conformance.transport.http import json_excerpt
 
@@ -60,94 +61,11 @@ ONE_MB = 1024 * 1024
 # ----------------------------------------------------------------------------------
 # JSON-RPC envelope
 # ----------------------------------------------------------------------------------
-def check_parse_error(ctx: CheckContext) -> None:
-    for body in ('{"jsonrpc": "2.0", "method": ', "not json at all", "\x00\xff"):
-        reply = ctx.binding.send_raw(body)
-        expect_error(ctx, reply, "Parse error", f"body {body!r}")
-        env = reply.envelope if isinstance(reply.envelope, dict) else {}
-        ctx.expect("id" in env and env["id"] is None, f"parse error must carry id null, got {json_excerpt(reply.envelope)}",
-                   kind="malformed_answer")
 
 
-def check_invalid_request(ctx: CheckContext) -> None:
-    example_id = resolve_pointer(ctx.profile.spec, f"{EXAMPLES}/messageSend/value/id")  # ids shaped as the spec's
-    bodies = [
-        {"jsonrpc": "1.0", "method": "tasks/list", "id": example_id, "params": {}},
-        {"method": "tasks/list", "id": example_id, "params": {}},
-        {"jsonrpc": "2.0", "method": 42, "id": example_id, "params": {}},
-        {"jsonrpc": "2.0", "method": "tasks/list", "id": {"nested": True}, "params": {}},
-    ]
-    for body in bodies:
-        with ctx.subcheck(f"request {json.dumps(body)}"):
-            reply = ctx.binding.send_raw(json.dumps(body))
-            expect_error(ctx, reply, "Invalid Request", f"request {json.dumps(body)}")
-    for batch in (["not", "an", "object"], []):
-        with ctx.subcheck(f"array body {json.dumps(batch)}"):
-            check_array_body(ctx, batch)
 
 
-def check_array_body(ctx: CheckContext, batch: list[Any]) -> None:
-    """A JSON array is not a request object (-32600), or, in JSON-RPC 2.0, a batch: then
-    every element that is not a request is answered -32600 with id null, in an array
-    (an empty batch gets one -32600). Both readings pass."""
-    what = f"array body {json.dumps(batch)}"
-    reply = ctx.binding.send_raw(json.dumps(batch))
-    answer = reply.http.json()
-    if not isinstance(answer, list):
-        expect_error(ctx, reply, "Invalid Request", what)
-        return
-    ctx.expect(batch, f"{what}: an empty batch must get one -32600 error, not an array", kind="malformed_answer")
-    ctx.expect(len(answer) == len(batch), f"{what}: a batch of {len(batch)} got {len(answer)} answers", kind="malformed_answer")
-    code = error_named(ctx.profile, "Invalid Request").code
-    for item in answer:
-        err = item.get("error") if isinstance(item, dict) else None
-        ctx.expect(isinstance(err, dict) and err.get("code") == code and item.get("id") is None and item.get("jsonrpc") == "2.0",
-                   f"{what}: batch element answered {item!r:.120}, expected a -32600 error with id null", kind="wrong_error_code")
-    ctx.expect(reply.status in (200, 400), f"{what}: a batch answer came with HTTP {reply.status}", kind="wrong_status")
 
-
-def check_method_not_found(ctx: CheckContext) -> None:
-    c = BinduClient(ctx)
-    for method in ("tasks/explode", "message/sendd", "conformance/unknown"):
-        reply = c.call(method, {})
-        expect_error(ctx, reply, "Method not found", f"unknown method {method!r}")
-
-
-def check_id_echo(ctx: CheckContext) -> None:
-    c = BinduClient(ctx)
-    for request_id in (7, "req-abc", 0, "550e8400-e29b-41d4-a716-446655440099"):
-        reply = c.call("tasks/list", {}, request_id=request_id)
-        expect_envelope(ctx, reply, f"tasks/list with id {request_id!r}", request_id=request_id)
-        reply = c.call("tasks/get", {"taskId": fresh_id()}, request_id=request_id)
-        expect_envelope(ctx, reply, f"tasks/get error with id {request_id!r}", request_id=request_id)
-
-
-def _list_body(size: int) -> str:
-    """A tasks/list request of exactly ``size`` bytes (padded in params.metadata), its
-    id a UUID string as in the spec's examples."""
-    request_id = fresh_id()
-    empty = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tasks/list", "params": {"metadata": {"pad": ""}}})
-    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tasks/list", "params": {"metadata": {"pad": "x" * (size - len(empty))}}})
-    assert len(body) == size
-    return body
-
-
-def check_body_limit(ctx: CheckContext) -> None:
-    """The limit's "MB" reads as 10^6 or 2^20 bytes: a body over the larger reading must
-    get 413 (outside the envelope), one of the smaller reading's size must not."""
-    mib = ctx.limit("body_bytes")  # the profile reads MB as 2^20 bytes
-    decimal = mib // ONE_MB * 1_000_000
-    for what, size in ((f"a body one byte over {mib} bytes", mib + 1), (f"a body {ONE_MB} bytes over the limit", mib + ONE_MB)):
-        with ctx.subcheck(what):
-            reply = ctx.binding.send_raw(_list_body(size))
-            ctx.expect(reply.status == 413, f"{what} got HTTP {reply.status}, expected 413")
-            env = reply.envelope
-            ctx.expect(not (isinstance(env, dict) and "jsonrpc" in env), "413 must not use the JSON-RPC error envelope")
-    with ctx.subcheck(f"a body of exactly {decimal} bytes (the limit in decimal megabytes)"):
-        reply = ctx.binding.send_raw(_list_body(decimal))
-        ctx.expect(reply.status != 413, f"a body of {decimal} bytes, within the limit by either reading of MB, got 413",
-                   kind="rejected_valid")
-        expect_result(ctx, reply, f"tasks/list in a body of {decimal} bytes")
 
 
 # ----------------------------------------------------------------------------------
@@ -329,34 +247,6 @@ def check_stream_capability(ctx: CheckContext) -> None:
 # ----------------------------------------------------------------------------------
 # error catalog
 # ----------------------------------------------------------------------------------
-def check_errors_catalogued(ctx: CheckContext) -> None:
-    """Provoke every error the wire can reach; each code must be in the catalog with its status."""
-    c = BinduClient(ctx)
-    replies = [
-        ("parse error", ctx.binding.send_raw("{")),
-        ("unknown method", c.call("no/such-method", {})),
-        ("missing params", c.call("tasks/get", {})),
-        ("unknown task", c.get(fresh_id())),
-        ("unknown task cancel", c.cancel(fresh_id())),
-        ("unknown context clear", c.clear(fresh_id())),
-        ("no token", c.call("tasks/list", {}, caller=None)),
-        ("bad token", c.call("tasks/list", {}, caller=RawToken("not-a-real-token"))),
-        ("foreign output modes", c.send(output_modes=["application/x-conformance-none"])),
-    ]
-    task = c.new_task()
-    replies.append(("cancel completed task", c.cancel(task["id"])))
-    replies.append(("message to completed task", c.send(task_id=task["id"], context_id=c.context_of(task))))
-    if ctx.has_credential("read"):
-        replies.append(("read scope sends", c.send(caller="read")))
-    seen = 0
-    for what, reply in replies:
-        seen += reply.error is not None or plain_401(ctx, reply)
-        if plain_401(ctx, reply):
-            continue  # POST / documents this 401 body beside the catalog's -32009/-32010
-        expect_envelope(ctx, reply, what)
-        expect_catalogued(ctx, reply, what)
-    ctx.expect(seen >= len(replies) - 2, f"only {seen} of {len(replies)} error-provoking requests were answered with an error")
-
 
 def unknown_tasks(ctx: CheckContext) -> dict[str, Callable[[], Any]]:
     c = BinduClient(ctx)
@@ -635,7 +525,7 @@ def check_casing(ctx: CheckContext) -> None:
 # ----------------------------------------------------------------------------------
 # auth
 # ----------------------------------------------------------------------------------
-def operations(methods: Callable[[], dict[str, Callable[[BinduClient, Any], Any]]]) -> auth.Operations:
+def operations(methods: Callable[[], dict[str, Callable[[BinduClient, Any], Any]]]) -> Callable[[CheckContext], dict[str, Callable[[Any], Any]]]:
     """The auth families' rows: each method as a call that takes a caller."""
     def rows(ctx: CheckContext) -> dict[str, Callable[[Any], Any]]:
         c = BinduClient(ctx)
@@ -734,14 +624,14 @@ def check_send_foreign(ctx: CheckContext) -> None:
                kind="state_changed")
 
 
-def _listings(ctx: CheckContext) -> dict[str, tuple[Callable[[Any], Any], Callable[[Any, Any], bool]]]:
+def check_ownership(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
-    return {"tasks/list": (lambda who: c.list_tasks(who), lambda listed, task: holds(listed, task["id"])),
-            "contexts/list": (lambda who: c.list_contexts(who), lambda listed, task: holds(listed, task["context_id"]))}
-
-
-def _still_there(ctx: CheckContext, task: dict[str, Any]) -> bool:
-    return BinduClient(ctx).get(task["id"]).ok
+    auth.isolation(ctx, create=lambda: _own_task(ctx), hidden=_foreign(ctx),
+                   error=lambda name: "ContextNotFound" if name == "contexts/clear" else "TaskNotFound",
+                   unlisted={"tasks/list": auth.Listing(lambda who: c.list_tasks(who), lambda listed, task: holds(listed, task["id"])),
+                             "contexts/list": auth.Listing(lambda who: c.list_contexts(who),
+                                                           lambda listed, task: holds(listed, task["context_id"]))},
+                   intact=lambda task: c.get(task["id"]).ok)
 
 
 # ----------------------------------------------------------------------------------
@@ -955,7 +845,7 @@ def unknown_skill(ctx: CheckContext) -> dict[str, Callable[[], Any]]:
 
 
 def check_skill_not_found(ctx: CheckContext) -> None:
-    not_found(unknown_skill, "SkillNotFound")(ctx)  # 404 with the catalog's code in the body
+    not_found(ctx, calls=unknown_skill(ctx), error="SkillNotFound")  # 404 with the catalog's code in the body
     path = "/agent/skills/conformance-no-such-skill/documentation"  # documented 404, no body
     reply = ctx.http.request("GET", path)
     status = error_named(ctx.profile, "SkillNotFound").http_status
@@ -1219,22 +1109,10 @@ def build(profile: Profile) -> list[Requirement]:
 
     catalog = "/info/description"
     reqs = [
-        req("BINDU-RPC-PARSE-ERROR", "MUST", "A body that is not JSON gets -32700 with id null and HTTP 400",
-            at(catalog, "| `-32700` |"), check_parse_error, ("parse_error_http_200", "parse_error_id_not_null")),
-        req("BINDU-RPC-INVALID-REQUEST", "MUST", "JSON that is not a JSON-RPC request gets -32600",
-            at(catalog, "| `-32600` |"), check_invalid_request, ("invalid_request_as_parse_error",)),
-        req("BINDU-RPC-METHOD-NOT-FOUND", "MUST", "An unknown method gets -32601 with HTTP 404",
-            at(catalog, "| `-32601` |"), check_method_not_found, ("unknown_method_internal_error",)),
-        req("BINDU-RPC-ID-ECHO", "MUST", "Every response echoes the request id, with jsonrpc 2.0 and one of result/error",
-            at("/components/schemas/JsonRpcRequest/properties/id"), check_id_echo, ("id_not_echoed",)),
-        req("BINDU-RPC-BODY-LIMIT", "MUST", f"Bodies over {profile.limits['body_bytes'].value / ONE_MB:g} MB get 413 outside the JSON-RPC envelope",
-            at(f"{POST}/description", "**Size limit:**"), check_body_limit, ("no_body_limit", "body_limit_too_small")),
-        req("BINDU-ERRORS-CATALOGUED", "MUST", "Every error code that comes back is in the catalog, with the catalog's HTTP status",
-            at(catalog, "## Error catalog"), check_errors_catalogued, ("errors_with_http_200", "uncatalogued_error_code")),
         req("BINDU-TASK-NOT-FOUND", "MUST", "An unknown task id gets -32001 TaskNotFound",
-            at(catalog, "| `-32001` |"), not_found(unknown_tasks, "TaskNotFound"), ("unknown_task_internal_error",)),
+            at(catalog, "| `-32001` |"), lambda ctx: not_found(ctx, calls=unknown_tasks(ctx), error="TaskNotFound"), ("unknown_task_internal_error",)),
         req("BINDU-CONTEXT-NOT-FOUND", "MUST", "contexts/clear of an unknown context gets -32020 ContextNotFound",
-            at(catalog, "| `-32020` |"), not_found(unknown_contexts, "ContextNotFound"), ("clear_unknown_context_succeeds", "uncatalogued_error_code")),
+            at(catalog, "| `-32020` |"), lambda ctx: not_found(ctx, calls=unknown_contexts(ctx), error="ContextNotFound"), ("clear_unknown_context_succeeds", "uncatalogued_error_code")),
         req("BINDU-SEND-CREATES-TASK", "MUST", "message/send creates a task under the caller's taskId and contextId",
             at("/components/schemas/UserMessage/properties/taskId"), check_send_creates_task, ("ignores_caller_task_id", "caller_task_id_refused")),
         req("BINDU-SEND-FINDABLE", "MUST", "A message whose answer was lost is found by its message_id through tasks/list, its context through contexts/list",
@@ -1243,7 +1121,7 @@ def build(profile: Profile) -> list[Requirement]:
             at(catalog, "| `-32001` |"), check_send_foreign, ("send_continues_foreign_task", "send_joins_foreign_context", "ownership_not_enforced"),
             ("other",)),
         req("BINDU-SEND-NOT-IDEMPOTENT", "MUST", "A repeated message/send creates a new task",
-            at(f"{POST}/description", "**Idempotency:**"), idempotency.never_deduplicated(resend, task_id_of, "message/send"), ("dedupes_message_id",)),
+            at(f"{POST}/description", "**Idempotency:**"), lambda ctx: idempotency.never_deduplicated(ctx, send=resend(ctx), identity=task_id_of, what="message/send"), ("dedupes_message_id",)),
         req("BINDU-SEND-OUTPUT-MODES", "MUST", "acceptedOutputModes with no overlap gets -32005",
             at("/components/schemas/MessageSendConfiguration/properties/acceptedOutputModes"), check_output_modes, ("ignores_output_modes",)),
         req("BINDU-HISTORY-LENGTH", "MUST", "historyLength caps history to the most recent N messages",
@@ -1284,29 +1162,28 @@ def build(profile: Profile) -> list[Requirement]:
             ("terminal_task_reopened", "cancel_terminal_succeeds", "feedback_changes_state", "input_required_not_resumable"),
             ("control",)),
         req("BINDU-AUTH-REQUIRED", "MUST", "Every writable method without a bearer token gets -32009 (HTTP 401)",
-            at(catalog, "| `-32009` |"), auth.token_required(operations(_write_methods), "AuthenticationRequired", documented=plain_401), ("auth_not_enforced",)),
+            at(catalog, "| `-32009` |"), lambda ctx: auth.token_required(ctx, operations=operations(_write_methods)(ctx), error="AuthenticationRequired", documented=plain_401), ("auth_not_enforced",)),
         req("BINDU-AUTH-REQUIRED-READ", "SHOULD", "The read methods without a bearer token get -32009 too",
             Source("profile", "POST / declares bearerAuth for every method, but the prose requires a token on writable methods only "
                    "(/info/description, \"Layer 1\"): the profile prefers the stricter reading"),
-            auth.token_required(operations(_read_methods), "AuthenticationRequired", documented=plain_401), ("auth_not_enforced",)),
+            lambda ctx: auth.token_required(ctx, operations=operations(_read_methods)(ctx), error="AuthenticationRequired", documented=plain_401), ("auth_not_enforced",)),
         req("BINDU-AUTH-INVALID-TOKEN", "MUST", "A token the server never issued gets -32010 (HTTP 401)",
-            at(catalog, "| `-32010` |"), auth.token_refused(operations(_all_methods), "InvalidToken", documented=plain_401), ("invalid_token_accepted",)),
+            at(catalog, "| `-32010` |"), lambda ctx: auth.token_refused(ctx, operations=operations(_all_methods)(ctx), error="InvalidToken", documented=plain_401), ("invalid_token_accepted",)),
         req("BINDU-AUTH-EXPIRED-TOKEN", "MUST", "An expired token is refused: -32011 (or -32010: introspection calls it inactive) with HTTP 401",
-            at(catalog, "| `-32011` |"), auth.token_refused(operations(_read_methods), "TokenExpired", "expired", "expired", also=("InvalidToken",), documented=plain_401),
+            at(catalog, "| `-32011` |"), lambda ctx: auth.token_refused(ctx, operations=operations(_read_methods)(ctx), error="TokenExpired", caller="expired", credential="expired", also=("InvalidToken",), documented=plain_401),
             ("expired_token_accepted",), ("expired",)),
         req("BINDU-AUTH-ENVELOPE", "SHOULD", "Auth failures come as the catalog's own code in the JSON-RPC envelope (-32009, -32010, -32011)",
             Source("profile", "POST / documents a 401 body {error} beside the catalog's envelope codes, and an expired token is "
                    "both 'exp in the past' (-32011) and inactive at introspection (-32010): the profile prefers the catalog's own row"),
             check_auth_envelope, ("auth_not_enforced", "invalid_token_accepted", "expired_token_accepted")),
         req("BINDU-SCOPE-READ", "MUST", "agent:read unlocks the read methods and nothing else (-32013)",
-            at(catalog, "| `agent:read` |"), auth.scopes("read", operations(_read_methods), operations(_write_methods), "InsufficientPermissions", REFUSALS), ("scope_check_skipped",), ("read",)),
+            at(catalog, "| `agent:read` |"), lambda ctx: auth.scopes(ctx, credential="read", allowed=operations(_read_methods)(ctx), denied=operations(_write_methods)(ctx), denied_error="InsufficientPermissions", refusals=REFUSALS), ("scope_check_skipped",), ("read",)),
         req("BINDU-SCOPE-WRITE", "MUST", "agent:write unlocks the write methods and nothing else (-32013)",
-            at(catalog, "| `agent:write` |"), auth.scopes("write", operations(_write_methods), operations(_read_methods), "InsufficientPermissions", REFUSALS), ("scope_check_skipped", "write_implies_read"), ("write",)),
+            at(catalog, "| `agent:write` |"), lambda ctx: auth.scopes(ctx, credential="write", allowed=operations(_write_methods)(ctx), denied=operations(_read_methods)(ctx), denied_error="InsufficientPermissions", refusals=REFUSALS), ("scope_check_skipped", "write_implies_read"), ("write",)),
         req("BINDU-SCOPE-LEGACY-EXECUTE", "MUST", "The legacy agent:execute scope implies agent:read and agent:write",
-            at(catalog, "`agent:execute` (legacy)"), auth.scopes("legacy", operations(_all_methods), operations(dict), "InsufficientPermissions", REFUSALS), ("legacy_execute_rejected",), ("legacy",)),
+            at(catalog, "`agent:execute` (legacy)"), lambda ctx: auth.scopes(ctx, credential="legacy", allowed=operations(_all_methods)(ctx), denied=operations(dict)(ctx), denied_error="InsufficientPermissions", refusals=REFUSALS), ("legacy_execute_rejected",), ("legacy",)),
         req("BINDU-OWNERSHIP", "MUST", "Another caller's tasks and contexts are not found, listed or cleared",
-            at(catalog, "| `-32001` |"), auth.isolation(_own_task, _foreign, lambda name: "ContextNotFound" if name == "contexts/clear" else "TaskNotFound",
-                           _listings, _still_there), ("ownership_not_enforced",), ("other",)),
+            at(catalog, "| `-32001` |"), check_ownership, ("ownership_not_enforced",), ("other",)),
         req("BINDU-DID-VALID", "MUST", "A correctly signed request (the spec's payload, base58 Ed25519) is accepted",
             at("/components/securitySchemes/didSignature/description"), check_did_valid, ("rejects_valid_signature",), ("did",), optional="did_signing"),
         req("BINDU-DID-TAMPERED", "MUST", "A body changed after signing is refused: 403 crypto_mismatch",

@@ -11,6 +11,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from conformance.faults import replaces
 from conformance.protocols.bindu.reference import (
     BUSY_STATES,
     TERMINAL_STATES,
@@ -19,7 +20,7 @@ from conformance.protocols.bindu.reference import (
     Context,
     RpcError,
 )
-from conformance.table import FaultRegistry, replaces
+from conformance.table import FaultRegistry
 
 VARIANTS = FaultRegistry()
 variant = VARIANTS

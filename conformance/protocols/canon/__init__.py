@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from conformance.check import CheckContext, ProtocolMismatch
 from conformance.model import Profile
 from conformance.protocol import Parts, Protocol
-from conformance.runner import CheckContext
-from conformance.targets import ProtocolMismatch
 from conformance.transport.binding import DEFAULT
 
 REFERENCE_TOKEN = "canon-reference-agent-token"  # the acting agent's bearer token at the reference

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from conformance.check import CheckContext
 from conformance.checks.errors import expect_list, expect_mapping, expect_result
 from conformance.locate import expanded, holds
-from conformance.runner import CheckContext
 from conformance.transport.binding import Reply
 
 

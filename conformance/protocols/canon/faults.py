@@ -9,8 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from conformance.faults import replaces
 from conformance.protocols.canon.reference import CanonReference, VerbError
-from conformance.table import FaultRegistry, replaces
+from conformance.table import FaultRegistry
 
 Fault = Callable[[CanonReference], None]
 FAULTS = FaultRegistry()

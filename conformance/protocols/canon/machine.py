@@ -19,9 +19,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
+from conformance.check import CheckContext
 from conformance.checks.errors import expect_result
-from conformance.runner import CheckContext
-from conformance.table import ProfileMachine
+from conformance.machine import ProfileMachine
 
 EMOJI = ("tada", "eyes", "+1")
 MINUTE_S = 60

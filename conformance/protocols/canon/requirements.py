@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from conformance.check import CheckContext, NotApplicable
 from conformance.checks import auth, idempotency
 from conformance.checks.errors import (
     expect_catalogued,
@@ -27,6 +28,7 @@ from conformance.checks.inputs import (
     result_matches,
     valid_inputs_accepted,
 )
+from conformance.declare import slug
 from conformance.documents.schemas import validator_for
 from conformance.generation.invalid import InvalidInstance
 from conformance.locate import Search
@@ -35,8 +37,7 @@ from conformance.protocols.canon.answers import carries, items, members_of, obje
 from conformance.protocols.canon.client import CanonClient, fresh
 from conformance.protocols.canon.machine import CanonMachine
 from conformance.protocols.mcp.requirements import McpSurface, ToolSchema, all_rows
-from conformance.runner import CheckContext, NotApplicable
-from conformance.table import Table, slug
+from conformance.table import Table
 from conformance.transport.binding import Reply
 
 REJECTION = "VALIDATION_ERROR"
@@ -168,8 +169,8 @@ def invalid_inputs(verb: str) -> Callable[[CheckContext], None]:
 
         with ctx.subcheck("an input that would succeed, with one unknown property"):
             payload = {**success_payload(c, verb), "x_conformance_unknown": True}
-            examples_refused(lambda _: {f"{verb} with an unknown property (inputs are strict)":
-                                        lambda: c.call(verb, payload)}, state=lambda _: c.snapshot)(ctx)
+            examples_refused(ctx, calls={f"{verb} with an unknown property (inputs are strict)":
+                                         lambda: c.call(verb, payload)}, state=c.snapshot)
         invalid_inputs_rejected(ctx, op, lambda v: c.call(verb, v), None, state=c.snapshot, prepare=in_target_world,
                                 tolerated=lambda bad, reply: reply.ok and tolerated(op, bad))
     return check
@@ -294,12 +295,12 @@ def check_message_id_conflict(ctx: CheckContext) -> None:
 MESSAGE_ID_VERBS = {"send_to with a messageId": send_with_message_id, "share_contact with a messageId": share_with_message_id}
 
 
-def each_message_id_verb(family: Callable[..., Callable[[CheckContext], None]]) -> Callable[[CheckContext], None]:
+def each_message_id_verb(family: Callable[..., None]) -> Callable[[CheckContext], None]:
     """One sub-check per verb that takes a messageId, each a run of the idempotency ``family``."""
     def check(ctx: CheckContext) -> None:
         for what, send in MESSAGE_ID_VERBS.items():
             with ctx.subcheck(what):
-                family(send, owner_chat_messages, what)(ctx)
+                family(ctx, send=send(ctx), effects=owner_chat_messages(ctx), what=what)
     return check
 
 
@@ -308,6 +309,12 @@ def reserved_message_ids(ctx: CheckContext) -> dict[str, Callable[[], Any]]:
     c = CanonClient(ctx)
     return {f"messageId {mid!r}": functools.partial(c.send, "reserved", messageOptions={"messageId": mid})
             for mid in (".", "..", "__x__", "__reserved__")}
+
+
+def refused_examples(ctx: CheckContext, error: Any) -> None:
+    """The reserved messageIds are refused (``error``: any refusal when None) and change nothing."""
+    calls = reserved_message_ids(ctx)  # set-up first: it may reset or seed the target
+    examples_refused(ctx, calls=calls, error=error, state=world_state(ctx))
 
 
 def world_state(ctx: CheckContext) -> Callable[[], Any]:
@@ -1161,20 +1168,20 @@ def build(profile: Profile) -> list[Requirement]:
             at(f"{d}/messageId/description"), check_message_id_conflict, ("message_id_conflict_accepted", "message_id_conflict_wrong_code")),
         req("CANON-MESSAGE-ID-CONFLICT-CODE", "SHOULD", "The messageId conflict carries MESSAGE_ID_EXISTS as the binding's error code (error.code)",
             table.chosen(f"{yaml_src}#/bindings: the document names the code, not where a refusal carries it"),
-            idempotency.conflict_refused(message_id_conflicts, DOCUMENT_CODE), ("message_id_conflict_wrong_code", "conflict_code_beside_error")),
+            lambda ctx: idempotency.conflict_refused(ctx, sends=message_id_conflicts(ctx), error=DOCUMENT_CODE), ("message_id_conflict_wrong_code", "conflict_code_beside_error")),
         *[req(rid, level, "The reserved messageIds '.', '..' and __x__ are refused and change nothing" + tail, src,
-              examples_refused(reserved_message_ids, REJECTION if level == "SHOULD" else None, world_state), faults)
+              functools.partial(refused_examples, error=REJECTION if level == "SHOULD" else None), faults)
           for rid, level, tail, src, faults in (
               ("CANON-MESSAGE-ID-RESERVED", "MUST", "", at(f"{d}/messageId/not/description"), ("reserved_ids_accepted",)),
               ("CANON-MESSAGE-ID-RESERVED-CODE", "SHOULD", f": the refusal carries {REJECTION}", code(REJECTION), CODES))],
         req("CANON-INPUT-ID-SINGLE-USE", "MUST", "An inputId is single-use: reuse is refused (409)",
-            at(f"{d}/request_input_input/properties/inputId/description"), idempotency.single_use(input_ids), ("input_id_reuse_accepted",)),
+            at(f"{d}/request_input_input/properties/inputId/description"), lambda ctx: idempotency.single_use(ctx, sends=input_ids(ctx)), ("input_id_reuse_accepted",)),
         req("CANON-INPUT-ID-SINGLE-USE-CODE", "SHOULD", "An inputId reuse gets ID_ALREADY_USED (409)", code("ID_ALREADY_USED"),
-            idempotency.single_use(input_ids, "ID_ALREADY_USED"), CODES),
+            lambda ctx: idempotency.single_use(ctx, sends=input_ids(ctx), error="ID_ALREADY_USED"), CODES),
         req("CANON-APPROVAL-ID-SINGLE-USE", "MUST", "An approvalId is durable and single-use: reuse is refused",
-            at(f"{d}/request_approval_input/properties/approvalId/description"), idempotency.single_use(approval_ids), ("approval_id_reuse_accepted",)),
+            at(f"{d}/request_approval_input/properties/approvalId/description"), lambda ctx: idempotency.single_use(ctx, sends=approval_ids(ctx)), ("approval_id_reuse_accepted",)),
         req("CANON-APPROVAL-ID-SINGLE-USE-CODE", "SHOULD", "An approvalId reuse gets ID_ALREADY_USED (409)", code("ID_ALREADY_USED"),
-            idempotency.single_use(approval_ids, "ID_ALREADY_USED"), CODES),
+            lambda ctx: idempotency.single_use(ctx, sends=approval_ids(ctx), error="ID_ALREADY_USED"), CODES),
         req("CANON-SELF-CONTEXT-PRIVATE", "MUST", "A selfContext is visible only to the sending agent, never to recipients",
             at(f"{d}/selfContext/description"), check_self_context_private, ("self_context_leaks",)),
         *pair("CANON-SELF-CONTEXT-SOURCE", "A selfContext send needs a sourceConversationId the agent is a member of",
@@ -1266,11 +1273,11 @@ def build(profile: Profile) -> list[Requirement]:
         req("CANON-NO-REPLY-SILENT", "MUST", "no_reply posts nothing",
             at(f"{d}/no_reply_input/description"), check_no_reply, ("no_reply_posts_message",)),
         req("CANON-INPUT-INVALID-CODE", "SHOULD", f"An input breaking its schema gets {REJECTION} (every verb)",
-            code(REJECTION), invalid_code_everywhere(lambda ctx: CanonClient(ctx).call, REJECTION), CODES),
+            code(REJECTION), lambda ctx: invalid_code_everywhere(ctx, send=CanonClient(ctx).call, error=REJECTION), CODES),
         req("CANON-BINDING-ERRORS", "SHOULD", "Errors carry the profile's code, flagged by the binding, with the profile's HTTP status",
             Source("profile", f"{yaml_src}#/errors"), check_binding_errors, ("errors_as_200",)),
         req("CANON-AUTH-REQUIRED", "SHOULD", "With a bearer token configured, a call without one gets UNAUTHENTICATED (401)",
-            Source("profile", f"{yaml_src}#/credentials/full"), auth.token_required(verbs_as_callers, "UNAUTHENTICATED"),
+            Source("profile", f"{yaml_src}#/credentials/full"), lambda ctx: auth.token_required(ctx, operations=verbs_as_callers(ctx), error="UNAUTHENTICATED"),
             ("auth_not_enforced",), ("full",)),
         req("CANON-LIFECYCLE", "MUST", "Conversations, groups, reactions and approvals (with their expiry) move as the model predicts (stateful)",
             at(d), check_lifecycle,

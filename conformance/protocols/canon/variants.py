@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from conformance.faults import replaces
 from conformance.protocols.canon.reference import CanonReference, VerbError
-from conformance.table import FaultRegistry, replaces
+from conformance.table import FaultRegistry
 
 VARIANTS = FaultRegistry()
 variant = VARIANTS

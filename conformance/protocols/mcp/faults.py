@@ -7,9 +7,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from conformance.faults import replaces
 from conformance.model import Requirement
 from conformance.protocols.mcp.server import McpReply, McpServer, RpcFault
-from conformance.table import FaultRegistry, replaces
+from conformance.table import FaultRegistry
 from conformance.transport.mcp import newest_handshake
 
 FAULTS = FaultRegistry()

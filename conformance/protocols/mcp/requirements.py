@@ -14,12 +14,13 @@ from typing import Any
 
 from jsonschema.exceptions import SchemaError
 
+from conformance.check import Blocked, CheckContext, NotApplicable, Untested
+from conformance.declare import slug
 from conformance.documents.schemas import validator_for
 from conformance.generation.invalid import invalid_strategy
 from conformance.generation.strategies import strategy_for
 from conformance.model import Profile, Requirement, Source
-from conformance.runner import Blocked, CheckContext, NotApplicable, Untested
-from conformance.table import Table, slug
+from conformance.table import Table
 from conformance.transport.binding import DEFAULT
 from conformance.transport.http import json_excerpt
 from conformance.transport.mcp import (

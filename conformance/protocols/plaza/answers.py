@@ -18,12 +18,12 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
 
 from conformance import locate
+from conformance.check import CheckContext, CheckFailed
 from conformance.checks.errors import (
     expect_list,
     expect_result,
 )
 from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, dig, fresh_id
-from conformance.runner import CheckContext, CheckFailed
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 

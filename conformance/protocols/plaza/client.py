@@ -13,8 +13,8 @@ import uuid
 from typing import Any
 
 from conformance import locate
+from conformance.check import CheckContext, Untested
 from conformance.checks.errors import expect_mapping, expect_result
-from conformance.runner import CheckContext, Untested
 from conformance.transport.binding import Reply, dig
 
 ALICE, BOB, CAROL = "alice", "bob", "carol"

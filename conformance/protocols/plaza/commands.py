@@ -11,16 +11,17 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from conformance.check import Blocked, CheckContext, CheckFailed, Untested
 from conformance.checks.errors import catalog_entry, expect_error
 from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
+from conformance.declare import slug
 from conformance.documents.schemas import validator_for
 from conformance.generation.invalid import InvalidInstance
 from conformance.model import Profile, Requirement
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient
 from conformance.protocols.plaza.keeper import PLANS, STOPS
 from conformance.protocols.plaza.wire import INVALID
-from conformance.runner import Blocked, CheckContext, CheckFailed, Untested
-from conformance.table import Table, slug
+from conformance.table import Table
 from conformance.transport.binding import Reply
 from conformance.transport.http import TransportFailure
 

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from conformance import locate
+from conformance.check import CheckContext, CheckFailed, Untested
 from conformance.checks.errors import expect_result
 from conformance.model import Requirement
 from conformance.protocols.plaza.answers import text_of
@@ -41,7 +42,6 @@ from conformance.protocols.plaza.groups import (
 )
 from conformance.protocols.plaza.keeper import PLANS
 from conformance.protocols.plaza.wire import INVALID
-from conformance.runner import CheckContext, CheckFailed, Untested
 from conformance.table import Table
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt

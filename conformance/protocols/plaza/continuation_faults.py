@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from conformance.faults import replaces
 from conformance.protocols.plaza.part_continuation import EXCHANGED
 from conformance.protocols.plaza.reference import (
     CLOSED,
@@ -21,7 +22,7 @@ from conformance.protocols.plaza.reference import (
     Principal,
     SiteError,
 )
-from conformance.table import FaultRegistry, replaces
+from conformance.table import FaultRegistry
 
 FAULTS = FaultRegistry()
 fault: Callable[[Callable[[Any], None]], Callable[[Any], None]] = FAULTS

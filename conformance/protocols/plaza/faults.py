@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.documents.schemas import load_document
+from conformance.faults import replaces
 from conformance.protocols.plaza import continuation_faults, groups_faults, mailbox_faults, private_faults
 from conformance.protocols.plaza.reference import (
     ACTIVE,
@@ -36,7 +37,7 @@ from conformance.protocols.plaza.reference import (
     Principal,
     SiteError,
 )
-from conformance.table import FaultRegistry, replaces
+from conformance.table import FaultRegistry
 
 FAULTS = FaultRegistry()
 fault = FAULTS

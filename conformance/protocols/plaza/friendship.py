@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any
 
 from conformance import locate
+from conformance.check import CheckContext, Untested
 from conformance.checks.errors import expect_mapping, expect_refused, expect_result, refused_as
 from conformance.model import Requirement
 from conformance.protocols.plaza.answers import bodies, drain, evidence, field, mentions, own_id, page
@@ -31,7 +32,6 @@ from conformance.protocols.plaza.client import (
 from conformance.protocols.plaza.commands import UNSUPPORTED, unsupported
 from conformance.protocols.plaza.keeper import STOPS, lasting, stopper
 from conformance.protocols.plaza.wire import INVALID, detail_type, error_info, served
-from conformance.runner import CheckContext, Untested
 from conformance.table import Table
 from conformance.transport.binding import RawToken
 from conformance.transport.http import json_excerpt

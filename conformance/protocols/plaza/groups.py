@@ -29,12 +29,12 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from conformance import locate
+from conformance.check import Blocked, CheckContext, CheckFailed, Untested
 from conformance.checks.causes import cause_of
 from conformance.checks.errors import catalog_entry, expect_result, refused_as
 from conformance.model import Requirement
 from conformance.protocols.plaza.answers import text_of
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
-from conformance.runner import Blocked, CheckContext, CheckFailed, Untested
 from conformance.table import Table
 from conformance.transport.binding import RawToken, Reply
 from conformance.transport.http import json_excerpt

@@ -8,9 +8,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from conformance.documents.schemas import validator_for
+from conformance.faults import replaces
 from conformance.protocols.plaza.part_groups import GROUP_MESSAGE, MANAGER_ROLE
 from conformance.protocols.plaza.site import NOT_FOUND, NOT_PERMITTED, Issue, Principal, SiteError
-from conformance.table import FaultRegistry, replaces
+from conformance.table import FaultRegistry
 
 FAULTS = FaultRegistry()
 fault: Callable[[Callable[[Any], None]], Callable[[Any], None]] = FAULTS

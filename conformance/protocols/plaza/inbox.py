@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from conformance import locate
+from conformance.check import CheckContext
 from conformance.checks.errors import (
     expect_list,
     expect_mapping,
@@ -30,7 +31,6 @@ from conformance.protocols.plaza.reads import (
     pending_count,
     unchanged,
 )
-from conformance.runner import CheckContext
 from conformance.transport.http import json_excerpt
 
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from conformance import locate
+from conformance.check import CheckContext, Untested
 from conformance.model import Requirement
-from conformance.runner import CheckContext, Untested
 from conformance.transport.binding import Reply, dig
 
 if TYPE_CHECKING:

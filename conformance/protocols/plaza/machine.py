@@ -18,6 +18,7 @@ from hypothesis.stateful import precondition, rule
 
 from conformance import locate
 from conformance.checks.errors import expect_refused
+from conformance.machine import ProfileMachine
 from conformance.protocols.plaza import answers
 from conformance.protocols.plaza.answers import ack, bodies, delivered, drain, item_key, items_of
 from conformance.protocols.plaza.client import (
@@ -32,7 +33,6 @@ from conformance.protocols.plaza.client import (
     dig,
     fresh_id,
 )
-from conformance.table import ProfileMachine
 
 AGENTS = (ALICE, BOB, CAROL)
 OPEN = (SUBMITTED, WORKING)

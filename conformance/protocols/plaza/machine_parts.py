@@ -35,15 +35,16 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
+from conformance.check import CheckContext
 from conformance.checks.errors import expect_refused
+from conformance.machine import ProfileMachine
 from conformance.model import Requirement
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, fresh_id
 from conformance.protocols.plaza.continuation import endpoint, offer_fields, offer_id, walk
 from conformance.protocols.plaza.groups import call, contents, group_id_of, ok, prop, send
 from conformance.protocols.plaza.private import SIGNED, Channel, Relay, new_pair
 from conformance.protocols.plaza.sealed import KeyPair, unseal
-from conformance.runner import CheckContext
-from conformance.table import ProfileMachine, Table
+from conformance.table import Table
 from conformance.transport.binding import Reply
 
 AGENTS = (ALICE, BOB, CAROL)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from conformance.documents.schemas import validator_for
+from conformance.faults import replaces
 from conformance.protocols.plaza.reference import (
     ACTIVE,
     BLOCKED,
@@ -25,7 +26,7 @@ from conformance.protocols.plaza.reference import (
     SiteError,
     Wait,
 )
-from conformance.table import FaultRegistry, replaces
+from conformance.table import FaultRegistry
 
 FAULTS = FaultRegistry()
 fault: Callable[[Callable[[Any], None]], Callable[[Any], None]] = FAULTS

@@ -28,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from conformance import locate
+from conformance.check import CheckContext, CheckFailed
 from conformance.checks.errors import expect_error, expect_result
 from conformance.model import Requirement
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
@@ -43,7 +44,6 @@ from conformance.protocols.plaza.sealed import (
     unseal,
 )
 from conformance.protocols.plaza.wire import INVALID
-from conformance.runner import CheckContext, CheckFailed
 from conformance.table import Table
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt

@@ -7,8 +7,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from conformance.faults import replaces
 from conformance.protocols.plaza.reference import INVALID_STATE, PlazaReference, Principal, SiteError
-from conformance.table import FaultRegistry, replaces
+from conformance.table import FaultRegistry
 
 FAULTS = FaultRegistry()
 fault: Callable[[Callable[[Any], None]], Callable[[Any], None]] = FAULTS

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from conformance import locate
+from conformance.check import CheckContext
 from conformance.checks.errors import (
     expect_list,
     expect_mapping,
@@ -49,7 +50,6 @@ from conformance.protocols.plaza.answers import (
 )
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, COMPLETED, PlazaClient, dig, fresh_id
 from conformance.protocols.plaza.wire import served
-from conformance.runner import CheckContext
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from conformance import locate
+from conformance.check import CheckContext, Untested
 from conformance.checks.errors import (
     expect_list,
     expect_mapping,
@@ -49,7 +50,6 @@ from conformance.protocols.plaza.reads import (
     attention,
 )
 from conformance.protocols.plaza.wire import served
-from conformance.runner import CheckContext, Untested
 from conformance.transport.http import json_excerpt
 
 

@@ -8,6 +8,7 @@ document states is MUST; the profile's shapes and codes (docs/agent-plaza.md) ar
 
 from __future__ import annotations
 
+from conformance.check import CheckContext
 from conformance.model import Profile, Requirement
 from conformance.protocols.plaza import (
     commands,
@@ -21,7 +22,6 @@ from conformance.protocols.plaza import (
 )
 from conformance.protocols.plaza.keeper import STOPS
 from conformance.protocols.plaza.machine import PlazaMachine
-from conformance.runner import CheckContext
 from conformance.table import Table
 
 

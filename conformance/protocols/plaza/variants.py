@@ -7,13 +7,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from conformance.faults import replaces
 from conformance.protocols.plaza.reference import (
     CANCELED,
     Issue,
     PlazaReference,
     SiteError,
 )
-from conformance.table import FaultRegistry, replaces
+from conformance.table import FaultRegistry
 
 VARIANTS = FaultRegistry()
 variant: Callable[[Callable[[Any], None]], Callable[[Any], None]] = VARIANTS

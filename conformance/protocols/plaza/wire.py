@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any
 
 from conformance import locate
+from conformance.check import CheckContext
 from conformance.checks.errors import expect_error, expect_mapping, expect_refused, expect_result, refused_as
 from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
 from conformance.checks.jsonrpc import expect_envelope
@@ -23,7 +24,6 @@ from conformance.generation.invalid import InvalidInstance, invalid_strategy
 from conformance.model import Operation, Requirement
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
 from conformance.protocols.plaza.keeper import keeper_of
-from conformance.runner import CheckContext
 from conformance.table import Table
 from conformance.transport.binding import RawToken, Reply
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from conformance.check import CheckContext, ProtocolMismatch
 from conformance.model import Profile
 from conformance.protocol import Parts, Protocol
-from conformance.runner import CheckContext
-from conformance.targets import ProtocolMismatch
 from conformance.transport.binding import DEFAULT
 
 ROUTE_ABSENT = (404, 405)  # RFC 9110: no such resource, or not with this method

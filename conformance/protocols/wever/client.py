@@ -12,11 +12,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from conformance import locate
+from conformance.check import CheckContext, Untested
 from conformance.checks.errors import expect_result
 from conformance.locate import Search
 from conformance.protocols.wever import live as uncontrolled
 from conformance.protocols.wever.reads import Vocabulary, ids, marked, owners, state_in, vocabulary
-from conformance.runner import CheckContext, Untested
 from conformance.transport.binding import FRESH, RawToken, Reply, dig
 from conformance.transport.http import HttpReply, json_excerpt
 

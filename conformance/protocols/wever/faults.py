@@ -17,6 +17,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from conformance.faults import replaces
 from conformance.protocols.wever.reference import (
     ACCEPTED,
     ALLOWED,
@@ -32,7 +33,7 @@ from conformance.protocols.wever.reference import (
     RpcError,
     WeverReference,
 )
-from conformance.table import FaultRegistry, replaces
+from conformance.table import FaultRegistry
 
 Fault = Callable[[WeverReference], None]
 FAULTS = FaultRegistry()

@@ -11,11 +11,11 @@ from dataclasses import replace
 from typing import Any
 
 from conformance import locate
+from conformance.check import CheckContext
 from conformance.checks.errors import expect_refused, expect_result
 from conformance.model import Requirement
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, Task, WeverClient, fresh_key
 from conformance.protocols.wever.reads import marked, named_values
-from conformance.runner import CheckContext
 from conformance.transport.http import json_excerpt
 
 MINUTE_S = 60

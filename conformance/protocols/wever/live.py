@@ -35,9 +35,9 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from conformance import locate
+from conformance.check import CheckContext, RunContext, Untested
 from conformance.documents.schemas import validator_for
 from conformance.protocols.wever.reads import ids, named_values, vocabulary
-from conformance.runner import CheckContext, RunContext, Untested
 from conformance.transport.binding import FRESH, RawToken, Reply
 
 if TYPE_CHECKING:

@@ -16,12 +16,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from conformance import locate
+from conformance.check import CheckContext, Untested
 from conformance.checks.errors import expect_refused, expect_result
 from conformance.model import Requirement
 from conformance.protocols.wever import live
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, fresh_key
 from conformance.protocols.wever.reads import ids
-from conformance.runner import CheckContext, Untested
 from conformance.transport.binding import RawToken
 
 USES_UP = "spends the quota it is about to its end for the UTC day, on a mailbox of the run's own"

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from conformance import locate
+from conformance.check import CheckContext, Untested
 from conformance.checks import auth, idempotency
 from conformance.checks.errors import (
     expect_mapping,
@@ -23,6 +24,7 @@ from conformance.checks.errors import (
     refused_as,
 )
 from conformance.checks.inputs import invalid_code_everywhere, invalid_inputs_rejected, valid_inputs_accepted
+from conformance.declare import slug
 from conformance.documents.schemas import validator_for
 from conformance.generation.invalid import InvalidInstance
 from conformance.locate import Search
@@ -44,8 +46,7 @@ from conformance.protocols.wever.client import (
 )
 from conformance.protocols.wever.machine import LIVE_MACHINES, WeverMachine
 from conformance.protocols.wever.reads import contains, digests, marked, named_values
-from conformance.runner import CheckContext, Untested
-from conformance.table import Table, slug
+from conformance.table import Table
 from conformance.transport.binding import RawToken, Reply
 from conformance.transport.http import HttpReply, json_excerpt
 
@@ -846,7 +847,7 @@ def check_mcp_tools(ctx: CheckContext) -> None:
     """tools/list: one tool per action except register_mailbox, with the action's
     inputSchema; and tools/call of register_mailbox is not served."""
     if ctx.binding.kind != "mcp-tools":
-        from conformance.runner import NotApplicable
+        from conformance.check import NotApplicable
 
         raise NotApplicable("tools/list exists only in the mcp binding")
     c = WeverClient(ctx)
@@ -925,7 +926,7 @@ def build(profile: Profile) -> list[Requirement]:
         req("WEVER-AUTH-BEARER-REQUIRED", "MUST", "Every action with requires_bearer refuses a call without a token or with one the relay never issued",
             at("/actions/send_task/requires_bearer"), auth_refused, ("bearer_not_enforced",)),
         req("WEVER-AUTH-BEARER-CODE", "SHOULD", "A call without a valid bearer gets UNAUTHENTICATED (401)", code("UNAUTHENTICATED"),
-            auth.token_refused(bearer_actions, "UNAUTHENTICATED", credential=MAIN), CODES),
+            lambda ctx: auth.token_refused(ctx, operations=bearer_actions(ctx), error="UNAUTHENTICATED", credential=MAIN), CODES),
         req("WEVER-AUTH-OPEN-ACTIONS", "MUST", "find_peers and register_mailbox serve a caller with no token",
             at("/actions/find_peers/requires_bearer"), check_open_actions, ("open_actions_need_bearer",)),
         req("WEVER-REGISTER-TOKEN", "MUST", "register_mailbox returns access_token, usable as a Bearer; connection requests start disabled; the profile is private",
@@ -955,9 +956,9 @@ def build(profile: Profile) -> list[Requirement]:
         req("WEVER-SEND-REPLAY-CONCURRENT", "MUST", "50 identical send_task calls with one key at once make one task",
             at("/flow/5"), concurrent_sends(50), ("replay_duplicates", "replay_race")),
         req("WEVER-SEND-KEY-CONFLICT", "MUST", "The same Idempotency-Key with another body is refused",
-            at("/flow/5"), idempotency.conflict_refused(lambda ctx: {"send_task": send_with_key(ctx)}, None), ("conflict_accepted",)),
+            at("/flow/5"), lambda ctx: idempotency.conflict_refused(ctx, sends={"send_task": send_with_key(ctx)}, error=None), ("conflict_accepted",)),
         req("WEVER-SEND-KEY-CONFLICT-CODE", "SHOULD", "A reused Idempotency-Key with another body gets IDEMPOTENCY_CONFLICT (409)",
-            code("IDEMPOTENCY_CONFLICT"), idempotency.conflict_refused(lambda ctx: {"send_task": send_with_key(ctx)}, "IDEMPOTENCY_CONFLICT"), CODES),
+            code("IDEMPOTENCY_CONFLICT"), lambda ctx: idempotency.conflict_refused(ctx, sends={"send_task": send_with_key(ctx)}, error="IDEMPOTENCY_CONFLICT"), CODES),
         req("WEVER-LIMIT-TASK-BYTES", "MUST", f"Task data within {lim['task_or_result_bytes']} bytes is delivered, over it refused (either way of counting)",
             at("/limits/task_or_result_bytes"), check_task_bytes, ("task_bytes_unchecked", "task_bytes_off_by_one")),
         req("WEVER-LIMIT-RESULT-BYTES", "MUST", f"A result within {lim['task_or_result_bytes']} bytes is recorded, over it refused (either way of counting)",
@@ -1012,7 +1013,7 @@ def build(profile: Profile) -> list[Requirement]:
         reqs.append(req(f"WEVER-INPUT-INVALID-{slug(action)}", "MUST", f"{action} inputs breaking one inputSchema rule are refused and change nothing",
                         op.source, invalid_inputs(action), ("accepts_invalid_input",)))
     reqs.append(req("WEVER-INPUT-INVALID-CODE", "SHOULD", f"An input breaking its inputSchema gets {REJECTION} (400)", code(REJECTION),
-                    invalid_code_everywhere(lambda ctx: WeverClient(ctx).input_call, REJECTION), CODES))
+                    lambda ctx: invalid_code_everywhere(ctx, send=WeverClient(ctx).input_call, error=REJECTION), CODES))
     reqs += all_rows(profile, mcp_surface(profile), {"TOOL-ERROR": ("mcp_errors_unflagged",)})
     for r in reqs:
         r.lasting = LASTING.get(r.id, r.lasting)
@@ -1067,4 +1068,4 @@ def auth_refused(ctx: CheckContext) -> None:
     """No token, and a token the relay never issued: refused (any refusal)."""
     for who, make in (("no token", auth.token_required), ("an unknown token", auth.token_refused)):
         with ctx.subcheck(who):
-            make(bearer_actions, None, credential=MAIN)(ctx)
+            make(ctx, operations=bearer_actions(ctx), error=None, credential=MAIN)

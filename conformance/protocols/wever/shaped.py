@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from conformance.check import CheckContext
 from conformance.checks.errors import expect_list, expect_mapping, expect_result
 from conformance.model import Requirement, Source
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, dig
-from conformance.runner import CheckContext
 
 TASK_KEYS = ("task_id", "sender_id", "recipient_id", "capability", "state", "task", "result", "result_digest")
 REQUEST_KEYS = ("request_id", "sender_id", "recipient_id", "status")

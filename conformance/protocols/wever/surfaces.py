@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from conformance import locate
+from conformance.check import CheckContext
 from conformance.checks.errors import expect_refused, expect_result
 from conformance.documents.schemas import validator_for
 from conformance.generation.invalid import InvalidInstance, invalid_strategy
@@ -28,7 +29,6 @@ from conformance.protocols.wever.client import (
     served_rpc,
 )
 from conformance.protocols.wever.reads import listing_ids
-from conformance.runner import CheckContext
 from conformance.transport.http import HttpReply
 
 HOUR_S = 3600

@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from conformance.faults import replaces
 from conformance.protocols.wever.reference import (
     DECLINED,
     HOUR_S,
@@ -19,7 +20,7 @@ from conformance.protocols.wever.reference import (
     WeverReference,
     compact_json,
 )
-from conformance.table import FaultRegistry, replaces
+from conformance.table import FaultRegistry
 
 VARIANTS = FaultRegistry()
 variant = VARIANTS
