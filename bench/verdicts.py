@@ -10,10 +10,13 @@ import json
 import sys
 from pathlib import Path
 
-from conformance.profiles import available, load_profile
-from conformance.runner import execute
-from conformance.selftest import bindings_of
-from conformance.targets import open_run
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this checkout's code, whichever the interpreter was installed from
+
+from conformance.profiles import available, load_profile  # noqa: E402
+from conformance.runner import execute  # noqa: E402
+from conformance.selftest import bindings_of  # noqa: E402
+from conformance.targets import open_run  # noqa: E402
 
 
 def verdicts() -> dict[str, dict[str, str]]:

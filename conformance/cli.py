@@ -7,7 +7,6 @@ reached, stopped answering or was too slow to finish, 4 internal error, 130 inte
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import os
 import socket
 import sys
@@ -29,7 +28,7 @@ from conformance.report.summary import (
     EXIT_USAGE,
 )
 from conformance.statements import StatementMapError
-from conformance.targets import ConfigError
+from conformance.targets import ConfigError, UsageFailure
 
 EPILOG = "exit codes:\n" + "\n".join(f"  {code:3}  {what}" for code, what in EXIT_CODES.items())
 
@@ -46,10 +45,6 @@ limits (a run always ends):
   after {DEAD_AFTER} exchanges in a row without an answer the target counts as gone: the rest is untested, exit 3;
   --max-time bounds the whole run (default per budget: {budgets});
   redirects are never followed; Ctrl-C or SIGTERM writes the reports of what has run (exit 130)."""
-
-
-class UsageFailure(Exception):
-    pass
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -257,33 +252,20 @@ def print_coverage(prof: Any) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     import pytest
 
-    from conformance.plugin import RunOutcome
-    from conformance.targets import load_config, parse_duration, writable_dir
-    from conformance.transport.http import validate_target_url
+    from conformance.options import RunOptions
+    from conformance.plugin import GivenOptions, RunOutcome
 
     path = profile_path(args.profile)
     prof = load_profile(args.profile)  # surface spec errors as one line before pytest starts
-    unknown = sorted(p for p in set(args.only) | set(args.skip) if not any(fnmatch.fnmatchcase(r.id, p) for r in prof.requirements))
-    if unknown:
-        raise UsageFailure(f"unknown requirement(s) {unknown}: no ID matches (see `conformance list {prof.name}`)")
-    config = load_config(args.config)
-    from conformance.targets import declared_features
-
-    declared_features(prof, config.get("declared") or [])  # one line before the run starts
-    target = args.target or config.get("target")
-    if target and target != "reference":
-        try:
-            validate_target_url(target)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from exc
-    if args.max_time is not None:
-        parse_duration(args.max_time)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    report = writable_dir(Path(args.report or f"reports/{args.profile}-{stamp}"), "--report")
-    if args.junit:
-        writable_dir(Path(args.junit).parent, "--junit folder")
-        if Path(args.junit).is_dir():
-            raise UsageFailure(f"--junit {args.junit} is a folder (expected a file path, e.g. junit.xml)")
+    report = Path(args.report or f"reports/{args.profile}-{stamp}")
+    junit = Path(args.junit) if args.junit else report / "junit.xml"
+    options = RunOptions(target=args.target, token=args.token, config_path=args.config, budget=args.budget,
+                         seed=args.seed, level=args.level, only=tuple(args.only), skip=tuple(args.skip),
+                         report=report, junit=junit, faults=tuple(args.fault), binding=args.binding,
+                         baseline_path=args.baseline, allow_untested=args.allow_untested, gate=args.gate,
+                         max_time=args.max_time).checked(prof)  # every bad value as one line, before the run
+    target = options.target or options.config.get("target")
     pytest_args = [
         str(path),
         "-c", str(RUN_INI),
@@ -292,43 +274,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         # start-up: only the plugins a run uses, and no assertion rewriting of them (about 1 s)
         "--disable-plugin-autoload", "-p", "conformance.plugin", "-p", "allure_pytest.plugin", "--assert=plain",
         "--conformance-console",
-        "--budget", args.budget, "--seed", str(args.seed), "--level", args.level,
-        "--report", str(report),
-        "--junitxml", str(args.junit or report / "junit.xml"), "-o", "junit_family=xunit1",
+        *options.pytest_args(),
+        "--junitxml", str(junit), "-o", "junit_family=xunit1",
         "--alluredir", str(report / "allure-results"),
     ]
-    if args.target:
-        pytest_args += ["--target", args.target]
-    if args.token:
-        pytest_args += ["--token", args.token]
-    if args.config:
-        pytest_args += ["--config", args.config]
-    for rid in args.only:
-        pytest_args += ["--only", rid]
-    for rid in args.skip:
-        pytest_args += ["--skip", rid]
-    for fault in args.fault:
-        pytest_args += ["--fault", fault]
-    if args.baseline:
-        from conformance.report.baseline import load_baseline
-
-        load_baseline(args.baseline, {r.id for r in prof.requirements})  # one-line error before the run
-        pytest_args += ["--baseline", args.baseline]
-    if args.binding:
-        from conformance.targets import choose_binding
-
-        choose_binding(prof, args.binding)
-        pytest_args += ["--binding", args.binding]
-    if args.max_time is not None:
-        pytest_args += ["--max-time", args.max_time]
-    if args.allow_untested:
-        pytest_args += ["--allow-untested"]
-    if args.gate != "full":
-        pytest_args += ["--gate", args.gate]
     if args.workers != 1:
         pytest_args += ["-p", "xdist.plugin", "-n", str(args.workers)]
     outcome = RunOutcome()
-    code = pytest.main(pytest_args, plugins=[outcome])
+    code = pytest.main(pytest_args, plugins=[outcome, GivenOptions(options)])
     if outcome.code is not None:
         return outcome.code
     # pytest stopped before the run could finish: its own codes mean other things
@@ -337,7 +290,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         reports_of_a_run_never_started(prof, report, "interrupted before the first requirement",
                                        target=target or "reference", seed=args.seed, budget=args.budget, gate=args.level,
-                                       junit=Path(args.junit or report / "junit.xml"))
+                                       junit=junit)
         print(f"interrupted before the first requirement: nothing ran; {report / 'report.html'}", file=sys.stderr)
         return EXIT_INTERRUPTED
     if code == pytest.ExitCode.USAGE_ERROR:

@@ -107,33 +107,17 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
     run.http.close()
 
 
-def preflight(profile_name: str, target: str | None, config: dict[str, Any], token: str | None,
+def reachable(profile_name: str, target: str | None, config: dict[str, Any], token: str | None,
               faults: tuple[str, ...]) -> str:
     """"" when the target answers the profile's probe; else why not (a campaign against a
     target that is not there would only report that, once per requirement)."""
-    from conformance.check import CheckContext, ProtocolMismatch, Untested
-    from conformance.model import Requirement, Source
+    from conformance.preflight import preflight
     from conformance.profiles import load_profile
     from conformance.targets import open_run
-    from conformance.transport.http import DEAD_AFTER, RunAborted, TransportFailure
 
-    profile = load_profile(profile_name)
-    run = open_run(profile, target, config=config, token=token, faults=faults, budget="quick")
-    probe = Requirement("PREFLIGHT", "MAY", "the target speaks the protocol", Source("profile", "preflight"), profile.probe, ())
+    run = open_run(load_profile(profile_name), target, config=config, token=token, faults=faults, budget="quick")
     try:
-        for attempt in range(DEAD_AFTER):
-            try:
-                profile.probe(CheckContext(run, probe))
-                return ""
-            except TransportFailure as exc:
-                if attempt == DEAD_AFTER - 1:
-                    return run.http.redact(str(exc))
-                time.sleep(0.25 * (attempt + 1))
-            except Untested:
-                return ""
-        return ""
-    except (RunAborted, ProtocolMismatch) as exc:
-        return run.http.redact(str(exc))
+        return preflight(run, credentials=False).unreachable
     finally:
         run.http.close()
 
@@ -154,7 +138,7 @@ def run_campaign(result: Campaign, profile_name: str, target: str | None, config
                  handle: Callable[[tuple[Any, ...]], None], progress: Callable[[], None]) -> None:
     """The preflight, then one worker in this process or ``workers`` child processes
     (``handle`` takes their events; ``progress`` is called while none come)."""
-    result.unreachable = preflight(profile_name, target, config, token, faults)
+    result.unreachable = reachable(profile_name, target, config, token, faults)
     args = (profile_name, target, config, token, faults, seconds, str(report_dir), seed)
     if result.unreachable:
         pass  # nothing to fuzz: the summary says why

@@ -11,31 +11,28 @@ import json
 import signal
 import sys
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conformance.budgets import BUDGETS
-from conformance.check import CheckContext, ProtocolMismatch, RunContext, Untested
-from conformance.credentials import check_credentials
-from conformance.model import Case, Profile, Requirement, Source
+from conformance.check import RunContext
+from conformance.model import Case, Profile, Requirement
+from conformance.options import RunOptions
 from conformance.parallel import AloneLast, distributed, is_worker, runs_alone
+from conformance.preflight import preflight
 from conformance.profiles import ProfileError, is_profile_file, load_profile, profile_path
 from conformance.report.badge import write_badge
-from conformance.report.baseline import Baseline, load_baseline
+from conformance.report.baseline import Baseline
 from conformance.report.cases import write_case
 from conformance.report.html import replay_line, write_html
 from conformance.report.summary import Result, build_summary, exit_code, write_summary
 from conformance.runner import Verdict, execute, verdict_from_json, verdict_to_json
-from conformance.targets import ConfigError, load_config, open_run, parse_duration, writable_dir
+from conformance.targets import ConfigError, open_run
 from conformance.transport.http import (
-    DEAD_AFTER,
     Redactor,
-    RunAborted,
-    RunStopped,
-    TransportFailure,
     write_stop_file,
 )
 
@@ -219,17 +216,23 @@ class RunSession:
         self.role = "worker" if is_worker(config) else "controller" if distributed(config) else "serial"
         self.config = config
         self.profile = profile
-        self.gate = opt.level
-        self.only = set(opt.only or [])
-        self.skip = set(opt.skip or [])
-        self.allow_untested = bool(opt.allow_untested)
-        self.live_gate = getattr(opt, "conformance_gate", "full") == "live"
-        self.budget = opt.budget
+        options = given_options(config) if self.role != "worker" else None
+        if options is None:
+            options = RunOptions.from_pytest(opt)
+            chosen = config.workerinput["conformance_report"] if self.role == "worker" else opt.conformance_report  # type: ignore[attr-defined]
+            stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+            options = replace(options, report=Path(chosen or f"reports/{profile.name}-{stamp}")).checked(profile)
+        self.options = options
+        self.gate = options.level
+        self.only = set(options.only)
+        self.skip = set(options.skip)
+        self.allow_untested = options.allow_untested
+        self.live_gate = options.gate == "live"
+        self.budget = options.budget
         self.started_at = datetime.now(UTC)
         self.t0 = time.perf_counter()
-        stamp = self.started_at.strftime("%Y%m%d-%H%M%S")
-        chosen = config.workerinput["conformance_report"] if self.role == "worker" else opt.conformance_report  # type: ignore[attr-defined]
-        self.report_dir = writable_dir(Path(chosen or f"reports/{profile.name}-{stamp}"), "--report")
+        assert options.report is not None  # checked() made it a writable folder
+        self.report_dir = options.report
         self.console = Console(bool(opt.conformance_console) and self.role != "worker")
         self.from_workers: dict[str, Any] = {"exchanges": 0, "unreachable": None, "stopped": None}
         self.nodeids: dict[str, str] = {}  # requirement id -> pytest node id, of the items that reported
@@ -238,19 +241,18 @@ class RunSession:
         self.not_run = 0  # requirements reached after the run was stopped (one line for all)
         self.closing: list[str] = []  # the verdict lines at the end (pytest's own terminal shows them too)
         self.signalled = False
-        self.config_path: str | None = opt.conformance_config
-        cfg = load_config(opt.conformance_config)
-        max_time = parse_duration(opt.conformance_max_time) if opt.conformance_max_time else BUDGETS[opt.budget].max_time
+        self.config_path: str | None = options.config_path
+        max_time = options.seconds
         self.run_ctx: RunContext = open_run(
             profile,
-            opt.target,
-            config=cfg,
-            token=opt.token,
-            faults=tuple(opt.fault or ()),
-            budget=opt.budget,
-            seed=opt.seed,
+            options.target,
+            config=options.config,
+            token=options.token,
+            faults=options.faults,
+            budget=options.budget,
+            seed=options.seed,
             db_dir=self.report_dir.parent / ".hypothesis",
-            binding=opt.binding,
+            binding=options.binding,
             max_time=max_time,
         )
         self.console.redact = self.run_ctx.http.redact
@@ -261,16 +263,13 @@ class RunSession:
             self.run_ctx.http.stop_file = self.stop_file
         else:
             self.stop_file.unlink(missing_ok=True)
-        self.baseline: Baseline | None = None
-        if opt.baseline:
-            entries = load_baseline(opt.baseline, {r.id for r in profile.requirements})
-            self.baseline = Baseline(entries, opt.baseline)
+        self.baseline: Baseline | None = options.baseline
         self.run_ctx.http.on_exchange = self._tick
         self.current = ""
         self.console.line(
             f"conformance: profile {profile.name} ({profile.spec_relpath}) against {self.run_ctx.target}"
             f"{' over ' + self.run_ctx.binding if self.run_ctx.binding else ''}, "
-            f"budget {self.budget}, seed {opt.seed}, time limit {max_time:g} s"
+            f"budget {self.budget}, seed {options.seed}, time limit {max_time:g} s"
         )
         # every process of the run stops the same way: after the exchange in flight, the
         # rest untested, the reports written (a worker's verdicts still reach the controller)
@@ -304,39 +303,14 @@ class RunSession:
 
     def preflight(self) -> None:
         """Stop early, with one line, when the target is unreachable or does not speak the protocol."""
-        probe = Requirement("PREFLIGHT", "MAY", "the target speaks the protocol", Source("profile", "preflight"), self.profile.probe, ())
-        ctx = CheckContext(self.run_ctx, probe)
-        for attempt in range(1, DEAD_AFTER + 1):  # one reset must not condemn the target
-            try:
-                self.profile.probe(ctx)
-                break
-            except RunStopped:
-                break
-            except Untested as exc:  # it answered in its protocol, but wants what the run lacks
-                if not self.run_ctx.refused:  # a refused credential has its own line below
-                    self.console.line(f"note: {self.run_ctx.http.redact(str(exc))}")
-                break
-            except TransportFailure as exc:
-                if attempt == DEAD_AFTER:
-                    self._unreachable(exc)
-                else:
-                    time.sleep(0.25 * attempt)
-            except (RunAborted, ProtocolMismatch) as exc:
-                self._unreachable(exc)
-                break
-        if not self.run_ctx.unreachable and not self.run_ctx.http.stopped:
-            try:
-                check_credentials(self.profile, ctx)
-            except RunAborted:
-                pass
-            for label, why in self.run_ctx.refused.items():
-                self.console.line(f"credential {label!r} {why}: the requirements that send it are untested")
-        self.run_ctx.http.log.clear()
+        found = preflight(self.run_ctx)
+        if found.unreachable:
+            self.console.line(f"error: {found.unreachable}")
+        elif found.note:
+            self.console.line(f"note: {found.note}")
+        for label, why in found.refused.items():
+            self.console.line(f"credential {label!r} {why}: the requirements that send it are untested")
         self.preflight_exchanges = self.run_ctx.http.total  # the probe and the credential checks
-
-    def _unreachable(self, exc: BaseException) -> None:
-        self.run_ctx.unreachable = self.run_ctx.http.redact(str(exc))
-        self.console.line(f"error: {self.run_ctx.unreachable}")
 
     def run(self, req: Requirement) -> Result:
         self.current = req.id
@@ -708,6 +682,21 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.section("conformance")
         for line in run.closing:
             terminalreporter.write_line(run.console.redact(line))
+
+
+class GivenOptions:
+    """Passed to ``pytest.main`` by `conformance run`: the options it parsed and checked,
+    so the plugin uses them as they are instead of reading pytest's again."""
+
+    def __init__(self, options: RunOptions) -> None:
+        self.options = options
+
+
+def given_options(config: pytest.Config) -> RunOptions | None:
+    for plugin in config.pluginmanager.get_plugins():
+        if isinstance(plugin, GivenOptions):
+            return plugin.options
+    return None
 
 
 class RunOutcome:

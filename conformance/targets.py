@@ -33,6 +33,10 @@ class ConfigError(Exception):
     """Bad input to the tool itself (exit 2)."""
 
 
+class UsageFailure(ConfigError):
+    """A bad combination of options, or a file or port the tool cannot use (exit 2)."""
+
+
 def read_yaml(path: Path, what: str) -> Any:
     """A user's YAML file, or ConfigError with a one-line reason naming ``what`` and the file:
     one that cannot be read, is not UTF-8 text (a binary file, say) or does not parse."""
@@ -82,6 +86,8 @@ def load_config(path: str | Path | None) -> dict[str, Any]:
         raise ConfigError(f"{where}: control must be a URL or a path (text), not {data['control']!r}")
     if "declared" in data and not (isinstance(data["declared"], list) and all(isinstance(d, str) for d in data["declared"])):
         raise ConfigError(f"{where}: declared must be a list of optional feature names, not {data['declared']!r}")
+    if "examples" in data and not isinstance(data["examples"], str):
+        raise ConfigError(f"{where}: examples must be a folder or a redis:// URL, not {data['examples']!r}")
     if "world" in data and not isinstance(data["world"], dict):
         raise ConfigError(f"{where}: world must be a mapping of role to id, not {type(data['world']).__name__}")
     return data

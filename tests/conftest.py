@@ -39,6 +39,19 @@ def conformance(*args: str, cwd: Path | None = None, timeout: float = 600) -> su
     )
 
 
+def in_process(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess:
+    """Run the `conformance` command in this process (``cli.main``), as ``conformance()``
+    reports it: for usage errors, which end before any run starts."""
+    from conformance import cli
+
+    try:
+        code = cli.main(list(args))
+    except SystemExit as exc:  # argparse's own usage errors
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), code, out, err)
+
+
 class Server:
     def __init__(self, *args: str, tmp: Path) -> None:
         self.port = free_port()

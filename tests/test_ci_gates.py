@@ -9,7 +9,7 @@ import sys
 
 import yaml
 
-from tests.conftest import conformance
+from tests.conftest import conformance, in_process
 
 ONLY = ["--only", "BINDU-CANCEL-TERMINAL", "--only", "BINDU-HISTORY-LENGTH", "--budget", "quick"]
 
@@ -20,7 +20,7 @@ def run(tmp_path, name, *args):
     return result, json.loads((report / "summary.json").read_text())
 
 
-def test_baseline_listed_unlisted_and_stale(tmp_path):
+def test_baseline_listed_unlisted_and_stale(tmp_path, capsys):
     first, summary = run(tmp_path, "first", "--fault", "cancel_terminal_succeeds")
     assert first.returncode == 1
     baseline = tmp_path / "baseline.yaml"
@@ -47,7 +47,7 @@ def test_baseline_listed_unlisted_and_stale(tmp_path):
 
     bad = tmp_path / "bad.yaml"
     bad.write_text("- id: NO-SUCH-REQUIREMENT\n  reason: x\n")
-    result = conformance("run", "bindu", "--baseline", str(bad))
+    result = in_process(capsys, "run", "bindu", "--baseline", str(bad))
     assert result.returncode == 2 and "unknown requirement" in result.stderr
 
 

@@ -7,10 +7,10 @@ import sys
 
 import yaml
 
-from tests.conftest import ROOT, conformance, free_port
+from tests.conftest import ROOT, conformance, free_port, in_process
 
 
-def test_bad_input_is_a_one_line_error_and_exit_2(tmp_path):
+def test_bad_input_is_a_one_line_error_and_exit_2(tmp_path, capsys):
     cases = [
         ("run", "no-such-profile"),
         ("run", "bindu", "--target", "ftp://127.0.0.1:1"),
@@ -20,7 +20,7 @@ def test_bad_input_is_a_one_line_error_and_exit_2(tmp_path):
     bad_config.write_text("credentials: [unclosed\n")
     cases.append(("run", "bindu", "--config", str(bad_config)))
     for args in cases:
-        result = conformance(*args)
+        result = in_process(capsys, *args)
         assert result.returncode == 2, (args, result.stdout, result.stderr)
         assert result.stderr.startswith("error: "), result.stderr
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
@@ -113,9 +113,9 @@ def test_list_shows_requirements_and_faults():
     assert "bindu" in conformance("list").stdout
 
 
-def test_an_unknown_binding_is_a_usage_error():
+def test_an_unknown_binding_is_a_usage_error(capsys):
     """(Canon passes over each of its bindings against a served reference: test_bindings.)"""
-    bad = conformance("run", "canon-verbs", "--binding", "grpc")
+    bad = in_process(capsys, "run", "canon-verbs", "--binding", "grpc")
     assert bad.returncode == 2 and "unknown binding" in bad.stderr
 
 

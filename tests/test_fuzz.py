@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from tests.conftest import conformance
+from tests.conftest import conformance, in_process
 
 
 def test_a_campaign_reports_progress_and_writes_each_new_failure_once(tmp_path):
@@ -25,11 +25,11 @@ def test_a_campaign_reports_progress_and_writes_each_new_failure_once(tmp_path):
     assert summary["exchanges"] > 0 and [f["requirement"] for f in summary["failures"]] == ["BINDU-RPC-BODY-LIMIT"]
 
 
-def test_a_campaign_needs_a_duration_it_can_read(tmp_path):
-    result = conformance("fuzz", "bindu", "--for", "a while", "--report", str(tmp_path / "f"))
+def test_a_campaign_needs_a_duration_it_can_read(tmp_path, capsys):
+    result = in_process(capsys, "fuzz", "bindu", "--for", "a while", "--report", str(tmp_path / "f"))
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     for every in ("0.1", "60", "often"):
-        result = conformance("fuzz", "bindu", "--for", "5s", "--progress", every, "--report", str(tmp_path / "f"))
+        result = in_process(capsys, "fuzz", "bindu", "--for", "5s", "--progress", every, "--report", str(tmp_path / "f"))
         assert result.returncode == 2 and "--progress" in result.stderr and "Traceback" not in result.stderr, result.stderr
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from conformance.model import Case
 from conformance.report.cases import write_case
-from tests.conftest import conformance
+from tests.conftest import in_process
 from tests.test_usage_errors import one_line_error
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01"
@@ -40,10 +40,10 @@ WORD = {"config": "config", "baseline": "baseline", "case": "case", "case-pytest
 
 
 @pytest.mark.parametrize("kind", list(WORD))
-def test_a_binary_file_is_named_with_exit_2_and_no_traceback(tmp_path, kind):
+def test_a_binary_file_is_named_with_exit_2_and_no_traceback(tmp_path, capsys, kind):
     binary = tmp_path / "picture.png"
     binary.write_bytes(PNG)
-    result = conformance(*argv_reading(kind, str(binary), tmp_path))
+    result = in_process(capsys, *argv_reading(kind, str(binary), tmp_path))
     assert result.returncode == 2, (result.stdout, result.stderr)
     err = result.stderr
     assert err.startswith(f"error: {WORD[kind]} {binary}") and len(err.strip().splitlines()) == 1, err

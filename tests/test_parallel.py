@@ -16,7 +16,7 @@ from conformance.parallel import AloneLast, runs_alone
 from conformance.profiles import load_profile
 from conformance.runner import execute
 from conformance.targets import open_run
-from tests.conftest import conformance
+from tests.conftest import conformance, in_process
 
 FAULTS = ("--fault", "caller_task_id_refused", "--fault", "no_body_limit")
 
@@ -118,7 +118,7 @@ def test_the_scheduler_holds_alone_items_until_the_other_workers_have_stopped():
     assert sorted(a.got + b.got) == list(range(10))
 
 
-def test_a_shared_example_database_is_a_folder_or_redis_named_in_the_config(tmp_path):
+def test_a_shared_example_database_is_a_folder_or_redis_named_in_the_config(tmp_path, capsys):
     shared = tmp_path / "examples"
     config = tmp_path / "run.yaml"
     config.write_text(yaml.safe_dump({"examples": str(shared)}))
@@ -128,7 +128,7 @@ def test_a_shared_example_database_is_a_folder_or_redis_named_in_the_config(tmp_
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr
     assert any(shared.rglob("*")), "the failing example was not saved where the config says"
     config.write_text(yaml.safe_dump({"examples": 42}))
-    bad = conformance("run", "bindu", "--config", str(config), "--report", str(tmp_path / "r2"))
+    bad = in_process(capsys, "run", "bindu", "--config", str(config), "--report", str(tmp_path / "r2"))
     assert bad.returncode == 2 and "examples" in bad.stderr and "Traceback" not in bad.stderr
 
 

@@ -1,0 +1,98 @@
+"""Before the first requirement: does the target answer the profile's probe in its
+protocol, and which configured credentials does it refuse? One preflight for every way
+a run starts (``conformance run``, the pytest plugin, ``conformance fuzz``).
+
+Credentials are checked before they are judged. Each credential the config gives (and the
+profile declares) is tried on the profile's own harmless probe. One the target answers
+with HTTP 401 is *refused*: every requirement that would send it is ``untested`` with that
+reason, named in one console line, and none fails on it (an expired CI secret is not a
+broken implementation). The same holds when the run has no token and the target wants
+one. Credentials the profile lists under ``refused_credentials:`` (an expired token, say)
+are meant to be refused and are not tried."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.check import CheckContext, CheckFailed, ProtocolMismatch, RunContext, Untested
+from conformance.evidence import answered
+from conformance.model import Profile, Requirement, Source
+from conformance.transport.http import DEAD_AFTER, RunAborted, RunStopped, TransportFailure
+
+
+@dataclass
+class Preflight:
+    """What the preflight found: ``unreachable`` says why the target cannot be tested
+    (no answer, or not the profile's protocol), ``note`` what it wants that the run lacks
+    (unless that is a credential it refused),
+    ``refused`` the credentials it refused (label -> why)."""
+
+    unreachable: str = ""
+    note: str = ""
+    refused: dict[str, str] = field(default_factory=dict)
+
+
+def preflight(run: RunContext, *, credentials: bool = True) -> Preflight:
+    """Probe the target (a reset or two must not condemn it: ``DEAD_AFTER`` tries), then,
+    with ``credentials``, try each configured credential. Sets ``run.unreachable`` and
+    ``run.refused``; the exchanges it made are not any requirement's evidence."""
+    found = Preflight()
+    probe = Requirement("PREFLIGHT", "MAY", "the target speaks the protocol", Source("profile", "preflight"),
+                        run.profile.probe, ())
+    ctx = CheckContext(run, probe)
+    for attempt in range(1, DEAD_AFTER + 1):
+        try:
+            run.profile.probe(ctx)
+            break
+        except RunStopped:
+            break
+        except Untested as exc:  # it answered in its protocol, but wants what the run lacks
+            if not run.refused:  # a refused credential has its own line
+                found.note = run.http.redact(str(exc))
+            break
+        except TransportFailure as exc:
+            if attempt == DEAD_AFTER:
+                found.unreachable = run.http.redact(str(exc))
+            else:
+                time.sleep(0.25 * attempt)
+        except (RunAborted, ProtocolMismatch) as exc:
+            found.unreachable = run.http.redact(str(exc))
+            break
+    run.unreachable = found.unreachable or run.unreachable
+    if credentials and not run.unreachable and not run.http.stopped:
+        try:
+            check_credentials(run.profile, ctx)
+        except RunAborted:
+            pass
+    found.refused = dict(run.refused)
+    run.http.log.clear()
+    return found
+
+
+REFUSED_STATUS = 401  # HTTP's "no valid credentials": a 403 is an authenticated caller without the right
+
+
+def configured(value: Any) -> bool:
+    """A credential the run was given: a token, or a mapping with one."""
+    return bool(value.get("token") if isinstance(value, dict) else value)
+
+
+def check_credentials(profile: Profile, ctx: CheckContext) -> dict[str, str]:
+    """Try each configured credential on ``profile.probe``; the refused ones, with the
+    answer that refused them, are recorded in ``ctx.run.refused`` and returned."""
+    run = ctx.run
+    by_design = set(profile.settings.get("refused_credentials") or [])
+    for label in profile.settings.get("credentials") or {}:
+        if label in by_design or label in run.refused or not configured(run.credentials.get(label)):
+            continue
+        before = len(ctx.http.log)
+        try:
+            profile.probe(ctx, caller=label)
+        except (Untested, CheckFailed, TransportFailure, ProtocolMismatch):
+            pass  # judged below by what the target answered, if it answered
+        refusal = next((e for e in ctx.http.log[before:] if (e.response or {}).get("status") == REFUSED_STATUS), None)
+        if refusal is not None:
+            run.refused[label] = f"refused by the target on the probe: {ctx.http.redact(answered(refusal.response or {}))}"
+    return dict(run.refused)
