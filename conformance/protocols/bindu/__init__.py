@@ -1,4 +1,6 @@
-"""The Bindu profile: requirement table, reference, faults and state model."""
+"""The Bindu profile: its requirements, each declared on its check with its faults, by part
+of the protocol (``modules``, in the order they run), the variants the spec allows, the
+reference agent and the task state model."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from typing import Any
 
 from conformance.check import CheckContext, ProtocolMismatch
 from conformance.model import Profile
-from conformance.protocol import Parts, Protocol
+from conformance.protocol import Protocol
 from conformance.transport.binding import DEFAULT
 
 
@@ -30,14 +32,11 @@ def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
         )
 
 
-def parts(profile: Profile) -> Parts:
-    """The Bindu rows, faults, variants and the reference's credentials."""
-    from conformance.protocols.bindu.faults import FAULTS
-    from conformance.protocols.bindu.reference import reference_credentials
-    from conformance.protocols.bindu.requirements import build
-    from conformance.protocols.bindu.variants import VARIANTS
+def credentials(profile: Profile) -> dict[str, Any]:
+    """The credentials the reference accepts (looked up when the profile loads)."""
+    from conformance.protocols.bindu import reference
 
-    return Parts(build(profile), dict(FAULTS), dict(VARIANTS), reference_credentials())
+    return reference.reference_credentials()
 
 
 def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
@@ -61,5 +60,6 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings,
-                    modules=("conformance.protocols.bindu.envelope",))
+MODULES = ("envelope", "tasks", "contexts", "send", "stream", "lifecycle", "auth", "did", "rest", "methods", "variants")
+PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings, credentials=credentials,
+                    modules=tuple(f"{__name__}.{module}" for module in MODULES))

@@ -15,7 +15,8 @@ from conformance.checks.errors import error_named, expect_catalogued, expect_err
 from conformance.checks.jsonrpc import expect_envelope
 from conformance.declare import at, requirement
 from conformance.documents.schemas import resolve_pointer
-from conformance.faults import answer, recodes, returns, setting
+from conformance.faults import answer, limit, recodes, returns
+from conformance.protocols.bindu.auth import plain_401
 from conformance.protocols.bindu.client import EXAMPLES, BinduClient, fresh_id
 from conformance.protocols.bindu.reference import BinduReference, RpcError
 from conformance.transport.binding import RawToken
@@ -45,13 +46,13 @@ def parse_error_http_200(ref: BinduReference) -> None:
         reply.status_code = 200
         return reply
 
-    ref.parse_error_response = response  # type: ignore[method-assign]
+    setattr(ref, "parse_error_response", response)
 
 
 @check_parse_error.fault
 def parse_error_id_not_null(ref: BinduReference) -> None:
     """A -32700 Parse error is answered with id 0 instead of null."""
-    ref.parse_error_response = lambda: ref.error_response(0, RpcError("Parse error"))  # type: ignore[method-assign]
+    setattr(ref, "parse_error_response", lambda: ref.error_response(0, RpcError("Parse error")))
 
 
 @requirement(id="BINDU-RPC-INVALID-REQUEST", level="MUST", title="JSON that is not a JSON-RPC request gets -32600",
@@ -136,7 +137,7 @@ def _list_body(size: int) -> str:
              title=lambda profile: f"Bodies over {profile.limits['body_bytes'].value / ONE_MB:g} MB get 413 outside "
                                    "the JSON-RPC envelope",
              source=at(f"{POST}/description", "**Size limit:**"),
-             faults=[setting("no_body_limit", "max_body_bytes", None, "Bodies over the spec's size limit are accepted (no 413).")])
+             faults=[limit("no_body_limit", "body_bytes", None, "Bodies over the spec's size limit are accepted (no 413).")])
 def check_body_limit(ctx: CheckContext) -> None:
     """The limit's "MB" reads as 10^6 or 2^20 bytes: a body over the larger reading must
     get 413 (outside the envelope), one of the smaller reading's size must not."""
@@ -158,7 +159,7 @@ def check_body_limit(ctx: CheckContext) -> None:
 @check_body_limit.fault
 def body_limit_too_small(ref: BinduReference) -> None:
     """Bodies are cut at half the spec's size limit."""
-    ref.max_body_bytes = int(ref.limits["body_bytes"].value) // 2
+    ref.limit_values = {**ref.limit_values, "body_bytes": ref.limit("body_bytes") // 2}
 
 
 @requirement(id="BINDU-ERRORS-CATALOGUED", level="MUST",
@@ -170,8 +171,6 @@ def body_limit_too_small(ref: BinduReference) -> None:
                             set={"code": -32099}, when=lambda err: err.name == "ContextNotFound")])
 def check_errors_catalogued(ctx: CheckContext) -> None:
     """Provoke every error the wire can reach; each code must be in the catalog with its status."""
-    from conformance.protocols.bindu.requirements import plain_401
-
     c = BinduClient(ctx)
     replies = [
         ("parse error", ctx.binding.send_raw("{")),

@@ -14,7 +14,6 @@ import hashlib
 import json
 import random
 import re
-import time
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -33,9 +32,10 @@ from starlette.responses import (
     Response,
     StreamingResponse,
 )
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from conformance import reference as base
 from conformance.documents.limits import load_limits
 from conformance.documents.openapi import schema_at
 from conformance.documents.schemas import validator_for
@@ -111,16 +111,15 @@ class TokenInfo:
 
 
 @dataclass
-class ReferenceConfig:
-    """How one reference instance behaves; the defaults are a typical Bindu agent."""
+class ReferenceConfig(base.ReferenceConfig):
+    """How one reference instance behaves; the defaults are a typical Bindu agent (control
+    off unless asked for, as on an operator's server; seed and clock as the base's)."""
 
     auth: bool = True
     tokens: dict[str, TokenInfo] | None = None
     streaming: bool = False
     paid: bool = False
     control: bool = False
-    seed: int | None = None
-    clock: Callable[[], float] = time.time
     agent_key_seed: bytes = DEFAULT_AGENT_SEED
     # tasks and contexts the callers already hold when the reference starts, as on an
     # operator's server (a completed and a working task, each in its context, per caller):
@@ -176,15 +175,9 @@ class EventStream:
     results: list[Any]
 
 
-class RpcError(Exception):
+class RpcError(base.Refusal):
     """A JSON-RPC error named as in the spec's catalog; code and HTTP status are
     looked up there when the response is built."""
-
-    def __init__(self, name: str, message: str | None = None, data: dict[str, Any] | None = None) -> None:
-        super().__init__(message or name)
-        self.name = name
-        self.message = message or name
-        self.data = data
 
 
 # --------------------------------------------------------------------------- credentials
@@ -272,15 +265,17 @@ def sse(events: list[dict[str, Any]]) -> StreamingResponse:
 # --------------------------------------------------------------------------- the reference
 
 
-class BinduReference:
+class BinduReference(base.Reference):
     """State and behaviour of the reference agent. Each behaviour is one small method
     so that a fault replaces one method on one instance and nothing else changes."""
 
+    config: ReferenceConfig
+
     def __init__(self, profile: Profile, config: ReferenceConfig | None = None) -> None:
-        self.profile = profile
-        # the limits the spec states (profile `limits:`); a Profile built without them reads the block
-        self.limits = profile.limits or load_limits(profile.settings.get("limits"), profile.spec, profile.spec_relpath)
-        self.config = config or ReferenceConfig()
+        super().__init__(profile, config or ReferenceConfig())
+        if not profile.limits:  # the limits the spec states (profile `limits:`); a Profile built without them reads the block
+            limits = load_limits(profile.settings.get("limits"), profile.spec, profile.spec_relpath)
+            self.limit_values = {name: lim.value for name, lim in limits.items()}
         self.tokens: dict[str, TokenInfo] = (
             dict(self.config.tokens) if self.config.tokens is not None else default_tokens()
         )
@@ -296,8 +291,6 @@ class BinduReference:
             raise ValueError(f"the spec's task states {sorted(states)} lack some the reference uses")
         self.validators = {name: validator_for(op.params_schema) for name, op in profile.operations.items()}
         self.rng = random.Random(self.config.seed) if self.config.seed is not None else None
-        self.max_body_bytes: int | None = int(self.limits["body_bytes"].value)
-        self.clock_offset = 0.0
         self.output_modes = ["application/json", "text/plain", "text/markdown"]
         self.input_modes = ["text/plain", "application/json"]
         self.agent_public_key = signing.public_key_b58(self.config.agent_key_seed)
@@ -327,10 +320,6 @@ class BinduReference:
 
     # ------------------------------------------------------------------ basics
 
-    def now(self) -> float:
-        """The reference's clock: the injected one plus what control advanced."""
-        return self.config.clock() + self.clock_offset
-
     def new_id(self) -> str:
         """A UUID4, reproducible when the config has a seed."""
         if self.rng is None:
@@ -348,7 +337,7 @@ class BinduReference:
 
     async def read_body(self, request: Request) -> bytes | Response:
         """The whole body, or a 413 as soon as it is known to exceed the limit."""
-        limit = self.max_body_bytes
+        limit = self.limit("body_bytes")
         declared = request.headers.get("content-length", "")
         if limit is not None and declared.isdigit() and int(declared) > limit:
             return self.too_large()
@@ -361,10 +350,10 @@ class BinduReference:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def endpoint(self, name: str) -> Callable[[Request], Awaitable[Response]]:
-        """A route endpoint that reads the body, then calls ``self.<name>`` looked up
-        at request time (so a patched method takes effect). Handlers are synchronous:
-        no await happens in the middle of a state change."""
+    def body_endpoint(self, name: str) -> Callable[[Request], Awaitable[Response]]:
+        """A route endpoint that reads the body, then calls ``self.<name>(request, body)``
+        looked up at request time (so a patched method takes effect). Handlers are
+        synchronous: no await happens in the middle of a state change."""
 
         async def handle(request: Request) -> Response:
             body = await self.read_body(request)
@@ -532,7 +521,7 @@ class BinduReference:
         return None
 
     def timestamp_fresh(self, timestamp: int) -> bool:
-        return abs(self.now() - timestamp) <= self.limits["did_timestamp_window_s"].value
+        return abs(self.now() - timestamp) <= self.limit("did_timestamp_window_s")
 
     def decode_signature(self, signature: str) -> bytes | None:
         """The 64 raw signature bytes, or None when malformed."""
@@ -1100,7 +1089,7 @@ class BinduReference:
         if not self.payments_enabled():
             return json_error(404, "This agent does not take payments")
         now = self.now()
-        ttl = self.limits["payment_session_ttl_s"].value
+        ttl = self.limit("payment_session_ttl_s")
         session = PaymentSession("ps_" + self.new_id().replace("-", ""), "pending", now, now + ttl)
         self.payments[session.id] = session
         return JSONResponse(self.payment_view(session, str(request.base_url)))
@@ -1152,21 +1141,7 @@ class BinduReference:
 
     # ------------------------------------------------------------------ control
 
-    def control(self, request: Request, body: bytes) -> Response:
-        """POST /_control/<action>: the hooks a test needs to reach every state."""
-        if not self.config.control:
-            return json_error(404, "Not Found")
-        action = request.path_params["action"]
-        handler = getattr(self, f"control_{action}", None)
-        if handler is None:
-            return json_error(404, f"unknown control action {action!r}")
-        try:
-            args = json.loads(body) if body.strip() else {}
-        except ValueError:
-            return json_error(400, "body is not JSON")
-        if not isinstance(args, dict):
-            return json_error(400, "body must be a JSON object")
-        return handler(args)
+    # POST /_control/<action> (the base's control()): the hooks a test needs to reach every state
 
     def control_next_outcome(self, args: dict[str, Any]) -> Response:
         if args.get("state") not in OUTCOMES:
@@ -1193,6 +1168,9 @@ class BinduReference:
         return JSONResponse({"ok": True, "task": self.task_view(task)})
 
     def control_advance_clock(self, args: dict[str, Any]) -> Response:
+        """Move the clock by ``seconds``, back as well as forward: a check that moved it
+        forward puts it back (BINDU-STATUS-TIMESTAMP, before DID timestamps are compared
+        with the caller's clock), so unlike the base's, negative seconds are taken."""
         seconds = args.get("seconds")
         if not isinstance(seconds, int | float) or isinstance(seconds, bool):
             return json_error(400, "seconds must be a number")
@@ -1208,17 +1186,17 @@ class BinduReference:
         self.health_checks[component] = status
         return JSONResponse({"ok": True, "checks": dict(self.health_checks)})
 
-    def control_reset(self, args: dict[str, Any]) -> Response:
+    def reset(self) -> None:
+        """Control ``reset``: no tasks, no contexts, nothing queued for the agent."""
         self.tasks.clear()
         self.contexts.clear()
         self.outcomes.clear()
         self.agent_faults.clear()
-        return JSONResponse({"ok": True})
 
     # ------------------------------------------------------------------ routes
 
-    def routes(self) -> list[Route]:
-        e = self.endpoint
+    def own_routes(self) -> list[BaseRoute]:
+        e = self.body_endpoint
         return [
             Route("/", e("root"), methods=["GET", "POST"]),
             Route("/.well-known/agent.json", e("card"), methods=["GET", "HEAD", "OPTIONS"]),
@@ -1232,7 +1210,6 @@ class BinduReference:
             Route("/payment-capture", e("payment_capture"), methods=["GET"]),
             Route("/health", e("health"), methods=["GET"]),
             Route("/metrics", e("metrics"), methods=["GET"]),
-            Route("/_control/{action}", e("control"), methods=["POST"]),
         ]
 
 
@@ -1262,11 +1239,10 @@ class MetricsMiddleware:
 
 
 def create_app(profile: Profile, config: ReferenceConfig | None = None) -> Starlette:
-    """The reference as an ASGI app; ``app.state.reference`` is the instance faults patch."""
+    """The reference as an ASGI app, counting every response for /metrics;
+    ``app.state.reference`` is the instance faults patch."""
     reference = BinduReference(profile, config)
-    app = Starlette(routes=reference.routes(), middleware=[Middleware(MetricsMiddleware, reference=reference)])
-    app.state.reference = reference
-    return app
+    return reference.app([Middleware(MetricsMiddleware, reference=reference)])
 
 
 __all__ = [

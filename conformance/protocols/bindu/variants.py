@@ -11,7 +11,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from conformance.faults import replaces
+from conformance.declare import variant
+from conformance.faults import refuses, replaces
 from conformance.protocols.bindu.reference import (
     BUSY_STATES,
     TERMINAL_STATES,
@@ -20,10 +21,6 @@ from conformance.protocols.bindu.reference import (
     Context,
     RpcError,
 )
-from conformance.table import FaultRegistry
-
-VARIANTS = FaultRegistry()
-variant = VARIANTS
 
 PAUSED_STATES = frozenset({"input-required", "auth-required"})
 
@@ -79,17 +76,14 @@ def anonymous_reads(ref: BinduReference) -> None:
         return original(headers, method)
 
 
-@variant
-def extended_card_not_configured(ref: BinduReference) -> None:
+variant(refuses(
+    "extended_card_not_configured", "check_method",
+    lambda method: RpcError("AuthenticatedExtendedCardNotConfigured", "This agent publishes no extended card"),
     """A request for the authenticated extended card (agent/getAuthenticatedExtendedCard,
     A2A's method) gets -32007 instead of -32601.
 
-    allowed by: /info/description "| `-32007` | AuthenticatedExtendedCardNotConfigured | 400 | Extended card requested but agent didn't publish one |\""""
-    @replaces(ref, "check_method")
-    def check(original: Any, method: str) -> None:
-        if method == "agent/getAuthenticatedExtendedCard":
-            raise RpcError("AuthenticatedExtendedCardNotConfigured", "This agent publishes no extended card")
-        original(method)
+    allowed by: /info/description "| `-32007` | AuthenticatedExtendedCardNotConfigured | 400 | Extended card requested but agent didn't publish one |\"""",
+    when=lambda method: method == "agent/getAuthenticatedExtendedCard"))
 
 
 @variant
@@ -98,7 +92,7 @@ def signing_keyed_on_x_did(ref: BinduReference) -> None:
     without X-DID are ignored (the request is served as an unsigned one).
 
     allowed by: /components/securitySchemes/didSignature/description "When `X-DID` is sent, the request body is signed\""""
-    ref.signing_requested = lambda headers: "x-did" in headers  # type: ignore[method-assign]
+    setattr(ref, "signing_requested", lambda headers: "x-did" in headers)
 
 
 @variant
@@ -106,7 +100,7 @@ def body_limit_decimal_mb(ref: BinduReference) -> None:
     """The body limit's megabytes are read as decimal ones (10^6 bytes, not 2^20).
 
     allowed by: /paths/~1/post/description "**Size limit:** request bodies over" (its "MB": 10^6 or 2^20 bytes)"""
-    ref.max_body_bytes = int(ref.limits["body_bytes"].value) // (1024 * 1024) * 1_000_000
+    ref.limit_values = {**ref.limit_values, "body_bytes": ref.limit("body_bytes") // (1024 * 1024) * 1_000_000}
 
 
 @variant
@@ -115,8 +109,8 @@ def clear_refuses_paused(ref: BinduReference) -> None:
     auth-required), not only while one works: a paused task is still in use.
 
     allowed by: /info/description "| `-32021` | ContextNotCancelable | 400 | Tried to clear a context still in use |\""""
-    ref.context_busy = lambda ctx: any(  # type: ignore[method-assign]
-        ref.tasks[t].state in BUSY_STATES | PAUSED_STATES for t in ctx.task_ids if t in ref.tasks)
+    setattr(ref, "context_busy", lambda ctx: any(
+        ref.tasks[t].state in BUSY_STATES | PAUSED_STATES for t in ctx.task_ids if t in ref.tasks))
 
 
 @variant
@@ -135,7 +129,7 @@ def clear_keeps_paused(ref: BinduReference) -> None:
         else:
             ref.contexts.pop(ctx.id, None)
 
-    ref.delete_context = delete  # type: ignore[method-assign]
+    setattr(ref, "delete_context", delete)
 
 
 AUTH_ERRORS = ("AuthenticationRequired", "InvalidToken", "TokenExpired")
@@ -160,15 +154,12 @@ def expired_as_inactive(ref: BinduReference) -> None:
     InvalidToken rather than -32011 TokenExpired.
 
     allowed by: /info/description "| `-32010` | InvalidToken | 401 | Token introspection returned `active: false` |" (Hydra reports an expired token inactive)"""
-    original = ref.lookup_token
-
-    def lookup(token: str) -> Any:
+    @replaces(ref, "lookup_token")
+    def lookup(original: Any, token: str) -> Any:
         info = original(token)
         if info is not None and ref.is_expired(info):
             return None
         return info
-
-    ref.lookup_token = lookup  # type: ignore[method-assign]
 
 
 @variant
@@ -182,7 +173,7 @@ def clear_keeps_empty_context(ref: BinduReference) -> None:
             ref.tasks.pop(task_id, None)
         ctx.task_ids.clear()
 
-    ref.delete_context = delete  # type: ignore[method-assign]
+    setattr(ref, "delete_context", delete)
 
 
 @variant
@@ -233,6 +224,6 @@ def send_answers_submitted(ref: BinduReference) -> None:
         return original(request, raw)
 
     @replaces(ref, "control")
-    def control(original: Any, request: Request, body: bytes) -> Response:
+    def control(original: Any, request: Request) -> Any:
         run_queued()
-        return original(request, body)
+        return original(request)  # the base's control(): a coroutine its endpoint awaits
