@@ -27,8 +27,8 @@ def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
     if not (isinstance(env, dict) and env.get("jsonrpc") == "2.0" and ("result" in env or "error" in env)):
         ctype = reply.http.headers.get("content-type", "?")
         raise ProtocolMismatch(
-            f"{ctx.http.target} does not speak JSON-RPC 2.0 at {ctx.binding.path}: HTTP {reply.status} ({ctype}) "
-            f"{reply.http.text[:80]!r}"
+            f"{ctx.http.target} does not speak JSON-RPC 2.0 at {ctx.binding.path}: HTTP {reply.status} "
+            f"({ctype}) {reply.http.text[:80]!r}"
         )
 
 
@@ -55,11 +55,14 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
                                 "scopes": sorted(info.scopes) if info is not None else None,
                                 "public_key": info.public_key if info is not None else None}
         same.update({f"state of task {task_id}": state for task_id, state in tasks.items()})
-        contexts = sorted(c.id for c in reference.contexts.values() if client is not None and c.owner == client)
+        contexts = sorted(c.id for c in reference.contexts.values()
+                          if client is not None and c.owner == client)
         out[label] = {"same": same, "kept": {"tasks": sorted(tasks), "contexts": contexts}}
     return out
 
 
-MODULES = ("envelope", "tasks", "contexts", "send", "stream", "lifecycle", "auth", "did", "rest", "methods", "variants")
-PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings, credentials=credentials,
-                    modules=tuple(f"{__name__}.{module}" for module in MODULES))
+# the modules declaring requirements, faults and variants, in the order their rows run
+MODULES = ("envelope", "tasks", "contexts", "send", "stream", "lifecycle", "auth", "did", "rest", "methods",
+           "variants")
+PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings,
+                    credentials=credentials, modules=tuple(f"{__name__}.{module}" for module in MODULES))

@@ -53,7 +53,8 @@ def plain_401(ctx: CheckContext, reply: Any) -> bool:
     env = reply.envelope
     body = env if isinstance(env, dict) and "jsonrpc" not in env else reply.http.json()
     return (reply.status == 401 and isinstance(body, dict) and "jsonrpc" not in body
-            and isinstance(body.get("error"), str) and not schema_errors(schema_at(ctx.profile.spec, UNAUTHORIZED), body))
+            and isinstance(body.get("error"), str)
+            and not schema_errors(schema_at(ctx.profile.spec, UNAUTHORIZED), body))
 
 
 # -- bearer tokens -----------------------------------------------------------------------
@@ -75,38 +76,46 @@ def auth_not_enforced(ref: BinduReference) -> None:
         return original(headers, method)
 
 
-@requirement(id="BINDU-AUTH-REQUIRED-READ", level="SHOULD", title="The read methods without a bearer token get -32009 too",
-             source=chosen("POST / declares bearerAuth for every method, but the prose requires a token on writable "
-                           "methods only (/info/description, \"Layer 1\"): the profile prefers the stricter reading"),
+@requirement(id="BINDU-AUTH-REQUIRED-READ", level="SHOULD",
+             title="The read methods without a bearer token get -32009 too",
+             source=chosen("POST / declares bearerAuth for every method, but the prose requires a token on "
+                           "writable methods only (/info/description, \"Layer 1\"): the profile prefers the "
+                           "stricter reading"),
              faults=["auth_not_enforced"])
 def check_token_required_read(ctx: CheckContext) -> None:
     auth.token_required(ctx, operations=operations(ctx, READ_METHODS), error="AuthenticationRequired",
                         documented=plain_401)
 
 
-@requirement(id="BINDU-AUTH-INVALID-TOKEN", level="MUST", title="A token the server never issued gets -32010 (HTTP 401)",
+@requirement(id="BINDU-AUTH-INVALID-TOKEN", level="MUST",
+             title="A token the server never issued gets -32010 (HTTP 401)",
              source=at(CATALOG, "| `-32010` |"),
-             faults=[answer("invalid_token_accepted", "lookup_token", "An unknown token is treated as a full-scope caller.",
+             faults=[answer("invalid_token_accepted", "lookup_token",
+                            "An unknown token is treated as a full-scope caller.",
                             edit=lambda info, token: info or TokenInfo("unknown-token-client",
                                                                        ("agent:read", "agent:write")))])
 def check_invalid_token(ctx: CheckContext) -> None:
-    auth.token_refused(ctx, operations=operations(ctx, ALL_METHODS), error="InvalidToken", documented=plain_401)
+    auth.token_refused(ctx, operations=operations(ctx, ALL_METHODS), error="InvalidToken",
+                       documented=plain_401)
 
 
 @requirement(id="BINDU-AUTH-EXPIRED-TOKEN", level="MUST",
-             title="An expired token is refused: -32011 (or -32010: introspection calls it inactive) with HTTP 401",
+             title="An expired token is refused: -32011 (or -32010: introspection calls it inactive) with "
+                   "HTTP 401",
              source=at(CATALOG, "| `-32011` |"), needs=["expired"],
-             faults=[returns("expired_token_accepted", "is_expired", False, "A token whose exp is in the past is accepted.")])
+             faults=[returns("expired_token_accepted", "is_expired", False,
+                             "A token whose exp is in the past is accepted.")])
 def check_expired_token(ctx: CheckContext) -> None:
     auth.token_refused(ctx, operations=operations(ctx, READ_METHODS), error="TokenExpired", caller="expired",
                        credential="expired", also=("InvalidToken",), documented=plain_401)
 
 
 @requirement(id="BINDU-AUTH-ENVELOPE", level="SHOULD",
-             title="Auth failures come as the catalog's own code in the JSON-RPC envelope (-32009, -32010, -32011)",
-             source=chosen("POST / documents a 401 body {error} beside the catalog's envelope codes, and an expired "
-                           "token is both 'exp in the past' (-32011) and inactive at introspection (-32010): the "
-                           "profile prefers the catalog's own row"),
+             title="Auth failures come as the catalog's own code in the JSON-RPC envelope (-32009, -32010, "
+                   "-32011)",
+             source=chosen("POST / documents a 401 body {error} beside the catalog's envelope codes, and an "
+                           "expired token is both 'exp in the past' (-32011) and inactive at introspection "
+                           "(-32010): the profile prefers the catalog's own row"),
              faults=["auth_not_enforced", "invalid_token_accepted", "expired_token_accepted"])
 def check_auth_envelope(ctx: CheckContext) -> None:
     """The profile's reading: auth failures are the catalog's codes in the envelope."""
@@ -114,7 +123,8 @@ def check_auth_envelope(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     cases: list[tuple[str, Any, str]] = [
         ("without a bearer token", None, "AuthenticationRequired"),
-        ("with a token the server never issued", RawToken("conformance-not-a-token-" + fresh_id()), "InvalidToken")]
+        ("with a token the server never issued", RawToken("conformance-not-a-token-" + fresh_id()),
+         "InvalidToken")]
     if ctx.has_credential("expired"):
         cases.append(("with an expired token", "expired", "TokenExpired"))
     for what, who, error in cases:
@@ -124,19 +134,24 @@ def check_auth_envelope(ctx: CheckContext) -> None:
 
 
 # -- scopes ------------------------------------------------------------------------------
-@requirement(id="BINDU-SCOPE-READ", level="MUST", title="agent:read unlocks the read methods and nothing else (-32013)",
+@requirement(id="BINDU-SCOPE-READ", level="MUST",
+             title="agent:read unlocks the read methods and nothing else (-32013)",
              source=at(CATALOG, "| `agent:read` |"), needs=["read"],
-             faults=[noop("scope_check_skipped", "check_scope", "Any valid token may call any method, whatever its scopes.")])
+             faults=[noop("scope_check_skipped", "check_scope",
+                          "Any valid token may call any method, whatever its scopes.")])
 def check_scope_read(ctx: CheckContext) -> None:
-    auth.scopes(ctx, credential="read", allowed=operations(ctx, READ_METHODS), denied=operations(ctx, WRITE_METHODS),
-                denied_error="InsufficientPermissions", refusals=REFUSALS)
+    auth.scopes(ctx, credential="read", allowed=operations(ctx, READ_METHODS),
+                denied=operations(ctx, WRITE_METHODS), denied_error="InsufficientPermissions",
+                refusals=REFUSALS)
 
 
-@requirement(id="BINDU-SCOPE-WRITE", level="MUST", title="agent:write unlocks the write methods and nothing else (-32013)",
+@requirement(id="BINDU-SCOPE-WRITE", level="MUST",
+             title="agent:write unlocks the write methods and nothing else (-32013)",
              source=at(CATALOG, "| `agent:write` |"), needs=["write"], faults=["scope_check_skipped"])
 def check_scope_write(ctx: CheckContext) -> None:
-    auth.scopes(ctx, credential="write", allowed=operations(ctx, WRITE_METHODS), denied=operations(ctx, READ_METHODS),
-                denied_error="InsufficientPermissions", refusals=REFUSALS)
+    auth.scopes(ctx, credential="write", allowed=operations(ctx, WRITE_METHODS),
+                denied=operations(ctx, READ_METHODS), denied_error="InsufficientPermissions",
+                refusals=REFUSALS)
 
 
 @check_scope_write.fault
@@ -182,8 +197,8 @@ def _foreign(ctx: CheckContext) -> dict[str, Callable[[Any, Any], Any]]:
 
 
 @requirement(id="BINDU-OWNERSHIP-SEND", level="MUST",
-             title="message/send naming another caller's taskId gets -32001; neither it nor their contextId reaches "
-                   "the owner's task or context",
+             title="message/send naming another caller's taskId gets -32001; neither it nor their contextId "
+                   "reaches the owner's task or context",
              source=at(CATALOG, "| `-32001` |"), needs=["other"],
              faults=["send_continues_foreign_task", "send_joins_foreign_context",
                      returns("ownership_not_enforced", "owns", True,
@@ -206,10 +221,11 @@ def check_send_foreign(ctx: CheckContext) -> None:
             theirs = task_result(ctx, reply, "message/send as another caller, naming the owner's contextId")
             contexts = contexts_listed(ctx, c.list_contexts(), "contexts/list of the owner")
             joined = [x for x in contexts if theirs["id"] in task_ids_of(x)]
-            ctx.expect(not joined, f"another caller's message joined the owner's context: {json_excerpt(joined)}",
+            ctx.expect(not joined,
+                       f"another caller's message joined the owner's context: {json_excerpt(joined)}",
                        kind="auth_not_enforced")
-            ctx.expect(not holds(c.list_tasks().result, theirs["id"]), "the owner's tasks/list shows another caller's task",
-                       kind="auth_not_enforced")
+            ctx.expect(not holds(c.list_tasks().result, theirs["id"]),
+                       "the owner's tasks/list shows another caller's task", kind="auth_not_enforced")
         else:
             expect_catalogued(ctx, reply, "message/send as another caller, naming the owner's contextId")
     after = task_result(ctx, c.get(task["id"]), "tasks/get of the owner's task")
@@ -221,32 +237,34 @@ def check_send_foreign(ctx: CheckContext) -> None:
 @check_send_foreign.fault
 def send_continues_foreign_task(ref: BinduReference) -> None:
     """message/send naming another caller's taskId continues that task (no ownership check on the task)."""
-    def existing(caller: Caller, task_id: str | None) -> Task | None:
+    @replaces(ref, "existing_task")
+    def existing(_original: Any, caller: Caller, task_id: str | None) -> Task | None:
         task = ref.tasks.get(task_id) if task_id is not None else None
         if task is not None and not ref.is_mutable(task):
-            raise RpcError("TaskImmutable", f"Task is in terminal state '{task.state}' and cannot be modified")
+            raise RpcError("TaskImmutable",
+                           f"Task is in terminal state '{task.state}' and cannot be modified")
         return task
-
-    setattr(ref, "existing_task", existing)
 
 
 @check_send_foreign.fault
 def send_joins_foreign_context(ref: BinduReference) -> None:
     """message/send naming another caller's contextId puts the new task in that caller's context."""
-    def context_for(caller: Caller, context_id: str | None) -> Context | None:
+    @replaces(ref, "context_for")
+    def context_for(_original: Any, caller: Caller, context_id: str | None) -> Context | None:
         return ref.contexts.get(context_id) if context_id else None
 
-    setattr(ref, "context_for", context_for)
 
-
-@requirement(id="BINDU-OWNERSHIP", level="MUST", title="Another caller's tasks and contexts are not found, listed or cleared",
+@requirement(id="BINDU-OWNERSHIP", level="MUST",
+             title="Another caller's tasks and contexts are not found, listed or cleared",
              source=at(CATALOG, "| `-32001` |"), needs=["other"], faults=["ownership_not_enforced"])
 def check_ownership(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     auth.isolation(ctx, create=lambda: _own_task(ctx), hidden=_foreign(ctx),
                    error=lambda name: "ContextNotFound" if name == "contexts/clear" else "TaskNotFound",
-                   unlisted={"tasks/list": auth.Listing(lambda who: c.list_tasks(who),
-                                                        lambda listed, task: holds(listed, task["id"])),
-                             "contexts/list": auth.Listing(lambda who: c.list_contexts(who),
-                                                           lambda listed, task: holds(listed, task["context_id"]))},
+                   unlisted={"tasks/list": auth.Listing(
+                                 lambda who: c.list_tasks(who),
+                                 lambda listed, task: holds(listed, task["id"])),
+                             "contexts/list": auth.Listing(
+                                 lambda who: c.list_contexts(who),
+                                 lambda listed, task: holds(listed, task["context_id"]))},
                    intact=lambda task: c.get(task["id"]).ok)

@@ -27,7 +27,8 @@ def unknown_contexts(ctx: CheckContext) -> dict[str, Callable[[], Any]]:
 
 @requirement(id="BINDU-CONTEXT-NOT-FOUND", level="MUST",
              title="contexts/clear of an unknown context gets -32020 ContextNotFound",
-             source=at(CATALOG, "| `-32020` |"), faults=["clear_unknown_context_succeeds", "uncatalogued_error_code"])
+             source=at(CATALOG, "| `-32020` |"),
+             faults=["clear_unknown_context_succeeds", "uncatalogued_error_code"])
 def check_context_not_found(ctx: CheckContext) -> None:
     not_found(ctx, calls=unknown_contexts(ctx), error="ContextNotFound")
 
@@ -43,7 +44,8 @@ def clear_unknown_context_succeeds(ref: BinduReference) -> None:
 
 
 @requirement(id="BINDU-CONTEXTS-LIST", level="MUST",
-             title="contexts/list shows the caller's contexts and their tasks; history_length caps tasks per context",
+             title="contexts/list shows the caller's contexts and their tasks; history_length caps tasks per "
+                   "context",
              source=at(f"{EXAMPLES}/contextsList"))
 def check_contexts_list(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
@@ -51,17 +53,20 @@ def check_contexts_list(ctx: CheckContext) -> None:
     second = c.new_task(context_id=c.context_of(first))
     listed = contexts_listed(ctx, c.list_contexts(), "contexts/list")
     mine = [x for x in listed if x["context_id"] == c.context_of(first)]
-    ctx.expect(mine, f"contexts/list lacks the caller's context {c.context_of(first)}: {json_excerpt(listed)}")
+    ctx.expect(mine,
+               f"contexts/list lacks the caller's context {c.context_of(first)}: {json_excerpt(listed)}")
     ctx.expect({first["id"], second["id"]} <= set(task_ids_of(mine[0])),
                f"contexts/list does not list the context's tasks: {json_excerpt(mine[0])}")
     other = c.new_task()  # a second context
     capped = contexts_listed(ctx, c.list_contexts(history_length=1), "contexts/list history_length=1")
     mine = [x for x in capped if x["context_id"] == c.context_of(first)]
-    ctx.expect(mine and len(task_ids_of(mine[0])) <= 1, "contexts/list history_length=1 must cap tasks per context "
-               f"to 1, answered {json_excerpt(mine[0].get('tasks') if mine else None)} for the context of two tasks")
+    ctx.expect(mine and len(task_ids_of(mine[0])) <= 1,
+               "contexts/list history_length=1 must cap tasks per context to 1, answered "
+               f"{json_excerpt(mine[0].get('tasks') if mine else None)} for the context of two tasks")
     shown = {x["context_id"] for x in capped if isinstance(x["context_id"], str)}
     ctx.expect({c.context_of(first), c.context_of(other)} <= shown,
-               "contexts/list history_length=1 dropped contexts: it caps tasks per context, not the number of contexts")
+               "contexts/list history_length=1 dropped contexts: it caps tasks per context, not the "
+               "number of contexts")
 
 
 @check_contexts_list.fault
@@ -84,17 +89,20 @@ def contexts_history_caps_contexts(ref: BinduReference) -> None:
 @requirement(id="BINDU-CONTEXT-CLEAR", level="MUST",
              title="contexts/clear purges the context's finished tasks; the context takes new messages",
              source=at(f"{EXAMPLES}/contextsClear"),
-             faults=[noop("clear_keeps_tasks", "delete_context", "contexts/clear says success but keeps the context's tasks.")])
+             faults=[noop("clear_keeps_tasks", "delete_context",
+                          "contexts/clear says success but keeps the context's tasks.")])
 def check_context_clear(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     task = c.new_task()
     other = c.new_task(context_id=c.context_of(task))
-    result = expect_result(ctx, c.clear(c.context_of(task)), "contexts/clear of a context with finished tasks", ["success"])
+    result = expect_result(ctx, c.clear(c.context_of(task)),
+                           "contexts/clear of a context with finished tasks", ["success"])
     ctx.expect(result["success"] is True, f"contexts/clear answered {result!r}")
     for t in (task, other):
         expect_error(ctx, c.get(t["id"]), "TaskNotFound", "tasks/get of a task in a cleared context")
     listed = contexts_listed(ctx, c.list_contexts(), "contexts/list")
-    kept = [x for x in listed if x["context_id"] == c.context_of(task)]  # "Reset a context": it may stay, emptied
+    # "Reset a context": it may stay, emptied
+    kept = [x for x in listed if x["context_id"] == c.context_of(task)]
     ctx.expect(not kept or not {task["id"], other["id"]} & set(task_ids_of(kept[0])),
                "the cleared context still lists its purged tasks")
     with ctx.subcheck("a cleared context takes new messages (it is reset, not revoked)"):
@@ -133,4 +141,5 @@ def check_context_clear_running(ctx: CheckContext) -> None:
     if reply.error is not None:
         expect_error(ctx, reply, "ContextNotCancelable", "contexts/clear of a context with a working task")
     got = c.get(running["id"])
-    ctx.expect(got.ok and state_of(got.result) == "working", f"contexts/clear affected a working task: {got.describe()}")
+    ctx.expect(got.ok and state_of(got.result) == "working",
+               f"contexts/clear affected a working task: {got.describe()}")

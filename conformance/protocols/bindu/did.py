@@ -29,7 +29,9 @@ from conformance.transport.http import json_excerpt
 
 CATALOG = "/info/description"
 SIGNING = "/components/securitySchemes/didSignature/description"
-FORBIDDEN = "/paths/~1/post/responses/403/content/application~1json/schema/properties/details/properties/reason"
+# the reason of the documented 403 body of POST /
+FORBIDDEN = ("/paths/~1/post/responses/403/content/application~1json/schema"
+             "/properties/details/properties/reason")
 SIGNING_HEADERS = ("X-DID", "X-DID-Timestamp", "X-DID-Signature")
 
 
@@ -47,7 +49,8 @@ def _did_call(ctx: CheckContext, tamper: str = "", offset: int = 0, drop: tuple[
         body = body.replace(b'"params": {}', b'"params": {"history_length": 1}')
     elif tamper == "did":
         headers["X-DID"] = did["id"] + "-someone-else"
-        headers.update({k: v for k, v in sign_request(seed, headers["X-DID"], body, ts).items() if k != "X-DID"})
+        resigned = sign_request(seed, headers["X-DID"], body, ts)
+        headers.update({k: v for k, v in resigned.items() if k != "X-DID"})
     elif tamper == "malformed":
         headers["X-DID-Signature"] = "0OIl-not-base58"
     elif tamper == "short":
@@ -64,7 +67,8 @@ def _reason(reply: Any) -> Any:
 
 def expect_did_refused(ctx: CheckContext, reply: Any, reasons: tuple[str, ...], what: str) -> None:
     """403 with one of ``reasons`` (in error.data or in the documented 403 body's details)."""
-    ctx.expect(reply.status == 403, f"{what}: HTTP {reply.status}, expected 403 ({reply.describe()})", kind="wrong_status")
+    ctx.expect(reply.status == 403, f"{what}: HTTP {reply.status}, expected 403 ({reply.describe()})",
+               kind="wrong_status")
     got = _reason(reply)
     ctx.expect(got in reasons, f"{what}: reason {got!r}, expected {' or '.join(map(repr, reasons))}")
 
@@ -78,21 +82,21 @@ def did_rejected(ctx: CheckContext, tamper: str, reason: str) -> None:
              source=at(SIGNING), needs=["did"], optional="did_signing")
 def check_did_valid(ctx: CheckContext) -> None:
     reply = _did_call(ctx)
-    ctx.expect(reply.ok and reply.status == 200, f"a correctly signed request was refused: {reply.describe()}")
+    ctx.expect(reply.ok and reply.status == 200,
+               f"a correctly signed request was refused: {reply.describe()}")
 
 
 @check_did_valid.fault
 def rejects_valid_signature(ref: BinduReference) -> None:
     """The verifier builds the payload with compact separators, so valid signatures fail."""
-
-    def payload(body: bytes, did: str, timestamp: int) -> bytes:
+    @replaces(ref, "signed_payload")
+    def payload(_original: Any, body: bytes, did: str, timestamp: int) -> bytes:
         doc = {"body": body.decode("utf-8"), "did": did, "timestamp": timestamp}
         return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
 
-    setattr(ref, "signed_payload", payload)
 
-
-@requirement(id="BINDU-DID-TAMPERED", level="MUST", title="A body changed after signing is refused: 403 crypto_mismatch",
+@requirement(id="BINDU-DID-TAMPERED", level="MUST",
+             title="A body changed after signing is refused: 403 crypto_mismatch",
              source=at(CATALOG, 'reason: "crypto_mismatch"'), needs=["did"], optional="did_signing",
              faults=[returns("signature_not_verified", "verify", True,
                              "The Ed25519 verification is skipped (any well-formed signature passes).")])
@@ -101,7 +105,8 @@ def check_did_tampered(ctx: CheckContext) -> None:
 
 
 @requirement(id="BINDU-DID-TIMESTAMP", level="MUST",
-             title="A timestamp outside ±{limits[did_timestamp_window_s]} s is refused: 403 timestamp_out_of_window",
+             title="A timestamp outside ±{limits[did_timestamp_window_s]} s is refused: 403 "
+                   "timestamp_out_of_window",
              source=at(CATALOG, "| `X-DID-Timestamp` |"), needs=["did"], optional="did_signing",
              faults=[returns("stale_timestamp_accepted", "timestamp_fresh", True,
                              "X-DID-Timestamp is not checked against the spec's window.")])
@@ -124,17 +129,24 @@ def check_did_timestamp(ctx: CheckContext) -> None:
 def future_timestamp_accepted(ref: BinduReference) -> None:
     """Only timestamps in the past are held to the window: any future X-DID-Timestamp passes."""
     window = ref.limit("did_timestamp_window_s")
-    setattr(ref, "timestamp_fresh", lambda timestamp: ref.now() - timestamp <= window)
+
+    @replaces(ref, "timestamp_fresh")
+    def fresh(_original: Any, timestamp: int) -> bool:
+        return ref.now() - timestamp <= window
 
 
 @check_did_timestamp.fault
 def window_too_narrow(ref: BinduReference) -> None:
     """The X-DID-Timestamp window is half as wide as the spec's."""
     window = ref.limit("did_timestamp_window_s") / 2
-    setattr(ref, "timestamp_fresh", lambda timestamp: abs(ref.now() - timestamp) <= window)
+
+    @replaces(ref, "timestamp_fresh")
+    def fresh(_original: Any, timestamp: int) -> bool:
+        return abs(ref.now() - timestamp) <= window
 
 
-@requirement(id="BINDU-DID-MISMATCH", level="MUST", title="An X-DID that is not the token's client_id is refused: 403 did_mismatch",
+@requirement(id="BINDU-DID-MISMATCH", level="MUST",
+             title="An X-DID that is not the token's client_id is refused: 403 did_mismatch",
              source=at(CATALOG, "Gate 2"), needs=["did"], optional="did_signing",
              faults=[returns("did_mismatch_accepted", "did_matches", True,
                              "Gate 2 is skipped: X-DID need not equal the token's client_id.")])
@@ -161,8 +173,10 @@ def malformed_signature_crashes(ref: BinduReference) -> None:
 
 
 @requirement(id="BINDU-DID-MISSING-HEADERS", level="MUST",
-             title="A request with some but not all three signing headers is refused: 403 missing_signature_headers",
-             source=at(SIGNING, "**Three headers** must all be present"), needs=["did"], optional="did_signing")
+             title="A request with some but not all three signing headers is refused: 403 "
+                   "missing_signature_headers",
+             source=at(SIGNING, "**Three headers** must all be present"), needs=["did"],
+             optional="did_signing")
 def check_did_missing_headers(ctx: CheckContext) -> None:
     """Each signing header dropped in turn, and X-DID alone: refused with
     missing_signature_headers. Without X-DID the spec also reads as "not signed"
@@ -181,7 +195,10 @@ def check_did_missing_headers(ctx: CheckContext) -> None:
 def partial_headers_ignored(ref: BinduReference) -> None:
     """Signing is checked only when all three X-DID headers are present."""
     names = ("x-did", "x-did-timestamp", "x-did-signature")
-    setattr(ref, "signing_requested", lambda headers: all(h in headers for h in names))
+
+    @replaces(ref, "signing_requested")
+    def requested(_original: Any, headers: Any) -> bool:
+        return all(h in headers for h in names)
 
 
 @check_did_missing_headers.fault
@@ -211,18 +228,18 @@ def check_did_gate_client(ctx: CheckContext) -> None:
 @check_did_gate_client.fault
 def gate1_skipped(ref: BinduReference) -> None:
     """Gate 1 is skipped: a client whose client_id is not a DID may sign (if X-DID equals its client_id)."""
-    def key_for(did: str, caller: Caller) -> str | None:
+    @replaces(ref, "signing_key_for")
+    def key_for(_original: Any, did: str, caller: Caller) -> str | None:
         if caller.token is None:
             return ref.public_key_for_did(did)
         if not ref.did_matches(did, caller.client_id):
             raise ref.signature_failure("did_mismatch")
         return caller.token.public_key
 
-    setattr(ref, "signing_key_for", key_for)
-
 
 @requirement(id="BINDU-DID-NO-PUBLIC-KEY", level="MUST",
-             title="Gate 3: a DID client without a registered public key is refused: 403 public_key_unavailable",
+             title="Gate 3: a DID client without a registered public key is refused: 403 "
+                   "public_key_unavailable",
              source=at(CATALOG, "3. Gate 3"), needs=["did_nokey"], optional="did_signing")
 def check_did_no_public_key(ctx: CheckContext) -> None:
     """Gate 3: a DID client without a registered public_key is refused: public_key_unavailable."""
@@ -248,11 +265,14 @@ def _agent_key(ctx: CheckContext, c: BinduClient) -> str:
     ctx.expect(isinstance(did, str), "the agent card has no did")
     reply = ctx.http.request("GET", "/did/resolve", params={"did": did})
     doc = reply.json()
-    ctx.expect(reply.status == 200 and isinstance(doc, dict), f"/did/resolve of the card's DID: HTTP {reply.status}")
+    ctx.expect(reply.status == 200 and isinstance(doc, dict),
+               f"/did/resolve of the card's DID: HTTP {reply.status}")
     methods = doc.get("verificationMethod") or doc.get("authentication") or []
-    keys = [m.get("publicKeyBase58") for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []
+    keys = ([m.get("publicKeyBase58") for m in methods if isinstance(m, dict)]
+            if isinstance(methods, list) else [])
     ctx.expect(keys and isinstance(keys[0], str) and keys[0],
-               f"the DID document has no publicKeyBase58 in verificationMethod or authentication: {json_excerpt(doc)}",
+               "the DID document has no publicKeyBase58 in verificationMethod or authentication: "
+               f"{json_excerpt(doc)}",
                kind="malformed_answer")
     return str(keys[0])
 
@@ -271,7 +291,8 @@ def _key_bytes(value: Any) -> int:
 
 
 @requirement(id="BINDU-ARTIFACT-SIGNATURE", level="MUST",
-             title="Artifact did.message.signature verifies with the key /did/resolve gives for the card's DID",
+             title="Artifact did.message.signature verifies with the key /did/resolve gives for the card's "
+                   "DID",
              source=at("/components/schemas/Artifact/properties/parts/description"))
 def check_artifact_signatures(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
@@ -285,7 +306,8 @@ def check_artifact_signatures(ctx: CheckContext) -> None:
                 continue
             signed += 1
             text = part["text"] if "text" in part else json.dumps(part.get("data"), sort_keys=True)
-            ctx.expect(isinstance(text, str) and isinstance(sig, str) and verify_signature(key, text.encode(), sig),
+            ctx.expect(isinstance(text, str) and isinstance(sig, str)
+                       and verify_signature(key, text.encode(), sig),
                        f"artifact {artifact.get('artifact_id')} signature {str(sig)[:24]}... does not verify "
                        f"with the agent's DID key over the part's text {str(text)[:60]!r}")
     if not signed:
@@ -320,14 +342,15 @@ def check_did_resolve(ctx: CheckContext) -> None:
                    f"publicKeyBase58 is not a 32-byte Ed25519 key: {json_excerpt(vm)}")
     missing = ctx.http.request("POST", "/did/resolve", json_body={})
     ctx.expect(missing.status == 400, f"POST /did/resolve without did: HTTP {missing.status}, expected 400")
-    unknown = ctx.http.request("GET", "/did/resolve", params={"did": "did:bindu:conformance:unknown:" + fresh_id()})
-    ctx.expect(unknown.status == 404, f"GET /did/resolve of an unknown DID: HTTP {unknown.status}, expected 404")
+    unknown = ctx.http.request("GET", "/did/resolve",
+                               params={"did": "did:bindu:conformance:unknown:" + fresh_id()})
+    ctx.expect(unknown.status == 404,
+               f"GET /did/resolve of an unknown DID: HTTP {unknown.status}, expected 404")
 
 
 @check_did_resolve.fault
 def did_resolve_post_missing(ref: BinduReference) -> None:
     """POST /did/resolve answers 405."""
-    def post(request: Request, body: bytes) -> Response:
+    @replaces(ref, "did_resolve_post")
+    def post(_original: Any, request: Request, body: bytes) -> Response:
         return JSONResponse({"error": "Method Not Allowed"}, status_code=405)
-
-    setattr(ref, "did_resolve_post", post)

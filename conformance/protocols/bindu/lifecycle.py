@@ -24,8 +24,8 @@ CATALOG = "/info/description"
 
 
 @requirement(id="BINDU-LIFECYCLE", level="MUST",
-             title="Tasks move only along the state machine: terminal states are final, cancel, feedback, clear and "
-                   "history behave",
+             title="Tasks move only along the state machine: terminal states are final, cancel, feedback, "
+                   "clear and history behave",
              source=at(CATALOG, "### State machine"), needs=["control"],
              faults=["terminal_task_reopened", "cancel_terminal_succeeds", "feedback_changes_state",
                      "input_required_not_resumable"])
@@ -42,13 +42,15 @@ def check_auth_required_state(ctx: CheckContext) -> None:
     with ctx.subcheck("message/send continues an auth-required task"):
         result = task_result(ctx, c.send(task_id=task["id"], context_id=c.context_of(task)),
                              "message/send to an auth-required task")
-        ctx.expect(result["id"] == task["id"], "message/send to an auth-required task must continue that task")
+        ctx.expect(result["id"] == task["id"],
+                   "message/send to an auth-required task must continue that task")
         ctx.expect(len(history_of(ctx, result, "message/send")) > len(history_of(ctx, task, "message/send")),
                    "the message did not reach the task's history")
     with ctx.subcheck("tasks/cancel stops an auth-required task"):
         other = c.new_task("auth-required")
         result = task_result(ctx, c.cancel(other["id"]), "tasks/cancel of an auth-required task")
-        ctx.expect(state_of(result) == "canceled", f"tasks/cancel of an auth-required task answered {state_of(result)!r}")
+        ctx.expect(state_of(result) == "canceled",
+                   f"tasks/cancel of an auth-required task answered {state_of(result)!r}")
 
 
 @check_auth_required_state.fault
@@ -69,7 +71,8 @@ def check_completed_artifacts(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     task = task_result(ctx, c.get(c.new_task()["id"]), "tasks/get of a completed task")
     ctx.expect(state_of(task) == "completed", f"the task is {state_of(task)!r}, expected completed")
-    ctx.expect(task.get("artifacts"), f"a completed task has artifacts {json.dumps(task.get('artifacts'))} (tasks/get): "
+    ctx.expect(task.get("artifacts"),
+               f"a completed task has artifacts {json.dumps(task.get('artifacts'))} (tasks/get): "
                "the spec says its artifacts are available", kind="schema_mismatch")
 
 
@@ -87,7 +90,8 @@ def _instant(ctx: CheckContext, stamp: Any, what: str) -> datetime:
         when = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
     except ValueError:
         ctx.fail(f"{what}: status.timestamp {stamp!r} is not ISO 8601", kind="schema_mismatch")
-    ctx.expect(when.tzinfo is not None, f"{what}: status.timestamp {stamp!r} has no UTC offset", kind="schema_mismatch")
+    ctx.expect(when.tzinfo is not None, f"{what}: status.timestamp {stamp!r} has no UTC offset",
+               kind="schema_mismatch")
     return when
 
 
@@ -101,7 +105,8 @@ def check_status_timestamp(ctx: CheckContext) -> None:
     cancel more than a second later moves it forward."""
     c = BinduClient(ctx)
     task = c.new_task("working")
-    first = _instant(ctx, dig(task_result(ctx, c.get(task["id"]), "tasks/get"), "status", "timestamp"), "a working task")
+    first = _instant(ctx, dig(task_result(ctx, c.get(task["id"]), "tasks/get"), "status", "timestamp"),
+                     "a working task")
     try:  # let two seconds pass: on the target's clock when its control offers that, else on the wall clock
         ctx.control("advance_clock", seconds=2)
         advanced = True

@@ -36,8 +36,10 @@ def _camel(key: str) -> str:
              title="camelCase and snake_case params are both accepted; responses are snake_case",
              source=at(f"{POST}/description", "**Casing tolerance:**"),
              faults=[returns_arg("snake_case_params_rejected", "normalise_params", 1,
-                                 "No casing normalisation: only the schema's own spelling of a param is understood."),
-                     answer("camel_case_responses", "task_view", "Task views say contextId instead of context_id.",
+                                 "No casing normalisation: only the schema's own spelling of a param is "
+                                 "understood."),
+                     answer("camel_case_responses", "task_view",
+                            "Task views say contextId instead of context_id.",
                             edit=lambda view, *_: {_camel(k): v for k, v in view.items()})])
 def check_casing(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
@@ -50,10 +52,12 @@ def check_casing(ctx: CheckContext) -> None:
     params = c.send_params()
     msg = params["message"]
     msg["task_id"], msg["context_id"] = msg.pop("taskId"), msg.pop("contextId")
-    sent = expect_result(ctx, c.call("message/send", params), "message/send with snake_case task_id/context_id", ["id"])
+    sent = expect_result(ctx, c.call("message/send", params),
+                         "message/send with snake_case task_id/context_id", ["id"])
     ctx.expect(sent["id"] == msg["task_id"], "message/send ignored snake_case task_id")
     for t in (snake, sent):
-        ctx.expect("context_id" in t and "contextId" not in t, f"responses must be snake_case: task keys {sorted(t)}")
+        ctx.expect("context_id" in t and "contextId" not in t,
+                   f"responses must be snake_case: task keys {sorted(t)}")
 
 
 @requirement(id="BINDU-LIST-IGNORED-PARAMS", level="MUST",
@@ -65,16 +69,19 @@ def check_list_ignored_params(ctx: CheckContext) -> None:
         c.new_task()
     with ctx.subcheck("tasks/list ignores limit and offset"):
         every = {json.dumps(t["id"]) for t in tasks_listed(ctx, c.list_tasks(), "tasks/list")}
-        paged = {json.dumps(t["id"]) for t in tasks_listed(ctx, c.call("tasks/list", {"limit": 1, "offset": 1}),
-                                                         "tasks/list limit=1 offset=1")}
+        paged = {json.dumps(t["id"]) for t in tasks_listed(
+            ctx, c.call("tasks/list", {"limit": 1, "offset": 1}), "tasks/list limit=1 offset=1")}
         ctx.expect(paged == every,
-                   f"tasks/list with limit=1 offset=1 returned {len(paged)} of the caller's {len(every)} tasks")
+                   f"tasks/list with limit=1 offset=1 returned {len(paged)} of the caller's {len(every)} "
+                   "tasks")
     with ctx.subcheck("contexts/list ignores length"):
-        every = {json.dumps(x["context_id"]) for x in contexts_listed(ctx, c.list_contexts(), "contexts/list")}
-        capped = {json.dumps(x["context_id"]) for x in contexts_listed(ctx, c.call("contexts/list", {"length": 1}),
-                                                                     "contexts/list length=1")}
+        every = {json.dumps(x["context_id"])
+                 for x in contexts_listed(ctx, c.list_contexts(), "contexts/list")}
+        capped = {json.dumps(x["context_id"]) for x in contexts_listed(
+            ctx, c.call("contexts/list", {"length": 1}), "contexts/list length=1")}
         ctx.expect(capped == every,
-                   f"contexts/list with length=1 returned {len(capped)} of the caller's {len(every)} contexts")
+                   f"contexts/list with length=1 returned {len(capped)} of the caller's {len(every)} "
+                   "contexts")
 
 
 @check_list_ignored_params.fault
@@ -129,7 +136,8 @@ LISTINGS = ("tasks/list", "contexts/list")
 # object is: a task or a context (the spec's params schemas: taskId, contextId).
 NAMES = {"tasks/get": ("taskId", "task"), "tasks/feedback": ("taskId", "task"),
          "tasks/cancel": ("taskId", "running task"), "contexts/clear": ("contextId", "context")}
-CONSUMED = 3  # objects made for a method that uses up what it names (a cancel, a clear): one per draw, then a repeat
+# objects made for a method that uses up what it names (a cancel, a clear): one per draw, then a repeat
+CONSUMED = 3
 
 
 class InWorld:
@@ -174,12 +182,14 @@ def _running(c: BinduClient) -> dict[str, Any]:
         return c.new_task("working")
     task = c.new_task(wait=False)  # polling would let an asynchronous agent finish it
     if state_of(task) in terminal_states(c.ctx.profile.spec):
-        c.ctx.needs_control(f"a task tasks/cancel applies to: the agent finished the task it was sent at once "
-                            f"({state_of(task)!r}), and only control next_outcome working keeps one open")
+        c.ctx.needs_control(f"a task tasks/cancel applies to: the agent finished the task it was sent at "
+                            f"once ({state_of(task)!r}), and only control next_outcome working keeps one "
+                            f"open")
     return task
 
 
-@requirement(id="BINDU-PARAMS-VALID-{id_part}", level="MUST", title="Generated valid {method} params are accepted",
+@requirement(id="BINDU-PARAMS-VALID-{id_part}", level="MUST",
+             title="Generated valid {method} params are accepted",
              source=at(METHODS), each=each_method)
 def check_valid_params(ctx: CheckContext, method: str, id_part: str) -> None:
     """Generated params are accepted, sent as drawn (an unknown id is refused as not found,
@@ -206,22 +216,24 @@ def rejects_unknown_params(ref: BinduReference) -> None:
         original(method, params)
 
 
-@requirement(id="BINDU-PARAMS-INVALID-{id_part}", level="MUST", title="{method} params breaking one schema rule get -32602",
+@requirement(id="BINDU-PARAMS-INVALID-{id_part}", level="MUST",
+             title="{method} params breaking one schema rule get -32602",
              source=at(METHODS), each=each_method,
              faults=[noop("skip_params_validation", "validate_params",
                           "Params are never validated against the method's schema."),
-                     recodes("invalid_params_as_parse_error", "validate_params", lambda err: RpcError("Parse error"),
+                     recodes("invalid_params_as_parse_error", "validate_params",
+                             lambda err: RpcError("Parse error"),
                              "What should be InvalidParams is answered with the Parse error code (HTTP 400).",
                              catch=RpcError)])
 def check_invalid_params(ctx: CheckContext, method: str, id_part: str) -> None:
     c = BinduClient(ctx)
     also = ("UnsupportedOperation",) if method == "message/stream" and not streaming(c) else ()
-    invalid_inputs_rejected(ctx, ctx.profile.operations[method], lambda p: c.call(method, p), "Invalid params",
-                            also, answer_check=answer_check)
+    invalid_inputs_rejected(ctx, ctx.profile.operations[method], lambda p: c.call(method, p),
+                            "Invalid params", also, answer_check=answer_check)
 
 
-fault(answer("context_missing_created_at", "context_view", "contexts/list entries lack the required created_at.",
-             drop=["created_at"]))
+fault(answer("context_missing_created_at", "context_view",
+             "contexts/list entries lack the required created_at.", drop=["created_at"]))
 # The faults each method's result row is proven against (camel_case_responses: BINDU-PARAMS-CASING's,
 # success_as_string: tasks.py's, the stream's: stream.py's).
 RESULT_FAULTS = {
@@ -236,11 +248,12 @@ RESULT_FAULTS = {
 def each_result(profile: Profile) -> list[Each]:
     """One member per method, cited at its result schema (profiles/bindu.yaml, jsonrpc.results)."""
     results = profile.settings["jsonrpc"]["results"]
-    return [Each({"method": method, "id_part": slug(method)}, source=at(results[method]), faults=RESULT_FAULTS[method])
-            for method in profile.operations]
+    return [Each({"method": method, "id_part": slug(method)}, source=at(results[method]),
+                 faults=RESULT_FAULTS[method]) for method in profile.operations]
 
 
-@requirement(id="BINDU-RESULT-{id_part}", level="MUST", title="{method} results match the spec's result schema",
+@requirement(id="BINDU-RESULT-{id_part}", level="MUST",
+             title="{method} results match the spec's result schema",
              source=at(METHODS), each=each_result)
 def check_result_schema(ctx: CheckContext, method: str, id_part: str) -> None:
     """Drive the method to a success with realistic params and validate the result."""

@@ -201,6 +201,7 @@ def default_tokens() -> dict[str, TokenInfo]:
     """The tokens a default reference knows: one main caller holding several tokens,
     a second caller, an expired token and a DID caller with a registered key."""
     rw = ("agent:read", "agent:write")
+    caller_key = signing.public_key_b58(DEFAULT_CALLER_SEED)
     return {
         TOKEN_STRINGS["full"]: TokenInfo(MAIN_CLIENT, rw),
         TOKEN_STRINGS["read"]: TokenInfo(MAIN_CLIENT, ("agent:read",)),
@@ -208,9 +209,9 @@ def default_tokens() -> dict[str, TokenInfo]:
         TOKEN_STRINGS["legacy"]: TokenInfo(MAIN_CLIENT, (LEGACY_SCOPE,)),
         TOKEN_STRINGS["other"]: TokenInfo(OTHER_CLIENT, rw),
         TOKEN_STRINGS["expired"]: TokenInfo(MAIN_CLIENT, rw, exp=1.0),
-        TOKEN_STRINGS["did"]: TokenInfo(CALLER_DID, rw, public_key=signing.public_key_b58(DEFAULT_CALLER_SEED)),
+        TOKEN_STRINGS["did"]: TokenInfo(CALLER_DID, rw, public_key=caller_key),
         TOKEN_STRINGS["did_nokey"]: TokenInfo(KEYLESS_DID, rw),
-        TOKEN_STRINGS["plain_signer"]: TokenInfo(KEYED_PLAIN_CLIENT, rw, public_key=signing.public_key_b58(DEFAULT_CALLER_SEED)),
+        TOKEN_STRINGS["plain_signer"]: TokenInfo(KEYED_PLAIN_CLIENT, rw, public_key=caller_key),
     }
 
 
@@ -273,7 +274,8 @@ class BinduReference(base.Reference):
 
     def __init__(self, profile: Profile, config: ReferenceConfig | None = None) -> None:
         super().__init__(profile, config or ReferenceConfig())
-        if not profile.limits:  # the limits the spec states (profile `limits:`); a Profile built without them reads the block
+        # the limits the spec states (profile `limits:`); a Profile built without them reads the block
+        if not profile.limits:
             limits = load_limits(profile.settings.get("limits"), profile.spec, profile.spec_relpath)
             self.limit_values = {name: lim.value for name, lim in limits.items()}
         self.tokens: dict[str, TokenInfo] = (
@@ -314,7 +316,8 @@ class BinduReference(base.Reference):
         for client in (MAIN_CLIENT, OTHER_CLIENT):
             caller = Caller(client)
             for outcome in ("completed", "working"):
-                message = {"message_id": self.new_id(), "parts": [{"kind": "text", "text": f"held {outcome} work"}]}
+                message = {"message_id": self.new_id(),
+                           "parts": [{"kind": "text", "text": f"held {outcome} work"}]}
                 task = self.start_task({"message": message}, caller)
                 self.apply_outcome(task, outcome)
 
@@ -507,7 +510,8 @@ class BinduReference(base.Reference):
         return any(h in headers for h in ("x-did", "x-did-timestamp", "x-did-signature"))
 
     def signature_failure(self, reason: str) -> RpcError:
-        return RpcError("InvalidTokenSignature", "Invalid DID signature", {"reason": reason, "did_verified": False})
+        return RpcError("InvalidTokenSignature", "Invalid DID signature",
+                        {"reason": reason, "did_verified": False})
 
     def did_matches(self, header_did: str, client_id: str) -> bool:
         """Gate 2: the X-DID header names the token's own client."""
@@ -585,7 +589,8 @@ class BinduReference(base.Reference):
 
     def validate_params(self, method: str, params: Any) -> None:
         """InvalidParams with the first schema violation."""
-        errors = sorted(self.validators[method].iter_errors(params), key=lambda e: list(map(str, e.absolute_path)))
+        errors = sorted(self.validators[method].iter_errors(params),
+                        key=lambda e: list(map(str, e.absolute_path)))
         if errors:
             first = errors[0]
             where = "/".join(map(str, first.absolute_path))
@@ -712,7 +717,8 @@ class BinduReference(base.Reference):
         if outcome == "completed":
             self.complete(task)
         elif outcome in ("input-required", "auth-required"):
-            question = "Which period should I analyze?" if outcome == "input-required" else "Please authorize."
+            question = ("Which period should I analyze?" if outcome == "input-required"
+                        else "Please authorize.")
             self.set_state(task, outcome, self.agent_message(task, question))
         elif outcome in ("failed", "rejected"):
             self.set_state(task, outcome, self.agent_message(task, f"The agent {outcome} this request."))
@@ -774,7 +780,8 @@ class BinduReference(base.Reference):
             return None
         task = self.find_task(caller, task_id)
         if not self.is_mutable(task):
-            raise RpcError("TaskImmutable", f"Task is in terminal state '{task.state}' and cannot be modified")
+            raise RpcError("TaskImmutable",
+                           f"Task is in terminal state '{task.state}' and cannot be modified")
         return task
 
     def context_for(self, caller: Caller, context_id: str | None) -> Context | None:
@@ -805,7 +812,8 @@ class BinduReference(base.Reference):
             ctx = self.context_for(caller, message.get("contextId"))
             if ctx is None:
                 ctx = self.create_context(caller, message.get("contextId"), first_text(message["parts"]))
-            task = Task(self.choose_task_id(message.get("taskId")), ctx.id, caller.client_id, "submitted", self.now())
+            task = Task(self.choose_task_id(message.get("taskId")), ctx.id, caller.client_id, "submitted",
+                        self.now())
             self.tasks[task.id] = task
             ctx.task_ids.append(task.id)
         if references:
@@ -859,7 +867,8 @@ class BinduReference(base.Reference):
         task = self.find_task(caller, params["taskId"])
         if not self.is_cancelable(task):
             raise RpcError(
-                "TaskNotCancelable", f"Task is already in terminal state '{task.state}' and cannot be canceled"
+                "TaskNotCancelable",
+                f"Task is already in terminal state '{task.state}' and cannot be canceled",
             )
         self.cancel_task(task)
         return self.task_view(task)
@@ -931,8 +940,10 @@ class BinduReference(base.Reference):
                 "stateTransitionHistory": True,
             },
             "skills": [self.skill_summary(s) for s in self.skills()],
-            "extensions": [{"name": "DID", "version": "1.0.0", "description": "Ed25519-backed cryptographic identity"}]
-            + ([{"name": "x402", "version": "1", "description": "Paid agent: x402 payments"}] if self.config.paid else []),
+            "extensions": [{"name": "DID", "version": "1.0.0",
+                            "description": "Ed25519-backed cryptographic identity"}]
+            + ([{"name": "x402", "version": "1", "description": "Paid agent: x402 payments"}]
+               if self.config.paid else []),
         }
 
     def root_get(self, request: Request, body: bytes) -> Response:
@@ -971,7 +982,8 @@ class BinduReference(base.Reference):
         skill = self.find_skill(request.path_params["skill_id"])
         if skill is None:
             return self.skill_not_found(request.path_params["skill_id"])
-        doc = f"---\nname: {skill['name']}\nversion: {skill['version']}\n---\n# {skill['name']}\n\n{skill['description']}\n"
+        doc = (f"---\nname: {skill['name']}\nversion: {skill['version']}\n---\n"
+               f"# {skill['name']}\n\n{skill['description']}\n")
         return Response(doc, media_type="text/markdown")
 
     # ------------------------------------------------------------------ DID resolution
@@ -995,7 +1007,8 @@ class BinduReference(base.Reference):
 
     def resolve(self, query: Any) -> Response:
         """Validate ``{"did": ...}`` against the spec's request schema, then look it up."""
-        schema = schema_at(self.profile.spec, "/paths/~1did~1resolve/post/requestBody/content/application~1json/schema")
+        schema = schema_at(self.profile.spec,
+                           "/paths/~1did~1resolve/post/requestBody/content/application~1json/schema")
         if not isinstance(query, dict) or not validator_for(schema).is_valid(query):
             return json_error(400, "Missing or malformed 'did'")
         document = self.did_document(query["did"])
@@ -1019,12 +1032,15 @@ class BinduReference(base.Reference):
 
     def negotiation_factors(self, req: dict[str, Any]) -> tuple[dict[str, float], list[str]]:
         """Each factor in [0, 1] with a one-line reason."""
-        words = set(re.findall(r"[a-z0-9]+", (req["task_summary"] + " " + req.get("task_details", "")).lower()))
-        keywords = {w for s in self.skills() for w in [*s["tags"], *re.findall(r"[a-z0-9]+", s["name"].lower())]}
+        text = req["task_summary"] + " " + req.get("task_details", "")
+        words = set(re.findall(r"[a-z0-9]+", text.lower()))
+        keywords = {w for s in self.skills()
+                    for w in [*s["tags"], *re.findall(r"[a-z0-9]+", s["name"].lower())]}
         matched = sorted(words & keywords)
         inputs = req.get("input_mime_types") or []
         outputs = req.get("output_mime_types") or []
-        io_ok = all(m in self.input_modes for m in inputs) and (not outputs or set(outputs) & set(self.output_modes))
+        outputs_ok = not outputs or set(outputs) & set(self.output_modes)
+        io_ok = all(m in self.input_modes for m in inputs) and outputs_ok
         active = sum(1 for t in self.tasks.values() if t.state not in TERMINAL_STATES)
         factors = {
             "skill_match": 1.0 if matched else 0.2,
@@ -1034,7 +1050,8 @@ class BinduReference(base.Reference):
             "cost": 1.0,
         }
         reasons = [
-            f"Skill keywords matched: {', '.join(matched)}" if matched else "No skill keyword matches the task",
+            (f"Skill keywords matched: {', '.join(matched)}" if matched
+             else "No skill keyword matches the task"),
             "Input/output MIME types within declared modes" if io_ok else "MIME types outside declared modes",
             f"{active} active tasks",
         ]
@@ -1072,7 +1089,8 @@ class BinduReference(base.Reference):
         return self.config.paid
 
     def payment_view(self, session: PaymentSession, base_url: str) -> dict[str, Any]:
-        status = "expired" if session.status == "pending" and self.now() > session.expires_at else session.status
+        expired = session.status == "pending" and self.now() > session.expires_at
+        status = "expired" if expired else session.status
         return {
             "session_id": session.id,
             "status": status,
@@ -1112,7 +1130,8 @@ class BinduReference(base.Reference):
 
     def health(self, request: Request, body: bytes) -> Response:
         healthy = all(v == "ok" for v in self.health_checks.values())
-        doc = {"status": "healthy" if healthy else "degraded", "checks": dict(self.health_checks), "timestamp": iso(self.now())}
+        doc = {"status": "healthy" if healthy else "degraded", "checks": dict(self.health_checks),
+               "timestamp": iso(self.now())}
         return JSONResponse(doc, status_code=200 if healthy else 503)
 
     def metrics_text(self) -> str:
@@ -1120,10 +1139,11 @@ class BinduReference(base.Reference):
         for (method, path, status), count in sorted(self.request_counts.items()):
             label = path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")  # Prometheus escaping
             lines.append(f'http_requests_total{{method="{method}",path="{label}",status="{status}"}} {count}')
-        lines += ["# HELP http_request_duration_seconds Request latency.", "# TYPE http_request_duration_seconds histogram"]
+        lines += ["# HELP http_request_duration_seconds Request latency.",
+                  "# TYPE http_request_duration_seconds histogram"]
         total = sum(self.request_counts.values())
-        lines += [f'http_request_duration_seconds_bucket{{le="+Inf"}} {total}', "http_request_duration_seconds_sum 0",
-                  f"http_request_duration_seconds_count {total}"]
+        lines += [f'http_request_duration_seconds_bucket{{le="+Inf"}} {total}',
+                  "http_request_duration_seconds_sum 0", f"http_request_duration_seconds_count {total}"]
         lines += ["# HELP agent_tasks_active Active tasks by state.", "# TYPE agent_tasks_active gauge"]
         active = Counter(t.state for t in self.tasks.values() if t.state not in TERMINAL_STATES)
         for state in ("submitted", "working", "input-required", "auth-required"):
@@ -1132,8 +1152,10 @@ class BinduReference(base.Reference):
                   "# TYPE agent_tasks_completed_total counter"]
         for state in sorted(TERMINAL_STATES):
             lines.append(f'agent_tasks_completed_total{{state="{state}"}} {self.completed_counts[state]}')
-        lines += ["# HELP agent_llm_tokens_total LLM tokens used (the echo agent uses none).", "# TYPE agent_llm_tokens_total counter",
-                  'agent_llm_tokens_total{direction="input",model="echo"} 0', 'agent_llm_tokens_total{direction="output",model="echo"} 0']
+        lines += ["# HELP agent_llm_tokens_total LLM tokens used (the echo agent uses none).",
+                  "# TYPE agent_llm_tokens_total counter",
+                  'agent_llm_tokens_total{direction="input",model="echo"} 0',
+                  'agent_llm_tokens_total{direction="output",model="echo"} 0']
         return "\n".join(lines) + "\n"
 
     def metrics(self, request: Request, body: bytes) -> Response:

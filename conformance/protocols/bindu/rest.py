@@ -45,7 +45,8 @@ CHECK_VALUE = re.compile(r"^(ok|error: .+)$")
 @requirement(id="BINDU-REST-OPENAPI", level="MUST",
              title="REST paths answer documented status codes, content types and schemas (schemathesis)",
              source=at("/paths"),
-             faults=[answer("card_missing_did", "agent_card", "The agent card lacks the required did.", drop=["did"]),
+             faults=[answer("card_missing_did", "agent_card", "The agent card lacks the required did.",
+                            drop=["did"]),
                      "health_wrong_content_type"])
 def check_rest_schemathesis(ctx: CheckContext) -> None:
     from conformance.checks.openapi_rest import check_rest_operations
@@ -71,7 +72,8 @@ def health_wrong_content_type(ref: BinduReference) -> None:
 def check_root_redirect(ctx: CheckContext) -> None:
     reply = ctx.http.request("GET", "/")
     ctx.expect(reply.status == 302, f"GET /: HTTP {reply.status}, expected 302")
-    expected = resolve_pointer(ctx.profile.spec, "/paths/~1/get/responses/302/headers/Location/schema/example")
+    expected = resolve_pointer(ctx.profile.spec,
+                               "/paths/~1/get/responses/302/headers/Location/schema/example")
     location = reply.headers.get("location", "")
     ctx.expect(location.endswith(expected), f"GET / redirects to {location!r}, expected {expected!r}")
 
@@ -79,7 +81,9 @@ def check_root_redirect(ctx: CheckContext) -> None:
 @check_root_redirect.fault
 def root_not_redirect(ref: BinduReference) -> None:
     """GET / answers 200 with the agent card instead of a 302 redirect."""
-    setattr(ref, "root_get", lambda request, body: ref.card_get(request, body))
+    @replaces(ref, "root_get")
+    def root_get(_original: Any, request: Request, body: bytes) -> Response:
+        return ref.card_get(request, body)
 
 
 # -- the agent card ---------------------------------------------------------------------------
@@ -91,7 +95,8 @@ def check_card_head_options(ctx: CheckContext) -> None:
     opts = ctx.http.request("OPTIONS", "/.well-known/agent.json",
                             headers={"Origin": "http://127.0.0.1", "Access-Control-Request-Method": "GET"})
     ctx.expect(opts.status == 204, f"OPTIONS agent card: HTTP {opts.status}, expected 204")
-    ctx.expect("access-control-allow-origin" in opts.headers, "OPTIONS agent card lacks Access-Control-Allow-Origin")
+    ctx.expect("access-control-allow-origin" in opts.headers,
+               "OPTIONS agent card lacks Access-Control-Allow-Origin")
     allowed = opts.headers.get("access-control-allow-methods", "")
     ctx.expect("GET" in allowed, f"Access-Control-Allow-Methods {allowed!r} does not allow GET")
 
@@ -99,15 +104,19 @@ def check_card_head_options(ctx: CheckContext) -> None:
 @check_card_head_options.fault
 def card_options_405(ref: BinduReference) -> None:
     """OPTIONS on the agent card answers 405 (no CORS preflight)."""
-    setattr(ref, "card_options", lambda request, body: PlainTextResponse("Method Not Allowed", status_code=405))
+    @replaces(ref, "card_options")
+    def card_options(_original: Any, request: Request, body: bytes) -> Response:
+        return PlainTextResponse("Method Not Allowed", status_code=405)
 
 
 @requirement(id="BINDU-EXTENDED-CARD", level="MUST",
-             title="Asking an agent without an extended card for one gets -32007 (or -32601: the method is not in "
-                   "the list)",
+             title="Asking an agent without an extended card for one gets -32007 (or -32601: the method is "
+                   "not in the list)",
              source=at(CATALOG, "| `-32007` |"),
-             faults=[refuses("extended_card_internal_error", "check_method", lambda method: RpcError("Internal error"),
-                             "A request for the authenticated extended card crashes (Internal error, HTTP 500).",
+             faults=[refuses("extended_card_internal_error", "check_method",
+                             lambda method: RpcError("Internal error"),
+                             "A request for the authenticated extended card crashes (Internal error, HTTP "
+                             "500).",
                              when=lambda method: method == EXTENDED_CARD_METHOD)])
 def check_extended_card(ctx: CheckContext) -> None:
     """Without a published extended card, asking for one is refused: -32007 (the catalog)
@@ -117,8 +126,8 @@ def check_extended_card(ctx: CheckContext) -> None:
         raise Untested("the agent card says it publishes an authenticated extended card")
     reply = c.call(EXTENDED_CARD_METHOD, {})
     expect_envelope(ctx, reply, EXTENDED_CARD_METHOD)
-    expect_error(ctx, reply, "AuthenticatedExtendedCardNotConfigured", f"{EXTENDED_CARD_METHOD} on an agent without one",
-                 also=("Method not found",))
+    expect_error(ctx, reply, "AuthenticatedExtendedCardNotConfigured",
+                 f"{EXTENDED_CARD_METHOD} on an agent without one", also=("Method not found",))
 
 
 # -- skills -------------------------------------------------------------------------------------
@@ -134,13 +143,16 @@ def check_skill_not_found(ctx: CheckContext) -> None:
     path = "/agent/skills/conformance-no-such-skill/documentation"  # documented 404, no body
     reply = ctx.http.request("GET", path)
     status = error_named(ctx.profile, "SkillNotFound").http_status
-    ctx.expect(reply.status == status, f"GET {path}: HTTP {reply.status}, expected {status}", kind="not_found_expected")
+    ctx.expect(reply.status == status, f"GET {path}: HTTP {reply.status}, expected {status}",
+               kind="not_found_expected")
 
 
 @check_skill_not_found.fault
 def skill_not_found_500(ref: BinduReference) -> None:
     """An unknown skill is answered with HTTP 500."""
-    setattr(ref, "skill_not_found", lambda skill_id: JSONResponse({"error": "Internal Server Error"}, status_code=500))
+    @replaces(ref, "skill_not_found")
+    def skill_not_found(_original: Any, skill_id: str) -> Response:
+        return JSONResponse({"error": "Internal Server Error"}, status_code=500)
 
 
 @requirement(id="BINDU-SKILLS-CONSISTENT", level="SHOULD",
@@ -148,10 +160,11 @@ def skill_not_found_500(ref: BinduReference) -> None:
              source=chosen("the spec does not tie /agent/skills to the card's skills"))
 def check_skills_consistent(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
-    listed = [s for s in expect_list(ctx, ctx.http.request("GET", "/agent/skills").json() or [], "GET /agent/skills")
-              if expect_mapping(ctx, s, "a skill of GET /agent/skills", ["id"])]
+    skills = expect_list(ctx, ctx.http.request("GET", "/agent/skills").json() or [], "GET /agent/skills")
+    listed = [s for s in skills if expect_mapping(ctx, s, "a skill of GET /agent/skills", ["id"])]
     card_ids = {s.get("id") for s in c.card().get("skills") or [] if isinstance(s, dict)}
-    ctx.expect({s.get("id") for s in listed} == card_ids, "/agent/skills differs from the agent card's skills")
+    ctx.expect({s.get("id") for s in listed} == card_ids,
+               "/agent/skills differs from the agent card's skills")
     detail = schema_at(ctx.profile.spec, "/components/schemas/SkillDetail")
     for skill in listed:
         one = ctx.http.request("GET", f"/agent/skills/{skill['id']}")
@@ -165,7 +178,9 @@ def check_skills_consistent(ctx: CheckContext) -> None:
 @check_skills_consistent.fault
 def skill_docs_missing(ref: BinduReference) -> None:
     """/agent/skills/{id}/documentation is 404 even for existing skills."""
-    setattr(ref, "skill_documentation", lambda request, body: ref.skill_not_found(request.path_params["skill_id"]))
+    @replaces(ref, "skill_documentation")
+    def documentation(_original: Any, request: Request, body: bytes) -> Response:
+        return ref.skill_not_found(request.path_params["skill_id"])
 
 
 # -- negotiation --------------------------------------------------------------------------------
@@ -194,14 +209,19 @@ def check_negotiation(ctx: CheckContext) -> None:
 
 
 @requirement(id="BINDU-NEGOTIATION-ADVISORY", level="MUST", title="Negotiation never performs the task",
-             source=at("/paths/~1agent~1negotiation/post/description", "This endpoint never actually performs the task"))
+             source=at("/paths/~1agent~1negotiation/post/description",
+                       "This endpoint never actually performs the task"))
 def check_negotiation_advisory(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
-    before = len(expect_list(ctx, expect_result(ctx, c.list_tasks(history_length=0), "tasks/list"), "tasks/list result"))
-    reply = ctx.http.request("POST", "/agent/negotiation", json_body=resolve_pointer(ctx.profile.spec, NEGOTIATION_EXAMPLE))
+    before = len(expect_list(ctx, expect_result(ctx, c.list_tasks(history_length=0), "tasks/list"),
+                             "tasks/list result"))
+    reply = ctx.http.request("POST", "/agent/negotiation",
+                             json_body=resolve_pointer(ctx.profile.spec, NEGOTIATION_EXAMPLE))
     ctx.expect(reply.status == 200, f"POST /agent/negotiation: HTTP {reply.status}")
-    after = len(expect_list(ctx, expect_result(ctx, c.list_tasks(history_length=0), "tasks/list"), "tasks/list result"))
-    ctx.expect(after == before, f"negotiation performed work: the caller had {before} tasks before and {after} after",
+    after = len(expect_list(ctx, expect_result(ctx, c.list_tasks(history_length=0), "tasks/list"),
+                            "tasks/list result"))
+    ctx.expect(after == before,
+               f"negotiation performed work: the caller had {before} tasks before and {after} after",
                kind="state_changed")
 
 
@@ -218,7 +238,8 @@ def negotiation_creates_task(ref: BinduReference) -> None:
 
 
 # -- /health and /metrics --------------------------------------------------------------------------
-@requirement(id="BINDU-HEALTH", level="MUST", title="/health answers 200 healthy or 503 degraded, as a HealthResponse",
+@requirement(id="BINDU-HEALTH", level="MUST",
+             title="/health answers 200 healthy or 503 degraded, as a HealthResponse",
              source=at("/paths/~1health/get"), faults=["health_wrong_content_type"])
 def check_health(ctx: CheckContext) -> None:
     reply = ctx.http.request("GET", "/health")
@@ -226,7 +247,8 @@ def check_health(ctx: CheckContext) -> None:
     ctx.expect(reply.headers.get("content-type", "").startswith("application/json"),
                f"/health content type {reply.headers.get('content-type')!r}")
     body = reply.json()
-    expect_matches(ctx, schema_at(ctx.profile.spec, "/components/schemas/HealthResponse"), body, "/health body")
+    expect_matches(ctx, schema_at(ctx.profile.spec, "/components/schemas/HealthResponse"), body,
+                   "/health body")
     expected = "healthy" if reply.status == 200 else "degraded"
     ctx.expect(body["status"] == expected, f"/health HTTP {reply.status} says status {body['status']!r}")
 
@@ -234,22 +256,29 @@ def check_health(ctx: CheckContext) -> None:
 def _health(ctx: CheckContext, status: int, word: str) -> dict[str, Any]:
     reply = ctx.http.request("GET", "/health")
     body = reply.json()
-    ctx.expect(reply.status == status, f"/health answered HTTP {reply.status}, expected {status} ({word})", kind="wrong_status")
-    ctx.expect(isinstance(body, dict) and body.get("status") == word, f"/health body {body!r:.120}, expected status {word!r}")
+    ctx.expect(reply.status == status, f"/health answered HTTP {reply.status}, expected {status} ({word})",
+               kind="wrong_status")
+    ctx.expect(isinstance(body, dict) and body.get("status") == word,
+               f"/health body {body!r:.120}, expected status {word!r}")
     checks = body.get("checks")
-    ctx.expect(isinstance(checks, dict), f"/health body has no checks object: {json_excerpt(body)}", kind="schema_mismatch")
+    ctx.expect(isinstance(checks, dict), f"/health body has no checks object: {json_excerpt(body)}",
+               kind="schema_mismatch")
     for name, value in checks.items():
         ctx.expect(isinstance(value, str) and CHECK_VALUE.match(value),
-                   f"/health check {name} is {value!r}, not \"ok\" or \"error: <reason>\"", kind="schema_mismatch")
+                   f"/health check {name} is {value!r}, not \"ok\" or \"error: <reason>\"",
+                   kind="schema_mismatch")
     return body
 
 
 @requirement(id="BINDU-HEALTH-DEGRADED", level="MUST",
-             title="A failing component makes /health 503 degraded; each check is \"ok\" or \"error: <reason>\"",
-             source=at("/paths/~1health/get/description", "Returns 200 when healthy, 503 when"), needs=["control"])
+             title="A failing component makes /health 503 degraded; each check is \"ok\" or "
+                   "\"error: <reason>\"",
+             source=at("/paths/~1health/get/description", "Returns 200 when healthy, 503 when"),
+             needs=["control"])
 def check_health_degraded(ctx: CheckContext) -> None:
     if not ctx.run.control_path:
-        ctx.needs_control("a failing component (control set_health): no request of a client makes /health degrade")
+        ctx.needs_control("a failing component (control set_health): no request of a client makes /health "
+                          "degrade")
     ctx.control("set_health", component="storage", status="error: conformance check")
     try:
         body = _health(ctx, 503, "degraded")
@@ -270,29 +299,31 @@ def health_always_200(ref: BinduReference) -> None:
         return reply
 
 
-@requirement(id="BINDU-METRICS", level="MUST", title="/metrics answers Prometheus text", source=at("/paths/~1metrics/get"))
+@requirement(id="BINDU-METRICS", level="MUST", title="/metrics answers Prometheus text",
+             source=at("/paths/~1metrics/get"))
 def check_metrics(ctx: CheckContext) -> None:
     reply = ctx.http.request("GET", "/metrics")
     ctx.expect(reply.status == 200, f"/metrics: HTTP {reply.status}")
     ctx.expect(reply.headers.get("content-type", "").startswith("text/plain"),
                f"/metrics content type {reply.headers.get('content-type')!r}")
     label = r'[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*"'
-    sample = re.compile(rf"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{{({label})?(,{label})*,?\}})? [-+0-9.eEinfNa]+( -?\d+)?$")
+    sample = re.compile(rf"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{{({label})?(,{label})*,?\}})? "
+                        rf"[-+0-9.eEinfNa]+( -?\d+)?$")
     lines = [ln for ln in reply.text.split("\n") if ln.strip()]  # label values may hold other line breaks
     ctx.expect(lines, "/metrics is empty")
     for ln in lines:
-        ctx.expect(ln.startswith("#") or sample.match(ln), f"/metrics line is not Prometheus text: {ln[:100]!r}")
+        ctx.expect(ln.startswith("#") or sample.match(ln),
+                   f"/metrics line is not Prometheus text: {ln[:100]!r}")
 
 
 @check_metrics.fault
 def metrics_json(ref: BinduReference) -> None:
     """/metrics is served as JSON instead of Prometheus text."""
-
-    def metrics(request: Request, body: bytes) -> Response:
-        counts = [{"method": m, "path": p, "status": s, "count": n} for (m, p, s), n in ref.request_counts.items()]
+    @replaces(ref, "metrics")
+    def metrics(_original: Any, request: Request, body: bytes) -> Response:
+        counts = [{"method": m, "path": p, "status": s, "count": n}
+                  for (m, p, s), n in ref.request_counts.items()]
         return JSONResponse({"http_requests_total": counts})
-
-    setattr(ref, "metrics", metrics)
 
 
 @requirement(id="BINDU-METRICS-SERIES", level="MUST", title="/metrics exposes the series the spec names",
@@ -308,27 +339,33 @@ def check_metrics_series(ctx: CheckContext) -> None:
     reply = ctx.http.request("GET", "/metrics")
     ctx.expect(reply.status == 200, f"/metrics: HTTP {reply.status}")
     exposed = set(re.findall(r"^#\s*TYPE\s+(\S+)", reply.text, flags=re.M))
-    exposed |= {re.split(r"[{ ]", ln, maxsplit=1)[0] for ln in reply.text.splitlines() if ln and not ln.startswith("#")}
+    exposed |= {re.split(r"[{ ]", ln, maxsplit=1)[0] for ln in reply.text.splitlines()
+                if ln and not ln.startswith("#")}
     for name in names:
         with ctx.subcheck(name):
-            ctx.expect(any(e == name or e.startswith(name + "_") for e in exposed), f"/metrics lacks the series {name}")
+            ctx.expect(any(e == name or e.startswith(name + "_") for e in exposed),
+                       f"/metrics lacks the series {name}")
 
 
 # -- payments -------------------------------------------------------------------------------------
 def _paid(card: dict[str, Any]) -> bool:
     """The profile's reading: an agent is paid when its card lists an x402 extension."""
-    return any("x402" in str(ext.get("name", "")).lower() for ext in card.get("extensions") or [] if isinstance(ext, dict))
+    return any("x402" in str(ext.get("name", "")).lower() for ext in card.get("extensions") or []
+               if isinstance(ext, dict))
 
 
-@requirement(id="BINDU-PAYMENT-UNPAID", level="MUST", title="An unpaid agent answers 404 on the payment endpoints",
+@requirement(id="BINDU-PAYMENT-UNPAID", level="MUST",
+             title="An unpaid agent answers 404 on the payment endpoints",
              source=at("/paths/~1api~1start-payment-session/post/description"))
 def check_payment_unpaid(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     if _paid(c.card()):
         raise Untested("the agent card lists an x402 extension: the agent is paid", "optional")
-    for method, path in (("POST", "/api/start-payment-session"), ("GET", "/api/payment-status/conformance-none")):
+    for method, path in (("POST", "/api/start-payment-session"),
+                         ("GET", "/api/payment-status/conformance-none")):
         reply = ctx.http.request(method, path, headers=c.auth(), json_body={} if method == "POST" else None)
-        ctx.expect(reply.status == 404, f"{method} {path} on an unpaid agent: HTTP {reply.status}, expected 404")
+        ctx.expect(reply.status == 404,
+                   f"{method} {path} on an unpaid agent: HTTP {reply.status}, expected 404")
 
 
 @check_payment_unpaid.fault

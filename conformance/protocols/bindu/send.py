@@ -32,6 +32,7 @@ from conformance.transport.http import json_excerpt
 
 CATALOG = "/info/description"
 POST = "/paths/~1/post"
+ANSWERS = f"{POST}/responses/200/content/application~1json/examples"
 CONFIGURATION = "/components/schemas/MessageSendConfiguration/properties"
 
 
@@ -42,10 +43,12 @@ def check_send_creates_task(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     params = c.send_params(text="capital of France?")
     msg = params["message"]
-    task = expect_mapping(ctx, task_result(ctx, c.call("message/send", params), "message/send"), "message/send result",
-                          ["context_id"])
-    ctx.expect(task["id"] == msg["taskId"], f"task id {task['id']!r} is not the caller's taskId {msg['taskId']!r}")
-    ctx.expect(task["context_id"] == msg["contextId"], f"context_id {task['context_id']!r} is not the caller's contextId")
+    task = expect_mapping(ctx, task_result(ctx, c.call("message/send", params), "message/send"),
+                          "message/send result", ["context_id"])
+    ctx.expect(task["id"] == msg["taskId"],
+               f"task id {task['id']!r} is not the caller's taskId {msg['taskId']!r}")
+    ctx.expect(task["context_id"] == msg["contextId"],
+               f"context_id {task['context_id']!r} is not the caller's contextId")
     ids = message_ids(history_of(ctx, task, "message/send"))
     ctx.expect(msg["message_id"] in ids,
                f"the sent message is not in the task's history: {json_excerpt(task.get('history'))}")
@@ -59,7 +62,9 @@ def check_send_creates_task(ctx: CheckContext) -> None:
 @check_send_creates_task.fault
 def ignores_caller_task_id(ref: BinduReference) -> None:
     """A new task gets a server-made id even when the caller gave a taskId."""
-    setattr(ref, "choose_task_id", lambda requested: ref.new_id())
+    @replaces(ref, "choose_task_id")
+    def choose(_original: Any, requested: str | None) -> str:
+        return ref.new_id()
 
 
 @check_send_creates_task.fault
@@ -74,13 +79,14 @@ def caller_task_id_refused(ref: BinduReference) -> None:
 
 
 @requirement(id="BINDU-SEND-FINDABLE", level="MUST",
-             title="A message whose answer was lost is found by its message_id through tasks/list, its context "
-                   "through contexts/list",
+             title="A message whose answer was lost is found by its message_id through tasks/list, its "
+                   "context through contexts/list",
              source=at(f"{POST}/description", "client generate a stable `messageId`"),
              faults=[answer("list_omits_history", "tasks_list",
-                            "tasks/list answers every task without its history (a lost send cannot be found by its "
-                            "messageId).",
-                            edit=lambda views, *_: [{k: v for k, v in view.items() if k != "history"} for view in views])])
+                            "tasks/list answers every task without its history (a lost send cannot be found "
+                            "by its messageId).",
+                            edit=lambda views, *_: [{k: v for k, v in view.items() if k != "history"}
+                                                    for view in views])])
 def check_send_findable(ctx: CheckContext) -> None:
     """The spec's recipe for a send whose answer was lost ("have your client generate a
     stable `messageId` and use `contexts/list` + `tasks/list` to check whether you've
@@ -137,15 +143,18 @@ def dedupes_message_id(ref: BinduReference) -> None:
         return result
 
 
-@requirement(id="BINDU-SEND-OUTPUT-MODES", level="MUST", title="acceptedOutputModes with no overlap gets -32005",
+@requirement(id="BINDU-SEND-OUTPUT-MODES", level="MUST",
+             title="acceptedOutputModes with no overlap gets -32005",
              source=at(f"{CONFIGURATION}/acceptedOutputModes"),
              faults=[noop("ignores_output_modes", "check_output_modes",
-                          "configuration.acceptedOutputModes is never checked (no ContentTypeNotSupported).")])
+                          "configuration.acceptedOutputModes is never checked (no "
+                          "ContentTypeNotSupported).")])
 def check_output_modes(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     reply = c.send(output_modes=["application/x-conformance-unknown"])
     expect_error(ctx, reply, "ContentTypeNotSupported", "acceptedOutputModes with no overlap")
-    expect_result(ctx, c.send(output_modes=[c.output_modes()[0]]), "acceptedOutputModes overlapping the card's modes")
+    expect_result(ctx, c.send(output_modes=[c.output_modes()[0]]),
+                  "acceptedOutputModes overlapping the card's modes")
 
 
 # -- a message to an existing task -----------------------------------------------------
@@ -165,8 +174,9 @@ def check_terminal_immutable(ctx: CheckContext) -> None:
                "the completed task changed")
 
 
-@requirement(id="BINDU-INPUT-REQUIRED-RESUME", level="MUST", title="A message to an input-required task continues that task",
-             source=at(f"{POST}/responses/200/content/application~1json/examples/tasksGetInputRequired/description"),
+@requirement(id="BINDU-INPUT-REQUIRED-RESUME", level="MUST",
+             title="A message to an input-required task continues that task",
+             source=at(f"{ANSWERS}/tasksGetInputRequired/description"),
              needs=["control"],
              faults=[returns("input_required_not_resumable", "is_mutable", False,
                              "message/send to an input-required task is refused with TaskImmutable.",
@@ -191,7 +201,8 @@ def check_chained_tasks(ctx: CheckContext) -> None:
     before = task_result(ctx, c.get(first["id"]), "tasks/get")
     reply = c.send(reference_task_ids=[first["id"]], context_id=c.context_of(first))
     chained = task_result(ctx, reply, "message/send with referenceTaskIds of a completed task")
-    ctx.expect(chained["id"] != first["id"], "a chained message must create a new task, not reopen the referenced one")
+    ctx.expect(chained["id"] != first["id"],
+               "a chained message must create a new task, not reopen the referenced one")
     after = task_result(ctx, c.get(first["id"]), "tasks/get of the referenced task")
     ctx.expect(after["status"] == before["status"], "the referenced task changed")
 
@@ -199,53 +210,60 @@ def check_chained_tasks(ctx: CheckContext) -> None:
 @check_chained_tasks.fault
 def reference_task_rejected(ref: BinduReference) -> None:
     """Any referenceTaskIds is answered with TaskNotFound."""
-
-    def check(caller: Caller, reference_ids: list[str]) -> None:
+    @replaces(ref, "check_references")
+    def check(_original: Any, caller: Caller, reference_ids: list[str]) -> None:
         if reference_ids:
             raise ref.task_not_found(reference_ids[0])
 
-    setattr(ref, "check_references", check)
-
 
 # -- the configuration and the agent ---------------------------------------------------------
-@requirement(id="BINDU-PUSH-NOT-SUPPORTED", level="MUST", title="pushNotificationConfig to an agent without push gets -32003",
+@requirement(id="BINDU-PUSH-NOT-SUPPORTED", level="MUST",
+             title="pushNotificationConfig to an agent without push gets -32003",
              source=at(CATALOG, "| `-32003` |"))
 def check_push_not_supported(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     if dig(c.card(), "capabilities", "pushNotifications"):
-        raise Untested("the agent card says capabilities.pushNotifications is true: there is no webhook here to "
-                       "receive pushes")
+        raise Untested("the agent card says capabilities.pushNotifications is true: there is no webhook "
+                       "here to receive pushes")
     params = c.send_params()
     params["configuration"]["pushNotificationConfig"] = {"url": "https://conformance.invalid/webhook"}
     expect_error(ctx, c.call("message/send", params), "PushNotificationNotSupported",
-                 "message/send with pushNotificationConfig to an agent whose card says pushNotifications: false")
+                 "message/send with pushNotificationConfig to an agent whose card says "
+                 "pushNotifications: false")
 
 
 @check_push_not_supported.fault
 def push_config_ignored(ref: BinduReference) -> None:
     """configuration.pushNotificationConfig is accepted silently by an agent without push (no -32003)."""
-    setattr(ref, "check_configuration", ref.check_output_modes)
+    @replaces(ref, "check_configuration")
+    def check(_original: Any, configuration: dict[str, Any]) -> None:
+        ref.check_output_modes(configuration)
 
 
-@requirement(id="BINDU-INVALID-AGENT-RESPONSE", level="MUST", title="A malformed result of the agent gets -32006 (HTTP 500)",
+@requirement(id="BINDU-INVALID-AGENT-RESPONSE", level="MUST",
+             title="A malformed result of the agent gets -32006 (HTTP 500)",
              source=at(CATALOG, "| `-32006` |"), needs=["control"],
-             faults=[returns("agent_fault_internal_error", "invalid_agent_response", RpcError("Internal error"),
-                             "A malformed result of the agent is answered with Internal error (-32603) instead of "
-                             "-32006.")])
+             faults=[returns("agent_fault_internal_error", "invalid_agent_response",
+                             RpcError("Internal error"),
+                             "A malformed result of the agent is answered with Internal error (-32603) "
+                             "instead of -32006.")])
 def check_invalid_agent_response(ctx: CheckContext) -> None:
     if not ctx.run.control_path:
         ctx.needs_control("an agent whose handler produces a malformed result (control next_agent_fault): "
                           "no request of a client makes a compliant agent do that")
     c = BinduClient(ctx)
     ctx.control("next_agent_fault", kind="malformed_result")
-    expect_error(ctx, c.send(), "InvalidAgentResponse", "message/send whose agent produced a malformed result")
+    expect_error(ctx, c.send(), "InvalidAgentResponse",
+                 "message/send whose agent produced a malformed result")
 
 
-@requirement(id="BINDU-SEND-BLOCKING", level="MUST", title="message/send with blocking: true answers once the task is terminal",
+@requirement(id="BINDU-SEND-BLOCKING", level="MUST",
+             title="message/send with blocking: true answers once the task is terminal",
              source=at(f"{CONFIGURATION}/blocking", "If `true`, the server holds the HTTP connection open"),
              needs=["control"],
              faults=[returns("blocking_ignored", "wants_blocking", False,
-                             "configuration.blocking: true is ignored: the answer comes while the task still works.")])
+                             "configuration.blocking: true is ignored: the answer comes while the task "
+                             "still works.")])
 def check_send_blocking(ctx: CheckContext) -> None:
     """With control the agent's first run leaves the task working; without, the check asks
     whether the agent leaves a task open by itself (an asynchronous agent): an agent that
@@ -257,8 +275,9 @@ def check_send_blocking(ctx: CheckContext) -> None:
     else:
         left = state_of(c.new_task(wait=False))
         if left in terminal_states(ctx.profile.spec):
-            ctx.needs_control(f"a task the agent does not finish at once: it answered a message without blocking in "
-                              f"{left!r}, so blocking: true cannot be told apart (control next_outcome working)")
+            ctx.needs_control(f"a task the agent does not finish at once: it answered a message without "
+                              f"blocking in {left!r}, so blocking: true cannot be told apart (control "
+                              f"next_outcome working)")
     params = c.send_params()
     params["configuration"]["blocking"] = True
     state = state_of(task_result(ctx, c.call("message/send", params), "message/send with blocking: true"))

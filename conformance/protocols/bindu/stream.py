@@ -39,10 +39,11 @@ def check_stream_events(ctx: CheckContext, c: BinduClient) -> None:
     events = stream_events(reply.http)
     ctx.expect(events, "message/stream sent no data events")
     for env in events:
-        ctx.expect(isinstance(env, dict) and env.get("jsonrpc") == "2.0" and "result" in env and "error" not in env,
+        ctx.expect(isinstance(env, dict) and env.get("jsonrpc") == "2.0" and "result" in env
+                   and "error" not in env,
                    f"stream event is not a JSON-RPC result: {env!r:.120}", kind="malformed_answer")
-        ctx.expect(env.get("id") == request_id, f"stream event id {env.get('id')!r} does not echo the request id",
-                   kind="malformed_answer")
+        ctx.expect(env.get("id") == request_id,
+                   f"stream event id {env.get('id')!r} does not echo the request id", kind="malformed_answer")
         result = env["result"]
         named = {result.get(k) for k in ("id", "task_id", "taskId")} if isinstance(result, dict) else set()
         ctx.expect(task_id in named,
@@ -80,19 +81,23 @@ def check_stream_capability(ctx: CheckContext) -> None:
                    f"card says streaming; message/stream answered HTTP {reply.status} "
                    f"{reply.http.headers.get('content-type')}")
     else:
-        expect_error(ctx, reply, "UnsupportedOperation", "message/stream on an agent whose card says streaming: false")
+        expect_error(ctx, reply, "UnsupportedOperation",
+                     "message/stream on an agent whose card says streaming: false")
 
 
 @check_stream_capability.fault
 def stream_ignores_capability(ref: BinduReference) -> None:
     """message/stream answers a plain JSON Task whatever capabilities.streaming says."""
-    setattr(ref, "message_stream", lambda params, caller: ref.message_send(params, caller))
+    @replaces(ref, "message_stream")
+    def stream(_original: Any, params: dict[str, Any], caller: Caller) -> Any:
+        return ref.message_send(params, caller)
 
 
-@requirement(id="BINDU-STREAM-TASK-SNAPSHOTS", level="SHOULD", title="Each message/stream event is a full Task snapshot",
-             source=chosen("the spec calls the stream 'task deltas' without saying what a delta holds; the profile "
-                           "reads message/stream's result as what message/send answers (profiles/bindu.yaml, "
-                           "jsonrpc.results)"),
+@requirement(id="BINDU-STREAM-TASK-SNAPSHOTS", level="SHOULD",
+             title="Each message/stream event is a full Task snapshot",
+             source=chosen("the spec calls the stream 'task deltas' without saying what a delta holds; the "
+                           "profile reads message/stream's result as what message/send answers "
+                           "(profiles/bindu.yaml, jsonrpc.results)"),
              faults=["camel_case_responses"])
 def check_stream_snapshots(ctx: CheckContext) -> None:
     c = BinduClient(ctx)

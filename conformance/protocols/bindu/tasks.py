@@ -12,7 +12,7 @@ from typing import Any
 from conformance.check import CheckContext, Untested
 from conformance.checks.errors import expect_catalogued, expect_error, expect_list, expect_result, not_found
 from conformance.declare import at, requirement
-from conformance.faults import noop, returns
+from conformance.faults import noop, replaces, returns
 from conformance.protocols.bindu.answers import history_of, state_of, task_result, tasks_listed
 from conformance.protocols.bindu.client import BinduClient, fresh_id
 from conformance.protocols.bindu.machine import terminal_states
@@ -51,7 +51,8 @@ def _grow_history(c: BinduClient) -> dict[str, Any]:
         return task_result(c.ctx, reply, "message/send to an input-required task")
 
 
-@requirement(id="BINDU-HISTORY-LENGTH", level="MUST", title="historyLength caps history to the most recent N messages",
+@requirement(id="BINDU-HISTORY-LENGTH", level="MUST",
+             title="historyLength caps history to the most recent N messages",
              source=at("/components/schemas/TasksGetParams/properties/historyLength"),
              faults=[returns("history_length_ignored", "requested_history_length", None,
                              "tasks/get and message/send ignore historyLength.",
@@ -59,8 +60,10 @@ def _grow_history(c: BinduClient) -> dict[str, Any]:
 def check_history_length(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     task = _grow_history(c)
-    full = expect_list(ctx, expect_result(ctx, c.get(task["id"]), "tasks/get", ["history"])["history"], "history")
-    ctx.expect(len(full) >= 2, f"a task after a message and its answer shows only {len(full)} history entries")
+    full = expect_list(ctx, expect_result(ctx, c.get(task["id"]), "tasks/get", ["history"])["history"],
+                       "history")
+    ctx.expect(len(full) >= 2,
+               f"a task after a message and its answer shows only {len(full)} history entries")
     for cap in (0, 1, 2):
         got = task_result(ctx, c.get(task["id"], history_length=cap), f"tasks/get historyLength={cap}")
         hist = history_of(ctx, got, f"tasks/get historyLength={cap}")
@@ -79,7 +82,8 @@ def check_list_history(ctx: CheckContext) -> None:
     a, b = _grow_history(c), c.new_task()
     listed = tasks_listed(ctx, c.list_tasks(history_length=1), "tasks/list history_length=1")
     ids = {t["id"] for t in listed if isinstance(t["id"], str)}
-    ctx.expect({a["id"], b["id"]} <= ids, f"tasks/list history_length=1 answered {len(listed)} task(s) without "
+    ctx.expect({a["id"], b["id"]} <= ids,
+               f"tasks/list history_length=1 answered {len(listed)} task(s) without "
                f"{sorted({a['id'], b['id']} - ids)}: it must cap history, not the number of tasks")
     for t in listed:
         hist = history_of(ctx, t, "tasks/list history_length=1")
@@ -89,16 +93,15 @@ def check_list_history(ctx: CheckContext) -> None:
 @check_list_history.fault
 def list_history_caps_tasks(ref: BinduReference) -> None:
     """tasks/list history_length caps the number of tasks returned, not each history."""
-
-    def tasks_list(params: dict[str, Any], caller: Caller) -> list[dict[str, Any]]:
+    @replaces(ref, "tasks_list")
+    def tasks_list(_original: Any, params: dict[str, Any], caller: Caller) -> list[dict[str, Any]]:
         views = [ref.task_view(t) for t in ref.tasks.values() if ref.owns(caller, t.owner)]
         return ref.cap(views, params.get("history_length"))
 
-    setattr(ref, "tasks_list", tasks_list)
-
 
 # -- tasks/cancel ------------------------------------------------------------------------
-@requirement(id="BINDU-CANCEL-TERMINAL", level="MUST", title="tasks/cancel of a terminal task gets -32002 and leaves it unchanged",
+@requirement(id="BINDU-CANCEL-TERMINAL", level="MUST",
+             title="tasks/cancel of a terminal task gets -32002 and leaves it unchanged",
              source=at(CATALOG, "| `-32002` |"),
              faults=[returns("cancel_terminal_succeeds", "is_cancelable", True,
                              "tasks/cancel of a terminal task succeeds instead of TaskNotCancelable.")])
@@ -124,9 +127,11 @@ def _canceled(c: BinduClient) -> dict[str, Any]:
         return expect_result(c.ctx, c.cancel(task["id"]), "tasks/cancel of a working task")
 
 
-@requirement(id="BINDU-CANCEL-RUNNING", level="MUST", title="tasks/cancel of a non-terminal task makes it canceled",
+@requirement(id="BINDU-CANCEL-RUNNING", level="MUST",
+             title="tasks/cancel of a non-terminal task makes it canceled",
              source=at(CATALOG, "`canceled` — user terminated via `tasks/cancel`"), needs=["control"],
-             faults=[noop("cancel_noop", "cancel_task", "tasks/cancel of a non-terminal task returns it unchanged.")])
+             faults=[noop("cancel_noop", "cancel_task",
+                          "tasks/cancel of a non-terminal task returns it unchanged.")])
 def check_cancel_running(ctx: CheckContext) -> None:
     """A working and an input-required task (control); without control, those of the two
     the agent leaves a task in by itself, at least one (else the row needs control)."""
@@ -141,7 +146,8 @@ def check_cancel_running(ctx: CheckContext) -> None:
             unreached.append(exc)
             continue
         result = task_result(ctx, c.cancel(task["id"]), f"tasks/cancel of a {state} task")
-        ctx.expect(state_of(result) == "canceled", f"tasks/cancel of a {state} task answered state {state_of(result)!r}")
+        ctx.expect(state_of(result) == "canceled",
+                   f"tasks/cancel of a {state} task answered state {state_of(result)!r}")
         ctx.expect(c.state_of(task["id"]) == "canceled",
                    f"after tasks/cancel, tasks/get of the {state} task does not say canceled")
     if len(unreached) == 2:
@@ -149,7 +155,8 @@ def check_cancel_running(ctx: CheckContext) -> None:
 
 
 # -- tasks/feedback ----------------------------------------------------------------------
-@requirement(id="BINDU-FEEDBACK-NO-STATE-CHANGE", level="MUST", title="tasks/feedback is stored and never changes the task",
+@requirement(id="BINDU-FEEDBACK-NO-STATE-CHANGE", level="MUST",
+             title="tasks/feedback is stored and never changes the task",
              source=at(f"{POST}/requestBody/content/application~1json/examples/tasksFeedback/description"),
              faults=["feedback_changes_state",
                      returns("success_as_string", "success_result", {"success": "true"},
@@ -169,7 +176,8 @@ def check_feedback(ctx: CheckContext) -> None:
         reply = c.feedback(task["id"])
         if state == "completed" or reply.ok:
             result = expect_result(ctx, reply, f"tasks/feedback on a {state} task", ["success"])
-            ctx.expect(result["success"] is True, f"tasks/feedback answered {result!r}, expected success true")
+            ctx.expect(result["success"] is True,
+                       f"tasks/feedback answered {result!r}, expected success true")
         else:
             expect_catalogued(ctx, reply, f"tasks/feedback on a {state} task", require_error=True)
         after = task_result(ctx, c.get(task["id"]), "tasks/get after feedback")
@@ -177,16 +185,15 @@ def check_feedback(ctx: CheckContext) -> None:
             was, now = before.get(key), after.get(key)
             if key == "status":
                 was, now = state_of(before), state_of(after)
-            ctx.expect(was == now, f"tasks/feedback changed the task's {'state' if key == 'status' else key}: "
-                                   f"{json.dumps(was)[:120]} before, {json.dumps(now)[:120]} after (tasks/get)")
+            ctx.expect(was == now,
+                       f"tasks/feedback changed the task's {'state' if key == 'status' else key}: "
+                       f"{json.dumps(was)[:120]} before, {json.dumps(now)[:120]} after (tasks/get)")
 
 
 @check_feedback.fault
 def feedback_changes_state(ref: BinduReference) -> None:
     """tasks/feedback appends a user message with the feedback text to the task's history."""
-
-    def store(task: Task, params: dict[str, Any]) -> None:
+    @replaces(ref, "store_feedback")
+    def store(_original: Any, task: Task, params: dict[str, Any]) -> None:
         message = ref.agent_message(task, params["feedback"], role="user")
         task.history.append(message)
-
-    setattr(ref, "store_feedback", store)
