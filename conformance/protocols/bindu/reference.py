@@ -2,9 +2,11 @@
 the spec the way the spec says, deterministically and without any network.
 
 Everything the spec states (methods, params schemas, error catalog, response
-schemas, the limits its prose states) is read from the profile. What the spec leaves to an implementation
-(the scope table, the echo agent, the negotiation score) lives here, each piece
-in a small method of ``BinduReference`` so that a fault can replace exactly one.
+schemas, the limits its prose states) is read from the profile. What the spec leaves to an
+implementation (the scope table, the echo agent, the negotiation score) lives here, each
+piece in a small method of ``BinduReference`` so that a fault can replace exactly one.
+What every reference shares (the limits a fault changes, the clock control moves, the
+control interface, the app) is the kit's base (conformance/reference.py).
 """
 
 from __future__ import annotations
