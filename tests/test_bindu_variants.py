@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 from test_bindu_reference import LIST_BODY, Agent, _code, _signed_as, _stream, _worked
 
-from conformance.protocols.bindu.variants import VARIANTS
+from conformance.profiles import load_profile
+
+VARIANTS = load_profile("bindu").variants
 
 
 def _variant_agent(name: str) -> Agent:

@@ -181,13 +181,8 @@ def test_a_profile_naming_one_requirement_id_twice_does_not_load(tmp_path, monke
     from conformance import profiles as profiles_module
     from conformance.protocols import bindu
 
-    original = bindu.PROTOCOL.parts
-
-    def twice(profile):
-        parts = original(profile)
-        return dataclasses.replace(parts, requirements=[*parts.requirements, parts.requirements[0]])
-
-    monkeypatch.setattr(bindu, "PROTOCOL", dataclasses.replace(bindu.PROTOCOL, parts=twice))
+    modules = bindu.PROTOCOL.modules  # the first module's rows declared a second time
+    monkeypatch.setattr(bindu, "PROTOCOL", dataclasses.replace(bindu.PROTOCOL, modules=(*modules, modules[0])))
     copy_of = tmp_path / "bindu.yaml"
     shutil.copy(profiles_module.profile_path("bindu"), copy_of)
     with pytest.raises(profiles_module.ProfileError, match="requirement IDs used twice: BINDU-"):

@@ -1,4 +1,6 @@
-"""The Bindu profile: requirement table, reference, faults and state model."""
+"""The Bindu profile: its requirements, each declared on its check with its faults, by part
+of the protocol (``modules``, in the order they run), the variants the spec allows, the
+reference agent and the task state model."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from typing import Any
 
 from conformance.check import CheckContext, ProtocolMismatch
 from conformance.model import Profile
-from conformance.protocol import Parts, Protocol
+from conformance.protocol import Protocol
 from conformance.transport.binding import DEFAULT
 
 
@@ -25,19 +27,16 @@ def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
     if not (isinstance(env, dict) and env.get("jsonrpc") == "2.0" and ("result" in env or "error" in env)):
         ctype = reply.http.headers.get("content-type", "?")
         raise ProtocolMismatch(
-            f"{ctx.http.target} does not speak JSON-RPC 2.0 at {ctx.binding.path}: HTTP {reply.status} ({ctype}) "
-            f"{reply.http.text[:80]!r}"
+            f"{ctx.http.target} does not speak JSON-RPC 2.0 at {ctx.binding.path}: HTTP {reply.status} "
+            f"({ctype}) {reply.http.text[:80]!r}"
         )
 
 
-def parts(profile: Profile) -> Parts:
-    """The Bindu rows, faults, variants and the reference's credentials."""
-    from conformance.protocols.bindu.faults import FAULTS
-    from conformance.protocols.bindu.reference import reference_credentials
-    from conformance.protocols.bindu.requirements import build
-    from conformance.protocols.bindu.variants import VARIANTS
+def credentials(profile: Profile) -> dict[str, Any]:
+    """The credentials the reference accepts (looked up when the profile loads)."""
+    from conformance.protocols.bindu import reference
 
-    return Parts(build(profile), dict(FAULTS), dict(VARIANTS), reference_credentials())
+    return reference.reference_credentials()
 
 
 def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
@@ -56,10 +55,14 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
                                 "scopes": sorted(info.scopes) if info is not None else None,
                                 "public_key": info.public_key if info is not None else None}
         same.update({f"state of task {task_id}": state for task_id, state in tasks.items()})
-        contexts = sorted(c.id for c in reference.contexts.values() if client is not None and c.owner == client)
+        contexts = sorted(c.id for c in reference.contexts.values()
+                          if client is not None and c.owner == client)
         out[label] = {"same": same, "kept": {"tasks": sorted(tasks), "contexts": contexts}}
     return out
 
 
-PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings,
-                    modules=("conformance.protocols.bindu.envelope",))
+# the modules declaring requirements, faults and variants, in the order their rows run
+MODULES = ("envelope", "tasks", "contexts", "send", "stream", "lifecycle", "auth", "did", "rest", "methods",
+           "variants")
+PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings,
+                    credentials=credentials, modules=tuple(f"{__name__}.{module}" for module in MODULES))

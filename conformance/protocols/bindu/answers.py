@@ -26,8 +26,9 @@ def expect_task(ctx: CheckContext, value: Any, what: str) -> dict[str, Any]:
     """``value`` as a Task: an object with id and status.state (a check that reads the
     task's context asks for it where it does: ``BinduClient.context_of``)."""
     task = expect_mapping(ctx, value, what, TASK_KEYS)
-    ctx.expect(isinstance(state_of(task), str), f"{what}: expected a Task whose status holds a state (status.state), "
-               f"got {json_excerpt(task)}", kind="malformed_answer")
+    ctx.expect(isinstance(state_of(task), str),
+               f"{what}: expected a Task whose status holds a state (status.state), got {json_excerpt(task)}",
+               kind="malformed_answer")
     return task
 
 

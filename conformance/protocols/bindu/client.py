@@ -48,7 +48,8 @@ class BinduClient:
         if self._card is None:
             reply = self.ctx.http.request("GET", "/.well-known/agent.json")
             card = reply.json()
-            self.ctx.expect(reply.status == 200 and isinstance(card, dict), f"agent card: HTTP {reply.status}")
+            self.ctx.expect(reply.status == 200 and isinstance(card, dict),
+                            f"agent card: HTTP {reply.status}")
             self._card = card
         return self._card
 
@@ -95,7 +96,8 @@ class BinduClient:
         if state != "completed":
             self.ctx.control("next_outcome", state=state)
 
-    def new_task(self, state: str = "completed", caller: Any = "full", wait: bool = True, **kw: Any) -> dict[str, Any]:
+    def new_task(self, state: str = "completed", caller: Any = "full", wait: bool = True,
+                 **kw: Any) -> dict[str, Any]:
         """Create a task that ends its first run in ``state``; returns the task as the target
         last showed it. An agent may answer before it has run (``submitted``, "Poll that task
         by id until it terminates"): then the task is polled until it leaves the states the
@@ -115,19 +117,22 @@ class BinduClient:
                 self.outcome(state)
             params = self.send_params(**kw)
             reply = self.call("message/send", params, caller)
-            self.ctx.expect(reply.ok, f"message/send (to set up a task): {reply.describe()}", kind="rejected_valid")
+            self.ctx.expect(reply.ok, f"message/send (to set up a task): {reply.describe()}",
+                            kind="rejected_valid")
             task = expect_task(self.ctx, reply.result, "message/send result")
             if isinstance(params["message"].get("contextId"), str):
                 self.sent_contexts[str(task["id"])] = params["message"]["contextId"]
             if wait:
                 task = self.settled(task, state, caller)
             if state != "completed" and not controlled and state_of(task) != state:
-                self.ctx.needs_control(f"{article} {state} task: the agent left the task it was sent {state_of(task)!r}, "
-                                       f"and only control next_outcome takes it to {state!r}")
+                self.ctx.needs_control(f"{article} {state} task: the agent left the task it was sent "
+                                       f"{state_of(task)!r}, and only control next_outcome takes it to "
+                                       f"{state!r}")
             if state != "completed":
                 got = state_of(task)
-                self.ctx.expect(got == state, f"control asked for a task in {state!r}; message/send answered, and tasks/get "
-                                              f"then showed, {got!r}", kind="state_changed")
+                self.ctx.expect(got == state, f"control asked for a task in {state!r}; message/send "
+                                              f"answered, and tasks/get then showed, {got!r}",
+                                kind="state_changed")
         return task
 
     def context_of(self, task: dict[str, Any]) -> str:
@@ -140,8 +145,9 @@ class BinduClient:
             return got
         sent = self.sent_contexts.get(str(task.get("id")))
         if sent is None:
-            self.ctx.fail(f"looked for the task's context_id (a member of the spec's Task) and found none, and the kit sent "
-                          f"no contextId for it: {json_excerpt(task)}", kind="malformed_answer")
+            self.ctx.fail(f"looked for the task's context_id (a member of the spec's Task) and found none, "
+                          f"and the kit sent no contextId for it: {json_excerpt(task)}",
+                          kind="malformed_answer")
         return str(sent)
 
     POLLS = (0.0, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)  # seconds before each tasks/get of a task still on its way

@@ -42,7 +42,8 @@ def agent_moves(spec: dict[str, Any]) -> tuple[str, ...]:
     """The states in which the agent holds the task and moves it on by itself (queued,
     processing): the non-terminal ones whose note does not say it is paused for the user."""
     terminal = terminal_states(spec)
-    return tuple(s for s, note in state_notes(spec).items() if s not in terminal and not note.startswith("paused"))
+    return tuple(s for s, note in state_notes(spec).items()
+                 if s not in terminal and not note.startswith("paused"))
 
 
 def moves_by_itself(spec: dict[str, Any], before: str, after: str) -> bool:
@@ -83,9 +84,11 @@ class TaskLifecycle(LifecycleMachine):
         self.context: dict[str, str] = {}  # task -> context, in the order the run made them
         self.history: dict[str, int] = {}  # task -> messages in history as last observed
         self.rated: set[tuple[str, str]] = set()  # (task, state) pairs tasks/feedback was tried on
-        self.capped: dict[str, tuple[str, int]] = {}  # task -> (state, history) when its history cap was last checked
+        # task -> (state, history) when its history cap was last checked
+        self.capped: dict[str, tuple[str, int]] = {}
         self.created: dict[str, str] = {}  # task -> the state the target showed once it was made
-        self.err = {name: error_named(self.ctx.profile, name).code for name in ("TaskNotFound", "ContextNotCancelable")}
+        self.err = {name: error_named(self.ctx.profile, name).code
+                    for name in ("TaskNotFound", "ContextNotCancelable")}
         # Without a control interface nothing tells the agent where to take a task: each one
         # starts where the agent leaves it (the model follows what the target shows), and the
         # agent moves on only by itself; the machine walks the states this agent reaches.
@@ -102,8 +105,9 @@ class TaskLifecycle(LifecycleMachine):
         if seen == believed:
             return False
         self.ctx.expect(isinstance(seen, str) and moves_by_itself(self.spec, believed, seen),
-                        f"{what}: task {task} is {seen!r}, the model says {believed!r} (the state machine does not take "
-                        f"a task from {believed!r} to {seen!r} without a request)", kind="state_changed")
+                        f"{what}: task {task} is {seen!r}, the model says {believed!r} (the state machine "
+                        f"does not take a task from {believed!r} to {seen!r} without a request)",
+                        kind="state_changed")
         self.ctx.machine_stats[f"moved by itself from {believed} to {seen}"] += 1
         self.states[task] = str(seen)
         return True
@@ -112,7 +116,8 @@ class TaskLifecycle(LifecycleMachine):
         """Ask the target where each task the agent holds (the model says submitted or
         working) is now, and follow it there."""
         for task in [t for t in tasks if self.states.get(t) in self.moving]:
-            view = task_result(self.ctx, self.client.get(task), f"tasks/get of the {self.states[task]} task {task}")
+            view = task_result(self.ctx, self.client.get(task),
+                               f"tasks/get of the {self.states[task]} task {task}")
             if self.follow(task, state_of(view), "tasks/get"):
                 self.history[task] = len(history_of(self.ctx, view, "tasks/get"))
 
@@ -132,7 +137,8 @@ class TaskLifecycle(LifecycleMachine):
             return
         seen = self.states_seen()
         for task, state in list(self.states.items()):
-            self.ctx.expect(task in seen, f"the target no longer shows task {task} ({state})", kind="state_changed")
+            self.ctx.expect(task in seen, f"the target no longer shows task {task} ({state})",
+                            kind="state_changed")
             self.follow(task, seen[task], "tasks/list at the end of the run")
 
     # -- the hooks of the generic machine ------------------------------------------
@@ -169,9 +175,11 @@ class TaskLifecycle(LifecycleMachine):
         moved = self.follow(task, state_of(view), f"tasks/get after {operation}")
         after = len(history_of(self.ctx, view, f"tasks/get after {operation}"))
         if operation == "message/send" and reply.ok:
-            self.ctx.expect(after > before, f"message/send: history did not grow ({before} -> {after})", kind="state_changed")
+            self.ctx.expect(after > before, f"message/send: history did not grow ({before} -> {after})",
+                            kind="state_changed")
         elif operation == "tasks/feedback" and not moved:
-            self.ctx.expect(after == before, f"tasks/feedback changed the history ({before} -> {after} messages)",
+            self.ctx.expect(after == before,
+                            f"tasks/feedback changed the history ({before} -> {after} messages)",
                             kind="state_changed")
         self.history[task] = after
 
@@ -183,7 +191,8 @@ class TaskLifecycle(LifecycleMachine):
     def first_tasks(self, data: st.DataObject) -> None:
         """Every run starts with a task in each paused state, a running and a terminal one,
         so each rule has one to work on."""
-        kinds = [*([s] for s in self.starts if s in PAUSED), [s for s in self.starts if s not in self.terminal and s not in PAUSED],
+        kinds = [*([s] for s in self.starts if s in PAUSED),
+                 [s for s in self.starts if s not in self.terminal and s not in PAUSED],
                  [s for s in self.starts if s in self.terminal]]
         if not self.controlled:
             kinds = [self.starts, self.starts]  # two tasks as the agent leaves them
@@ -200,7 +209,8 @@ class TaskLifecycle(LifecycleMachine):
         reply = self.perform("message/send", task)
         self.ctx.machine_stats[f"transition message/send from {before}: allowed"] += 1
         result = expect_result(self.ctx, reply, f"message/send to an {before} task")
-        self.ctx.expect(isinstance(result, dict) and result.get("id") == task, f"message/send to an {before} task did not continue it")
+        self.ctx.expect(isinstance(result, dict) and result.get("id") == task,
+                        f"message/send to an {before} task did not continue it")
         self.states[task] = self.state_in(reply) or self.state_of(task)
         self.checked("message/send", task, reply)
 
@@ -217,7 +227,8 @@ class TaskLifecycle(LifecycleMachine):
         self.states[task] = end
         answer = reply.json()
         view = answer.get("task") if isinstance(answer, dict) else None
-        if isinstance(view, dict) and isinstance(view.get("history", []), list):  # finishing work may add the agent's reply
+        # finishing work may add the agent's reply
+        if isinstance(view, dict) and isinstance(view.get("history", []), list):
             self.history[task] = len(view.get("history") or [])
         else:
             got = task_result(self.ctx, self.client.get(task), "tasks/get")
@@ -230,17 +241,20 @@ class TaskLifecycle(LifecycleMachine):
     @precondition(lambda self: bool(self.uncapped()))
     @rule(data=st.data(), cap=st.integers(0, 3))
     def get_with_history_cap(self, data: st.DataObject, cap: int) -> None:
-        task = data.draw(st.sampled_from(self.uncapped()), label="task")  # creation order: draws do not depend on ids
+        # creation order: draws do not depend on ids
+        task = data.draw(st.sampled_from(self.uncapped()), label="task")
         self.capped[task] = (self.states[task], self.history[task])
         full = task_result(self.ctx, self.client.get(task), "tasks/get")
-        capped = task_result(self.ctx, self.client.get(task, history_length=cap), f"tasks/get historyLength={cap}")
+        capped = task_result(self.ctx, self.client.get(task, history_length=cap),
+                             f"tasks/get historyLength={cap}")
         whole = history_of(self.ctx, full, "tasks/get")
         if self.follow(task, state_of(full), "tasks/get"):
             self.history[task] = len(whole)
         part = history_of(self.ctx, capped, f"tasks/get historyLength={cap}")
         self.ctx.expect(len(part) <= cap, f"tasks/get historyLength={cap} returned {len(part)} messages")
         expected = whole[-cap:] if cap else []
-        self.ctx.expect(part == expected, f"tasks/get historyLength={cap} did not return the last {cap} messages")
+        self.ctx.expect(part == expected,
+                        f"tasks/get historyLength={cap} did not return the last {cap} messages")
 
     def unrated(self) -> list[str]:
         return [t for t, s in self.states.items() if (t, s) not in self.rated]
@@ -257,15 +271,18 @@ class TaskLifecycle(LifecycleMachine):
         self.rated.add((task, before))
         reply = self.client.feedback(task)
         what = f"tasks/feedback on a {before} task"
-        self.ctx.machine_stats[f"transition tasks/feedback from {before}: {'allowed' if reply.ok else 'refused'}"] += 1
+        outcome = "allowed" if reply.ok else "refused"
+        self.ctx.machine_stats[f"transition tasks/feedback from {before}: {outcome}"] += 1
         if before == "completed" or reply.ok:
             result = expect_result(self.ctx, reply, what)
-            self.ctx.expect(isinstance(result, dict) and result.get("success") is True, f"{what} answered {result!r}, expected success true")
+            self.ctx.expect(isinstance(result, dict) and result.get("success") is True,
+                            f"{what} answered {result!r}, expected success true")
         else:
             expect_catalogued(self.ctx, reply, what, require_error=True)
         self.checked("tasks/feedback", task, reply)
 
-    @precondition(lambda self: len(self.states) >= 3)  # clearing purges tasks: leave the other rules some first
+    # clearing purges tasks: leave the other rules some first
+    @precondition(lambda self: len(self.states) >= 3)
     @rule(data=st.data())
     def clear_context(self, data: st.DataObject) -> None:
         """contexts/clear purges finished tasks and never touches running ones; it may
@@ -287,12 +304,15 @@ class TaskLifecycle(LifecycleMachine):
         for t in members:
             got = self.client.get(t)
             if t in running:
-                self.ctx.expect(got.ok, f"{what}: running task {t} was purged ({got.describe()})", kind="state_changed")
+                self.ctx.expect(got.ok, f"{what}: running task {t} was purged ({got.describe()})",
+                                kind="state_changed")
                 self.follow(t, state_of(got.result), f"{what}: tasks/get of the running task")
             elif t in paused and got.ok:
-                self.ctx.expect(state_of(got.result) == self.states[t], f"{what}: paused task {t} changed state "
-                                f"({got.describe()})", kind="state_changed")
+                self.ctx.expect(state_of(got.result) == self.states[t],
+                                f"{what}: paused task {t} changed state ({got.describe()})",
+                                kind="state_changed")
             else:
-                self.ctx.expect(got.error_code == self.err["TaskNotFound"], f"{what}: purged task {t} still answers {got.describe()}",
+                self.ctx.expect(got.error_code == self.err["TaskNotFound"],
+                                f"{what}: purged task {t} still answers {got.describe()}",
                                 kind="state_changed")
                 del self.states[t]

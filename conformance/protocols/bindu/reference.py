@@ -2,9 +2,11 @@
 the spec the way the spec says, deterministically and without any network.
 
 Everything the spec states (methods, params schemas, error catalog, response
-schemas, the limits its prose states) is read from the profile. What the spec leaves to an implementation
-(the scope table, the echo agent, the negotiation score) lives here, each piece
-in a small method of ``BinduReference`` so that a fault can replace exactly one.
+schemas, the limits its prose states) is read from the profile. What the spec leaves to an
+implementation (the scope table, the echo agent, the negotiation score) lives here, each
+piece in a small method of ``BinduReference`` so that a fault can replace exactly one.
+What every reference shares (the limits a fault changes, the clock control moves, the
+control interface, the app) is the kit's base (conformance/reference.py).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import hashlib
 import json
 import random
 import re
-import time
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -33,9 +34,10 @@ from starlette.responses import (
     Response,
     StreamingResponse,
 )
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from conformance import reference as base
 from conformance.documents.limits import load_limits
 from conformance.documents.openapi import schema_at
 from conformance.documents.schemas import validator_for
@@ -111,16 +113,15 @@ class TokenInfo:
 
 
 @dataclass
-class ReferenceConfig:
-    """How one reference instance behaves; the defaults are a typical Bindu agent."""
+class ReferenceConfig(base.ReferenceConfig):
+    """How one reference instance behaves; the defaults are a typical Bindu agent (control
+    off unless asked for, as on an operator's server; seed and clock as the base's)."""
 
     auth: bool = True
     tokens: dict[str, TokenInfo] | None = None
     streaming: bool = False
     paid: bool = False
     control: bool = False
-    seed: int | None = None
-    clock: Callable[[], float] = time.time
     agent_key_seed: bytes = DEFAULT_AGENT_SEED
     # tasks and contexts the callers already hold when the reference starts, as on an
     # operator's server (a completed and a working task, each in its context, per caller):
@@ -176,15 +177,9 @@ class EventStream:
     results: list[Any]
 
 
-class RpcError(Exception):
+class RpcError(base.Refusal):
     """A JSON-RPC error named as in the spec's catalog; code and HTTP status are
     looked up there when the response is built."""
-
-    def __init__(self, name: str, message: str | None = None, data: dict[str, Any] | None = None) -> None:
-        super().__init__(message or name)
-        self.name = name
-        self.message = message or name
-        self.data = data
 
 
 # --------------------------------------------------------------------------- credentials
@@ -208,6 +203,7 @@ def default_tokens() -> dict[str, TokenInfo]:
     """The tokens a default reference knows: one main caller holding several tokens,
     a second caller, an expired token and a DID caller with a registered key."""
     rw = ("agent:read", "agent:write")
+    caller_key = signing.public_key_b58(DEFAULT_CALLER_SEED)
     return {
         TOKEN_STRINGS["full"]: TokenInfo(MAIN_CLIENT, rw),
         TOKEN_STRINGS["read"]: TokenInfo(MAIN_CLIENT, ("agent:read",)),
@@ -215,9 +211,9 @@ def default_tokens() -> dict[str, TokenInfo]:
         TOKEN_STRINGS["legacy"]: TokenInfo(MAIN_CLIENT, (LEGACY_SCOPE,)),
         TOKEN_STRINGS["other"]: TokenInfo(OTHER_CLIENT, rw),
         TOKEN_STRINGS["expired"]: TokenInfo(MAIN_CLIENT, rw, exp=1.0),
-        TOKEN_STRINGS["did"]: TokenInfo(CALLER_DID, rw, public_key=signing.public_key_b58(DEFAULT_CALLER_SEED)),
+        TOKEN_STRINGS["did"]: TokenInfo(CALLER_DID, rw, public_key=caller_key),
         TOKEN_STRINGS["did_nokey"]: TokenInfo(KEYLESS_DID, rw),
-        TOKEN_STRINGS["plain_signer"]: TokenInfo(KEYED_PLAIN_CLIENT, rw, public_key=signing.public_key_b58(DEFAULT_CALLER_SEED)),
+        TOKEN_STRINGS["plain_signer"]: TokenInfo(KEYED_PLAIN_CLIENT, rw, public_key=caller_key),
     }
 
 
@@ -272,15 +268,18 @@ def sse(events: list[dict[str, Any]]) -> StreamingResponse:
 # --------------------------------------------------------------------------- the reference
 
 
-class BinduReference:
+class BinduReference(base.Reference):
     """State and behaviour of the reference agent. Each behaviour is one small method
     so that a fault replaces one method on one instance and nothing else changes."""
 
+    config: ReferenceConfig
+
     def __init__(self, profile: Profile, config: ReferenceConfig | None = None) -> None:
-        self.profile = profile
+        super().__init__(profile, config or ReferenceConfig())
         # the limits the spec states (profile `limits:`); a Profile built without them reads the block
-        self.limits = profile.limits or load_limits(profile.settings.get("limits"), profile.spec, profile.spec_relpath)
-        self.config = config or ReferenceConfig()
+        if not profile.limits:
+            limits = load_limits(profile.settings.get("limits"), profile.spec, profile.spec_relpath)
+            self.limit_values = {name: lim.value for name, lim in limits.items()}
         self.tokens: dict[str, TokenInfo] = (
             dict(self.config.tokens) if self.config.tokens is not None else default_tokens()
         )
@@ -296,8 +295,6 @@ class BinduReference:
             raise ValueError(f"the spec's task states {sorted(states)} lack some the reference uses")
         self.validators = {name: validator_for(op.params_schema) for name, op in profile.operations.items()}
         self.rng = random.Random(self.config.seed) if self.config.seed is not None else None
-        self.max_body_bytes: int | None = int(self.limits["body_bytes"].value)
-        self.clock_offset = 0.0
         self.output_modes = ["application/json", "text/plain", "text/markdown"]
         self.input_modes = ["text/plain", "application/json"]
         self.agent_public_key = signing.public_key_b58(self.config.agent_key_seed)
@@ -321,15 +318,12 @@ class BinduReference:
         for client in (MAIN_CLIENT, OTHER_CLIENT):
             caller = Caller(client)
             for outcome in ("completed", "working"):
-                message = {"message_id": self.new_id(), "parts": [{"kind": "text", "text": f"held {outcome} work"}]}
+                message = {"message_id": self.new_id(),
+                           "parts": [{"kind": "text", "text": f"held {outcome} work"}]}
                 task = self.start_task({"message": message}, caller)
                 self.apply_outcome(task, outcome)
 
     # ------------------------------------------------------------------ basics
-
-    def now(self) -> float:
-        """The reference's clock: the injected one plus what control advanced."""
-        return self.config.clock() + self.clock_offset
 
     def new_id(self) -> str:
         """A UUID4, reproducible when the config has a seed."""
@@ -348,7 +342,7 @@ class BinduReference:
 
     async def read_body(self, request: Request) -> bytes | Response:
         """The whole body, or a 413 as soon as it is known to exceed the limit."""
-        limit = self.max_body_bytes
+        limit = self.limit("body_bytes")
         declared = request.headers.get("content-length", "")
         if limit is not None and declared.isdigit() and int(declared) > limit:
             return self.too_large()
@@ -361,10 +355,10 @@ class BinduReference:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def endpoint(self, name: str) -> Callable[[Request], Awaitable[Response]]:
-        """A route endpoint that reads the body, then calls ``self.<name>`` looked up
-        at request time (so a patched method takes effect). Handlers are synchronous:
-        no await happens in the middle of a state change."""
+    def body_endpoint(self, name: str) -> Callable[[Request], Awaitable[Response]]:
+        """A route endpoint that reads the body, then calls ``self.<name>(request, body)``
+        looked up at request time (so a patched method takes effect). Handlers are
+        synchronous: no await happens in the middle of a state change."""
 
         async def handle(request: Request) -> Response:
             body = await self.read_body(request)
@@ -518,7 +512,8 @@ class BinduReference:
         return any(h in headers for h in ("x-did", "x-did-timestamp", "x-did-signature"))
 
     def signature_failure(self, reason: str) -> RpcError:
-        return RpcError("InvalidTokenSignature", "Invalid DID signature", {"reason": reason, "did_verified": False})
+        return RpcError("InvalidTokenSignature", "Invalid DID signature",
+                        {"reason": reason, "did_verified": False})
 
     def did_matches(self, header_did: str, client_id: str) -> bool:
         """Gate 2: the X-DID header names the token's own client."""
@@ -532,7 +527,7 @@ class BinduReference:
         return None
 
     def timestamp_fresh(self, timestamp: int) -> bool:
-        return abs(self.now() - timestamp) <= self.limits["did_timestamp_window_s"].value
+        return abs(self.now() - timestamp) <= self.limit("did_timestamp_window_s")
 
     def decode_signature(self, signature: str) -> bytes | None:
         """The 64 raw signature bytes, or None when malformed."""
@@ -596,7 +591,8 @@ class BinduReference:
 
     def validate_params(self, method: str, params: Any) -> None:
         """InvalidParams with the first schema violation."""
-        errors = sorted(self.validators[method].iter_errors(params), key=lambda e: list(map(str, e.absolute_path)))
+        errors = sorted(self.validators[method].iter_errors(params),
+                        key=lambda e: list(map(str, e.absolute_path)))
         if errors:
             first = errors[0]
             where = "/".join(map(str, first.absolute_path))
@@ -723,7 +719,8 @@ class BinduReference:
         if outcome == "completed":
             self.complete(task)
         elif outcome in ("input-required", "auth-required"):
-            question = "Which period should I analyze?" if outcome == "input-required" else "Please authorize."
+            question = ("Which period should I analyze?" if outcome == "input-required"
+                        else "Please authorize.")
             self.set_state(task, outcome, self.agent_message(task, question))
         elif outcome in ("failed", "rejected"):
             self.set_state(task, outcome, self.agent_message(task, f"The agent {outcome} this request."))
@@ -785,7 +782,8 @@ class BinduReference:
             return None
         task = self.find_task(caller, task_id)
         if not self.is_mutable(task):
-            raise RpcError("TaskImmutable", f"Task is in terminal state '{task.state}' and cannot be modified")
+            raise RpcError("TaskImmutable",
+                           f"Task is in terminal state '{task.state}' and cannot be modified")
         return task
 
     def context_for(self, caller: Caller, context_id: str | None) -> Context | None:
@@ -816,7 +814,8 @@ class BinduReference:
             ctx = self.context_for(caller, message.get("contextId"))
             if ctx is None:
                 ctx = self.create_context(caller, message.get("contextId"), first_text(message["parts"]))
-            task = Task(self.choose_task_id(message.get("taskId")), ctx.id, caller.client_id, "submitted", self.now())
+            task = Task(self.choose_task_id(message.get("taskId")), ctx.id, caller.client_id, "submitted",
+                        self.now())
             self.tasks[task.id] = task
             ctx.task_ids.append(task.id)
         if references:
@@ -870,7 +869,8 @@ class BinduReference:
         task = self.find_task(caller, params["taskId"])
         if not self.is_cancelable(task):
             raise RpcError(
-                "TaskNotCancelable", f"Task is already in terminal state '{task.state}' and cannot be canceled"
+                "TaskNotCancelable",
+                f"Task is already in terminal state '{task.state}' and cannot be canceled",
             )
         self.cancel_task(task)
         return self.task_view(task)
@@ -942,8 +942,10 @@ class BinduReference:
                 "stateTransitionHistory": True,
             },
             "skills": [self.skill_summary(s) for s in self.skills()],
-            "extensions": [{"name": "DID", "version": "1.0.0", "description": "Ed25519-backed cryptographic identity"}]
-            + ([{"name": "x402", "version": "1", "description": "Paid agent: x402 payments"}] if self.config.paid else []),
+            "extensions": [{"name": "DID", "version": "1.0.0",
+                            "description": "Ed25519-backed cryptographic identity"}]
+            + ([{"name": "x402", "version": "1", "description": "Paid agent: x402 payments"}]
+               if self.config.paid else []),
         }
 
     def root_get(self, request: Request, body: bytes) -> Response:
@@ -982,7 +984,8 @@ class BinduReference:
         skill = self.find_skill(request.path_params["skill_id"])
         if skill is None:
             return self.skill_not_found(request.path_params["skill_id"])
-        doc = f"---\nname: {skill['name']}\nversion: {skill['version']}\n---\n# {skill['name']}\n\n{skill['description']}\n"
+        doc = (f"---\nname: {skill['name']}\nversion: {skill['version']}\n---\n"
+               f"# {skill['name']}\n\n{skill['description']}\n")
         return Response(doc, media_type="text/markdown")
 
     # ------------------------------------------------------------------ DID resolution
@@ -1006,7 +1009,8 @@ class BinduReference:
 
     def resolve(self, query: Any) -> Response:
         """Validate ``{"did": ...}`` against the spec's request schema, then look it up."""
-        schema = schema_at(self.profile.spec, "/paths/~1did~1resolve/post/requestBody/content/application~1json/schema")
+        schema = schema_at(self.profile.spec,
+                           "/paths/~1did~1resolve/post/requestBody/content/application~1json/schema")
         if not isinstance(query, dict) or not validator_for(schema).is_valid(query):
             return json_error(400, "Missing or malformed 'did'")
         document = self.did_document(query["did"])
@@ -1030,12 +1034,15 @@ class BinduReference:
 
     def negotiation_factors(self, req: dict[str, Any]) -> tuple[dict[str, float], list[str]]:
         """Each factor in [0, 1] with a one-line reason."""
-        words = set(re.findall(r"[a-z0-9]+", (req["task_summary"] + " " + req.get("task_details", "")).lower()))
-        keywords = {w for s in self.skills() for w in [*s["tags"], *re.findall(r"[a-z0-9]+", s["name"].lower())]}
+        text = req["task_summary"] + " " + req.get("task_details", "")
+        words = set(re.findall(r"[a-z0-9]+", text.lower()))
+        keywords = {w for s in self.skills()
+                    for w in [*s["tags"], *re.findall(r"[a-z0-9]+", s["name"].lower())]}
         matched = sorted(words & keywords)
         inputs = req.get("input_mime_types") or []
         outputs = req.get("output_mime_types") or []
-        io_ok = all(m in self.input_modes for m in inputs) and (not outputs or set(outputs) & set(self.output_modes))
+        outputs_ok = not outputs or set(outputs) & set(self.output_modes)
+        io_ok = all(m in self.input_modes for m in inputs) and outputs_ok
         active = sum(1 for t in self.tasks.values() if t.state not in TERMINAL_STATES)
         factors = {
             "skill_match": 1.0 if matched else 0.2,
@@ -1045,7 +1052,8 @@ class BinduReference:
             "cost": 1.0,
         }
         reasons = [
-            f"Skill keywords matched: {', '.join(matched)}" if matched else "No skill keyword matches the task",
+            (f"Skill keywords matched: {', '.join(matched)}" if matched
+             else "No skill keyword matches the task"),
             "Input/output MIME types within declared modes" if io_ok else "MIME types outside declared modes",
             f"{active} active tasks",
         ]
@@ -1083,7 +1091,8 @@ class BinduReference:
         return self.config.paid
 
     def payment_view(self, session: PaymentSession, base_url: str) -> dict[str, Any]:
-        status = "expired" if session.status == "pending" and self.now() > session.expires_at else session.status
+        expired = session.status == "pending" and self.now() > session.expires_at
+        status = "expired" if expired else session.status
         return {
             "session_id": session.id,
             "status": status,
@@ -1100,7 +1109,7 @@ class BinduReference:
         if not self.payments_enabled():
             return json_error(404, "This agent does not take payments")
         now = self.now()
-        ttl = self.limits["payment_session_ttl_s"].value
+        ttl = self.limit("payment_session_ttl_s")
         session = PaymentSession("ps_" + self.new_id().replace("-", ""), "pending", now, now + ttl)
         self.payments[session.id] = session
         return JSONResponse(self.payment_view(session, str(request.base_url)))
@@ -1123,7 +1132,8 @@ class BinduReference:
 
     def health(self, request: Request, body: bytes) -> Response:
         healthy = all(v == "ok" for v in self.health_checks.values())
-        doc = {"status": "healthy" if healthy else "degraded", "checks": dict(self.health_checks), "timestamp": iso(self.now())}
+        doc = {"status": "healthy" if healthy else "degraded", "checks": dict(self.health_checks),
+               "timestamp": iso(self.now())}
         return JSONResponse(doc, status_code=200 if healthy else 503)
 
     def metrics_text(self) -> str:
@@ -1131,10 +1141,11 @@ class BinduReference:
         for (method, path, status), count in sorted(self.request_counts.items()):
             label = path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")  # Prometheus escaping
             lines.append(f'http_requests_total{{method="{method}",path="{label}",status="{status}"}} {count}')
-        lines += ["# HELP http_request_duration_seconds Request latency.", "# TYPE http_request_duration_seconds histogram"]
+        lines += ["# HELP http_request_duration_seconds Request latency.",
+                  "# TYPE http_request_duration_seconds histogram"]
         total = sum(self.request_counts.values())
-        lines += [f'http_request_duration_seconds_bucket{{le="+Inf"}} {total}', "http_request_duration_seconds_sum 0",
-                  f"http_request_duration_seconds_count {total}"]
+        lines += [f'http_request_duration_seconds_bucket{{le="+Inf"}} {total}',
+                  "http_request_duration_seconds_sum 0", f"http_request_duration_seconds_count {total}"]
         lines += ["# HELP agent_tasks_active Active tasks by state.", "# TYPE agent_tasks_active gauge"]
         active = Counter(t.state for t in self.tasks.values() if t.state not in TERMINAL_STATES)
         for state in ("submitted", "working", "input-required", "auth-required"):
@@ -1143,8 +1154,10 @@ class BinduReference:
                   "# TYPE agent_tasks_completed_total counter"]
         for state in sorted(TERMINAL_STATES):
             lines.append(f'agent_tasks_completed_total{{state="{state}"}} {self.completed_counts[state]}')
-        lines += ["# HELP agent_llm_tokens_total LLM tokens used (the echo agent uses none).", "# TYPE agent_llm_tokens_total counter",
-                  'agent_llm_tokens_total{direction="input",model="echo"} 0', 'agent_llm_tokens_total{direction="output",model="echo"} 0']
+        lines += ["# HELP agent_llm_tokens_total LLM tokens used (the echo agent uses none).",
+                  "# TYPE agent_llm_tokens_total counter",
+                  'agent_llm_tokens_total{direction="input",model="echo"} 0',
+                  'agent_llm_tokens_total{direction="output",model="echo"} 0']
         return "\n".join(lines) + "\n"
 
     def metrics(self, request: Request, body: bytes) -> Response:
@@ -1152,21 +1165,7 @@ class BinduReference:
 
     # ------------------------------------------------------------------ control
 
-    def control(self, request: Request, body: bytes) -> Response:
-        """POST /_control/<action>: the hooks a test needs to reach every state."""
-        if not self.config.control:
-            return json_error(404, "Not Found")
-        action = request.path_params["action"]
-        handler = getattr(self, f"control_{action}", None)
-        if handler is None:
-            return json_error(404, f"unknown control action {action!r}")
-        try:
-            args = json.loads(body) if body.strip() else {}
-        except ValueError:
-            return json_error(400, "body is not JSON")
-        if not isinstance(args, dict):
-            return json_error(400, "body must be a JSON object")
-        return handler(args)
+    # POST /_control/<action> (the base's control()): the hooks a test needs to reach every state
 
     def control_next_outcome(self, args: dict[str, Any]) -> Response:
         if args.get("state") not in OUTCOMES:
@@ -1193,6 +1192,9 @@ class BinduReference:
         return JSONResponse({"ok": True, "task": self.task_view(task)})
 
     def control_advance_clock(self, args: dict[str, Any]) -> Response:
+        """Move the clock by ``seconds``, back as well as forward: a check that moved it
+        forward puts it back (BINDU-STATUS-TIMESTAMP, before DID timestamps are compared
+        with the caller's clock), so unlike the base's, negative seconds are taken."""
         seconds = args.get("seconds")
         if not isinstance(seconds, int | float) or isinstance(seconds, bool):
             return json_error(400, "seconds must be a number")
@@ -1208,17 +1210,17 @@ class BinduReference:
         self.health_checks[component] = status
         return JSONResponse({"ok": True, "checks": dict(self.health_checks)})
 
-    def control_reset(self, args: dict[str, Any]) -> Response:
+    def reset(self) -> None:
+        """Control ``reset``: no tasks, no contexts, nothing queued for the agent."""
         self.tasks.clear()
         self.contexts.clear()
         self.outcomes.clear()
         self.agent_faults.clear()
-        return JSONResponse({"ok": True})
 
     # ------------------------------------------------------------------ routes
 
-    def routes(self) -> list[Route]:
-        e = self.endpoint
+    def own_routes(self) -> list[BaseRoute]:
+        e = self.body_endpoint
         return [
             Route("/", e("root"), methods=["GET", "POST"]),
             Route("/.well-known/agent.json", e("card"), methods=["GET", "HEAD", "OPTIONS"]),
@@ -1232,7 +1234,6 @@ class BinduReference:
             Route("/payment-capture", e("payment_capture"), methods=["GET"]),
             Route("/health", e("health"), methods=["GET"]),
             Route("/metrics", e("metrics"), methods=["GET"]),
-            Route("/_control/{action}", e("control"), methods=["POST"]),
         ]
 
 
@@ -1262,11 +1263,10 @@ class MetricsMiddleware:
 
 
 def create_app(profile: Profile, config: ReferenceConfig | None = None) -> Starlette:
-    """The reference as an ASGI app; ``app.state.reference`` is the instance faults patch."""
+    """The reference as an ASGI app, counting every response for /metrics;
+    ``app.state.reference`` is the instance faults patch."""
     reference = BinduReference(profile, config)
-    app = Starlette(routes=reference.routes(), middleware=[Middleware(MetricsMiddleware, reference=reference)])
-    app.state.reference = reference
-    return app
+    return reference.app([Middleware(MetricsMiddleware, reference=reference)])
 
 
 __all__ = [

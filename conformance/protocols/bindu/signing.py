@@ -17,7 +17,8 @@ PUBLIC_KEY_BYTES = 32
 def signing_payload(body: bytes, did: str, timestamp: int) -> bytes:
     """The bytes that are signed: Python's ``json.dumps`` with default separators
     (spaces after ``:`` and ``,``) and sorted keys, exactly as the spec says."""
-    return json.dumps({"body": body.decode("utf-8"), "did": did, "timestamp": timestamp}, sort_keys=True).encode()
+    return json.dumps({"body": body.decode("utf-8"), "did": did, "timestamp": timestamp},
+                      sort_keys=True).encode()
 
 
 def _signing_key(seed: bytes) -> SigningKey:

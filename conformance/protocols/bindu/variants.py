@@ -11,7 +11,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from conformance.faults import replaces
+from conformance.declare import variant
+from conformance.faults import refuses, replaces
 from conformance.protocols.bindu.reference import (
     BUSY_STATES,
     TERMINAL_STATES,
@@ -20,10 +21,6 @@ from conformance.protocols.bindu.reference import (
     Context,
     RpcError,
 )
-from conformance.table import FaultRegistry
-
-VARIANTS = FaultRegistry()
-variant = VARIANTS
 
 PAUSED_STATES = frozenset({"input-required", "auth-required"})
 
@@ -33,12 +30,14 @@ def feedback_refused_when_open(ref: BinduReference) -> None:
     """tasks/feedback on a task that is not terminal is refused with -32004 UnsupportedOperation
     (only finished tasks are rated).
 
-    allowed by: /info/description "| `tasks/feedback` | Rate a completed task." (nothing says an open task may be rated)"""
+    allowed by: /info/description "| `tasks/feedback` | Rate a completed task." (nothing says an open task
+    may be rated)"""
     @replaces(ref, "tasks_feedback")
     def feedback(original: Any, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         task = ref.find_task(caller, params["taskId"])
         if task.state not in TERMINAL_STATES:
-            raise RpcError("UnsupportedOperation", f"Only a finished task can be rated; this one is '{task.state}'")
+            raise RpcError("UnsupportedOperation",
+                           f"Only a finished task can be rated; this one is '{task.state}'")
         return original(params, caller)
 
 
@@ -79,17 +78,16 @@ def anonymous_reads(ref: BinduReference) -> None:
         return original(headers, method)
 
 
-@variant
-def extended_card_not_configured(ref: BinduReference) -> None:
+variant(refuses(
+    "extended_card_not_configured", "check_method",
+    lambda method: RpcError("AuthenticatedExtendedCardNotConfigured",
+                            "This agent publishes no extended card"),
     """A request for the authenticated extended card (agent/getAuthenticatedExtendedCard,
     A2A's method) gets -32007 instead of -32601.
 
-    allowed by: /info/description "| `-32007` | AuthenticatedExtendedCardNotConfigured | 400 | Extended card requested but agent didn't publish one |\""""
-    @replaces(ref, "check_method")
-    def check(original: Any, method: str) -> None:
-        if method == "agent/getAuthenticatedExtendedCard":
-            raise RpcError("AuthenticatedExtendedCardNotConfigured", "This agent publishes no extended card")
-        original(method)
+    allowed by: /info/description "| `-32007` | AuthenticatedExtendedCardNotConfigured | 400 | Extended card
+    requested but agent didn't publish one |\"""",
+    when=lambda method: method == "agent/getAuthenticatedExtendedCard"))
 
 
 @variant
@@ -97,16 +95,21 @@ def signing_keyed_on_x_did(ref: BinduReference) -> None:
     """DID signing is checked only when X-DID is sent: X-DID-Timestamp and X-DID-Signature
     without X-DID are ignored (the request is served as an unsigned one).
 
-    allowed by: /components/securitySchemes/didSignature/description "When `X-DID` is sent, the request body is signed\""""
-    ref.signing_requested = lambda headers: "x-did" in headers  # type: ignore[method-assign]
+    allowed by: /components/securitySchemes/didSignature/description "When `X-DID` is sent, the request body
+    is signed\""""
+    @replaces(ref, "signing_requested")
+    def requested(_original: Any, headers: Any) -> bool:
+        return "x-did" in headers
 
 
 @variant
 def body_limit_decimal_mb(ref: BinduReference) -> None:
     """The body limit's megabytes are read as decimal ones (10^6 bytes, not 2^20).
 
-    allowed by: /paths/~1/post/description "**Size limit:** request bodies over" (its "MB": 10^6 or 2^20 bytes)"""
-    ref.max_body_bytes = int(ref.limits["body_bytes"].value) // (1024 * 1024) * 1_000_000
+    allowed by: /paths/~1/post/description "**Size limit:** request bodies over" (its "MB": 10^6 or 2^20
+    bytes)"""
+    ref.limit_values = {**ref.limit_values,
+                        "body_bytes": ref.limit("body_bytes") // (1024 * 1024) * 1_000_000}
 
 
 @variant
@@ -114,9 +117,12 @@ def clear_refuses_paused(ref: BinduReference) -> None:
     """contexts/clear refuses (-32021) while a task of the context is paused (input-required,
     auth-required), not only while one works: a paused task is still in use.
 
-    allowed by: /info/description "| `-32021` | ContextNotCancelable | 400 | Tried to clear a context still in use |\""""
-    ref.context_busy = lambda ctx: any(  # type: ignore[method-assign]
-        ref.tasks[t].state in BUSY_STATES | PAUSED_STATES for t in ctx.task_ids if t in ref.tasks)
+    allowed by: /info/description "| `-32021` | ContextNotCancelable | 400 | Tried to clear a context still in
+    use |\""""
+    @replaces(ref, "context_busy")
+    def busy(_original: Any, ctx: Context) -> bool:
+        return any(ref.tasks[t].state in BUSY_STATES | PAUSED_STATES
+                   for t in ctx.task_ids if t in ref.tasks)
 
 
 @variant
@@ -124,8 +130,10 @@ def clear_keeps_paused(ref: BinduReference) -> None:
     """contexts/clear purges finished tasks only: paused tasks (input-required,
     auth-required) stay, like running ones, and so does their context.
 
-    allowed by: /paths/~1/post/requestBody/content/application~1json/examples/contextsClear/summary "Clear a context (all non-running tasks purged)" (a paused task may count as running)"""
-    def delete(ctx: Context) -> None:
+    allowed by: /paths/~1/post/requestBody/content/application~1json/examples/contextsClear/summary
+    "Clear a context (all non-running tasks purged)" (a paused task may count as running)"""
+    @replaces(ref, "delete_context")
+    def delete(_original: Any, ctx: Context) -> None:
         kept = [t for t in ctx.task_ids if t in ref.tasks and ref.tasks[t].state in PAUSED_STATES]
         for task_id in ctx.task_ids:
             if task_id not in kept:
@@ -134,8 +142,6 @@ def clear_keeps_paused(ref: BinduReference) -> None:
             ctx.task_ids[:] = kept
         else:
             ref.contexts.pop(ctx.id, None)
-
-    ref.delete_context = delete  # type: ignore[method-assign]
 
 
 AUTH_ERRORS = ("AuthenticationRequired", "InvalidToken", "TokenExpired")
@@ -159,16 +165,14 @@ def expired_as_inactive(ref: BinduReference) -> None:
     """An expired token is reported as inactive by introspection, so it gets -32010
     InvalidToken rather than -32011 TokenExpired.
 
-    allowed by: /info/description "| `-32010` | InvalidToken | 401 | Token introspection returned `active: false` |" (Hydra reports an expired token inactive)"""
-    original = ref.lookup_token
-
-    def lookup(token: str) -> Any:
+    allowed by: /info/description "| `-32010` | InvalidToken | 401 | Token introspection returned `active:
+    false` |" (Hydra reports an expired token inactive)"""
+    @replaces(ref, "lookup_token")
+    def lookup(original: Any, token: str) -> Any:
         info = original(token)
         if info is not None and ref.is_expired(info):
             return None
         return info
-
-    ref.lookup_token = lookup  # type: ignore[method-assign]
 
 
 @variant
@@ -177,12 +181,11 @@ def clear_keeps_empty_context(ref: BinduReference) -> None:
     (it is reset, not deleted), so contexts/list still shows it.
 
     allowed by: /info/description "| `contexts/clear` | Reset a context. |\""""
-    def delete(ctx: Context) -> None:
+    @replaces(ref, "delete_context")
+    def delete(_original: Any, ctx: Context) -> None:
         for task_id in ctx.task_ids:
             ref.tasks.pop(task_id, None)
         ctx.task_ids.clear()
-
-    ref.delete_context = delete  # type: ignore[method-assign]
 
 
 @variant
@@ -195,8 +198,8 @@ def stream_status_deltas(ref: BinduReference) -> None:
     def stream(original: Any, params: dict[str, Any], caller: Caller) -> Any:
         out = original(params, caller)
         last = len(out.results) - 1
-        out.results = [{"kind": "status-update", "task_id": view["id"], "context_id": view["context_id"], "status": view["status"],
-                        "final": i == last} for i, view in enumerate(out.results)]
+        out.results = [{"kind": "status-update", "task_id": view["id"], "context_id": view["context_id"],
+                        "status": view["status"], "final": i == last} for i, view in enumerate(out.results)]
         return out
 
 
@@ -233,6 +236,6 @@ def send_answers_submitted(ref: BinduReference) -> None:
         return original(request, raw)
 
     @replaces(ref, "control")
-    def control(original: Any, request: Request, body: bytes) -> Response:
+    def control(original: Any, request: Request) -> Any:
         run_queued()
-        return original(request, body)
+        return original(request)  # the base's control(): a coroutine its endpoint awaits
