@@ -107,13 +107,15 @@ def spec_text(profile: Profile) -> str:
 @dataclass(frozen=True)
 class Each:
     """One member of a family: ``args`` fill the id and title templates and reach the
-    check as keyword arguments; ``source``, ``faults`` and ``title`` replace the
-    declaration's for this member (a member's own operation, its own faults)."""
+    check as keyword arguments, ``labels`` only fill the templates (``TASKS-GET`` for
+    ``tasks/get``); ``source``, ``faults`` and ``title`` replace the declaration's for this
+    member (a member's own operation, its own faults)."""
 
     args: Mapping[str, Any]
     source: Cite | None = None
     faults: Sequence[str | Patch] | None = None
     title: str | None = None
+    labels: Mapping[str, Any] = field(default_factory=dict)
 
 
 class LimitValues(dict[str, Any]):
@@ -137,7 +139,7 @@ class Declaration:
     id: str
     level: str
     title: Title
-    source: Cite | Callable[[Profile], Cite]
+    source: Cite | Callable[[Profile], Cite] | None
     check: Callable[..., None]
     faults: list[str] = field(default_factory=list)
     needs: tuple[str, ...] = ()
@@ -155,11 +157,13 @@ class Declaration:
         return [row for member in members for row in self._rows(profile, member)]
 
     def _rows(self, profile: Profile, member: Each) -> list[Requirement]:
-        values = {**member.args, "limits": LimitValues(profile)}
+        values = {**member.args, **member.labels, "limits": LimitValues(profile)}
         rid = self.id.format(**values)
         title = member.title or self.title
         title = title(profile) if callable(title) else title.format(**values)
         where = member.source if member.source is not None else self.source
+        if where is None:
+            raise ValueError(f"{rid}: no source (the declaration or each member of its family must give one)")
         source = cite(profile, where(profile) if callable(where) else where)
         faults = tuple(_name(f) for f in (member.faults if member.faults is not None else self.faults))
         if self.optional and self.optional not in profile.optional:
@@ -241,8 +245,8 @@ class Check:
         return patch
 
 
-def requirement(*, id: str, level: str, title: Title, source: Cite | Callable[[Profile], Cite],  # noqa: A002
-                faults: Sequence[str | Patch] = (), needs: Sequence[str] = (), optional: str = "",
+def requirement(*, id: str, level: str, title: Title,  # noqa: A002
+                source: Cite | Callable[[Profile], Cite] | None = None, faults: Sequence[str | Patch] = (), needs: Sequence[str] = (), optional: str = "",
                 lasting: str = "", document: str = "", code: str = "", code_faults: Sequence[str] = (),
                 each: Callable[[Profile], Iterable[Each]] | None = None) -> Callable[[Callable[..., None]], Check]:
     """Declare the requirement the decorated check proves (see the module's docstring).
@@ -250,7 +254,8 @@ def requirement(*, id: str, level: str, title: Title, source: Cite | Callable[[P
     are registered in this module; ``needs`` the credentials or control it cannot go
     without; ``optional`` the feature of the profile's ``optional:`` block it is about;
     ``lasting`` what it does that lasts to an identity (conformance/live.py); ``document``
-    the shared documents it cites instead of the profile's spec (``"mcp"``)."""
+    the shared documents it cites instead of the profile's spec (``"mcp"``). A family's
+    members may each give their own ``source`` instead of the declaration."""
     def declare(fn: Callable[..., None]) -> Check:
         module = fn.__module__
         for fault in faults:

@@ -24,7 +24,6 @@ from conformance.protocols.bindu.reference import BinduReference, Caller, RpcErr
 from conformance.protocols.bindu.stream import NOT_STREAMING, check_stream_events, streaming
 
 POST = "/paths/~1/post"
-METHODS = "/components/schemas/JsonRpcRequest/properties/method/enum"  # each member cites its own schema
 
 
 def _camel(key: str) -> str:
@@ -108,7 +107,7 @@ def contexts_honour_length(ref: BinduReference) -> None:
 def each_method(profile: Profile) -> list[Each]:
     """One member per JSON-RPC method of the spec: ``method`` as the spec names it,
     ``id_part`` as a requirement id spells it; cited at the method's params schema."""
-    return [Each({"method": method, "id_part": slug(method)}, source=op.source)
+    return [Each({"method": method}, source=op.source, labels={"id_part": slug(method)})
             for method, op in profile.operations.items()]
 
 
@@ -190,8 +189,8 @@ def _running(c: BinduClient) -> dict[str, Any]:
 
 @requirement(id="BINDU-PARAMS-VALID-{id_part}", level="MUST",
              title="Generated valid {method} params are accepted",
-             source=at(METHODS), each=each_method)
-def check_valid_params(ctx: CheckContext, method: str, id_part: str) -> None:
+             each=each_method)
+def check_valid_params(ctx: CheckContext, method: str) -> None:
     """Generated params are accepted, sent as drawn (an unknown id is refused as not found,
     never as invalid) and, where they name a task or a context, naming one the check made
     (``InWorld``): the row passes only on inputs that were served."""
@@ -218,14 +217,14 @@ def rejects_unknown_params(ref: BinduReference) -> None:
 
 @requirement(id="BINDU-PARAMS-INVALID-{id_part}", level="MUST",
              title="{method} params breaking one schema rule get -32602",
-             source=at(METHODS), each=each_method,
+             each=each_method,
              faults=[noop("skip_params_validation", "validate_params",
                           "Params are never validated against the method's schema."),
                      recodes("invalid_params_as_parse_error", "validate_params",
                              lambda err: RpcError("Parse error"),
                              "What should be InvalidParams is answered with the Parse error code (HTTP 400).",
                              catch=RpcError)])
-def check_invalid_params(ctx: CheckContext, method: str, id_part: str) -> None:
+def check_invalid_params(ctx: CheckContext, method: str) -> None:
     c = BinduClient(ctx)
     also = ("UnsupportedOperation",) if method == "message/stream" and not streaming(c) else ()
     invalid_inputs_rejected(ctx, ctx.profile.operations[method], lambda p: c.call(method, p),
@@ -248,14 +247,14 @@ RESULT_FAULTS = {
 def each_result(profile: Profile) -> list[Each]:
     """One member per method, cited at its result schema (profiles/bindu.yaml, jsonrpc.results)."""
     results = profile.settings["jsonrpc"]["results"]
-    return [Each({"method": method, "id_part": slug(method)}, source=at(results[method]),
-                 faults=RESULT_FAULTS[method]) for method in profile.operations]
+    return [Each({"method": method}, source=at(results[method]), faults=RESULT_FAULTS[method],
+                 labels={"id_part": slug(method)}) for method in profile.operations]
 
 
 @requirement(id="BINDU-RESULT-{id_part}", level="MUST",
              title="{method} results match the spec's result schema",
-             source=at(METHODS), each=each_result)
-def check_result_schema(ctx: CheckContext, method: str, id_part: str) -> None:
+             each=each_result)
+def check_result_schema(ctx: CheckContext, method: str) -> None:
     """Drive the method to a success with realistic params and validate the result."""
     c = BinduClient(ctx)
     op = ctx.profile.operations[method]
