@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import ast
 import functools
+import inspect
 import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,10 +85,38 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+# the engine's check families (conformance/checks/): a requirement uses one when its check
+# is one (the old rows' closures) or calls one (a check declared in its protocol)
+FAMILIES = frozenset({
+    "token_required", "token_refused", "scopes", "isolation",  # auth.py
+    "replay_once", "replay_concurrent", "conflict_refused", "never_deduplicated", "single_use",  # idempotency.py
+    "not_found",  # errors.py
+    "valid_inputs_accepted", "invalid_inputs_rejected", "examples_refused", "invalid_code_everywhere",  # inputs.py
+    "check_rest_operations",  # openapi_rest.py
+})
+
+
+def _called(fn: object) -> set[str]:
+    """The names a function calls (``auth.isolation(...)`` and ``isolation(...)`` alike)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))  # type: ignore[arg-type]
+    except (OSError, TypeError, SyntaxError):
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            names.add(f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "")
+    return names
+
+
 def uses_family(check: object) -> bool:
     while isinstance(check, functools.partial):
         check = check.func
-    return str(getattr(check, "__module__", "")).startswith("conformance.checks")
+    check = getattr(check, "fn", check)  # a declared Check
+    if str(getattr(check, "__module__", "")).startswith("conformance.checks"):
+        return True
+    return bool(_called(check) & FAMILIES)
 
 
 def main() -> int:
