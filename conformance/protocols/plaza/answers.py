@@ -1,5 +1,6 @@
-"""Readers of Agent Plaza answers shared by the mailbox checks, and the conversations the
-checks build (texts, own message ids, rounds).
+"""Readers of Agent Plaza answers shared by the mailbox checks (reads.py, evidence.py,
+inbox.py, attention.py, receive.py), and the conversations the checks build (texts, own
+message ids, rounds).
 
 The document names few answer fields and no containers (docs/architecture.md, "The judging
 rule"), so these readers find things by content, with conformance/locate.py: a message
@@ -21,8 +22,10 @@ from conformance import locate
 from conformance.check import CheckContext, CheckFailed
 from conformance.checks.errors import (
     expect_list,
+    expect_mapping,
     expect_result,
 )
+from conformance.model import Profile
 from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, dig, fresh_id
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
@@ -96,6 +99,12 @@ def reason_of(reply: Reply) -> Any:
     """The ErrorInfo reason of a refusal (the document's error detail), or None."""
     data = reply.error_data if isinstance(reply.error_data, list) else [reply.error_data]
     return next((d.get("reason") for d in data if isinstance(d, dict) and "reason" in d), None)
+
+
+def command_index(profile: Profile, name: str) -> int:
+    """The position of a command's branch in /schemas/command/anyOf (a requirement's source)."""
+    branches = profile.spec["schemas"]["command"]["anyOf"]
+    return next(i for i, b in enumerate(branches) if dig(b, "properties", "operation", "const") == name)
 
 
 def follow(c: PlazaClient, request: Any, who: str, what: str) -> Reply:
@@ -221,6 +230,29 @@ def round_of(ctx: CheckContext, answer: Any, what: str) -> int:
                f"{what}: looked for round_no anywhere in the answer and found {value!r} ({json_excerpt(answer)}); the document "
                "tells callers to carry the returned one", kind="malformed_answer")
     return value if isinstance(value, int) else 0
+
+
+# ----------------------------------------------------------------------------------------------
+# what several parts read: attention, and the state a read-only command leaves
+# ----------------------------------------------------------------------------------------------
+def attention(c: PlazaClient, who: str, what: str = "inbox_summary") -> dict[str, Any]:
+    """inbox_summary's mailbox_attention (the document's responseField), wherever the data puts it."""
+    data = c.data_of(c.command("inbox_summary", {}, who), what)
+    name = c.ctx.profile.spec["mailboxAttention"]["responseField"]
+    return expect_mapping(c.ctx, field(data, name), f"{what}: looked for {name} anywhere in the data part: {json_excerpt(data)};")
+
+
+def unchanged(c: PlazaClient, name: str, fields: dict[str, Any], who: str) -> None:
+    """With control: the stored state is the same before and after the command's replay
+    (the first call may record its messageId for replays; the same request again must
+    change nothing more when the command is read-only)."""
+    message_id = fresh_id()
+    c.data_of(c.command(name, fields, who, message_id=message_id), name)
+    if not c.ctx.run.control_path:
+        return
+    state = c.snapshot()
+    c.data_of(c.command(name, fields, who, message_id=message_id), f"{name} replayed")
+    c.ctx.expect(c.snapshot() == state, f"the stored state changed with a replayed {name} (a read-only command)", kind="state_changed")
 
 
 # ----------------------------------------------------------------------------------------------
