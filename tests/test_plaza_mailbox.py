@@ -15,7 +15,8 @@ from conformance.model import Profile, Requirement
 from conformance.profiles import load_profile
 from conformance.protocols.plaza import PROTOCOL
 
-MODULES = tuple(f"conformance.protocols.plaza.{name}" for name in ("reads", "evidence", "inbox", "attention", "receive"))
+MODULES = tuple(f"conformance.protocols.plaza.{name}"
+                for name in ("reads", "evidence", "inbox", "attention", "receive"))
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +26,8 @@ def profile() -> Profile:
 
 @pytest.fixture(scope="module")
 def rows(profile: Profile) -> list[Requirement]:
-    return [row for module in MODULES for declared in REGISTRY.requirements[module] for row in declared.rows(profile)]
+    return [row for module in MODULES for declared in REGISTRY.requirements[module]
+            for row in declared.rows(profile)]
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +35,8 @@ def faults(profile: Profile) -> dict[str, Callable[[Any], None]]:
     return {name: patch for module in MODULES for name, patch in REGISTRY.faults.get(module, {}).items()}
 
 
-def test_the_rows_are_sound(profile: Profile, rows: list[Requirement], faults: dict[str, Callable[[Any], None]]) -> None:
+def test_the_rows_are_sound(profile: Profile, rows: list[Requirement],
+                            faults: dict[str, Callable[[Any], None]]) -> None:
     ids = [r.id for r in rows]
     assert len(ids) == len(set(ids))
     named = {f for r in rows for f in r.faults}

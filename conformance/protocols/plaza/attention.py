@@ -41,7 +41,8 @@ def items(ctx: CheckContext, att: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for name in groups(ctx):
         rows = expect_list(ctx, att.get(name), f"mailbox_attention.{name}")
-        ctx.expect(all(isinstance(r, dict) for r in rows), f"mailbox_attention.{name} holds non-objects: {json_excerpt(rows)}",
+        ctx.expect(all(isinstance(r, dict) for r in rows),
+                   f"mailbox_attention.{name} holds non-objects: {json_excerpt(rows)}",
                    kind="malformed_answer")
         out += rows
     return out
@@ -64,7 +65,8 @@ def check_attn_summary(ctx: CheckContext) -> None:
         with ctx.subcheck("notices_after" if fields else "no fields"):
             data = c.data_of(c.command("inbox_summary", fields, BOB), "inbox_summary")
             name = ctx.profile.spec["mailboxAttention"]["responseField"]
-            expect_mapping(ctx, field(data, name), f"inbox_summary: looked for {name} anywhere in the data part: {json_excerpt(data)};")
+            expect_mapping(ctx, field(data, name), f"inbox_summary: looked for {name} anywhere in the data "
+                           f"part: {json_excerpt(data)};")
 
 
 @requirement(id="PLAZA-ATTN-SHAPE", level="MUST",
@@ -80,7 +82,8 @@ def check_attn_shape(ctx: CheckContext) -> None:
     got = items(ctx, att)
     ctx.expect(got, f"a pending invitation shows no attention item: {json_excerpt(att, 300)}")
     bare = [i for i in got if not isinstance(i.get("read_request"), dict)]
-    ctx.expect(not bare, f"attention items without read_request: {json_excerpt(bare)}", kind="schema_mismatch")
+    ctx.expect(not bare, f"attention items without read_request: {json_excerpt(bare)}",
+               kind="schema_mismatch")
 
 
 @requirement(id="PLAZA-ATTN-BOUNDS", level="MUST",
@@ -103,14 +106,16 @@ def check_attn_bounds(ctx: CheckContext) -> None:
         ctx.expect(len(rows) <= most, f"mailbox_attention.{name} lists {len(rows)} items; at most {most}")
     count = att.get("pending_received_invitation_count")
     ctx.expect(isinstance(count, int) and count <= scan,
-               f"pending_received_invitation_count {count!r} with {scan + 6} invitations: counts cover the bounded scan of {scan}")
+               f"pending_received_invitation_count {count!r} with {scan + 6} invitations: counts cover the "
+               f"bounded scan of {scan}")
 
 
 @requirement(id="PLAZA-ATTN-OVERFLOW", level="MUST",
              title="scan_truncated or more_attention_available is true exactly when the bounds left work out",
              source=at(f"{ATTN}/boundedObservation/moreFields"),
              faults=[answer("attention_overflow_unflagged", "mailbox_attention",
-                            "scan_truncated and more_attention_available stay false whatever the bounds left out.",
+                            "scan_truncated and more_attention_available stay false whatever the bounds left "
+                            "out.",
                             set={"scan_truncated": False, "more_attention_available": False})])
 def check_attn_overflow(ctx: CheckContext) -> None:
     """scan_truncated or more_attention_available says what the bounds left out, and only then."""
@@ -119,11 +124,13 @@ def check_attn_overflow(ctx: CheckContext) -> None:
     flags = ctx.profile.spec["mailboxAttention"]["boundedObservation"]["moreFields"]
     with ctx.subcheck("within the bounds"):
         att = attention(c, ALICE, "inbox_summary with one invitation")
-        ctx.expect(not any(att.get(f) is True for f in flags), f"one invitation, yet {[(f, att.get(f)) for f in flags]}")
+        ctx.expect(not any(att.get(f) is True for f in flags),
+                   f"one invitation, yet {[(f, att.get(f)) for f in flags]}")
     with ctx.subcheck("beyond the bounds"):
         seed(c, limit(ctx, "attention_scan_count") + 6, ALICE)
         att = attention(c, ALICE, "inbox_summary with more invitations than the scan")
-        ctx.expect(any(att.get(f) is True for f in flags), f"{limit(ctx, 'attention_scan_count') + 7} invitations, yet "
+        ctx.expect(any(att.get(f) is True for f in flags),
+                   f"{limit(ctx, 'attention_scan_count') + 7} invitations, yet "
                    f"{[(f, att.get(f)) for f in flags]}: the bounds left items out")
 
 
@@ -141,8 +148,8 @@ def check_attn_pending_count(ctx: CheckContext) -> None:
                f"pending_received_invitation_count went from {before!r} to {sent!r} with one invitation")
     page(c, BOB, conn, "the invitee opens the invitation")
     opened = pending_count(c, BOB, "inbox_summary after opening it")
-    ctx.expect(opened == sent, f"pending_received_invitation_count went from {sent} to {opened!r} when the invitee opened "
-               "the invitation: an opened invitation stays pending")
+    ctx.expect(opened == sent, f"pending_received_invitation_count went from {sent} to {opened!r} when the "
+               "invitee opened the invitation: an opened invitation stays pending")
 
 
 @check_attn_pending_count.fault
@@ -157,7 +164,8 @@ def opened_invitation_not_pending(ref: PlazaReference) -> None:
         return out
 
 
-@requirement(id="PLAZA-ATTN-READ-ONLY", level="MUST", title="Reading attention accepts no invitation and sends no reply",
+@requirement(id="PLAZA-ATTN-READ-ONLY", level="MUST",
+             title="Reading attention accepts no invitation and sends no reply",
              source=at(f"{ATTN}/authority"))
 def check_attn_read_only(ctx: CheckContext) -> None:
     """Reading attention accepts nothing, replies nothing, grants nothing."""
@@ -167,11 +175,12 @@ def check_attn_read_only(ctx: CheckContext) -> None:
     unchanged(c, "inbox_summary", {}, BOB)
     with ctx.subcheck("no acceptance"):
         ctx.expect(not c.text(ALICE, text_of("second"), context=conn).ok,
-                   "after inbox_summary the inviter's second text was accepted: attention accepted the invitation", kind="state_changed")
+                   "after inbox_summary the inviter's second text was accepted: attention accepted the "
+                   "invitation", kind="state_changed")
     with ctx.subcheck("no reply"):
         got = bodies(ctx, page(c, ALICE, conn, "the inviter's read"), "the inviter's read", [text])
-        ctx.expect(got == [text], f"after inbox_summary the conversation holds {got}; only the invitation {text!r} was written",
-                   kind="state_changed")
+        ctx.expect(got == [text], f"after inbox_summary the conversation holds {got}; only the invitation "
+                   f"{text!r} was written", kind="state_changed")
 
 
 @check_attn_read_only.fault
@@ -197,7 +206,8 @@ def check_attn_read_request(ctx: CheckContext) -> None:
     ctx.expect(got, f"no attention item names the pending invitation {conn}")
     reply = follow(c, got[0].get("read_request"), BOB, "the item's read_request")
     expect_result(ctx, reply, "the attention item's read_request")
-    ctx.expect(mentions(reply.result, text), f"the item's read_request does not read the invitation {text!r}: {reply.describe()}")
+    ctx.expect(mentions(reply.result, text),
+               f"the item's read_request does not read the invitation {text!r}: {reply.describe()}")
 
 
 @check_attn_read_request.fault
@@ -236,11 +246,14 @@ def check_attn_locations(ctx: CheckContext) -> None:
     control Message carries it in a data part."""
     c = PlazaClient(ctx)
     task = working_task(c)
-    ctx.expect(c.state_of(task) != COMPLETED, f"another agent's invitation completed alice's task: {c.state_of(task)}", kind="state_changed")
-    ctx.expect(task_attention(c, task), f"the working task carries no mailbox_attention: {json_excerpt(task, 400)}")
+    ctx.expect(c.state_of(task) != COMPLETED,
+               f"another agent's invitation completed alice's task: {c.state_of(task)}", kind="state_changed")
+    ctx.expect(task_attention(c, task),
+               f"the working task carries no mailbox_attention: {json_excerpt(task, 400)}")
     message = c.message_of(c.command("inbox_summary", {}), "inbox_summary")
     parts = message.get("parts")
-    ctx.expect(isinstance(parts, list) and any(isinstance(dig(p, "data", "mailbox_attention"), dict) for p in parts),
+    ctx.expect(isinstance(parts, list)
+               and any(isinstance(dig(p, "data", "mailbox_attention"), dict) for p in parts),
                f"the inbox_summary Message carries no data.mailbox_attention: {json_excerpt(message)}")
 
 
@@ -264,9 +277,11 @@ def check_attn_focused(ctx: CheckContext) -> None:
     found = [v.get("focused_request") for v in walk(task) if isinstance(v, dict) and "focused_request" in v]
     ctx.expect(found, f"the working task carries no focused_request: {json_excerpt(task, 400)}")
     request = found[0]
-    ctx.expect(mentions(request, str(task["id"])), f"focused_request {json_excerpt(request)} does not name the task {task['id']}")
+    ctx.expect(mentions(request, str(task["id"])),
+               f"focused_request {json_excerpt(request)} does not name the task {task['id']}")
     again = c.task_of(follow(c, request, ALICE, "focused_request"), "the focused_request")
-    ctx.expect(again.get("id") == task["id"], f"focused_request answered task {again.get('id')!r}, not {task['id']}")
+    ctx.expect(again.get("id") == task["id"],
+               f"focused_request answered task {again.get('id')!r}, not {task['id']}")
 
 
 @check_attn_focused.fault
@@ -288,12 +303,15 @@ def check_attn_recheck(ctx: CheckContext) -> None:
     """Attention checks the contact controls again: a blocked inviter's item goes."""
     c = PlazaClient(ctx)
     _, conn = c.invite(CAROL, ALICE)
-    ctx.expect(any(mentions(i, conn) for i in items(ctx, attention(c, ALICE))), f"no attention item names carol's invitation {conn}")
+    ctx.expect(any(mentions(i, conn) for i in items(ctx, attention(c, ALICE))),
+               f"no attention item names carol's invitation {conn}")
     with ctx.setup("alice blocks carol", by="PLAZA-FRIEND-CONTROL"):
-        c.data_of(c.command("friend_control", {"connection_id": conn, "decision": "block"}, ALICE), "friend_control block")
+        c.data_of(c.command("friend_control", {"connection_id": conn, "decision": "block"}, ALICE),
+                  "friend_control block")
     after = attention(c, ALICE, "inbox_summary after the block")
     ctx.expect(not any(mentions(i, conn) for i in items(ctx, after)),
-               f"after alice blocked carol, attention still lists carol's invitation: {json_excerpt(after, 300)}")
+               f"after alice blocked carol, attention still lists carol's invitation: "
+               f"{json_excerpt(after, 300)}")
 
 
 @check_attn_recheck.fault

@@ -68,33 +68,38 @@ def check_evidence_fields(ctx: CheckContext) -> None:
     task = c.say(ALICE, conn, texts[0])
     c.say(BOB, conn, texts[1])
     spec = evidence(ctx)
-    common, message_type, receipt_type = spec["common_fields"], spec["message_record_type"], spec["receipt_record_type"]
+    common, message_type, receipt_type = (spec["common_fields"], spec["message_record_type"],
+                                          spec["receipt_record_type"])
     with ctx.subcheck("read pages"):
         answer = page(c, ALICE, conn, "read_conversation")
         found = [r for r in records(ctx, answer, "read_conversation") if text_in(r, texts)]
-        ctx.expect(len(found) == len(texts), f"looked for the message records carrying {texts} (record_type {message_type!r}, or seq "
-                   f"beside id) anywhere in the page and found {len(found)}: {json_excerpt(answer)}", kind="schema_mismatch")
+        ctx.expect(len(found) == len(texts), f"looked for the message records carrying {texts} (record_type "
+                   f"{message_type!r}, or seq beside id) anywhere in the page and found {len(found)}: "
+                   f"{json_excerpt(answer)}", kind="schema_mismatch")
         for record in found:
             missing = [f for f in common if record.get(f) in (None, "")]
             ctx.expect(not missing and record.get("record_type") == message_type,
-                       f"a message record lacks {missing} or has record_type {record.get('record_type')!r}, not {message_type!r}: "
-                       f"{json_excerpt(record)}", kind="schema_mismatch")
+                       f"a message record lacks {missing} or has record_type {record.get('record_type')!r}, "
+                       f"not {message_type!r}: {json_excerpt(record)}", kind="schema_mismatch")
     with ctx.subcheck("send receipt"):
         receipts = deep_records(task, receipt_type)
-        ctx.expect(receipts, f"looked for a record of record_type {receipt_type!r} anywhere in the answer to a text and found none: "
-                   f"{json_excerpt(task, 400)}", kind="schema_mismatch")
+        ctx.expect(receipts, f"looked for a record of record_type {receipt_type!r} anywhere in the answer to "
+                   f"a text and found none: {json_excerpt(task, 400)}", kind="schema_mismatch")
         inner = receipts[0].get("message")
-        message = inner if isinstance(inner, dict) else next(iter(deep_records(receipts[0], message_type)), None)
+        message = inner if isinstance(inner, dict) else next(iter(deep_records(receipts[0], message_type)),
+                                                             None)
         missing = [f for f in common if not isinstance(message, dict) or message.get(f) in (None, "")]
-        ctx.expect(receipts[0].get("message_sent") is True and not missing and dig(message, "record_type") == message_type,
-                   f"the {receipt_type} {json_excerpt(receipts[0], 300)} lacks message_sent true or message fields {missing}",
-                   kind="schema_mismatch")
+        ctx.expect(receipts[0].get("message_sent") is True and not missing
+                   and dig(message, "record_type") == message_type,
+                   f"the {receipt_type} {json_excerpt(receipts[0], 300)} lacks message_sent true or message "
+                   f"fields {missing}", kind="schema_mismatch")
 
 
 # ----------------------------------------------------------------------------------------------
 # message_status
 # ----------------------------------------------------------------------------------------------
-def msg_status(c: PlazaClient, who: str, conn: str, what: str, message_id: str | None = None) -> dict[str, Any]:
+def msg_status(c: PlazaClient, who: str, conn: str, what: str,
+               message_id: str | None = None) -> dict[str, Any]:
     fields = {"connection_id": conn} | ({"message_id": message_id} if message_id else {})
     return c.data_of(c.command("message_status", fields, who), what)
 
@@ -118,7 +123,8 @@ def without_later_peer(status: Data, *_: Any) -> None:
 
 
 @requirement(id="PLAZA-MSGSTATUS-STATES", level="MUST",
-             title="message_status tells stored, peer_context_retrieval_observed and later_peer_message_observed apart",
+             title="message_status tells stored, peer_context_retrieval_observed and "
+                   "later_peer_message_observed apart",
              source=at("/messageStatus/distinguishes"),
              faults=["send_marks_retrieved",
                      noop("retrieval_never_observed", "mark_retrieved",
@@ -135,16 +141,19 @@ def check_status_states(ctx: CheckContext) -> None:
     mid = own_id(c, ALICE, conn, text)
     steps: list[tuple[str, Callable[[], Any], str, tuple[str, ...]]] = [
         ("sent", lambda: None, STORED, (RETRIEVED, LATER_PEER)),
-        ("read by the peer", lambda: page(c, BOB, conn, "read_conversation by bob"), RETRIEVED, (LATER_PEER,)),
+        ("read by the peer", lambda: page(c, BOB, conn, "read_conversation by bob"), RETRIEVED,
+         (LATER_PEER,)),
         ("answered by the peer", lambda: c.say(BOB, conn, text_of("reply")), LATER_PEER, ()),
     ]
     for label, step, want, not_yet in steps:
         with ctx.subcheck(label):
             step()
             data = msg_status(c, ALICE, conn, f"message_status ({label})", mid)
-            ctx.expect(reports(data, want), f"message_status of a message {label} does not report {want}: {json_excerpt(data)}")
+            ctx.expect(reports(data, want),
+                       f"message_status of a message {label} does not report {want}: {json_excerpt(data)}")
             early = [n for n in not_yet if reports(data, n)]
-            ctx.expect(not early, f"message_status of a message {label} reports {early} already: {json_excerpt(data)}")
+            ctx.expect(not early,
+                       f"message_status of a message {label} reports {early} already: {json_excerpt(data)}")
 
 
 @check_status_states.fault
@@ -171,16 +180,21 @@ def check_status_shape(ctx: CheckContext) -> None:
     c.say(ALICE, conn, text)
     data = c.data_of(c.command("message_status", {"connection_id": conn}), "message_status",
                      ("message_id", "seq", "status", STORED, RETRIEVED, LATER_PEER))
-    ctx.expect(data["status"] in (STORED, RETRIEVED, LATER_PEER) and all(isinstance(data[k], bool) for k in (STORED, RETRIEVED, LATER_PEER)),
-               f"message_status status {data['status']!r} and flags {[data[k] for k in (STORED, RETRIEVED, LATER_PEER)]}", kind="schema_mismatch")
-    ctx.expect(data["status"] == STORED and data[STORED] is True, f"a message just sent has status {data['status']!r}", kind="schema_mismatch")
+    ctx.expect(data["status"] in (STORED, RETRIEVED, LATER_PEER)
+               and all(isinstance(data[k], bool) for k in (STORED, RETRIEVED, LATER_PEER)),
+               f"message_status status {data['status']!r} and flags "
+               f"{[data[k] for k in (STORED, RETRIEVED, LATER_PEER)]}", kind="schema_mismatch")
+    ctx.expect(data["status"] == STORED and data[STORED] is True,
+               f"a message just sent has status {data['status']!r}", kind="schema_mismatch")
 
 
 @requirement(id="PLAZA-MSGSTATUS-LATEST", level="MUST",
-             title="Without message_id message_status is about the caller's latest own message; with it, that message",
+             title="Without message_id message_status is about the caller's latest own message; with it, "
+                   "that message",
              source=at("/messageStatus/target"))
 def check_status_latest(ctx: CheckContext) -> None:
-    """Without message_id, the caller's latest own message (not the peer's later one); with it, that message."""
+    """Without message_id, the caller's latest own message (not the peer's later one); with
+    it, that message."""
     c = PlazaClient(ctx)
     conn = c.befriend(ALICE, BOB)
     one, two = text_of("own one"), text_of("own two")
@@ -190,11 +204,14 @@ def check_status_latest(ctx: CheckContext) -> None:
     first, second = own_id(c, ALICE, conn, one), own_id(c, ALICE, conn, two)
     with ctx.subcheck("without message_id"):
         data = msg_status(c, ALICE, conn, "message_status without message_id")
-        ctx.expect(about(data, second, first), f"message_status without message_id does not name the caller's latest own message "
-                   f"{second} alone (its earlier one is {first}): {json_excerpt(data)}")
+        ctx.expect(about(data, second, first), f"message_status without message_id does not name the "
+                   f"caller's latest own message {second} alone (its earlier one is {first}): "
+                   f"{json_excerpt(data)}")
     with ctx.subcheck("with message_id"):
         data = msg_status(c, ALICE, conn, "message_status of the first message", first)
-        ctx.expect(about(data, first, second), f"message_status with message_id {first} does not name that message alone: {json_excerpt(data)}")
+        ctx.expect(about(data, first, second),
+                   f"message_status with message_id {first} does not name that message alone: "
+                   f"{json_excerpt(data)}")
 
 
 @check_status_latest.fault
@@ -210,7 +227,8 @@ def status_latest_any_sender(ref: PlazaReference) -> None:
 
 
 @requirement(id="PLAZA-MSGSTATUS-OWN", level="MUST",
-             title="message_status never presents the peer's message as the caller's and serves only participants",
+             title="message_status never presents the peer's message as the caller's and serves only "
+                   "participants",
              source=at("/messageStatus/authority"), code="NOT_FOUND", code_faults=CODES)
 def check_status_own(ctx: CheckContext, strict: bool = False) -> None:
     """message_status never presents the peer's message as the caller's receipt, and
@@ -227,10 +245,11 @@ def check_status_own(ctx: CheckContext, strict: bool = False) -> None:
             refused_as(ctx, reply, "NOT_FOUND", "message_status of the peer's message", strict)
         data = reply.result if reply.ok else None
         ctx.expect(not reply.ok or not mentions(data, peer),
-                   f"message_status of the peer's message {peer} is served as the caller's own: {reply.describe()}", kind="auth_not_enforced")
+                   f"message_status of the peer's message {peer} is served as the caller's own: "
+                   f"{reply.describe()}", kind="auth_not_enforced")
     with ctx.subcheck("a stranger"):
-        served(ctx, c.command("message_status", {"connection_id": conn}, ALICE), "the participant's message_status",
-               by="PLAZA-MSGSTATUS-LATEST")
+        served(ctx, c.command("message_status", {"connection_id": conn}, ALICE),
+               "the participant's message_status", by="PLAZA-MSGSTATUS-LATEST")
         refused_as(ctx, c.command("message_status", {"connection_id": conn}, CAROL), "NOT_FOUND",
                    "message_status by an agent who is no participant", strict)
 
@@ -247,8 +266,8 @@ def status_any_sender(ref: PlazaReference) -> None:
             msg = ref.find_message(conn, str(data.get("message_id")))
             if msg is None:
                 raise
-            return {"connection_id": conn["id"], "message_id": msg["id"], "seq": str(msg["seq"]), "status": "stored",
-                    "stored": True, RETRIEVED: False, LATER_PEER: False}
+            return {"connection_id": conn["id"], "message_id": msg["id"], "seq": str(msg["seq"]),
+                    "status": "stored", "stored": True, RETRIEVED: False, LATER_PEER: False}
 
 
 @requirement(id="PLAZA-MSGSTATUS-READ-ONLY", level="MUST",
@@ -264,7 +283,8 @@ def check_status_read_only(ctx: CheckContext) -> None:
     peer = own_id(c, BOB, conn, theirs)
     unchanged(c, "message_status", {"connection_id": conn}, ALICE)
     data = msg_status(c, BOB, conn, "the peer's message_status", peer)
-    ctx.expect(not reports(data, RETRIEVED), f"after alice asked message_status, bob's message shows {RETRIEVED}: {json_excerpt(data)}",
+    ctx.expect(not reports(data, RETRIEVED),
+               f"after alice asked message_status, bob's message shows {RETRIEVED}: {json_excerpt(data)}",
                kind="state_changed")
 
 
@@ -297,7 +317,8 @@ def check_status_retrieval(ctx: CheckContext) -> None:
         return reports(msg_status(c, ALICE, conn, f"message_status after {label}", mid), RETRIEVED)
 
     for label, step in (("the sender's own read", lambda: page(c, ALICE, conn, "read by the sender")),
-                        ("a stranger's refused read", lambda: c.command("read_conversation", {"connection_id": conn}, CAROL))):
+                        ("a stranger's refused read",
+                         lambda: c.command("read_conversation", {"connection_id": conn}, CAROL))):
         with ctx.subcheck(label):
             step()
             ctx.expect(not observed(label), f"{label} marked the message {RETRIEVED}", kind="state_changed")
@@ -307,11 +328,12 @@ def check_status_retrieval(ctx: CheckContext) -> None:
         batch = batch_of(ctx, data)
         if batch is not None:
             expect_result(ctx, ack(c, BOB, key, batch), "bob's receive_ack")
-        ctx.expect(observed("the peer's ack") == before, f"a receive ack marked the message {RETRIEVED} (an ack is no read)",
-                   kind="state_changed")
+        ctx.expect(observed("the peer's ack") == before,
+                   f"a receive ack marked the message {RETRIEVED} (an ack is no read)", kind="state_changed")
     with ctx.subcheck("the peer's read"):
         page(c, BOB, conn, "read by the peer")
-        ctx.expect(observed("the peer's read"), f"the peer's read of the conversation is not observed as {RETRIEVED}")
+        ctx.expect(observed("the peer's read"),
+                   f"the peer's read of the conversation is not observed as {RETRIEVED}")
 
 
 @check_status_retrieval.fault

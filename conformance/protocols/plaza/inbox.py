@@ -48,8 +48,8 @@ def inbox_lists(answer: Any, owned: Iterable[str] = ()) -> tuple[list[Any] | Non
     def hits(items: list[Any]) -> int:
         return sum(1 for r in items if isinstance(r, dict) and any(locate.holds(r, w) for w in wanted))
 
-    rest = sorted((items for items in locate.lists_of(answer) if items is not convs and items is not notes and hits(items)),
-                  key=hits, reverse=True)
+    rest = sorted((items for items in locate.lists_of(answer)
+                   if items is not convs and items is not notes and hits(items)), key=hits, reverse=True)
     if convs is None and rest:
         convs = rest.pop(0)
     if notes is None and rest:
@@ -57,7 +57,8 @@ def inbox_lists(answer: Any, owned: Iterable[str] = ()) -> tuple[list[Any] | Non
     return convs, notes
 
 
-def conversations(ctx: CheckContext, answer: dict[str, Any], what: str, owned: Iterable[str] = ()) -> list[dict[str, Any]]:
+def conversations(ctx: CheckContext, answer: dict[str, Any], what: str,
+                  owned: Iterable[str] = ()) -> list[dict[str, Any]]:
     """The conversation rows of an inbox page (inbox_lists)."""
     found = inbox_lists(answer, owned)[0]
     return [r for r in found or [] if isinstance(r, dict)]
@@ -76,9 +77,10 @@ def seed(c: PlazaClient, count: int, invite: str) -> list[str]:
 @requirement(id="PLAZA-INBOX-VIEWS", level="MUST",
              title="inbox serves the compact and the full view, each listing the caller's conversations",
              source=at("/inboxPagination/view"),
-             faults=[refuses("inbox_full_refused", "cmd_inbox",
-                             lambda who, data: SiteError(UNSUPPORTED_OPERATION, "the full view is not served"),
-                             "The full inbox view is refused.", when=lambda who, data: data.get("view") == "full")])
+             faults=[refuses("inbox_full_refused", "cmd_inbox", lambda who, data: SiteError(
+                                 UNSUPPORTED_OPERATION, "the full view is not served"),
+                             "The full inbox view is refused.",
+                             when=lambda who, data: data.get("view") == "full")])
 def check_inbox_views(ctx: CheckContext) -> None:
     """The compact and the full view are both served and list the caller's conversation."""
     c = PlazaClient(ctx)
@@ -87,7 +89,8 @@ def check_inbox_views(ctx: CheckContext) -> None:
         label = f"view {view}" if view else "no view"
         with ctx.subcheck(label):
             data = inbox(c, ALICE, f"inbox {label}", **({"view": view} if view else {}))
-            ctx.expect(mentions(data, conn), f"inbox {label} does not list the caller's conversation {conn}: {json_excerpt(data, 300)}")
+            ctx.expect(mentions(data, conn), f"inbox {label} does not list the caller's conversation {conn}: "
+                       f"{json_excerpt(data, 300)}")
 
 
 @requirement(id="PLAZA-INBOX-SHAPE", level="SHOULD",
@@ -102,9 +105,12 @@ def check_inbox_shape(ctx: CheckContext) -> None:
     for view in ("compact", "full"):
         with ctx.subcheck(view):
             data = c.data_of(c.command("inbox", {"view": view}), f"inbox {view}",
-                             ("view", "conversations", "next_page_request", "notices", "next_notices_request"))
-            ctx.expect(data["view"] == view and isinstance(data["conversations"], list) and isinstance(data["notices"], list),
-                       f"inbox {view}: view {data['view']!r}, conversations and notices {json_excerpt(data)}", kind="schema_mismatch")
+                             ("view", "conversations", "next_page_request", "notices",
+                              "next_notices_request"))
+            ctx.expect(data["view"] == view and isinstance(data["conversations"], list)
+                       and isinstance(data["notices"], list),
+                       f"inbox {view}: view {data['view']!r}, conversations and notices {json_excerpt(data)}",
+                       kind="schema_mismatch")
 
 
 @requirement(id="PLAZA-INBOX-LIMITS", level="MUST",
@@ -116,12 +122,15 @@ def check_inbox_limits(ctx: CheckContext) -> None:
     c = PlazaClient(ctx)
     compact, full = limit(ctx, "inbox_compact_default_count"), limit(ctx, "inbox_full_default_count")
     owned = seed(c, full + 1, ALICE)
-    for view, fields, want in (("compact", {}, compact), ("full", {}, full), ("compact", {"limit": 7}, 7), ("full", {"limit": 7}, 7)):
+    for view, fields, want in (("compact", {}, compact), ("full", {}, full), ("compact", {"limit": 7}, 7),
+                               ("full", {"limit": 7}, 7)):
         label = f"view {view}" + (f" limit {fields['limit']}" if fields else "")
         with ctx.subcheck(label):
-            got = [i for i in conversation_ids(ctx, inbox(c, ALICE, f"inbox {label}", view=view, **fields), f"inbox {label}", owned)
+            got = [i for i in conversation_ids(ctx, inbox(c, ALICE, f"inbox {label}", view=view, **fields),
+                                               f"inbox {label}", owned)
                    if i in owned]
-            ctx.expect(len(got) == want, f"inbox {label} lists {len(got)} of the {full + 1} conversations the check made, expected {want}")
+            ctx.expect(len(got) == want, f"inbox {label} lists {len(got)} of the {full + 1} conversations "
+                       f"the check made, expected {want}")
 
 
 @check_inbox_limits.fault
@@ -134,11 +143,13 @@ def inbox_full_default_compact(ref: PlazaReference) -> None:
         return dict(original(who, data))
 
 
-def conversation_ids(ctx: CheckContext, answer: dict[str, Any], what: str, owned: Iterable[str] = ()) -> list[Any]:
+def conversation_ids(ctx: CheckContext, answer: dict[str, Any], what: str,
+                     owned: Iterable[str] = ()) -> list[Any]:
     """Which of ``owned`` (connection ids the check made) each conversation row carries
     (the row itself, quoted, where it carries none)."""
     wanted = list(owned)
-    return [next((o for o in wanted if locate.holds(r, o)), json_excerpt(r, 1000)) for r in conversations(ctx, answer, what, wanted)]
+    return [next((o for o in wanted if locate.holds(r, o)), json_excerpt(r, 1000))
+            for r in conversations(ctx, answer, what, wanted)]
 
 
 def without_before_id(out: Data, *_: Any) -> None:
@@ -148,11 +159,12 @@ def without_before_id(out: Data, *_: Any) -> None:
 
 
 @requirement(id="PLAZA-INBOX-CURSOR", level="MUST",
-             title="next_page_request carries before_updated_at and before_id together and pages through every "
-                   "conversation once",
+             title="next_page_request carries before_updated_at and before_id together and pages through "
+                   "every conversation once",
              source=at("/inboxPagination/conversationCursor"),
              faults=[answer("inbox_cursor_without_id", "cmd_inbox",
-                            "next_page_request carries before_updated_at without before_id.", edit=without_before_id)])
+                            "next_page_request carries before_updated_at without before_id.",
+                            edit=without_before_id)])
 def check_inbox_cursor(ctx: CheckContext) -> None:
     """next_page_request carries before_updated_at and before_id together; following it
     pages through every conversation once (the 25 the check made)."""
@@ -164,16 +176,20 @@ def check_inbox_cursor(ctx: CheckContext) -> None:
         request = field(current, "next_page_request")
         if not request:
             break
-        ctx.expect(isinstance(field(request, "before_updated_at"), str) and isinstance(field(request, "before_id"), str),
-                   f"next_page_request of page {n - 1} does not carry before_updated_at and before_id together: {json_excerpt(request)}")
-        current = c.data_of(follow(c, request, ALICE, f"next_page_request of page {n - 1}"), f"inbox page {n}")
+        ctx.expect(isinstance(field(request, "before_updated_at"), str)
+                   and isinstance(field(request, "before_id"), str),
+                   f"next_page_request of page {n - 1} does not carry before_updated_at and before_id "
+                   f"together: {json_excerpt(request)}")
+        current = c.data_of(follow(c, request, ALICE, f"next_page_request of page {n - 1}"),
+                            f"inbox page {n}")
         got = conversation_ids(ctx, current, f"inbox page {n}", owned)
         twice = set(got) & set(seen)
-        ctx.expect(got and not twice, f"inbox page {n} (next_page_request) lists {len(got)} conversations, {len(twice)} of them already seen")
+        ctx.expect(got and not twice, f"inbox page {n} (next_page_request) lists {len(got)} conversations, "
+                   f"{len(twice)} of them already seen")
         seen += got
     reached = set(seen) & set(owned)
-    ctx.expect(len(reached) == len(owned), f"paging the inbox by next_page_request reached {len(reached)} of the {len(owned)} conversations "
-               "the check made")
+    ctx.expect(len(reached) == len(owned), f"paging the inbox by next_page_request reached {len(reached)} of "
+               f"the {len(owned)} conversations the check made")
 
 
 def notice_keys(ctx: CheckContext, answer: dict[str, Any], what: str, owned: Iterable[str] = ()) -> list[Any]:
@@ -183,7 +199,8 @@ def notice_keys(ctx: CheckContext, answer: dict[str, Any], what: str, owned: Ite
 
 
 @requirement(id="PLAZA-INBOX-NOTICES", level="MUST",
-             title="Notices page by notices_after and next_notices_request, independently of the conversations",
+             title="Notices page by notices_after and next_notices_request, independently of the "
+                   "conversations",
              source=at("/inboxPagination/noticesCursor"))
 def check_inbox_notices(ctx: CheckContext) -> None:
     """Notices page by notices_after and next_notices_request, independently of the
@@ -191,23 +208,29 @@ def check_inbox_notices(ctx: CheckContext) -> None:
     c = PlazaClient(ctx)
     owned = seed(c, 12, ALICE)
     first = inbox(c, ALICE, "inbox page 1", view="compact", limit=5)
-    notes, convs = notice_keys(ctx, first, "inbox page 1", owned), conversation_ids(ctx, first, "inbox page 1", owned)
+    notes, convs = (notice_keys(ctx, first, "inbox page 1", owned),
+                    conversation_ids(ctx, first, "inbox page 1", owned))
     with ctx.subcheck("next_notices_request"):
         request = field(first, "next_notices_request")
-        ctx.expect(isinstance(request, dict), f"12 invitations in pages of 5, yet next_notices_request is {json_excerpt(request)}")
+        ctx.expect(isinstance(request, dict),
+                   f"12 invitations in pages of 5, yet next_notices_request is {json_excerpt(request)}")
         more = c.data_of(follow(c, request, ALICE, "next_notices_request"), "inbox (next_notices_request)")
         got = notice_keys(ctx, more, "inbox (next_notices_request)", owned)
-        ctx.expect(got and not set(got) & set(notes), f"next_notices_request returned notices {got} after {notes}: "
+        ctx.expect(got and not set(got) & set(notes),
+                   f"next_notices_request returned notices {got} after {notes}: "
                    "it must continue after the page's notices")
         ctx.expect(conversation_ids(ctx, more, "inbox (next_notices_request)", owned) == convs,
-                   "following next_notices_request moved the conversation list: the two cursors are independent")
+                   "following next_notices_request moved the conversation list: the two cursors are "
+                   "independent")
     with ctx.subcheck("next_page_request"):
         request = field(first, "next_page_request")
-        ctx.expect(isinstance(request, dict), f"12 conversations in pages of 5, yet next_page_request is {json_excerpt(request)}")
+        ctx.expect(isinstance(request, dict),
+                   f"12 conversations in pages of 5, yet next_page_request is {json_excerpt(request)}")
         more = c.data_of(follow(c, request, ALICE, "next_page_request"), "inbox (next_page_request)")
         ctx.expect(notice_keys(ctx, more, "inbox (next_page_request)", owned) == notes,
                    f"following next_page_request moved the notices from {notes} to "
-                   f"{notice_keys(ctx, more, 'inbox (next_page_request)', owned)}: the two cursors are independent")
+                   f"{notice_keys(ctx, more, 'inbox (next_page_request)', owned)}: the two cursors are "
+                   "independent")
 
 
 @check_inbox_notices.fault

@@ -112,17 +112,19 @@ def check_read(ctx: CheckContext) -> None:
     conn, texts = conversation(c, 2)
     for who in (ALICE, BOB):
         with ctx.subcheck(f"read by {who}"):
-            got = bodies(ctx, page(c, who, conn, f"read_conversation by {who}"), f"read_conversation by {who}", texts)
+            got = bodies(ctx, page(c, who, conn, f"read_conversation by {who}"),
+                         f"read_conversation by {who}", texts)
             missing = [t for t in texts if t not in got]
-            ctx.expect(not missing, f"read_conversation by {who} returns no message record carrying the texts {missing} of the "
-                       f"conversation (the records carry {got})")
+            ctx.expect(not missing, f"read_conversation by {who} returns no message record carrying the "
+                       f"texts {missing} of the conversation (the records carry {got})")
 
 
 @requirement(id="PLAZA-READ-SHAPE", level="SHOULD",
              title="A page is {{connection_id, round_no, view, messages [record + text], has_more, ...}}",
              source=chosen("docs/agent-plaza.md#results (read_conversation)"),
              faults=[answer("read_page_without_view", "cmd_read_conversation",
-                            "A page does not say which view it is (the profile's page names it).", drop=["view"])])
+                            "A page does not say which view it is (the profile's page names it).",
+                            drop=["view"])])
 def check_read_shape(ctx: CheckContext) -> None:
     """The profile's page: connection_id, round_no, view, messages (records with text) and has_more."""
     c = PlazaClient(ctx)
@@ -130,19 +132,23 @@ def check_read_shape(ctx: CheckContext) -> None:
     for view in ("latest", "history"):
         with ctx.subcheck(view):
             data = c.data_of(c.command("read_conversation", {"connection_id": conn, "view": view}),
-                             f"read_conversation view {view}", ("connection_id", "round_no", "view", "messages", "has_more"))
+                             f"read_conversation view {view}",
+                             ("connection_id", "round_no", "view", "messages", "has_more"))
             ctx.expect(data["connection_id"] == conn and data["view"] == view,
-                       f"the page names connection {data['connection_id']!r} view {data['view']!r}; asked {conn} {view}",
+                       f"the page names connection {data['connection_id']!r} view {data['view']!r}; "
+                       f"asked {conn} {view}", kind="schema_mismatch")
+            ctx.expect(all(isinstance(r, dict) and isinstance(r.get("text"), str)
+                           for r in expect_list(ctx, data["messages"], "messages")),
+                       f"page messages carry no text: {json_excerpt(data['messages'])}",
                        kind="schema_mismatch")
-            ctx.expect(all(isinstance(r, dict) and isinstance(r.get("text"), str) for r in expect_list(ctx, data["messages"], "messages")),
-                       f"page messages carry no text: {json_excerpt(data['messages'])}", kind="schema_mismatch")
 
 
 @requirement(id="PLAZA-READ-ROUND", level="MUST",
              title="round_no defaults to the current round; a page read with round_no stays in that round",
              source=at(f"{READ}/round"),
              faults=[arguments("read_ignores_round", "cmd_read_conversation",
-                               "round_no is ignored: a pinned page moves to the current round.", drop=["round_no"]),
+                               "round_no is ignored: a pinned page moves to the current round.",
+                               drop=["round_no"]),
                      arguments("read_default_first_round", "cmd_read_conversation",
                                "Without round_no the read returns round 1, not the current round.",
                                edit=lambda data: {"round_no": 1, **data})])
@@ -156,27 +162,34 @@ def check_read_round(ctx: CheckContext) -> None:
     before = page(c, ALICE, conn, "read_conversation (round one)")
     old = round_of(ctx, before, "read_conversation (round one)")
     with ctx.setup("respond complete ends the round", by="PLAZA-CONSENT-COMPLETE"):
-        c.data_of(c.command("respond", {"connection_id": conn, "decision": "complete", "round_no": old}, ALICE), "respond complete")
+        c.data_of(c.command("respond", {"connection_id": conn, "decision": "complete", "round_no": old},
+                            ALICE), "respond complete")
     second = text_of("round two")
     c.say(BOB, conn, second)
     with ctx.subcheck("default round"):
         now = page(c, ALICE, conn, "read_conversation after a new round")
         got = bodies(ctx, now, "read_conversation after a new round", (first, second))
-        ctx.expect(round_of(ctx, now, "read_conversation after a new round") > old and second in got and first not in got,
-                   f"without round_no the read must return the current round: round_no {field(now, 'round_no')!r}, texts {got} "
+        ctx.expect(round_of(ctx, now, "read_conversation after a new round") > old and second in got
+                   and first not in got,
+                   f"without round_no the read must return the current round: round_no "
+                   f"{field(now, 'round_no')!r}, texts {got} "
                    f"(the old round {old} held {first!r}, the new one {second!r})")
     with ctx.subcheck("pinned round"):
         pinned = page(c, ALICE, conn, f"read_conversation round_no {old}", round_no=old)
         got = bodies(ctx, pinned, f"read_conversation round_no {old}", (first, second))
         ctx.expect(field(pinned, "round_no") == old and first in got and second not in got,
-                   f"read with round_no {old} after a new round opened: round_no {field(pinned, 'round_no')!r}, texts {got}; "
-                   f"it must stay in round {old} ({first!r}) and return nothing of the new round ({second!r})")
+                   f"read with round_no {old} after a new round opened: round_no "
+                   f"{field(pinned, 'round_no')!r}, texts {got}; "
+                   f"it must stay in round {old} ({first!r}) and return nothing of the new round "
+                   f"({second!r})")
 
 
-@requirement(id="PLAZA-READ-VIEWS", level="MUST", title="Views history and latest are served; the default view is latest",
+@requirement(id="PLAZA-READ-VIEWS", level="MUST",
+             title="Views history and latest are served; the default view is latest",
              source=at(f"{PAGING}/defaultView"),
              faults=[arguments("default_view_history", "cmd_read_conversation",
-                               "Without view (and cursors) the page is the oldest history page, not the latest.",
+                               "Without view (and cursors) the page is the oldest history page, not the "
+                               "latest.",
                                set={"view": "history"},
                                when=lambda who, data: not {"view", *SEQ_FIELDS} & set(data))])
 def check_read_views(ctx: CheckContext) -> None:
@@ -187,9 +200,11 @@ def check_read_views(ctx: CheckContext) -> None:
     default = page(c, ALICE, conn, "read_conversation without view")
     page(c, ALICE, conn, "read_conversation view history", view="history")
     got = bodies(ctx, latest, "view latest", texts)
-    ctx.expect(texts[-1] in got, f"the latest view holds no message record carrying the newest text {texts[-1]!r}: {got}")
+    ctx.expect(texts[-1] in got,
+               f"the latest view holds no message record carrying the newest text {texts[-1]!r}: {got}")
     ctx.expect(ids(ctx, default, "without view") == ids(ctx, latest, "view latest"),
-               f"without view the page holds {bodies(ctx, default, 'without view', texts)}, the latest view {got}: the default view is latest")
+               f"without view the page holds {bodies(ctx, default, 'without view', texts)}, the latest view "
+               f"{got}: the default view is latest")
 
 
 @requirement(id="PLAZA-READ-FORWARD", level="MUST",
@@ -204,7 +219,8 @@ def check_read_forward(ctx: CheckContext) -> None:
     c = PlazaClient(ctx)
     conn, _ = conversation(c, 6)
     latest = records(ctx, page(c, ALICE, conn, "read_conversation view latest", view="latest"), "view latest")
-    ctx.expect(len(latest) >= 4, f"the latest page holds {len(latest)} messages after 6 texts", kind="malformed_answer")
+    ctx.expect(len(latest) >= 4, f"the latest page holds {len(latest)} messages after 6 texts",
+               kind="malformed_answer")
     after = seq_of(ctx, latest[-4], "view latest")
     want = [r.get("id") for r in latest[-3:]]
     for label, fields in (("view history", {"view": "history"}), ("no view", {})):
@@ -212,12 +228,14 @@ def check_read_forward(ctx: CheckContext) -> None:
             what = f"read_conversation after_seq {after} ({label})"
             forward = page(c, ALICE, conn, what, after_seq=str(after), **fields)
             got = seqs(ctx, forward, what)
-            ctx.expect(all(s > after for s in got), f"{what} returned seq {got}: only seq > after_seq belong to forward history")
+            ctx.expect(all(s > after for s in got),
+                       f"{what} returned seq {got}: only seq > after_seq belong to forward history")
             ctx.expect(ids(ctx, forward, what) == want,
                        f"{what} returned messages {ids(ctx, forward, what)}; the three after it are {want}")
 
 
-@requirement(id="PLAZA-READ-BACKWARD", level="MUST", title="before_seq pages to the older messages of the latest view",
+@requirement(id="PLAZA-READ-BACKWARD", level="MUST",
+             title="before_seq pages to the older messages of the latest view",
              source=at(f"{PAGING}/before_seq"))
 def check_read_backward(ctx: CheckContext) -> None:
     """before_seq pages to the older messages of the latest view."""
@@ -232,7 +250,8 @@ def check_read_backward(ctx: CheckContext) -> None:
     older = seqs(ctx, page(c, ALICE, conn, what, view="latest", before_seq=cursor), what)
     ctx.expect(older, f"{what} is empty, though {len(newest)} newer messages leave older ones")
     ctx.expect(all(s < min(newest) and s < int(cursor) for s in older),
-               f"{what} returned seq {older}: a before_seq page holds only messages older than the page before ({min(newest)})")
+               f"{what} returned seq {older}: a before_seq page holds only messages older than the page "
+               f"before ({min(newest)})")
 
 
 @check_read_backward.fault
@@ -245,7 +264,8 @@ def before_seq_ignored(ref: PlazaReference) -> None:
 
 @requirement(id="PLAZA-READ-ORDER", level="MUST", title="Every page is chronological, latest pages included",
              source=at(f"{PAGING}/order"),
-             faults=[answer("latest_newest_first", "latest_page", "Latest pages list the newest message first.",
+             faults=[answer("latest_newest_first", "latest_page",
+                            "Latest pages list the newest message first.",
                             edit=lambda page, *_: page.update(messages=page["messages"][::-1]))])
 def check_read_order(ctx: CheckContext) -> None:
     """Every page is chronological: latest, history, forward and older pages."""
@@ -262,7 +282,8 @@ def check_read_order(ctx: CheckContext) -> None:
             ascending(ctx, served_page, f"read_conversation {label}")
 
 
-@requirement(id="PLAZA-READ-LIMIT", level="MUST", title="A page holds 20 messages by default, limit when given, at most 50",
+@requirement(id="PLAZA-READ-LIMIT", level="MUST",
+             title="A page holds 20 messages by default, limit when given, at most 50",
              source=at(f"{PAGING}/limitDefault"),
              faults=["read_default_limit_wrong",
                      arguments("read_limit_plus_one", "cmd_read_conversation",
@@ -274,12 +295,14 @@ def check_read_limit(ctx: CheckContext) -> None:
     c = PlazaClient(ctx)
     default, maximum = limit(ctx, "read_limit_default_count"), limit(ctx, "read_limit_maximum_count")
     conn, _ = conversation(c, maximum + 1)
-    for label, fields, want in (("no limit", {}, default), ("limit 3", {"limit": 3}, 3), (f"limit {maximum}", {"limit": maximum}, maximum)):
+    for label, fields, want in (("no limit", {}, default), ("limit 3", {"limit": 3}, 3),
+                                (f"limit {maximum}", {"limit": maximum}, maximum)):
         for view in ("latest", "history"):
             with ctx.subcheck(f"{label}, view {view}"):
                 what = f"read_conversation view {view} {label}"
                 got = records(ctx, page(c, ALICE, conn, what, view=view, **fields), what)
-                ctx.expect(len(got) == want, f"{what} returned {len(got)} messages of more than {maximum}; the page must hold {want}")
+                ctx.expect(len(got) == want, f"{what} returned {len(got)} messages of more than {maximum}; "
+                           f"the page must hold {want}")
 
 
 @check_read_limit.fault
@@ -290,16 +313,22 @@ def read_default_limit_wrong(ref: PlazaReference) -> None:
         return dict(original(who, {"limit": ref.limit("read_limit_maximum_count"), **data}))
 
 
+def repeat_after_seq(page: Data, messages: list[Data], after: int, *_: Any) -> None:
+    """A fault's edit: a forward page whose next_request asks for the page's own after_seq."""
+    if page.get("next_request"):
+        page["next_request"]["after_seq"] = str(after)
+
+
 @requirement(id="PLAZA-READ-NEXT", level="MUST",
-             title="While has_more a page carries next_request that continues exactly; forward pages next_after_seq, "
-                   "latest pages next_before_seq and has_older",
+             title="While has_more a page carries next_request that continues exactly; forward pages "
+                   "next_after_seq, latest pages next_before_seq and has_older",
              source=at(f"{PAGING}/next"),
              faults=[answer("next_request_repeats_page", "forward_page",
-                            "A forward page's next_request carries the page's own after_seq: it returns the same page.",
-                            edit=lambda page, _messages, after, *_: page["next_request"].update(after_seq=str(after))
-                            if page.get("next_request") else None),
+                            "A forward page's next_request carries the page's own after_seq: it returns the "
+                            "same page.", edit=repeat_after_seq),
                      answer("latest_without_has_older", "latest_page",
-                            "Latest pages say has_older false although older messages exist.", set={"has_older": False})])
+                            "Latest pages say has_older false although older messages exist.",
+                            set={"has_older": False})])
 def check_read_next(ctx: CheckContext) -> None:
     """While has_more a page carries next_request, which continues exactly where the page
     ended; forward pages carry next_after_seq, latest pages next_before_seq and has_older."""
@@ -309,17 +338,19 @@ def check_read_next(ctx: CheckContext) -> None:
         first = page(c, ALICE, conn, "forward page 1", view="history", after_seq="0", limit=5)
         walk_pages(c, first, "forward", lambda prev, nxt: min(nxt) > max(prev))
         ctx.expect(isinstance(field(first, "next_after_seq"), str),
-                   f"a forward page with more to come has next_after_seq {field(first, 'next_after_seq')!r}: forward history returns it")
+                   f"a forward page with more to come has next_after_seq {field(first, 'next_after_seq')!r}: "
+                   "forward history returns it")
     with ctx.subcheck("latest"):
         latest = page(c, ALICE, conn, "latest page 1", view="latest", limit=5)
         ctx.expect(field(latest, "has_older") is True and isinstance(field(latest, "next_before_seq"), str),
-                   f"a latest page with older messages has has_older {field(latest, 'has_older')!r} and next_before_seq "
-                   f"{field(latest, 'next_before_seq')!r}: latest pages return both")
+                   f"a latest page with older messages has has_older {field(latest, 'has_older')!r} and "
+                   f"next_before_seq {field(latest, 'next_before_seq')!r}: latest pages return both")
         if field(latest, "has_more") is True:
             walk_pages(c, latest, "latest", lambda prev, nxt: max(nxt) < min(prev))
 
 
-def walk_pages(c: PlazaClient, first: dict[str, Any], label: str, continues: Callable[[list[int], list[int]], bool]) -> None:
+def walk_pages(c: PlazaClient, first: dict[str, Any], label: str,
+               continues: Callable[[list[int], list[int]], bool]) -> None:
     """Follow next_request while has_more: each page continues where the last ended, with no message twice."""
     ctx = c.ctx
     seen: list[int] = seqs(ctx, first, f"{label} page 1")
@@ -328,16 +359,26 @@ def walk_pages(c: PlazaClient, first: dict[str, Any], label: str, continues: Cal
         if field(current, "has_more") is not True:
             return
         request = field(current, "next_request")
-        ctx.expect(isinstance(request, dict), f"{label} page {n - 1} has has_more true but next_request {json_excerpt(request)}",
+        ctx.expect(isinstance(request, dict),
+                   f"{label} page {n - 1} has has_more true but next_request {json_excerpt(request)}",
                    kind="malformed_answer")
-        nxt = c.data_of(follow(c, request, ALICE, f"next_request of {label} page {n - 1}"), f"{label} page {n} (next_request)")
+        nxt = c.data_of(follow(c, request, ALICE, f"next_request of {label} page {n - 1}"),
+                        f"{label} page {n} (next_request)")
         got = seqs(ctx, nxt, f"{label} page {n}")
         prev = seqs(ctx, current, f"{label} page {n - 1}")
         ctx.expect(got and prev and continues(prev, got) and not set(got) & set(seen),
-                   f"following next_request of {label} page {n - 1} (seq {prev}) returned seq {got}: it must continue exactly where the page ended")
+                   f"following next_request of {label} page {n - 1} (seq {prev}) returned seq {got}: it must "
+                   "continue exactly where the page ended")
         seen += got
         current = nxt
     broken(f"{label}: has_more still true after 7 pages of a 13-message conversation", kind="expectation")
+
+
+def integers_refused(found: list[Issue], data: Data, base: str) -> list[Issue]:
+    """A fault's edit: the semantic issues of a command, with a seq cursor that is a JSON
+    integer as one more (a type issue)."""
+    return found + [Issue(f"{base}.{k}", "type") for k in SEQ_FIELDS
+                    if isinstance(data.get(k), int) and data["operation"] == "read_conversation"]
 
 
 @requirement(id="PLAZA-READ-SEQ-FORMAT", level="MUST",
@@ -347,9 +388,7 @@ def walk_pages(c: PlazaClient, first: dict[str, Any], label: str, continues: Cal
                                        "/properties/after_seq"),
              faults=[answer("seq_number_refused", "command_semantic_issues",
                             "after_seq / before_seq as safe JSON integers are refused instead of normalised.",
-                            edit=lambda found, data, base: found + [
-                                Issue(f"{base}.{k}", "type") for k in SEQ_FIELDS
-                                if isinstance(data.get(k), int) and data["operation"] == "read_conversation"])])
+                            edit=integers_refused)])
 def check_seq_format(ctx: CheckContext) -> None:
     """Seq cursors: canonical strings kept exact, safe integers accepted and normalised,
     unsafe numbers refused, the string maximum 9223372036854775807 accepted; returned
@@ -363,21 +402,24 @@ def check_seq_format(ctx: CheckContext) -> None:
         for name in ("next_before_seq", "next_after_seq"):
             value = field(latest, name)
             ctx.expect(value is None or (isinstance(value, str) and CANONICAL.match(value)),
-                       f"{name} {value!r} is not a canonical decimal string (callers use the exact returned string)")
+                       f"{name} {value!r} is not a canonical decimal string (callers use the exact returned "
+                       "string)")
     for name, fields in (("after_seq", {"view": "history"}), ("before_seq", {"view": "latest"})):
         cursor = got[0] if name == "after_seq" else got[-1]
         with ctx.subcheck(f"{name} as a safe integer"):
             text = page(c, ALICE, conn, f"{name} {cursor!r} as a string", **{name: str(cursor)}, **fields)
             number = page(c, ALICE, conn, f"{name} {cursor} as a JSON number", **{name: cursor}, **fields)
             ctx.expect(ids(ctx, number, "number") == ids(ctx, text, "string"),
-                       f"{name} {cursor} as a number returned {ids(ctx, number, 'number')}, as a string {ids(ctx, text, 'string')}: "
-                       "safe integers are accepted and normalised")
+                       f"{name} {cursor} as a number returned {ids(ctx, number, 'number')}, as a string "
+                       f"{ids(ctx, text, 'string')}: safe integers are accepted and normalised")
         with ctx.subcheck(f"{name} as an unsafe number"):
-            expect_refused(ctx, c.command("read_conversation", {"connection_id": conn, name: SAFE_MAX + 2, **fields}),
+            expect_refused(ctx, c.command("read_conversation",
+                                          {"connection_id": conn, name: SAFE_MAX + 2, **fields}),
                            f"read_conversation {name} {SAFE_MAX + 2} (a JSON number above 2^53-1)")
     with ctx.subcheck("the string maximum"):
         top = page(c, ALICE, conn, f"after_seq {INT64_MAX}", view="history", after_seq=str(INT64_MAX))
-        ctx.expect(records(ctx, top, "after_seq maximum") == [], f"after_seq {INT64_MAX} returned messages: {json_excerpt(top)}")
+        ctx.expect(records(ctx, top, "after_seq maximum") == [],
+                   f"after_seq {INT64_MAX} returned messages: {json_excerpt(top)}")
 
 
 @check_seq_format.fault
@@ -397,22 +439,26 @@ def seq_max_refused(ref: PlazaReference) -> None:
              title="A seq string above 9223372036854775807 is refused (the schema's pattern alone allows it)",
              source=at(f"{PAGING}/after_seq"),
              faults=[setting("seq_above_max_accepted", "seq_maximum", 10**19 - 1,
-                             "Seq strings above 9223372036854775807 are accepted (only the schema's 19-digit pattern "
-                             "is checked).")])
+                             "Seq strings above 9223372036854775807 are accepted (only the schema's 19-digit "
+                             "pattern is checked).")])
 def check_seq_above_max(ctx: CheckContext) -> None:
-    """The prose caps seq strings at 9223372036854775807 (the schema pattern alone would allow 19 digits above it)."""
+    """The prose caps seq strings at 9223372036854775807 (the schema pattern alone would
+    allow 19 digits above it)."""
     c = PlazaClient(ctx)
     conn = c.befriend(ALICE, BOB)
     for name in ("after_seq", "before_seq"):
         with ctx.subcheck(name):
-            expect_refused(ctx, c.command("read_conversation", {"connection_id": conn, name: str(INT64_MAX + 1)}),
+            expect_refused(ctx, c.command("read_conversation",
+                                          {"connection_id": conn, name: str(INT64_MAX + 1)}),
                            f"read_conversation {name} {INT64_MAX + 1} (above the stated maximum)")
 
 
-@requirement(id="PLAZA-READ-SEQ-EXCLUSIVE", level="MUST", title="before_seq combined with after_seq is refused",
+@requirement(id="PLAZA-READ-SEQ-EXCLUSIVE", level="MUST",
+             title="before_seq combined with after_seq is refused",
              source=at(f"{PAGING}/before_seq"), code="A2A_INVALID_PARAMETERS", code_faults=CODES,
              faults=[answer("seq_pair_accepted", "command_semantic_issues",
-                            "after_seq and before_seq together are served (as forward history) instead of refused.",
+                            "after_seq and before_seq together are served (as forward history) instead of "
+                            "refused.",
                             edit=lambda found, *_: [i for i in found if i.code != "not"])])
 def check_seq_exclusive(ctx: CheckContext, strict: bool = False) -> None:
     """before_seq and after_seq together are refused."""
@@ -422,8 +468,10 @@ def check_seq_exclusive(ctx: CheckContext, strict: bool = False) -> None:
            "read_conversation with after_seq alone", by="PLAZA-READ-FORWARD")
     for view in ("latest", "history"):
         with ctx.subcheck(view):
-            refused_as(ctx, c.command("read_conversation", {"connection_id": conn, "view": view, "after_seq": "1", "before_seq": "3"}),
-                       "A2A_INVALID_PARAMETERS", f"read_conversation view {view} with both after_seq and before_seq", strict)
+            refused_as(ctx, c.command("read_conversation", {"connection_id": conn, "view": view,
+                                                            "after_seq": "1", "before_seq": "3"}),
+                       "A2A_INVALID_PARAMETERS",
+                       f"read_conversation view {view} with both after_seq and before_seq", strict)
 
 
 def unread_counts(att: dict[str, Any]) -> dict[str, Any]:
@@ -445,7 +493,8 @@ def unread_counts(att: dict[str, Any]) -> dict[str, Any]:
 
 
 @requirement(id="PLAZA-READ-NO-SIDE-EFFECTS", level="MUST",
-             title="A read accepts no invitation, marks nothing read, acknowledges no receive batch, completes no task",
+             title="A read accepts no invitation, marks nothing read, acknowledges no receive batch, "
+                   "completes no task",
              source=at(f"{READ}/semantics"))
 def check_read_no_side_effects(ctx: CheckContext) -> None:
     """A read accepts nothing, marks nothing read, acknowledges no receive batch and
@@ -459,23 +508,26 @@ def check_read_no_side_effects(ctx: CheckContext) -> None:
     after = attention(c, BOB, "inbox_summary after the read")
     with ctx.subcheck("the invitation stays pending"):
         ctx.expect(not c.text(ALICE, text_of("second"), context=conn).ok,
-                   "after the invitee read the pending invitation the inviter's second text was accepted: the read accepted it",
-                   kind="state_changed")
-        ctx.expect(after.get("pending_received_invitation_count") == att.get("pending_received_invitation_count"),
-                   f"pending_received_invitation_count went from {att.get('pending_received_invitation_count')!r} to "
+                   "after the invitee read the pending invitation the inviter's second text was accepted: "
+                   "the read accepted it", kind="state_changed")
+        ctx.expect(after.get("pending_received_invitation_count")
+                   == att.get("pending_received_invitation_count"),
+                   f"pending_received_invitation_count went from "
+                   f"{att.get('pending_received_invitation_count')!r} to "
                    f"{after.get('pending_received_invitation_count')!r} with a read", kind="state_changed")
     with ctx.subcheck("nothing marked read"):
         ctx.expect(unread_counts(after) == unread_counts(att),
-                   f"unread counts went from {unread_counts(att)} to {unread_counts(after)} with a read (read_state_updated: false)",
-                   kind="state_changed")
+                   f"unread counts went from {unread_counts(att)} to {unread_counts(after)} with a read "
+                   "(read_state_updated: false)", kind="state_changed")
     with ctx.subcheck("no receive batch acknowledged"):
         again = pull(c, BOB, key, "receive_pull after the read")
         ctx.expect(item_keys(ctx, again) == item_keys(ctx, pulled) and item_keys(ctx, pulled),
-                   f"the pending receive batch {item_keys(ctx, pulled)} came back as {item_keys(ctx, again)} after a read",
-                   kind="state_changed")
+                   f"the pending receive batch {item_keys(ctx, pulled)} came back as {item_keys(ctx, again)} "
+                   "after a read", kind="state_changed")
     with ctx.subcheck("no task completed"):
         task = c.task_of(c.get_task(str(invitation["id"]), ALICE), "GetTask of the invitation")
-        ctx.expect(c.state_of(task) != COMPLETED, f"the inviter's task became {c.state_of(task)} when the invitee only read",
+        ctx.expect(c.state_of(task) != COMPLETED,
+                   f"the inviter's task became {c.state_of(task)} when the invitee only read",
                    kind="state_changed")
 
 
@@ -512,7 +564,8 @@ def check_read_not_found_alike(ctx: CheckContext, strict: bool = False) -> None:
     """A stranger's read of a foreign conversation and a read of a missing one are refused alike."""
     c = PlazaClient(ctx)
     conn, _ = conversation(c, 1)
-    served(ctx, c.command("read_conversation", {"connection_id": conn}, ALICE), "a participant's read_conversation", by="PLAZA-READ")
+    served(ctx, c.command("read_conversation", {"connection_id": conn}, ALICE),
+           "a participant's read_conversation", by="PLAZA-READ")
     foreign = c.command("read_conversation", {"connection_id": conn}, CAROL)
     missing = c.command("read_conversation", {"connection_id": fresh_id()}, CAROL)
     alike(ctx, foreign, missing, "read_conversation", strict)
@@ -520,7 +573,7 @@ def check_read_not_found_alike(ctx: CheckContext, strict: bool = False) -> None:
 
 @check_read_not_found_alike.fault
 def foreign_read_not_permitted(ref: PlazaReference) -> None:
-    """A foreign conversation is refused NOT_PERMITTED, a missing one NOT_FOUND: the answer tells them apart."""
+    """A foreign conversation is refused NOT_PERMITTED, a missing one NOT_FOUND: the answer tells them apart."""  # noqa: E501
     @replaces(ref, "readable_connection")
     def readable(original: Any, caller: str, connection_id: str) -> Data:
         conn = ref.s["connections"].get(connection_id)
@@ -533,15 +586,18 @@ def alike(ctx: CheckContext, foreign: Reply, missing: Reply, what: str, strict: 
     refused_as(ctx, foreign, "NOT_FOUND", f"{what} of other agents' conversation", strict)
     refused_as(ctx, missing, "NOT_FOUND", f"{what} of a conversation that does not exist", strict)
     ctx.expect(foreign.error_code == missing.error_code and reason_of(foreign) == reason_of(missing),
-               f"{what}: a foreign conversation is refused with {foreign.error_code} {reason_of(foreign)!r}, a missing one with "
-               f"{missing.error_code} {reason_of(missing)!r}: both must answer not found alike", kind="wrong_error_code")
+               f"{what}: a foreign conversation is refused with {foreign.error_code} {reason_of(foreign)!r}, "
+               f"a missing one with {missing.error_code} {reason_of(missing)!r}: both must answer not found "
+               "alike", kind="wrong_error_code")
 
 
 @requirement(id="PLAZA-READ-RECHECK", level="MUST",
-             title="Every read, replay and message_status rechecks contact controls: after a removal nothing is served",
+             title="Every read, replay and message_status rechecks contact controls: after a removal nothing "
+                   "is served",
              source=at(f"{READ}/authorization"),
              faults=[noop("read_ignores_removal", "check_can_read",
-                          "Reads skip the contact controls: a removed (or blocked) connection stays readable.")])
+                          "Reads skip the contact controls: a removed (or blocked) connection stays "
+                          "readable.")])
 def check_read_recheck(ctx: CheckContext) -> None:
     """Every read and replay checks the contact controls again: after the peer removes the
     connection, a read (and the replay of an earlier read) no longer serves the history."""
@@ -551,19 +607,21 @@ def check_read_recheck(ctx: CheckContext) -> None:
     first = c.command("read_conversation", {"connection_id": conn}, ALICE, message_id=message_id)
     c.data_of(first, "read_conversation before the removal")
     with ctx.setup("bob removes alice", by="PLAZA-FRIEND-CONTROL"):
-        c.data_of(c.command("friend_control", {"connection_id": conn, "decision": "remove"}, BOB), "friend_control remove")
+        c.data_of(c.command("friend_control", {"connection_id": conn, "decision": "remove"}, BOB),
+                  "friend_control remove")
     reads = {"a new read": c.command("read_conversation", {"connection_id": conn}, ALICE),
-             "the replayed read": c.command("read_conversation", {"connection_id": conn}, ALICE, message_id=message_id)}
+             "the replayed read": c.command("read_conversation", {"connection_id": conn}, ALICE,
+                                            message_id=message_id)}
     for label, reply in reads.items():
         with ctx.subcheck(label):
             ctx.expect(not reply.ok or not any(mentions(reply.result, t) for t in texts),
-                       f"{label} after the peer removed the connection still serves its history: {reply.describe()}",
-                       kind="auth_not_enforced")
+                       f"{label} after the peer removed the connection still serves its history: "
+                       f"{reply.describe()}", kind="auth_not_enforced")
     with ctx.subcheck("message_status"):
         status = c.command("message_status", {"connection_id": conn}, ALICE)
         ctx.expect(reads["a new read"].ok or not status.ok,
-                   f"after the removal a read is refused but message_status is served: {status.describe()}; it applies the same "
-                   "checks as reads", kind="auth_not_enforced")
+                   f"after the removal a read is refused but message_status is served: {status.describe()}; "
+                   "it applies the same checks as reads", kind="auth_not_enforced")
 
 
 @check_read_recheck.fault
