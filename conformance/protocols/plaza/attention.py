@@ -87,7 +87,8 @@ def check_attn_shape(ctx: CheckContext) -> None:
 
 
 @requirement(id="PLAZA-ATTN-BOUNDS", level="MUST",
-             title="Attention lists at most 4 items a group and counts within the scan of 32",
+             title="Attention lists at most {limits[attention_items_count]} items a group and counts within "
+                   "the scan of {limits[attention_scan_count]}",
              source=at(f"{ATTN}/boundedObservation"),
              faults=[returns("attention_items_unbounded", "limit", 10_000,
                              "Attention lists every candidate item, past itemsLimit.",

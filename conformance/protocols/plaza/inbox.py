@@ -114,7 +114,8 @@ def check_inbox_shape(ctx: CheckContext) -> None:
 
 
 @requirement(id="PLAZA-INBOX-LIMITS", level="MUST",
-             title="An inbox page holds 20 conversations compact and 60 full by default, limit when given",
+             title="An inbox page holds {limits[inbox_compact_default_count]} conversations compact and "
+                   "{limits[inbox_full_default_count]} full by default, limit when given",
              source=at("/inboxPagination/defaultLimits"))
 def check_inbox_limits(ctx: CheckContext) -> None:
     """A compact page holds 20 conversations by default, a full page 60; limit asks for

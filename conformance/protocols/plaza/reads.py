@@ -283,7 +283,8 @@ def check_read_order(ctx: CheckContext) -> None:
 
 
 @requirement(id="PLAZA-READ-LIMIT", level="MUST",
-             title="A page holds 20 messages by default, limit when given, at most 50",
+             title="A page holds {limits[read_limit_default_count]} messages by default, limit when given, "
+                   "at most {limits[read_limit_maximum_count]}",
              source=at(f"{PAGING}/limitDefault"),
              faults=["read_default_limit_wrong",
                      arguments("read_limit_plus_one", "cmd_read_conversation",
@@ -383,7 +384,7 @@ def integers_refused(found: list[Issue], data: Data, base: str) -> list[Issue]:
 
 @requirement(id="PLAZA-READ-SEQ-FORMAT", level="MUST",
              title="Seq cursors: canonical strings, safe integers normalised, unsafe numbers refused, "
-                   "9223372036854775807 accepted; returned cursors are canonical strings",
+                   "{limits[seq_maximum_count]} accepted; returned cursors are canonical strings",
              source=lambda profile: at(f"/schemas/command/anyOf/{command_index(profile, 'read_conversation')}"
                                        "/properties/after_seq"),
              faults=[answer("seq_number_refused", "command_semantic_issues",
@@ -436,7 +437,8 @@ def seq_max_refused(ref: PlazaReference) -> None:
 
 
 @requirement(id="PLAZA-READ-SEQ-ABOVE-MAX", level="SHOULD",
-             title="A seq string above 9223372036854775807 is refused (the schema's pattern alone allows it)",
+             title="A seq string above {limits[seq_maximum_count]} is refused (the schema's pattern alone "
+                   "allows it)",
              source=at(f"{PAGING}/after_seq"),
              faults=[setting("seq_above_max_accepted", "seq_maximum", 10**19 - 1,
                              "Seq strings above 9223372036854775807 are accepted (only the schema's 19-digit "

@@ -376,7 +376,8 @@ def check_recv_status(ctx: CheckContext) -> None:
 
 
 @requirement(id="PLAZA-RECV-WAIT", level="MUST",
-             title="wait_seconds: none or 0 answers at once, a short wait returns, above 25 is refused",
+             title="wait_seconds: none or 0 answers at once, a short wait returns, above "
+                   "{limits[wait_maximum_s]} is refused",
              source=at(f"{RECEIVE}/single_request_wait_seconds"), code="A2A_INVALID_PARAMETERS",
              code_faults=CODES)
 def check_recv_wait(ctx: CheckContext, strict: bool = False) -> None:
