@@ -124,4 +124,7 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings)
+PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings,
+                    modules=("conformance.protocols.plaza.reads", "conformance.protocols.plaza.evidence",
+                             "conformance.protocols.plaza.inbox", "conformance.protocols.plaza.attention",
+                             "conformance.protocols.plaza.receive"))

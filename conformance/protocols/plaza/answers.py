@@ -1,5 +1,6 @@
-"""Readers of Agent Plaza answers shared by the mailbox checks, and the conversations the
-checks build (texts, own message ids, rounds).
+"""Readers of Agent Plaza answers shared by the mailbox checks (reads.py, evidence.py,
+inbox.py, attention.py, receive.py), and the conversations the checks build (texts, own
+message ids, rounds).
 
 The document names few answer fields and no containers (docs/architecture.md, "The judging
 rule"), so these readers find things by content, with conformance/locate.py: a message
@@ -21,8 +22,10 @@ from conformance import locate
 from conformance.check import CheckContext, CheckFailed
 from conformance.checks.errors import (
     expect_list,
+    expect_mapping,
     expect_result,
 )
+from conformance.model import Profile
 from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, dig, fresh_id
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
@@ -77,14 +80,17 @@ field = locate.member  # a member the document names, wherever the answer puts i
 has_field = locate.has_member
 
 
-def listed(ctx: CheckContext, answer: dict[str, Any], name: str, what: str, marker: Callable[[Any], bool]) -> list[dict[str, Any]]:
+def listed(ctx: CheckContext, answer: dict[str, Any], name: str, what: str,
+           marker: Callable[[Any], bool]) -> list[dict[str, Any]]:
     """The list ``answer[name]`` (the profile's name), or else the one top-level list whose
     entries ``marker`` recognises: the document names the rows' fields, not their list."""
     found = answer.get(name)
     if not isinstance(found, list):
-        found = next((v for v in answer.values() if isinstance(v, list) and v and all(marker(x) for x in v)), found)
+        found = next((v for v in answer.values() if isinstance(v, list) and v and all(marker(x) for x in v)),
+                     found)
     rows = expect_list(ctx, found, f"{what}: the {name} list")
-    ctx.expect(all(isinstance(r, dict) for r in rows), f"{what}: {name} holds entries that are not objects: {json_excerpt(rows)}",
+    ctx.expect(all(isinstance(r, dict) for r in rows),
+               f"{what}: {name} holds entries that are not objects: {json_excerpt(rows)}",
                kind="malformed_answer")
     return rows
 
@@ -96,6 +102,12 @@ def reason_of(reply: Reply) -> Any:
     """The ErrorInfo reason of a refusal (the document's error detail), or None."""
     data = reply.error_data if isinstance(reply.error_data, list) else [reply.error_data]
     return next((d.get("reason") for d in data if isinstance(d, dict) and "reason" in d), None)
+
+
+def command_index(profile: Profile, name: str) -> int:
+    """The position of a command's branch in /schemas/command/anyOf (a requirement's source)."""
+    branches = profile.spec["schemas"]["command"]["anyOf"]
+    return next(i for i, b in enumerate(branches) if dig(b, "properties", "operation", "const") == name)
 
 
 def follow(c: PlazaClient, request: Any, who: str, what: str) -> Reply:
@@ -202,7 +214,8 @@ def own_id(c: PlazaClient, who: str, conn: str, text: str) -> str:
         answer = page(c, who, conn, "read_conversation", view="latest")
         found = [r.get("id") for r in records(c.ctx, answer, "read_conversation") if locate.holds(r, text)]
         c.ctx.expect(found and isinstance(found[-1], str),
-                     f"looked for the message record (record_type {evidence(c.ctx)['message_record_type']!r} or seq and id) carrying {text!r} and its id "
+                     f"looked for the message record (record_type {evidence(c.ctx)['message_record_type']!r} "
+                     f"or seq and id) carrying {text!r} and its id "
                      f"in the latest page and found none: {json_excerpt(answer)}", kind="malformed_answer")
     return str(found[-1])
 
@@ -218,9 +231,35 @@ def round_of(ctx: CheckContext, answer: Any, what: str) -> int:
     """The page's round_no (the document tells callers to carry the returned one)."""
     value = field(answer, "round_no")
     ctx.expect(isinstance(value, int) and not isinstance(value, bool),
-               f"{what}: looked for round_no anywhere in the answer and found {value!r} ({json_excerpt(answer)}); the document "
-               "tells callers to carry the returned one", kind="malformed_answer")
+               f"{what}: looked for round_no anywhere in the answer and found {value!r} "
+               f"({json_excerpt(answer)}); the document tells callers to carry the returned one",
+               kind="malformed_answer")
     return value if isinstance(value, int) else 0
+
+
+# ----------------------------------------------------------------------------------------------
+# what several parts read: attention, and the state a read-only command leaves
+# ----------------------------------------------------------------------------------------------
+def attention(c: PlazaClient, who: str, what: str = "inbox_summary") -> dict[str, Any]:
+    """inbox_summary's mailbox_attention (the document's responseField), wherever the data puts it."""
+    data = c.data_of(c.command("inbox_summary", {}, who), what)
+    name = c.ctx.profile.spec["mailboxAttention"]["responseField"]
+    return expect_mapping(c.ctx, field(data, name),
+                          f"{what}: looked for {name} anywhere in the data part: {json_excerpt(data)};")
+
+
+def unchanged(c: PlazaClient, name: str, fields: dict[str, Any], who: str) -> None:
+    """With control: the stored state is the same before and after the command's replay
+    (the first call may record its messageId for replays; the same request again must
+    change nothing more when the command is read-only)."""
+    message_id = fresh_id()
+    c.data_of(c.command(name, fields, who, message_id=message_id), name)
+    if not c.ctx.run.control_path:
+        return
+    state = c.snapshot()
+    c.data_of(c.command(name, fields, who, message_id=message_id), f"{name} replayed")
+    c.ctx.expect(c.snapshot() == state, f"the stored state changed with a replayed {name} "
+                 "(a read-only command)", kind="state_changed")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -256,7 +295,8 @@ def ack_triple(data: Any, client_key: str | None = None) -> dict[str, Any] | Non
     if not views or not receipts:
         return None
     holder = locate.object_holding(data, views[0].value) or {}
-    batch_id = next((f.value for f in locate.strings(holder, UUID) if f.value != client_key and f.parent is holder), None)
+    batch_id = next((f.value for f in locate.strings(holder, UUID)
+                     if f.value != client_key and f.parent is holder), None)
     return {"batch_id": batch_id, "view_id": views[0].value, "receipt": receipts[0].value}
 
 
@@ -295,9 +335,9 @@ def delivered(c: PlazaClient, data: Any, what: str, key: str | None = None) -> d
     the answer has work items but nothing that acknowledges them)."""
     found = ack_triple(data, key)
     if found is None:
-        broken(f"{what}: looked for the batch's ack_request (a receive_ack with batch_id, view_id and receipt), an "
-               f"a2a_ack_request, or a 64-hex view_id beside a 43-character receipt anywhere in the answer and found none: "
-               f"{json_excerpt(data)}")
+        broken(f"{what}: looked for the batch's ack_request (a receive_ack with batch_id, view_id and "
+               f"receipt), an a2a_ack_request, or a 64-hex view_id beside a 43-character receipt anywhere in "
+               f"the answer and found none: {json_excerpt(data)}")
     return found
 
 
@@ -308,7 +348,8 @@ def drain(c: PlazaClient, who: str, key: str) -> None:
             data = pull(c, who, key, "receive_pull (drain)", limit=40)
             if not items_of(data):
                 return
-            expect_result(c.ctx, ack(c, who, key, delivered(c, data, "receive_pull (drain)", key)), "receive_ack (drain)")
+            expect_result(c.ctx, ack(c, who, key, delivered(c, data, "receive_pull (drain)", key)),
+                          "receive_ack (drain)")
 
 
 def receiver(c: PlazaClient, who: str, *pairs: tuple[str, str]) -> str:

@@ -16,7 +16,6 @@ from conformance.protocols.plaza import (
     friendship,
     groups,
     machine_parts,
-    mailbox,
     private,
     wire,
 )
@@ -33,7 +32,7 @@ def build(profile: Profile) -> list[Requirement]:
     t = Table(profile)
     machine = t.req("PLAZA-MACHINE", "MUST", "Invitations, decisions, texts, reads, replays and cancels agree with the friendship model",
                     t.at("/consent"), check_machine, ("pending_treated_as_accepted", "replay_stores_again", "foreign_task_readable"))
-    rows = [*wire.rows(t), *friendship.rows(t), machine, *machine_parts.rows(t), *mailbox.rows(t), *groups.rows(t), *private.rows(t),
+    rows = [*wire.rows(t), *friendship.rows(t), machine, *machine_parts.rows(t), *groups.rows(t), *private.rows(t),
             *continuation.rows(t), *commands.rows(t)]
     # what lasts comes last, stops after plans: a run that may change a disposable agent for
     # good (keeper.py) does so once every other row has used it
