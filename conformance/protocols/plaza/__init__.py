@@ -124,4 +124,12 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings)
+PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings,
+                    modules=("conformance.protocols.plaza.machine_parts",
+                             "conformance.protocols.plaza.groups",
+                             "conformance.protocols.plaza.groups_membership",
+                             "conformance.protocols.plaza.groups_messages",
+                             "conformance.protocols.plaza.private",
+                             "conformance.protocols.plaza.private_channels",
+                             "conformance.protocols.plaza.continuation",
+                             "conformance.protocols.plaza.continuation_direct"))

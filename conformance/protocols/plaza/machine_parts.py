@@ -17,7 +17,7 @@ predicts.
   opens them), a replayed envelope is never stored twice, only the recipient acknowledges.
 - OfferMachine: alice and bob offer, re-offer (the new offer supersedes the caller's open
   one), withdraw, decide with both ids, retry with the same request_key and read
-  direct_status, per docs/agent-plaza.md "Continuation" and part_continuation.py: a retry
+  direct_status, per docs/agent-plaza.md "Continuation" and reference_continuation.py: a retry
   answers the same offer while it stands (other data under the key is refused), only the
   maker withdraws, a decision names the caller's own open offer and the peer's, both
   accepting the same pair exchanges it.
@@ -37,14 +37,13 @@ from hypothesis.stateful import precondition, rule
 
 from conformance.check import CheckContext
 from conformance.checks.errors import expect_refused
+from conformance.declare import at, chosen, requirement
 from conformance.machine import ProfileMachine
-from conformance.model import Requirement
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, fresh_id
 from conformance.protocols.plaza.continuation import endpoint, offer_fields, offer_id, walk
 from conformance.protocols.plaza.groups import call, contents, group_id_of, ok, prop, send
 from conformance.protocols.plaza.private import SIGNED, Channel, Relay, new_pair
 from conformance.protocols.plaza.sealed import KeyPair, unseal
-from conformance.table import Table
 from conformance.transport.binding import Reply
 
 AGENTS = (ALICE, BOB, CAROL)
@@ -525,37 +524,37 @@ class OfferMachine(ProfileMachine):
 
 
 # ----------------------------------------------------------------------------------------------
-# rows
+# the machines' requirements
 # ----------------------------------------------------------------------------------------------
+@requirement(id="PLAZA-GROUP-MACHINE", level="MUST",
+             title="Invitations, applications, admission, leaving, messages, retries and grants in any order agree "
+                   "with the group model: only members read, nothing from before joining, non-members' and "
+                   "unauthorized sends refused, revocation at once",
+             source=at("/groupChat"), faults=["history_before_join_visible", "revoke_ignored", "join_admits_at_once"])
 def check_groups(ctx: CheckContext) -> None:
     ctx.run_machine(GroupMachine)
 
 
+@requirement(id="PLAZA-PRIV-MACHINE", level="MUST",
+             title="Keys, channel offers, accepts, closes, sealed sends, replays, receives and acks in any order "
+                   "agree with the channel model: sends only on active channels, each recipient receives exactly "
+                   "what was sent (ciphertext unchanged), never twice",
+             source=at("/durableReceive/encrypted_private_chat"),
+             faults=["offer_activates_channel", "channel_close_ignored", "envelope_replay_accepted"])
 def check_channels(ctx: CheckContext) -> None:
     ctx.run_machine(ChannelMachine)
 
 
+# the model's rules (a new offer supersedes, which offer a decision may name) are the
+# profile's reading of the document's offer fields (docs/agent-plaza.md#continuation)
+@requirement(id="PLAZA-DIRECT-MACHINE", level="SHOULD",
+             title="Offers, re-offers, withdrawals, decisions, retries and status in any order agree with the "
+                   "profile's direct-offer model: a new offer supersedes, a retry answers the standing offer only, "
+                   "only the maker withdraws, decisions name both open offers",
+             source=chosen("docs/agent-plaza.md#continuation"),
+             faults=["withdraw_ignored", "retry_new_offer", "withdraw_peer_offer"])
 def check_offers(ctx: CheckContext) -> None:
     ctx.run_machine(OfferMachine)
 
 
-def rows(t: Table) -> list[Requirement]:
-    return [
-        t.req("PLAZA-GROUP-MACHINE", "MUST", "Invitations, applications, admission, leaving, messages, retries and grants in any "
-              "order agree with the group model: only members read, nothing from before joining, non-members' and "
-              "unauthorized sends refused, revocation at once", t.at("/groupChat"), check_groups,
-              ("history_before_join_visible", "revoke_ignored", "join_admits_at_once")),
-        t.req("PLAZA-PRIV-MACHINE", "MUST", "Keys, channel offers, accepts, closes, sealed sends, replays, receives and acks in any "
-              "order agree with the channel model: sends only on active channels, each recipient receives exactly what was "
-              "sent (ciphertext unchanged), never twice", t.at("/durableReceive/encrypted_private_chat"), check_channels,
-              ("offer_activates_channel", "channel_close_ignored", "envelope_replay_accepted")),
-        # the model's rules (a new offer supersedes, which offer a decision may name) are the
-        # profile's reading of the document's offer fields (docs/agent-plaza.md#continuation)
-        t.req("PLAZA-DIRECT-MACHINE", "SHOULD", "Offers, re-offers, withdrawals, decisions, retries and status in any order agree "
-              "with the profile's direct-offer model: a new offer supersedes, a retry answers the standing offer only, only the "
-              "maker withdraws, decisions name both open offers", t.chosen("docs/agent-plaza.md#continuation"), check_offers,
-              ("withdraw_ignored", "retry_new_offer", "withdraw_peer_offer")),
-    ]
-
-
-__all__ = ["ChannelMachine", "GroupMachine", "OfferMachine", "rows"]
+__all__ = ["ChannelMachine", "GroupMachine", "OfferMachine"]
