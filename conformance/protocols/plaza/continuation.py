@@ -69,7 +69,8 @@ DOCS = chosen("docs/agent-plaza.md#continuation")
 # ----------------------------------------------------------------------------------------------
 def branch(ctx: CheckContext, name: str) -> dict[str, Any]:
     """The schema branch of a command (read from the document, never typed again)."""
-    return dict(next(b for b in ctx.profile.spec["schemas"]["command"]["anyOf"] if b["properties"]["operation"]["const"] == name))
+    return dict(next(b for b in ctx.profile.spec["schemas"]["command"]["anyOf"]
+                     if b["properties"]["operation"]["const"] == name))
 
 
 def walk(value: Any) -> Iterator[Any]:
@@ -84,13 +85,15 @@ def reported(answer: Any, key: str) -> list[Any]:
 
 def leaves(answer: Any) -> dict[tuple[Any, ...], Any]:
     """The plain values of an answer by their place (two answers of one command share places)."""
-    return {f.path: f.value for f in locate.walk(answer) if f.value is None or isinstance(f.value, str | int | float | bool)}
+    return {f.path: f.value for f in locate.walk(answer) if f.value is None
+            or isinstance(f.value, str | int | float | bool)}
 
 
 def flipped(a: Any, b: Any) -> list[tuple[Any, ...]]:
     """The places where one answer holds a boolean the other holds negated."""
     left, right = leaves(a), leaves(b)
-    return [p for p, v in left.items() if isinstance(v, bool) and isinstance(right.get(p), bool) and right[p] is not v]
+    return [p for p, v in left.items() if isinstance(v, bool) and isinstance(right.get(p), bool)
+            and right[p] is not v]
 
 
 def endpoint(ctx: CheckContext) -> dict[str, Any]:
@@ -100,7 +103,8 @@ def endpoint(ctx: CheckContext) -> dict[str, Any]:
     key = props["public_key"]["properties"]
     x = base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")
     return {"protocol": props["protocol"]["const"], "receive_mode": props["receive_mode"]["enum"][0],
-            "url": "https://agent.example/direct", "public_key": {"kty": key["kty"]["const"], "crv": key["crv"]["const"], "x": x}}
+            "url": "https://agent.example/direct",
+            "public_key": {"kty": key["kty"]["const"], "crv": key["crv"]["const"], "x": x}}
 
 
 def offer_fields(ctx: CheckContext, connection: str, key: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -114,8 +118,9 @@ def offer_id(c: PlazaClient, reply: Reply, what: str) -> str:
     data = c.data_of(reply, what)
     found = minted(c.ctx, data, sent_strings(reply))
     if not found:
-        raise CheckFailed(f"{what}: " + locate.Search("an offer id the target minted (a UUID the request did not carry "
-                                                      "and no agent's)").looked_for(data), "malformed_answer")
+        raise CheckFailed(f"{what}: " + locate.Search("an offer id the target minted (a UUID the request did "
+                                                      "not carry and no agent's)").looked_for(data),
+                          "malformed_answer")
     return found[0]
 
 
@@ -125,7 +130,9 @@ def make_offer(c: PlazaClient, who: str, connection: str, what: str, **extra: An
 
 
 def decide(c: PlazaClient, who: str, connection: str, own: str, peer: str, decision: str = "accept") -> Reply:
-    return c.command("direct_decide", {"connection_id": connection, "offer_id": own, "peer_offer_id": peer, "decision": decision}, who)
+    return c.command("direct_decide",
+                     {"connection_id": connection, "offer_id": own, "peer_offer_id": peer,
+                      "decision": decision}, who)
 
 
 def withdraw(c: PlazaClient, who: str, connection: str, offer: str) -> Reply:
@@ -158,8 +165,9 @@ def as_participant(ref: PlazaReference, method: str) -> None:
              title="Omitted capability flags take the schema's defaults",
              source=at(f"{COMMANDS}/6/properties/document/properties"),
              faults=[answer("capability_defaults_wrong", "capability_defaults",
-                            "Omitted capability flags are recorded as true (the schema's defaults are site_mailbox "
-                            "true, the others false).", edit=lambda defaults: {name: True for name in defaults})])
+                            "Omitted capability flags are recorded as true (the schema's defaults are "
+                            "site_mailbox true, the others false).",
+                            edit=lambda defaults: {name: True for name in defaults})])
 @served(CONTINUATION)
 def check_capabilities(ctx: CheckContext) -> None:
     """A declared document's omitted flags take the schema's defaults (site_mailbox true, the
@@ -168,10 +176,12 @@ def check_capabilities(ctx: CheckContext) -> None:
     declaring nothing again moves every boolean back (the omitted flag took its default, not
     the value declared before)."""
     c = PlazaClient(ctx)
-    defaults = {name: s["default"] for name, s in branch(ctx, "continuation_capabilities")["properties"]["document"]["properties"].items()}
+    flags = branch(ctx, "continuation_capabilities")["properties"]["document"]["properties"]
+    defaults = {name: s["default"] for name, s in flags.items()}
 
     def declare(document: dict[str, Any]) -> dict[str, Any]:
-        return c.data_of(c.command("continuation_capabilities", {"document": document}), f"continuation_capabilities {document}")
+        return c.data_of(c.command("continuation_capabilities", {"document": document}),
+                         f"continuation_capabilities {document}")
 
     base = declare({})
     silent: list[str] = []
@@ -182,24 +192,27 @@ def check_capabilities(ctx: CheckContext) -> None:
             if not [p for p in flipped(base, turned) if values[p] is (not default)]:
                 silent.append(name)
             again = declare({})
-            ctx.expect(not flipped(base, again), f"declaring {{}} after {{{name}: {not default}}} answered {json_excerpt(again)}, "
-                       f"the first {{}} {json_excerpt(base)}: the omitted {name} kept the value declared before; omitted flags "
-                       f"take the schema's defaults {defaults}", kind="state_changed")
+            ctx.expect(not flipped(base, again),
+                       f"declaring {{}} after {{{name}: {not default}}} answered {json_excerpt(again)}, "
+                       f"the first {{}} {json_excerpt(base)}: the omitted {name} kept the value declared "
+                       f"before; omitted flags take the schema's defaults {defaults}", kind="state_changed")
     if len(silent) == len(defaults):
-        raise Untested(f"declaring each flag against its default changed no boolean of the answer: it reports no declared "
-                       f"flag to judge ({json_excerpt(base)})")
-    ctx.expect(not silent, f"declaring {silent} against the schema's default changed nothing in the answer, which does report "
-               f"the other flags: with the document omitting them they already had the declared value, not the defaults "
-               f"{defaults} ({json_excerpt(base)})", kind="state_changed")
+        raise Untested("declaring each flag against its default changed no boolean of the answer: it "
+                       f"reports no declared flag to judge ({json_excerpt(base)})")
+    ctx.expect(not silent,
+               f"declaring {silent} against the schema's default changed nothing in the answer, which does "
+               "report the other flags: with the document omitting them they already had the declared "
+               f"value, not the defaults {defaults} ({json_excerpt(base)})", kind="state_changed")
 
 
 @requirement(id="PLAZA-CONT-NEGOTIATE", level="MUST", optional=CONTINUATION,
              title="continuation_negotiate takes the schema's defaults; only participants negotiate",
              source=at(f"{COMMANDS}/7/properties"),
              faults=[arguments("negotiate_defaults_wrong", "cmd_continuation_negotiate",
-                               "A negotiation without preference is taken as site_mailbox (the schema's default is "
-                               "automatic).",
-                               edit=lambda data: {"preference": "site_mailbox", "request_owner_permission": False,
+                               "A negotiation without preference is taken as site_mailbox (the schema's "
+                               "default is automatic).",
+                               edit=lambda data: {"preference": "site_mailbox",
+                                                  "request_owner_permission": False,
                                                   **data})])
 @served(CONTINUATION)
 def check_negotiate(ctx: CheckContext) -> None:
@@ -217,18 +230,26 @@ def check_negotiate(ctx: CheckContext) -> None:
     bare = negotiate("continuation_negotiate naming only its connection")
     with ctx.subcheck("preference"):
         enum, default = props["preference"]["enum"], props["preference"]["default"]
-        shown = {v: Counter(f.value for f in locate.enum_values(negotiate(f"preference {v}", preference=v), enum)) for v in enum}
-        if len({tuple(sorted(counts.items())) for counts in shown.values()}) > 1:  # the answer shows the preference
+        shown = {v: Counter(f.value
+                            for f in locate.enum_values(negotiate(f"preference {v}", preference=v), enum))
+                 for v in enum}
+        if len({tuple(sorted(counts.items()))
+                for counts in shown.values()}) > 1:  # the answer shows the preference
             got = Counter(f.value for f in locate.enum_values(bare, enum))
-            ctx.expect(got == shown[default], f"without preference the negotiation reports the values {dict(got)}; with the "
-                       f"schema's default {default!r} it reports {dict(shown[default])}", kind="state_changed")
+            ctx.expect(got == shown[default],
+                       f"without preference the negotiation reports the values {dict(got)}; with the "
+                       f"schema's default {default!r} it reports {dict(shown[default])}",
+                       kind="state_changed")
     with ctx.subcheck("request_owner_permission"):
         default = props["request_owner_permission"]["default"]
-        chosen = {v: negotiate(f"request_owner_permission {v}", request_owner_permission=v) for v in (True, False)}
+        chosen = {v: negotiate(f"request_owner_permission {v}", request_owner_permission=v)
+                  for v in (True, False)}
         moved = flipped(chosen[True], chosen[False])
         wrong = [p for p in moved if leaves(bare).get(p) is not leaves(chosen[default]).get(p)]
-        ctx.expect(not wrong, f"without request_owner_permission the negotiation answers {json_excerpt(bare)}; with the "
-                   f"schema's default {default} it answers {json_excerpt(chosen[default])}", kind="state_changed")
+        ctx.expect(not wrong,
+                   f"without request_owner_permission the negotiation answers {json_excerpt(bare)}; with the "
+                   f"schema's default {default} it answers {json_excerpt(chosen[default])}",
+                   kind="state_changed")
     refused(ctx, c.command("continuation_negotiate", {"connection_id": connection}, CAROL),
             "carol's continuation_negotiate in alice and bob's connection")
 
@@ -242,7 +263,8 @@ def negotiate_by_stranger(ref: PlazaReference) -> None:
 def declare_everything(c: PlazaClient, who: str) -> None:
     flags = branch(c.ctx, "continuation_capabilities")["properties"]["document"]["properties"]
     with c.ctx.setup(f"{who} declares every capability", by="PLAZA-CONT-CAPABILITIES"):
-        expect_result(c.ctx, c.command("continuation_capabilities", {"document": {k: True for k in flags}}, who),
+        expect_result(c.ctx,
+                      c.command("continuation_capabilities", {"document": {k: True for k in flags}}, who),
                       "continuation_capabilities declaring everything")
 
 
@@ -267,7 +289,8 @@ def check_self_reported(ctx: CheckContext) -> None:
 
 @check_self_reported.fault
 def declared_capabilities_authorize(ref: PlazaReference) -> None:
-    """A declared direct_send lets an offer or negotiation through without current consent (declarations are self-reported)."""
+    """A declared direct_send lets an offer or negotiation through without current consent
+    (declarations are self-reported)."""
     @replaces(ref, "active_connection")
     def active(original: Any, who: Principal, connection_id: str) -> Any:
         if ref.declared(who.visitor_id).get("direct_send"):
@@ -288,17 +311,19 @@ def check_no_self_grant(ctx: CheckContext) -> None:
     connection = c.befriend()
     c.command("continuation_capabilities", {"document": {"external_owner_delegation": True}}, "reader")
     fields = offer_fields(ctx, connection, external_owner_delegation=True)
-    refused(ctx, c.command("direct_offer", fields, "reader"), "the bound Agent's direct_offer claiming external_owner_delegation")
+    refused(ctx, c.command("direct_offer", fields, "reader"),
+            "the bound Agent's direct_offer claiming external_owner_delegation")
 
 
 @check_no_self_grant.fault
 def delegation_claim_grants(ref: PlazaReference) -> None:
-    """A command claiming external_owner_delegation runs with a visitor's full authority (a bound Agent cannot self-grant)."""
+    """A command claiming external_owner_delegation runs with a visitor's full authority (a
+    bound Agent cannot self-grant)."""
     @replaces(ref, "run_command")
     def run_command(original: Any, call: Call, message: Data, data: Data) -> Any:
         if data.get("external_owner_delegation") is True:
-            call = Call(Principal(call.principal.visitor_id, frozenset(ref.supported_scopes), VISITOR), call.method, call.params,
-                        call.request_id)
+            call = Call(Principal(call.principal.visitor_id, frozenset(ref.supported_scopes), VISITOR),
+                        call.method, call.params, call.request_id)
         return original(call, message, data)
 
 
@@ -306,12 +331,13 @@ def delegation_claim_grants(ref: PlazaReference) -> None:
 # routing
 # ----------------------------------------------------------------------------------------------
 @requirement(id="PLAZA-ROUTE-GLOBAL-NO-CONTEXT", level="MUST", optional=CONTINUATION,
-             title="Global continuation commands take no contextId; continuation_status without connection_id "
-                   "is global",
+             title="Global continuation commands take no contextId; continuation_status without "
+                   "connection_id is global",
              source=at(f"{FC}/routing"),
              faults=[refuses("global_status_needs_connection", "cmd_continuation_status",
                              lambda who, data: SiteError(NOT_FOUND, "no such connection"),
-                             "continuation_status without connection_id is refused (it is the global status).",
+                             "continuation_status without connection_id is refused (it is the global "
+                             "status).",
                              when=lambda who, data: "connection_id" not in data)])
 @served(CONTINUATION)
 def check_global_no_context(ctx: CheckContext) -> None:
@@ -319,7 +345,8 @@ def check_global_no_context(ctx: CheckContext) -> None:
     global command is refused or ignored, never taken as the connection it names."""
     c = PlazaClient(ctx)
     connection = c.befriend()
-    c.data_of(c.command("continuation_status", {}), "continuation_status without connection_id (the global status)")
+    c.data_of(c.command("continuation_status", {}),
+              "continuation_status without connection_id (the global status)")
     for name in GLOBAL_COMMANDS:
         with ctx.subcheck(name):
             bare = c.data_of(c.command(name, {}), f"{name} without contextId")
@@ -327,13 +354,16 @@ def check_global_no_context(ctx: CheckContext) -> None:
             if not reply.ok:
                 continue  # refusing is one reading of "omit contextId"
             routed = c.data_of(reply, f"{name} with a contextId")
-            ctx.expect(routed == bare, f"{name} with contextId {connection} answered {json_excerpt(routed)}, without it "
-                       f"{json_excerpt(bare)}: a global command is not routed by contextId", kind="state_changed")
+            ctx.expect(routed == bare,
+                       f"{name} with contextId {connection} answered {json_excerpt(routed)}, without it "
+                       f"{json_excerpt(bare)}: a global command is not routed by contextId",
+                       kind="state_changed")
 
 
 @check_global_no_context.fault
 def global_routed_by_context(ref: PlazaReference) -> None:
-    """A global continuation_status is routed to the connection its contextId names (global commands take no contextId)."""
+    """A global continuation_status is routed to the connection its contextId names (global
+    commands take no contextId)."""
     @replaces(ref, "run_command")
     def run_command(original: Any, call: Call, message: Data, data: Data) -> Any:
         if data["operation"] in GLOBAL_COMMANDS and "connection_id" not in data and "contextId" in message:
@@ -354,7 +384,8 @@ def check_global_context_ignored(ctx: CheckContext) -> None:
     for name in GLOBAL_COMMANDS:
         with ctx.subcheck(name):
             message = c.message_of(c.command(name, {}, context=connection), f"{name} with a contextId")
-            ctx.expect("contextId" not in message, f"{name} answered in context {message.get('contextId')!r}; a global "
+            ctx.expect("contextId" not in message,
+                       f"{name} answered in context {message.get('contextId')!r}; a global "
                        "command's answer names no context", kind="state_changed")
 
 
@@ -365,13 +396,15 @@ def global_context_refused(ref: PlazaReference) -> None:
     def issues(original: Any, message: Data) -> list[Issue]:
         data = message["parts"][0].get("data") or {}
         extra = [Issue("params.message.contextId", "not")] if (
-            data.get("operation") in GLOBAL_COMMANDS and "connection_id" not in data and "contextId" in message) else []
+            data.get("operation") in GLOBAL_COMMANDS and "connection_id" not in data
+            and "contextId" in message) else []
         return [*original(message), *extra]
 
 
-@fault
+@fault  # of PLAZA-ROUTE-NO-TASK-RECIPIENT-CODE (its code twin names it)
 def continuation_route_wrong_code(ref: PlazaReference) -> None:
-    """A continuation command with taskId or recipientId metadata is NOT_PERMITTED, not A2A_INVALID_PARAMETERS."""
+    """A continuation command with taskId or recipientId metadata is NOT_PERMITTED, not
+    A2A_INVALID_PARAMETERS."""
     @replaces(ref, "continuation_route_issues")
     def route(original: Any, message: Data, data: Data) -> list[Issue]:
         if original(message, data):
@@ -397,7 +430,8 @@ def check_no_task_recipient(ctx: CheckContext, strict: bool = False) -> None:
     }
     for label, (name, fields) in cases.items():
         with ctx.subcheck(f"{label} with taskId"):
-            refused(ctx, c.command(name, fields, taskId=fresh_id()), f"{name} with message.taskId", error=INVALID, strict=strict)
+            refused(ctx, c.command(name, fields, taskId=fresh_id()), f"{name} with message.taskId",
+                    error=INVALID, strict=strict)
         with ctx.subcheck(f"{label} with recipientId"):
             reply = c.command(name, fields, metadata={c.ext: {"recipientId": c.agent_id(BOB)}})
             refused(ctx, reply, f"{name} with recipientId metadata", error=INVALID, strict=strict)
@@ -411,11 +445,14 @@ def commission(**extra: Any) -> dict[str, Any]:
 
 
 @requirement(id="PLAZA-PLAN", level="MUST", optional=CONTINUATION, lasting=PLANS,
-             title="A plan commission within the schema's bounds is answered; renew_current renews the current plan",
+             title="A plan commission within the schema's bounds is answered; renew_current renews the "
+                   "current plan",
              source=at(f"{COMMANDS}/51"),
              faults=["plan_commission_refused",
-                     refuses("renew_refused_with_plan", "cmd_plan", lambda who, data: SiteError(INVALID_STATE, "cannot renew"),
-                             "renew_current is refused even with a current plan (it renews the current plan).",
+                     refuses("renew_refused_with_plan", "cmd_plan",
+                             lambda who, data: SiteError(INVALID_STATE, "cannot renew"),
+                             "renew_current is refused even with a current plan (it renews the current "
+                             "plan).",
                              when=lambda who, data: data.get("renew_current") and "commission" not in data)])
 @served(CONTINUATION)
 def check_plan(ctx: CheckContext) -> None:
@@ -423,7 +460,8 @@ def check_plan(ctx: CheckContext) -> None:
     ctx.lasting(ALICE, PLANS)
     c = PlazaClient(ctx)
     props = branch(ctx, "plan")["properties"]["commission"]["properties"]
-    full = commission(max_turns=props["max_turns"]["maximum"], expires_hours=props["expires_hours"]["maximum"],
+    full = commission(max_turns=props["max_turns"]["maximum"],
+                      expires_hours=props["expires_hours"]["maximum"],
                       questions=[{"question": "Which book?"}] * props["questions"]["maxItems"])
     reply = c.command("plan", full)
     if declined(ctx, reply):
@@ -460,16 +498,19 @@ def check_plan_renew(ctx: CheckContext) -> None:
     INVALID_STATE; with one, its expiry counts again from now."""
     c = PlazaClient(ctx)
     needs_control(c, "expiry needs the site's clock moved (advance_clock)")
-    refused(ctx, c.command("plan", {"renew_current": True}), "plan renew_current without any plan", error=INVALID_STATE_NAME, strict=True)
+    refused(ctx, c.command("plan", {"renew_current": True}), "plan renew_current without any plan",
+            error=INVALID_STATE_NAME, strict=True)
     expect_result(ctx, c.command("plan", commission(expires_hours=1)), "plan with expires_hours 1")
     before = plan_expiry(c, "the plan")
     advance(c, HOUR_S // 2)
     expect_result(ctx, c.command("plan", {"renew_current": True}), "plan renew_current")
     after = plan_expiry(c, "the renewed plan")
     ctx.expect(isinstance(before, str) and isinstance(after, str) and after > before,
-               f"renewing moved the plan's expiry from {before!r} to {after!r}; it counts again from now", kind="state_changed")
+               f"renewing moved the plan's expiry from {before!r} to {after!r}; it counts again from now",
+               kind="state_changed")
     advance(c, HOUR_S + 1)
-    refused(ctx, c.command("plan", {"renew_current": True}), "plan renew_current after the plan expired", error=INVALID_STATE_NAME,
+    refused(ctx, c.command("plan", {"renew_current": True}), "plan renew_current after the plan expired",
+            error=INVALID_STATE_NAME,
             strict=True)
 
 
@@ -478,7 +519,8 @@ def renew_without_plan_answered(ref: PlazaReference) -> None:
     """renew_current without a current plan is answered (the profile: INVALID_STATE)."""
     @replaces(ref, "cmd_plan")
     def plan(original: Any, who: Principal, data: Data) -> Any:
-        if data.get("renew_current") and "commission" not in data and ref.current_plan(who.visitor_id) is None:
+        if (data.get("renew_current") and "commission" not in data
+                and ref.current_plan(who.visitor_id) is None):
             return {"plan": None, "renewed": False}
         return original(who, data)
 
@@ -498,7 +540,8 @@ def renew_keeps_expiry(ref: PlazaReference) -> None:
              title="A current plan's max_turns bounds the agent's texts; renewing restores them",
              source=DOCS,
              faults=[noop("plan_budget_ignored", "plan_check_send",
-                          "Texts go out past the current plan's max_turns (the explicit budget is a final send check).")])
+                          "Texts go out past the current plan's max_turns (the explicit budget is a final "
+                          "send check).")])
 @served(CONTINUATION)
 def check_plan_budget(ctx: CheckContext) -> None:
     """The profile's choice (final_send_checks explicit_budget): a current plan's max_turns
@@ -509,8 +552,10 @@ def check_plan_budget(ctx: CheckContext) -> None:
     turns = int(branch(ctx, "plan")["properties"]["commission"]["properties"]["max_turns"]["minimum"]) + 1
     expect_result(ctx, c.command("plan", commission(max_turns=turns)), f"plan with max_turns {turns}")
     for n in range(turns):
-        expect_result(ctx, c.text(ALICE, f"turn {n + 1}", context=connection), f"text {n + 1} of {turns} under the plan")
-    refused(ctx, c.text(ALICE, "one turn too many", context=connection), f"text {turns + 1} under a plan of {turns} turns",
+        expect_result(ctx, c.text(ALICE, f"turn {n + 1}", context=connection),
+                      f"text {n + 1} of {turns} under the plan")
+    refused(ctx, c.text(ALICE, "one turn too many", context=connection),
+            f"text {turns + 1} under a plan of {turns} turns",
             error="NOT_PERMITTED", strict=True)
     expect_result(ctx, c.command("plan", {"renew_current": True}), "plan renew_current")
     expect_result(ctx, c.text(ALICE, "after renewing", context=connection), "a text after renewing the plan")

@@ -47,7 +47,8 @@ from conformance.transport.http import json_excerpt
 # direct offers
 # ----------------------------------------------------------------------------------------------
 def status_mentions(c: PlazaClient, who: str, connection: str, needle: str) -> bool:
-    data = c.data_of(c.command("direct_status", {"connection_id": connection}, who), f"direct_status as {who}")
+    data = c.data_of(c.command("direct_status", {"connection_id": connection}, who),
+                     f"direct_status as {who}")
     return any(isinstance(v, str) and v == needle for v in walk(data))
 
 
@@ -55,8 +56,8 @@ def status_mentions(c: PlazaClient, who: str, connection: str, needle: str) -> b
              title="A direct offer is answered and direct_status reports it to the connection's participants",
              source=at(f"{COMMANDS}/9/properties/endpoint"),
              faults=[answer("direct_status_hides_offers", "cmd_direct_status",
-                            "direct_status leaves out the peer's offers (it reports the connection's offers).",
-                            set={"peer_offers": []})])
+                            "direct_status leaves out the peer's offers (it reports the connection's "
+                            "offers).", set={"peer_offers": []})])
 @served(CONTINUATION)
 def check_offer(ctx: CheckContext) -> None:
     """An offer naming the direct protocol, a receive mode and an Ed25519 key is answered;
@@ -66,9 +67,11 @@ def check_offer(ctx: CheckContext) -> None:
     fields = offer_fields(ctx, connection)
     offer = offer_id(c, c.command("direct_offer", fields), "direct_offer")
     for who in (ALICE, BOB):
-        ctx.expect(status_mentions(c, who, connection, offer), f"direct_status as {who} does not report offer {offer}",
+        ctx.expect(status_mentions(c, who, connection, offer),
+                   f"direct_status as {who} does not report offer {offer}",
                    kind="state_changed")
-    refused(ctx, c.command("direct_status", {"connection_id": connection}, CAROL), "carol's direct_status of alice and bob's connection")
+    refused(ctx, c.command("direct_status", {"connection_id": connection}, CAROL),
+            "carol's direct_status of alice and bob's connection")
 
 
 @check_offer.fault
@@ -96,16 +99,20 @@ def check_offer_expiry(ctx: CheckContext) -> None:
     peer = offer_id(c, c.command("direct_offer", peer_fields, BOB), "bob's direct_offer (default expiry)")
     advance(c, short * HOUR_S + 1)
     with ctx.subcheck(f"after {short} h"):
-        refused(ctx, decide(c, BOB, connection, peer, mine), f"deciding with an offer {short} h past its expires_hours")
-        refused(ctx, c.command("direct_offer", copy.deepcopy(fields)), f"retrying an offer {short} h past its expires_hours")
+        refused(ctx, decide(c, BOB, connection, peer, mine),
+                f"deciding with an offer {short} h past its expires_hours")
+        refused(ctx, c.command("direct_offer", copy.deepcopy(fields)),
+                f"retrying an offer {short} h past its expires_hours")
     with ctx.subcheck(f"the default ({default} h) not yet passed"):
         again = c.command("direct_offer", copy.deepcopy(peer_fields), BOB)
         ctx.expect(again.ok and offer_id(c, again, "bob's retry") == peer,
-                   f"bob's offer without expires_hours is gone after {short} h ({again.describe()}); the default is {default} h",
+                   f"bob's offer without expires_hours is gone after {short} h ({again.describe()}); the "
+                   f"default is {default} h",
                    kind="state_changed")
     advance(c, (default - short) * HOUR_S)
     with ctx.subcheck(f"after the default {default} h"):
-        refused(ctx, c.command("direct_offer", copy.deepcopy(peer_fields), BOB), f"retrying an offer without expires_hours {default} h later")
+        refused(ctx, c.command("direct_offer", copy.deepcopy(peer_fields), BOB),
+                f"retrying an offer without expires_hours {default} h later")
 
 
 @check_offer_expiry.fault
@@ -134,16 +141,20 @@ def check_decide(ctx: CheckContext) -> None:
     connection = c.befriend()
     mine = make_offer(c, ALICE, connection, "alice offers")
     with ctx.subcheck("no peer offer"):
-        refused(ctx, decide(c, ALICE, connection, mine, fresh_id()), "a decision naming a peer offer that does not exist")
+        refused(ctx, decide(c, ALICE, connection, mine, fresh_id()),
+                "a decision naming a peer offer that does not exist")
     peer = make_offer(c, BOB, connection, "bob offers")
     with ctx.subcheck("sides swapped"):
-        refused(ctx, decide(c, ALICE, connection, peer, mine), "alice's decision naming bob's offer as her own")
+        refused(ctx, decide(c, ALICE, connection, peer, mine),
+                "alice's decision naming bob's offer as her own")
     with ctx.subcheck("an offer of another connection"):
         other = c.befriend(ALICE, CAROL)
         foreign = make_offer(c, CAROL, other, "carol offers to alice")
-        refused(ctx, decide(c, ALICE, connection, mine, foreign), "a decision naming an offer of another connection")
+        refused(ctx, decide(c, ALICE, connection, mine, foreign),
+                "a decision naming an offer of another connection")
     with ctx.subcheck("both offers"):
-        expect_result(ctx, decide(c, ALICE, connection, mine, peer), "alice's decision naming her offer and bob's")
+        expect_result(ctx, decide(c, ALICE, connection, mine, peer),
+                      "alice's decision naming her offer and bob's")
 
 
 @check_decide.fault
@@ -158,7 +169,8 @@ def decide_without_peer_offer(ref: PlazaReference) -> None:
 
 @check_decide.fault
 def decide_ignores_sides(ref: PlazaReference) -> None:
-    """A decision may name the peer's offer as the caller's own (offer_id is the caller's, peer_offer_id the peer's)."""
+    """A decision may name the peer's offer as the caller's own (offer_id is the caller's,
+    peer_offer_id the peer's)."""
     @replaces(ref, "side_offer")
     def side(original: Any, conn: Data, offer_id: str, by: str, what: str) -> Any:
         offer = ref.s["direct_offers"].get(offer_id)
@@ -206,8 +218,8 @@ def withdraw_peer_offer(ref: PlazaReference) -> None:
 
 
 @requirement(id="PLAZA-CONT-RETRY-RECHECK", level="MUST", optional=CONTINUATION,
-             title="A retried offer (same request_key) is the same offer, rechecked against current offers and "
-                   "permissions",
+             title="A retried offer (same request_key) is the same offer, rechecked against current offers "
+                   "and permissions",
              source=at(f"{FC}/retries"))
 @served(CONTINUATION)
 def check_retry(ctx: CheckContext) -> None:
@@ -219,7 +231,8 @@ def check_retry(ctx: CheckContext) -> None:
     first = offer_id(c, c.command("direct_offer", fields), "direct_offer")
     with ctx.subcheck("identical retry"):
         again = offer_id(c, c.command("direct_offer", copy.deepcopy(fields)), "the same direct_offer again")
-        ctx.expect(again == first, f"the same request_key and data answered offer {again}, the original is {first}",
+        ctx.expect(again == first,
+                   f"the same request_key and data answered offer {again}, the original is {first}",
                    kind="state_changed")
     with ctx.subcheck("after withdraw"):
         with ctx.setup("alice withdraws her offer", by="PLAZA-DIRECT-WITHDRAW"):
@@ -230,8 +243,11 @@ def check_retry(ctx: CheckContext) -> None:
         with ctx.setup("alice offers again", by="PLAZA-DIRECT-OFFER"):
             expect_result(ctx, c.command("direct_offer", key_fields), "a new direct_offer")
         with ctx.setup("alice removes the friendship", by="PLAZA-FRIEND-CONTROL"):
-            expect_result(ctx, c.command("friend_control", {"connection_id": connection, "decision": "remove"}), "friend_control remove")
-        refused(ctx, c.command("direct_offer", copy.deepcopy(key_fields)), "a retry of an offer after the friendship was removed")
+            expect_result(ctx,
+                          c.command("friend_control", {"connection_id": connection, "decision": "remove"}),
+                          "friend_control remove")
+        refused(ctx, c.command("direct_offer", copy.deepcopy(key_fields)),
+                "a retry of an offer after the friendship was removed")
 
 
 @check_retry.fault
@@ -264,13 +280,15 @@ def retry_after_removal_answered(ref: PlazaReference) -> None:
 # ----------------------------------------------------------------------------------------------
 def fallback_requests(data: dict[str, Any]) -> list[Any]:
     """The requests the answer offers at site_mailbox_fallback.a2a.read_request (the document's names)."""
-    return [dig(f, "a2a", "read_request") for f in reported(data, "site_mailbox_fallback") if dig(f, "a2a", "read_request") is not None]
+    return [dig(f, "a2a", "read_request") for f in reported(data, "site_mailbox_fallback")
+            if dig(f, "a2a", "read_request") is not None]
 
 
 def text_parts(fallback: Any) -> list[Any]:
     """The text parts of the SendMessage requests a fallback offers (a request's vocabulary is
     the document's: params.message.parts[*].text)."""
-    requests = [f.value for f in locate.walk(fallback) if isinstance(f.value, dict) and f.value.get("method") == "SendMessage"]
+    requests = [f.value for f in locate.walk(fallback) if isinstance(f.value, dict)
+                and f.value.get("method") == "SendMessage"]
     parts = [p for r in requests for p in (dig(r, "params", "message", "parts") or []) if isinstance(p, dict)]
     return [p for p in parts if "text" in p]
 
@@ -289,25 +307,32 @@ def check_fallback(ctx: CheckContext) -> None:
     connection = c.befriend()
     marker = text_of("before the fallback read")
     c.say(ALICE, connection, marker)
-    data = c.data_of(c.command("continuation_negotiate", {"connection_id": connection}), "continuation_negotiate")
+    data = c.data_of(c.command("continuation_negotiate", {"connection_id": connection}),
+                     "continuation_negotiate")
     found = fallback_requests(data)
     if not found:
-        raise Untested("the negotiation offers no fallback: " + locate.Search("site_mailbox_fallback.a2a.read_request (the "
-                                                                              "document's names)").looked_for(data))
+        search = locate.Search("site_mailbox_fallback.a2a.read_request (the document's names)")
+        raise Untested("the negotiation offers no fallback: " + search.looked_for(data))
     request = found[0]
     part = dig(request, "params", "message", "parts", 0, "data")
-    ctx.expect(isinstance(request, dict) and request.get("jsonrpc") == "2.0" and request.get("method") == "SendMessage"
-               and "id" in request and dig(request, "params", "message", "role") == ctx.profile.spec["wireFormat"]["requestRole"]
+    ctx.expect(isinstance(request, dict) and request.get("jsonrpc") == "2.0"
+               and request.get("method") == "SendMessage"
+               and "id" in request
+               and dig(request, "params", "message", "role") == ctx.profile.spec["wireFormat"]["requestRole"]
                and dig(part, "operation") == "read_conversation" and dig(part, "connection_id") == connection,
-               f"site_mailbox_fallback.a2a.read_request is no complete SendMessage reading this conversation: {json_excerpt(request)}",
+               "site_mailbox_fallback.a2a.read_request is no complete SendMessage reading this "
+               f"conversation: {json_excerpt(request)}",
                kind="malformed_answer")
     for fallback in reported(data, "site_mailbox_fallback"):
         texts = text_parts(fallback)
-        ctx.expect(not texts, f"the fallback's request carries reply text ({json_excerpt(texts)}): {json_excerpt(fallback)}",
+        ctx.expect(not texts,
+                   f"the fallback's request carries reply text ({json_excerpt(texts)}): "
+                   f"{json_excerpt(fallback)}",
                    kind="state_changed")
     reply = c.raw(json.dumps(request), ALICE)
     read = c.data_of(reply, "the fallback's read_request sent as it is")
-    ctx.expect(names(read, marker), f"the fallback's read_request, sent as it is, does not read the conversation: alice's "
+    ctx.expect(names(read, marker),
+               f"the fallback's read_request, sent as it is, does not read the conversation: alice's "
                f"text {marker!r} is not in its answer {json_excerpt(read)}", kind="state_changed")
 
 
@@ -324,12 +349,14 @@ def fallback_read_request_incomplete(ref: PlazaReference) -> None:
 
 @check_fallback.fault
 def fallback_request_with_text(ref: PlazaReference) -> None:
-    """The fallback's a2a.read_request carries a text part besides its read (the adapter supplies no reply text)."""
+    """The fallback's a2a.read_request carries a text part besides its read (the adapter
+    supplies no reply text)."""
     @replaces(ref, "mailbox_fallback")
     def fallback(original: Any, conn: Data) -> Data:
         out: Data = original(conn)
         if "a2a" in out:
-            out["a2a"]["read_request"]["params"]["message"]["parts"].append({"text": "Sounds good, see you there!"})
+            parts = out["a2a"]["read_request"]["params"]["message"]["parts"]
+            parts.append({"text": "Sounds good, see you there!"})
         return out
 
 
@@ -337,8 +364,8 @@ REPLY_FIELDS = ("text", "reply", "reply_text")
 
 
 @requirement(id="PLAZA-CONT-FALLBACK-NO-TEXT", level="SHOULD", optional=CONTINUATION,
-             title="The fallback holds no member named for reply text (text, reply, reply_text: the profile's "
-                   "reading of \"no reply text is supplied\")",
+             title="The fallback holds no member named for reply text (text, reply, reply_text: the "
+                   "profile's reading of \"no reply text is supplied\")",
              source=DOCS)
 @served(CONTINUATION)
 def check_fallback_no_text(ctx: CheckContext) -> None:
@@ -346,11 +373,14 @@ def check_fallback_no_text(ctx: CheckContext) -> None:
     named for text (text, reply, reply_text) anywhere."""
     c = PlazaClient(ctx)
     connection = c.befriend()
-    data = c.data_of(c.command("continuation_negotiate", {"connection_id": connection}), "continuation_negotiate",
+    data = c.data_of(c.command("continuation_negotiate", {"connection_id": connection}),
+                     "continuation_negotiate",
                      ("site_mailbox_fallback",))
     fallback = data["site_mailbox_fallback"]
-    named = sorted({k for f in locate.walk(fallback) if isinstance(f.value, dict) for k in f.value if k in REPLY_FIELDS})
-    ctx.expect(not named, f"the fallback supplies reply text ({named}): {json_excerpt(fallback)}", kind="state_changed")
+    named = sorted({k for f in locate.walk(fallback) if isinstance(f.value, dict) for k in f.value
+                    if k in REPLY_FIELDS})
+    ctx.expect(not named, f"the fallback supplies reply text ({named}): {json_excerpt(fallback)}",
+               kind="state_changed")
 
 
 @check_fallback_no_text.fault
@@ -374,16 +404,23 @@ def check_mailbox_remains(ctx: CheckContext) -> None:
     connection = c.befriend()
     with ctx.setup("both sides negotiate and exchange offers", by="PLAZA-DIRECT-DECIDE"):
         for who in (ALICE, BOB):
-            expect_result(ctx, c.command("continuation_negotiate", {"connection_id": connection}, who), f"{who} negotiates")
-        mine, peer = make_offer(c, ALICE, connection, "alice offers"), make_offer(c, BOB, connection, "bob offers")
+            expect_result(ctx, c.command("continuation_negotiate", {"connection_id": connection}, who),
+                          f"{who} negotiates")
+        mine = make_offer(c, ALICE, connection, "alice offers")
+        peer = make_offer(c, BOB, connection, "bob offers")
         expect_result(ctx, decide(c, ALICE, connection, mine, peer), "alice accepts")
         expect_result(ctx, decide(c, BOB, connection, peer, mine), "bob accepts")
     text = f"still by mailbox {fresh_id()[:8]}"
     reply = c.text(ALICE, text, context=connection)
-    ctx.expect(reply.ok, f"a text after the direct exchange was refused ({reply.describe()}); site mailbox chat remains available",
+    ctx.expect(reply.ok,
+               f"a text after the direct exchange was refused ({reply.describe()}); site mailbox chat "
+               "remains available",
                kind="rejected_valid")
-    data = c.data_of(c.command("read_conversation", {"connection_id": connection}, BOB), "bob reads the conversation")
-    ctx.expect(names(data, text), f"bob does not find alice's text sent after the exchange: {json_excerpt(data)}", kind="state_changed")
+    data = c.data_of(c.command("read_conversation", {"connection_id": connection}, BOB),
+                     "bob reads the conversation")
+    ctx.expect(names(data, text),
+               f"bob does not find alice's text sent after the exchange: {json_excerpt(data)}",
+               kind="state_changed")
 
 
 @check_mailbox_remains.fault

@@ -52,7 +52,8 @@ DRAIN_BATCHES = 250
 # The optional parts (profiles/agent-plaza.yaml ``optional:``) and the read-only command that
 # asks the target whether it serves each.
 GROUPS, PRIVATE_RELAY, CONTINUATION = "groups", "private_relay", "continuation"
-PROBES = {GROUPS: "group_authorization", PRIVATE_RELAY: "private_capabilities", CONTINUATION: "continuation_status"}
+PROBES = {GROUPS: "group_authorization", PRIVATE_RELAY: "private_capabilities",
+          CONTINUATION: "continuation_status"}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -87,8 +88,8 @@ def served(feature: str) -> Callable[[Callable[..., None]], Callable[..., None]]
     return gate
 
 
-def refused(c: PlazaClient | CheckContext, reply: Reply, what: str, *, error: Any = None, strict: bool = False,
-            invalid_ok: bool = False) -> None:
+def refused(c: PlazaClient | CheckContext, reply: Reply, what: str, *, error: Any = None,
+            strict: bool = False, invalid_ok: bool = False) -> None:
     """A refusal for the rule the check is about (the ambiguity rule: any refusal; ``strict``:
     ``error``, the profile's code). A refusal for another cause judges nothing: the command
     not served leaves the row untested, the credential or a quota blocks it, and invalid
@@ -96,14 +97,16 @@ def refused(c: PlazaClient | CheckContext, reply: Reply, what: str, *, error: An
     another site may call invalid) is a failure."""
     ctx = c.ctx if isinstance(c, PlazaClient) else c
     if declined(ctx, reply):
-        raise Untested(f"{what}: the target answers {UNSUPPORTED}, it does not serve this command: {reply.describe()}", "optional")
+        raise Untested(f"{what}: the target answers {UNSUPPORTED}, it does not serve this command: "
+                       f"{reply.describe()}", "optional")
     cause = cause_of(ctx, reply)
     if cause is not None:
-        raise Blocked(f"{what}: refused for the {cause}, not for what the check asks: {reply.describe()}", kind="refusal_cause")
+        raise Blocked(f"{what}: refused for the {cause}, not for what the check asks: {reply.describe()}",
+                      kind="refusal_cause")
     if (not invalid_ok and not reply.ok and error != INVALID
             and reply.error_code == catalog_entry(ctx.profile, INVALID).code):
-        ctx.fail(f"{what}: a schema-valid request was refused as invalid parameters ({reply.describe()}); what the check "
-                 "asks is refused for another reason", kind="rejected_valid")
+        ctx.fail(f"{what}: a schema-valid request was refused as invalid parameters ({reply.describe()}); "
+                 "what the check asks is refused for another reason", kind="rejected_valid")
     refused_as(ctx, reply, error, what, strict)
 
 
@@ -125,7 +128,8 @@ def sent_strings(reply: Reply) -> frozenset[str]:
 
 def agent_ids(ctx: CheckContext) -> set[str]:
     """The public ids of the run's agents (never an id a target minted for an object)."""
-    return {str(v["id"]) for v in ctx.run.credentials.values() if isinstance(v, dict) and isinstance(v.get("id"), str)}
+    return {str(v["id"]) for v in ctx.run.credentials.values() if isinstance(v, dict)
+            and isinstance(v.get("id"), str)}
 
 
 def minted(ctx: CheckContext, answer: Any, sent: Iterable[str] = ()) -> list[str]:
@@ -221,7 +225,8 @@ def command_at(name: str, tail: str = "") -> Callable[[Profile], At]:
 
 def prop(ctx: CheckContext, command: str, *path: str) -> Any:
     """A field's schema in a command's branch (``rules``' fields with ``"rules", name``)."""
-    node: Any = ctx.profile.spec["schemas"]["command"]["anyOf"][branch_index(ctx.profile, command)]["properties"]
+    branch = ctx.profile.spec["schemas"]["command"]["anyOf"][branch_index(ctx.profile, command)]
+    node: Any = branch["properties"]
     for i, key in enumerate(path):
         node = node[key] if i == 0 else node["properties"][key]
     return node
@@ -272,8 +277,9 @@ def group_id_of(ctx: CheckContext, data: dict[str, Any], what: str) -> str:
     sent: frozenset[str] = getattr(data, "sent", frozenset())
     fresh = minted(ctx, data, sent)
     if not fresh:
-        raise CheckFailed(f"{what}: " + locate.Search("a group id the target minted (a UUID the request did not carry and "
-                                                      "no run agent's id)").looked_for(data), "malformed_answer")
+        raise CheckFailed(f"{what}: " + locate.Search("a group id the target minted (a UUID the request did "
+                                                      "not carry and no run agent's id)").looked_for(data),
+                          "malformed_answer")
     for name in sorted(s for s in sent if not UUID.match(s)):
         beside = locate.value_beside(data, name, lambda v: v in fresh)
         if isinstance(beside, str):
@@ -326,9 +332,9 @@ def seqs_of(ctx: CheckContext, items: list[Any], what: str) -> list[int]:
     common = set.intersection(*(set(p) for p in places)) if places else set()
     rising = [p for p in common if all(a[p] < b[p] for a, b in zip(places, places[1:], strict=False))]
     if not rising:
-        raise CheckFailed(f"{what}: " + locate.Search("a number at one place of every listed message that increases "
-                                                      "with the messages (a seq to page after)").looked_for(items),
-                          "malformed_answer")
+        search = locate.Search("a number at one place of every listed message that increases with the "
+                               "messages (a seq to page after)")
+        raise CheckFailed(f"{what}: " + search.looked_for(items), "malformed_answer")
     place = min(rising, key=lambda p: (max(d[p] for d in places), len(p)))
     return [d[place] for d in places]
 
@@ -351,7 +357,8 @@ def create(c: PlazaClient, who: Who = ALICE, *, grant: dict[str, Any] | None = N
            **fields: Any) -> str:
     """A new group of ``who`` (granted create, invite, join and send first, unless ``granted``)."""
     if not granted:
-        authorize(c, who, allow_create=True, allow_invite=True, allow_join=True, allow_send=True, **(grant or {}))
+        authorize(c, who, allow_create=True, allow_invite=True, allow_join=True, allow_send=True,
+                  **(grant or {}))
     fields.setdefault("name", text_of("group"))
     with c.ctx.setup(f"{label(who)} creates a group", by="PLAZA-GROUP-CREATE"):
         return group_id_of(c.ctx, ok(c, who, "group_create", **fields), "group_create")
@@ -392,8 +399,13 @@ def example_group(c: PlazaClient) -> str:
 
 
 # ----------------------------------------------------------------------------------------------
-# faults' helpers: a command run as if its owner had granted everything
+# faults' helpers: a schema default asked for, a command run as if its owner had granted everything
 # ----------------------------------------------------------------------------------------------
+def asked_for(command: str, field: str) -> Callable[[str, str], bool]:
+    """Whether ``group_default`` is asked for ``field`` of ``command``."""
+    return lambda asked, name: (asked, name) == (command, field)
+
+
 PERMISSIVE_GRANT = {"allow_create": True, "allow_join": True, "allow_invite": True, "allow_send": True,
                     "max_messages_per_hour": 60, "max_autonomous_turns": 6}
 
@@ -429,8 +441,10 @@ def check_auth_preflight(ctx: CheckContext) -> None:
             if moment == "after a grant":
                 authorize(c, ALICE)
             data = ok(c, ALICE, "group_authorization")
-            ctx.expect(any(isinstance(f.value, dict) and "permission_attention" in f.value for f in locate.walk(data)),
-                       f"group_authorization {moment} carries no permission_attention: {json_excerpt(data, 300)}")
+            ctx.expect(any(isinstance(f.value, dict) and "permission_attention" in f.value
+                           for f in locate.walk(data)),
+                       f"group_authorization {moment} carries no permission_attention: "
+                       f"{json_excerpt(data, 300)}")
 
 
 def state_of(data: dict[str, Any]) -> Any:
@@ -447,12 +461,15 @@ def check_auth_shape(ctx: CheckContext) -> None:
     c = PlazaClient(ctx)
     revoke(c, ALICE)
     before = ok(c, ALICE, "group_authorization")
-    ctx.expect(state_of(before) in ("none", "revoked") and dig(before, "permission_attention", "live") is False,
-               f"before a grant the preflight says {json_excerpt(before, 300)}; the profile says state none or revoked, live false")
+    ctx.expect(state_of(before) in ("none", "revoked")
+               and dig(before, "permission_attention", "live") is False,
+               f"before a grant the preflight says {json_excerpt(before, 300)}; the profile says state none "
+               "or revoked, live false")
     authorize(c, ALICE)
     after = ok(c, ALICE, "group_authorization")
     ctx.expect(state_of(after) == "active" and dig(after, "permission_attention", "live") is True,
-               f"after a grant the preflight says {json_excerpt(after, 300)}; the profile says state active, live true")
+               f"after a grant the preflight says {json_excerpt(after, 300)}; the profile says state active, "
+               "live true")
 
 
 @check_auth_shape.fault
@@ -469,7 +486,8 @@ def preflight_state_stale(ref: Any) -> None:
 def scope_lists(ctx: CheckContext, answer: Any) -> list[list[str]]:
     """The lists of the answer made only of the request's scope values (the schema's enum)."""
     allowed = set(prop(ctx, "group_authorization_request", "scopes")["items"]["enum"])
-    return [items for items in locate.lists_of(answer) if items and all(isinstance(i, str) and i in allowed for i in items)]
+    return [items for items in locate.lists_of(answer) if items
+            and all(isinstance(i, str) and i in allowed for i in items)]
 
 
 @requirement(id="PLAZA-GROUP-AUTH-REQUEST", level="MUST", optional=GROUPS,
@@ -486,10 +504,12 @@ def check_auth_request(ctx: CheckContext) -> None:
     first = ok(c, ALICE, "group_authorization_request", scopes=["allow_create"])
     again = ok(c, ALICE, "group_authorization_request", scopes=["allow_create"])
     with ctx.subcheck("no authority"):
-        refused(c, call(c, ALICE, "group_create", name=text_of("requested")), "group_create after only a request for allow_create")
+        refused(c, call(c, ALICE, "group_create", name=text_of("requested")),
+                "group_create after only a request for allow_create")
     with ctx.subcheck("deduplicated"):
         a, b = minted(ctx, first, first.sent), minted(ctx, again, again.sent)
-        ctx.expect(not (a and b) or set(a) & set(b), f"the same request twice named two requests, {a} and {b}: "
+        ctx.expect(not (a and b) or set(a) & set(b),
+                   f"the same request twice named two requests, {a} and {b}: "
                    "owner requests are deduplicated")
     with ctx.subcheck("default scopes"):
         data = ok(c, BOB, "group_authorization_request")
@@ -506,7 +526,8 @@ def request_grants_authority(ref: Any) -> None:
     def request(original: Any, who: Principal, data: Data) -> Data:
         out: Data = original(who, data)
         scopes = {name: True for name in data.get("scopes", [])}
-        ref.cmd_group_authorize(who, {"operation": "group_authorize", "owner_authorized": True, "request_key": ref.new_uuid(), **scopes})
+        ref.cmd_group_authorize(who, {"operation": "group_authorize", "owner_authorized": True,
+                                      "request_key": ref.new_uuid(), **scopes})
         return out
 
 
@@ -520,11 +541,6 @@ def requests_not_deduplicated(ref: Any) -> None:
                 row["status"] = "superseded"
         out: Data = original(who, data)
         return out
-
-
-def asked_for(command: str, field: str) -> Callable[[str, str], bool]:
-    """Whether ``group_default`` is asked for ``field`` of ``command``."""
-    return lambda asked, name: (asked, name) == (command, field)
 
 
 @requirement(id="PLAZA-GROUP-AUTHORIZE", level="MUST", optional=GROUPS,
@@ -547,13 +563,16 @@ def check_authorize(ctx: CheckContext) -> None:
         refused(c, call(c, ALICE, "group_create", name=text_of("ungranted")), "group_create without a grant")
     authorize(c, ALICE)
     with ctx.subcheck("create under the default grant"):
-        refused(c, call(c, ALICE, "group_create", name=text_of("default")), "group_create under a grant without allow_create")
+        refused(c, call(c, ALICE, "group_create", name=text_of("default")),
+                "group_create under a grant without allow_create")
     top = prop(ctx, "group_settings", "rules", "max_messages_per_hour")["maximum"]
-    gid = create(c, BOB, grant={"max_messages_per_hour": top}, rules={"member_invites": True, "max_messages_per_hour": top})
+    gid = create(c, BOB, grant={"max_messages_per_hour": top},
+                 rules={"member_invites": True, "max_messages_per_hour": top})
     with c.ctx.setup("bob invites alice", by="PLAZA-GROUP-MEMBERSHIP"):
         ok(c, BOB, "group_invite", group_id=gid, visitor_id=c.agent_id(ALICE))
     with ctx.subcheck("join under the default grant"):
-        expect_result(ctx, call(c, ALICE, "group_respond", group_id=gid, decision="accept"), "group_respond accept under the default grant")
+        expect_result(ctx, call(c, ALICE, "group_respond", group_id=gid, decision="accept"),
+                      "group_respond accept under the default grant")
     with ctx.subcheck("send under the default grant"):
         expect_result(ctx, send(c, ALICE, gid, text_of("default send")), "group_send under the default grant")
     with ctx.subcheck("invite under the default grant"):
@@ -562,9 +581,11 @@ def check_authorize(ctx: CheckContext) -> None:
     with ctx.subcheck("messages per hour under the default grant"):
         rate = int(prop(ctx, "group_authorize", "max_messages_per_hour")["default"])
         for i in range(rate - 1):  # one was sent above
-            expect_result(ctx, send(c, ALICE, gid, text_of(f"default rate {i}")), f"group_send {i + 2} of {rate} in the hour")
+            expect_result(ctx, send(c, ALICE, gid, text_of(f"default rate {i}")),
+                          f"group_send {i + 2} of {rate} in the hour")
         refused(c, send(c, ALICE, gid, text_of("over the default rate")),
-                f"group_send {rate + 1} within the hour under a grant of the default {rate} per hour (the group allows {top})")
+                f"group_send {rate + 1} within the hour under a grant of the default {rate} per hour (the "
+                f"group allows {top})")
 
 
 @check_authorize.fault
@@ -588,14 +609,17 @@ def check_auth_expiry(ctx: CheckContext) -> None:
     with ctx.subcheck(f"expires_hours {short}"):
         gid = create(c, ALICE, grant={"expires_hours": short})
         ctx.control("advance_clock", seconds=short * 3600 + 1)
-        refused(c, send(c, ALICE, gid, text_of("expired")), f"group_send {short} h after a grant of expires_hours {short}")
+        refused(c, send(c, ALICE, gid, text_of("expired")),
+                f"group_send {short} h after a grant of expires_hours {short}")
     with ctx.subcheck(f"the default {default} h"):
         gid = create(c, ALICE)
         ctx.control("advance_clock", seconds=default * 3600 - 60)
         expect_result(ctx, send(c, ALICE, gid, text_of("in time")),
-                      f"group_send a minute before a grant without expires_hours lapses (the default is {default} h)")
+                      "group_send a minute before a grant without expires_hours lapses (the default is "
+                      f"{default} h)")
         ctx.control("advance_clock", seconds=61)
-        refused(c, send(c, ALICE, gid, text_of("lapsed")), f"group_send {default} h after a grant without expires_hours")
+        refused(c, send(c, ALICE, gid, text_of("lapsed")),
+                f"group_send {default} h after a grant without expires_hours")
 
 
 @check_auth_expiry.fault
@@ -632,7 +656,8 @@ def check_auth_revoke(ctx: CheckContext) -> None:
     with ctx.subcheck("send"):
         refused(c, send(c, ALICE, gid, text_of("after")), "group_send right after the revocation")
     with ctx.subcheck("create"):
-        refused(c, call(c, ALICE, "group_create", name=text_of("revoked")), "group_create right after the revocation")
+        refused(c, call(c, ALICE, "group_create", name=text_of("revoked")),
+                "group_create right after the revocation")
 
 
 @check_auth_revoke.fault

@@ -69,7 +69,8 @@ def check_list(ctx: CheckContext) -> None:
         with ctx.subcheck(name):
             listing: Any = views.get(name, {})
             ctx.expect(all(names(listing, g) for g in present) and not any(names(listing, g) for g in absent),
-                       f"group_list {name} should list {present} and not {absent}: {json_excerpt(listing, 400)}")
+                       f"group_list {name} should list {present} and not {absent}: "
+                       f"{json_excerpt(listing, 400)}")
 
 
 @requirement(id="PLAZA-GROUP-CREATE", level="MUST", optional=GROUPS,
@@ -89,7 +90,8 @@ def check_create(ctx: CheckContext) -> None:
     gid = create(c, ALICE, name=name)
     with ctx.subcheck("private"):
         found = ok(c, CAROL, "group_discover", q=name)
-        ctx.expect(not names(found, gid), f"a group made without visibility is discoverable by outsiders: {json_excerpt(found, 300)}")
+        ctx.expect(not names(found, gid), "a group made without visibility is discoverable by outsiders: "
+                   f"{json_excerpt(found, 300)}")
     with ctx.subcheck("no member invites"):
         add_member(c, ALICE, BOB, gid)
         refused(c, call(c, BOB, "group_invite", group_id=gid, visitor_id=c.agent_id(CAROL)),
@@ -113,7 +115,8 @@ def check_create_defaults(ctx: CheckContext) -> None:
     shown = {k: dig(group, k) for k in stated}
     shown.update({k: dig(group, "rules", k) for k, v in rules.items() if "default" in v})
     stated.update({k: v["default"] for k, v in rules.items() if "default" in v})
-    ctx.expect(shown == stated, f"group_detail's group shows {shown}; a group created with a name only has {stated}")
+    ctx.expect(shown == stated,
+               f"group_detail's group shows {shown}; a group created with a name only has {stated}")
 
 
 @check_create_defaults.fault
@@ -121,7 +124,8 @@ def create_default_rules_wrong(ref: Any) -> None:
     """A group created without rules allows the schema's largest max_autonomous_turns, not its default."""
     @replaces(ref, "rule_defaults")
     def rule_defaults(original: Any) -> Data:
-        top = ref.branches["group_create"]["properties"]["rules"]["properties"]["max_autonomous_turns"]["maximum"]
+        rules = ref.branches["group_create"]["properties"]["rules"]["properties"]
+        top = rules["max_autonomous_turns"]["maximum"]
         return {**original(), "max_autonomous_turns": top}
 
 
@@ -138,11 +142,14 @@ def check_discover(ctx: CheckContext) -> None:
     private = create(c, ALICE, name=f"private {token}", visibility="private")
     with ctx.subcheck("q"):
         found = ok(c, CAROL, "group_discover", q=token)
-        ctx.expect(all(names(found, g) for g in public), f"group_discover q={token!r} misses a public group: {json_excerpt(found, 400)}")
-        ctx.expect(not names(found, private), f"group_discover lists a private group: {json_excerpt(found, 400)}")
+        ctx.expect(all(names(found, g) for g in public),
+                   f"group_discover q={token!r} misses a public group: {json_excerpt(found, 400)}")
+        ctx.expect(not names(found, private),
+                   f"group_discover lists a private group: {json_excerpt(found, 400)}")
     with ctx.subcheck("limit"):
         found = ok(c, CAROL, "group_discover", q=token, limit=2)
-        ctx.expect(sum(names(found, g) for g in public) <= 2, f"group_discover limit 2 listed more: {json_excerpt(found, 400)}")
+        ctx.expect(sum(names(found, g) for g in public) <= 2,
+                   f"group_discover limit 2 listed more: {json_excerpt(found, 400)}")
     if c.live():
         return  # more public groups than the default limit would crowd a live site's discovery
     with ctx.subcheck("default limit"):
@@ -151,7 +158,8 @@ def check_discover(ctx: CheckContext) -> None:
                 for i in range(default + 1 - len(public))]
         found = ok(c, CAROL, "group_discover", q=token)
         shown = sum(names(found, g) for g in public + more)
-        ctx.expect(shown <= default, f"group_discover without limit listed {shown} of {default + 1} matching groups, "
+        ctx.expect(shown <= default,
+                   f"group_discover without limit listed {shown} of {default + 1} matching groups, "
                    f"more than the default limit {default}")
 
 
@@ -175,9 +183,11 @@ def discover_default_limit_ignored(ref: Any) -> None:
         return out
 
 
+# the fault of PLAZA-GROUP-PRIVATE-CODE (its code twin names it): the refusal stays, its code changes
 fault(recodes("private_group_wrong_code", "visible_group",
               lambda err: SiteError(NOT_PERMITTED if err.name == NOT_FOUND else err.name, err.message),
-              "A group the caller cannot see is refused NOT_PERMITTED instead of NOT_FOUND.", catch=SiteError))
+              "A group the caller cannot see is refused NOT_PERMITTED instead of NOT_FOUND.",
+              catch=SiteError))
 
 
 @requirement(id="PLAZA-GROUP-PRIVATE", level="MUST", optional=GROUPS,
@@ -205,11 +215,13 @@ def check_private(ctx: CheckContext, strict: bool = False) -> None:
             reply = make()
             refused(c, reply, f"carol's {name} of alice's private group", error="NOT_FOUND", strict=strict)
             if not strict:
-                ctx.expect(secret not in reply.http.text, f"carol's refused {name} shows the members' message: {reply.describe()}")
+                ctx.expect(secret not in reply.http.text,
+                           f"carol's refused {name} shows the members' message: {reply.describe()}")
     if not strict:
         with ctx.subcheck("group_discover"):
             found = ok(c, CAROL, "group_discover")
-            ctx.expect(not names(found, gid), f"carol discovers alice's private group: {json_excerpt(found, 300)}")
+            ctx.expect(not names(found, gid),
+                       f"carol discovers alice's private group: {json_excerpt(found, 300)}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -232,25 +244,36 @@ def check_membership(ctx: CheckContext) -> None:
     with ctx.subcheck("join waits for admit"):
         expect_result(ctx, call(c, CAROL, "group_join_request", group_id=gid), "carol's group_join_request")
         refused(c, send(c, CAROL, gid, text_of("applicant")), "an applicant's group_send before group_admit")
-        expect_result(ctx, call(c, ALICE, "group_admit", group_id=gid, visitor_id=c.agent_id(CAROL), decision="approve"),
+        expect_result(ctx,
+                      call(c, ALICE, "group_admit", group_id=gid, visitor_id=c.agent_id(CAROL),
+                           decision="approve"),
                       "alice's group_admit approve")
         expect_result(ctx, send(c, CAROL, gid, text_of("admitted")), "an admitted member's group_send")
     with ctx.subcheck("admit decline"):
         expect_result(ctx, call(c, BOB, "group_join_request", group_id=gid), "bob's group_join_request")
-        expect_result(ctx, call(c, ALICE, "group_admit", group_id=gid, visitor_id=c.agent_id(BOB), decision="decline"),
+        expect_result(ctx,
+                      call(c, ALICE, "group_admit", group_id=gid, visitor_id=c.agent_id(BOB),
+                           decision="decline"),
                       "alice's group_admit decline")
         refused(c, send(c, BOB, gid, text_of("declined")), "a declined applicant's group_send")
     other = create(c, ALICE)
     with ctx.subcheck("invitation declined, then accepted"):
-        expect_result(ctx, call(c, ALICE, "group_invite", group_id=other, visitor_id=c.agent_id(BOB)), "alice's group_invite")
-        expect_result(ctx, call(c, BOB, "group_respond", group_id=other, decision="decline"), "bob's group_respond decline")
-        refused(c, send(c, BOB, other, text_of("declined invite")), "group_send after declining the invitation")
-        expect_result(ctx, call(c, ALICE, "group_invite", group_id=other, visitor_id=c.agent_id(BOB)), "alice's second group_invite")
-        expect_result(ctx, call(c, BOB, "group_respond", group_id=other, decision="accept"), "bob's group_respond accept")
-        expect_result(ctx, send(c, BOB, other, text_of("accepted")), "group_send after accepting the invitation")
+        expect_result(ctx, call(c, ALICE, "group_invite", group_id=other, visitor_id=c.agent_id(BOB)),
+                      "alice's group_invite")
+        expect_result(ctx, call(c, BOB, "group_respond", group_id=other, decision="decline"),
+                      "bob's group_respond decline")
+        refused(c, send(c, BOB, other, text_of("declined invite")),
+                "group_send after declining the invitation")
+        expect_result(ctx, call(c, ALICE, "group_invite", group_id=other, visitor_id=c.agent_id(BOB)),
+                      "alice's second group_invite")
+        expect_result(ctx, call(c, BOB, "group_respond", group_id=other, decision="accept"),
+                      "bob's group_respond accept")
+        expect_result(ctx, send(c, BOB, other, text_of("accepted")),
+                      "group_send after accepting the invitation")
     member_actions(ctx, c, gid)
     with ctx.subcheck("leave"):
-        expect_result(ctx, call(c, BOB, "group_member", group_id=other, action="leave"), "bob's group_member leave")
+        expect_result(ctx, call(c, BOB, "group_member", group_id=other, action="leave"),
+                      "bob's group_member leave")
         refused(c, send(c, BOB, other, text_of("left")), "group_send after leaving")
 
 
@@ -270,7 +293,8 @@ def member_actions(ctx: CheckContext, c: PlazaClient, gid: str) -> None:
     carol = c.agent_id(CAROL)
 
     def act(action: str) -> None:
-        expect_result(ctx, call(c, ALICE, "group_member", group_id=gid, visitor_id=carol, action=action), f"alice's group_member {action}")
+        expect_result(ctx, call(c, ALICE, "group_member", group_id=gid, visitor_id=carol, action=action),
+                      f"alice's group_member {action}")
 
     for stop, go in (("mute", "unmute"), ("pause", "resume")):
         with ctx.subcheck(f"{stop} and {go}"):
@@ -280,9 +304,11 @@ def member_actions(ctx: CheckContext, c: PlazaClient, gid: str) -> None:
             expect_result(ctx, send(c, CAROL, gid, text_of(go)), f"a member's group_send after {go}")
     with ctx.subcheck("promote and demote"):
         act("promote")
-        expect_result(ctx, call(c, CAROL, "group_settings", group_id=gid, announcement=text_of("manager")), "a promoted member's group_settings")
+        expect_result(ctx, call(c, CAROL, "group_settings", group_id=gid, announcement=text_of("manager")),
+                      "a promoted member's group_settings")
         act("demote")
-        refused(c, call(c, CAROL, "group_settings", group_id=gid, announcement=text_of("member")), "a demoted member's group_settings")
+        refused(c, call(c, CAROL, "group_settings", group_id=gid, announcement=text_of("member")),
+                "a demoted member's group_settings")
     with ctx.subcheck("remove"):
         act("remove")
         refused(c, send(c, CAROL, gid, text_of("removed")), "a removed member's group_send")
@@ -305,8 +331,10 @@ def check_history_join(ctx: CheckContext) -> None:
         with ctx.subcheck(f"group_messages {fields or 'default'}"):
             reply = call(c, BOB, "group_messages", group_id=gid, **fields)
             data = c.data_of(reply, "bob's group_messages")
-            ctx.expect(not names(data, before), f"bob reads {before!r}, sent before he joined: {json_excerpt(data, 300)}")
-            ctx.expect(names(data, after), f"bob does not read {after!r}, sent after he joined: {json_excerpt(data, 300)}",
+            ctx.expect(not names(data, before),
+                       f"bob reads {before!r}, sent before he joined: {json_excerpt(data, 300)}")
+            ctx.expect(names(data, after),
+                       f"bob does not read {after!r}, sent after he joined: {json_excerpt(data, 300)}",
                        kind="malformed_answer")
 
 
@@ -319,7 +347,8 @@ def history_before_join_visible(ref: Any) -> None:
 @requirement(id="PLAZA-GROUP-MAX-MEMBERS", level="MUST", optional=GROUPS,
              title="A group has at most max_members members",
              source=at(f"{CHAT}/max_members"),
-             faults=[returns("members_unbounded", "max_members", 10 ** 6, "A group admits members past max_members.")])
+             faults=[returns("members_unbounded", "max_members", 10 ** 6,
+                             "A group admits members past max_members.")])
 @served(GROUPS)
 def check_max_members(ctx: CheckContext) -> None:
     """With max_members members no one more is admitted."""
@@ -327,8 +356,10 @@ def check_max_members(ctx: CheckContext) -> None:
     cap = int(chat(ctx, "max_members"))
     gid = create(c, ALICE)
     agents = (ctx.control("seed_agents", count=cap, invite=ALICE).json() or {}).get("agents") or []
-    agents = [a for a in agents if isinstance(a, dict) and isinstance(a.get("token"), str) and isinstance(a.get("id"), str)]
-    ctx.expect(len(agents) == cap, f"control seed_agents gave {len(agents)} agents with an id and a token, not {cap}",
+    agents = [a for a in agents if isinstance(a, dict) and isinstance(a.get("token"), str)
+              and isinstance(a.get("id"), str)]
+    ctx.expect(len(agents) == cap,
+               f"control seed_agents gave {len(agents)} agents with an id and a token, not {cap}",
                kind="malformed_answer")
     for agent in agents[: cap - 1]:  # alice and cap - 1 others: the group is full
         add_member(c, ALICE, RawToken(agent["token"]), gid, member_id=agent["id"])
@@ -337,7 +368,8 @@ def check_max_members(ctx: CheckContext) -> None:
     with c.ctx.setup("alice invites one more agent", by="PLAZA-GROUP-MEMBERSHIP"):
         invited = call(c, ALICE, "group_invite", group_id=gid, visitor_id=agents[-1]["id"])
     if invited.ok:
-        refused(c, call(c, last, "group_respond", group_id=gid, decision="accept"), f"an acceptance that makes {cap + 1} members")
+        refused(c, call(c, last, "group_respond", group_id=gid, decision="accept"),
+                f"an acceptance that makes {cap + 1} members")
     else:
         refused(c, invited, f"an invitation that would make {cap + 1} members")
 
@@ -361,8 +393,10 @@ def check_settings(ctx: CheckContext) -> None:
         ok(c, ALICE, "group_settings", group_id=gid, rules={"max_messages_per_hour": low})
     with ctx.subcheck("max_messages_per_hour"):
         for i in range(low):
-            expect_result(ctx, send(c, ALICE, gid, text_of(f"within {i}")), f"group_send {i + 1} of {low} per hour")
-        refused(c, send(c, ALICE, gid, text_of("over")), f"group_send {low + 1} within the hour under max_messages_per_hour {low}")
+            expect_result(ctx, send(c, ALICE, gid, text_of(f"within {i}")),
+                          f"group_send {i + 1} of {low} per hour")
+        refused(c, send(c, ALICE, gid, text_of("over")),
+                f"group_send {low + 1} within the hour under max_messages_per_hour {low}")
 
 
 @requirement(id="PLAZA-GROUP-ROLES", level="SHOULD", optional=GROUPS,
@@ -376,7 +410,8 @@ def check_roles(ctx: CheckContext) -> None:
     top = prop(ctx, "group_authorize", "max_messages_per_hour")["maximum"]
     gid = create(c, ALICE, grant={"max_messages_per_hour": top})
     add_member(c, ALICE, BOB, gid)
-    refused(c, call(c, BOB, "group_settings", group_id=gid, rules={"max_messages_per_hour": top}), "a member's group_settings")
+    refused(c, call(c, BOB, "group_settings", group_id=gid, rules={"max_messages_per_hour": top}),
+            "a member's group_settings")
 
 
 @check_roles.fault
@@ -407,16 +442,20 @@ def check_turn_cap(ctx: CheckContext) -> None:
         who = (ALICE, BOB)[i % 2]
         reply = send(c, who, gid, text_of(f"turn {i}"))
         if not reply.ok:
-            refused(c, reply, f"{who}'s group_send {i + 1} of an exchange under max_autonomous_turns {turns['minimum']}")
-            ctx.expect(i > 0, f"the first message of the exchange was refused ({reply.describe()}): it answers no one")
+            refused(c, reply, f"{who}'s group_send {i + 1} of an exchange under max_autonomous_turns "
+                              f"{turns['minimum']}")
+            ctx.expect(i > 0, f"the first message of the exchange was refused ({reply.describe()}): it "
+                              "answers no one")
             return
-    ctx.fail(f"{bound} alternating messages of two agents all passed under max_autonomous_turns {turns['minimum']}: no loop guard")
+    ctx.fail(f"{bound} alternating messages of two agents all passed under max_autonomous_turns "
+             f"{turns['minimum']}: no loop guard")
 
 
 @requirement(id="PLAZA-GROUP-CLOSE", level="MUST", optional=GROUPS,
              title="A closed group takes no further messages or members",
              source=command_at("group_close"),
-             faults=[noop("close_ignored", "require_open", "A closed group still takes messages and members.")])
+             faults=[noop("close_ignored", "require_open",
+                          "A closed group still takes messages and members.")])
 @served(GROUPS)
 def check_close(ctx: CheckContext) -> None:
     """A closed group takes no message and no member."""
@@ -429,10 +468,11 @@ def check_close(ctx: CheckContext) -> None:
     with ctx.subcheck("message"):
         refused(c, send(c, BOB, gid, text_of("closed")), "group_send to a closed group")
     with ctx.subcheck("member"):
-        refused(c, call(c, CAROL, "group_respond", group_id=gid, decision="accept"), "accepting an invitation to a closed group")
+        refused(c, call(c, CAROL, "group_respond", group_id=gid, decision="accept"),
+                "accepting an invitation to a closed group")
 
 
-@fault
+@fault  # of PLAZA-GROUP-ROUTING-CODE (its code twin names it)
 def group_routing_wrong_code(ref: Any) -> None:
     """A misrouted group command is refused NOT_PERMITTED instead of as invalid parameters."""
     @replaces(ref, "group_routing_issues")
@@ -443,17 +483,20 @@ def group_routing_wrong_code(ref: Any) -> None:
 
 
 @requirement(id="PLAZA-GROUP-ROUTING", level="MUST", optional=GROUPS,
-             title="group_id lives in data only: a group command with contextId, taskId or recipientId is refused",
+             title="group_id lives in data only: a group command with contextId, taskId or recipientId "
+                   "is refused",
              source=at(f"{CHAT}/scope"),
              faults=[returns("group_routing_unchecked", "group_routing_issues", [],
                              "A group command carrying contextId, taskId or recipientId is served.")],
              code="A2A_INVALID_PARAMETERS", code_faults=["group_routing_wrong_code"])
 @served(GROUPS)
 def check_routing(ctx: CheckContext, strict: bool = False) -> None:
-    """group_id goes in data only: a group command with contextId, taskId or recipientId is refused and stores nothing."""
+    """group_id goes in data only: a group command with contextId, taskId or recipientId is
+    refused and stores nothing."""
     c = PlazaClient(ctx)
     gid = group_pair(c)
-    shapes = {"contextId": {"context": gid}, "taskId": {"taskId": gid}, "recipientId": {"to": c.agent_id(BOB)}}
+    shapes = {"contextId": {"context": gid}, "taskId": {"taskId": gid},
+              "recipientId": {"to": c.agent_id(BOB)}}
     for name, extra in shapes.items():
         with ctx.subcheck(name):
             content = text_of(f"routed by {name}")
@@ -462,4 +505,5 @@ def check_routing(ctx: CheckContext, strict: bool = False) -> None:
             reply = c.send(c.params({"data": data}, **extra), ALICE)
             refused(c, reply, f"group_send with message.{name}", error=INVALID, strict=strict)
             if not strict:
-                ctx.expect(content not in contents(c, BOB, gid, "bob's group_messages"), f"the refused group_send with {name} was stored")
+                ctx.expect(content not in contents(c, BOB, gid, "bob's group_messages"),
+                           f"the refused group_send with {name} was stored")

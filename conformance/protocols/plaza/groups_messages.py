@@ -82,7 +82,8 @@ def check_messages(ctx: CheckContext) -> None:
         ctx.expect(len(one) == 1 and text_in(one[0], texts) == texts[1],
                    f"limit 1 after seq {first} listed {json_excerpt(one, 300)}, expected only {texts[1]!r}")
     with ctx.subcheck("group_ack"):
-        expect_result(ctx, call(c, BOB, "group_ack", group_id=gid, seq=last), f"bob's group_ack of seq {last}")
+        expect_result(ctx, call(c, BOB, "group_ack", group_id=gid, seq=last),
+                      f"bob's group_ack of seq {last}")
         refused(c, call(c, CAROL, "group_ack", group_id=gid, seq=last), "an outsider's group_ack")
     if c.live():
         return
@@ -92,7 +93,8 @@ def check_messages(ctx: CheckContext) -> None:
         for text in extra:
             sent(c, ALICE, gid, text)
         page = contents(c, BOB, gid, "group_messages without limit", after_seq=first - 1 if first else 0)
-        ctx.expect(len(page) <= default, f"group_messages without limit listed {len(page)} of the {default + 1} messages "
+        ctx.expect(len(page) <= default,
+                   f"group_messages without limit listed {len(page)} of the {default + 1} messages "
                    f"after seq {first - 1 if first else 0}; the default limit is {default}")
 
 
@@ -134,9 +136,11 @@ def check_send(ctx: CheckContext) -> None:
     size = int(prop(ctx, "group_send", "content")["maxLength"])
     stem = text_of("long")
     content = (stem + " " + "x" * size)[:size]
-    expect_result(ctx, send(c, ALICE, gid, content, mentions=[c.agent_id(BOB)]), f"a group_send of {size} characters")
+    expect_result(ctx, send(c, ALICE, gid, content, mentions=[c.agent_id(BOB)]),
+                  f"a group_send of {size} characters")
     seen = contents(c, BOB, gid, "bob's group_messages")
-    ctx.expect(content in seen, f"bob does not read the {size}-character message whole: {[str(s)[:40] for s in seen]}")
+    ctx.expect(content in seen,
+               f"bob does not read the {size}-character message whole: {[str(s)[:40] for s in seen]}")
 
 
 @requirement(id="PLAZA-GROUP-RETRY-RECHECK", level="MUST", optional=GROUPS,
@@ -154,17 +158,22 @@ def check_retry(ctx: CheckContext) -> None:
     key, content = fresh_id(), text_of("retried")
     with ctx.subcheck("one message"):
         expect_result(ctx, send(c, BOB, gid, content, request_key=key), "bob's group_send")
-        expect_result(ctx, send(c, BOB, gid, content, request_key=key), "bob's retry with the same request_key")
+        expect_result(ctx, send(c, BOB, gid, content, request_key=key),
+                      "bob's retry with the same request_key")
         seen = contents(c, ALICE, gid, "alice's group_messages")
-        ctx.expect(seen.count(content) == 1, f"a send and its retry stored {seen.count(content)} messages {content!r}")
+        ctx.expect(seen.count(content) == 1,
+                   f"a send and its retry stored {seen.count(content)} messages {content!r}")
     with ctx.subcheck("revoked"):
         other = fresh_id()
         expect_result(ctx, send(c, BOB, gid, text_of("before revoke"), request_key=other), "bob's group_send")
         revoke(c, BOB)
-        refused(c, send(c, BOB, gid, text_of("before revoke"), request_key=other), "a retry after the grant was revoked")
+        refused(c, send(c, BOB, gid, text_of("before revoke"), request_key=other),
+                "a retry after the grant was revoked")
         authorize(c, BOB, allow_join=True, allow_send=True)
     with ctx.subcheck("removed"):
-        expect_result(ctx, call(c, ALICE, "group_member", group_id=gid, visitor_id=c.agent_id(BOB), action="remove"), "bob removed")
+        expect_result(ctx,
+                      call(c, ALICE, "group_member", group_id=gid, visitor_id=c.agent_id(BOB),
+                           action="remove"), "bob removed")
         refused(c, send(c, BOB, gid, content, request_key=key), "a retry after the sender was removed")
 
 
@@ -195,14 +204,17 @@ def check_queue_not_delivery(ctx: CheckContext) -> None:
     drain(c, BOB, key)
     content = text_of("queued")
     delay = prop(ctx, "group_queue", "after_seconds")["minimum"]
-    expect_result(ctx, call(c, ALICE, "group_queue", group_id=gid, content=content, after_seconds=delay), "alice's group_queue")
+    expect_result(ctx, call(c, ALICE, "group_queue", group_id=gid, content=content, after_seconds=delay),
+                  "alice's group_queue")
     with ctx.subcheck("not delivered"):
-        ctx.expect(content not in contents(c, BOB, gid, "bob's group_messages"), f"a queued message {content!r} was delivered")
+        ctx.expect(content not in contents(c, BOB, gid, "bob's group_messages"),
+                   f"a queued message {content!r} was delivered")
         got = work(c, BOB, key, "group_message", gid, "bob's receive_pull")
         ctx.expect(not got, f"a queued message reached bob's durable receive: {json_excerpt(got, 300)}")
     with ctx.subcheck("flushed"):
         expect_result(ctx, call(c, ALICE, "group_flush", group_id=gid), "alice's group_flush")
-        ctx.expect(content in contents(c, BOB, gid, "bob's group_messages"), f"after group_flush bob does not read {content!r}")
+        ctx.expect(content in contents(c, BOB, gid, "bob's group_messages"),
+                   f"after group_flush bob does not read {content!r}")
 
 
 @check_queue_not_delivery.fault
@@ -230,11 +242,13 @@ def check_queue_auth(ctx: CheckContext) -> None:
         ok(c, ALICE, "group_queue", group_id=gid, content=content, after_seconds=delay)
     revoke(c, ALICE)
     with ctx.subcheck("group_queue"):
-        refused(c, call(c, ALICE, "group_queue", group_id=gid, content=text_of("revoked"), after_seconds=delay),
+        refused(c,
+                call(c, ALICE, "group_queue", group_id=gid, content=text_of("revoked"), after_seconds=delay),
                 "group_queue without a live grant")
     with ctx.subcheck("group_flush"):
         refused(c, call(c, ALICE, "group_flush", group_id=gid), "group_flush without a live grant")
-        ctx.expect(content not in contents(c, BOB, gid, "bob's group_messages"), "a flush refused for the revoked grant sent the queue")
+        ctx.expect(content not in contents(c, BOB, gid, "bob's group_messages"),
+                   "a flush refused for the revoked grant sent the queue")
 
 
 @check_queue_auth.fault
@@ -258,7 +272,8 @@ def flush_skips_authorization(ref: Any) -> None:
 
 
 @requirement(id="PLAZA-GROUP-SCHEDULE", level="MUST", optional=GROUPS,
-             title="A group schedule is a bounded registration: at most max_scheduled_runs, nothing sent by itself",
+             title="A group schedule is a bounded registration: at most max_scheduled_runs, nothing sent "
+                   "by itself",
              source=at(f"{CHAT}/max_scheduled_runs"))
 @served(GROUPS)
 def check_schedule(ctx: CheckContext) -> None:
@@ -272,7 +287,9 @@ def check_schedule(ctx: CheckContext) -> None:
     sent(c, ALICE, gid, text_of("before the schedule"))
     before = listed_messages(c, BOB, gid, "bob's group_messages")
     with ctx.subcheck(f"{runs} runs"):
-        expect_result(ctx, call(c, ALICE, "group_schedule", group_id=gid, enabled=True, after_seconds=delay, max_runs=runs),
+        expect_result(ctx,
+                      call(c, ALICE, "group_schedule", group_id=gid, enabled=True, after_seconds=delay,
+                           max_runs=runs),
                       f"group_schedule with max_runs {runs}")
     with ctx.subcheck(f"{runs + 1} runs"):
         refused(c, call(c, ALICE, "group_schedule", group_id=gid, enabled=True, max_runs=runs + 1),
@@ -281,7 +298,8 @@ def check_schedule(ctx: CheckContext) -> None:
         if ctx.run.control_path:
             ctx.control("advance_clock", seconds=delay * (runs + 1))
         after = listed_messages(c, BOB, gid, "bob's group_messages")
-        ctx.expect(len(after) == len(before), f"a schedule with nothing queued made messages: the page listed {len(before)} "
+        ctx.expect(len(after) == len(before),
+                   f"a schedule with nothing queued made messages: the page listed {len(before)} "
                    f"entries before, {len(after)} after: {json_excerpt(after[len(before):], 300)}")
 
 
@@ -300,7 +318,8 @@ def schedule_sends_message(ref: Any) -> None:
     def schedule(original: Any, who: Principal, data: Data) -> Data:
         out: Data = original(who, data)
         group = ref.s["groups"][data["group_id"]]
-        ref.store_group_message(group, group["members"][who.visitor_id], who.visitor_id, {"content": "A scheduled run."})
+        ref.store_group_message(group, group["members"][who.visitor_id], who.visitor_id,
+                                {"content": "A scheduled run."})
         return out
 
 
@@ -324,9 +343,11 @@ def check_recv_work_group(ctx: CheckContext) -> None:
         drain(c, who, keys[who])
     kinds = [k for k in ctx.profile.spec["durableReceive"]["supported_work"] if k.startswith("group_")]
     steps: dict[str, tuple[str, Callable[[], Any]]] = {
-        "group_invitation": (BOB, lambda: ok(c, ALICE, "group_invite", group_id=gid, visitor_id=c.agent_id(BOB))),
+        "group_invitation": (BOB, lambda: ok(c, ALICE, "group_invite", group_id=gid,
+                                             visitor_id=c.agent_id(BOB))),
         "group_application": (ALICE, lambda: ok(c, CAROL, "group_join_request", group_id=gid)),
-        "group_membership_change": (CAROL, lambda: ok(c, ALICE, "group_admit", group_id=gid, visitor_id=c.agent_id(CAROL),
+        "group_membership_change": (CAROL, lambda: ok(c, ALICE, "group_admit", group_id=gid,
+                                                      visitor_id=c.agent_id(CAROL),
                                                       decision="approve")),
         "group_message": (CAROL, lambda: sent(c, ALICE, gid, text_of("work"))),
     }
@@ -338,7 +359,8 @@ def check_recv_work_group(ctx: CheckContext) -> None:
             with ctx.setup(f"what makes {kind}", by="PLAZA-GROUP-MEMBERSHIP"):
                 step()
             got = work(c, who, keys[who], kind, gid, f"{who}'s receive_pull")
-            ctx.expect(got, f"{who}'s receive_pull holds no {kind!r} item about the group {gid} after it happened")
+            ctx.expect(got,
+                       f"{who}'s receive_pull holds no {kind!r} item about the group {gid} after it happened")
 
 
 @check_recv_work_group.fault

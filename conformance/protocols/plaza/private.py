@@ -52,7 +52,8 @@ SIGNED = "PLAZA-PRIV-SIGNED-BYTES"  # the row that reports a refused valid signa
 ENVELOPE_DEPTH = 16  # an envelope sits a dozen levels deep in a SendMessage answer at most
 PERMITTED, FOUND = "NOT_PERMITTED", "NOT_FOUND"
 Data = dict[str, Any]
-# Where the spec is silent: the profile's signed bytes and payloads
+# Where the spec is silent: the profile's signed bytes and payloads (the source's text still
+# names the mixin by its old name, part_private.py: a declared source, kept as it was)
 CHOSEN = chosen("conformance/protocols/plaza/sealed.py (signed bytes), part_private.py (payloads)")
 E2E = "/durableReceive/encrypted_private_chat"
 COMMANDS = "/schemas/command/anyOf"
@@ -96,9 +97,11 @@ class Relay:
     # -- keys -------------------------------------------------------------------------
     def bundle(self, who: str, pair: KeyPair, **changes: Any) -> Data:
         """A signed key bundle of ``who`` (``changes`` applied before signing)."""
-        body = {"protocol": self.protocol, "suite": self.suite, "origin": self.origin, "visitor_id": self.c.agent_id(who),
+        body = {"protocol": self.protocol, "suite": self.suite, "origin": self.origin,
+                "visitor_id": self.c.agent_id(who),
                 "device_id": pair.device_id, "key_id": pair.key_id, "signing_public_key": pair.jwk("signing"),
-                "encryption_public_key": pair.jwk("encryption"), "created_at": stamp(-60), "expires_at": stamp(86400)}
+                "encryption_public_key": pair.jwk("encryption"), "created_at": stamp(-60),
+                "expires_at": stamp(86400)}
         body.update(changes)
         return pair.sign(body, "proof_signature")
 
@@ -109,7 +112,8 @@ class Relay:
         """A fresh key of ``who``, published (a set-up step reported by SIGNED-BYTES)."""
         pair = new_pair()
         with self.ctx.setup(f"{who} publishes a key bundle", by=SIGNED):
-            self.c.data_of(self.publish_reply(who, self.bundle(who, pair, **changes)), f"private_key_publish by {who}")
+            self.c.data_of(self.publish_reply(who, self.bundle(who, pair, **changes)),
+                           f"private_key_publish by {who}")
         self.keys[who] = pair
         return pair
 
@@ -117,7 +121,8 @@ class Relay:
     def offer(self, connection: str, mine: KeyPair, theirs: KeyPair, *, signer: KeyPair | None = None,
               **changes: Any) -> Data:
         data = {"operation": "private_channel_offer", "connection_id": connection, "channel_id": fresh_id(),
-                "key_id": mine.key_id, "peer_key_id": theirs.key_id, "request_key": fresh_id(), "expires_at": stamp(3600)}
+                "key_id": mine.key_id, "peer_key_id": theirs.key_id, "request_key": fresh_id(),
+                "expires_at": stamp(3600)}
         data.update(changes)
         return (signer or mine).sign(data)
 
@@ -146,7 +151,8 @@ class Relay:
                  **changes: Any) -> Data:
         """A signed envelope from ``sender`` to the other side, ``text`` sealed to its key."""
         recipient = ch.accepter if sender == ch.offerer else ch.offerer
-        body = {"protocol": self.protocol, "suite": self.suite, "origin": self.origin, "connection_id": ch.connection,
+        body = {"protocol": self.protocol, "suite": self.suite, "origin": self.origin,
+                "connection_id": ch.connection,
                 "channel_id": ch.channel_id, "message_id": fresh_id(), "sender_id": self.c.agent_id(sender),
                 "recipient_id": self.c.agent_id(recipient), "sender_key_id": ch.keys[sender].key_id,
                 "recipient_key_id": ch.keys[recipient].key_id, "round_no": 1, "sent_at": stamp(),
@@ -178,7 +184,8 @@ class Relay:
         return (signer or ch.keys[who]).sign(data)
 
     def close(self, ch: Channel, who: str) -> Reply:
-        return self.c.command("private_channel_close", {"connection_id": ch.connection, "channel_id": ch.channel_id}, who)
+        return self.c.command("private_channel_close",
+                              {"connection_id": ch.connection, "channel_id": ch.channel_id}, who)
 
 
 def new_pair() -> KeyPair:
@@ -200,7 +207,7 @@ def relay_refused(ctx: CheckContext, reply: Reply, error: Any, what: str, strict
     refused(ctx, reply, what, error=error, strict=strict, invalid_ok=True)
 
 
-@fault
+@fault  # of every -CODE twin of the relay's rows (each names it)
 def private_refusal_wrong_code(ref: Any) -> None:
     """The relay's refusals carry INVALID_STATE instead of the profile's NOT_PERMITTED."""
     ref.private_refused = lambda message: SiteError(INVALID_STATE, message)
@@ -234,10 +241,12 @@ def check_capabilities(ctx: CheckContext) -> None:
                f"private_capabilities names the protocol {protocols}; the relay speaks {doc['protocol']!r}")
     for flag in ("plaintext_fallback", "grants_authority", "website_decrypts_body"):
         said = [f.value[flag] for f in locate.walk(data) if isinstance(f.value, dict) and flag in f.value]
-        ctx.expect(all(v is False for v in said), f"private_capabilities says {flag}={said}; the document says {flag}: false")
+        ctx.expect(all(v is False for v in said),
+                   f"private_capabilities says {flag}={said}; the document says {flag}: false")
     connection = r.c.befriend()
     with ctx.subcheck("private_status of a participant"):
-        r.c.data_of(r.c.command("private_status", {"connection_id": connection}), "private_status of alice's connection")
+        r.c.data_of(r.c.command("private_status", {"connection_id": connection}),
+                    "private_status of alice's connection")
     with ctx.subcheck("private_status of a stranger"):
         relay_refused(ctx, r.c.command("private_status", {"connection_id": connection}, CAROL), None,
                       "private_status by carol of alice and bob's connection", False)
@@ -250,29 +259,35 @@ def status_of_foreign_connection(ref: Any) -> None:
         conn = ref.s["connections"].get(data["connection_id"])
         if conn is None:
             raise SiteError("NOT_FOUND", "no such connection")
-        return {"connection_id": conn["id"], "connection_state": conn["state"], "keys": {"own": [], "peer": []}, "channels": []}
+        return {"connection_id": conn["id"], "connection_state": conn["state"],
+                "keys": {"own": [], "peer": []}, "channels": []}
 
     ref.cmd_private_status = status
 
 
 @requirement(id="PLAZA-PRIV-CAPABILITIES-PROFILE", level="SHOULD", optional=PRIVATE_RELAY,
-             title="private_capabilities carries the profile's fields: protocol, suites, origin, signed_bytes "
-                   "and the document's flags",
+             title="private_capabilities carries the profile's fields: protocol, suites, origin, "
+                   "signed_bytes and the document's flags",
              source=CHOSEN,
              faults=[answer("capabilities_without_suite", "cmd_private_capabilities",
-                            "private_capabilities leaves out the suites it speaks (the profile's report lists "
-                            "them).", drop=["suites"])])
+                            "private_capabilities leaves out the suites it speaks (the profile's report "
+                            "lists them).", drop=["suites"])])
 @served(PRIVATE_RELAY)
 def check_capabilities_profile(ctx: CheckContext) -> None:
     """The profile's capability report: protocol, suites, origin, signed bytes, the flags."""
     r = Relay(ctx)
     doc = ctx.profile.spec["durableReceive"]["encrypted_private_chat"]
-    data = r.c.data_of(r.c.command("private_capabilities", {}), "private_capabilities", ("protocol", "suites", "origin"))
-    ctx.expect(data["protocol"] == doc["protocol"], f"protocol is {data['protocol']!r}, expected {doc['protocol']!r}")
-    ctx.expect(isinstance(data["suites"], list) and r.suite in data["suites"], f"suites {data['suites']!r} lacks {r.suite}")
+    data = r.c.data_of(r.c.command("private_capabilities", {}), "private_capabilities",
+                       ("protocol", "suites", "origin"))
+    ctx.expect(data["protocol"] == doc["protocol"],
+               f"protocol is {data['protocol']!r}, expected {doc['protocol']!r}")
+    ctx.expect(isinstance(data["suites"], list) and r.suite in data["suites"],
+               f"suites {data['suites']!r} lacks {r.suite}")
     ctx.expect(data["origin"] == r.origin, f"origin is {data['origin']!r}, expected {r.origin}")
-    ctx.expect(data.get("signed_bytes") == SIGNED_BYTES_RULE, f"signed_bytes is {data.get('signed_bytes')!r}, expected {SIGNED_BYTES_RULE}")
-    for flag in ("plaintext_fallback", "grants_authority", "website_decrypts_body", "public_receiver_required"):
+    ctx.expect(data.get("signed_bytes") == SIGNED_BYTES_RULE,
+               f"signed_bytes is {data.get('signed_bytes')!r}, expected {SIGNED_BYTES_RULE}")
+    for flag in ("plaintext_fallback", "grants_authority", "website_decrypts_body",
+                 "public_receiver_required"):
         ctx.expect(data.get(flag) is False, f"{flag} is {data.get(flag)!r}, expected false")
 
 
@@ -289,17 +304,21 @@ def check_status(ctx: CheckContext) -> None:
                        ("keys", "channels"))
     peer = [k for k in (dig(data, "keys", "peer") or []) if dig(k, "key_id") == ch.keys[BOB].key_id]
     ctx.expect(peer and dig(peer[0], "encryption_public_key", "x") == ch.keys[BOB].encryption_x,
-               f"keys.peer does not list bob's published key with its encryption key: {json.dumps(data['keys'])[:300]}")
+               "keys.peer does not list bob's published key with its encryption key: "
+               f"{json.dumps(data['keys'])[:300]}")
     own = [k for k in (dig(data, "keys", "own") or []) if dig(k, "key_id") == ch.keys[ALICE].key_id]
     ctx.expect(bool(own), f"keys.own does not list alice's key: {json.dumps(data['keys'])[:300]}")
     states = {dig(c, "channel_id"): dig(c, "state") for c in data["channels"] if isinstance(c, dict)} \
         if isinstance(data["channels"], list) else {}
-    ctx.expect(states.get(ch.channel_id) == "active", f"the channel both signed is listed as {states.get(ch.channel_id)!r}")
+    ctx.expect(states.get(ch.channel_id) == "active",
+               f"the channel both signed is listed as {states.get(ch.channel_id)!r}")
     expect_result(ctx, r.close(ch, BOB), "private_channel_close by bob")
-    data = r.c.data_of(r.c.command("private_status", {"connection_id": ch.connection}), "private_status", ("channels",))
+    data = r.c.data_of(r.c.command("private_status", {"connection_id": ch.connection}), "private_status",
+                       ("channels",))
     states = {dig(c, "channel_id"): dig(c, "state") for c in data["channels"] if isinstance(c, dict)} \
         if isinstance(data["channels"], list) else {}
-    ctx.expect(states.get(ch.channel_id) == "closed", f"a closed channel is listed as {states.get(ch.channel_id)!r}")
+    ctx.expect(states.get(ch.channel_id) == "closed",
+               f"a closed channel is listed as {states.get(ch.channel_id)!r}")
 
 
 @check_status.fault
@@ -319,7 +338,8 @@ def status_omits_peer_keys(ref: PlazaReference) -> None:
              title="A key bundle is taken only with the proof its own Ed25519 signing key made",
              source=at(f"{COMMANDS}/14/properties/bundle/properties/proof_signature"),
              faults=[returns("bundle_proof_unchecked", "check_signature", None,
-                             "A key bundle is published whoever signed its proof (the proof is never verified).",
+                             "A key bundle is published whoever signed its proof (the proof is never "
+                             "verified).",
                              when=signed("bundle"))],
              code=PERMITTED, code_faults=["private_refusal_wrong_code"])
 @served(PRIVATE_RELAY)
@@ -330,16 +350,20 @@ def check_key_publish(ctx: CheckContext, strict: bool = False) -> None:
     with ctx.subcheck("a proof by another key"):
         forged = stranger().sign({k: v for k, v in r.bundle(ALICE, pair).items() if k != "proof_signature"},
                                  "proof_signature")
-        relay_refused(ctx, r.publish_reply(ALICE, forged), PERMITTED, "a bundle whose proof another key made", strict)
+        relay_refused(ctx, r.publish_reply(ALICE, forged), PERMITTED, "a bundle whose proof another key made",
+                      strict)
     with ctx.subcheck("a random proof"):
-        relay_refused(ctx, r.publish_reply(ALICE, {**r.bundle(ALICE, new_pair()), "proof_signature": random_signature()}),
+        relay_refused(ctx,
+                      r.publish_reply(ALICE,
+                                      {**r.bundle(ALICE, new_pair()), "proof_signature": random_signature()}),
                    PERMITTED, "a bundle with random proof bytes", strict)
 
 
 @requirement(id="PLAZA-PRIV-ORIGIN", level="MUST", optional=PRIVATE_RELAY,
              title="A bundle names this site's origin and its publisher; an envelope this origin",
              source=at(f"{COMMANDS}/14/properties/bundle/properties/origin"),
-             faults=[noop("origin_unchecked", "check_origin", "Bundles and envelopes are taken whatever origin they name."),
+             faults=[noop("origin_unchecked", "check_origin",
+                          "Bundles and envelopes are taken whatever origin they name."),
                      noop("bundle_owner_unchecked", "check_bundle_owner",
                           "An agent publishes bundles naming another visitor's id.")],
              code=PERMITTED, code_faults=["private_refusal_wrong_code"])
@@ -348,10 +372,13 @@ def check_origin(ctx: CheckContext, strict: bool = False) -> None:
     """A bundle names this site's origin and the publisher itself; an envelope this origin."""
     r = Relay(ctx)
     with ctx.subcheck("a bundle of another origin"):
-        relay_refused(ctx, r.publish_reply(ALICE, r.bundle(ALICE, new_pair(), origin="https://elsewhere.example")), PERMITTED,
+        relay_refused(ctx,
+                      r.publish_reply(ALICE, r.bundle(ALICE, new_pair(), origin="https://elsewhere.example")),
+                      PERMITTED,
                    f"a bundle naming another origin than {r.origin}", strict)
     with ctx.subcheck("a bundle naming another visitor"):
-        relay_refused(ctx, r.publish_reply(ALICE, r.bundle(ALICE, new_pair(), visitor_id=r.c.agent_id(BOB))), PERMITTED,
+        relay_refused(ctx, r.publish_reply(ALICE, r.bundle(ALICE, new_pair(), visitor_id=r.c.agent_id(BOB))),
+                      PERMITTED,
                    "alice publishing a bundle that names bob's visitor_id", strict)
     ch = r.open_channel()
     with ctx.subcheck("an envelope of another origin"):
@@ -371,10 +398,16 @@ def check_key_expiry(ctx: CheckContext, strict: bool = False) -> None:
     expiring before it is created, is refused; a key past expires_at opens no channel."""
     r = Relay(ctx)
     with ctx.subcheck("an expired bundle"):
-        relay_refused(ctx, r.publish_reply(ALICE, r.bundle(ALICE, new_pair(), created_at=stamp(-7200), expires_at=stamp(-3600))),
+        relay_refused(ctx,
+                      r.publish_reply(ALICE,
+                                      r.bundle(ALICE, new_pair(), created_at=stamp(-7200),
+                                               expires_at=stamp(-3600))),
                    PERMITTED, "a bundle whose expires_at has passed", strict)
     with ctx.subcheck("a bundle expiring before it is created"):
-        relay_refused(ctx, r.publish_reply(ALICE, r.bundle(ALICE, new_pair(), created_at=stamp(7200), expires_at=stamp(3600))),
+        relay_refused(ctx,
+                      r.publish_reply(ALICE,
+                                      r.bundle(ALICE, new_pair(), created_at=stamp(7200),
+                                               expires_at=stamp(3600))),
                    PERMITTED, "a bundle whose expires_at precedes its created_at", strict)
     if not ctx.run.control_path:
         return  # the clock moves only under control
@@ -382,7 +415,8 @@ def check_key_expiry(ctx: CheckContext, strict: bool = False) -> None:
     mine, theirs = r.publish(ALICE, expires_at=stamp(600)), r.publish(BOB)
     ctx.control("advance_clock", seconds=1200)
     with ctx.subcheck("a channel offered with a key past expires_at"):
-        relay_refused(ctx, r.run(r.offer(connection, mine, theirs, expires_at=stamp(86400 * 2)), ALICE), PERMITTED,
+        relay_refused(ctx, r.run(r.offer(connection, mine, theirs, expires_at=stamp(86400 * 2)), ALICE),
+                      PERMITTED,
                    "an offer signed with a key whose expires_at has passed", strict)
 
 
@@ -390,7 +424,8 @@ def check_key_expiry(ctx: CheckContext, strict: bool = False) -> None:
              title="A revoked key is refused for new channels, sends and acks",
              source=at(f"{COMMANDS}/15"),
              faults=[returns("revoked_key_usable", "key_revoked", False,
-                             "private_key_revoke is recorded but a revoked key still signs and receives channels.")],
+                             "private_key_revoke is recorded but a revoked key still signs and receives "
+                             "channels.")],
              code=PERMITTED, code_faults=["private_refusal_wrong_code"])
 @served(PRIVATE_RELAY)
 def check_key_revoke(ctx: CheckContext, strict: bool = False) -> None:
@@ -399,15 +434,19 @@ def check_key_revoke(ctx: CheckContext, strict: bool = False) -> None:
     ch = r.open_channel()
     env = r.envelope(ch, ALICE)
     r.sent(ch, env)
-    expect_result(ctx, r.c.command("private_key_revoke", {"key_id": ch.keys[ALICE].key_id}), "private_key_revoke by alice")
+    expect_result(ctx, r.c.command("private_key_revoke", {"key_id": ch.keys[ALICE].key_id}),
+                  "private_key_revoke by alice")
     with ctx.subcheck("a send with the revoked key"):
-        relay_refused(ctx, r.send(ch, r.envelope(ch, ALICE)), PERMITTED, "a private_send signed by a revoked key", strict)
+        relay_refused(ctx, r.send(ch, r.envelope(ch, ALICE)), PERMITTED,
+                      "a private_send signed by a revoked key", strict)
     with ctx.subcheck("a new channel with the revoked key"):
         relay_refused(ctx, r.run(r.offer(ch.connection, ch.keys[ALICE], ch.keys[BOB]), ALICE), PERMITTED,
                    "an offer naming the offerer's revoked key", strict)
-    expect_result(ctx, r.c.command("private_key_revoke", {"key_id": ch.keys[BOB].key_id}, BOB), "private_key_revoke by bob")
+    expect_result(ctx, r.c.command("private_key_revoke", {"key_id": ch.keys[BOB].key_id}, BOB),
+                  "private_key_revoke by bob")
     with ctx.subcheck("an ack with the revoked key"):
-        relay_refused(ctx, r.run(r.ack(ch, BOB, env["message_id"]), BOB), PERMITTED, "a private_ack signed by a revoked key", strict)
+        relay_refused(ctx, r.run(r.ack(ch, BOB, env["message_id"]), BOB), PERMITTED,
+                      "a private_ack signed by a revoked key", strict)
     with ctx.subcheck("a new channel to the peer's revoked key"):
         fresh = r.publish(ALICE)
         relay_refused(ctx, r.run(r.offer(ch.connection, fresh, ch.keys[BOB]), ALICE), PERMITTED,

@@ -45,7 +45,7 @@ from conformance.protocols.plaza.wire import INVALID
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 
-CURSORS = 8  # a page's candidate after_seq values the roundtrip check tries at most  # the row that reports a refused valid signature (a set-up step elsewhere)
+CURSORS = 8  # a page's candidate after_seq values the roundtrip check tries at most
 
 
 # ----------------------------------------------------------------------------------
@@ -56,7 +56,8 @@ CURSORS = 8  # a page's candidate after_seq values the roundtrip check tries at 
              source=at(f"{E2E}/setup/instruction"),
              faults=["offer_activates_channel",
                      noop("offerer_accepts_own", "check_accept_keys",
-                          "Whoever accepts an offer, with whichever of its own keys: the offerer signs both halves.")],
+                          "Whoever accepts an offer, with whichever of its own keys: the offerer signs both "
+                          "halves.")],
              code=PERMITTED, code_faults=["private_refusal_wrong_code"])
 @served(PRIVATE_RELAY)
 def check_channel_mutual(ctx: CheckContext, strict: bool = False) -> None:
@@ -69,18 +70,22 @@ def check_channel_mutual(ctx: CheckContext, strict: bool = False) -> None:
         r.c.data_of(r.run(offer, ALICE), "private_channel_offer")
     ch = Channel(connection, offer["channel_id"], ALICE, BOB, {ALICE: ka, BOB: kb})
     with ctx.subcheck("a send on an offer the peer has not accepted"):
-        relay_refused(ctx, r.send(ch, r.envelope(ch, ALICE)), PERMITTED, "a private_send before the peer accepted", strict)
+        relay_refused(ctx, r.send(ch, r.envelope(ch, ALICE)), PERMITTED,
+                      "a private_send before the peer accepted", strict)
     with ctx.subcheck("the offerer accepts its own offer"):
         own_accept = r.accept(offer, ka, key_id=ka.key_id, peer_key_id=kb.key_id)
-        relay_refused(ctx, r.run(own_accept, ALICE), PERMITTED, "the offerer signing the accept of its own offer", strict)
-        relay_refused(ctx, r.send(ch, r.envelope(ch, ALICE)), PERMITTED, "a private_send after the offerer's own accept", strict)
+        relay_refused(ctx, r.run(own_accept, ALICE), PERMITTED,
+                      "the offerer signing the accept of its own offer", strict)
+        relay_refused(ctx, r.send(ch, r.envelope(ch, ALICE)), PERMITTED,
+                      "a private_send after the offerer's own accept", strict)
     with ctx.setup("bob accepts the channel", by=SIGNED):
         r.c.data_of(r.run(r.accept(offer, kb), BOB), "private_channel_accept")
     r.sent(ch, r.envelope(ch, ALICE))
     expect_result(ctx, r.close(ch, ALICE), "private_channel_close by alice")
     for who in (ALICE, BOB):
         with ctx.subcheck(f"a send by {who} on the closed channel"):
-            relay_refused(ctx, r.send(ch, r.envelope(ch, who), who), PERMITTED, f"a private_send by {who} after close", strict)
+            relay_refused(ctx, r.send(ch, r.envelope(ch, who), who), PERMITTED,
+                          f"a private_send by {who} after close", strict)
 
 
 @check_channel_mutual.fault
@@ -105,7 +110,8 @@ def channel_close_ignored(ref: Any) -> None:
              title="Encrypted chat needs the active friendship and grants no authority beyond its controls",
              source=at(f"{E2E}/grants_authority"),
              faults=[noop("channel_without_friendship", "check_private_friendship",
-                          "Channels open and carry envelopes whatever the friendship's state (pending, blocked).")],
+                          "Channels open and carry envelopes whatever the friendship's state (pending, "
+                          "blocked).")],
              code=PERMITTED, code_faults=["private_refusal_wrong_code"])
 @served(PRIVATE_RELAY)
 def check_controls(ctx: CheckContext, strict: bool = False) -> None:
@@ -117,7 +123,9 @@ def check_controls(ctx: CheckContext, strict: bool = False) -> None:
     with ctx.subcheck("a stranger's commands on the connection"):
         relay_refused(ctx, r.run(r.offer(ch.connection, carol, ch.keys[ALICE]), CAROL), None,
                       "carol offering a channel in alice and bob's connection", False)
-        relay_refused(ctx, r.receive(Channel(ch.connection, ch.channel_id, ALICE, BOB, {**ch.keys, CAROL: carol}), CAROL), None,
+        relay_refused(ctx,
+                      r.receive(Channel(ch.connection, ch.channel_id, ALICE, BOB, {**ch.keys, CAROL: carol}),
+                                CAROL), None,
                       "carol receiving from alice and bob's channel", False)
     with ctx.subcheck("a peer key of another agent"):
         relay_refused(ctx, r.run(r.offer(ch.connection, ch.keys[ALICE], carol), ALICE), PERMITTED,
@@ -127,9 +135,12 @@ def check_controls(ctx: CheckContext, strict: bool = False) -> None:
         relay_refused(ctx, r.run(r.offer(pending, ch.keys[ALICE], carol), ALICE), PERMITTED,
                    "an offer in a connection whose invitation carol has not accepted", strict)
     with ctx.setup("bob blocks alice", by="PLAZA-FRIEND-CONTROL"):
-        expect_result(ctx, r.c.command("friend_control", {"connection_id": ch.connection, "decision": "block"}, BOB), "block")
+        expect_result(ctx,
+                      r.c.command("friend_control", {"connection_id": ch.connection, "decision": "block"},
+                                  BOB), "block")
     with ctx.subcheck("a send after the peer blocked"):
-        relay_refused(ctx, r.send(ch, r.envelope(ch, ALICE)), PERMITTED, "a private_send after bob blocked alice", strict)
+        relay_refused(ctx, r.send(ch, r.envelope(ch, ALICE)), PERMITTED,
+                      "a private_send after bob blocked alice", strict)
     with ctx.subcheck("an offer after the peer blocked"):
         relay_refused(ctx, r.run(r.offer(ch.connection, ch.keys[ALICE], ch.keys[BOB]), ALICE), PERMITTED,
                    "an offer after bob blocked alice", strict)
@@ -187,7 +198,8 @@ def check_no_plaintext(ctx: CheckContext, strict: bool = False) -> None:
         page = ordinary_read(r, ch.connection, "read_conversation after the refused sends")
         stored = [e["message_id"] for e in refused_envelopes
                   if names(page, e["ciphertext"][:64]) or names(page, e["message_id"])]
-        ctx.expect(not stored and not names(page, secret), f"refused private sends reached the connection's ordinary "
+        ctx.expect(not stored and not names(page, secret),
+                   f"refused private sends reached the connection's ordinary "
                    f"messages (envelopes {stored}, or the text): {json_excerpt(page, 300)}")
         ids = {e["message_id"] for e in refused_envelopes}
         got = [e for e in r.received(ch, BOB, "private_receive by bob") if e.get("message_id") in ids]
@@ -207,7 +219,8 @@ def no_channel_falls_back(ref: PlazaReference) -> None:
         conn = ref.participant_connection(who.visitor_id, data["connection_id"])
         channel = ref.s["private_channels"].get(data["channel_id"])
         if channel is None or not ref.channel_active(channel):
-            msg = ref.store_message(conn, who.visitor_id, data["envelope"]["ciphertext"][:600], ref.new_uuid())
+            msg = ref.store_message(conn, who.visitor_id, data["envelope"]["ciphertext"][:600],
+                                    ref.new_uuid())
             return {"stored": True, "fallback": "ordinary_message", "message_id": msg["id"]}
         result: Data = original(who, data)
         return result
@@ -217,8 +230,8 @@ def no_channel_falls_back(ref: PlazaReference) -> None:
 # envelopes
 # ----------------------------------------------------------------------------------
 @requirement(id="PLAZA-PRIV-ROUNDTRIP", level="MUST", optional=PRIVATE_RELAY,
-             title="The relay stores the sealed envelope and returns its ciphertext unchanged; private_receive "
-                   "pages by after_seq within limit (default 20)",
+             title="The relay stores the sealed envelope and returns its ciphertext unchanged; "
+                   "private_receive pages by after_seq within limit (default 20)",
              source=at(f"{E2E}/website_decrypts_body"),
              faults=["ciphertext_altered",
                      returns("receive_ignores_limit", "receive_limit", 10**6,
@@ -240,29 +253,37 @@ def check_roundtrip(ctx: CheckContext) -> None:
             back = got.get(env["message_id"])
             ctx.expect(back is not None, f"bob's private_receive lacks envelope {env['message_id']}")
             assert back is not None
-            ctx.expect(back.get("ciphertext") == env["ciphertext"], "the ciphertext came back changed: the relay stores it as sent")
-            ctx.expect(back.get("signature") == env["signature"], "the envelope's signature came back changed or missing")
+            ctx.expect(back.get("ciphertext") == env["ciphertext"],
+                       "the ciphertext came back changed: the relay stores it as sent")
+            ctx.expect(back.get("signature") == env["signature"],
+                       "the envelope's signature came back changed or missing")
             try:
                 plain = unseal(ch.keys[BOB].encryption, str(back.get("ciphertext")))
             except Exception:  # noqa: BLE001 - a box that does not open is the finding
                 plain = None
-            ctx.expect(plain == texts[i], "bob's X25519 key does not open the stored ciphertext to the sealed text")
+            ctx.expect(plain == texts[i],
+                       "bob's X25519 key does not open the stored ciphertext to the sealed text")
     with ctx.subcheck("limit"):
         page = r.c.data_of(r.receive(ch, BOB, limit=2), "private_receive limit 2")
         first = list(envelopes_in(page))
-        ctx.expect(0 < len(first) <= 2, f"private_receive with limit 2 returned {len(first)} of the three envelopes")
+        ctx.expect(0 < len(first) <= 2,
+                   f"private_receive with limit 2 returned {len(first)} of the three envelopes")
         if first:
-            page_after(ctx, r, ch, page, {e.get("message_id") for e in first}, {e["message_id"] for e in sent})
+            page_after(ctx, r, ch, page, {e.get("message_id") for e in first},
+                       {e["message_id"] for e in sent})
     if r.c.live():
         return
     with ctx.subcheck("default limit"):
-        default = int(ctx.profile.operations["private_receive"].params_schema["properties"]["limit"]["default"])
+        limit = ctx.profile.operations["private_receive"].params_schema["properties"]["limit"]
+        default = int(limit["default"])
         more = [r.envelope(ch, ALICE) for _ in range(default + 1 - len(sent))]
         for env in more:
             r.sent(ch, env)
         ours = {e["message_id"] for e in sent + more}
-        shown = [e for e in r.received(ch, BOB, "private_receive without limit") if e.get("message_id") in ours]
-        ctx.expect(len(shown) <= default, f"private_receive without limit returned {len(shown)} of the {default + 1} envelopes "
+        shown = [e for e in r.received(ch, BOB, "private_receive without limit")
+                 if e.get("message_id") in ours]
+        ctx.expect(len(shown) <= default,
+                   f"private_receive without limit returned {len(shown)} of the {default + 1} envelopes "
                    f"sent; the default limit is {default}")
 
 
@@ -288,7 +309,8 @@ def receive_default_limit_ignored(ref: PlazaReference) -> None:
 def cursors(ctx: CheckContext, page: Any) -> list[str]:
     """The values of a page that could be its after_seq (the branch's pattern), outside the
     envelopes it holds, nearest the root first."""
-    rx = re.compile(str(ctx.profile.operations["private_receive"].params_schema["properties"]["after_seq"]["pattern"]))
+    after_seq = ctx.profile.operations["private_receive"].params_schema["properties"]["after_seq"]
+    rx = re.compile(str(after_seq["pattern"]))
     inside = {id(e) for e in envelopes_in(page)}
     out: list[str] = []
     for found in locate.walk(page):
@@ -317,7 +339,8 @@ def page_after(ctx: CheckContext, r: Relay, ch: Channel, page: Any, shown: set[A
 
 
 @requirement(id="PLAZA-PRIV-LIMITS", level="MUST", optional=PRIVATE_RELAY,
-             title="The ordinary text limit does not bound private messages; the ciphertext's own maximum does",
+             title="The ordinary text limit does not bound private messages; the ciphertext's own "
+                   "maximum does",
              source=at(f"{E2E}/setup/ordinary_send_limit_is_not_private_relay_limit"))
 @served(PRIVATE_RELAY)
 def check_limits(ctx: CheckContext) -> None:
@@ -332,11 +355,15 @@ def check_limits(ctx: CheckContext) -> None:
     ordinary = ctx.limit("text_characters_count")
     plain = os.urandom(maximum * 3 // 4 - 48)  # a sealed box adds 48 bytes: exactly ``maximum`` characters
     env = r.envelope(ch, ALICE, plain)
-    ctx.expect(len(env["ciphertext"]) == maximum and maximum > ordinary, "the suite's long ciphertext has the wrong length")
+    ctx.expect(len(env["ciphertext"]) == maximum and maximum > ordinary,
+               "the suite's long ciphertext has the wrong length")
     with ctx.subcheck(f"a {maximum}-character ciphertext"):
-        expect_result(ctx, r.send(ch, env), f"a private_send of {maximum} ciphertext characters (ordinary texts: {ordinary})")
-        back = [e for e in r.received(ch, BOB, "private_receive", limit=50) if e.get("message_id") == env["message_id"]]
-        ctx.expect(back and back[0].get("ciphertext") == env["ciphertext"], "the long ciphertext did not come back whole")
+        expect_result(ctx, r.send(ch, env),
+                      f"a private_send of {maximum} ciphertext characters (ordinary texts: {ordinary})")
+        back = [e for e in r.received(ch, BOB, "private_receive", limit=50)
+                if e.get("message_id") == env["message_id"]]
+        ctx.expect(back and back[0].get("ciphertext") == env["ciphertext"],
+                   "the long ciphertext did not come back whole")
     with ctx.subcheck(f"a {maximum + 1}-character ciphertext"):
         long = r.envelope(ch, ALICE, plain, ciphertext=env["ciphertext"] + "A")
         expect_error(ctx, r.send(ch, long), INVALID, f"a ciphertext of {maximum + 1} characters")
@@ -353,7 +380,8 @@ def ordinary_limit_applied(ref: Any) -> None:
              source=at(f"{COMMANDS}/19/properties/envelope/properties/expires_at"),
              faults=[returns("envelope_replay_accepted", "seen_message_id", False,
                              "A message_id already stored is stored again (no replay protection)."),
-                     noop("expired_envelope_accepted", "check_envelope_times", "An envelope past its expires_at is stored.")],
+                     noop("expired_envelope_accepted", "check_envelope_times",
+                          "An envelope past its expires_at is stored.")],
              code=PERMITTED, code_faults=["private_refusal_wrong_code"])
 @served(PRIVATE_RELAY)
 def check_replay(ctx: CheckContext, strict: bool = False) -> None:
@@ -368,18 +396,22 @@ def check_replay(ctx: CheckContext, strict: bool = False) -> None:
         reply = r.send(ch, env)
         if strict or not reply.ok:
             relay_refused(ctx, reply, PERMITTED, "the same envelope sent again", strict)
-        copies = [e for e in r.received(ch, BOB, "private_receive") if e.get("message_id") == env["message_id"]]
+        copies = [e for e in r.received(ch, BOB, "private_receive")
+                  if e.get("message_id") == env["message_id"]]
         ctx.expect(len(copies) == 1, f"bob receives message_id {env['message_id']} {len(copies)} times")
     with ctx.subcheck("another envelope under a stored message_id"):
         other = r.envelope(ch, ALICE, message_id=env["message_id"])
-        relay_refused(ctx, r.send(ch, other), PERMITTED, "another envelope under a message_id already stored", strict)
+        relay_refused(ctx, r.send(ch, other), PERMITTED, "another envelope under a message_id already stored",
+                      strict)
     with ctx.subcheck("an expired envelope"):
-        relay_refused(ctx, r.send(ch, r.envelope(ch, ALICE, sent_at=stamp(-7200), expires_at=stamp(-3600))), PERMITTED,
+        relay_refused(ctx, r.send(ch, r.envelope(ch, ALICE, sent_at=stamp(-7200), expires_at=stamp(-3600))),
+                      PERMITTED,
                    "an envelope whose expires_at has passed", strict)
 
 
 @requirement(id="PLAZA-PRIV-SIGNATURES", level="MUST", optional=PRIVATE_RELAY,
-             title="Offers, accepts, envelopes and acks are taken only with their named key's Ed25519 signature",
+             title="Offers, accepts, envelopes and acks are taken only with their named key's "
+                   "Ed25519 signature",
              source=at(f"{COMMANDS}/19/properties/envelope/properties/signature"),
              faults=[returns("offer_signature_unchecked", "check_signature", None,
                              "A channel offer is taken whoever signed it.", when=signed("offer")),
@@ -420,10 +452,12 @@ def check_signatures(ctx: CheckContext, strict: bool = False) -> None:
 
 
 @requirement(id="PLAZA-PRIV-ENVELOPE-BINDING", level="SHOULD", optional=PRIVATE_RELAY,
-             title="An envelope names the command's connection and channel, its parties and their channel keys",
+             title="An envelope names the command's connection and channel, its parties and their "
+                   "channel keys",
              source=CHOSEN,
              faults=[noop("envelope_binding_unchecked", "check_envelope_binding",
-                          "An envelope naming another connection, channel, party or key than its channel's is stored.")])
+                          "An envelope naming another connection, channel, party or key than its channel's "
+                          "is stored.")])
 @served(PRIVATE_RELAY)
 def check_envelope_binding(ctx: CheckContext) -> None:
     """An envelope names the command's connection and channel, its sender and recipient and
@@ -431,8 +465,9 @@ def check_envelope_binding(ctx: CheckContext) -> None:
     r = Relay(ctx)
     ch = r.open_channel()
     carol = r.c.agent_id(CAROL)
-    wrong: dict[str, Any] = {"connection_id": fresh_id(), "channel_id": fresh_id(), "sender_id": r.c.agent_id(BOB),
-             "recipient_id": carol, "sender_key_id": ch.keys[BOB].key_id, "recipient_key_id": ch.keys[ALICE].key_id}
+    wrong: dict[str, Any] = {"connection_id": fresh_id(), "channel_id": fresh_id(),
+                             "sender_id": r.c.agent_id(BOB), "recipient_id": carol,
+                             "sender_key_id": ch.keys[BOB].key_id, "recipient_key_id": ch.keys[ALICE].key_id}
     for name, value in wrong.items():
         with ctx.subcheck(name):
             expect_error(ctx, r.send(ch, r.envelope(ch, ALICE, **{name: value})), PERMITTED,
@@ -485,8 +520,8 @@ def signed_fields(obj: Data, signature_field: str) -> list[str]:
 
 
 @requirement(id=SIGNED, level="SHOULD", optional=PRIVATE_RELAY,
-             title="Signatures cover the canonical JSON of the signed object without its signature: valid ones "
-                   "are accepted, a change to any signed field is refused",
+             title="Signatures cover the canonical JSON of the signed object without its signature: valid "
+                   "ones are accepted, a change to any signed field is refused",
              source=CHOSEN)
 @served(PRIVATE_RELAY)
 def check_signed_bytes(ctx: CheckContext) -> None:
@@ -507,7 +542,8 @@ def check_signed_bytes(ctx: CheckContext) -> None:
     ack = r.ack(ch, BOB, env["message_id"])
     for name in signed_fields(ack, "signature"):
         with ctx.subcheck(f"ack {name} changed"):
-            expect_error(ctx, r.run({**ack, name: flip(name, ack[name])}, BOB), (FOUND if "_id" in name else PERMITTED),
+            expect_error(ctx, r.run({**ack, name: flip(name, ack[name])}, BOB),
+                         (FOUND if "_id" in name else PERMITTED),
                          f"an ack whose {name} changed after signing", also=(PERMITTED, FOUND))
 
 
@@ -550,7 +586,8 @@ def signed_bytes_normalize_origin(ref: PlazaReference) -> None:
 
 @check_signed_bytes.fault
 def signed_bytes_other_encoding(ref: Any) -> None:
-    """Signatures are checked over JSON with whitespace (not the profile's canonical form): valid ones fail."""
+    """Signatures are checked over JSON with whitespace (not the profile's canonical form):
+    valid ones fail."""
     def view(kind: str, obj: Data) -> bytes:
         field = "proof_signature" if kind == "bundle" else "signature"
         return json.dumps({k: v for k, v in obj.items() if k != field}, sort_keys=True).encode()
