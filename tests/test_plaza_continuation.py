@@ -1,5 +1,6 @@
-"""The Agent Plaza continuation part: its rows (conformance/protocols/plaza/continuation.py)
-are sound and in the table, and the reference's mixin (part_continuation.py) behaves as
+"""The Agent Plaza continuation part: its rows (conformance/protocols/plaza/continuation.py,
+continuation_direct.py) are sound and in the table, and the reference's mixin
+(reference_continuation.py) behaves as
 docs/agent-plaza.md says: declarations grant nothing, offers expire and are rechecked on
 retry, a decision names both offers, plan renews and bounds texts. That the rows pass
 against the clean reference and catch each fault is tests/test_selftest.py's."""
@@ -10,11 +11,10 @@ from typing import Any
 
 import pytest
 
+from conformance.declare import REGISTRY
 from conformance.model import Profile, Requirement
 from conformance.profiles import load_profile
-from conformance.protocols.plaza import continuation
-from conformance.protocols.plaza.continuation_faults import FAULTS
-from conformance.protocols.plaza.part_continuation import HOUR_MS, ContinuationPart
+from conformance.protocols.plaza import continuation, continuation_direct
 from conformance.protocols.plaza.reference import (
     ACCOUNT_AGENT,
     ACTIVE,
@@ -27,7 +27,10 @@ from conformance.protocols.plaza.reference import (
     SiteError,
     seeded_visitor,
 )
-from conformance.table import Table
+from conformance.protocols.plaza.reference_continuation import HOUR_MS, ContinuationPart
+
+MODULES = (continuation.__name__, continuation_direct.__name__)
+FAULTS = {name: patch for module in MODULES for name, patch in REGISTRY.faults.get(module, {}).items()}
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +40,8 @@ def profile() -> Profile:
 
 @pytest.fixture(scope="module")
 def rows(profile: Profile) -> list[Requirement]:
-    return continuation.rows(Table(profile))
+    """The rows the continuation modules declare."""
+    return [row for module in MODULES for d in REGISTRY.requirements[module] for row in d.rows(profile)]
 
 
 @pytest.fixture
@@ -155,7 +159,7 @@ def test_offers_expire_after_their_hours(ref: PlazaReference) -> None:
     short = offer(ref, "alice", conn, expires_hours=1)["offer"]
     default = offer(ref, "bob", conn)["offer"]
     assert default["expires_hours"] == ref.branches["direct_offer"]["properties"]["expires_hours"]["default"]
-    ref.s["clock_offset_ms"] = HOUR_MS + 1
+    ref.control_advance_clock({"seconds": HOUR_MS // 1000 + 1})  # past the hour, whatever keeps the clock
     states = {o["offer_id"]: o["state"] for o in ref.cmd_direct_status(who(ref, "alice"), {
         "operation": "direct_status", "connection_id": conn})["own_offers"]}
     assert states[short["offer_id"]] == "expired"
@@ -173,6 +177,6 @@ def test_plan_renews_and_bounds_texts(ref: PlazaReference) -> None:
     ref.plan_count_send(alice.visitor_id)
     refused(NOT_PERMITTED, ref.plan_check_send, alice.visitor_id)
     assert ref.cmd_plan(alice, {"operation": "plan", "renew_current": True})["plan"]["turns_left"] == 1
-    ref.s["clock_offset_ms"] = HOUR_MS
+    ref.control_advance_clock({"seconds": HOUR_MS // 1000})
     assert ref.cmd_plan(alice, {"operation": "plan"})["plan"] is None
     refused(INVALID_STATE, ref.cmd_plan, alice, {"operation": "plan", "renew_current": True})

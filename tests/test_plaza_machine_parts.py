@@ -7,11 +7,11 @@ import functools
 
 import pytest
 
+from conformance.declare import REGISTRY
 from conformance.model import Profile, Requirement
 from conformance.profiles import load_profile
-from conformance.protocols.plaza.machine_parts import rows
+from conformance.protocols.plaza import machine_parts
 from conformance.runner import Verdict, execute
-from conformance.table import Table
 from conformance.targets import open_run
 
 CAUGHT = {"PLAZA-GROUP-MACHINE": "history_before_join_visible", "PLAZA-PRIV-MACHINE": "channel_close_ignored",
@@ -24,7 +24,8 @@ def profile() -> Profile:
 
 
 def requirement(rid: str) -> Requirement:
-    return next(r for r in rows(Table(profile())) if r.id == rid)
+    rows = [row for d in REGISTRY.requirements[machine_parts.__name__] for row in d.rows(profile())]
+    return next(r for r in rows if r.id == rid)
 
 
 def verdict(rid: str, faults: tuple[str, ...] = ()) -> Verdict:

@@ -16,9 +16,9 @@ from conformance.checks.errors import catalog_entry
 from conformance.declare import slug
 from conformance.model import Profile, Requirement
 from conformance.profiles import load_profile
-from conformance.protocols.plaza.part_continuation import ContinuationPart
-from conformance.protocols.plaza.part_groups import GroupsPart
-from conformance.protocols.plaza.part_private import PrivateRelayPart
+from conformance.protocols.plaza.reference_continuation import ContinuationPart
+from conformance.protocols.plaza.reference_groups import GroupsPart
+from conformance.protocols.plaza.reference_private import PrivateRelayPart
 from conformance.protocols.plaza.site import UNSUPPORTED_OPERATION, SiteError
 from conformance.runner import Verdict, execute
 from conformance.targets import open_run

@@ -1,5 +1,5 @@
-"""The encrypted private relay (conformance/protocols/plaza/private.py, part_private.py,
-sealed.py): the suite's cryptography is the profile's (real Ed25519 and sealed boxes, the
+"""The encrypted private relay (conformance/protocols/plaza/private.py, private_channels.py,
+reference_private.py, sealed.py): the suite's cryptography is the profile's (real Ed25519 and sealed boxes, the
 canonical signed bytes), the rows are sound and in the table, and each of the part's
 faults is caught while the clean reference passes every row of the part."""
 
@@ -9,10 +9,10 @@ import json
 
 import pytest
 
+from conformance.declare import REGISTRY
 from conformance.model import Profile, Requirement
 from conformance.profiles import load_profile
-from conformance.protocols.plaza import private
-from conformance.protocols.plaza.private_faults import FAULTS
+from conformance.protocols.plaza import private, private_channels
 from conformance.protocols.plaza.sealed import (
     KeyPair,
     canonical,
@@ -24,7 +24,9 @@ from conformance.protocols.plaza.sealed import (
     unseal,
     verify_detached,
 )
-from conformance.table import Table
+
+MODULES = (private.__name__, private_channels.__name__)
+FAULTS = {name: patch for module in MODULES for name, patch in REGISTRY.faults.get(module, {}).items()}
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +36,8 @@ def profile() -> Profile:
 
 @pytest.fixture(scope="module")
 def rows(profile: Profile) -> list[Requirement]:
-    return private.rows(Table(profile))
+    """The rows the relay's modules declare."""
+    return [row for module in MODULES for d in REGISTRY.requirements[module] for row in d.rows(profile)]
 
 
 def test_signed_bytes_are_canonical_json_without_the_signature() -> None:

@@ -125,6 +125,16 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
 
 
 PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings,
-                    modules=("conformance.protocols.plaza.reads", "conformance.protocols.plaza.evidence",
-                             "conformance.protocols.plaza.inbox", "conformance.protocols.plaza.attention",
-                             "conformance.protocols.plaza.receive"))
+                    modules=("conformance.protocols.plaza.machine_parts",
+                             "conformance.protocols.plaza.reads",
+                             "conformance.protocols.plaza.evidence",
+                             "conformance.protocols.plaza.inbox",
+                             "conformance.protocols.plaza.attention",
+                             "conformance.protocols.plaza.receive",
+                             "conformance.protocols.plaza.groups",
+                             "conformance.protocols.plaza.groups_membership",
+                             "conformance.protocols.plaza.groups_messages",
+                             "conformance.protocols.plaza.private",
+                             "conformance.protocols.plaza.private_channels",
+                             "conformance.protocols.plaza.continuation",
+                             "conformance.protocols.plaza.continuation_direct"))

@@ -1,8 +1,10 @@
-"""Continuation and direct offers (friendContinuation) and plan: capability declarations
-are self-reported and grant nothing, a bound Agent cannot grant itself its owner's
-permission, routing (global commands take no contextId, no taskId or recipientId
-metadata), direct offers (status, expiry, decisions naming both offers, withdrawal,
-retries by request_key rechecked), the site mailbox fallback and plan.
+"""Agent Plaza's continuation (friendContinuation, issue 14), part one: capability
+declarations are self-reported and grant nothing, a bound Agent cannot grant itself its
+owner's permission, routing (global commands take no contextId, no taskId or recipientId
+metadata) and plan, each requirement declared on its check with the faults that prove it can
+fail; the calls every continuation check makes. Direct offers (status, expiry, decisions
+naming both offers, withdrawal, retries by request_key rechecked) and the site mailbox
+fallback are continuation_direct.py; what the reference serves reference_continuation.py.
 
 The document names the commands' fields but no answer shapes (docs/architecture.md, "The
 judging rule"): the MUST checks find what they judge by content or behaviour -- an offer id is
@@ -10,39 +12,47 @@ the UUID the target minted, a declared flag is the boolean that moves when the c
 it against its default, a negotiation's preference is a value of the schema's enum, the
 fallback's read request is found under the names the document gives it
 (site_mailbox_fallback.a2a.read_request) and judged by sending it -- and the profile's own
-choices (part_continuation.py, docs/agent-plaza.md) are SHOULDs of ``source: profile``.
+choices (reference_continuation.py, docs/agent-plaza.md) are SHOULDs of ``source: profile``.
 Expiries move the site's clock with control ``advance_clock``; without control they are
-untested. Continuation is an optional part (groups.py ``part``)."""
+untested. Continuation is an optional part (groups.py ``served``)."""
 
 from __future__ import annotations
 
 import base64
-import copy
-import json
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from conformance import locate
 from conformance.check import CheckContext, CheckFailed, Untested
 from conformance.checks.errors import expect_result
-from conformance.model import Requirement
-from conformance.protocols.plaza.answers import text_of
+from conformance.declare import at, chosen, fault, requirement
+from conformance.faults import answer, arguments, noop, refuses, replaces, returns
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
 from conformance.protocols.plaza.groups import (
     CONTINUATION,
     declined,
     minted,
-    names,
-    part,
     refused,
     require,
     sent_strings,
+    served,
 )
 from conformance.protocols.plaza.keeper import PLANS
+from conformance.protocols.plaza.reference import PlazaReference
+from conformance.protocols.plaza.site import (
+    INVALID_PARAMETERS,
+    INVALID_STATE,
+    NOT_FOUND,
+    NOT_PERMITTED,
+    VISITOR,
+    Call,
+    Issue,
+    Principal,
+    SiteError,
+)
 from conformance.protocols.plaza.wire import INVALID
-from conformance.table import Table
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 
@@ -50,6 +60,8 @@ HOUR_S = 3600
 COMMANDS = "/schemas/command/anyOf"
 FC = "/friendContinuation"
 GLOBAL_COMMANDS = ("continuation_capabilities", "continuation_status")
+Data = dict[str, Any]
+DOCS = chosen("docs/agent-plaza.md#continuation")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -57,7 +69,8 @@ GLOBAL_COMMANDS = ("continuation_capabilities", "continuation_status")
 # ----------------------------------------------------------------------------------------------
 def branch(ctx: CheckContext, name: str) -> dict[str, Any]:
     """The schema branch of a command (read from the document, never typed again)."""
-    return dict(next(b for b in ctx.profile.spec["schemas"]["command"]["anyOf"] if b["properties"]["operation"]["const"] == name))
+    return dict(next(b for b in ctx.profile.spec["schemas"]["command"]["anyOf"]
+                     if b["properties"]["operation"]["const"] == name))
 
 
 def walk(value: Any) -> Iterator[Any]:
@@ -72,13 +85,15 @@ def reported(answer: Any, key: str) -> list[Any]:
 
 def leaves(answer: Any) -> dict[tuple[Any, ...], Any]:
     """The plain values of an answer by their place (two answers of one command share places)."""
-    return {f.path: f.value for f in locate.walk(answer) if f.value is None or isinstance(f.value, str | int | float | bool)}
+    return {f.path: f.value for f in locate.walk(answer) if f.value is None
+            or isinstance(f.value, str | int | float | bool)}
 
 
 def flipped(a: Any, b: Any) -> list[tuple[Any, ...]]:
     """The places where one answer holds a boolean the other holds negated."""
     left, right = leaves(a), leaves(b)
-    return [p for p, v in left.items() if isinstance(v, bool) and isinstance(right.get(p), bool) and right[p] is not v]
+    return [p for p, v in left.items() if isinstance(v, bool) and isinstance(right.get(p), bool)
+            and right[p] is not v]
 
 
 def endpoint(ctx: CheckContext) -> dict[str, Any]:
@@ -88,7 +103,8 @@ def endpoint(ctx: CheckContext) -> dict[str, Any]:
     key = props["public_key"]["properties"]
     x = base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")
     return {"protocol": props["protocol"]["const"], "receive_mode": props["receive_mode"]["enum"][0],
-            "url": "https://agent.example/direct", "public_key": {"kty": key["kty"]["const"], "crv": key["crv"]["const"], "x": x}}
+            "url": "https://agent.example/direct",
+            "public_key": {"kty": key["kty"]["const"], "crv": key["crv"]["const"], "x": x}}
 
 
 def offer_fields(ctx: CheckContext, connection: str, key: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -102,8 +118,9 @@ def offer_id(c: PlazaClient, reply: Reply, what: str) -> str:
     data = c.data_of(reply, what)
     found = minted(c.ctx, data, sent_strings(reply))
     if not found:
-        raise CheckFailed(f"{what}: " + locate.Search("an offer id the target minted (a UUID the request did not carry "
-                                                      "and no agent's)").looked_for(data), "malformed_answer")
+        raise CheckFailed(f"{what}: " + locate.Search("an offer id the target minted (a UUID the request did "
+                                                      "not carry and no agent's)").looked_for(data),
+                          "malformed_answer")
     return found[0]
 
 
@@ -113,7 +130,9 @@ def make_offer(c: PlazaClient, who: str, connection: str, what: str, **extra: An
 
 
 def decide(c: PlazaClient, who: str, connection: str, own: str, peer: str, decision: str = "accept") -> Reply:
-    return c.command("direct_decide", {"connection_id": connection, "offer_id": own, "peer_offer_id": peer, "decision": decision}, who)
+    return c.command("direct_decide",
+                     {"connection_id": connection, "offer_id": own, "peer_offer_id": peer,
+                      "decision": decision}, who)
 
 
 def withdraw(c: PlazaClient, who: str, connection: str, offer: str) -> Reply:
@@ -129,9 +148,27 @@ def advance(c: PlazaClient, seconds: int) -> None:
     c.ctx.control("advance_clock", seconds=seconds)
 
 
+def as_participant(ref: PlazaReference, method: str) -> None:
+    """For a fault: ``ref.<method>`` runs as a participant of the connection named, whoever calls."""
+    @replaces(ref, method)
+    def run(original: Any, who: Principal, data: Data) -> Any:
+        conn = ref.s["connections"].get(data.get("connection_id"))
+        if conn is not None and who.visitor_id not in (conn["inviter"], conn["invitee"]):
+            who = Principal(conn["inviter"], who.scopes, who.kind)
+        return original(who, data)
+
+
 # ----------------------------------------------------------------------------------------------
 # capabilities, negotiation, authority
 # ----------------------------------------------------------------------------------------------
+@requirement(id="PLAZA-CONT-CAPABILITIES", level="MUST", optional=CONTINUATION,
+             title="Omitted capability flags take the schema's defaults",
+             source=at(f"{COMMANDS}/6/properties/document/properties"),
+             faults=[answer("capability_defaults_wrong", "capability_defaults",
+                            "Omitted capability flags are recorded as true (the schema's defaults are "
+                            "site_mailbox true, the others false).",
+                            edit=lambda defaults: {name: True for name in defaults})])
+@served(CONTINUATION)
 def check_capabilities(ctx: CheckContext) -> None:
     """A declared document's omitted flags take the schema's defaults (site_mailbox true, the
     others false), judged by behaviour: declaring each flag against its default moves a
@@ -139,10 +176,12 @@ def check_capabilities(ctx: CheckContext) -> None:
     declaring nothing again moves every boolean back (the omitted flag took its default, not
     the value declared before)."""
     c = PlazaClient(ctx)
-    defaults = {name: s["default"] for name, s in branch(ctx, "continuation_capabilities")["properties"]["document"]["properties"].items()}
+    flags = branch(ctx, "continuation_capabilities")["properties"]["document"]["properties"]
+    defaults = {name: s["default"] for name, s in flags.items()}
 
     def declare(document: dict[str, Any]) -> dict[str, Any]:
-        return c.data_of(c.command("continuation_capabilities", {"document": document}), f"continuation_capabilities {document}")
+        return c.data_of(c.command("continuation_capabilities", {"document": document}),
+                         f"continuation_capabilities {document}")
 
     base = declare({})
     silent: list[str] = []
@@ -153,17 +192,29 @@ def check_capabilities(ctx: CheckContext) -> None:
             if not [p for p in flipped(base, turned) if values[p] is (not default)]:
                 silent.append(name)
             again = declare({})
-            ctx.expect(not flipped(base, again), f"declaring {{}} after {{{name}: {not default}}} answered {json_excerpt(again)}, "
-                       f"the first {{}} {json_excerpt(base)}: the omitted {name} kept the value declared before; omitted flags "
-                       f"take the schema's defaults {defaults}", kind="state_changed")
+            ctx.expect(not flipped(base, again),
+                       f"declaring {{}} after {{{name}: {not default}}} answered {json_excerpt(again)}, "
+                       f"the first {{}} {json_excerpt(base)}: the omitted {name} kept the value declared "
+                       f"before; omitted flags take the schema's defaults {defaults}", kind="state_changed")
     if len(silent) == len(defaults):
-        raise Untested(f"declaring each flag against its default changed no boolean of the answer: it reports no declared "
-                       f"flag to judge ({json_excerpt(base)})")
-    ctx.expect(not silent, f"declaring {silent} against the schema's default changed nothing in the answer, which does report "
-               f"the other flags: with the document omitting them they already had the declared value, not the defaults "
-               f"{defaults} ({json_excerpt(base)})", kind="state_changed")
+        raise Untested("declaring each flag against its default changed no boolean of the answer: it "
+                       f"reports no declared flag to judge ({json_excerpt(base)})")
+    ctx.expect(not silent,
+               f"declaring {silent} against the schema's default changed nothing in the answer, which does "
+               "report the other flags: with the document omitting them they already had the declared "
+               f"value, not the defaults {defaults} ({json_excerpt(base)})", kind="state_changed")
 
 
+@requirement(id="PLAZA-CONT-NEGOTIATE", level="MUST", optional=CONTINUATION,
+             title="continuation_negotiate takes the schema's defaults; only participants negotiate",
+             source=at(f"{COMMANDS}/7/properties"),
+             faults=[arguments("negotiate_defaults_wrong", "cmd_continuation_negotiate",
+                               "A negotiation without preference is taken as site_mailbox (the schema's "
+                               "default is automatic).",
+                               edit=lambda data: {"preference": "site_mailbox",
+                                                  "request_owner_permission": False,
+                                                  **data})])
+@served(CONTINUATION)
 def check_negotiate(ctx: CheckContext) -> None:
     """A negotiation naming only its connection is answered as with the schema's defaults
     (preference automatic, request_owner_permission true), where the answers show the
@@ -179,29 +230,48 @@ def check_negotiate(ctx: CheckContext) -> None:
     bare = negotiate("continuation_negotiate naming only its connection")
     with ctx.subcheck("preference"):
         enum, default = props["preference"]["enum"], props["preference"]["default"]
-        shown = {v: Counter(f.value for f in locate.enum_values(negotiate(f"preference {v}", preference=v), enum)) for v in enum}
-        if len({tuple(sorted(counts.items())) for counts in shown.values()}) > 1:  # the answer shows the preference
+        shown = {v: Counter(f.value
+                            for f in locate.enum_values(negotiate(f"preference {v}", preference=v), enum))
+                 for v in enum}
+        if len({tuple(sorted(counts.items()))
+                for counts in shown.values()}) > 1:  # the answer shows the preference
             got = Counter(f.value for f in locate.enum_values(bare, enum))
-            ctx.expect(got == shown[default], f"without preference the negotiation reports the values {dict(got)}; with the "
-                       f"schema's default {default!r} it reports {dict(shown[default])}", kind="state_changed")
+            ctx.expect(got == shown[default],
+                       f"without preference the negotiation reports the values {dict(got)}; with the "
+                       f"schema's default {default!r} it reports {dict(shown[default])}",
+                       kind="state_changed")
     with ctx.subcheck("request_owner_permission"):
         default = props["request_owner_permission"]["default"]
-        chosen = {v: negotiate(f"request_owner_permission {v}", request_owner_permission=v) for v in (True, False)}
+        chosen = {v: negotiate(f"request_owner_permission {v}", request_owner_permission=v)
+                  for v in (True, False)}
         moved = flipped(chosen[True], chosen[False])
         wrong = [p for p in moved if leaves(bare).get(p) is not leaves(chosen[default]).get(p)]
-        ctx.expect(not wrong, f"without request_owner_permission the negotiation answers {json_excerpt(bare)}; with the "
-                   f"schema's default {default} it answers {json_excerpt(chosen[default])}", kind="state_changed")
+        ctx.expect(not wrong,
+                   f"without request_owner_permission the negotiation answers {json_excerpt(bare)}; with the "
+                   f"schema's default {default} it answers {json_excerpt(chosen[default])}",
+                   kind="state_changed")
     refused(ctx, c.command("continuation_negotiate", {"connection_id": connection}, CAROL),
             "carol's continuation_negotiate in alice and bob's connection")
+
+
+@check_negotiate.fault
+def negotiate_by_stranger(ref: PlazaReference) -> None:
+    """Anyone negotiates in any connection (the same current authority: participants only)."""
+    as_participant(ref, "cmd_continuation_negotiate")
 
 
 def declare_everything(c: PlazaClient, who: str) -> None:
     flags = branch(c.ctx, "continuation_capabilities")["properties"]["document"]["properties"]
     with c.ctx.setup(f"{who} declares every capability", by="PLAZA-CONT-CAPABILITIES"):
-        expect_result(c.ctx, c.command("continuation_capabilities", {"document": {k: True for k in flags}}, who),
+        expect_result(c.ctx,
+                      c.command("continuation_capabilities", {"document": {k: True for k in flags}}, who),
                       "continuation_capabilities declaring everything")
 
 
+@requirement(id="PLAZA-CONT-SELF-REPORTED", level="MUST", optional=CONTINUATION,
+             title="Declared capabilities are self-reported and authorize nothing",
+             source=at(f"{FC}/authority"))
+@served(CONTINUATION)
 def check_self_reported(ctx: CheckContext) -> None:
     """Declaring every capability authorizes nothing: no offer on a pending invitation,
     none in a connection of others."""
@@ -217,6 +287,21 @@ def check_self_reported(ctx: CheckContext) -> None:
             "carol's direct_offer in alice and bob's connection after declaring every capability")
 
 
+@check_self_reported.fault
+def declared_capabilities_authorize(ref: PlazaReference) -> None:
+    """A declared direct_send lets an offer or negotiation through without current consent
+    (declarations are self-reported)."""
+    @replaces(ref, "active_connection")
+    def active(original: Any, who: Principal, connection_id: str) -> Any:
+        if ref.declared(who.visitor_id).get("direct_send"):
+            return ref.participant_connection(who.visitor_id, connection_id)
+        return original(who, connection_id)
+
+
+@requirement(id="PLAZA-CONT-NO-SELF-GRANT", level="MUST", optional=CONTINUATION,
+             title="A bound Agent cannot grant itself its owner's permission",
+             source=at(f"{FC}/authority"))
+@served(CONTINUATION)
 def check_no_self_grant(ctx: CheckContext) -> None:
     """alice's bound account Agent (the reader credential) claiming external owner
     delegation gets no direct offer through: the claim is no grant."""
@@ -226,18 +311,42 @@ def check_no_self_grant(ctx: CheckContext) -> None:
     connection = c.befriend()
     c.command("continuation_capabilities", {"document": {"external_owner_delegation": True}}, "reader")
     fields = offer_fields(ctx, connection, external_owner_delegation=True)
-    refused(ctx, c.command("direct_offer", fields, "reader"), "the bound Agent's direct_offer claiming external_owner_delegation")
+    refused(ctx, c.command("direct_offer", fields, "reader"),
+            "the bound Agent's direct_offer claiming external_owner_delegation")
+
+
+@check_no_self_grant.fault
+def delegation_claim_grants(ref: PlazaReference) -> None:
+    """A command claiming external_owner_delegation runs with a visitor's full authority (a
+    bound Agent cannot self-grant)."""
+    @replaces(ref, "run_command")
+    def run_command(original: Any, call: Call, message: Data, data: Data) -> Any:
+        if data.get("external_owner_delegation") is True:
+            call = Call(Principal(call.principal.visitor_id, frozenset(ref.supported_scopes), VISITOR),
+                        call.method, call.params, call.request_id)
+        return original(call, message, data)
 
 
 # ----------------------------------------------------------------------------------------------
 # routing
 # ----------------------------------------------------------------------------------------------
+@requirement(id="PLAZA-ROUTE-GLOBAL-NO-CONTEXT", level="MUST", optional=CONTINUATION,
+             title="Global continuation commands take no contextId; continuation_status without "
+                   "connection_id is global",
+             source=at(f"{FC}/routing"),
+             faults=[refuses("global_status_needs_connection", "cmd_continuation_status",
+                             lambda who, data: SiteError(NOT_FOUND, "no such connection"),
+                             "continuation_status without connection_id is refused (it is the global "
+                             "status).",
+                             when=lambda who, data: "connection_id" not in data)])
+@served(CONTINUATION)
 def check_global_no_context(ctx: CheckContext) -> None:
     """continuation_status without connection_id is the global status; a contextId on a
     global command is refused or ignored, never taken as the connection it names."""
     c = PlazaClient(ctx)
     connection = c.befriend()
-    c.data_of(c.command("continuation_status", {}), "continuation_status without connection_id (the global status)")
+    c.data_of(c.command("continuation_status", {}),
+              "continuation_status without connection_id (the global status)")
     for name in GLOBAL_COMMANDS:
         with ctx.subcheck(name):
             bare = c.data_of(c.command(name, {}), f"{name} without contextId")
@@ -245,10 +354,28 @@ def check_global_no_context(ctx: CheckContext) -> None:
             if not reply.ok:
                 continue  # refusing is one reading of "omit contextId"
             routed = c.data_of(reply, f"{name} with a contextId")
-            ctx.expect(routed == bare, f"{name} with contextId {connection} answered {json_excerpt(routed)}, without it "
-                       f"{json_excerpt(bare)}: a global command is not routed by contextId", kind="state_changed")
+            ctx.expect(routed == bare,
+                       f"{name} with contextId {connection} answered {json_excerpt(routed)}, without it "
+                       f"{json_excerpt(bare)}: a global command is not routed by contextId",
+                       kind="state_changed")
 
 
+@check_global_no_context.fault
+def global_routed_by_context(ref: PlazaReference) -> None:
+    """A global continuation_status is routed to the connection its contextId names (global
+    commands take no contextId)."""
+    @replaces(ref, "run_command")
+    def run_command(original: Any, call: Call, message: Data, data: Data) -> Any:
+        if data["operation"] in GLOBAL_COMMANDS and "connection_id" not in data and "contextId" in message:
+            if data["operation"] == "continuation_status":
+                data = {**data, "connection_id": message["contextId"]}
+        return original(call, message, data)
+
+
+@requirement(id="PLAZA-ROUTE-GLOBAL-NO-CONTEXT-IGNORED", level="SHOULD", optional=CONTINUATION,
+             title="A contextId on a global command is ignored; the answer names no context",
+             source=DOCS)
+@served(CONTINUATION)
 def check_global_context_ignored(ctx: CheckContext) -> None:
     """The profile's choice: a contextId on a global command is ignored (the answer is the
     global one and names no context), as for status, discover and friends."""
@@ -257,10 +384,41 @@ def check_global_context_ignored(ctx: CheckContext) -> None:
     for name in GLOBAL_COMMANDS:
         with ctx.subcheck(name):
             message = c.message_of(c.command(name, {}, context=connection), f"{name} with a contextId")
-            ctx.expect("contextId" not in message, f"{name} answered in context {message.get('contextId')!r}; a global "
+            ctx.expect("contextId" not in message,
+                       f"{name} answered in context {message.get('contextId')!r}; a global "
                        "command's answer names no context", kind="state_changed")
 
 
+@check_global_context_ignored.fault
+def global_context_refused(ref: PlazaReference) -> None:
+    """A contextId on a global continuation command is refused (the profile ignores it)."""
+    @replaces(ref, "send_semantic_issues")
+    def issues(original: Any, message: Data) -> list[Issue]:
+        data = message["parts"][0].get("data") or {}
+        extra = [Issue("params.message.contextId", "not")] if (
+            data.get("operation") in GLOBAL_COMMANDS and "connection_id" not in data
+            and "contextId" in message) else []
+        return [*original(message), *extra]
+
+
+@fault  # of PLAZA-ROUTE-NO-TASK-RECIPIENT-CODE (its code twin names it)
+def continuation_route_wrong_code(ref: PlazaReference) -> None:
+    """A continuation command with taskId or recipientId metadata is NOT_PERMITTED, not
+    A2A_INVALID_PARAMETERS."""
+    @replaces(ref, "continuation_route_issues")
+    def route(original: Any, message: Data, data: Data) -> list[Issue]:
+        if original(message, data):
+            raise SiteError(NOT_PERMITTED, "not here")
+        return []
+
+
+@requirement(id="PLAZA-ROUTE-NO-TASK-RECIPIENT", level="MUST", optional=CONTINUATION,
+             title="Continuation commands take no taskId or recipientId metadata",
+             source=at(f"{FC}/routing"),
+             faults=[returns("continuation_task_recipient_accepted", "continuation_route_issues", [],
+                             "Continuation commands take taskId and recipientId metadata (they never do).")],
+             code=INVALID, code_faults=["continuation_route_wrong_code"])
+@served(CONTINUATION)
 def check_no_task_recipient(ctx: CheckContext, strict: bool = False) -> None:
     """Continuation commands with message.taskId or recipientId metadata are refused."""
     c = PlazaClient(ctx)
@@ -272,193 +430,11 @@ def check_no_task_recipient(ctx: CheckContext, strict: bool = False) -> None:
     }
     for label, (name, fields) in cases.items():
         with ctx.subcheck(f"{label} with taskId"):
-            refused(ctx, c.command(name, fields, taskId=fresh_id()), f"{name} with message.taskId", error=INVALID, strict=strict)
+            refused(ctx, c.command(name, fields, taskId=fresh_id()), f"{name} with message.taskId",
+                    error=INVALID, strict=strict)
         with ctx.subcheck(f"{label} with recipientId"):
             reply = c.command(name, fields, metadata={c.ext: {"recipientId": c.agent_id(BOB)}})
             refused(ctx, reply, f"{name} with recipientId metadata", error=INVALID, strict=strict)
-
-
-# ----------------------------------------------------------------------------------------------
-# direct offers
-# ----------------------------------------------------------------------------------------------
-def status_mentions(c: PlazaClient, who: str, connection: str, needle: str) -> bool:
-    data = c.data_of(c.command("direct_status", {"connection_id": connection}, who), f"direct_status as {who}")
-    return any(isinstance(v, str) and v == needle for v in walk(data))
-
-
-def check_offer(ctx: CheckContext) -> None:
-    """An offer naming the direct protocol, a receive mode and an Ed25519 key is answered;
-    direct_status reports it to both participants and to nobody else."""
-    c = PlazaClient(ctx)
-    connection = c.befriend()
-    fields = offer_fields(ctx, connection)
-    offer = offer_id(c, c.command("direct_offer", fields), "direct_offer")
-    for who in (ALICE, BOB):
-        ctx.expect(status_mentions(c, who, connection, offer), f"direct_status as {who} does not report offer {offer}",
-                   kind="state_changed")
-    refused(ctx, c.command("direct_status", {"connection_id": connection}, CAROL), "carol's direct_status of alice and bob's connection")
-
-
-def check_offer_expiry(ctx: CheckContext) -> None:
-    """An offer expires expires_hours after it is made (the schema's default when omitted):
-    then it is no longer decided or retried."""
-    c = PlazaClient(ctx)
-    needs_control(c, "expiry needs the site's clock moved (advance_clock)")
-    hours = branch(ctx, "direct_offer")["properties"]["expires_hours"]
-    short, default = int(hours["minimum"]), int(hours["default"])
-    connection = c.befriend()
-    key = fresh_id()
-    fields = offer_fields(ctx, connection, key, expires_hours=short)
-    mine = offer_id(c, c.command("direct_offer", fields), f"direct_offer with expires_hours {short}")
-    peer_fields = offer_fields(ctx, connection)
-    peer = offer_id(c, c.command("direct_offer", peer_fields, BOB), "bob's direct_offer (default expiry)")
-    advance(c, short * HOUR_S + 1)
-    with ctx.subcheck(f"after {short} h"):
-        refused(ctx, decide(c, BOB, connection, peer, mine), f"deciding with an offer {short} h past its expires_hours")
-        refused(ctx, c.command("direct_offer", copy.deepcopy(fields)), f"retrying an offer {short} h past its expires_hours")
-    with ctx.subcheck(f"the default ({default} h) not yet passed"):
-        again = c.command("direct_offer", copy.deepcopy(peer_fields), BOB)
-        ctx.expect(again.ok and offer_id(c, again, "bob's retry") == peer,
-                   f"bob's offer without expires_hours is gone after {short} h ({again.describe()}); the default is {default} h",
-                   kind="state_changed")
-    advance(c, (default - short) * HOUR_S)
-    with ctx.subcheck(f"after the default {default} h"):
-        refused(ctx, c.command("direct_offer", copy.deepcopy(peer_fields), BOB), f"retrying an offer without expires_hours {default} h later")
-
-
-def check_decide(ctx: CheckContext) -> None:
-    """A decision names the caller's own offer and the peer's: a missing peer offer, the
-    sides swapped or an offer of another connection are refused; both named, it is answered."""
-    c = PlazaClient(ctx)
-    connection = c.befriend()
-    mine = make_offer(c, ALICE, connection, "alice offers")
-    with ctx.subcheck("no peer offer"):
-        refused(ctx, decide(c, ALICE, connection, mine, fresh_id()), "a decision naming a peer offer that does not exist")
-    peer = make_offer(c, BOB, connection, "bob offers")
-    with ctx.subcheck("sides swapped"):
-        refused(ctx, decide(c, ALICE, connection, peer, mine), "alice's decision naming bob's offer as her own")
-    with ctx.subcheck("an offer of another connection"):
-        other = c.befriend(ALICE, CAROL)
-        foreign = make_offer(c, CAROL, other, "carol offers to alice")
-        refused(ctx, decide(c, ALICE, connection, mine, foreign), "a decision naming an offer of another connection")
-    with ctx.subcheck("both offers"):
-        expect_result(ctx, decide(c, ALICE, connection, mine, peer), "alice's decision naming her offer and bob's")
-
-
-def check_withdraw(ctx: CheckContext) -> None:
-    """direct_withdraw ends the caller's own offer (no decision takes it after); the peer
-    cannot withdraw it."""
-    c = PlazaClient(ctx)
-    connection = c.befriend()
-    mine = make_offer(c, ALICE, connection, "alice offers")
-    peer = make_offer(c, BOB, connection, "bob offers")
-    refused(ctx, withdraw(c, BOB, connection, mine), "bob withdrawing alice's offer")
-    expect_result(ctx, withdraw(c, ALICE, connection, mine), "alice withdrawing her offer")
-    refused(ctx, decide(c, BOB, connection, peer, mine), "a decision naming a withdrawn offer")
-
-
-def check_retry(ctx: CheckContext) -> None:
-    """The same request_key and data again answer the same offer while it stands, and are
-    refused once it was withdrawn or the friendship ended (rechecked, not replayed)."""
-    c = PlazaClient(ctx)
-    connection = c.befriend()
-    fields = offer_fields(ctx, connection)
-    first = offer_id(c, c.command("direct_offer", fields), "direct_offer")
-    with ctx.subcheck("identical retry"):
-        again = offer_id(c, c.command("direct_offer", copy.deepcopy(fields)), "the same direct_offer again")
-        ctx.expect(again == first, f"the same request_key and data answered offer {again}, the original is {first}",
-                   kind="state_changed")
-    with ctx.subcheck("after withdraw"):
-        with ctx.setup("alice withdraws her offer", by="PLAZA-DIRECT-WITHDRAW"):
-            expect_result(ctx, withdraw(c, ALICE, connection, first), "direct_withdraw")
-        refused(ctx, c.command("direct_offer", copy.deepcopy(fields)), "a retry of a withdrawn offer")
-    with ctx.subcheck("after the friendship ended"):
-        key_fields = offer_fields(ctx, connection)
-        with ctx.setup("alice offers again", by="PLAZA-DIRECT-OFFER"):
-            expect_result(ctx, c.command("direct_offer", key_fields), "a new direct_offer")
-        with ctx.setup("alice removes the friendship", by="PLAZA-FRIEND-CONTROL"):
-            expect_result(ctx, c.command("friend_control", {"connection_id": connection, "decision": "remove"}), "friend_control remove")
-        refused(ctx, c.command("direct_offer", copy.deepcopy(key_fields)), "a retry of an offer after the friendship was removed")
-
-
-# ----------------------------------------------------------------------------------------------
-# the site mailbox
-# ----------------------------------------------------------------------------------------------
-def fallback_requests(data: dict[str, Any]) -> list[Any]:
-    """The requests the answer offers at site_mailbox_fallback.a2a.read_request (the document's names)."""
-    return [dig(f, "a2a", "read_request") for f in reported(data, "site_mailbox_fallback") if dig(f, "a2a", "read_request") is not None]
-
-
-def text_parts(fallback: Any) -> list[Any]:
-    """The text parts of the SendMessage requests a fallback offers (a request's vocabulary is
-    the document's: params.message.parts[*].text)."""
-    requests = [f.value for f in locate.walk(fallback) if isinstance(f.value, dict) and f.value.get("method") == "SendMessage"]
-    parts = [p for r in requests for p in (dig(r, "params", "message", "parts") or []) if isinstance(p, dict)]
-    return [p for p in parts if "text" in p]
-
-
-def check_fallback(ctx: CheckContext) -> None:
-    """An available fallback's a2a.read_request is a complete SendMessage (ROLE_USER, a
-    read_conversation data part) that, sent as it is, reads the conversation (the text just
-    written comes back); no request of the fallback carries a text part (the adapter
-    supplies no reply text)."""
-    c = PlazaClient(ctx)
-    connection = c.befriend()
-    marker = text_of("before the fallback read")
-    c.say(ALICE, connection, marker)
-    data = c.data_of(c.command("continuation_negotiate", {"connection_id": connection}), "continuation_negotiate")
-    found = fallback_requests(data)
-    if not found:
-        raise Untested("the negotiation offers no fallback: " + locate.Search("site_mailbox_fallback.a2a.read_request (the "
-                                                                              "document's names)").looked_for(data))
-    request = found[0]
-    part = dig(request, "params", "message", "parts", 0, "data")
-    ctx.expect(isinstance(request, dict) and request.get("jsonrpc") == "2.0" and request.get("method") == "SendMessage"
-               and "id" in request and dig(request, "params", "message", "role") == ctx.profile.spec["wireFormat"]["requestRole"]
-               and dig(part, "operation") == "read_conversation" and dig(part, "connection_id") == connection,
-               f"site_mailbox_fallback.a2a.read_request is no complete SendMessage reading this conversation: {json_excerpt(request)}",
-               kind="malformed_answer")
-    for fallback in reported(data, "site_mailbox_fallback"):
-        texts = text_parts(fallback)
-        ctx.expect(not texts, f"the fallback's request carries reply text ({json_excerpt(texts)}): {json_excerpt(fallback)}",
-                   kind="state_changed")
-    reply = c.raw(json.dumps(request), ALICE)
-    read = c.data_of(reply, "the fallback's read_request sent as it is")
-    ctx.expect(names(read, marker), f"the fallback's read_request, sent as it is, does not read the conversation: alice's "
-               f"text {marker!r} is not in its answer {json_excerpt(read)}", kind="state_changed")
-
-
-REPLY_FIELDS = ("text", "reply", "reply_text")
-
-
-def check_fallback_no_text(ctx: CheckContext) -> None:
-    """The profile's reading of "no reply text is supplied": the fallback holds no member
-    named for text (text, reply, reply_text) anywhere."""
-    c = PlazaClient(ctx)
-    connection = c.befriend()
-    data = c.data_of(c.command("continuation_negotiate", {"connection_id": connection}), "continuation_negotiate",
-                     ("site_mailbox_fallback",))
-    fallback = data["site_mailbox_fallback"]
-    named = sorted({k for f in locate.walk(fallback) if isinstance(f.value, dict) for k in f.value if k in REPLY_FIELDS})
-    ctx.expect(not named, f"the fallback supplies reply text ({named}): {json_excerpt(fallback)}", kind="state_changed")
-
-
-def check_mailbox_remains(ctx: CheckContext) -> None:
-    """After negotiating and exchanging direct endpoints, texts still travel by the site mailbox."""
-    c = PlazaClient(ctx)
-    connection = c.befriend()
-    with ctx.setup("both sides negotiate and exchange offers", by="PLAZA-DIRECT-DECIDE"):
-        for who in (ALICE, BOB):
-            expect_result(ctx, c.command("continuation_negotiate", {"connection_id": connection}, who), f"{who} negotiates")
-        mine, peer = make_offer(c, ALICE, connection, "alice offers"), make_offer(c, BOB, connection, "bob offers")
-        expect_result(ctx, decide(c, ALICE, connection, mine, peer), "alice accepts")
-        expect_result(ctx, decide(c, BOB, connection, peer, mine), "bob accepts")
-    text = f"still by mailbox {fresh_id()[:8]}"
-    reply = c.text(ALICE, text, context=connection)
-    ctx.expect(reply.ok, f"a text after the direct exchange was refused ({reply.describe()}); site mailbox chat remains available",
-               kind="rejected_valid")
-    data = c.data_of(c.command("read_conversation", {"connection_id": connection}, BOB), "bob reads the conversation")
-    ctx.expect(names(data, text), f"bob does not find alice's text sent after the exchange: {json_excerpt(data)}", kind="state_changed")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -468,12 +444,24 @@ def commission(**extra: Any) -> dict[str, Any]:
     return {"commission": {"goal": "Plan a reading group", **extra}}
 
 
+@requirement(id="PLAZA-PLAN", level="MUST", optional=CONTINUATION, lasting=PLANS,
+             title="A plan commission within the schema's bounds is answered; renew_current renews the "
+                   "current plan",
+             source=at(f"{COMMANDS}/51"),
+             faults=["plan_commission_refused",
+                     refuses("renew_refused_with_plan", "cmd_plan",
+                             lambda who, data: SiteError(INVALID_STATE, "cannot renew"),
+                             "renew_current is refused even with a current plan (it renews the current "
+                             "plan).",
+                             when=lambda who, data: data.get("renew_current") and "commission" not in data)])
+@served(CONTINUATION)
 def check_plan(ctx: CheckContext) -> None:
     """A commission within the schema's bounds is answered, and so is renewing the current plan."""
     ctx.lasting(ALICE, PLANS)
     c = PlazaClient(ctx)
     props = branch(ctx, "plan")["properties"]["commission"]["properties"]
-    full = commission(max_turns=props["max_turns"]["maximum"], expires_hours=props["expires_hours"]["maximum"],
+    full = commission(max_turns=props["max_turns"]["maximum"],
+                      expires_hours=props["expires_hours"]["maximum"],
                       questions=[{"question": "Which book?"}] * props["questions"]["maxItems"])
     reply = c.command("plan", full)
     if declined(ctx, reply):
@@ -482,29 +470,79 @@ def check_plan(ctx: CheckContext) -> None:
     expect_result(ctx, c.command("plan", {"renew_current": True}), "plan renew_current with a current plan")
 
 
+@check_plan.fault
+def plan_commission_refused(ref: PlazaReference) -> None:
+    """A commission at the schema's max_turns maximum is refused (off by one)."""
+    @replaces(ref, "cmd_plan")
+    def plan(original: Any, who: Principal, data: Data) -> Any:
+        maximum = ref.branches["plan"]["properties"]["commission"]["properties"]["max_turns"]["maximum"]
+        if (data.get("commission") or {}).get("max_turns", 0) >= maximum:
+            raise SiteError(INVALID_PARAMETERS, "max_turns too large")
+        return original(who, data)
+
+
 def plan_expiry(c: PlazaClient, what: str) -> Any:
     data = c.data_of(c.command("plan", {}), what)
     return dig(data, "plan", "expires_at")
 
 
+INVALID_STATE_NAME = "INVALID_STATE"
+
+
+@requirement(id="PLAZA-PLAN-RENEW", level="SHOULD", optional=CONTINUATION, lasting=PLANS,
+             title="renew_current without a current plan is INVALID_STATE; renewing restarts the expiry",
+             source=DOCS)
+@served(CONTINUATION)
 def check_plan_renew(ctx: CheckContext) -> None:
     """The profile's choice: renew_current without a current plan (none, or expired) is
     INVALID_STATE; with one, its expiry counts again from now."""
     c = PlazaClient(ctx)
     needs_control(c, "expiry needs the site's clock moved (advance_clock)")
-    refused(ctx, c.command("plan", {"renew_current": True}), "plan renew_current without any plan", error=INVALID_STATE_NAME, strict=True)
+    refused(ctx, c.command("plan", {"renew_current": True}), "plan renew_current without any plan",
+            error=INVALID_STATE_NAME, strict=True)
     expect_result(ctx, c.command("plan", commission(expires_hours=1)), "plan with expires_hours 1")
     before = plan_expiry(c, "the plan")
     advance(c, HOUR_S // 2)
     expect_result(ctx, c.command("plan", {"renew_current": True}), "plan renew_current")
     after = plan_expiry(c, "the renewed plan")
     ctx.expect(isinstance(before, str) and isinstance(after, str) and after > before,
-               f"renewing moved the plan's expiry from {before!r} to {after!r}; it counts again from now", kind="state_changed")
+               f"renewing moved the plan's expiry from {before!r} to {after!r}; it counts again from now",
+               kind="state_changed")
     advance(c, HOUR_S + 1)
-    refused(ctx, c.command("plan", {"renew_current": True}), "plan renew_current after the plan expired", error=INVALID_STATE_NAME,
+    refused(ctx, c.command("plan", {"renew_current": True}), "plan renew_current after the plan expired",
+            error=INVALID_STATE_NAME,
             strict=True)
 
 
+@check_plan_renew.fault
+def renew_without_plan_answered(ref: PlazaReference) -> None:
+    """renew_current without a current plan is answered (the profile: INVALID_STATE)."""
+    @replaces(ref, "cmd_plan")
+    def plan(original: Any, who: Principal, data: Data) -> Any:
+        if (data.get("renew_current") and "commission" not in data
+                and ref.current_plan(who.visitor_id) is None):
+            return {"plan": None, "renewed": False}
+        return original(who, data)
+
+
+@check_plan_renew.fault
+def renew_keeps_expiry(ref: PlazaReference) -> None:
+    """Renewing keeps the plan's old expiry (it counts again from now)."""
+    @replaces(ref, "start_plan")
+    def start(original: Any, plan: Data) -> None:
+        kept = plan.get("expires_at")
+        original(plan)
+        if "renewed_at" in plan and kept is not None:
+            plan["expires_at"] = kept
+
+
+@requirement(id="PLAZA-PLAN-BUDGET", level="SHOULD", optional=CONTINUATION, lasting=PLANS,
+             title="A current plan's max_turns bounds the agent's texts; renewing restores them",
+             source=DOCS,
+             faults=[noop("plan_budget_ignored", "plan_check_send",
+                          "Texts go out past the current plan's max_turns (the explicit budget is a final "
+                          "send check).")])
+@served(CONTINUATION)
 def check_plan_budget(ctx: CheckContext) -> None:
     """The profile's choice (final_send_checks explicit_budget): a current plan's max_turns
     bounds the agent's texts; renewing it restores the turns."""
@@ -514,63 +552,20 @@ def check_plan_budget(ctx: CheckContext) -> None:
     turns = int(branch(ctx, "plan")["properties"]["commission"]["properties"]["max_turns"]["minimum"]) + 1
     expect_result(ctx, c.command("plan", commission(max_turns=turns)), f"plan with max_turns {turns}")
     for n in range(turns):
-        expect_result(ctx, c.text(ALICE, f"turn {n + 1}", context=connection), f"text {n + 1} of {turns} under the plan")
-    refused(ctx, c.text(ALICE, "one turn too many", context=connection), f"text {turns + 1} under a plan of {turns} turns",
+        expect_result(ctx, c.text(ALICE, f"turn {n + 1}", context=connection),
+                      f"text {n + 1} of {turns} under the plan")
+    refused(ctx, c.text(ALICE, "one turn too many", context=connection),
+            f"text {turns + 1} under a plan of {turns} turns",
             error="NOT_PERMITTED", strict=True)
     expect_result(ctx, c.command("plan", {"renew_current": True}), "plan renew_current")
     expect_result(ctx, c.text(ALICE, "after renewing", context=connection), "a text after renewing the plan")
 
 
-INVALID_STATE_NAME = "INVALID_STATE"
-
-
-# ----------------------------------------------------------------------------------------------
-# rows
-# ----------------------------------------------------------------------------------------------
-def rows(t: Table) -> list[Requirement]:
-    at = t.at
-    pair: Callable[..., list[Requirement]] = t.pair
-    return part(t, CONTINUATION, [
-        t.req("PLAZA-CONT-CAPABILITIES", "MUST", "Omitted capability flags take the schema's defaults",
-              at(f"{COMMANDS}/6/properties/document/properties"), check_capabilities, ("capability_defaults_wrong",)),
-        t.req("PLAZA-CONT-NEGOTIATE", "MUST", "continuation_negotiate takes the schema's defaults; only participants negotiate",
-              at(f"{COMMANDS}/7/properties"), check_negotiate, ("negotiate_defaults_wrong", "negotiate_by_stranger")),
-        t.req("PLAZA-CONT-SELF-REPORTED", "MUST", "Declared capabilities are self-reported and authorize nothing",
-              at(f"{FC}/authority"), check_self_reported, ("declared_capabilities_authorize",)),
-        t.req("PLAZA-CONT-NO-SELF-GRANT", "MUST", "A bound Agent cannot grant itself its owner's permission",
-              at(f"{FC}/authority"), check_no_self_grant, ("delegation_claim_grants",)),
-        t.req("PLAZA-ROUTE-GLOBAL-NO-CONTEXT", "MUST", "Global continuation commands take no contextId; continuation_status without "
-              "connection_id is global", at(f"{FC}/routing"), check_global_no_context,
-              ("global_status_needs_connection", "global_routed_by_context")),
-        t.req("PLAZA-ROUTE-GLOBAL-NO-CONTEXT-IGNORED", "SHOULD", "A contextId on a global command is ignored; the answer names no context",
-              t.chosen("docs/agent-plaza.md#continuation"), check_global_context_ignored, ("global_context_refused",)),
-        *pair("PLAZA-ROUTE-NO-TASK-RECIPIENT", "Continuation commands take no taskId or recipientId metadata", at(f"{FC}/routing"),
-              check_no_task_recipient, ("continuation_task_recipient_accepted",), INVALID, ("continuation_route_wrong_code",)),
-        t.req("PLAZA-DIRECT-OFFER", "MUST", "A direct offer is answered and direct_status reports it to the connection's participants",
-              at(f"{COMMANDS}/9/properties/endpoint"), check_offer, ("direct_status_hides_offers", "direct_status_foreign_readable")),
-        t.req("PLAZA-DIRECT-OFFER-EXPIRY", "MUST", "A direct offer expires after expires_hours (default from the schema)",
-              at(f"{COMMANDS}/9/properties/expires_hours"), check_offer_expiry, ("offers_never_expire", "offer_expiry_default_wrong")),
-        t.req("PLAZA-DIRECT-DECIDE", "MUST", "A direct decision names the caller's own offer and the peer's",
-              at(f"{COMMANDS}/10/required"), check_decide, ("decide_without_peer_offer", "decide_ignores_sides")),
-        t.req("PLAZA-DIRECT-WITHDRAW", "MUST", "direct_withdraw ends the caller's own offer", at(f"{COMMANDS}/12"), check_withdraw,
-              ("withdraw_ignored", "withdraw_peer_offer")),
-        t.req("PLAZA-CONT-RETRY-RECHECK", "MUST", "A retried offer (same request_key) is the same offer, rechecked against current offers "
-              "and permissions", at(f"{FC}/retries"), check_retry,
-              ("retry_new_offer", "retry_after_withdraw_answered", "retry_after_removal_answered")),
-        t.req("PLAZA-CONT-FALLBACK-READ-REQUEST", "MUST", "The fallback's a2a.read_request is a complete SendMessage reading the "
-              "conversation; no request of the fallback carries reply text", at(f"{FC}/siteMailboxMapping"), check_fallback,
-              ("fallback_read_request_incomplete", "fallback_request_with_text")),
-        t.req("PLAZA-CONT-FALLBACK-NO-TEXT", "SHOULD", "The fallback holds no member named for reply text (text, reply, "
-              "reply_text: the profile's reading of \"no reply text is supplied\")", t.chosen("docs/agent-plaza.md#continuation"),
-              check_fallback_no_text, ("fallback_supplies_text",)),
-        t.req("PLAZA-CONT-MAILBOX-REMAINS", "MUST", "Site mailbox chat stays available after negotiation and an endpoint exchange",
-              at(f"{FC}/proof"), check_mailbox_remains, ("direct_exchange_closes_mailbox",)),
-        t.req("PLAZA-PLAN", "MUST", "A plan commission within the schema's bounds is answered; renew_current renews the current plan",
-              at(f"{COMMANDS}/51"), check_plan, ("plan_commission_refused", "renew_refused_with_plan"), lasting=PLANS),
-        t.req("PLAZA-PLAN-RENEW", "SHOULD", "renew_current without a current plan is INVALID_STATE; renewing restarts the expiry",
-              t.chosen("docs/agent-plaza.md#continuation"), check_plan_renew, ("renew_without_plan_answered", "renew_keeps_expiry"),
-              lasting=PLANS),
-        t.req("PLAZA-PLAN-BUDGET", "SHOULD", "A current plan's max_turns bounds the agent's texts; renewing restores them",
-              t.chosen("docs/agent-plaza.md#continuation"), check_plan_budget, ("plan_budget_ignored", "renew_keeps_turns"),
-              lasting=PLANS),
-    ])
+@check_plan_budget.fault
+def renew_keeps_turns(ref: PlazaReference) -> None:
+    """Renewing keeps the turns already used (a renewed plan's turns restart)."""
+    @replaces(ref, "start_plan")
+    def start(original: Any, plan: Data) -> None:
+        used = plan.get("turns_used", 0)
+        original(plan)
+        plan["turns_used"] = used

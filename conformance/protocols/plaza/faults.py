@@ -17,7 +17,6 @@ from typing import Any
 
 from conformance.documents.schemas import load_document
 from conformance.faults import replaces
-from conformance.protocols.plaza import continuation_faults, groups_faults, private_faults
 from conformance.protocols.plaza.reference import (
     ACTIVE,
     CLOSED,
@@ -1257,5 +1256,3 @@ def _register_examples(doc: dict[str, Any]) -> None:
 _DOC = _document()
 _register_commands(_DOC)
 _register_examples(_DOC)
-for part in (groups_faults, private_faults, continuation_faults):
-    FAULTS.update(part.FAULTS)

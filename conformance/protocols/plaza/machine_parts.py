@@ -17,7 +17,7 @@ predicts.
   opens them), a replayed envelope is never stored twice, only the recipient acknowledges.
 - OfferMachine: alice and bob offer, re-offer (the new offer supersedes the caller's open
   one), withdraw, decide with both ids, retry with the same request_key and read
-  direct_status, per docs/agent-plaza.md "Continuation" and part_continuation.py: a retry
+  direct_status, per docs/agent-plaza.md "Continuation" and reference_continuation.py: a retry
   answers the same offer while it stands (other data under the key is refused), only the
   maker withdraws, a decision names the caller's own open offer and the peer's, both
   accepting the same pair exchanges it.
@@ -37,14 +37,13 @@ from hypothesis.stateful import precondition, rule
 
 from conformance.check import CheckContext
 from conformance.checks.errors import expect_refused
+from conformance.declare import at, chosen, requirement
 from conformance.machine import ProfileMachine
-from conformance.model import Requirement
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, fresh_id
 from conformance.protocols.plaza.continuation import endpoint, offer_fields, offer_id, walk
 from conformance.protocols.plaza.groups import call, contents, group_id_of, ok, prop, send
 from conformance.protocols.plaza.private import SIGNED, Channel, Relay, new_pair
 from conformance.protocols.plaza.sealed import KeyPair, unseal
-from conformance.table import Table
 from conformance.transport.binding import Reply
 
 AGENTS = (ALICE, BOB, CAROL)
@@ -81,7 +80,8 @@ class GroupMachine(ProfileMachine):
         self.messages: list[tuple[str, str]] = []  # (sender, content) in order
         self.sent: list[GroupSent] = []
         self.counter = itertools.count(1)
-        with self.ctx.setup("alice, bob and carol are granted group authorization; alice creates a group; bob joins",
+        with self.ctx.setup("alice, bob and carol are granted group authorization; alice creates a group; "
+                            "bob joins",
                             by="PLAZA-GROUP-MEMBERSHIP"):
             for a in AGENTS:
                 self.grant(a)
@@ -110,7 +110,8 @@ class GroupMachine(ProfileMachine):
     def grant(self, who: str, judged: bool = True) -> None:
         """The owner's grant relayed by the Agent: every scope its part needs, the largest limits."""
         scopes = {"allow_create": True, "allow_invite": True} if who == ALICE else {}
-        fields = dict(owner_authorized=True, allow_join=True, allow_send=True, max_messages_per_hour=self.rate,
+        fields = dict(owner_authorized=True, allow_join=True, allow_send=True,
+                      max_messages_per_hour=self.rate,
                       max_autonomous_turns=self.cap, **scopes)
         if judged:
             ok(self.c, who, "group_authorize", **fields)
@@ -130,13 +131,15 @@ class GroupMachine(ProfileMachine):
         """Only members read; a member reads exactly the messages stored since it joined."""
         what = f"{who}'s group_messages{' ' + when if when else ''}"
         if who not in self.joined:
-            expect_refused(self.ctx, call(self.c, who, "group_messages", group_id=self.gid, after_seq=0, limit=100),
+            expect_refused(self.ctx,
+                           call(self.c, who, "group_messages", group_id=self.gid, after_seq=0, limit=100),
                            f"{what}: it is not a member")
             return
         got = contents(self.c, who, self.gid, what, after_seq=0, limit=100)
         want = [text for _, text in self.messages[self.joined[who]:]]
         before = [text for _, text in self.messages[:self.joined[who]]]
-        self.ctx.expect(got == want, f"{what} reads {got}; the model says the messages stored since it joined are {want}"
+        self.ctx.expect(got == want,
+                        f"{what} reads {got}; the model says the messages stored since it joined are {want}"
                         f"{f' (stored before it joined: {before})' if before else ''}", kind=STATE)
 
     def is_turn(self, who: str) -> bool:
@@ -187,7 +190,8 @@ class GroupMachine(ProfileMachine):
     @rule(who=st.sampled_from((BOB, CAROL)), approve=st.booleans())
     def admit(self, who: str, approve: bool) -> None:
         decision = "approve" if approve else "decline"
-        reply = call(self.c, ALICE, "group_admit", group_id=self.gid, visitor_id=self.c.agent_id(who), decision=decision)
+        reply = call(self.c, ALICE, "group_admit", group_id=self.gid, visitor_id=self.c.agent_id(who),
+                     decision=decision)
         allowed = self.live_grant[ALICE] and who in self.applied
         why = self.why_not(ALICE) if not self.live_grant[ALICE] else f"{who} has no pending application"
         if self.judge(reply, allowed, f"alice's group_admit {decision} of {who}", why):
@@ -199,7 +203,8 @@ class GroupMachine(ProfileMachine):
     def leave(self, who: str, removed: bool) -> None:
         """``who`` leaves, or alice removes it."""
         if removed:
-            reply = call(self.c, ALICE, "group_member", group_id=self.gid, visitor_id=self.c.agent_id(who), action="remove")
+            reply = call(self.c, ALICE, "group_member", group_id=self.gid, visitor_id=self.c.agent_id(who),
+                         action="remove")
             allowed, actor = self.live_grant[ALICE] and who in self.joined, ALICE
         else:
             reply = call(self.c, who, "group_member", group_id=self.gid, action="leave")
@@ -216,7 +221,8 @@ class GroupMachine(ProfileMachine):
         member = who in self.joined
         guarded = member and self.is_turn(who) and self.turns[who] >= self.cap
         allowed = self.live_grant[who] and member and not guarded
-        why = f"the loop guard: {who} took {self.turns.get(who)} autonomous turns" if guarded else self.why_not(who)
+        why = (f"the loop guard: {who} took {self.turns.get(who)} autonomous turns" if guarded
+               else self.why_not(who))
         if self.judge(reply, allowed, f"{who}'s group_send", why):
             if self.is_turn(who):
                 self.turns[who] += 1
@@ -230,7 +236,8 @@ class GroupMachine(ProfileMachine):
         sent = data.draw(st.sampled_from(self.sent))
         reply = send(self.c, sent.who, self.gid, sent.content, request_key=sent.request_key)
         allowed = self.live_grant[sent.who] and sent.who in self.joined
-        self.judge(reply, allowed, f"{sent.who}'s retry of a group_send (same request_key)", self.why_not(sent.who))
+        self.judge(reply, allowed, f"{sent.who}'s retry of a group_send (same request_key)",
+                   self.why_not(sent.who))
 
     @rule(who=st.sampled_from(AGENTS))
     def read(self, who: str) -> None:
@@ -246,7 +253,8 @@ class GroupMachine(ProfileMachine):
         self.c.data_of(call(self.c, who, "group_authorization_revoke"), f"{who}'s group_authorization_revoke")
         self.live_grant[who] = False
         if who in self.joined:
-            expect_refused(self.ctx, send(self.c, who, self.gid, self.text()), f"{who}'s group_send right after its revocation")
+            expect_refused(self.ctx, send(self.c, who, self.gid, self.text()),
+                           f"{who}'s group_send right after its revocation")
         else:
             expect_refused(self.ctx, call(self.c, who, "group_join_request", group_id=self.gid),
                            f"{who}'s group_join_request right after its revocation")
@@ -303,14 +311,16 @@ class ChannelMachine(ProfileMachine):
         mine, theirs = self.keys[who][-1], self.keys[peer][-1]
         offer = self.r.offer(self.connection, mine, theirs)
         self.c.data_of(self.r.run(offer, who), f"{who}'s private_channel_offer")
-        ch = ModelChannel(Channel(self.connection, offer["channel_id"], who, peer, {who: mine, peer: theirs}), offer)
+        ch = ModelChannel(Channel(self.connection, offer["channel_id"], who, peer, {who: mine, peer: theirs}),
+                          offer)
         self.channels.append(ch)
         return ch
 
     def refuses(self, ch: ModelChannel, who: str, when: str) -> None:
         """A send the channel's state refuses, stored nowhere."""
         env = self.r.envelope(ch.channel, who)
-        expect_refused(self.ctx, self.r.send(ch.channel, env, who), f"{who}'s private_send on a channel that is {ch.state} {when}")
+        expect_refused(self.ctx, self.r.send(ch.channel, env, who),
+                       f"{who}'s private_send on a channel that is {ch.state} {when}")
 
     @precondition(lambda self: len(self.channels) < 4)
     @rule(who=st.sampled_from(PAIR))
@@ -321,8 +331,10 @@ class ChannelMachine(ProfileMachine):
     def accept(self, ch: ModelChannel, by_offerer: bool) -> None:
         c = ch.channel
         if by_offerer:  # the offerer signs the second half too, with the offer's keys turned round
-            own = self.r.accept(ch.offer, c.keys[c.offerer], key_id=c.keys[c.offerer].key_id, peer_key_id=c.keys[c.accepter].key_id)
-            expect_refused(self.ctx, self.r.run(own, c.offerer), f"{c.offerer} accepts its own channel offer ({ch.state})")
+            own = self.r.accept(ch.offer, c.keys[c.offerer], key_id=c.keys[c.offerer].key_id,
+                                peer_key_id=c.keys[c.accepter].key_id)
+            expect_refused(self.ctx, self.r.run(own, c.offerer),
+                           f"{c.offerer} accepts its own channel offer ({ch.state})")
             return
         reply = self.r.run(self.r.accept(ch.offer, c.keys[c.accepter]), c.accepter)
         if ch.state == "offered":
@@ -334,7 +346,8 @@ class ChannelMachine(ProfileMachine):
     @precondition(lambda self: any(ch.state != "active" for ch in self.channels))
     @rule(data=st.data(), by_offerer=st.booleans())
     def accept_channel(self, data: st.DataObject, by_offerer: bool) -> None:
-        self.accept(data.draw(st.sampled_from([ch for ch in self.channels if ch.state != "active"])), by_offerer)
+        self.accept(data.draw(st.sampled_from([ch for ch in self.channels if ch.state != "active"])),
+                    by_offerer)
 
     @precondition(lambda self: bool(self.channels))
     @rule(data=st.data(), who=st.sampled_from(PAIR))
@@ -383,18 +396,21 @@ class ChannelMachine(ProfileMachine):
         want = [e for e in ch.envelopes if e.recipient == who]
         got_ids = [e.get("message_id") for e in got]
         want_ids = [e.envelope["message_id"] for e in want]
-        self.ctx.expect(got_ids == want_ids, f"{who}'s private_receive {when} holds envelopes {got_ids}; the model says exactly "
+        self.ctx.expect(got_ids == want_ids,
+                        f"{who}'s private_receive {when} holds envelopes {got_ids}; the model says exactly "
                         f"those sent to it, once each, in order: {want_ids} (channel {ch.state})", kind=STATE)
         key = ch.channel.keys[who].encryption
         for back, sent in zip(got, want, strict=True):
-            self.ctx.expect(back.get("ciphertext") == sent.envelope["ciphertext"] and back.get("signature") == sent.envelope["signature"],
-                            f"envelope {sent.envelope['message_id']} came back with another ciphertext or signature: "
-                            "the relay stores it as sent", kind=STATE)
+            self.ctx.expect(back.get("ciphertext") == sent.envelope["ciphertext"]
+                            and back.get("signature") == sent.envelope["signature"],
+                            f"envelope {sent.envelope['message_id']} came back with another ciphertext or "
+                            "signature: the relay stores it as sent", kind=STATE)
             try:
                 plain: bytes | None = unseal(key, str(back.get("ciphertext")))
             except Exception:  # noqa: BLE001 - a box that does not open is the finding
                 plain = None
-            self.ctx.expect(plain == sent.plaintext, f"{who}'s X25519 key does not open envelope {sent.envelope['message_id']} "
+            self.ctx.expect(plain == sent.plaintext,
+                            f"{who}'s X25519 key does not open envelope {sent.envelope['message_id']} "
                             "to the sealed text", kind=STATE)
 
     @precondition(lambda self: bool(self.sent))
@@ -442,9 +458,12 @@ class OfferMachine(ProfileMachine):
     def offer(self, who: str) -> None:
         """A new offer (new request_key): it supersedes the caller's open offer."""
         fields = offer_fields(self.ctx, self.connection)
-        made = offer_id(self.c, self.c.command("direct_offer", copy.deepcopy(fields), who), f"{who}'s direct_offer")
+        made = offer_id(self.c, self.c.command("direct_offer", copy.deepcopy(fields), who),
+                        f"{who}'s direct_offer")
         known = [o.id for o in self.offers]
-        self.ctx.expect(made not in known, f"{who}'s new direct_offer (new request_key) answered offer {made}, made before", kind=STATE)
+        self.ctx.expect(made not in known,
+                        f"{who}'s new direct_offer (new request_key) answered offer {made}, made before",
+                        kind=STATE)
         for o in self.offers:
             if o.by == who and o.state in OPEN_OFFER:
                 o.state = "superseded"
@@ -453,7 +472,8 @@ class OfferMachine(ProfileMachine):
     @precondition(lambda self: bool(self.offers))
     @rule(data=st.data(), changed=st.booleans())
     def retry(self, data: st.DataObject, changed: bool) -> None:
-        """The same request_key again: with the same data, the same offer while it stands; with other data, refused."""
+        """The same request_key again: with the same data, the same offer while it stands; with
+        other data, refused."""
         o = data.draw(st.sampled_from(self.offers))
         fields = copy.deepcopy(o.fields)
         if changed:
@@ -464,7 +484,8 @@ class OfferMachine(ProfileMachine):
             expect_refused(self.ctx, reply, f"{o.by}'s retry of a direct_offer ({why})")
             return
         again = offer_id(self.c, reply, f"{o.by}'s retry of a {o.state} direct_offer")
-        self.ctx.expect(again == o.id, f"{o.by}'s retry (same request_key and data) answered offer {again}; the original "
+        self.ctx.expect(again == o.id,
+                        f"{o.by}'s retry (same request_key and data) answered offer {again}; the original "
                         f"({o.state}) is {o.id}", kind=STATE)
 
     @precondition(lambda self: bool(self.offers))
@@ -500,7 +521,8 @@ class OfferMachine(ProfileMachine):
         if accept and own.pair is peer and own.state in ("accepted", "exchanged"):
             self.c.data_of(reply, f"{what} again")
             return
-        stale = [o for o in (own, peer) if o.state not in OPEN_OFFER or (o.state == "accepted" and o.pair not in (own, peer))]
+        stale = [o for o in (own, peer) if o.state not in OPEN_OFFER
+                 or (o.state == "accepted" and o.pair not in (own, peer))]
         if stale:
             expect_refused(self.ctx, reply, f"{what} (no longer open for this pair)")
             return
@@ -520,42 +542,45 @@ class OfferMachine(ProfileMachine):
             return
         answer = self.c.data_of(reply, f"{who}'s direct_status")
         named = {v for v in walk(answer) if isinstance(v, str)}
-        missing = [f"{o.by}'s {o.state} {o.id}" for o in self.offers if o.state in LIVE_OFFER and o.id not in named]
-        self.ctx.expect(not missing, f"{who}'s direct_status does not report the standing offers {missing}", kind=STATE)
+        missing = [f"{o.by}'s {o.state} {o.id}" for o in self.offers if o.state in LIVE_OFFER
+                   and o.id not in named]
+        self.ctx.expect(not missing, f"{who}'s direct_status does not report the standing offers {missing}",
+                        kind=STATE)
 
 
 # ----------------------------------------------------------------------------------------------
-# rows
+# the machines' requirements
 # ----------------------------------------------------------------------------------------------
+@requirement(id="PLAZA-GROUP-MACHINE", level="MUST",
+             title="Invitations, applications, admission, leaving, messages, retries and grants in any order "
+                   "agree with the group model: only members read, nothing from before joining, non-members' "
+                   "and unauthorized sends refused, revocation at once",
+             source=at("/groupChat"),
+             faults=["history_before_join_visible", "revoke_ignored", "join_admits_at_once"])
 def check_groups(ctx: CheckContext) -> None:
     ctx.run_machine(GroupMachine)
 
 
+@requirement(id="PLAZA-PRIV-MACHINE", level="MUST",
+             title="Keys, channel offers, accepts, closes, sealed sends, replays, receives and acks in any "
+                   "order agree with the channel model: sends only on active channels, each recipient "
+                   "receives exactly what was sent (ciphertext unchanged), never twice",
+             source=at("/durableReceive/encrypted_private_chat"),
+             faults=["offer_activates_channel", "channel_close_ignored", "envelope_replay_accepted"])
 def check_channels(ctx: CheckContext) -> None:
     ctx.run_machine(ChannelMachine)
 
 
+# the model's rules (a new offer supersedes, which offer a decision may name) are the
+# profile's reading of the document's offer fields (docs/agent-plaza.md#continuation)
+@requirement(id="PLAZA-DIRECT-MACHINE", level="SHOULD",
+             title="Offers, re-offers, withdrawals, decisions, retries and status in any order agree with "
+                   "the profile's direct-offer model: a new offer supersedes, a retry answers the standing "
+                   "offer only, only the maker withdraws, decisions name both open offers",
+             source=chosen("docs/agent-plaza.md#continuation"),
+             faults=["withdraw_ignored", "retry_new_offer", "withdraw_peer_offer"])
 def check_offers(ctx: CheckContext) -> None:
     ctx.run_machine(OfferMachine)
 
 
-def rows(t: Table) -> list[Requirement]:
-    return [
-        t.req("PLAZA-GROUP-MACHINE", "MUST", "Invitations, applications, admission, leaving, messages, retries and grants in any "
-              "order agree with the group model: only members read, nothing from before joining, non-members' and "
-              "unauthorized sends refused, revocation at once", t.at("/groupChat"), check_groups,
-              ("history_before_join_visible", "revoke_ignored", "join_admits_at_once")),
-        t.req("PLAZA-PRIV-MACHINE", "MUST", "Keys, channel offers, accepts, closes, sealed sends, replays, receives and acks in any "
-              "order agree with the channel model: sends only on active channels, each recipient receives exactly what was "
-              "sent (ciphertext unchanged), never twice", t.at("/durableReceive/encrypted_private_chat"), check_channels,
-              ("offer_activates_channel", "channel_close_ignored", "envelope_replay_accepted")),
-        # the model's rules (a new offer supersedes, which offer a decision may name) are the
-        # profile's reading of the document's offer fields (docs/agent-plaza.md#continuation)
-        t.req("PLAZA-DIRECT-MACHINE", "SHOULD", "Offers, re-offers, withdrawals, decisions, retries and status in any order agree "
-              "with the profile's direct-offer model: a new offer supersedes, a retry answers the standing offer only, only the "
-              "maker withdraws, decisions name both open offers", t.chosen("docs/agent-plaza.md#continuation"), check_offers,
-              ("withdraw_ignored", "retry_new_offer", "withdraw_peer_offer")),
-    ]
-
-
-__all__ = ["ChannelMachine", "GroupMachine", "OfferMachine", "rows"]
+__all__ = ["ChannelMachine", "GroupMachine", "OfferMachine"]

@@ -37,9 +37,9 @@ from conformance.control import serve_control
 from conformance.documents.limits import load_limits
 from conformance.documents.schemas import resolve_pointer, validator_for
 from conformance.model import ErrorCode, Limit, Profile
-from conformance.protocols.plaza.part_continuation import ContinuationPart
-from conformance.protocols.plaza.part_groups import GroupsPart
-from conformance.protocols.plaza.part_private import PrivateRelayPart
+from conformance.protocols.plaza.reference_continuation import ContinuationPart
+from conformance.protocols.plaza.reference_groups import GroupsPart
+from conformance.protocols.plaza.reference_private import PrivateRelayPart
 from conformance.protocols.plaza.site import (  # noqa: F401 (the site's names, re-exported for faults and variants)
     ACCOUNT_AGENT,
     ACTIVE,

@@ -12,11 +12,7 @@ from conformance.check import CheckContext
 from conformance.model import Profile, Requirement
 from conformance.protocols.plaza import (
     commands,
-    continuation,
     friendship,
-    groups,
-    machine_parts,
-    private,
     wire,
 )
 from conformance.protocols.plaza.keeper import STOPS
@@ -32,8 +28,7 @@ def build(profile: Profile) -> list[Requirement]:
     t = Table(profile)
     machine = t.req("PLAZA-MACHINE", "MUST", "Invitations, decisions, texts, reads, replays and cancels agree with the friendship model",
                     t.at("/consent"), check_machine, ("pending_treated_as_accepted", "replay_stores_again", "foreign_task_readable"))
-    rows = [*wire.rows(t), *friendship.rows(t), machine, *machine_parts.rows(t), *groups.rows(t), *private.rows(t),
-            *continuation.rows(t), *commands.rows(t)]
+    rows = [*wire.rows(t), *friendship.rows(t), machine, *commands.rows(t)]
     # what lasts comes last, stops after plans: a run that may change a disposable agent for
     # good (keeper.py) does so once every other row has used it
     return [r for r in rows if not r.lasting] + sorted((r for r in rows if r.lasting), key=lambda r: r.lasting == STOPS)

@@ -62,20 +62,23 @@ from conformance.protocols.plaza.site import (
 
 HOUR_MS = 3_600_000
 PENDING, ACCEPTED, EXCHANGED = "pending", "accepted", "exchanged"
-WITHDRAWN, SUPERSEDED, DECLINED_OFFER, EXPIRED, ENDED = "withdrawn", "superseded", "declined", "expired", "ended"
+WITHDRAWN, SUPERSEDED, DECLINED_OFFER = "withdrawn", "superseded", "declined"
+EXPIRED, ENDED = "expired", "ended"
 OPEN_OFFER = (PENDING, ACCEPTED)  # an offer that can still be decided
 LIVE_OFFER = (PENDING, ACCEPTED, EXCHANGED)  # an offer a retry answers again
 SITE_MAILBOX = "site_mailbox"
 DIRECT_SEND, DIRECT_RECEIVE, DIRECT_POLL = "direct_send", "direct_receive", "direct_poll"
 NATIVE_ONLY = "native_http_only"
-CONTINUATION_COMMANDS = ("continuation_capabilities", "continuation_status", "continuation_negotiate", "direct_offer",
+CONTINUATION_COMMANDS = ("continuation_capabilities", "continuation_status", "continuation_negotiate",
+                         "direct_offer",
                          "direct_decide", "direct_status", "direct_withdraw")
 
 
 class ContinuationPart:
     PART_COMMANDS: ClassVar[dict[str, str]] = {
         "continuation_capabilities": CONNECTIONS_READ, "continuation_status": CONNECTIONS_READ,
-        "continuation_negotiate": CONNECTIONS_WRITE, "direct_offer": CONNECTIONS_WRITE, "direct_decide": CONNECTIONS_WRITE,
+        "continuation_negotiate": CONNECTIONS_WRITE, "direct_offer": CONNECTIONS_WRITE,
+        "direct_decide": CONNECTIONS_WRITE,
         "direct_status": CONNECTIONS_READ, "direct_withdraw": CONNECTIONS_WRITE, "plan": MESSAGES_WRITE,
     }
     s: dict[str, Any]
@@ -124,7 +127,8 @@ class ContinuationPart:
     def site_capabilities(self) -> dict[str, Any]:
         """What the site itself supports: the mailbox, never streaming or push (friendContinuation/proof)."""
         caps = self.spec["optionalCapabilities"]
-        return {SITE_MAILBOX: True, "streaming": bool(caps["streaming"]), "push_notifications": bool(caps["pushNotifications"])}
+        return {SITE_MAILBOX: True, "streaming": bool(caps["streaming"]),
+                "push_notifications": bool(caps["pushNotifications"])}
 
     def cmd_continuation_capabilities(self, who: Principal, data: dict[str, Any]) -> dict[str, Any]:
         """Record the self-reported document (defaults filled in); it grants nothing."""
@@ -141,12 +145,14 @@ class ContinuationPart:
         return conn
 
     def mailbox_fallback(self, conn: dict[str, Any]) -> dict[str, Any]:
-        """The site mailbox fallback: native next_request (native HTTP only) and a complete A2A read request."""
+        """The site mailbox fallback: native next_request (native HTTP only) and a complete A2A
+        read request."""
         if conn["state"] != ACTIVE:
             return {"available": False}
         return {"available": True,
                 "next_request": {"operation": "open", "connection_id": conn["id"], "transport": NATIVE_ONLY},
-                "a2a": {"read_request": self.a2a_request(self.read_request(conn["id"], conn["round_no"]), conn["id"])}}
+                "a2a": {"read_request": self.a2a_request(self.read_request(conn["id"], conn["round_no"]),
+                                                         conn["id"])}}
 
     def negotiation_key(self, conn_id: str, visitor_id: str) -> str:
         return f"{conn_id}|{visitor_id}"
@@ -183,16 +189,20 @@ class ContinuationPart:
         conn = self.participant_connection(who.visitor_id, data["connection_id"])
         peer = self.peer_of(conn, who.visitor_id)
         return {"scope": "connection", "connection_id": conn["id"], "connection_state": conn["state"],
-                "negotiation": self.s["cont_negotiations"].get(self.negotiation_key(conn["id"], who.visitor_id)),
+                "negotiation": self.s["cont_negotiations"].get(self.negotiation_key(conn["id"],
+                                                                                    who.visitor_id)),
                 "peer_negotiated": self.negotiation_key(conn["id"], peer) in self.s["cont_negotiations"],
                 "direct": self.direct_state(conn), "site_mailbox_fallback": self.mailbox_fallback(conn),
                 "direct_transport_proven": False, "site": self.site_capabilities()}
 
     def global_status(self, who: Principal) -> dict[str, Any]:
         """The caller's declaration and plan and its open connections, in no connection's context."""
-        conns = sorted((c for c in self.connections_of(who.visitor_id) if c["state"] in OPEN_STATES), key=lambda c: c["id"])
-        return {"scope": "global", "declared": self.declared(who.visitor_id), "plan": self.plan_view(who.visitor_id),
-                "connections": [{"connection_id": c["id"], "connection_state": c["state"], "direct": self.direct_state(c)}
+        conns = sorted((c for c in self.connections_of(who.visitor_id) if c["state"] in OPEN_STATES),
+                       key=lambda c: c["id"])
+        return {"scope": "global", "declared": self.declared(who.visitor_id),
+                "plan": self.plan_view(who.visitor_id),
+                "connections": [{"connection_id": c["id"], "connection_state": c["state"],
+                                 "direct": self.direct_state(c)}
                                 for c in conns],
                 "site": self.site_capabilities()}
 
@@ -205,7 +215,8 @@ class ContinuationPart:
         return str(offer["state"])
 
     def offers_of(self, conn_id: str) -> list[dict[str, Any]]:
-        return sorted((o for o in self.s["direct_offers"].values() if o["connection_id"] == conn_id), key=lambda o: o["order"])
+        return sorted((o for o in self.s["direct_offers"].values() if o["connection_id"] == conn_id),
+                      key=lambda o: o["order"])
 
     def direct_state(self, conn: dict[str, Any]) -> str:
         states = {self.offer_state(o) for o in self.offers_of(conn["id"])}
@@ -213,14 +224,17 @@ class ContinuationPart:
 
     def offer_view(self, offer: dict[str, Any]) -> dict[str, Any]:
         return {"offer_id": offer["id"], "connection_id": offer["connection_id"], "offered_by": offer["by"],
-                "state": self.offer_state(offer), "endpoint": offer["endpoint"], "expires_hours": offer["expires_hours"],
+                "state": self.offer_state(offer), "endpoint": offer["endpoint"],
+                "expires_hours": offer["expires_hours"],
                 "created_at": iso(offer["created_at"]), "expires_at": iso(offer["expires_at"]),
                 "accepted_peer_offer_id": offer["pair"]}
 
     def check_own_authority(self, who: Principal) -> None:
         """A bound Agent cannot self-grant its owner's permission (a delegation claim is no grant)."""
         if who.kind == ACCOUNT_AGENT:
-            raise SiteError(NOT_PERMITTED, "a bound Agent needs its owner's permission; ask the owner (continuation_negotiate)")
+            raise SiteError(NOT_PERMITTED,
+                            "a bound Agent needs its owner's permission; ask the owner "
+                            "(continuation_negotiate)")
 
     def cmd_direct_offer(self, who: Principal, data: dict[str, Any]) -> dict[str, Any]:
         conn = self.participant_connection(who.visitor_id, data["connection_id"])
@@ -236,7 +250,8 @@ class ContinuationPart:
         return {"offer": self.offer_view(offer), "replayed": False}
 
     def retry_offer(self, offer: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
-        """The same intent again: the same offer, after rechecking it (the connection was rechecked already)."""
+        """The same intent again: the same offer, after rechecking it (the connection was
+        rechecked already)."""
         if offer["fingerprint"] != fingerprint(data):
             raise SiteError(CONTEXT_CONSUMED, "this request_key was already used with other data")
         state = self.offer_state(offer)
@@ -249,16 +264,21 @@ class ContinuationPart:
         for old in self.offers_of(conn["id"]):
             if old["by"] == by and self.offer_state(old) in OPEN_OFFER:
                 old["state"] = SUPERSEDED
-        hours = data.get("expires_hours", self.branches["direct_offer"]["properties"]["expires_hours"]["default"])
+        hours = data.get("expires_hours",
+                         self.branches["direct_offer"]["properties"]["expires_hours"]["default"])
         now = self.now_ms()
-        offer = {"id": self.new_uuid(), "connection_id": conn["id"], "by": by, "request_key": data["request_key"],
-                 "endpoint": data["endpoint"], "expires_hours": hours, "created_at": now, "expires_at": now + hours * HOUR_MS,
-                 "state": PENDING, "pair": None, "fingerprint": fingerprint(data), "order": len(self.s["direct_offers"]) + 1}
+        offer = {"id": self.new_uuid(), "connection_id": conn["id"], "by": by,
+                 "request_key": data["request_key"],
+                 "endpoint": data["endpoint"], "expires_hours": hours, "created_at": now,
+                 "expires_at": now + hours * HOUR_MS,
+                 "state": PENDING, "pair": None, "fingerprint": fingerprint(data),
+                 "order": len(self.s["direct_offers"]) + 1}
         self.s["direct_offers"][offer["id"]] = offer
         return offer
 
     def side_offer(self, conn: dict[str, Any], offer_id: str, by: str, what: str) -> dict[str, Any]:
-        """An offer of this connection made by ``by``; NOT_FOUND for missing, foreign and the other side's alike."""
+        """An offer of this connection made by ``by``; NOT_FOUND for missing, foreign and the
+        other side's alike."""
         offer = self.s["direct_offers"].get(offer_id)
         if offer is None or offer["connection_id"] != conn["id"] or offer["by"] != by:
             raise SiteError(NOT_FOUND, f"no such {what} in this connection")
@@ -266,15 +286,19 @@ class ContinuationPart:
         return found
 
     def cmd_direct_decide(self, who: Principal, data: dict[str, Any]) -> dict[str, Any]:
-        """The caller decides the pair (its own open offer, the peer's open offer); both accepting exchanges them."""
+        """The caller decides the pair (its own open offer, the peer's open offer); both
+        accepting exchanges them."""
         conn = self.active_connection(who, data["connection_id"])
         own = self.side_offer(conn, data["offer_id"], who.visitor_id, "offer of yours")
-        peer = self.side_offer(conn, data["peer_offer_id"], self.peer_of(conn, who.visitor_id), "offer of the peer")
-        if data["decision"] == "accept" and own["pair"] == peer["id"] and own["state"] in (ACCEPTED, EXCHANGED):
+        peer = self.side_offer(conn, data["peer_offer_id"], self.peer_of(conn, who.visitor_id),
+                               "offer of the peer")
+        if (data["decision"] == "accept" and own["pair"] == peer["id"]
+                and own["state"] in (ACCEPTED, EXCHANGED)):
             return self.decision_view(own, peer)  # the same decision again
         for offer in (own, peer):
             state = self.offer_state(offer)
-            if state not in OPEN_OFFER or (state == ACCEPTED and offer["pair"] not in (own["id"], peer["id"])):
+            if state not in OPEN_OFFER or (state == ACCEPTED
+                                           and offer["pair"] not in (own["id"], peer["id"])):
                 raise SiteError(INVALID_STATE, f"offer {offer['id']} is {state}")
         if data["decision"] == "decline":
             own["state"] = peer["state"] = DECLINED_OFFER
@@ -286,7 +310,8 @@ class ContinuationPart:
 
     def decision_view(self, own: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]:
         out = {"offer": self.offer_view(own), "peer_offer": self.offer_view(peer),
-               "direct": self.direct_state(self.s["connections"][own["connection_id"]]), "direct_transport_proven": False}
+               "direct": self.direct_state(self.s["connections"][own["connection_id"]]),
+               "direct_transport_proven": False}
         if own["state"] == EXCHANGED:
             out["peer_endpoint"] = peer["endpoint"]
         return out
@@ -294,7 +319,8 @@ class ContinuationPart:
     def cmd_direct_status(self, who: Principal, data: dict[str, Any]) -> dict[str, Any]:
         conn = self.participant_connection(who.visitor_id, data["connection_id"])
         offers = self.offers_of(conn["id"])
-        return {"connection_id": conn["id"], "connection_state": conn["state"], "direct": self.direct_state(conn),
+        return {"connection_id": conn["id"], "connection_state": conn["state"],
+                "direct": self.direct_state(conn),
                 "own_offers": [self.offer_view(o) for o in offers if o["by"] == who.visitor_id],
                 "peer_offers": [self.offer_view(o) for o in offers if o["by"] != who.visitor_id],
                 "direct_transport_proven": False, "site_mailbox_available": conn["state"] == ACTIVE}
@@ -324,7 +350,8 @@ class ContinuationPart:
         if plan is None:
             return None
         left = None if plan["max_turns"] is None else max(0, plan["max_turns"] - plan["turns_used"])
-        return {"plan_id": plan["id"], **plan["commission"], "turns_used": plan["turns_used"], "turns_left": left,
+        return {"plan_id": plan["id"], **plan["commission"], "turns_used": plan["turns_used"],
+                "turns_left": left,
                 "renewed_at": iso(plan["renewed_at"]),
                 "expires_at": iso(plan["expires_at"]) if plan["expires_at"] is not None else None}
 
@@ -332,7 +359,8 @@ class ContinuationPart:
         """The plan's turns and expiry count from now."""
         now = self.now_ms()
         hours = plan["commission"].get("expires_hours")
-        plan.update(renewed_at=now, turns_used=0, expires_at=now + hours * HOUR_MS if hours is not None else None)
+        plan.update(renewed_at=now, turns_used=0,
+                    expires_at=now + hours * HOUR_MS if hours is not None else None)
 
     def cmd_plan(self, who: Principal, data: dict[str, Any]) -> dict[str, Any]:
         caller = who.visitor_id
@@ -354,7 +382,9 @@ class ContinuationPart:
         """final_send_checks explicit_budget: a current plan's turns bound the caller's texts."""
         plan = self.current_plan(visitor_id)
         if plan is not None and plan["max_turns"] is not None and plan["turns_used"] >= plan["max_turns"]:
-            raise SiteError(NOT_PERMITTED, "the current plan's turns are used up; renew it (plan renew_current) or set a new one")
+            raise SiteError(NOT_PERMITTED,
+                            "the current plan's turns are used up; renew it (plan renew_current) or set a "
+                            "new one")
 
     def plan_count_send(self, visitor_id: str) -> None:
         """A stored text is one turn of the current plan."""

@@ -1,7 +1,7 @@
-"""Part 2 of the reference site (issue 14): group_* commands: owner authorization, groups, membership, messages, queue and schedule (groupChat).
-A mixin of PlazaReference: its commands are ``cmd_<name>`` methods, its state lives under
-its own keys of ``self.s`` (set by ``reset_groups``), and ``PART_COMMANDS`` names the scope each
-command needs.
+"""Part 2 of the reference site (issue 14): group_* commands: owner authorization, groups,
+membership, messages, queue and schedule (groupChat). A mixin of PlazaReference: its commands
+are ``cmd_<name>`` methods, its state lives under its own keys of ``self.s`` (set by
+``reset_groups``), and ``PART_COMMANDS`` names the scope each command needs.
 
 The profile's choices where the document is silent (docs/agent-plaza.md, "Groups"):
 
@@ -75,8 +75,10 @@ class GroupsPart:
         "group_authorization": CONNECTIONS_READ, "group_authorize": CONNECTIONS_WRITE,
         "group_authorization_request": CONNECTIONS_WRITE, "group_authorization_revoke": CONNECTIONS_WRITE,
         "group_list": CONNECTIONS_READ, "group_discover": CONNECTIONS_READ, "group_detail": CONNECTIONS_READ,
-        "group_create": CONNECTIONS_WRITE, "group_join_request": CONNECTIONS_WRITE, "group_admit": CONNECTIONS_WRITE,
-        "group_invite": CONNECTIONS_WRITE, "group_respond": CONNECTIONS_WRITE, "group_settings": CONNECTIONS_WRITE,
+        "group_create": CONNECTIONS_WRITE, "group_join_request": CONNECTIONS_WRITE,
+        "group_admit": CONNECTIONS_WRITE,
+        "group_invite": CONNECTIONS_WRITE, "group_respond": CONNECTIONS_WRITE,
+        "group_settings": CONNECTIONS_WRITE,
         "group_close": CONNECTIONS_WRITE, "group_member": CONNECTIONS_WRITE,
         "group_messages": MESSAGES_READ, "group_ack": MESSAGES_READ,
         "group_send": MESSAGES_WRITE, "group_queue": MESSAGES_WRITE, "group_flush": MESSAGES_WRITE,
@@ -93,7 +95,8 @@ class GroupsPart:
 
     def reset_groups(self) -> None:
         """This part's state on a fresh site."""
-        self.s.update({"group_auth": {}, "group_auth_requests": {}, "groups": {}, "group_keys": {}, "group_queue": {},
+        self.s.update({"group_auth": {}, "group_auth_requests": {}, "groups": {}, "group_keys": {},
+                       "group_queue": {},
                        "group_schedules": {}, "group_order": 0})
 
     # ------------------------------------------------------------------ document values
@@ -116,7 +119,8 @@ class GroupsPart:
         a recipientId is refused (the validation issue names the field that must go)."""
         if data.get("operation") not in self.PART_COMMANDS:
             return []
-        issues = [Issue(f"params.message.{name}", "not") for name in ("contextId", "taskId") if name in message]
+        issues = [Issue(f"params.message.{name}", "not") for name in ("contextId", "taskId")
+                  if name in message]
         ext = (message.get("metadata") or {}).get(self.ext)
         if isinstance(ext, dict) and RECIPIENT_FIELD in ext:
             issues.append(Issue("params.message.metadata", "not"))
@@ -142,7 +146,8 @@ class GroupsPart:
         """The caller's live grant (with ``scope`` when named), checked now: every request and retry."""
         state = self.auth_state(visitor_id)
         if state != AUTH_ACTIVE:
-            raise SiteError(NOT_PERMITTED, f"no live group authorization from your owner ({state}); see group_authorization",
+            raise SiteError(NOT_PERMITTED,
+                            f"no live group authorization from your owner ({state}); see group_authorization",
                             {"authorizationState": state, "permission": "group_authorization"})
         record = self.auth_record(visitor_id)
         assert record is not None
@@ -158,15 +163,18 @@ class GroupsPart:
             return {"state": state, "live": False, "version": 0}
         return {"state": state, "live": state == AUTH_ACTIVE, "version": record["version"],
                 **{name: record[name] for name in SCOPE_FIELDS},
-                "max_messages_per_hour": record["max_messages_per_hour"], "max_autonomous_turns": record["max_autonomous_turns"],
+                "max_messages_per_hour": record["max_messages_per_hour"],
+                "max_autonomous_turns": record["max_autonomous_turns"],
                 "lifetime": record["lifetime"], "granted_at": iso(record["granted_at"]),
                 "expires_at": iso(record["expires_at"]) if record["expires_at"] is not None else None}
 
     def pending_request(self, visitor_id: str) -> Data | None:
-        return next((r for r in self.s["group_auth_requests"].get(visitor_id, []) if r["status"] == PENDING), None)
+        return next((r for r in self.s["group_auth_requests"].get(visitor_id, []) if r["status"] == PENDING),
+                    None)
 
     def request_view(self, request: Data) -> Data:
-        return {"request_id": request["request_id"], "scopes": list(request["scopes"]), "status": request["status"],
+        return {"request_id": request["request_id"], "scopes": list(request["scopes"]),
+                "status": request["status"],
                 "created_at": iso(request["created_at"])}
 
     def permission_attention(self, visitor_id: str) -> Data:
@@ -174,17 +182,20 @@ class GroupsPart:
         state = self.auth_state(visitor_id)
         pending = self.pending_request(visitor_id)
         return {"state": state, "live": state == AUTH_ACTIVE, "own_permission_only": True,
-                "other_agents_offline_evidence": False, "pending_request_id": pending["request_id"] if pending else None,
+                "other_agents_offline_evidence": False,
+                "pending_request_id": pending["request_id"] if pending else None,
                 "re_request_allowed": state in (AUTH_NONE, AUTH_EXPIRED) and pending is None,
                 "request_operation": self.spec["durableReceive"]["authorization"]["group_request_operation"]}
 
     def permission_answer(self, visitor_id: str, **extra: Any) -> Data:
-        return {"authorization": self.auth_view(visitor_id), "permission_attention": self.permission_attention(visitor_id), **extra}
+        return {"authorization": self.auth_view(visitor_id),
+                "permission_attention": self.permission_attention(visitor_id), **extra}
 
     def cmd_group_authorization(self, who: Principal, data: Data) -> Data:
         """The preflight: the caller's grant, its pending request and permission_attention."""
         pending = self.pending_request(who.visitor_id)
-        return self.permission_answer(who.visitor_id, pending_request=self.request_view(pending) if pending else None)
+        return self.permission_answer(who.visitor_id,
+                                      pending_request=self.request_view(pending) if pending else None)
 
     def cmd_group_authorization_request(self, who: Principal, data: Data) -> Data:
         """Asks the owner: a request, never authority; a pending one with the same scopes is reused."""
@@ -192,19 +203,22 @@ class GroupsPart:
         scopes = sorted(set(data.get("scopes", self.group_default("group_authorization_request", "scopes"))))
         record = self.auth_record(caller)
         if self.auth_state(caller) == AUTH_ACTIVE and record is not None and all(record[s] for s in scopes):
-            return self.permission_answer(caller, request=None, existing_authority_reused=True, deduplicated=False)
+            return self.permission_answer(caller, request=None, existing_authority_reused=True,
+                                          deduplicated=False)
         requests = self.s["group_auth_requests"].setdefault(caller, [])
         same = next((r for r in requests if r["status"] == PENDING and r["scopes"] == scopes), None)
         if same is None:
             for other in requests:
                 if other["status"] == PENDING:
                     other["status"] = "superseded"
-            same = {"request_id": self.new_uuid(), "scopes": scopes, "status": PENDING, "created_at": self.now_ms()}
+            same = {"request_id": self.new_uuid(), "scopes": scopes, "status": PENDING,
+                    "created_at": self.now_ms()}
             requests.append(same)
             deduplicated = False
         else:
             deduplicated = True
-        return self.permission_answer(caller, request=self.request_view(same), existing_authority_reused=False,
+        return self.permission_answer(caller, request=self.request_view(same),
+                                      existing_authority_reused=False,
                                       deduplicated=deduplicated)
 
     def cmd_group_authorize(self, who: Principal, data: Data) -> Data:
@@ -216,7 +230,8 @@ class GroupsPart:
         record = self.auth_record(caller)
         version = record["version"] if record else 0
         if "expected_version" in data and data["expected_version"] != version:
-            raise SiteError(INVALID_STATE, f"the authorization is at version {version}, not {data['expected_version']}")
+            raise SiteError(INVALID_STATE,
+                            f"the authorization is at version {version}, not {data['expected_version']}")
         lifetime = data.get("lifetime", "limited")
         if lifetime == UNTIL_REVOKED and data.get("confirm_until_revoked") is not True:
             raise SiteError(NOT_PERMITTED, "an authorization until revoked needs confirm_until_revoked: true")
@@ -227,8 +242,10 @@ class GroupsPart:
         self.s["group_auth"][caller] = {
             **grant, "version": version + 1, "revoked": False, "granted_at": now, "lifetime": lifetime,
             "expires_at": None if lifetime == UNTIL_REVOKED else now + int(hours) * HOUR_MS,
-            "max_messages_per_hour": data.get("max_messages_per_hour", self.group_default("group_authorize", "max_messages_per_hour")),
-            "max_autonomous_turns": data.get("max_autonomous_turns", self.group_default("group_authorize", "max_autonomous_turns"))}
+            "max_messages_per_hour": data.get("max_messages_per_hour",
+                                              self.group_default("group_authorize", "max_messages_per_hour")),
+            "max_autonomous_turns": data.get("max_autonomous_turns",
+                                             self.group_default("group_authorize", "max_autonomous_turns"))}
         for group in self.s["groups"].values():  # the owner acted: the loop guard starts again
             if caller in group["members"]:
                 group["members"][caller]["turns"] = 0
@@ -239,7 +256,8 @@ class GroupsPart:
         """The pending request a grant decides (NOT_FOUND when it is not the caller's)."""
         if request_id is None:
             return None
-        request = next((r for r in self.s["group_auth_requests"].get(caller, []) if r["request_id"] == request_id), None)
+        request = next((r for r in self.s["group_auth_requests"].get(caller, [])
+                        if r["request_id"] == request_id), None)
         if request is None:
             raise SiteError(NOT_FOUND, "no such authorization request of yours")
         request["status"] = "granted"
@@ -281,7 +299,8 @@ class GroupsPart:
     def can_see(self, group: Data, visitor_id: str) -> bool:
         """Members, pending invitees and applicants see a group; others only a public one."""
         return (group["visibility"] == "public" or visitor_id in group["members"]
-                or group["invitations"].get(visitor_id) == PENDING or group["applications"].get(visitor_id) == PENDING)
+                or group["invitations"].get(visitor_id) == PENDING
+                or group["applications"].get(visitor_id) == PENDING)
 
     def visible_group(self, caller: str, group_id: Any) -> Data:
         """The group when the caller may see it; NOT_FOUND (same text) for missing and private alike."""
@@ -313,29 +332,35 @@ class GroupsPart:
             return
         if len(group["members"]) >= self.max_members():
             raise SiteError(NOT_PERMITTED, f"the group has {self.max_members()} members, its maximum")
-        group["members"][visitor_id] = {"role": role, "joined_seq": group["last_seq"], "joined_at": self.now_ms(),
-                                        "muted": False, "paused": False, "read_seq": group["last_seq"], "turns": 0}
+        group["members"][visitor_id] = {"role": role, "joined_seq": group["last_seq"],
+                                        "joined_at": self.now_ms(),
+                                        "muted": False, "paused": False, "read_seq": group["last_seq"],
+                                        "turns": 0}
 
     def group_work(self, visitor_id: str, kind: str, group: Data, **extra: Any) -> None:
         """A work item of the group in the visitor's durable receive log."""
         read = {"operation": "group_messages", "group_id": group["id"]}
-        self.log_work(visitor_id, kind, {"id": group["id"], "round_no": 1}, group_id=group["id"], read_group=read, **extra)
+        self.log_work(visitor_id, kind, {"id": group["id"], "round_no": 1}, group_id=group["id"],
+                      read_group=read, **extra)
 
     def managers(self, group: Data) -> list[str]:
         return [v for v, m in group["members"].items() if RANK[m["role"]] >= RANK[MANAGER_ROLE]]
 
     def group_summary(self, group: Data, caller: str) -> Data:
         member = group["members"].get(caller)
-        return {"group_id": group["id"], "name": group["name"], "visibility": group["visibility"], "state": group["state"],
+        return {"group_id": group["id"], "name": group["name"], "visibility": group["visibility"],
+                "state": group["state"],
                 "member_count": len(group["members"]), "role": member["role"] if member else None,
                 "created_by_you": group["creator"] == caller}
 
     def group_view(self, group: Data, caller: str) -> Data:
-        out = {**self.group_summary(group, caller), "announcement": group["announcement"], "rules": dict(group["rules"]),
+        out = {**self.group_summary(group, caller), "announcement": group["announcement"],
+               "rules": dict(group["rules"]),
                "created_at": iso(group["created_at"])}
         member = group["members"].get(caller)
         if member is not None:
-            out["members"] = [{**self.person(v), "role": m["role"], "muted": m["muted"], "paused": m["paused"]}
+            out["members"] = [{**self.person(v), "role": m["role"], "muted": m["muted"],
+                               "paused": m["paused"]}
                               for v, m in group["members"].items()]
             out.update(last_seq=group["last_seq"], read_seq=member["read_seq"])
         elif group["invitations"].get(caller) == PENDING:
@@ -405,7 +430,8 @@ class GroupsPart:
             group["applications"][caller] = PENDING
             for manager in self.managers(group):
                 self.group_work(manager, GROUP_APPLICATION, group, applicant=caller)
-        return self.group_remember(caller, "group_join_request", data, {"group_id": group["id"], "application": PENDING})
+        return self.group_remember(caller, "group_join_request", data,
+                                   {"group_id": group["id"], "application": PENDING})
 
     def cmd_group_admit(self, who: Principal, data: Data) -> Data:
         """A manager approves or declines a pending application."""
@@ -424,11 +450,13 @@ class GroupsPart:
             self.add_member(group, applicant)
         group["applications"][applicant] = "approved" if data["decision"] == "approve" else "declined"
         self.group_work(applicant, GROUP_MEMBERSHIP_CHANGE, group, change=group["applications"][applicant])
-        return self.group_remember(caller, "group_admit", data, {"group_id": group["id"], "visitor_id": applicant,
-                                                                 "application": group["applications"][applicant]})
+        return self.group_remember(caller, "group_admit", data,
+                                   {"group_id": group["id"], "visitor_id": applicant,
+                                    "application": group["applications"][applicant]})
 
     def cmd_group_invite(self, who: Principal, data: Data) -> Data:
-        """A manager (or any member where the rules allow member invites) invites a visitor; needs allow_invite."""
+        """A manager (or any member where the rules allow member invites) invites a visitor;
+        needs allow_invite."""
         caller = who.visitor_id
         self.require_authorization(caller, "allow_invite")
         group, member = self.member_group(caller, data["group_id"])
@@ -445,8 +473,8 @@ class GroupsPart:
             raise SiteError(INVALID_STATE, "the visitor is already a member")
         group["invitations"][invitee] = PENDING
         self.group_work(invitee, GROUP_INVITATION, group, invited_by=caller)
-        return self.group_remember(caller, "group_invite", data, {"group_id": group["id"], "visitor_id": invitee,
-                                                                  "invitation": PENDING})
+        return self.group_remember(caller, "group_invite", data,
+                                   {"group_id": group["id"], "visitor_id": invitee, "invitation": PENDING})
 
     def cmd_group_respond(self, who: Principal, data: Data) -> Data:
         """The invitee accepts (needs allow_join) or declines its pending invitation."""
@@ -464,9 +492,10 @@ class GroupsPart:
             self.add_member(group, caller)
         group["invitations"][caller] = "accepted" if accept else "declined"
         for manager in self.managers(group):
-            self.group_work(manager, GROUP_MEMBERSHIP_CHANGE, group, change=group["invitations"][caller], member_id=caller)
-        return self.group_remember(caller, "group_respond", data, {"group_id": group["id"],
-                                                                   "invitation": group["invitations"][caller]})
+            self.group_work(manager, GROUP_MEMBERSHIP_CHANGE, group, change=group["invitations"][caller],
+                            member_id=caller)
+        return self.group_remember(caller, "group_respond", data,
+                                   {"group_id": group["id"], "invitation": group["invitations"][caller]})
 
     def cmd_group_settings(self, who: Principal, data: Data) -> Data:
         """A manager changes the announcement and rules (rules given replace the named ones)."""
@@ -516,7 +545,8 @@ class GroupsPart:
                     self.group_work(manager, GROUP_MEMBERSHIP_CHANGE, group, change=action, member_id=caller)
         member = group["members"].get(target)
         return {"group_id": group["id"], "visitor_id": target, "action": action,
-                "member": {"role": member["role"], "muted": member["muted"], "paused": member["paused"]} if member else None}
+                "member": {"role": member["role"], "muted": member["muted"], "paused": member["paused"]}
+                if member else None}
 
     def check_member_action(self, group: Data, caller: str, target: str, action: str) -> None:
         role, target_role = group["members"][caller]["role"], group["members"][target]["role"]
@@ -557,8 +587,10 @@ class GroupsPart:
     # ------------------------------------------------------------------ messages
 
     def group_message_view(self, msg: Data) -> Data:
-        return {"id": msg["id"], "seq": msg["seq"], "sender": msg["sender"], "sender_kind": "agent", "content": msg["content"],
-                "reply_to": msg["reply_to"], "mentions": list(msg["mentions"]), "created_at": iso(msg["created_at"])}
+        return {"id": msg["id"], "seq": msg["seq"], "sender": msg["sender"], "sender_kind": "agent",
+                "content": msg["content"],
+                "reply_to": msg["reply_to"], "mentions": list(msg["mentions"]),
+                "created_at": iso(msg["created_at"])}
 
     def visible_messages(self, group: Data, member: Data) -> list[Data]:
         """Only what was stored after the member joined."""
@@ -571,14 +603,16 @@ class GroupsPart:
         limit = data.get("limit", self.group_default("group_messages", "limit"))
         newer = [m for m in self.visible_messages(group, member) if m["seq"] > after]
         page = newer[:limit]
-        return {"group_id": group["id"], "messages": [self.group_message_view(m) for m in page], "has_more": len(newer) > limit,
+        return {"group_id": group["id"], "messages": [self.group_message_view(m) for m in page],
+                "has_more": len(newer) > limit,
                 "next_after_seq": page[-1]["seq"] if page else after, "read_seq": member["read_seq"]}
 
     def cmd_group_ack(self, who: Principal, data: Data) -> Data:
         """Records the member's read position (never backwards, never past the last message)."""
         group, member = self.member_group(who.visitor_id, data["group_id"])
         if data["seq"] > group["last_seq"]:
-            raise SiteError(INVALID_STATE, f"seq {data['seq']} is past the group's last message {group['last_seq']}")
+            raise SiteError(INVALID_STATE,
+                            f"seq {data['seq']} is past the group's last message {group['last_seq']}")
         member["read_seq"] = max(member["read_seq"], data["seq"])
         return {"group_id": group["id"], "read_seq": member["read_seq"]}
 
@@ -600,7 +634,8 @@ class GroupsPart:
         since = self.now_ms() - HOUR_MS
         sent = sum(1 for m in group["messages"] if m["sender"] == caller and m["created_at"] > since)
         if sent >= cap:
-            raise SiteError(NOT_PERMITTED, f"at most {cap} group messages per hour", {"limit": "max_messages_per_hour"})
+            raise SiteError(NOT_PERMITTED, f"at most {cap} group messages per hour",
+                            {"limit": "max_messages_per_hour"})
 
     def is_turn(self, group: Data, caller: str) -> bool:
         """An autonomous turn: a message right after another agent's message."""
@@ -618,8 +653,10 @@ class GroupsPart:
         if self.is_turn(group, caller):
             member["turns"] += 1
         group["last_seq"] += 1
-        msg = {"id": self.new_uuid(), "seq": group["last_seq"], "sender": caller, "content": fields["content"],
-               "reply_to": fields.get("reply_to"), "mentions": list(fields.get("mentions", [])), "created_at": self.now_ms()}
+        msg = {"id": self.new_uuid(), "seq": group["last_seq"], "sender": caller,
+               "content": fields["content"],
+               "reply_to": fields.get("reply_to"), "mentions": list(fields.get("mentions", [])),
+               "created_at": self.now_ms()}
         group["messages"].append(msg)
         for visitor_id in group["members"]:
             if visitor_id != caller:
@@ -654,7 +691,8 @@ class GroupsPart:
                                                                  "queued": self.queue_view(item)})
 
     def queue_view(self, item: Data) -> Data:
-        return {"queue_id": item["queue_id"], "group_id": item["group_id"], "status": item["status"], "due_at": iso(item["due_at"])}
+        return {"queue_id": item["queue_id"], "group_id": item["group_id"], "status": item["status"],
+                "due_at": iso(item["due_at"])}
 
     def cmd_group_flush(self, who: Principal, data: Data) -> Data:
         """Sends the caller's queued messages of the group now, each under the current grant,
@@ -672,8 +710,10 @@ class GroupsPart:
             self.check_turns(group, grant, member, caller)
             item["status"] = "sent"
             sent.append(self.group_message_view(self.store_group_message(group, member, caller, item)))
-        left = sum(1 for i in self.s["group_queue"].get(caller, []) if i["group_id"] == group["id"] and i["status"] == "queued")
-        return self.group_remember(caller, "group_flush", data, {"group_id": group["id"], "sent": sent, "queued_left": left})
+        left = sum(1 for i in self.s["group_queue"].get(caller, []) if i["group_id"] == group["id"]
+                   and i["status"] == "queued")
+        return self.group_remember(caller, "group_flush", data,
+                                   {"group_id": group["id"], "sent": sent, "queued_left": left})
 
     def cmd_group_schedule(self, who: Principal, data: Data) -> Data:
         """Records a bounded registration (after_seconds, max_runs); the site sends nothing by itself."""
@@ -684,7 +724,9 @@ class GroupsPart:
             self.member_group(caller, data["group_id"])
         after = int(data.get("after_seconds", self.group_default("group_schedule", "after_seconds")))
         runs = int(data.get("max_runs", self.group_default("group_schedule", "max_runs")))
-        schedule = {"group_id": data["group_id"], "enabled": data["enabled"], "after_seconds": after, "max_runs": runs,
-                    "runs_done": 0, "next_run_at": iso(self.now_ms() + after * 1000) if data["enabled"] else None}
+        schedule = {"group_id": data["group_id"], "enabled": data["enabled"], "after_seconds": after,
+                    "max_runs": runs,
+                    "runs_done": 0,
+                    "next_run_at": iso(self.now_ms() + after * 1000) if data["enabled"] else None}
         self.s["group_schedules"][f"{caller}|{data['group_id']}"] = schedule
         return {"schedule": dict(schedule), "registration_only": True}

@@ -1,7 +1,8 @@
-"""Part 2 of the reference site (issue 14): the encrypted private relay: key bundles, mutually signed channels, sealed envelopes the site stores and never decrypts (durableReceive.encrypted_private_chat).
-A mixin of PlazaReference: its commands are ``cmd_<name>`` methods, its state lives under
-its own keys of ``self.s`` (set by ``reset_private``), and ``PART_COMMANDS`` names the scope each
-command needs.
+"""Part 2 of the reference site (issue 14): the encrypted private relay: key bundles, mutually
+signed channels, sealed envelopes the site stores and never decrypts
+(durableReceive.encrypted_private_chat). A mixin of PlazaReference: its commands are
+``cmd_<name>`` methods, its state lives under its own keys of ``self.s`` (set by
+``reset_private``), and ``PART_COMMANDS`` names the scope each command needs.
 
 What the reference serves (the profile's choices where the document is silent; the
 signed bytes and the origin are in sealed.py's docstring):
@@ -30,16 +31,17 @@ signed bytes and the origin are in sealed.py's docstring):
 
 Payloads (``data`` of the answer, besides ``operation``):
 
-| command | payload |
-|---|---|
-| private_capabilities | ``protocol, suites [..], origin, signed_bytes, plaintext_fallback: false, grants_authority: false, website_decrypts_body: false, public_receiver_required: false, owner_server_required: false, ciphertext_characters {minimum, maximum}`` |
-| private_key_publish | ``key K, published`` (false when the same bundle was already published) |
-| private_key_revoke | ``key K`` (state ``revoked``) |
-| private_channel_offer, _accept, _close | ``channel C`` |
-| private_send | ``stored: true, connection_id, channel_id, message_id, seq, stored_at`` |
-| private_receive | ``connection_id, channel_id, key_id, envelopes [{seq, stored_at, acknowledged, envelope}], has_more, next_after_seq`` |
-| private_ack | ``acknowledged: true, channel_id, message_id, seq`` |
-| private_status | ``connection_id, connection_state, keys {own [K], peer [K]}, channels [C]`` |
+- private_capabilities: ``protocol, suites [..], origin, signed_bytes, plaintext_fallback: false,
+  grants_authority: false, website_decrypts_body: false, public_receiver_required: false,
+  owner_server_required: false, ciphertext_characters {minimum, maximum}``;
+- private_key_publish: ``key K, published`` (false when the same bundle was already published);
+- private_key_revoke: ``key K`` (state ``revoked``);
+- private_channel_offer, _accept, _close: ``channel C``;
+- private_send: ``stored: true, connection_id, channel_id, message_id, seq, stored_at``;
+- private_receive: ``connection_id, channel_id, key_id, envelopes [{seq, stored_at, acknowledged,
+  envelope}], has_more, next_after_seq``;
+- private_ack: ``acknowledged: true, channel_id, message_id, seq``;
+- private_status: ``connection_id, connection_state, keys {own [K], peer [K]}, channels [C]``.
 
 ``K = {key_id, device_id, visitor_id, state (active|revoked|expired), created_at, expires_at,
 signing_public_key, encryption_public_key}``; ``C = {channel_id, connection_id, state
@@ -77,9 +79,11 @@ Data = dict[str, Any]
 
 class PrivateRelayPart:
     PART_COMMANDS: ClassVar[dict[str, str]] = {
-        "private_capabilities": MESSAGES_READ, "private_key_publish": MESSAGES_WRITE, "private_key_revoke": MESSAGES_WRITE,
+        "private_capabilities": MESSAGES_READ, "private_key_publish": MESSAGES_WRITE,
+        "private_key_revoke": MESSAGES_WRITE,
         "private_channel_offer": MESSAGES_WRITE, "private_channel_accept": MESSAGES_WRITE,
-        "private_channel_close": MESSAGES_WRITE, "private_send": MESSAGES_WRITE, "private_receive": MESSAGES_READ,
+        "private_channel_close": MESSAGES_WRITE, "private_send": MESSAGES_WRITE,
+        "private_receive": MESSAGES_READ,
         "private_ack": MESSAGES_READ, "private_status": MESSAGES_READ,
     }
     s: dict[str, Any]
@@ -112,7 +116,8 @@ class PrivateRelayPart:
 
     def ciphertext_limit(self) -> int:
         """The longest ciphertext: the envelope schema's, not the ordinary text limit."""
-        return int(self.branches["private_send"]["properties"]["envelope"]["properties"]["ciphertext"]["maxLength"])
+        envelope = self.branches["private_send"]["properties"]["envelope"]
+        return int(envelope["properties"]["ciphertext"]["maxLength"])
 
     # ------------------------------------------------------------------ signatures
 
@@ -122,7 +127,8 @@ class PrivateRelayPart:
 
     def check_signature(self, kind: str, signing_x: str, obj: Data) -> None:
         """The object's signature is the Ed25519 signature of ``signing_x`` over its bytes."""
-        if not verify_detached(signing_x, self.signed_view(kind, obj), str(obj.get(SIGNATURE_FIELDS[kind], ""))):
+        if not verify_detached(signing_x, self.signed_view(kind, obj),
+                               str(obj.get(SIGNATURE_FIELDS[kind], ""))):
             raise self.private_refused(f"the {kind} signature does not verify with the signing key")
 
     # ------------------------------------------------------------------ keys
@@ -138,7 +144,8 @@ class PrivateRelayPart:
         state = key["state"]
         if state != REVOKED and not self.key_window_ok(key["created_at"], key["expires_at"]):
             state = EXPIRED
-        return {"key_id": key["key_id"], "device_id": key["device_id"], "visitor_id": key["visitor_id"], "state": state,
+        return {"key_id": key["key_id"], "device_id": key["device_id"], "visitor_id": key["visitor_id"],
+                "state": state,
                 "created_at": key["bundle"]["created_at"], "expires_at": key["bundle"]["expires_at"],
                 "signing_public_key": {"kty": "OKP", "crv": "Ed25519", "x": key["signing_x"]},
                 "encryption_public_key": {"kty": "OKP", "crv": "X25519", "x": key["encryption_x"]}}
@@ -149,7 +156,8 @@ class PrivateRelayPart:
 
     def check_origin(self, origin: str, what: str) -> None:
         if origin.rstrip("/") != self.private_origin:
-            raise self.private_refused(f"{what} names the origin {origin!r}, this site is {self.private_origin}")
+            raise self.private_refused(f"{what} names the origin {origin!r}, this site is "
+                                       f"{self.private_origin}")
 
     def check_bundle_times(self, bundle: Data) -> tuple[int, int]:
         created, expires = parse_ms(bundle["created_at"]), parse_ms(bundle["expires_at"])
@@ -169,7 +177,8 @@ class PrivateRelayPart:
             if known["visitor_id"] == caller and known["bundle"] == bundle and not self.key_revoked(known):
                 return {"key": self.key_view(known), "published": False}
             raise self.private_refused("this key_id is already used (or revoked)")
-        key = {"key_id": bundle["key_id"], "device_id": bundle["device_id"], "visitor_id": caller, "state": OPEN,
+        key = {"key_id": bundle["key_id"], "device_id": bundle["device_id"], "visitor_id": caller,
+               "state": OPEN,
                "created_at": created, "expires_at": expires, "signing_x": bundle["signing_public_key"]["x"],
                "encryption_x": bundle["encryption_public_key"]["x"], "bundle": copy.deepcopy(bundle)}
         self.s["private_keys"][key["key_id"]] = key
@@ -196,7 +205,8 @@ class PrivateRelayPart:
         if self.key_revoked(key):
             raise self.private_refused(f"{whose} key {key_id} is revoked")
         if not self.key_window_ok(key["created_at"], key["expires_at"]):
-            raise self.private_refused(f"{whose} key {key_id} is outside its validity (created_at..expires_at)")
+            raise self.private_refused(f"{whose} key {key_id} is outside its validity "
+                                       "(created_at..expires_at)")
         found: Data = key
         return found
 
@@ -205,7 +215,8 @@ class PrivateRelayPart:
     def check_private_friendship(self, conn: Data, caller: str) -> None:
         """Encrypted chat uses an existing, active friendship, under its current controls."""
         if conn["state"] != ACTIVE:
-            raise self.private_refused(f"the connection is {conn['state']}: private chat needs an active friendship")
+            raise self.private_refused(f"the connection is {conn['state']}: private chat needs an active "
+                                       "friendship")
         self.require_not_stopped(caller)
 
     def channel_in(self, conn: Data, channel_id: str) -> Data:
@@ -226,7 +237,8 @@ class PrivateRelayPart:
 
     def channel_view(self, channel: Data) -> Data:
         return {"channel_id": channel["channel_id"], "connection_id": channel["connection_id"],
-                "state": self.channel_state(channel), "offerer_id": channel["offerer"], "accepter_id": channel["accepter"],
+                "state": self.channel_state(channel), "offerer_id": channel["offerer"],
+                "accepter_id": channel["accepter"],
                 "offer_key_id": channel["offer_key_id"], "accept_key_id": channel["accept_key_id"],
                 "expires_at": channel["offer"]["expires_at"]}
 
@@ -250,9 +262,11 @@ class PrivateRelayPart:
         if any(c["offerer"] == caller and c["offer"]["request_key"] == data["request_key"]
                for c in self.s["private_channels"].values()):
             raise self.private_refused("this request_key was already used for another offer")
-        channel = {"channel_id": data["channel_id"], "connection_id": conn["id"], "state": OFFERED, "offerer": caller,
+        channel = {"channel_id": data["channel_id"], "connection_id": conn["id"], "state": OFFERED,
+                   "offerer": caller,
                    "accepter": peer, "offer_key_id": data["key_id"], "accept_key_id": data["peer_key_id"],
-                   "expires_at": expires, "offer": copy.deepcopy(data), "accept": None, "last_seq": 0, "envelopes": []}
+                   "expires_at": expires, "offer": copy.deepcopy(data), "accept": None, "last_seq": 0,
+                   "envelopes": []}
         self.s["private_channels"][channel["channel_id"]] = channel
         return {"channel": self.channel_view(channel)}
 
@@ -260,9 +274,11 @@ class PrivateRelayPart:
         """Only the peer the offer names signs the second half, with exactly the offer's two
         keys (key_id: its own, peer_key_id: the offerer's): one side never signs both."""
         if channel["accepter"] != caller:
-            raise self.private_refused("only the offered peer accepts a channel (the offerer cannot sign both halves)")
+            raise self.private_refused("only the offered peer accepts a channel (the offerer cannot sign "
+                                       "both halves)")
         if (data["key_id"], data["peer_key_id"]) != (channel["accept_key_id"], channel["offer_key_id"]):
-            raise self.private_refused("an accept names the keys of the offer (key_id: yours, peer_key_id: the offerer's)")
+            raise self.private_refused("an accept names the keys of the offer (key_id: yours, peer_key_id: "
+                                       "the offerer's)")
 
     def cmd_private_channel_accept(self, who: Principal, data: Data) -> Data:
         """The peer's signed half, with exactly the two keys of the offer: the channel is active."""
@@ -298,7 +314,8 @@ class PrivateRelayPart:
         sender_key = channel["offer_key_id"] if mine_offered else channel["accept_key_id"]
         recipient_key = channel["accept_key_id"] if mine_offered else channel["offer_key_id"]
         expected = {"connection_id": conn["id"], "channel_id": channel["channel_id"], "sender_id": caller,
-                    "recipient_id": self.peer_of(conn, caller), "sender_key_id": sender_key, "recipient_key_id": recipient_key}
+                    "recipient_id": self.peer_of(conn, caller), "sender_key_id": sender_key,
+                    "recipient_key_id": recipient_key}
         wrong = sorted(k for k, v in expected.items() if env[k] != v)
         if wrong:
             raise self.private_refused(f"the envelope does not match its channel: {', '.join(wrong)}")
@@ -319,7 +336,8 @@ class PrivateRelayPart:
         self.check_private_friendship(conn, caller)
         channel = self.channel_in(conn, data["channel_id"])
         if not self.channel_active(channel):
-            raise self.private_refused(f"the channel is {self.channel_state(channel)}: no plaintext fallback, nothing stored")
+            raise self.private_refused(f"the channel is {self.channel_state(channel)}: no plaintext "
+                                       "fallback, nothing stored")
         self.check_envelope_binding(caller, conn, channel, data)
         self.check_origin(env["origin"], "the envelope")
         if len(env["ciphertext"]) > self.ciphertext_limit():
@@ -334,14 +352,17 @@ class PrivateRelayPart:
 
     def store_envelope(self, conn: Data, channel: Data, env: Data) -> Data:
         channel["last_seq"] += 1
-        stored = {"seq": channel["last_seq"], "stored_at": self.now_ms(), "acknowledged": False, "envelope": copy.deepcopy(env)}
+        stored = {"seq": channel["last_seq"], "stored_at": self.now_ms(), "acknowledged": False,
+                  "envelope": copy.deepcopy(env)}
         channel["envelopes"].append(stored)
         self.s["private_message_ids"][env["message_id"]] = channel["channel_id"]
         return {"stored": True, "connection_id": conn["id"], "channel_id": channel["channel_id"],
-                "message_id": env["message_id"], "seq": str(stored["seq"]), "stored_at": iso(stored["stored_at"])}
+                "message_id": env["message_id"], "seq": str(stored["seq"]),
+                "stored_at": iso(stored["stored_at"])}
 
     def stored_view(self, stored: Data) -> Data:
-        return {"seq": str(stored["seq"]), "stored_at": iso(stored["stored_at"]), "acknowledged": stored["acknowledged"],
+        return {"seq": str(stored["seq"]), "stored_at": iso(stored["stored_at"]),
+                "acknowledged": stored["acknowledged"],
                 "envelope": copy.deepcopy(stored["envelope"])}
 
     def receive_limit(self, data: Data) -> int:
@@ -355,7 +376,8 @@ class PrivateRelayPart:
         channel = self.channel_in(conn, data["channel_id"])
         self.own_key(caller, data["key_id"])
         after, limit = int(data.get("after_seq", "0")), self.receive_limit(data)
-        mine = [e for e in channel["envelopes"] if e["envelope"]["recipient_key_id"] == data["key_id"] and e["seq"] > after]
+        mine = [e for e in channel["envelopes"] if e["envelope"]["recipient_key_id"] == data["key_id"]
+                and e["seq"] > after]
         page = mine[:limit]
         return {"connection_id": conn["id"], "channel_id": channel["channel_id"], "key_id": data["key_id"],
                 "envelopes": [self.stored_view(e) for e in page], "has_more": len(mine) > limit,
@@ -366,7 +388,8 @@ class PrivateRelayPart:
         caller = who.visitor_id
         conn = self.participant_connection(caller, data["connection_id"])
         channel = self.channel_in(conn, data["channel_id"])
-        stored = next((e for e in channel["envelopes"] if e["envelope"]["message_id"] == data["message_id"]), None)
+        stored = next((e for e in channel["envelopes"] if e["envelope"]["message_id"] == data["message_id"]),
+                      None)
         if stored is None or stored["envelope"]["recipient_id"] != caller:
             raise SiteError(NOT_FOUND, "no such envelope to you in this channel")
         key = self.live_key(caller, data["key_id"], "your")
@@ -384,12 +407,15 @@ class PrivateRelayPart:
         doc = self.spec["durableReceive"]["encrypted_private_chat"]
         bundle = self.branches["private_key_publish"]["properties"]["bundle"]["properties"]
         ciphertext = self.branches["private_send"]["properties"]["envelope"]["properties"]["ciphertext"]
-        return {"protocol": doc["protocol"], "suites": [bundle["suite"]["const"]], "origin": self.private_origin,
+        return {"protocol": doc["protocol"], "suites": [bundle["suite"]["const"]],
+                "origin": self.private_origin,
                 "signed_bytes": SIGNED_BYTES_RULE, "plaintext_fallback": doc["plaintext_fallback"],
-                "grants_authority": doc["grants_authority"], "website_decrypts_body": doc["website_decrypts_body"],
+                "grants_authority": doc["grants_authority"],
+                "website_decrypts_body": doc["website_decrypts_body"],
                 "public_receiver_required": doc["public_receiver_required"],
                 "owner_server_required": doc["setup"]["owner_server_required"],
-                "ciphertext_characters": {"minimum": ciphertext["minLength"], "maximum": self.ciphertext_limit()}}
+                "ciphertext_characters": {"minimum": ciphertext["minLength"],
+                                          "maximum": self.ciphertext_limit()}}
 
     def cmd_private_status(self, who: Principal, data: Data) -> Data:
         """The keys of both participants (what a sender seals to) and the connection's channels."""
