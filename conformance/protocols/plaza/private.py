@@ -52,9 +52,8 @@ SIGNED = "PLAZA-PRIV-SIGNED-BYTES"  # the row that reports a refused valid signa
 ENVELOPE_DEPTH = 16  # an envelope sits a dozen levels deep in a SendMessage answer at most
 PERMITTED, FOUND = "NOT_PERMITTED", "NOT_FOUND"
 Data = dict[str, Any]
-# Where the spec is silent: the profile's signed bytes and payloads (the source's text still
-# names the mixin by its old name, part_private.py: a declared source, kept as it was)
-CHOSEN = chosen("conformance/protocols/plaza/sealed.py (signed bytes), part_private.py (payloads)")
+# Where the spec is silent: the profile's signed bytes and payloads
+CHOSEN = chosen("conformance/protocols/plaza/sealed.py (signed bytes), reference_private.py (payloads)")
 E2E = "/durableReceive/encrypted_private_chat"
 COMMANDS = "/schemas/command/anyOf"
 
