@@ -18,7 +18,7 @@ def create_reference(profile: Profile, control: bool = True, **options: Any) -> 
     from conformance.protocols.canon.reference import ReferenceConfig, create_app
 
     options.setdefault("token", REFERENCE_TOKEN)
-    return create_app(profile.settings, profile.spec, ReferenceConfig(control=control, **options), profile.limits)
+    return create_app(profile, ReferenceConfig(control=control, **options))
 
 
 def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:

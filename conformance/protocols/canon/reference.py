@@ -14,9 +14,8 @@ import copy
 import hashlib
 import json
 import re
-import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from http import HTTPStatus
@@ -25,14 +24,14 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
-from conformance.control import serve_control
-from conformance.documents.limits import load_limits
 from conformance.documents.schemas import validator_for
 from conformance.documents.verbs import verb_operations
-from conformance.model import Limit
+from conformance.model import Profile
 from conformance.protocols.mcp.server import McpServer, to_response
+from conformance.reference import Reference, Refusal
+from conformance.reference import ReferenceConfig as BaseConfig
 
 MINUTE_MS = 60_000
 # The reference's own choice when no deadline is given (the spec requires bindings to fill one).
@@ -80,24 +79,20 @@ def world_roles() -> dict[str, str]:
 
 
 @dataclass
-class ReferenceConfig:
-    """How one reference instance behaves."""
+class ReferenceConfig(BaseConfig):
+    """How one reference instance behaves (control, seed and clock: the base's)."""
 
-    control: bool = True
-    seed: int | None = None
-    clock: Callable[[], float] = time.time  # seconds
     token: str | None = None  # when set, both bindings require it as the bearer token
     mcp_sessions: bool = True  # MCP initialize issues a session id
     mcp_page_size: int | None = None  # tools/list in pages of this many tools (None: one page)
 
 
-class VerbError(Exception):
-    """A verb failure named by its profile error code."""
+class VerbError(Refusal):
+    """A verb failure named by its profile error code (``code``, the refusal's name)."""
 
     def __init__(self, code: str, message: str | None = None) -> None:
-        super().__init__(message or code)
+        super().__init__(code, message)
         self.code = code
-        self.message = message or code
 
 
 def iso(ms: int) -> str:
@@ -113,24 +108,24 @@ def spec_verbs(spec: dict[str, Any], profile_settings: dict[str, Any]) -> list[s
     return list(verb_operations(spec, profile_settings.get("spec", ""), profile_settings["verbs"]))
 
 
-class CanonReference:
+class CanonReference(Reference):
     """State and behaviour of the reference Canon world. All mutable state lives in
-    ``self.w`` (plain JSON) so that ``digest`` covers it whole."""
+    ``self.w`` (plain JSON) so that ``digest`` covers it whole: the clock's offset too."""
 
-    def __init__(self, profile_settings: dict[str, Any], spec: dict[str, Any], config: ReferenceConfig | None = None,
-                 limits: Mapping[str, Limit] | None = None) -> None:
+    config: ReferenceConfig
+
+    def __init__(self, profile: Profile, config: ReferenceConfig | None = None) -> None:
+        self.w: dict[str, Any] = {}  # before the base sets the clock's offset, which lives in it
+        super().__init__(profile, config or ReferenceConfig())
+        profile_settings, spec = profile.settings, profile.spec
         self.settings = profile_settings
         self.spec = spec
-        # the limits the spec states (profile `limits:`), read from the settings' block when not given
-        self.limits = dict(limits) if limits else load_limits(profile_settings.get("limits"), spec, profile_settings.get("spec", ""))
-        self.config = config or ReferenceConfig()
         self.errors: dict[str, dict[str, Any]] = dict(profile_settings["errors"])
         ops = verb_operations(spec, profile_settings.get("spec", ""), profile_settings["verbs"])
         self.verbs = list(ops)
         self.input_schemas = {v: op.params_schema for v, op in ops.items()}
         self.result_schemas = {v: op.result_schema or {} for v, op in ops.items()}
         self.validators = {v: validator_for(s) for v, s in self.input_schemas.items()}
-        self.w: dict[str, Any] = {}
         self.seed_world()
         # MCP: the revision the profile's mcp binding names, served strictly (protocols/mcp/server.py)
         mcp = profile_settings.get("bindings", {}).get("mcp", {})
@@ -140,18 +135,24 @@ class CanonReference:
 
     # ------------------------------------------------------------------ basics
 
-    def limit(self, name: str) -> int:
-        """A limit of the profile, in the unit its name says."""
-        return int(self.limits[name].value)
+    @property
+    def clock_offset(self) -> float:
+        """Seconds control (or a wait nobody answers) moved the clock: part of the world
+        (``w``), so a reset starts it over and the digest covers it."""
+        return float(self.w.get("clock_offset", 0.0))
+
+    @clock_offset.setter
+    def clock_offset(self, seconds: float) -> None:
+        self.w["clock_offset"] = seconds
 
     def now_ms(self) -> int:
-        return int(round((self.config.clock() + self.w.get("clock_offset", 0.0)) * 1000))
+        return int(round(self.now() * 1000))
 
     def jump_clock_to(self, at_ms: int) -> None:
         """Blocking waits without a scripted human: time passes until the deadline."""
         gap = at_ms - self.now_ms()
         if gap > 0:
-            self.w["clock_offset"] += gap / 1000
+            self.clock_offset += gap / 1000
 
     def new_id(self, prefix: str) -> str:
         """A fresh id; reproducible from the seed and the id counter when seeded."""
@@ -177,6 +178,9 @@ class CanonReference:
         return hashlib.sha256(json.dumps(self.w, sort_keys=True, default=str).encode()).hexdigest()
 
     # ------------------------------------------------------------------ world
+
+    def reset(self) -> None:
+        self.seed_world()
 
     def seed_world(self) -> None:
         now = int(round(self.config.clock() * 1000))
@@ -1010,20 +1014,10 @@ class CanonReference:
             return refused
         return to_response(self.mcp.handle(request.method, None, await request.body(), request.headers))
 
-    # ------------------------------------------------------------------ control
-
-    async def control(self, request: Request) -> Response:
-        return await serve_control(self, request, self.config.control, None)
-
-    @staticmethod
-    def control_error(status: int, message: str) -> Response:
-        return JSONResponse({"error": message}, status_code=status)
+    # ------------------------------------------------------------------ control (reset, advance_clock, snapshot: the base's)
 
     def control_world(self, args: dict[str, Any]) -> Response:
         return JSONResponse({"roles": dict(self.w["roles"])})
-
-    def control_snapshot(self, args: dict[str, Any]) -> Response:
-        return JSONResponse({"digest": self.digest()})
 
     def control_messages(self, args: dict[str, Any]) -> Response:
         conv = self.w["conversations"].get(args.get("conversationId"))
@@ -1091,45 +1085,21 @@ class CanonReference:
                 conv["members"].append(request["userId"])
         return JSONResponse({"ok": True, "request": copy.deepcopy(request)})
 
-    def control_advance_clock(self, args: dict[str, Any]) -> Response:
-        seconds = args.get("seconds")
-        if not isinstance(seconds, int | float) or isinstance(seconds, bool):
-            return self.control_error(400, "seconds must be a number")
-        self.w["clock_offset"] += seconds
-        return JSONResponse({"ok": True, "now": self.now_ms()})
-
-    def control_reset(self, args: dict[str, Any]) -> Response:
-        self.seed_world()
-        return JSONResponse({"ok": True})
-
     # ------------------------------------------------------------------ routes
 
-    def routes(self) -> list[Route]:
-        """Endpoints look their handler up at request time, so a patched method takes effect."""
-
-        def endpoint(name: str) -> Callable[[Request], Any]:
-            async def handle(request: Request) -> Response:
-                return await getattr(self, name)(request)
-
-            return handle
-
+    def own_routes(self) -> list[BaseRoute]:
         return [
-            Route(self.binding_path("http", "/verbs/{name}"), endpoint("http_verb"), methods=["POST"]),
-            Route(self.binding_path("mcp", "/mcp"), endpoint("mcp_endpoint"), methods=["POST", "GET", "DELETE"]),
-            Route("/_control/{action}", endpoint("control"), methods=["POST"]),
+            Route(self.binding_path("http", "/verbs/{name}"), self.endpoint("http_verb"), methods=["POST"]),
+            Route(self.binding_path("mcp", "/mcp"), self.endpoint("mcp_endpoint"), methods=["POST", "GET", "DELETE"]),
         ]
 
     def binding_path(self, binding: str, default: str) -> str:
         return str(self.settings.get("bindings", {}).get(binding, {}).get("path", default))
 
 
-def create_app(profile_settings: dict[str, Any], spec: dict[str, Any], config: ReferenceConfig | None = None,
-               limits: Mapping[str, Limit] | None = None) -> Starlette:
+def create_app(profile: Profile, config: ReferenceConfig | None = None) -> Starlette:
     """The reference as an ASGI app; ``app.state.reference`` is the instance faults patch."""
-    reference = CanonReference(profile_settings, spec, config, limits)
-    app = Starlette(routes=reference.routes())
-    app.state.reference = reference
-    return app
+    return CanonReference(profile, config).app()
 
 
 __all__ = ["CanonReference", "ReferenceConfig", "VerbError", "create_app", "spec_verbs"]
