@@ -15,7 +15,6 @@ from starlette.testclient import TestClient
 
 from conformance.documents.schemas import inline_refs, schema_errors
 from conformance.profiles import load_profile
-from conformance.protocols.canon.faults import FAULTS
 from conformance.protocols.canon.reference import MEDIA_URL, ReferenceConfig, create_app, spec_verbs
 from tests.mcp_session import RawMcp
 
@@ -25,6 +24,9 @@ SPEC = json.loads((ROOT / SETTINGS["spec"]).read_text(encoding="utf-8"))
 VERBS = spec_verbs(SPEC, SETTINGS)
 NOW = 1_750_000_000.0
 PROFILE = load_profile("canon-verbs")
+# the Canon reference's own faults (the profile's, less the shared MCP server's)
+FAULTS = {name: fault for name, fault in PROFILE.faults.items()
+          if fault.__module__.startswith("conformance.protocols.canon.")}
 LIMITS = PROFILE.limits  # read from the spec (profiles/canon-verbs.yaml, limits:)
 INTERACTION_CEILING_MS = LIMITS["input_ceiling_ms"].value
 APPROVAL_CEILING_MS = LIMITS["approval_ceiling_ms"].value

@@ -39,7 +39,8 @@ DEFAULT_DEADLINE_MS = 10 * MINUTE_MS
 # The deadline ceilings, the replay window and the card envelope size are the profile's
 # `limits:` (input_ceiling_ms, card_ceiling_ms, approval_ceiling_ms,
 # approval_replay_window_ms, card_envelope_bytes), read from the spec's descriptions.
-SECRET_KEY_MARKERS = ("secret", "token", "password", "apikey", "api_key", "privatekey", "private_key", "credential")
+SECRET_KEY_MARKERS = ("secret", "token", "password", "apikey", "api_key", "privatekey", "private_key",
+                      "credential")
 # The one error code outside the profile: a verb the spec does not define.
 UNKNOWN_VERB = "UNKNOWN_VERB"
 UNKNOWN_VERB_STATUS = 404
@@ -51,8 +52,10 @@ BLOCKING_VERBS = ("request_input", "request_approval", "request_card")
 MEDIA_PREFIXES = ("https://media.canon.reference/uploads/", "https://media.canon.reference/gif/")
 MEDIA_URL = MEDIA_PREFIXES[0] + "conformance.png"
 # unifiedDiff sanitizing: paths the reference treats as sensitive, and secret tokens it redacts
-SENSITIVE_PATH = re.compile(r"(^|/)(\.env(\..*)?|id_rsa|id_ed25519|.*\.pem|\.npmrc|\.netrc|credentials(\.json)?)$")
-SECRET_TOKEN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}",
+SENSITIVE_PATH = re.compile(r"(^|/)(\.env(\..*)?|id_rsa|id_ed25519|.*\.pem|\.npmrc|\.netrc"
+                            r"|credentials(\.json)?)$")
+SECRET_TOKEN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----"
+                          r"|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}",
                           re.S)
 REDACTED = "[REDACTED]"
 
@@ -68,8 +71,9 @@ USERS = {
 }
 CONTACT_ROLES = ("owner", "member", "open_user", "approval_user")
 # role -> id of what seed_world builds besides the users (its conversations and message)
-SEEDED_OBJECTS = {"owner_chat": "conv_owner_chat", "owner_message": "msg_owner_message", "group": "conv_group",
-                  "agent_group": "conv_agent_group", "active_chat": "conv_owner_chat", "media_url": MEDIA_URL}
+SEEDED_OBJECTS = {"owner_chat": "conv_owner_chat", "owner_message": "msg_owner_message",
+                  "group": "conv_group", "agent_group": "conv_agent_group", "active_chat": "conv_owner_chat",
+                  "media_url": MEDIA_URL}
 
 
 def world_roles() -> dict[str, str]:
@@ -130,7 +134,9 @@ class CanonReference(Reference):
         # MCP: the revision the profile's mcp binding names, served strictly (protocols/mcp/server.py)
         mcp = profile_settings.get("bindings", {}).get("mcp", {})
         self.mcp_versions: list[str] = [str(mcp.get("protocol_version", "2025-06-18"))]
-        self.mcp_sessions, self.mcp_page_size, self.mcp_streamed = self.config.mcp_sessions, self.config.mcp_page_size, False
+        self.mcp_sessions = self.config.mcp_sessions
+        self.mcp_page_size = self.config.mcp_page_size
+        self.mcp_streamed = False
         self.mcp = McpServer(self)
 
     # ------------------------------------------------------------------ basics
@@ -189,9 +195,11 @@ class CanonReference(Reference):
             "seq": 0,
             "clock_offset": 0.0,
             "roles": roles,
-            "users": {uid: {"id": uid, "kind": kind, "policy": policy} for uid, kind, policy in USERS.values()},
+            "users": {uid: {"id": uid, "kind": kind, "policy": policy}
+                      for uid, kind, policy in USERS.values()},
             "contacts": {
-                roles[r]: {"id": roles[r], "source": "direct_add", "addedAt": iso(now), "displayNameOverride": None}
+                roles[r]: {"id": roles[r], "source": "direct_add", "addedAt": iso(now),
+                           "displayNameOverride": None}
                 for r in CONTACT_ROLES
             },
             "conversations": {},
@@ -204,8 +212,10 @@ class CanonReference(Reference):
         agent, owner, member = roles["agent"], roles["owner"], roles["member"]
         chat = self.add_conversation("direct", [agent, owner], owner=None, conv_id=roles["owner_chat"])
         self.store_message(chat, owner, "Hello from your owner", message_id=roles["owner_message"])
-        self.add_conversation("group", [owner, agent, member], owner=owner, name="Owner's group", conv_id=roles["group"])
-        self.add_conversation("group", [agent, member], owner=agent, name="Agent's group", conv_id=roles["agent_group"])
+        self.add_conversation("group", [owner, agent, member], owner=owner, name="Owner's group",
+                              conv_id=roles["group"])
+        self.add_conversation("group", [agent, member], owner=agent, name="Agent's group",
+                              conv_id=roles["agent_group"])
         self.w["active_conversation"] = roles["active_chat"]
 
     def add_conversation(self, kind: str, members: list[str], owner: str | None, name: str | None = None,
@@ -219,11 +229,12 @@ class CanonReference(Reference):
         self.w["conversations"][cid] = conv
         return conv
 
-    def store_message(self, conv: dict[str, Any], sender: str, text: str | None, message_id: str | None = None,
-                      **extra: Any) -> dict[str, Any]:
+    def store_message(self, conv: dict[str, Any], sender: str, text: str | None,
+                      message_id: str | None = None, **extra: Any) -> dict[str, Any]:
         msg = {
             "messageId": message_id or self.new_id("msg"), "senderId": sender, "text": text,
-            "contentType": extra.pop("contentType", "text"), "createdAt": self.now_ms(), "reactions": {}, **extra,
+            "contentType": extra.pop("contentType", "text"), "createdAt": self.now_ms(), "reactions": {},
+            **extra,
         }
         conv["messages"].append(msg)
         return msg
@@ -254,7 +265,8 @@ class CanonReference(Reference):
     def direct_conversations(self, user_id: str) -> list[dict[str, Any]]:
         """Direct conversations of the agent and ``user_id``, oldest first."""
         pair = {self.agent, user_id}
-        convs = [c for c in self.w["conversations"].values() if c["type"] == "direct" and set(c["members"]) == pair]
+        convs = [c for c in self.w["conversations"].values()
+                 if c["type"] == "direct" and set(c["members"]) == pair]
         return sorted(convs, key=lambda c: (c["createdAt"], c["order"]))
 
     # ------------------------------------------------------------------ dispatch
@@ -304,7 +316,8 @@ class CanonReference(Reference):
             raise VerbError("VALIDATION_ERROR", "/messageOptions/metadata: serialized over the limit")
         for att in opts.get("attachments") or []:
             if not self.attachment_allowed(att["url"]):
-                raise VerbError("VALIDATION_ERROR", "/messageOptions/attachments: url is not from a Canon upload")
+                raise VerbError("VALIDATION_ERROR",
+                                "/messageOptions/attachments: url is not from a Canon upload")
 
     def error_status(self, err: VerbError) -> int:
         """HTTP status of an error: the profile's row for its code."""
@@ -317,7 +330,8 @@ class CanonReference(Reference):
 
     # ------------------------------------------------------------------ idempotency
 
-    def message_id_record(self, sender: str, message_id: str | None, args: dict[str, Any]) -> dict[str, Any] | None:
+    def message_id_record(self, sender: str, message_id: str | None,
+                          args: dict[str, Any]) -> dict[str, Any] | None:
         """The replayed result of an identical earlier send; MESSAGE_ID_EXISTS on a different one."""
         if message_id is None:
             return None
@@ -335,9 +349,11 @@ class CanonReference(Reference):
     def message_id_conflict(self, record: dict[str, Any]) -> None:
         raise VerbError("MESSAGE_ID_EXISTS", "messageId already used with a different payload")
 
-    def remember_send(self, sender: str, message_id: str | None, args: dict[str, Any], result: dict[str, Any]) -> None:
+    def remember_send(self, sender: str, message_id: str | None, args: dict[str, Any],
+                      result: dict[str, Any]) -> None:
         if message_id is not None:
-            self.w["sent"][f"{sender}|{message_id}"] = {"fingerprint": fingerprint(args), "result": copy.deepcopy(result)}
+            self.w["sent"][f"{sender}|{message_id}"] = {"fingerprint": fingerprint(args),
+                                                         "result": copy.deepcopy(result)}
 
     def check_fresh_id(self, kind: str, interaction_id: str | None) -> None:
         """inputId / approvalId are single-use."""
@@ -362,7 +378,8 @@ class CanonReference(Reference):
 
     def check_deadline(self, expires_at: int, now: int, ceiling_ms: int) -> None:
         if expires_at - now > ceiling_ms:
-            raise VerbError("DEADLINE_TOO_FAR", f"deadline is more than {ceiling_ms // MINUTE_MS} minutes ahead")
+            raise VerbError("DEADLINE_TOO_FAR",
+                            f"deadline is more than {ceiling_ms // MINUTE_MS} minutes ahead")
 
     def pop_script(self, verb: str) -> dict[str, Any]:
         queue = self.w["scripts"][verb]
@@ -380,14 +397,16 @@ class CanonReference(Reference):
         if requested is None:
             return self.owner
         if not self.is_human_member(conv, requested):
-            raise VerbError("NOT_A_MEMBER", f"responder {requested!r} is not a human member of {conv['id']!r}")
+            raise VerbError("NOT_A_MEMBER",
+                            f"responder {requested!r} is not a human member of {conv['id']!r}")
         return requested
 
     # ------------------------------------------------------------------ send_to
 
     def check_content(self, args: dict[str, Any]) -> None:
         if "text" not in args and not args.get("messageOptions", {}).get("attachments"):
-            raise VerbError("VALIDATION_ERROR", "text is required unless messageOptions.attachments is non-empty")
+            raise VerbError("VALIDATION_ERROR",
+                            "text is required unless messageOptions.attachments is non-empty")
 
     def check_self_context_source(self, args: dict[str, Any]) -> None:
         """A selfContext's sourceConversationId must be a conversation the agent is in."""
@@ -489,7 +508,8 @@ class CanonReference(Reference):
                 selection = args.get("sessionSelection", {})
                 picked, created = self.pick_session(uid, selection)
                 if picked is None and not created:
-                    return {"status": "no_session", "reason": "no direct conversation with this user to continue"}
+                    return {"status": "no_session",
+                            "reason": "no direct conversation with this user to continue"}
                 if picked is None:
                     picked = self.add_conversation("direct", [self.agent, uid], owner=None)
                 result = self.deliver(picked, args, message_id)
@@ -671,7 +691,8 @@ class CanonReference(Reference):
     # ------------------------------------------------------------------ cards
 
     def card_size_ok(self, card: dict[str, Any]) -> bool:
-        return len(json.dumps(card, separators=(",", ":"), ensure_ascii=False).encode()) <= self.limit("card_envelope_bytes")
+        size = len(json.dumps(card, separators=(",", ":"), ensure_ascii=False).encode())
+        return size <= self.limit("card_envelope_bytes")
 
     def card_secret_keys(self, card: dict[str, Any]) -> list[str]:
         return [k for k in card if any(m in k.lower() for m in SECRET_KEY_MARKERS)]
@@ -681,7 +702,8 @@ class CanonReference(Reference):
 
     def check_card(self, card: dict[str, Any], needs_actions: bool) -> None:
         if not self.card_size_ok(card):
-            raise VerbError("CARD_REJECTED", f"card is over {self.limit('card_envelope_bytes')} bytes serialized")
+            raise VerbError("CARD_REJECTED",
+                            f"card is over {self.limit('card_envelope_bytes')} bytes serialized")
         secrets = self.card_secret_keys(card)
         if secrets:
             raise VerbError("CARD_REJECTED", f"secret-bearing top-level key {secrets[0]!r}")
@@ -711,7 +733,8 @@ class CanonReference(Reference):
     def card_values_ok(self, values: Any) -> bool:
         """A human's submitted values: at most N serialized bytes and depth M."""
         size = len(json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode())
-        return size <= self.limit("card_values_bytes") and self.depth(values) <= self.limit("card_values_depth")
+        return (size <= self.limit("card_values_bytes")
+                and self.depth(values) <= self.limit("card_values_depth"))
 
     def card_outcome(self, response: dict[str, Any], card_id: str, responder: str) -> dict[str, Any]:
         action = response.get("action")
@@ -790,7 +813,8 @@ class CanonReference(Reference):
         target = self.member_conversation(args["targetConversationId"])
         original = self.find_message(source, args["messageId"])
         extra: dict[str, Any] = {"contentType": original["contentType"],
-                                 "forwardedFrom": {"conversationId": source["id"], "messageId": original["messageId"]}}
+                                 "forwardedFrom": {"conversationId": source["id"],
+                                                   "messageId": original["messageId"]}}
         if "text" in args:
             extra["caption"] = args["text"]
         msg = self.store_message(target, self.agent, original.get("text"), **extra)
@@ -908,7 +932,8 @@ class CanonReference(Reference):
                 "lastMessage": last, "createdAt": iso(conv["createdAt"])}
 
     def verb_list_conversations(self, args: dict[str, Any]) -> dict[str, Any]:
-        mine = [self.conversation_view(c) for c in self.w["conversations"].values() if self.agent in c["members"]]
+        mine = [self.conversation_view(c) for c in self.w["conversations"].values()
+                if self.agent in c["members"]]
         return {"conversations": self.apply_limit(mine, args.get("limit"))}
 
     # ------------------------------------------------------------------ views
@@ -961,9 +986,12 @@ class CanonReference(Reference):
         card = copy.deepcopy(envelope)
         props = card.setdefault("properties", {})
         props["title"] = {**props.get("title", {}), "maxLength": self.limit("card_title_authoring_chars")}
-        props["fallbackText"] = {**props.get("fallbackText", {}), "maxLength": self.limit("card_fallback_authoring_chars")}
+        props["fallbackText"] = {**props.get("fallbackText", {}),
+                                 "maxLength": self.limit("card_fallback_authoring_chars")}
+        block = {"type": "object", "required": ["type"],
+                 "properties": {"type": {"type": "string", "minLength": 1}}}
         props["blocks"] = {**props.get("blocks", {}), "maxItems": self.limit("card_blocks_authoring_count"),
-                           "items": {"type": "object", "required": ["type"], "properties": {"type": {"type": "string", "minLength": 1}}}}
+                           "items": block}
         return card
 
     def tool_input_schema(self, verb: str) -> dict[str, Any]:
@@ -989,7 +1017,8 @@ class CanonReference(Reference):
                     "isError": self.error_status(err) >= 400}
         except Exception as exc:  # only reachable with a fault that skips validation
             body = self.error_body(VerbError(INTERNAL, repr(exc)))
-            return {"content": [{"type": "text", "text": repr(exc)}], "structuredContent": body, "isError": True}
+            return {"content": [{"type": "text", "text": repr(exc)}], "structuredContent": body,
+                    "isError": True}
         return {"content": [{"type": "text", "text": json.dumps(result)}], "structuredContent": result,
                 "isError": False}
 
@@ -1003,7 +1032,8 @@ class CanonReference(Reference):
     def mcp_input_schema(self, name: Any) -> Any:
         return self.tool_input_schema(name) if name in self.verbs else None
 
-    def mcp_call_tool(self, caller: Any, params: dict[str, Any], headers: Mapping[str, str]) -> dict[str, Any]:
+    def mcp_call_tool(self, caller: Any, params: dict[str, Any],
+                      headers: Mapping[str, str]) -> dict[str, Any]:
         return self.tool_call(params)
 
     def mcp_server_info(self) -> dict[str, str]:
@@ -1014,7 +1044,8 @@ class CanonReference(Reference):
             return refused
         return to_response(self.mcp.handle(request.method, None, await request.body(), request.headers))
 
-    # ------------------------------------------------------------------ control (reset, advance_clock, snapshot: the base's)
+    # ------------------------------------------------------------------ control
+    # (reset, advance_clock and snapshot: the base's)
 
     def control_world(self, args: dict[str, Any]) -> Response:
         return JSONResponse({"roles": dict(self.w["roles"])})
@@ -1065,8 +1096,8 @@ class CanonReference(Reference):
         request = self.w["requests"].get(args.get("requestId"))
         if request is None:
             return self.control_error(404, "request not found")
-        return JSONResponse({"kind": request["kind"], "userId": request["userId"], "status": request["status"],
-                             "note": request.get("note")})
+        return JSONResponse({"kind": request["kind"], "userId": request["userId"],
+                             "status": request["status"], "note": request.get("note")})
 
     def control_approve_request(self, args: dict[str, Any]) -> Response:
         request = self.w["requests"].get(args.get("requestId"))
@@ -1090,7 +1121,8 @@ class CanonReference(Reference):
     def own_routes(self) -> list[BaseRoute]:
         return [
             Route(self.binding_path("http", "/verbs/{name}"), self.endpoint("http_verb"), methods=["POST"]),
-            Route(self.binding_path("mcp", "/mcp"), self.endpoint("mcp_endpoint"), methods=["POST", "GET", "DELETE"]),
+            Route(self.binding_path("mcp", "/mcp"), self.endpoint("mcp_endpoint"),
+                  methods=["POST", "GET", "DELETE"]),
         ]
 
     def binding_path(self, binding: str, default: str) -> str:
