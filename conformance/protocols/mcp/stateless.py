@@ -5,6 +5,7 @@ profile's MCP bindings of those revisions (surface.py); its faults patch the sha
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from conformance.check import CheckContext
@@ -52,10 +53,11 @@ def check_discover(ctx: CheckContext, mcp: McpBinding) -> None:
 def mcp_discover_missing(ref: Any) -> None:
     """server/discover is not implemented."""
     @replaces(server(ref), "dispatch")
-    def dispatch(original: Any, caller: Any, method: str, *args: Any) -> dict[str, Any]:
+    def dispatch(original: Callable[..., dict[str, Any]], caller: Any, method: str,
+                 *args: Any) -> dict[str, Any]:
         if method == "server/discover":
             raise RpcFault(-32601, "Method not found", 404)
-        return original(caller, method, *args)  # type: ignore[no-any-return]
+        return original(caller, method, *args)
 
 
 @requirement(id="{mcp.prefix}-VERSION-UNSUPPORTED", level="MUST",
