@@ -66,7 +66,7 @@ def test_what_needs_control_says_which(live):
 def test_no_verb_acts_on_a_configured_group_or_message_it_would_change():
     """add_member, remove_member and leave_conversation name a group the check made,
     react and forward a message it sent (the live run's holdings prove the rest)."""
-    from conformance.protocols.canon.requirements import MADE, WORLD_IDS
+    from conformance.protocols.canon.verbs import MADE, WORLD_IDS
 
     for verb in ("add_member", "remove_member", "leave_conversation"):
         assert WORLD_IDS[verb]["conversationId"] in MADE

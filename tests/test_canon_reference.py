@@ -15,7 +15,6 @@ from starlette.testclient import TestClient
 
 from conformance.documents.schemas import inline_refs, schema_errors
 from conformance.profiles import load_profile
-from conformance.protocols.canon.faults import FAULTS
 from conformance.protocols.canon.reference import MEDIA_URL, ReferenceConfig, create_app, spec_verbs
 from tests.mcp_session import RawMcp
 
@@ -24,7 +23,11 @@ SETTINGS = yaml.safe_load((ROOT / "profiles" / "canon-verbs.yaml").read_text(enc
 SPEC = json.loads((ROOT / SETTINGS["spec"]).read_text(encoding="utf-8"))
 VERBS = spec_verbs(SPEC, SETTINGS)
 NOW = 1_750_000_000.0
-LIMITS = load_profile("canon-verbs").limits  # read from the spec (profiles/canon-verbs.yaml, limits:)
+PROFILE = load_profile("canon-verbs")
+# the Canon reference's own faults (the profile's, less the shared MCP server's)
+FAULTS = {name: fault for name, fault in PROFILE.faults.items()
+          if fault.__module__.startswith("conformance.protocols.canon.")}
+LIMITS = PROFILE.limits  # read from the spec (profiles/canon-verbs.yaml, limits:)
 INTERACTION_CEILING_MS = LIMITS["input_ceiling_ms"].value
 APPROVAL_CEILING_MS = LIMITS["approval_ceiling_ms"].value
 CARD_MAX_BYTES = LIMITS["card_envelope_bytes"].value
@@ -53,7 +56,7 @@ class World:
     def __init__(self, fault: str | None = None, **config: Any) -> None:
         config.setdefault("seed", 7)
         config.setdefault("clock", lambda: NOW)
-        self.app = create_app(SETTINGS, SPEC, ReferenceConfig(**config))
+        self.app = create_app(PROFILE, ReferenceConfig(**config))
         self.ref = self.app.state.reference
         if fault:
             FAULTS[fault](self.ref)
@@ -431,7 +434,7 @@ def test_control() -> None:
     w.control("script", {"verb": "send_to", "response": {"action": "x"}}, expect=400)
     w.control("interaction", {"id": "nope"}, expect=404)
     w.control("nope", expect=404)
-    off = TestClient(create_app(SETTINGS, SPEC, ReferenceConfig(control=False)))
+    off = TestClient(create_app(PROFILE, ReferenceConfig(control=False)))
     assert off.post("/_control/world", json={}).status_code == 404
     # seeded ids are deterministic
     a, b = World(seed=3), World(seed=3)

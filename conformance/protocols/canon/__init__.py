@@ -1,5 +1,7 @@
-"""The Canon Agent Verbs profile: two bindings (HTTP, MCP), a reference world,
-its faults, the requirement table and the state model."""
+"""The Canon Agent Verbs profile: two bindings (HTTP, MCP), a reference world, the
+requirements declared on their checks with their faults, by part of the document
+(``MODULES``), the MCP-level rows its MCP binding shares (conformance/protocols/mcp/),
+and the state model."""
 
 from __future__ import annotations
 
@@ -7,7 +9,8 @@ from typing import Any
 
 from conformance.check import CheckContext, ProtocolMismatch
 from conformance.model import Profile
-from conformance.protocol import Parts, Protocol
+from conformance.protocol import Protocol
+from conformance.protocols import mcp
 from conformance.transport.binding import DEFAULT
 
 REFERENCE_TOKEN = "canon-reference-agent-token"  # the acting agent's bearer token at the reference
@@ -18,33 +21,38 @@ def create_reference(profile: Profile, control: bool = True, **options: Any) -> 
     from conformance.protocols.canon.reference import ReferenceConfig, create_app
 
     options.setdefault("token", REFERENCE_TOKEN)
-    return create_app(profile.settings, profile.spec, ReferenceConfig(control=control, **options), profile.limits)
+    return create_app(profile, ReferenceConfig(control=control, **options))
 
 
 def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
     """The target must answer a harmless verb over the run's binding in its shape."""
     binding = ctx.binding
     reply = binding.call("list_contacts", {}, caller=caller)
-    if not (reply.ok or reply.error_code or reply.spoke):  # a JSON-RPC answer that breaks the binding is a finding
+    # a JSON-RPC answer that breaks the binding is a finding
+    if not (reply.ok or reply.error_code or reply.spoke):
         raise ProtocolMismatch(
             f"{ctx.http.target} does not speak the Canon verbs {binding.name} binding: "
             f"HTTP {reply.status} {reply.http.text[:80]!r}"
         )
 
 
-def parts(profile: Profile) -> Parts:
-    """The Canon rows (the MCP-level ones included), faults, variants, the reference's
-    token and the world its control reports (a live run's config `world:`)."""
-    from conformance.protocols.canon.faults import FAULTS
-    from conformance.protocols.canon.reference import world_roles
-    from conformance.protocols.canon.requirements import build
-    from conformance.protocols.canon.variants import VARIANTS
-    from conformance.protocols.mcp.faults import for_rows
+def credentials(profile: Profile) -> dict[str, Any]:
+    """The acting agent's token at the reference."""
+    return {"full": REFERENCE_TOKEN}
 
-    requirements = build(profile)
-    mcp_faults, mcp_variants = for_rows(requirements, [str(profile.settings["bindings"]["mcp"]["protocol_version"])])
-    return Parts(requirements, {**FAULTS, **mcp_faults}, {**VARIANTS, **mcp_variants}, {"full": REFERENCE_TOKEN},
-                 reference_world=world_roles())
+
+def world(profile: Profile) -> dict[str, Any]:
+    """The seeded world the reference's control reports (a live run's config ``world:``)."""
+    from conformance.protocols.canon.reference import world_roles
+
+    return world_roles()
+
+
+def mcp_surface(profile: Profile) -> Any:
+    """What the shared MCP rows need of Canon (bindings.py)."""
+    from conformance.protocols.canon.bindings import mcp_surface
+
+    return mcp_surface(profile)
 
 
 def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
@@ -58,7 +66,8 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
     agent = w["roles"]["agent"]
     for label, value in credentials.items():
         token = value.get("token") if isinstance(value, dict) else value
-        same: dict[str, Any] = {"token accepted": reference.config.token is None or token == reference.config.token}
+        accepted = reference.config.token is None or token == reference.config.token
+        same: dict[str, Any] = {"token accepted": accepted}
         kept: dict[str, list[str]] = {}
         if label == "full":
             for uid, contact in w["contacts"].items():
@@ -67,10 +76,18 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
                 if agent not in conv["members"]:
                     continue
                 same[f"in conversation {cid}"] = {"members": sorted(conv["members"]), "owner": conv["owner"],
-                                                  "admins": sorted(conv["admins"]), "name": conv["name"], "topic": conv["topic"]}
+                                                  "admins": sorted(conv["admins"]), "name": conv["name"],
+                                                  "topic": conv["topic"]}
                 kept[f"messages of {cid}"] = [m["messageId"] for m in conv["messages"]]
         out[label] = {"same": same, "kept": kept}
     return out
 
 
-PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings)
+# the modules declaring Canon's rows, faults and variants, by part of the document, in the order rows run
+MODULES = tuple(f"conformance.protocols.canon.{part}" for part in (
+    "ids", "send", "deadlines", "approvals", "humans", "cards", "conversations", "bindings", "lifecycle",
+    "verbs", "variants"))
+
+PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings,
+                    credentials=credentials, world=world, modules=(*MODULES, *mcp.MODULES),
+                    provides={"mcp": mcp_surface})

@@ -60,7 +60,8 @@ class CanonClient:
                 self._made[name] = self.group(self.role("member"))
             elif name == "sent_message":
                 with self.ctx.setup("send a message to the owner chat", by="CANON-RESULT-SEND-TO"):
-                    sent = expect_result(self.ctx, self.send("conformance check"), "send_to (a message to name)", ["messageId"])
+                    sent = expect_result(self.ctx, self.send("conformance check"),
+                                         "send_to (a message to name)", ["messageId"])
                     self._made[name] = str(sent["messageId"])
             else:
                 raise ValueError(f"no made object {name!r}")
@@ -74,7 +75,8 @@ class CanonClient:
 
     def script(self, verb: str, **response: Any) -> None:
         if not self.humans:
-            self.ctx.needs_control(f"a human who answers {verb} with {response.get('action')!r} (control script)")
+            self.ctx.needs_control(f"a human who answers {verb} with {response.get('action')!r} "
+                                   "(control script)")
         self.ctx.control("script", verb=verb, response=response)
 
     def controlled(self, action: str, **payload: Any) -> dict[str, Any]:
@@ -101,8 +103,8 @@ class CanonClient:
 
     def messages(self, conversation: str, as_user: str) -> list[dict[str, Any]]:
         if not self.ctx.run.control_path:
-            self.ctx.needs_control(f"the messages of a conversation as {as_user} sees them (control messages): "
-                                   "no verb of the document lists them")
+            self.ctx.needs_control(f"the messages of a conversation as {as_user} sees them "
+                                   "(control messages): no verb of the document lists them")
         listed = self.controlled("messages", conversationId=conversation, **{"as": as_user}).get("messages")
         return [m for m in listed if isinstance(m, dict)] if isinstance(listed, list) else []
 
@@ -129,14 +131,16 @@ class CanonClient:
 
     def interaction(self, ident: str) -> dict[str, Any]:
         if not self.ctx.run.control_path:
-            self.ctx.needs_control("how the target recorded an interaction (control interaction): its responder, "
-                                   "deadline or what the human sees, which no verb of the document shows")
+            self.ctx.needs_control("how the target recorded an interaction (control interaction): its "
+                                   "responder, deadline or what the human sees, which no verb of the "
+                                   "document shows")
         return self.controlled("interaction", id=ident)
 
     def least_timeout(self, verb: str) -> int:
         """The shortest relative deadline the document lets ``verb`` ask for (its timeoutMs
         minimum): without a human to answer, what a blocking verb waits."""
-        prop = (self.ctx.profile.operations[verb].params_schema.get("properties") or {}).get("timeoutMs") or {}
+        properties = self.ctx.profile.operations[verb].params_schema.get("properties") or {}
+        prop = properties.get("timeoutMs") or {}
         return int(prop.get("minimum", 1000))
 
     def unattended(self, verb: str, payload: dict[str, Any], keep: str = "\0") -> dict[str, Any]:
@@ -156,7 +160,8 @@ class CanonClient:
         blocks: list[dict[str, Any]] = [{"type": "text", "text": "conformance check"}]
         if actions:
             blocks.append({"type": "actions", "actions": [{"id": "ok", "label": "OK"}]})
-        return {"schema": schema, "title": "Conformance", "fallbackText": "Conformance check card", "blocks": blocks, **extra}
+        return {"schema": schema, "title": "Conformance", "fallbackText": "Conformance check card",
+                "blocks": blocks, **extra}
 
     def send(self, text: str | None = "conformance check", **fields: Any) -> Reply:
         """send_to (to the owner chat unless a target is given); text None sends none."""
@@ -168,15 +173,18 @@ class CanonClient:
     def group(self, *members: str) -> str:
         """A new group the agent owns."""
         with self.ctx.setup("create a group the agent owns", by="CANON-RESULT-CREATE-GROUP"):
-            reply = self.call("create_group", {"name": "conformance", "memberIds": list(members) or [self.role("open_user")]})
-            return str(expect_result(self.ctx, reply, "create_group (to set up a group)", ["conversationId"])["conversationId"])
+            reply = self.call("create_group", {"name": "conformance",
+                                               "memberIds": list(members) or [self.role("open_user")]})
+            made = expect_result(self.ctx, reply, "create_group (to set up a group)", ["conversationId"])
+            return str(made["conversationId"])
 
     def detached_approval(self, **fields: Any) -> dict[str, Any]:
         payload = {"toolName": "deploy", "toolSummary": "Deploy the conformance build", "mode": "detached",
                    "conversationId": self.role("owner_chat"), **fields}
         with self.ctx.setup("open a detached approval", by="CANON-APPROVAL-DETACHED"):
             reply = self.call("request_approval", payload)
-            result = expect_result(self.ctx, reply, "request_approval mode detached", ["status", "approvalId"])
+            result = expect_result(self.ctx, reply, "request_approval mode detached",
+                                   ["status", "approvalId"])
             self.ctx.expect(result.get("status") == "pending",
                             f"request_approval mode detached must answer pending at once: {reply.describe()}")
         return result

@@ -89,7 +89,8 @@ class ConversationMachine(CanonParts):
 
     def _create(self) -> None:
         reply = self.c.call("create_group", {"name": "machine", "memberIds": [self.c.role("open_user")]})
-        self.model.member_of.append(expect_result(self.ctx, reply, "create_group", ["conversationId"])["conversationId"])
+        made = expect_result(self.ctx, reply, "create_group", ["conversationId"])
+        self.model.member_of.append(made["conversationId"])
 
     @initialize()
     def start(self) -> None:
@@ -133,7 +134,8 @@ class ConversationMachine(CanonParts):
         self.ctx.expect(reply.ok, f"react: {reply.describe()}")
         key = (group, mid, emoji)
         expected = "removed" if key in self.model.reactions else "added"
-        self.ctx.expect(reply.result.get("action") == expected, f"react {emoji}: target says {reply.result.get('action')!r}, model {expected!r}")
+        self.ctx.expect(reply.result.get("action") == expected,
+                        f"react {emoji}: target says {reply.result.get('action')!r}, model {expected!r}")
         if key in self.model.reactions:
             del self.model.reactions[key]
         else:
@@ -155,7 +157,8 @@ class ConversationMachine(CanonParts):
         group = next(g for g in self.model.left if g not in self.model.probed)
         self.model.probed.add(group)
         reply = self.c.call("leave_conversation", {"conversationId": group})
-        self.ctx.expect(not reply.ok, f"leave_conversation of a group the agent left must be refused: {reply.describe()}")
+        self.ctx.expect(not reply.ok,
+                        f"leave_conversation of a group the agent left must be refused: {reply.describe()}")
         reply = self.c.send("machine message", targetConversationId=group)
         self.ctx.expect(not reply.ok, f"send_to a group the agent left must be refused: {reply.describe()}")
 
@@ -169,7 +172,8 @@ class ApprovalMachine(CanonParts):
         """Check an approval whose status changed since it was last checked."""
         self._check(self.model.unchecked()[0])
 
-    @precondition(lambda self: bool(self.model.pending()) and self.model.count("expired") <= self.model.count("resolved"))
+    @precondition(lambda self: bool(self.model.pending())
+                  and self.model.count("expired") <= self.model.count("resolved"))
     @rule()
     def deadline_passes(self) -> None:
         """Let a pending approval's deadline pass, then check it: expired, not a denial."""
@@ -212,9 +216,11 @@ class ApprovalMachine(CanonParts):
         got = reply.result
         expected = model.status()
         model.checked = expected
-        self.ctx.expect(got.get("status") == expected, f"check_approval: target says {got.get('status')!r}, model says {expected!r} ({got})")
+        self.ctx.expect(got.get("status") == expected,
+                        f"check_approval: target says {got.get('status')!r}, model says {expected!r} ({got})")
         if expected == "resolved":
-            self.ctx.expect(got.get("decision") == model.decision, f"check_approval decision {got.get('decision')!r}, model {model.decision!r}")
+            self.ctx.expect(got.get("decision") == model.decision,
+                            f"check_approval decision {got.get('decision')!r}, model {model.decision!r}")
 
 
 class CanonMachine(ConversationMachine, ApprovalMachine):

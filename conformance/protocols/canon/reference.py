@@ -14,9 +14,8 @@ import copy
 import hashlib
 import json
 import re
-import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from http import HTTPStatus
@@ -25,14 +24,14 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
-from conformance.control import serve_control
-from conformance.documents.limits import load_limits
 from conformance.documents.schemas import validator_for
 from conformance.documents.verbs import verb_operations
-from conformance.model import Limit
+from conformance.model import Profile
 from conformance.protocols.mcp.server import McpServer, to_response
+from conformance.reference import Reference, Refusal
+from conformance.reference import ReferenceConfig as BaseConfig
 
 MINUTE_MS = 60_000
 # The reference's own choice when no deadline is given (the spec requires bindings to fill one).
@@ -40,7 +39,8 @@ DEFAULT_DEADLINE_MS = 10 * MINUTE_MS
 # The deadline ceilings, the replay window and the card envelope size are the profile's
 # `limits:` (input_ceiling_ms, card_ceiling_ms, approval_ceiling_ms,
 # approval_replay_window_ms, card_envelope_bytes), read from the spec's descriptions.
-SECRET_KEY_MARKERS = ("secret", "token", "password", "apikey", "api_key", "privatekey", "private_key", "credential")
+SECRET_KEY_MARKERS = ("secret", "token", "password", "apikey", "api_key", "privatekey", "private_key",
+                      "credential")
 # The one error code outside the profile: a verb the spec does not define.
 UNKNOWN_VERB = "UNKNOWN_VERB"
 UNKNOWN_VERB_STATUS = 404
@@ -52,8 +52,10 @@ BLOCKING_VERBS = ("request_input", "request_approval", "request_card")
 MEDIA_PREFIXES = ("https://media.canon.reference/uploads/", "https://media.canon.reference/gif/")
 MEDIA_URL = MEDIA_PREFIXES[0] + "conformance.png"
 # unifiedDiff sanitizing: paths the reference treats as sensitive, and secret tokens it redacts
-SENSITIVE_PATH = re.compile(r"(^|/)(\.env(\..*)?|id_rsa|id_ed25519|.*\.pem|\.npmrc|\.netrc|credentials(\.json)?)$")
-SECRET_TOKEN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}",
+SENSITIVE_PATH = re.compile(r"(^|/)(\.env(\..*)?|id_rsa|id_ed25519|.*\.pem|\.npmrc|\.netrc"
+                            r"|credentials(\.json)?)$")
+SECRET_TOKEN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----"
+                          r"|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}",
                           re.S)
 REDACTED = "[REDACTED]"
 
@@ -69,8 +71,9 @@ USERS = {
 }
 CONTACT_ROLES = ("owner", "member", "open_user", "approval_user")
 # role -> id of what seed_world builds besides the users (its conversations and message)
-SEEDED_OBJECTS = {"owner_chat": "conv_owner_chat", "owner_message": "msg_owner_message", "group": "conv_group",
-                  "agent_group": "conv_agent_group", "active_chat": "conv_owner_chat", "media_url": MEDIA_URL}
+SEEDED_OBJECTS = {"owner_chat": "conv_owner_chat", "owner_message": "msg_owner_message",
+                  "group": "conv_group", "agent_group": "conv_agent_group", "active_chat": "conv_owner_chat",
+                  "media_url": MEDIA_URL}
 
 
 def world_roles() -> dict[str, str]:
@@ -80,24 +83,20 @@ def world_roles() -> dict[str, str]:
 
 
 @dataclass
-class ReferenceConfig:
-    """How one reference instance behaves."""
+class ReferenceConfig(BaseConfig):
+    """How one reference instance behaves (control, seed and clock: the base's)."""
 
-    control: bool = True
-    seed: int | None = None
-    clock: Callable[[], float] = time.time  # seconds
     token: str | None = None  # when set, both bindings require it as the bearer token
     mcp_sessions: bool = True  # MCP initialize issues a session id
     mcp_page_size: int | None = None  # tools/list in pages of this many tools (None: one page)
 
 
-class VerbError(Exception):
-    """A verb failure named by its profile error code."""
+class VerbError(Refusal):
+    """A verb failure named by its profile error code (``code``, the refusal's name)."""
 
     def __init__(self, code: str, message: str | None = None) -> None:
-        super().__init__(message or code)
+        super().__init__(code, message)
         self.code = code
-        self.message = message or code
 
 
 def iso(ms: int) -> str:
@@ -113,45 +112,53 @@ def spec_verbs(spec: dict[str, Any], profile_settings: dict[str, Any]) -> list[s
     return list(verb_operations(spec, profile_settings.get("spec", ""), profile_settings["verbs"]))
 
 
-class CanonReference:
+class CanonReference(Reference):
     """State and behaviour of the reference Canon world. All mutable state lives in
-    ``self.w`` (plain JSON) so that ``digest`` covers it whole."""
+    ``self.w`` (plain JSON) so that ``digest`` covers it whole: the clock's offset too."""
 
-    def __init__(self, profile_settings: dict[str, Any], spec: dict[str, Any], config: ReferenceConfig | None = None,
-                 limits: Mapping[str, Limit] | None = None) -> None:
+    config: ReferenceConfig
+
+    def __init__(self, profile: Profile, config: ReferenceConfig | None = None) -> None:
+        self.w: dict[str, Any] = {}  # before the base sets the clock's offset, which lives in it
+        super().__init__(profile, config or ReferenceConfig())
+        profile_settings, spec = profile.settings, profile.spec
         self.settings = profile_settings
         self.spec = spec
-        # the limits the spec states (profile `limits:`), read from the settings' block when not given
-        self.limits = dict(limits) if limits else load_limits(profile_settings.get("limits"), spec, profile_settings.get("spec", ""))
-        self.config = config or ReferenceConfig()
         self.errors: dict[str, dict[str, Any]] = dict(profile_settings["errors"])
         ops = verb_operations(spec, profile_settings.get("spec", ""), profile_settings["verbs"])
         self.verbs = list(ops)
         self.input_schemas = {v: op.params_schema for v, op in ops.items()}
         self.result_schemas = {v: op.result_schema or {} for v, op in ops.items()}
         self.validators = {v: validator_for(s) for v, s in self.input_schemas.items()}
-        self.w: dict[str, Any] = {}
         self.seed_world()
         # MCP: the revision the profile's mcp binding names, served strictly (protocols/mcp/server.py)
         mcp = profile_settings.get("bindings", {}).get("mcp", {})
         self.mcp_versions: list[str] = [str(mcp.get("protocol_version", "2025-06-18"))]
-        self.mcp_sessions, self.mcp_page_size, self.mcp_streamed = self.config.mcp_sessions, self.config.mcp_page_size, False
+        self.mcp_sessions = self.config.mcp_sessions
+        self.mcp_page_size = self.config.mcp_page_size
+        self.mcp_streamed = False
         self.mcp = McpServer(self)
 
     # ------------------------------------------------------------------ basics
 
-    def limit(self, name: str) -> int:
-        """A limit of the profile, in the unit its name says."""
-        return int(self.limits[name].value)
+    @property
+    def clock_offset(self) -> float:
+        """Seconds control (or a wait nobody answers) moved the clock: part of the world
+        (``w``), so a reset starts it over and the digest covers it."""
+        return float(self.w.get("clock_offset", 0.0))
+
+    @clock_offset.setter
+    def clock_offset(self, seconds: float) -> None:
+        self.w["clock_offset"] = seconds
 
     def now_ms(self) -> int:
-        return int(round((self.config.clock() + self.w.get("clock_offset", 0.0)) * 1000))
+        return int(round(self.now() * 1000))
 
     def jump_clock_to(self, at_ms: int) -> None:
         """Blocking waits without a scripted human: time passes until the deadline."""
         gap = at_ms - self.now_ms()
         if gap > 0:
-            self.w["clock_offset"] += gap / 1000
+            self.clock_offset += gap / 1000
 
     def new_id(self, prefix: str) -> str:
         """A fresh id; reproducible from the seed and the id counter when seeded."""
@@ -178,6 +185,9 @@ class CanonReference:
 
     # ------------------------------------------------------------------ world
 
+    def reset(self) -> None:
+        self.seed_world()
+
     def seed_world(self) -> None:
         now = int(round(self.config.clock() * 1000))
         roles = world_roles()
@@ -185,9 +195,11 @@ class CanonReference:
             "seq": 0,
             "clock_offset": 0.0,
             "roles": roles,
-            "users": {uid: {"id": uid, "kind": kind, "policy": policy} for uid, kind, policy in USERS.values()},
+            "users": {uid: {"id": uid, "kind": kind, "policy": policy}
+                      for uid, kind, policy in USERS.values()},
             "contacts": {
-                roles[r]: {"id": roles[r], "source": "direct_add", "addedAt": iso(now), "displayNameOverride": None}
+                roles[r]: {"id": roles[r], "source": "direct_add", "addedAt": iso(now),
+                           "displayNameOverride": None}
                 for r in CONTACT_ROLES
             },
             "conversations": {},
@@ -200,8 +212,10 @@ class CanonReference:
         agent, owner, member = roles["agent"], roles["owner"], roles["member"]
         chat = self.add_conversation("direct", [agent, owner], owner=None, conv_id=roles["owner_chat"])
         self.store_message(chat, owner, "Hello from your owner", message_id=roles["owner_message"])
-        self.add_conversation("group", [owner, agent, member], owner=owner, name="Owner's group", conv_id=roles["group"])
-        self.add_conversation("group", [agent, member], owner=agent, name="Agent's group", conv_id=roles["agent_group"])
+        self.add_conversation("group", [owner, agent, member], owner=owner, name="Owner's group",
+                              conv_id=roles["group"])
+        self.add_conversation("group", [agent, member], owner=agent, name="Agent's group",
+                              conv_id=roles["agent_group"])
         self.w["active_conversation"] = roles["active_chat"]
 
     def add_conversation(self, kind: str, members: list[str], owner: str | None, name: str | None = None,
@@ -215,11 +229,12 @@ class CanonReference:
         self.w["conversations"][cid] = conv
         return conv
 
-    def store_message(self, conv: dict[str, Any], sender: str, text: str | None, message_id: str | None = None,
-                      **extra: Any) -> dict[str, Any]:
+    def store_message(self, conv: dict[str, Any], sender: str, text: str | None,
+                      message_id: str | None = None, **extra: Any) -> dict[str, Any]:
         msg = {
             "messageId": message_id or self.new_id("msg"), "senderId": sender, "text": text,
-            "contentType": extra.pop("contentType", "text"), "createdAt": self.now_ms(), "reactions": {}, **extra,
+            "contentType": extra.pop("contentType", "text"), "createdAt": self.now_ms(), "reactions": {},
+            **extra,
         }
         conv["messages"].append(msg)
         return msg
@@ -250,7 +265,8 @@ class CanonReference:
     def direct_conversations(self, user_id: str) -> list[dict[str, Any]]:
         """Direct conversations of the agent and ``user_id``, oldest first."""
         pair = {self.agent, user_id}
-        convs = [c for c in self.w["conversations"].values() if c["type"] == "direct" and set(c["members"]) == pair]
+        convs = [c for c in self.w["conversations"].values()
+                 if c["type"] == "direct" and set(c["members"]) == pair]
         return sorted(convs, key=lambda c: (c["createdAt"], c["order"]))
 
     # ------------------------------------------------------------------ dispatch
@@ -300,7 +316,8 @@ class CanonReference:
             raise VerbError("VALIDATION_ERROR", "/messageOptions/metadata: serialized over the limit")
         for att in opts.get("attachments") or []:
             if not self.attachment_allowed(att["url"]):
-                raise VerbError("VALIDATION_ERROR", "/messageOptions/attachments: url is not from a Canon upload")
+                raise VerbError("VALIDATION_ERROR",
+                                "/messageOptions/attachments: url is not from a Canon upload")
 
     def error_status(self, err: VerbError) -> int:
         """HTTP status of an error: the profile's row for its code."""
@@ -313,7 +330,8 @@ class CanonReference:
 
     # ------------------------------------------------------------------ idempotency
 
-    def message_id_record(self, sender: str, message_id: str | None, args: dict[str, Any]) -> dict[str, Any] | None:
+    def message_id_record(self, sender: str, message_id: str | None,
+                          args: dict[str, Any]) -> dict[str, Any] | None:
         """The replayed result of an identical earlier send; MESSAGE_ID_EXISTS on a different one."""
         if message_id is None:
             return None
@@ -331,9 +349,11 @@ class CanonReference:
     def message_id_conflict(self, record: dict[str, Any]) -> None:
         raise VerbError("MESSAGE_ID_EXISTS", "messageId already used with a different payload")
 
-    def remember_send(self, sender: str, message_id: str | None, args: dict[str, Any], result: dict[str, Any]) -> None:
+    def remember_send(self, sender: str, message_id: str | None, args: dict[str, Any],
+                      result: dict[str, Any]) -> None:
         if message_id is not None:
-            self.w["sent"][f"{sender}|{message_id}"] = {"fingerprint": fingerprint(args), "result": copy.deepcopy(result)}
+            self.w["sent"][f"{sender}|{message_id}"] = {"fingerprint": fingerprint(args),
+                                                         "result": copy.deepcopy(result)}
 
     def check_fresh_id(self, kind: str, interaction_id: str | None) -> None:
         """inputId / approvalId are single-use."""
@@ -358,7 +378,8 @@ class CanonReference:
 
     def check_deadline(self, expires_at: int, now: int, ceiling_ms: int) -> None:
         if expires_at - now > ceiling_ms:
-            raise VerbError("DEADLINE_TOO_FAR", f"deadline is more than {ceiling_ms // MINUTE_MS} minutes ahead")
+            raise VerbError("DEADLINE_TOO_FAR",
+                            f"deadline is more than {ceiling_ms // MINUTE_MS} minutes ahead")
 
     def pop_script(self, verb: str) -> dict[str, Any]:
         queue = self.w["scripts"][verb]
@@ -376,14 +397,16 @@ class CanonReference:
         if requested is None:
             return self.owner
         if not self.is_human_member(conv, requested):
-            raise VerbError("NOT_A_MEMBER", f"responder {requested!r} is not a human member of {conv['id']!r}")
+            raise VerbError("NOT_A_MEMBER",
+                            f"responder {requested!r} is not a human member of {conv['id']!r}")
         return requested
 
     # ------------------------------------------------------------------ send_to
 
     def check_content(self, args: dict[str, Any]) -> None:
         if "text" not in args and not args.get("messageOptions", {}).get("attachments"):
-            raise VerbError("VALIDATION_ERROR", "text is required unless messageOptions.attachments is non-empty")
+            raise VerbError("VALIDATION_ERROR",
+                            "text is required unless messageOptions.attachments is non-empty")
 
     def check_self_context_source(self, args: dict[str, Any]) -> None:
         """A selfContext's sourceConversationId must be a conversation the agent is in."""
@@ -485,7 +508,8 @@ class CanonReference:
                 selection = args.get("sessionSelection", {})
                 picked, created = self.pick_session(uid, selection)
                 if picked is None and not created:
-                    return {"status": "no_session", "reason": "no direct conversation with this user to continue"}
+                    return {"status": "no_session",
+                            "reason": "no direct conversation with this user to continue"}
                 if picked is None:
                     picked = self.add_conversation("direct", [self.agent, uid], owner=None)
                 result = self.deliver(picked, args, message_id)
@@ -667,7 +691,8 @@ class CanonReference:
     # ------------------------------------------------------------------ cards
 
     def card_size_ok(self, card: dict[str, Any]) -> bool:
-        return len(json.dumps(card, separators=(",", ":"), ensure_ascii=False).encode()) <= self.limit("card_envelope_bytes")
+        size = len(json.dumps(card, separators=(",", ":"), ensure_ascii=False).encode())
+        return size <= self.limit("card_envelope_bytes")
 
     def card_secret_keys(self, card: dict[str, Any]) -> list[str]:
         return [k for k in card if any(m in k.lower() for m in SECRET_KEY_MARKERS)]
@@ -677,7 +702,8 @@ class CanonReference:
 
     def check_card(self, card: dict[str, Any], needs_actions: bool) -> None:
         if not self.card_size_ok(card):
-            raise VerbError("CARD_REJECTED", f"card is over {self.limit('card_envelope_bytes')} bytes serialized")
+            raise VerbError("CARD_REJECTED",
+                            f"card is over {self.limit('card_envelope_bytes')} bytes serialized")
         secrets = self.card_secret_keys(card)
         if secrets:
             raise VerbError("CARD_REJECTED", f"secret-bearing top-level key {secrets[0]!r}")
@@ -707,7 +733,8 @@ class CanonReference:
     def card_values_ok(self, values: Any) -> bool:
         """A human's submitted values: at most N serialized bytes and depth M."""
         size = len(json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode())
-        return size <= self.limit("card_values_bytes") and self.depth(values) <= self.limit("card_values_depth")
+        return (size <= self.limit("card_values_bytes")
+                and self.depth(values) <= self.limit("card_values_depth"))
 
     def card_outcome(self, response: dict[str, Any], card_id: str, responder: str) -> dict[str, Any]:
         action = response.get("action")
@@ -786,7 +813,8 @@ class CanonReference:
         target = self.member_conversation(args["targetConversationId"])
         original = self.find_message(source, args["messageId"])
         extra: dict[str, Any] = {"contentType": original["contentType"],
-                                 "forwardedFrom": {"conversationId": source["id"], "messageId": original["messageId"]}}
+                                 "forwardedFrom": {"conversationId": source["id"],
+                                                   "messageId": original["messageId"]}}
         if "text" in args:
             extra["caption"] = args["text"]
         msg = self.store_message(target, self.agent, original.get("text"), **extra)
@@ -904,7 +932,8 @@ class CanonReference:
                 "lastMessage": last, "createdAt": iso(conv["createdAt"])}
 
     def verb_list_conversations(self, args: dict[str, Any]) -> dict[str, Any]:
-        mine = [self.conversation_view(c) for c in self.w["conversations"].values() if self.agent in c["members"]]
+        mine = [self.conversation_view(c) for c in self.w["conversations"].values()
+                if self.agent in c["members"]]
         return {"conversations": self.apply_limit(mine, args.get("limit"))}
 
     # ------------------------------------------------------------------ views
@@ -957,9 +986,12 @@ class CanonReference:
         card = copy.deepcopy(envelope)
         props = card.setdefault("properties", {})
         props["title"] = {**props.get("title", {}), "maxLength": self.limit("card_title_authoring_chars")}
-        props["fallbackText"] = {**props.get("fallbackText", {}), "maxLength": self.limit("card_fallback_authoring_chars")}
+        props["fallbackText"] = {**props.get("fallbackText", {}),
+                                 "maxLength": self.limit("card_fallback_authoring_chars")}
+        block = {"type": "object", "required": ["type"],
+                 "properties": {"type": {"type": "string", "minLength": 1}}}
         props["blocks"] = {**props.get("blocks", {}), "maxItems": self.limit("card_blocks_authoring_count"),
-                           "items": {"type": "object", "required": ["type"], "properties": {"type": {"type": "string", "minLength": 1}}}}
+                           "items": block}
         return card
 
     def tool_input_schema(self, verb: str) -> dict[str, Any]:
@@ -985,7 +1017,8 @@ class CanonReference:
                     "isError": self.error_status(err) >= 400}
         except Exception as exc:  # only reachable with a fault that skips validation
             body = self.error_body(VerbError(INTERNAL, repr(exc)))
-            return {"content": [{"type": "text", "text": repr(exc)}], "structuredContent": body, "isError": True}
+            return {"content": [{"type": "text", "text": repr(exc)}], "structuredContent": body,
+                    "isError": True}
         return {"content": [{"type": "text", "text": json.dumps(result)}], "structuredContent": result,
                 "isError": False}
 
@@ -999,7 +1032,8 @@ class CanonReference:
     def mcp_input_schema(self, name: Any) -> Any:
         return self.tool_input_schema(name) if name in self.verbs else None
 
-    def mcp_call_tool(self, caller: Any, params: dict[str, Any], headers: Mapping[str, str]) -> dict[str, Any]:
+    def mcp_call_tool(self, caller: Any, params: dict[str, Any],
+                      headers: Mapping[str, str]) -> dict[str, Any]:
         return self.tool_call(params)
 
     def mcp_server_info(self) -> dict[str, str]:
@@ -1011,19 +1045,10 @@ class CanonReference:
         return to_response(self.mcp.handle(request.method, None, await request.body(), request.headers))
 
     # ------------------------------------------------------------------ control
-
-    async def control(self, request: Request) -> Response:
-        return await serve_control(self, request, self.config.control, None)
-
-    @staticmethod
-    def control_error(status: int, message: str) -> Response:
-        return JSONResponse({"error": message}, status_code=status)
+    # (reset, advance_clock and snapshot: the base's)
 
     def control_world(self, args: dict[str, Any]) -> Response:
         return JSONResponse({"roles": dict(self.w["roles"])})
-
-    def control_snapshot(self, args: dict[str, Any]) -> Response:
-        return JSONResponse({"digest": self.digest()})
 
     def control_messages(self, args: dict[str, Any]) -> Response:
         conv = self.w["conversations"].get(args.get("conversationId"))
@@ -1071,8 +1096,8 @@ class CanonReference:
         request = self.w["requests"].get(args.get("requestId"))
         if request is None:
             return self.control_error(404, "request not found")
-        return JSONResponse({"kind": request["kind"], "userId": request["userId"], "status": request["status"],
-                             "note": request.get("note")})
+        return JSONResponse({"kind": request["kind"], "userId": request["userId"],
+                             "status": request["status"], "note": request.get("note")})
 
     def control_approve_request(self, args: dict[str, Any]) -> Response:
         request = self.w["requests"].get(args.get("requestId"))
@@ -1091,45 +1116,22 @@ class CanonReference:
                 conv["members"].append(request["userId"])
         return JSONResponse({"ok": True, "request": copy.deepcopy(request)})
 
-    def control_advance_clock(self, args: dict[str, Any]) -> Response:
-        seconds = args.get("seconds")
-        if not isinstance(seconds, int | float) or isinstance(seconds, bool):
-            return self.control_error(400, "seconds must be a number")
-        self.w["clock_offset"] += seconds
-        return JSONResponse({"ok": True, "now": self.now_ms()})
-
-    def control_reset(self, args: dict[str, Any]) -> Response:
-        self.seed_world()
-        return JSONResponse({"ok": True})
-
     # ------------------------------------------------------------------ routes
 
-    def routes(self) -> list[Route]:
-        """Endpoints look their handler up at request time, so a patched method takes effect."""
-
-        def endpoint(name: str) -> Callable[[Request], Any]:
-            async def handle(request: Request) -> Response:
-                return await getattr(self, name)(request)
-
-            return handle
-
+    def own_routes(self) -> list[BaseRoute]:
         return [
-            Route(self.binding_path("http", "/verbs/{name}"), endpoint("http_verb"), methods=["POST"]),
-            Route(self.binding_path("mcp", "/mcp"), endpoint("mcp_endpoint"), methods=["POST", "GET", "DELETE"]),
-            Route("/_control/{action}", endpoint("control"), methods=["POST"]),
+            Route(self.binding_path("http", "/verbs/{name}"), self.endpoint("http_verb"), methods=["POST"]),
+            Route(self.binding_path("mcp", "/mcp"), self.endpoint("mcp_endpoint"),
+                  methods=["POST", "GET", "DELETE"]),
         ]
 
     def binding_path(self, binding: str, default: str) -> str:
         return str(self.settings.get("bindings", {}).get(binding, {}).get("path", default))
 
 
-def create_app(profile_settings: dict[str, Any], spec: dict[str, Any], config: ReferenceConfig | None = None,
-               limits: Mapping[str, Limit] | None = None) -> Starlette:
+def create_app(profile: Profile, config: ReferenceConfig | None = None) -> Starlette:
     """The reference as an ASGI app; ``app.state.reference`` is the instance faults patch."""
-    reference = CanonReference(profile_settings, spec, config, limits)
-    app = Starlette(routes=reference.routes())
-    app.state.reference = reference
-    return app
+    return CanonReference(profile, config).app()
 
 
 __all__ = ["CanonReference", "ReferenceConfig", "VerbError", "create_app", "spec_verbs"]

@@ -7,12 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.faults import replaces
+from conformance.declare import variant
+from conformance.faults import answer, replaces
 from conformance.protocols.canon.reference import CanonReference, VerbError
-from conformance.table import FaultRegistry
-
-VARIANTS = FaultRegistry()
-variant = VARIANTS
 
 # The one error code the spec names; every other code is the profile's.
 SPEC_CODES = ("MESSAGE_ID_EXISTS",)
@@ -23,7 +20,8 @@ ADVISORY = ("riskLevel", "risk", "category")
 def deadline_clamped(ref: CanonReference) -> None:
     """A deadline beyond the verb's ceiling is clamped to the ceiling instead of refused.
 
-    allowed by: /$defs/request_input_input/properties/timeoutMs/description "Relative deadline in ms (server ceiling …)"
+    allowed by: /$defs/request_input_input/properties/timeoutMs/description "Relative deadline in ms (server
+    ceiling …)"
     (a ceiling caps the deadline; the spec names no refusal)"""
     @replaces(ref, "deadline")
     def deadline(original: Any, args: dict[str, Any], ceiling_ms: int) -> int:
@@ -62,13 +60,11 @@ def responder_from_provenance(ref: CanonReference) -> None:
         return original({k: v for k, v in args.items() if k != "responseUserId"})
 
 
-@variant
-def approval_timeout_denies(ref: CanonReference) -> None:
-    """A blocking approval that nobody answers comes back as status deny.
+variant(answer("approval_timeout_denies", "approval_timeout_result",
+               """A blocking approval that nobody answers comes back as status deny.
 
-    allowed by: /$defs/request_approval_input/description "Timeouts fail closed to deny\""""
-    ref.approval_timeout_result = lambda approval_id: {  # type: ignore[method-assign]
-        "status": "deny", "approvalId": approval_id}
+    allowed by: /$defs/request_approval_input/description "Timeouts fail closed to deny\"""",
+               set={"status": "deny"}))
 
 
 @variant

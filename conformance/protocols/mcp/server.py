@@ -113,8 +113,8 @@ class McpServer:
             return McpReply(405, None, {"Allow": "POST"})
         try:
             message = self.parse(raw)
-            self.received.append({"method": message.get("method"), "headers": {k.lower(): v for k, v in headers.items()},
-                                  "message": message})
+            self.received.append({"method": message.get("method"),
+                                  "headers": {k.lower(): v for k, v in headers.items()}, "message": message})
             del self.received[:-500]
             if self.is_modern(message, headers):
                 return self.serve_modern(caller, message, headers)
@@ -126,7 +126,8 @@ class McpServer:
         value, error = parse_json(raw)
         if error:
             raise RpcFault(PARSE_ERROR, "Parse error", 400)
-        if not isinstance(value, dict) or value.get("jsonrpc") != "2.0" or not isinstance(value.get("method"), str):
+        if (not isinstance(value, dict) or value.get("jsonrpc") != "2.0"
+                or not isinstance(value.get("method"), str)):
             raise RpcFault(INVALID_REQUEST, "not a JSON-RPC 2.0 request or notification", 400)
         return value
 
@@ -149,7 +150,8 @@ class McpServer:
         return request_id
 
     def result_reply(self, request_id: Any, result: Any, extra: dict[str, str] | None = None) -> McpReply:
-        return McpReply(200, {"jsonrpc": "2.0", "id": self.answer_id(request_id), "result": result}, extra or {})
+        return McpReply(200, {"jsonrpc": "2.0", "id": self.answer_id(request_id), "result": result},
+                        extra or {})
 
     def error_reply(self, request_id: Any, fault: RpcFault) -> McpReply:
         error: dict[str, Any] = {"code": fault.code, "message": fault.message}
@@ -170,7 +172,9 @@ class McpServer:
     def revision_of(self, version: str) -> Any:
         """The revision a request is served in (the newest stateless one for a version the
         kit has no documents for)."""
-        return revision(version) if version in known_revisions() else revision(max(self.stateless_versions() or self.versions()))
+        if version in known_revisions():
+            return revision(version)
+        return revision(max(self.stateless_versions() or self.versions()))
 
     def validate_request(self, version: str, message: dict[str, Any]) -> None:
         """A request or notification against the revision's schema, where it defines the
@@ -182,7 +186,8 @@ class McpServer:
         if name is None:
             return
         params = message.get("params")
-        if message.get("method") == "tools/call" and isinstance(params, dict) and not isinstance(params.get("arguments", {}), dict):
+        if (message.get("method") == "tools/call" and isinstance(params, dict)
+                and not isinstance(params.get("arguments", {}), dict)):
             message = {**message, "params": {**params, "arguments": {}}}
         found = rev.violations(name, message)
         if found:
@@ -191,7 +196,8 @@ class McpServer:
     # -- handshake revisions -----------------------------------------------------------
     def serve_legacy(self, caller: Any, message: dict[str, Any], headers: Mapping[str, str]) -> McpReply:
         if not self.handshake_versions():
-            raise RpcFault(INVALID_REQUEST, f"this server speaks {', '.join(self.versions())} only, with no initialize", 400,
+            raise RpcFault(INVALID_REQUEST,
+                           f"this server speaks {', '.join(self.versions())} only, with no initialize", 400,
                            {"supported": self.versions()})
         rid, method = message.get("id"), message["method"]
         if method == "initialize" and "id" in message:
@@ -228,7 +234,8 @@ class McpServer:
             self.validate_request(version, message)
         except RpcFault as fault:
             return self.error_reply(request_id, fault)
-        result = {"protocolVersion": version, "capabilities": self.capabilities(), "serverInfo": self.host.mcp_server_info()}
+        result = {"protocolVersion": version, "capabilities": self.capabilities(),
+                  "serverInfo": self.host.mcp_server_info()}
         extra = {}
         if self.sessions_issued:
             sid = uuid.uuid4().hex
@@ -245,7 +252,8 @@ class McpServer:
         if not sid:
             raise RpcFault(INVALID_REQUEST, f"missing {SESSION_HEADER}: send initialize first", 400)
         session = self.sessions.get(sid)
-        if session is not None and self.session_requests is not None and session.requests >= self.session_requests:
+        if (session is not None and self.session_requests is not None
+                and session.requests >= self.session_requests):
             del self.sessions[sid]  # its time is up
             session = None
         if session is None:
@@ -258,7 +266,8 @@ class McpServer:
         other one is 400 Bad Request (transports, "Protocol Version Header")."""
         expected = session.version if session is not None else None
         if said is None:
-            raise RpcFault(INVALID_REQUEST, f"missing {VERSION_HEADER} (taken as 2025-03-26, not supported)", 400)
+            raise RpcFault(INVALID_REQUEST, f"missing {VERSION_HEADER} (taken as 2025-03-26, not supported)",
+                           400)
         if said not in self.handshake_versions() or (expected is not None and said != expected):
             raise RpcFault(INVALID_REQUEST, f"unsupported {VERSION_HEADER} {said!r}", 400)
         return said
@@ -288,9 +297,11 @@ class McpServer:
         """The ``_meta`` fields every request requires (basic, "_meta"): -32602, 400."""
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
-        missing = [k for k in ("protocolVersion", "clientCapabilities") if not isinstance(meta, dict) or f"{META_PREFIX}{k}" not in meta]
+        missing = [k for k in ("protocolVersion", "clientCapabilities")
+                   if not isinstance(meta, dict) or f"{META_PREFIX}{k}" not in meta]
         if "id" in message and missing:
-            raise RpcFault(INVALID_PARAMS, f"Invalid params: _meta lacks {', '.join(META_PREFIX + k for k in missing)}", 400)
+            raise RpcFault(INVALID_PARAMS,
+                           f"Invalid params: _meta lacks {', '.join(META_PREFIX + k for k in missing)}", 400)
         version = meta.get(f"{META_PREFIX}protocolVersion") if isinstance(meta, dict) else None
         return str(version)
 
@@ -312,7 +323,8 @@ class McpServer:
             if said is None:
                 raise RpcFault(mismatch, f"Header mismatch: {header} is missing", 400)
             if decode_header_value(said) != (value if isinstance(value, str) else header_value(value)):
-                raise RpcFault(mismatch, f"Header mismatch: {header} value {said!r} does not match the body", 400)
+                raise RpcFault(mismatch, f"Header mismatch: {header} value {said!r} does not match the body",
+                               400)
 
         expect(VERSION_HEADER, version)
         expect("Mcp-Method", message.get("method"))
@@ -327,7 +339,8 @@ class McpServer:
                     expect(f"Mcp-Param-{name}", value)
 
     # -- methods -----------------------------------------------------------------------
-    def dispatch(self, caller: Any, method: str, params: Any, headers: Mapping[str, str], version: str) -> dict[str, Any]:
+    def dispatch(self, caller: Any, method: str, params: Any, headers: Mapping[str, str],
+                 version: str) -> dict[str, Any]:
         modern = self.revision_of(version).stateless
         if method == "tools/list":
             tools, cursor = self.tools_page(params.get("cursor") if isinstance(params, dict) else None)
@@ -341,12 +354,14 @@ class McpServer:
         elif method == "ping" and not modern:
             result = {}
         elif method == "server/discover" and modern:
-            result = {"supportedVersions": self.versions(), "capabilities": self.capabilities(), "ttlMs": 0, "cacheScope": "private"}
+            result = {"supportedVersions": self.versions(), "capabilities": self.capabilities(), "ttlMs": 0,
+                      "cacheScope": "private"}
         else:
             return self.unknown_method(method, modern)
         if modern:
             result["resultType"] = "complete"
-            result["_meta"] = {**(result.get("_meta") or {}), f"{META_PREFIX}serverInfo": self.host.mcp_server_info()}
+            result["_meta"] = {**(result.get("_meta") or {}),
+                               f"{META_PREFIX}serverInfo": self.host.mcp_server_info()}
         return result
 
     def call_tool(self, caller: Any, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:

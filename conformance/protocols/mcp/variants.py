@@ -1,0 +1,56 @@
+"""Variants of the shared MCP server: behaviours the MCP documents allow that the server
+does not choose. Each sets an attribute of the reference the server reads (so that the
+selftest's trace sees who reads it), runs over the profile's MCP bindings only
+(``binding_kind``), and concerns a profile where ``applies`` says so."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from conformance.declare import variant
+from conformance.faults import setting
+from conformance.model import Profile
+from conformance.protocols.mcp.surface import mcp_bindings
+from conformance.transport.mcp import newest_handshake
+
+MCP_TOOLS = "mcp-tools"  # the binding kind these variants run over (selftest)
+
+
+def has_sessions(profile: Profile) -> bool:
+    """Whether the profile has a binding of a handshake revision (its -SESSION-END row)."""
+    return any(not b.rev.stateless for b in mcp_bindings(profile))
+
+
+def lacks_newest_handshake(profile: Profile) -> bool:
+    """Whether no MCP binding of the profile speaks the newest handshake revision already."""
+    return newest_handshake() not in {b.revision for b in mcp_bindings(profile)}
+
+
+variant(setting("mcp_no_sessions", "mcp_sessions", False, """initialize issues no session id.
+
+    allowed by: basic-transports.mdx "A server using the Streamable HTTP transport **MAY** assign a
+    session ID" (a server need not)""", binding_kind=MCP_TOOLS), applies=has_sessions)
+
+variant(setting("mcp_paged_tools", "mcp_page_size", 3, """tools/list answers in pages of three tools.
+
+    allowed by: server-tools.mdx "This operation supports [pagination]" """, binding_kind=MCP_TOOLS))
+
+variant(setting("mcp_streamed_answers", "mcp_streamed", True, """Every request is answered with an SSE
+    stream (a comment line, then the response).
+
+    allowed by: basic-transports.mdx "the server **MUST** either return `Content-Type: text/event-stream`
+    ... or `Content-Type: application/json` ... The client **MUST** support both these cases." """,
+                binding_kind=MCP_TOOLS))
+
+
+@variant(applies=lacks_newest_handshake)
+def mcp_newest_handshake_too(ref: Any) -> None:
+    """The server also speaks the newest handshake revision the kit has documents for,
+    so initialize agrees on that one rather than the profile's.
+
+    allowed by: basic-lifecycle.mdx "If the server supports the requested protocol version, it **MUST**
+    respond with the same version" (a server may speak more revisions than the profile names)"""
+    ref.mcp_versions = [*ref.mcp_versions, newest_handshake()]
+
+
+cast(Any, mcp_newest_handshake_too).binding_kind = MCP_TOOLS  # run over the MCP bindings only (selftest)
