@@ -7,6 +7,7 @@ from typing import Any
 from conformance.check import CheckContext, ProtocolMismatch
 from conformance.model import Profile
 from conformance.protocol import Parts, Protocol
+from conformance.protocols import mcp
 from conformance.transport.binding import DEFAULT
 
 ROUTE_ABSENT = (404, 405)  # RFC 9110: no such resource, or not with this method
@@ -35,15 +36,12 @@ def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
 def parts(profile: Profile) -> Parts:
     """The Wever rows (the MCP-level ones of both MCP bindings included), faults,
     variants and the reference's mailboxes."""
-    from conformance.protocols.mcp.faults import for_rows
     from conformance.protocols.wever.faults import FAULTS
     from conformance.protocols.wever.reference import reference_credentials
     from conformance.protocols.wever.requirements import build
     from conformance.protocols.wever.variants import VARIANTS
 
-    requirements = build(profile)
-    mcp_faults, mcp_variants = for_rows(requirements, list(profile.spec["protocols"]["mcp"]["versions"]))
-    return Parts(requirements, {**FAULTS, **mcp_faults}, {**VARIANTS, **mcp_variants}, reference_credentials())
+    return Parts(build(profile), dict(FAULTS), dict(VARIANTS), reference_credentials())
 
 
 def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
@@ -80,4 +78,11 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings)
+def mcp_surface(profile: Profile) -> Any:
+    from conformance.protocols.wever.requirements import mcp_surface
+
+    return mcp_surface(profile)
+
+
+PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings,
+                    modules=mcp.MODULES, provides={"mcp": mcp_surface})

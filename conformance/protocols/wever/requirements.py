@@ -29,7 +29,7 @@ from conformance.documents.schemas import validator_for
 from conformance.generation.invalid import InvalidInstance
 from conformance.locate import Search
 from conformance.model import Profile, Requirement, Source
-from conformance.protocols.mcp.requirements import McpSurface, all_rows
+from conformance.protocols.mcp.surface import McpSurface
 from conformance.protocols.wever import lifetimes, live, quotas, shaped, surfaces
 from conformance.protocols.wever.client import (
     MAIN,
@@ -877,7 +877,8 @@ def mcp_surface(profile: Profile) -> McpSurface:
         harmless=lambda ctx: ("get_mailbox", {}),
         refused=lambda ctx: ("get_task", {"task_id": "task_" + "0" * 32}),
         tools_source=Source(profile.spec_relpath, "/setup"), tools_level="MUST",
-        versions_source=Source(profile.spec_relpath, "/protocols/mcp/versions"), versions_level="MUST")
+        versions_source=Source(profile.spec_relpath, "/protocols/mcp/versions"), versions_level="MUST",
+        extra_faults={"TOOL-ERROR": ("mcp_errors_unflagged",)})
 
 
 def check_health(ctx: CheckContext) -> None:
@@ -1014,7 +1015,6 @@ def build(profile: Profile) -> list[Requirement]:
                         op.source, invalid_inputs(action), ("accepts_invalid_input",)))
     reqs.append(req("WEVER-INPUT-INVALID-CODE", "SHOULD", f"An input breaking its inputSchema gets {REJECTION} (400)", code(REJECTION),
                     lambda ctx: invalid_code_everywhere(ctx, send=WeverClient(ctx).input_call, error=REJECTION), CODES))
-    reqs += all_rows(profile, mcp_surface(profile), {"TOOL-ERROR": ("mcp_errors_unflagged",)})
     for r in reqs:
         r.lasting = LASTING.get(r.id, r.lasting)
     return live_order(reqs)
