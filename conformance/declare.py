@@ -108,14 +108,16 @@ def spec_text(profile: Profile) -> str:
 class Each:
     """One member of a family: ``args`` fill the id and title templates and reach the
     check as keyword arguments, ``labels`` only fill the templates (``TASKS-GET`` for
-    ``tasks/get``); ``source``, ``faults`` and ``title`` replace the declaration's for this
-    member (a member's own operation, its own faults)."""
+    ``tasks/get``); ``source``, ``faults``, ``title`` and ``level`` replace the declaration's
+    for this member (a member's own operation, its own faults, a statement the document
+    makes for one profile and the profile alone for another)."""
 
     args: Mapping[str, Any]
     source: Cite | None = None
     faults: Sequence[str | Patch] | None = None
     title: str | None = None
     labels: Mapping[str, Any] = field(default_factory=dict)
+    level: str | None = None
 
 
 class LimitValues(dict[str, Any]):
@@ -169,7 +171,7 @@ class Declaration:
         if self.optional and self.optional not in profile.optional:
             raise ValueError(f"{rid}: optional feature {self.optional!r} is not in the profile's optional: block")
         check = functools.partial(self.check, **member.args) if member.args else self.check
-        rows = [Requirement(rid, self.level, title, source, check, faults, self.needs, self.optional,
+        rows = [Requirement(rid, member.level or self.level, title, source, check, faults, self.needs, self.optional,
                             lasting=self.lasting, document=self.document)]
         if self.code:
             rows.append(Requirement(f"{rid}-CODE", "SHOULD", f"{title}: the refusal carries {self.code}",
@@ -279,11 +281,15 @@ def fault(patch: Patch) -> Patch:
     return patch
 
 
-def variant(patch: Patch | None = None, *, applies: Callable[[Profile], bool] | None = None) -> Any:
+def variant(patch: Patch | None = None, *, applies: Callable[[Profile], bool] | None = None,
+            binding_kind: str | None = None) -> Any:
     """Register a variant: a behaviour the spec allows that the reference does not choose
     (its docstring quotes the spec text, "allowed by: ..."). ``applies(profile)`` says
-    whether it concerns a profile (a shared module's variant, say)."""
+    whether it concerns a profile (a shared module's variant, say); ``binding_kind`` that
+    it shows only over bindings of that kind (the selftest runs it there)."""
     def register(p: Patch) -> Patch:
+        if binding_kind:
+            vars(p)["binding_kind"] = binding_kind
         REGISTRY.add_fault(p.__module__, p, into=REGISTRY.variants)
         if applies is not None:
             REGISTRY.applies[p.__name__] = applies
@@ -305,16 +311,21 @@ class Collected:
     variants: dict[str, Patch]
 
 
-def collect(profile: Profile, modules: Sequence[str], own: str, last: Sequence[str] = ()) -> Collected:
+def collect(profile: Profile, modules: Sequence[str], own: str, last: Sequence[str] = (),
+            more_faults: Mapping[str, Sequence[str]] | None = None) -> Collected:
     """The rows, faults and variants the ``modules`` declare, for ``profile``. Modules
     outside the protocol's own package ``own`` are shared (MCP, say): their faults join
-    only where a row names them. Requirements keep the modules' order and their own, but
+    only where a row names them. ``more_faults`` (requirement id -> fault names) adds the
+    protocol's own faults to rows a shared module declares, or names there a shared fault
+    only this protocol's reference shows. Requirements keep the modules' order and their own, but
     what lasts to an identity comes after everything else, the kinds in ``last`` at the
     very end in that order (a live run changes a disposable identity for good only once
     every other row has used it)."""
     for module in modules:
         importlib.import_module(module)
     rows = [row for module in modules for d in REGISTRY.requirements.get(module, []) for row in d.rows(profile)]
+    for row in rows:
+        row.faults += tuple(f for f in (more_faults or {}).get(row.id, ()) if f not in row.faults)
     named = {f for r in rows for f in r.faults}
     faults: dict[str, Patch] = {}
     variants: dict[str, Patch] = {}

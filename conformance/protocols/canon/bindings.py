@@ -102,14 +102,12 @@ def mcp_tool_schema_looser(ref: CanonReference) -> None:
 
 def mcp_surface(profile: Profile) -> McpSurface:
     """What the MCP rows need of Canon: one tool per verb (the profile's binding), the
-    verbs' schemas, a harmless read and a call the spec refuses (an unknown conversation);
-    MCP-INPUT-SCHEMA catches a tool schema looser than its verb's too."""
+    verbs' schemas, a harmless read and a call the spec refuses (an unknown conversation)."""
     src = Source("profile", f"profiles/{profile.name}.yaml#/bindings/mcp")
     return McpSurface(
         tools=lambda p: {v: op.params_schema for v, op in p.operations.items()},
         results=lambda p: {v: op.result_schema for v, op in p.operations.items()},
         harmless=lambda ctx: ("list_contacts", {}),
         refused=lambda ctx: ("send_to", {"targetConversationId": fresh("conv"), "text": "x"}),
-        tools_source=src, tools_level="SHOULD", versions_source=src, versions_level="SHOULD", exact=True,
-        extra_faults={"INPUT-SCHEMA": ("mcp_tool_schema_looser",)})
+        tools_source=src, tools_level="SHOULD", versions_source=src, versions_level="SHOULD", exact=True)
 

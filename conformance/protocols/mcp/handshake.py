@@ -19,7 +19,6 @@ from conformance.protocols.mcp.surface import (
     bindings,
     fresh_client,
     page,
-    per_binding,
     quoted,
     server,
     started,
@@ -31,7 +30,7 @@ LIFECYCLE, TRANSPORTS = "basic-lifecycle", "basic-transports"
 
 @requirement(id="{mcp.prefix}-VERSION-NEGOTIATION", level="MUST",
              title=TITLE + "initialize asking an unknown version is answered with another one",
-             source=per_binding, document="mcp",
+             document="mcp",
              each=bindings(page(LIFECYCLE, "Otherwise, the server **MUST** respond with another"),
                            era="handshake"))
 def check_negotiation(ctx: CheckContext, mcp: McpBinding) -> None:
@@ -60,28 +59,18 @@ def versions_source(profile: Profile, b: McpBinding) -> Cite:
     return b.surface.versions_source
 
 
-@requirement(id="{mcp.prefix}-VERSION-SAME", level="MUST", title=SAME_TITLE, source=per_binding,
+@requirement(id="{mcp.prefix}-VERSION-SAME", level="MUST", title=SAME_TITLE,
              document="mcp",
              each=bindings(versions_source, era="handshake", level=lambda s: s.versions_level))
 def check_same_version(ctx: CheckContext, mcp: McpBinding) -> None:
     """initialize asking the revision the binding names is answered with that revision. A
-    MUST where the document names the revisions."""
+    MUST where the document names the revisions, else the profile's SHOULD."""
     client = fresh_client(ctx, mcp.name)
     asked = client.preferred.name
     answer = client.start(asked=asked)
     agreed = answer.result.get("protocolVersion") if isinstance(answer.result, dict) else None
     ctx.expect(agreed == asked, f"initialize asking protocolVersion {asked!r} was answered with {agreed!r}: "
                f"{quoted(answer)}", kind="rejected_valid")
-
-
-@requirement(id="{mcp.prefix}-VERSION-SAME", level="SHOULD", title=SAME_TITLE, source=per_binding,
-             document="mcp",
-             faults=["mcp_always_oldest"],
-             each=bindings(versions_source, era="handshake", level=lambda s: s.versions_level))
-def check_same_version_profile(ctx: CheckContext, mcp: McpBinding) -> None:
-    """The same, where the profile names the revision, not the document (its surface's
-    ``versions_level``): a SHOULD. The level is a declaration's, hence a declaration each."""
-    check_same_version(ctx, mcp)
 
 
 @check_same_version.fault
@@ -95,7 +84,7 @@ def mcp_always_oldest(ref: Any) -> None:
 @requirement(id="{mcp.prefix}-VERSION-HEADER", level="MUST",
              title=TITLE + "a request with an unsupported or invalid MCP-Protocol-Version "
                    "is 400",
-             source=per_binding, document="mcp",
+             document="mcp",
              each=bindings(page(TRANSPORTS,
                                 "If the server receives a request with an invalid or unsupported"),
                            era="handshake"))
@@ -120,7 +109,7 @@ def mcp_version_header_ignored(ref: Any) -> None:
 
 @requirement(id="{mcp.prefix}-NOTIFICATION", level="MUST",
              title=TITLE + "notifications/initialized is accepted with 202 and no body",
-             source=per_binding, document="mcp",
+             document="mcp",
              each=bindings(page(TRANSPORTS, "If the server accepts the input, the server **MUST"),
                            era="handshake"))
 def check_notification(ctx: CheckContext, mcp: McpBinding) -> None:
@@ -145,7 +134,7 @@ def mcp_notification_answered(ref: Any) -> None:
 
 @requirement(id="{mcp.prefix}-SESSION-END", level="MUST",
              title=TITLE + "a session ended by DELETE answers 404",
-             source=per_binding, document="mcp",
+             document="mcp",
              each=bindings(page(TRANSPORTS,
                                 "terminate the session at any time, after which it **MUST** respond"),
                            era="handshake"))
@@ -180,7 +169,7 @@ def mcp_session_outlives_delete(ref: Any) -> None:
 
 @requirement(id="{mcp.prefix}-BEFORE-INITIALIZE", level="SHOULD",
              title=TITLE + "a request without the session initialize opened is refused",
-             source=per_binding, document="mcp",
+             document="mcp",
              each=bindings(page(LIFECYCLE, "The initialization phase **MUST** be the first interaction"),
                            era="handshake"))
 def check_before_initialize(ctx: CheckContext, mcp: McpBinding) -> None:

@@ -20,7 +20,6 @@ from conformance.protocols.mcp.surface import (
     fresh_client,
     marker,
     page,
-    per_binding,
     quoted,
     server,
 )
@@ -38,7 +37,7 @@ def expect_error(ctx: CheckContext, answer: Answer, status: int, code: int | Non
 
 @requirement(id="{mcp.prefix}-DISCOVER", level="MUST",
              title=TITLE + "server/discover is served and lists the revision",
-             source=per_binding, document="mcp",
+             document="mcp",
              each=bindings(page("basic-versioning", "Servers **MUST** implement"), era="stateless"))
 def check_discover(ctx: CheckContext, mcp: McpBinding) -> None:
     """server/discover is served and lists the revision the binding speaks."""
@@ -63,7 +62,7 @@ def mcp_discover_missing(ref: Any) -> None:
 @requirement(id="{mcp.prefix}-VERSION-UNSUPPORTED", level="MUST",
              title=TITLE + "a request in an unsupported version is 400 "
                    "UnsupportedProtocolVersionError",
-             source=per_binding, document="mcp",
+             document="mcp",
              each=bindings(page(HTTP, "not to support), it **MUST** respond with `400 Bad Request` and an"),
                            era="stateless"))
 def check_unsupported_version(ctx: CheckContext, mcp: McpBinding) -> None:
@@ -93,7 +92,7 @@ def mcp_any_version(ref: Any) -> None:
 @requirement(id="{mcp.prefix}-HEADER-MISMATCH", level="MUST",
              title=TITLE + "mirrored headers missing or not matching the body are 400 "
                    "HeaderMismatch",
-             source=per_binding, document="mcp",
+             document="mcp",
              each=bindings(page(HTTP, "When rejecting a request due to header validation failure"),
                            era="stateless"))
 def check_header_mismatch(ctx: CheckContext, mcp: McpBinding) -> None:
@@ -124,7 +123,7 @@ def mcp_headers_unchecked(ref: Any) -> None:
 
 @requirement(id="{mcp.prefix}-META-REQUIRED", level="MUST",
              title=TITLE + "a request without the required _meta fields is 400 -32602",
-             source=per_binding, document="mcp",
+             document="mcp",
              each=bindings(page("basic-index", "A request missing any required field is malformed"),
                            era="stateless"))
 def check_meta_required(ctx: CheckContext, mcp: McpBinding) -> None:
@@ -152,7 +151,7 @@ def mcp_meta_unchecked(ref: Any) -> None:
 
 @requirement(id="{mcp.prefix}-METHOD-NOT-FOUND", level="MUST",
              title=TITLE + "an unknown RPC method is 404 -32601",
-             source=per_binding, document="mcp",
+             document="mcp",
              each=bindings(page(HTTP, "If the server does not implement the requested RPC method"),
                            era="stateless"))
 def check_method_not_found(ctx: CheckContext, mcp: McpBinding) -> None:

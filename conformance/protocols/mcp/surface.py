@@ -13,14 +13,14 @@ the engine's (conformance/transport/mcp.py)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from jsonschema.exceptions import SchemaError
 
 from conformance.check import Blocked, CheckContext, NotApplicable
-from conformance.declare import REGISTRY, Cite, Declaration, Each, caller_module, chosen, slug
+from conformance.declare import Cite, Each, chosen, slug
 from conformance.documents.schemas import validator_for
 from conformance.model import Profile, Source
 from conformance.protocols.mcp.server import McpServer
@@ -39,8 +39,8 @@ class McpSurface:
     (ctx -> a call the document refuses for a business reason), and where the tool set
     and the revisions are named (``tools_source``/``tools_level``, ``versions_source``/
     ``versions_level``: the document's, MUST; the profile's, SHOULD); ``exact`` when the
-    profile expects no other tool; ``extra_faults``, the profile's own faults an MCP row
-    must catch too, by the row's id after its prefix (``{"TOOL-ERROR": ("a_fault",)}``)."""
+    profile expects no other tool. A profile's own faults that an MCP row must catch too
+    are its ``Protocol.more_faults``."""
 
     tools: Callable[[Profile], dict[str, Any]]
     results: Callable[[Profile], dict[str, Any]]
@@ -51,7 +51,6 @@ class McpSurface:
     versions_source: Source
     versions_level: str
     exact: bool = False  # the profile expects no tool beyond its own (one tool per verb, say)
-    extra_faults: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -111,49 +110,17 @@ def binding_entry(profile: Profile, b: McpBinding) -> Cite:
     return chosen(f"profiles/{profile.name}.yaml#/bindings/{b.name}")
 
 
-def per_binding(profile: Profile) -> Cite:
-    """An MCP row's ``source=``: every member cites its own binding's revision (``each=``)."""
-    raise ValueError("an MCP row cites its binding's revision: the source is each member's (bindings(...))")
-
-
-@dataclass(frozen=True, eq=False)
-class Bindings:
+def bindings(where: Where, *, era: str = "both", level: Callable[[McpSurface], str] | None = None) -> Callable[
+        [Profile], list[Each]]:
     """``each=`` of an MCP row: one member per MCP binding of the profile (of the row's
-    ``era``: handshake revisions, stateless ones, or both; where ``level`` is given, only
-    the bindings whose surface puts the row at the declaration's level), citing ``where``
-    the binding's revision says it. A member's faults are the declaration's, less
-    ``exact_only`` where the surface expects other tools too, plus the surface's
-    ``extra_faults`` for the row."""
-
-    where: Where
-    era: str  # "both", "handshake" or "stateless"
-    level: Callable[[McpSurface], str] | None
-    exact_only: tuple[str, ...]
-    module: str
-
-    def __call__(self, profile: Profile) -> list[Each]:
-        declaration = self.declaration()
-        suffix = declaration.id.split("}-", 1)[1]
-        out = []
-        for b in mcp_bindings(profile):
-            if self.era != "both" and b.rev.stateless != (self.era == "stateless"):
-                continue
-            if self.level is not None and self.level(b.surface) != declaration.level:
-                continue
-            faults = [f for f in declaration.faults if b.surface.exact or f not in self.exact_only]
-            faults += b.surface.extra_faults.get(suffix, ())
-            out.append(Each(args={"mcp": b}, source=self.where(profile, b), faults=faults))
-        return out
-
-    def declaration(self) -> Declaration:
-        """The declaration this family is the ``each=`` of (its faults and id, read when
-        the profile loads, so that ``@check.fault`` has added its own)."""
-        return next(d for d in REGISTRY.requirements.get(self.module, []) if d.each is self)
-
-
-def bindings(where: Where, *, era: str = "both", level: Callable[[McpSurface], str] | None = None,
-             exact_only: tuple[str, ...] = ()) -> Bindings:
-    return Bindings(where, era, level, exact_only, caller_module())
+    ``era``: handshake revisions, stateless ones, or both), citing ``where`` the binding's
+    revision says it; ``level(surface)`` grades a member where the profile's surface says
+    who names what the row checks (the document: MUST; the profile alone: SHOULD)."""
+    def members(profile: Profile) -> list[Each]:
+        return [Each(args={"mcp": b}, source=where(profile, b), level=level(b.surface) if level else None)
+                for b in mcp_bindings(profile)
+                if era == "both" or b.rev.stateless == (era == "stateless")]
+    return members
 
 
 # -- the client steps ------------------------------------------------------------------

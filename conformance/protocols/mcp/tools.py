@@ -11,7 +11,7 @@ import uuid
 from typing import Any
 
 from conformance.check import Blocked, CheckContext, NotApplicable
-from conformance.declare import Cite, requirement
+from conformance.declare import Cite, fault, requirement
 from conformance.documents.schemas import validator_for
 from conformance.faults import replaces
 from conformance.generation.invalid import invalid_strategy
@@ -30,7 +30,6 @@ from conformance.protocols.mcp.surface import (
     listed,
     marker,
     page,
-    per_binding,
     quoted,
     schema_json,
     server,
@@ -47,7 +46,7 @@ LOOSE = {"oneOf", "anyOf", "allOf", "not", "pattern", "additionalProperties", "m
 
 @requirement(id="{mcp.prefix}-SCHEMA", level="MUST",
              title=TITLE + "every answer matches the revision's schema.json",
-             source=per_binding, document="mcp", each=bindings(schema_json))
+             document="mcp", each=bindings(schema_json))
 def check_schema(ctx: CheckContext, mcp: McpBinding) -> None:
     """Every message of a tour (the handshake or discovery, every tools/list page, a
     harmless call, a refused one, an unknown tool, an unknown method) against the
@@ -82,7 +81,7 @@ def mcp_tool_result_without_content(ref: Any) -> None:
 
 @requirement(id="{mcp.prefix}-ID-ECHO", level="MUST",
              title=TITLE + "an answer carries the request's id, with its type",
-             source=per_binding, document="mcp",
+             document="mcp",
              each=bindings(page("basic-index", "include the same ID as the request")))
 def check_id_echo(ctx: CheckContext, mcp: McpBinding) -> None:
     """An answer carries the request's id with its type: an integer and a string id."""
@@ -108,7 +107,7 @@ def mcp_id_as_string(ref: Any) -> None:
 
 @requirement(id="{mcp.prefix}-CAPABILITIES", level="MUST",
              title=TITLE + "a server with tools declares the tools capability",
-             source=per_binding, document="mcp",
+             document="mcp",
              each=bindings(page(TOOLS_PAGE, "MUST** declare the `tools` capability")))
 def check_capabilities(ctx: CheckContext, mcp: McpBinding) -> None:
     """A server serving tools declares the ``tools`` capability (initialize, or
@@ -137,11 +136,12 @@ def tools_source(profile: Profile, b: McpBinding) -> Cite:
     return b.surface.tools_source
 
 
-@requirement(id="{mcp.prefix}-TOOLS", level="MUST", title=TOOLS_TITLE, source=per_binding, document="mcp",
-             each=bindings(tools_source, level=lambda s: s.tools_level, exact_only=("mcp_tool_extra",)))
+@requirement(id="{mcp.prefix}-TOOLS", level="MUST", title=TOOLS_TITLE, document="mcp",
+             each=bindings(tools_source, level=lambda s: s.tools_level))
 def check_tools_list(ctx: CheckContext, mcp: McpBinding) -> None:
     """tools/list (every page) names every tool the profile expects (and, where the
-    profile says so, no other). A MUST where the document names the tool set."""
+    profile says so, no other: ``mcp_tool_extra`` is then its protocol's ``more_faults``).
+    A MUST where the document names the tool set, else the profile's SHOULD."""
     client = binding_of(ctx, mcp.name).client
     started(ctx, client)
     tools = listed(ctx, client)
@@ -151,15 +151,6 @@ def check_tools_list(ctx: CheckContext, mcp: McpBinding) -> None:
     if mcp.surface.exact:
         extra = sorted(set(tools) - expected)
         ctx.expect(not extra, f"tools/list names {extra}, which are none of the expected tools")
-
-
-@requirement(id="{mcp.prefix}-TOOLS", level="SHOULD", title=TOOLS_TITLE, source=per_binding, document="mcp",
-             faults=["mcp_tool_missing", "mcp_cursor_repeats", "mcp_tool_extra"],
-             each=bindings(tools_source, level=lambda s: s.tools_level, exact_only=("mcp_tool_extra",)))
-def check_tools_list_profile(ctx: CheckContext, mcp: McpBinding) -> None:
-    """The same, where the profile names the tool set, not the document (its surface's
-    ``tools_level``): a SHOULD. The level is a declaration's, hence a declaration each."""
-    check_tools_list(ctx, mcp)
 
 
 @check_tools_list.fault
@@ -183,7 +174,7 @@ def mcp_cursor_repeats(ref: Any) -> None:
         return tools, original(None)[1]
 
 
-@check_tools_list.fault
+@fault
 def mcp_tool_extra(ref: Any) -> None:
     """tools/list names a tool beyond the expected ones (a host action as a tool)."""
     @replaces(server(ref), "tools_page")
@@ -195,7 +186,7 @@ def mcp_tool_extra(ref: Any) -> None:
 
 @requirement(id="{mcp.prefix}-INPUT-SCHEMA", level="SHOULD",
              title=TITLE + "each tool's inputSchema rejects what its document's schema rejects",
-             source=per_binding, document="mcp", each=bindings(binding_entry))
+             document="mcp", each=bindings(binding_entry))
 def check_input_schemas(ctx: CheckContext, mcp: McpBinding) -> None:
     """Each tool's inputSchema rejects what the document's schema rejects (invalid inputs
     drawn for the document's schema, applied to the tool's). A tool may be stricter (a
@@ -253,7 +244,7 @@ def mcp_schema_loosened(ref: Any) -> None:
 @requirement(id="{mcp.prefix}-STRUCTURED", level="SHOULD",
              title=TITLE + "a tool's result is its structuredContent, matching the document's "
                    "result schema",
-             source=per_binding, document="mcp", each=bindings(binding_entry))
+             document="mcp", each=bindings(binding_entry))
 def check_structured(ctx: CheckContext, mcp: McpBinding) -> None:
     """A successful tools/call carries structuredContent, matching the document's result
     schema where it gives one."""
@@ -283,7 +274,7 @@ def mcp_text_only_results(ref: Any) -> None:
 
 @requirement(id="{mcp.prefix}-OUTPUT-SCHEMA", level="MUST",
              title=TITLE + "structured results conform to the outputSchema a tool declares",
-             source=per_binding, document="mcp",
+             document="mcp",
              each=bindings(page(TOOLS_PAGE, "provide structured results that conform")))
 def check_output_schema(ctx: CheckContext, mcp: McpBinding) -> None:
     """Where a tool declares an outputSchema, its structured results conform to it."""
@@ -316,7 +307,7 @@ def mcp_output_schema_unmet(ref: Any) -> None:
 
 @requirement(id="{mcp.prefix}-TOOL-ERROR", level="SHOULD",
              title=TITLE + "a business refusal is a tool execution error (isError: true)",
-             source=per_binding, document="mcp", each=bindings(page(TOOLS_PAGE, "Tool Execution Errors")))
+             document="mcp", each=bindings(page(TOOLS_PAGE, "Tool Execution Errors")))
 def check_tool_error(ctx: CheckContext, mcp: McpBinding) -> None:
     """A call the document refuses for a business reason is a tool execution error: a
     result with ``isError: true``."""
@@ -342,7 +333,7 @@ def mcp_tool_errors_as_protocol_errors(ref: Any) -> None:
 
 @requirement(id="{mcp.prefix}-UNKNOWN-TOOL", level="MUST",
              title=TITLE + "tools/call of an unknown tool is refused",
-             source=per_binding, document="mcp", each=bindings(page(TOOLS_PAGE, "Unknown tool")))
+             document="mcp", each=bindings(page(TOOLS_PAGE, "Unknown tool")))
 def check_unknown_tool(ctx: CheckContext, mcp: McpBinding) -> None:
     """tools/call of a tool the server does not have is refused."""
     unknown_tool_refused(ctx, mcp)
@@ -373,7 +364,7 @@ def mcp_unknown_tool_served(ref: Any) -> None:
 
 @requirement(id="{mcp.prefix}-UNKNOWN-TOOL-PROTOCOL-ERROR", level="SHOULD",
              title=TITLE + "an unknown tool is a protocol (JSON-RPC) error",
-             source=per_binding, document="mcp", each=bindings(page(TOOLS_PAGE, "Protocol Errors")))
+             document="mcp", each=bindings(page(TOOLS_PAGE, "Protocol Errors")))
 def check_unknown_tool_protocol_error(ctx: CheckContext, mcp: McpBinding) -> None:
     """tools/call of a tool the server does not have is a JSON-RPC error."""
     unknown_tool_refused(ctx, mcp, strict=True)

@@ -5,7 +5,7 @@ selftest's trace sees who reads it), runs over the profile's MCP bindings only
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from conformance.declare import variant
 from conformance.faults import setting
@@ -43,7 +43,7 @@ variant(setting("mcp_streamed_answers", "mcp_streamed", True, """Every request i
                 binding_kind=MCP_TOOLS))
 
 
-@variant(applies=lacks_newest_handshake)
+@variant(applies=lacks_newest_handshake, binding_kind=MCP_TOOLS)
 def mcp_newest_handshake_too(ref: Any) -> None:
     """The server also speaks the newest handshake revision the kit has documents for,
     so initialize agrees on that one rather than the profile's.
@@ -51,6 +51,3 @@ def mcp_newest_handshake_too(ref: Any) -> None:
     allowed by: basic-lifecycle.mdx "If the server supports the requested protocol version, it **MUST**
     respond with the same version" (a server may speak more revisions than the profile names)"""
     ref.mcp_versions = [*ref.mcp_versions, newest_handshake()]
-
-
-cast(Any, mcp_newest_handshake_too).binding_kind = MCP_TOOLS  # run over the MCP bindings only (selftest)

@@ -85,4 +85,5 @@ def mcp_surface(profile: Profile) -> Any:
 
 
 PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings,
-                    modules=mcp.MODULES, provides={"mcp": mcp_surface})
+                    modules=mcp.MODULES, provides={"mcp": mcp_surface},
+                    more_faults={rid: ("mcp_errors_unflagged",) for rid in ("MCP-TOOL-ERROR", "MCP-STATELESS-TOOL-ERROR")})

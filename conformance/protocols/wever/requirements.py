@@ -877,8 +877,7 @@ def mcp_surface(profile: Profile) -> McpSurface:
         harmless=lambda ctx: ("get_mailbox", {}),
         refused=lambda ctx: ("get_task", {"task_id": "task_" + "0" * 32}),
         tools_source=Source(profile.spec_relpath, "/setup"), tools_level="MUST",
-        versions_source=Source(profile.spec_relpath, "/protocols/mcp/versions"), versions_level="MUST",
-        extra_faults={"TOOL-ERROR": ("mcp_errors_unflagged",)})
+        versions_source=Source(profile.spec_relpath, "/protocols/mcp/versions"), versions_level="MUST")
 
 
 def check_health(ctx: CheckContext) -> None:
