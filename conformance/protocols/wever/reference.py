@@ -18,7 +18,6 @@ import json
 import re
 import secrets
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,13 +26,14 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
-from conformance.control import serve_control
 from conformance.documents.limits import load_limits
 from conformance.documents.schemas import validator_for
-from conformance.model import Limit, Profile
+from conformance.model import Profile
 from conformance.protocols.mcp.server import McpServer, to_response
+from conformance.reference import Reference, Refusal
+from conformance.reference import ReferenceConfig as BaseConfig
 
 HOUR_S = 3600
 DAY_S = 86400
@@ -98,12 +98,9 @@ SEED_MAILBOXES_MAX = 10_000
 
 
 @dataclass
-class ReferenceConfig:
-    """How one reference instance behaves."""
+class ReferenceConfig(BaseConfig):
+    """How one reference instance behaves (control, seed and clock: the base's)."""
 
-    control: bool = True
-    clock: Callable[[], float] = time.time  # seconds since the epoch
-    seed: int | None = None  # when set, minted ids and tokens are reproducible from it
     # limits served lower (or higher) than the manifest's, by the profile's limit name: a
     # relay that breaks its own manifest (tests: a run meeting a quota sooner than it planned)
     limits: dict[str, int] | None = None
@@ -111,13 +108,12 @@ class ReferenceConfig:
     mcp_page_size: int | None = None  # tools/list in pages of this many tools (None: one page)
 
 
-class RelayError(Exception):
+class RelayError(Refusal):
     """A refusal named by its profile error code (profiles/wever-connect.yaml ``errors:``)."""
 
     def __init__(self, code: str, message: str | None = None) -> None:
-        super().__init__(message or code)
+        super().__init__(code, message)
         self.code = code
-        self.message = message or code
 
 
 class RpcError(Exception):
@@ -214,16 +210,20 @@ def key_prefix_of(retry_text: str) -> str:
 # --------------------------------------------------------------------------- the reference
 
 
-class WeverReference:
+class WeverReference(Reference):
     """State and behaviour of the reference relay. All mutable state lives in ``self.s``
-    (plain JSON) so that ``digest`` covers it whole."""
+    (plain JSON) so that ``digest`` covers it whole, the clock's offset included."""
+
+    config: ReferenceConfig
 
     def __init__(self, profile: Profile, config: ReferenceConfig | None = None) -> None:
-        self.profile = profile
+        self.s: dict[str, Any] = {}  # before the base sets clock_offset, which lives in it
+        super().__init__(profile, config or ReferenceConfig())
         self.spec = profile.spec
-        self.config = config or ReferenceConfig()
-        self.limits: dict[str, Limit] = dict(profile.limits) or load_limits(
-            profile.settings.get("limits"), profile.spec, profile.spec_relpath)
+        if not self.limit_values:  # a profile built without its limits: read from the spec
+            limits = load_limits(profile.settings.get("limits"), profile.spec, profile.spec_relpath)
+            self.limit_values = {name: lim.value for name, lim in limits.items()}
+        self.limit_values.update(self.config.limits or {})
         self.actions: dict[str, dict[str, Any]] = self.spec["actions"]
         self.validators = {name: validator_for(op.params_schema) for name, op in profile.operations.items()}
         self.key_header: str = profile.settings["bindings"]["http"]["idempotency"]["header"]
@@ -242,7 +242,6 @@ class WeverReference:
         self.lock = threading.RLock()
         self.minted = 0  # ids minted so far (reproducible ids when config.seed is set)
         self.check_manifest()
-        self.s: dict[str, Any] = {}
         self.reset()
 
     def check_manifest(self) -> None:
@@ -276,14 +275,15 @@ class WeverReference:
 
     # ------------------------------------------------------------------ basics
 
-    def limit(self, name: str) -> int:
-        """A limit of the profile's ``limits:`` block, in the unit its name says."""
-        served = self.config.limits or {}
-        return int(served[name]) if name in served else int(self.limits[name].value)
+    @property
+    def clock_offset(self) -> float:
+        """Seconds control moved the clock forward (the base's ``now()`` adds them): kept
+        in ``self.s``, so a snapshot covers them and a reset sets them back to 0."""
+        return float(self.s.get("clock_offset", 0.0))
 
-    def now(self) -> float:
-        """The injected clock plus what control advanced."""
-        return self.config.clock() + self.s.get("clock_offset", 0.0)
+    @clock_offset.setter
+    def clock_offset(self, seconds: float) -> None:
+        self.s["clock_offset"] = seconds
 
     def new_hex(self, length: int) -> str:
         """Fresh lowercase hex; reproducible from the seed when one is set."""
@@ -1195,35 +1195,22 @@ class WeverReference:
 
     # ------------------------------------------------------------------ control
 
-    async def control(self, request: Request) -> Response:
-        """POST /_control/<action>: reset, advance_clock, now, seed_mailboxes, snapshot."""
-        return await serve_control(self, request, self.config.control, self.lock)
-
-    def control_reset(self, args: dict[str, Any]) -> Response:
-        self.reset()
-        return JSONResponse({"ok": True})
-
     def control_advance_clock(self, args: dict[str, Any]) -> Response:
-        seconds = args.get("seconds")
-        if not isinstance(seconds, int | float) or isinstance(seconds, bool) or seconds < 0:
-            return JSONResponse({"error": "seconds must be a nonnegative number"}, status_code=400)
-        self.s["clock_offset"] += seconds
-        return JSONResponse({"ok": True, "now": iso(self.now())})
+        """The base's, answering the new time as control ``now`` says it (ISO 8601)."""
+        answer = super().control_advance_clock(args)
+        return answer if answer.status_code != 200 else JSONResponse({"ok": True, "now": iso(self.now())})
 
     def control_now(self, args: dict[str, Any]) -> Response:
         return JSONResponse({"now": iso(self.now())})
-
-    def control_snapshot(self, args: dict[str, Any]) -> Response:
-        return JSONResponse({"digest": self.digest()})
 
     def control_seed_mailboxes(self, args: dict[str, Any]) -> Response:
         """Register ``count`` extra mailboxes bypassing every registration quota."""
         count = args.get("count")
         if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= SEED_MAILBOXES_MAX:
-            return JSONResponse({"error": f"count must be an integer from 1 to {SEED_MAILBOXES_MAX}"}, status_code=400)
+            return self.control_error(400, f"count must be an integer from 1 to {SEED_MAILBOXES_MAX}")
         capabilities = args.get("capabilities", [])
         if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
-            return JSONResponse({"error": "capabilities must be a list of strings"}, status_code=400)
+            return self.control_error(400, "capabilities must be a list of strings")
         self.purge_expired(self.now())
         made = []
         for index in range(count):
@@ -1235,34 +1222,23 @@ class WeverReference:
 
     # ------------------------------------------------------------------ routes
 
-    def routes(self) -> list[Route]:
-        """Endpoints look their handler up at request time, so a patched method takes effect."""
-
-        def endpoint(name: str) -> Callable[[Request], Any]:
-            async def handle(request: Request) -> Response:
-                response: Response = await getattr(self, name)(request)
-                return response
-
-            return handle
-
+    def own_routes(self) -> list[BaseRoute]:
+        """The relay's wire (control is the base's); endpoints look their handler up at
+        request time, so a patched method takes effect."""
         paths = self.spec["routes"]
         return [
-            Route(paths["actions"], endpoint("http_action"), methods=["POST"]),
-            Route(paths["a2a"], endpoint("a2a_endpoint"), methods=["POST"]),
-            Route(paths["mcp"], endpoint("mcp_endpoint"), methods=["POST", "GET", "DELETE"]),
-            Route(paths["health"], endpoint("health"), methods=["GET"]),
-            Route(paths["openapi"], endpoint("openapi"), methods=["GET"]),
-            Route(self.a2a["agent_card"], endpoint("agent_card_endpoint"), methods=["GET"]),
-            Route("/_control/{action}", endpoint("control"), methods=["POST"]),
+            Route(paths["actions"], self.endpoint("http_action"), methods=["POST"]),
+            Route(paths["a2a"], self.endpoint("a2a_endpoint"), methods=["POST"]),
+            Route(paths["mcp"], self.endpoint("mcp_endpoint"), methods=["POST", "GET", "DELETE"]),
+            Route(paths["health"], self.endpoint("health"), methods=["GET"]),
+            Route(paths["openapi"], self.endpoint("openapi"), methods=["GET"]),
+            Route(self.a2a["agent_card"], self.endpoint("agent_card_endpoint"), methods=["GET"]),
         ]
 
 
 def create_app(profile: Profile, config: ReferenceConfig | None = None) -> Starlette:
     """The reference as an ASGI app; ``app.state.reference`` is the instance faults patch."""
-    reference = WeverReference(profile, config)
-    app = Starlette(routes=reference.routes())
-    app.state.reference = reference
-    return app
+    return WeverReference(profile, config).app()
 
 
 __all__ = ["Call", "ReferenceConfig", "RelayError", "RpcError", "WeverReference", "create_app", "reference_credentials"]
