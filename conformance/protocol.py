@@ -32,7 +32,9 @@ class Protocol:
       the seeded world its control reports (a live run names it in the config's ``world:``);
     - ``binding_headers(profile)``: headers the document puts on each binding;
     - ``provides``: what a shared module asks of this protocol, by name (the MCP surface);
-    - ``last``: kinds of ``lasting`` whose rows run at the very end, in that order."""
+    - ``last``: kinds of ``lasting`` whose rows run at the very end, in that order;
+    - ``first``: requirement IDs that run before every other, in that order, lasting or
+      not (a live run's rows that need identities nothing has used yet)."""
 
     create_reference: Callable[..., Any]
     probe: Callable[..., None]
@@ -43,6 +45,7 @@ class Protocol:
     binding_headers: Callable[[Profile], dict[str, dict[str, str]]] = _none
     provides: Mapping[str, Callable[[Profile], Any]] = field(default_factory=dict)
     last: tuple[str, ...] = ()
+    first: tuple[str, ...] = ()
     parts: Callable[[Profile], Parts] | None = None  # TRANSITIONAL: a package not yet declaring its rows
 
 
