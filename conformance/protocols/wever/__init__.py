@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.check import CheckContext, ProtocolMismatch
-from conformance.model import Profile
+from conformance.model import Profile, Source
 from conformance.protocol import Parts, Protocol
+from conformance.protocols.wever import live
 from conformance.transport.binding import DEFAULT
+
+if TYPE_CHECKING:
+    from conformance.protocols.mcp.requirements import McpSurface
 
 ROUTE_ABSENT = (404, 405)  # RFC 9110: no such resource, or not with this method
 
@@ -32,18 +36,40 @@ def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
         )
 
 
-def parts(profile: Profile) -> Parts:
-    """The Wever rows (the MCP-level ones of both MCP bindings included), faults,
-    variants and the reference's mailboxes."""
-    from conformance.protocols.mcp.faults import for_rows
-    from conformance.protocols.wever.faults import FAULTS
-    from conformance.protocols.wever.reference import reference_credentials
-    from conformance.protocols.wever.requirements import build
-    from conformance.protocols.wever.variants import VARIANTS
+def mcp_surface(profile: Profile) -> McpSurface:
+    """What the MCP rows need of Wever: one tool per action but registration ("Registration
+    is not an MCP tool"), the actions' inputSchemas (the manifest gives no result schemas),
+    a harmless read and a call the relay refuses (a task nobody has)."""
+    from conformance.protocols.mcp.requirements import McpSurface
 
-    requirements = build(profile)
+    registration = profile.spec["protocols"]["a2a"]["access_setup"]["path"].rsplit("/", 1)[-1]
+    return McpSurface(
+        tools=lambda p: {name: a["inputSchema"] for name, a in p.spec["actions"].items() if name != registration},
+        results=lambda p: {},
+        harmless=lambda ctx: ("get_mailbox", {}),
+        refused=lambda ctx: ("get_task", {"task_id": "task_" + "0" * 32}),
+        tools_source=Source(profile.spec_relpath, "/setup"), tools_level="MUST",
+        versions_source=Source(profile.spec_relpath, "/protocols/mcp/versions"), versions_level="MUST")
+
+
+def mcp_parts(profile: Profile) -> Parts:
+    """TRANSITIONAL, until conformance/protocols/mcp declares its rows: the MCP-level rows of
+    both MCP bindings (the relay's own fault ``mcp_errors_unflagged``, surfaces.py, added to
+    their TOOL-ERROR rows), the MCP faults they name and the MCP variants, as the engine's
+    ``parts`` hook takes them (with the reference's mailboxes, which it sets again)."""
+    from conformance.protocols.mcp.faults import for_rows
+    from conformance.protocols.mcp.requirements import all_rows
+
+    requirements = all_rows(profile, mcp_surface(profile), {"TOOL-ERROR": ("mcp_errors_unflagged",)})
     mcp_faults, mcp_variants = for_rows(requirements, list(profile.spec["protocols"]["mcp"]["versions"]))
-    return Parts(requirements, {**FAULTS, **mcp_faults}, {**VARIANTS, **mcp_variants}, reference_credentials())
+    return Parts(requirements, mcp_faults, mcp_variants, credentials(profile))
+
+
+def credentials(profile: Profile) -> dict[str, Any]:
+    """The reference's seeded mailboxes: label -> {id, token}."""
+    from conformance.protocols.wever.reference import reference_credentials
+
+    return reference_credentials()
 
 
 def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
@@ -80,4 +106,18 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings)
+# The modules that declare the rows, in the order they run. A live relay keeps what each
+# check did, so a run starts with the rows that register a mailbox as their subject (a
+# source registers only registrations_per_source_per_utc_day mailboxes a day; theirs are
+# the run's own mailboxes that serve the rest), then the pending cap of a sender (it needs
+# more pairs that never exchanged a request than any other row); what lasts to a mailbox
+# runs after everything else, live.LAST (using a mailbox's day up, closing one, the
+# registration quota's row) at the very end.
+MODULES = ("access", "tasks", "keys", "connections", "a2a", "surfaces", "quotas", "lifetimes", "a2a_strict", "mailboxes",
+           "shaped", "inputs", "variants")
+FIRST = ("WEVER-REGISTER-TOKEN", "WEVER-AUTH-OPEN-ACTIONS", "WEVER-SHAPE-MAILBOX", "WEVER-INPUT-INVALID-REGISTER-MAILBOX",
+         "WEVER-INPUT-VALID-REGISTER-MAILBOX", "WEVER-LIMIT-PENDING-REQUESTS-SENDER")
+
+PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings, credentials=credentials,
+                    modules=tuple(f"{__name__}.{module}" for module in MODULES), first=FIRST, last=live.LAST,
+                    parts=mcp_parts)  # TRANSITIONAL: the MCP-level rows (mcp_parts)

@@ -398,7 +398,8 @@ class WeverClient:
             return self.ctx.http.request("POST", self.a2a["endpoint"],
                                          headers={**self.a2a_headers(who, version), **(headers or {})}, content=body)
         if self.live and raw is None and self.a2a["methods"].get(method) == "send_task":
-            return self.books.a2a_send(self, self.label(who), params, send)  # type: ignore[no-any-return]
+            reply: HttpReply = self.books.a2a_send(self, self.label(who), params, send)
+            return reply
         return send()
 
     @staticmethod

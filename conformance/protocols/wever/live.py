@@ -32,16 +32,13 @@ import threading
 import weakref
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from conformance import locate
 from conformance.check import CheckContext, RunContext, Untested
 from conformance.documents.schemas import validator_for
 from conformance.protocols.wever.reads import ids, named_values, vocabulary
 from conformance.transport.binding import FRESH, RawToken, Reply
-
-if TYPE_CHECKING:
-    from conformance.protocols.wever.client import WeverClient
 
 SENT = "sent_tasks_per_mailbox_per_day_count"
 RECEIVED = "received_tasks_per_mailbox_per_day_count"
@@ -65,6 +62,31 @@ DAY_MARGIN = timedelta(minutes=10)  # a count started this close to a UTC midnig
 PROFILE_FIELDS = ("label", "capabilities", "discoverable", "accepts_connection_requests")  # update_mailbox's input
 
 Charges = list[tuple[str, str]]
+
+# What a row does that lasts to the mailbox it acts as (conformance/live.py): without control
+# it acts as a mailbox of the run's own (or one the config marks disposable), never as a
+# configured one. close_mailbox and renew_mailbox are the profile's `lasting:` operations.
+CLOSES = "closes the mailbox it acts as (its token, profile and grants go; shared task content is erased)"
+RENEWS = "renews the mailbox it acts as: its expiry moves, which cannot be put back"
+USES_UP = "spends the quota it is about to its end for the UTC day, on a mailbox of the run's own"
+FILLS_PENDING = ("fills the pending requests of a sender of the run's own to its cap, and half of its requests of "
+                 "the UTC day (the requests are denied when the check ends)")
+SPENDS_REGISTRATIONS = "spends the source's registrations of the UTC day to their end (no configured mailbox is touched)"
+# The order of a run (a live relay keeps what each check did): the rows that use a mailbox's
+# day up, then the rows that close one, then the registration quota's row, after all others.
+LAST = (USES_UP, CLOSES, SPENDS_REGISTRATIONS)
+
+
+class Client(Protocol):
+    """What this module asks of a check's client (client.py's WeverClient, which passes
+    itself: named here by what it does, so that the two modules do not import each other)."""
+
+    ctx: CheckContext
+    binding: Any
+
+    def call(self, action: str, params: Any, who: Any = ..., key: str | None = ..., **kw: Any) -> Reply: ...
+
+    def open_call(self, action: str, params: Any) -> Reply: ...
 
 
 @dataclass
@@ -148,7 +170,7 @@ def room(ctx: CheckContext, quota: str, who: str) -> int:
     return left
 
 
-def register(c: WeverClient, body: dict[str, Any] | None = None) -> Member | None:
+def register(c: Client, body: dict[str, Any] | None = None) -> Member | None:
     """A new mailbox of the run's own, or None when the source's registrations of the
     day are spent (by this run's count) or the relay refuses."""
     ctx = c.ctx
@@ -189,7 +211,7 @@ def closed(ctx: CheckContext, label: str) -> bool:
 # ----------------------------------------------------------------------------------
 # who plays which part
 # ----------------------------------------------------------------------------------
-def choose_cast(c: WeverClient, parts: tuple[str, str, str], recipient: str | None = None,
+def choose_cast(c: Client, parts: tuple[str, str, str], recipient: str | None = None,
                 own_only: bool = False) -> dict[str, str]:
     """The labels playing ``parts`` (sender, recipient, stranger) in one check without
     control: the recipient (given, or the run's own mailbox with most room to receive
@@ -224,7 +246,7 @@ def choose_cast(c: WeverClient, parts: tuple[str, str, str], recipient: str | No
     return cast
 
 
-def victim(c: WeverClient) -> str | None:
+def victim(c: Client) -> str | None:
     """A mailbox the check may close or use up: the run's own with least room left (a new
     one when it has none and may register), else a configured one marked disposable."""
     ctx = c.ctx
@@ -313,7 +335,7 @@ class Books:
             self.ctx.refund(quota, who, record=False)
 
     # -- the calls -----------------------------------------------------------------------
-    def call(self, c: WeverClient, binding: Any, action: str, params: Any, caller: Any, key: Any, **kw: Any) -> Reply:
+    def call(self, c: Client, binding: Any, action: str, params: Any, caller: Any, key: Any, **kw: Any) -> Reply:
         """``action`` over ``binding`` as ``caller``, spending and putting back as the module says."""
         who = self.who(caller)
         args = params if isinstance(params, dict) else {}
@@ -373,10 +395,10 @@ class Books:
                     self.pool.keys.difference_update(keys)  # no work made: a retry under the key would make it
         return charges, after
 
-    def a2a_send(self, c: WeverClient, who: Any, params: Any, send: Any) -> Any:
+    def a2a_send(self, c: Client, who: Any, params: Any, send: Any) -> Any:
         """SendMessage: a task, its request key a2a-<sha256 of the messageId> (each way it
         may be written is the same key: protocols.a2a.retry)."""
-        from conformance.protocols.wever.requirements import digest_spellings
+        from conformance.protocols.wever.a2a import digest_spellings
 
         sender = self.who(who)
         message = params.get("message") if isinstance(params, dict) else None
@@ -402,7 +424,7 @@ class Books:
         return reply
 
     # -- grants ------------------------------------------------------------------------------
-    def keep_grant(self, c: WeverClient, recipient: str, sender: str) -> None:
+    def keep_grant(self, c: Client, recipient: str, sender: str) -> None:
         """Before the first change of ``recipient``'s grant to ``sender``: what it is now
         (get_mailbox names the allowed sender ids), and its undo."""
         pair = (recipient, sender)
@@ -440,7 +462,7 @@ class Books:
             return []  # an existing grant consumes nothing
         return [(GRANTS, recipient), (SERVICE_GRANTS, SERVICE), (ALLOWED, recipient)]
 
-    def grant_charges(self, c: WeverClient, recipient: str, args: dict[str, Any]) -> tuple[Charges, Any]:
+    def grant_charges(self, c: Client, recipient: str, args: dict[str, Any]) -> tuple[Charges, Any]:
         sender = self.label_of(args.get("sender_id"))
         allowed = args.get("allowed")
         if sender is None or sender == recipient or not isinstance(allowed, bool):
@@ -454,7 +476,7 @@ class Books:
         return charges, after
 
     # -- connection requests ---------------------------------------------------------------------
-    def request_charges(self, c: WeverClient, sender: str, args: dict[str, Any]) -> tuple[Charges, Any]:
+    def request_charges(self, c: Client, sender: str, args: dict[str, Any]) -> tuple[Charges, Any]:
         """A new request spends both parties' daily requests and the service's, and holds a
         place under both pending caps until it is answered; a retry of a pair asked in this
         run returns the retained request and spends nothing."""
@@ -489,7 +511,7 @@ class Books:
             self.release(PENDING_SENDER, request.sender)
             self.release(PENDING_RECIPIENT, request.recipient)
 
-    def deny_pending(self, c: WeverClient, request_id: str) -> str | None:
+    def deny_pending(self, c: Client, request_id: str) -> str | None:
         """The recipient denies the check's request when it is still pending (its list names it)."""
         request = self.requests[request_id]
         if request.decided or closed(self.ctx, request.recipient) or closed(self.ctx, request.sender):
@@ -505,7 +527,7 @@ class Books:
         reply = c.call("respond_connection_request", {"request_id": request_id, "allowed": False}, request.recipient)
         return None if reply.ok else f"respond_connection_request allowed=false answered {reply.describe()}"
 
-    def response_charges(self, c: WeverClient, who: str, args: dict[str, Any]) -> tuple[Charges, Any]:
+    def response_charges(self, c: Client, who: str, args: dict[str, Any]) -> tuple[Charges, Any]:
         """The recipient's first answer to a request of this check: allowing makes a grant."""
         request_id, allowed = args.get("request_id"), args.get("allowed")
         request = self.requests.get(request_id) if isinstance(request_id, str) else None
@@ -521,7 +543,7 @@ class Books:
         return charges, after
 
     # -- profiles -----------------------------------------------------------------------------
-    def keep_profile(self, c: WeverClient, who: str, args: dict[str, Any]) -> None:
+    def keep_profile(self, c: Client, who: str, args: dict[str, Any]) -> None:
         """Before the first update_mailbox of ``who``: its profile now (as registered, for
         the run's own; for a configured one as get_mailbox names update_mailbox's members),
         and its undo. Publishing a configured mailbox on the directory is lasting."""
@@ -545,7 +567,7 @@ class Books:
             return None if reply.ok else f"update_mailbox answered {reply.describe()}"
         self.ctx.put_back(f"the profile of {who}", undo)
 
-    def read_profile(self, c: WeverClient, who: str) -> dict[str, Any]:
+    def read_profile(self, c: Client, who: str) -> dict[str, Any]:
         reply = c.binding.call("get_mailbox", {}, caller=who, idempotency_key=None)
         values = {name: named_values(reply.result, name) if reply.ok else [] for name in PROFILE_FIELDS}
         prior = {name: found[0] for name, found in values.items() if found}
