@@ -29,7 +29,8 @@ def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
     relay's: the manifest names no error body)."""
     reply = ctx.binding.call("get_mailbox", {}, caller=caller)
     refused = reply.flagged and isinstance(reply.http.json(), dict) and reply.status not in ROUTE_ABSENT
-    if not (reply.ok or reply.error_code or refused or reply.spoke):  # a JSON-RPC answer that breaks the binding is a finding
+    # a JSON-RPC answer that breaks the binding is a finding
+    if not (reply.ok or reply.error_code or refused or reply.spoke):
         raise ProtocolMismatch(
             f"{ctx.http.target} does not speak the Wever Connect {ctx.binding.name} binding: "
             f"HTTP {reply.status} {reply.http.text[:80]!r}"
@@ -44,7 +45,8 @@ def mcp_surface(profile: Profile) -> McpSurface:
 
     registration = profile.spec["protocols"]["a2a"]["access_setup"]["path"].rsplit("/", 1)[-1]
     return McpSurface(
-        tools=lambda p: {name: a["inputSchema"] for name, a in p.spec["actions"].items() if name != registration},
+        tools=lambda p: {name: a["inputSchema"] for name, a in p.spec["actions"].items()
+                         if name != registration},
         results=lambda p: {},
         harmless=lambda ctx: ("get_mailbox", {}),
         refused=lambda ctx: ("get_task", {"task_id": "task_" + "0" * 32}),
@@ -90,17 +92,22 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
             "same": {
                 "token works": reference.mailbox_for_token(token) == mailbox_id,
                 "open": bool(box) and not box.get("closed"),
-                "profile": {k: box.get(k) for k in ("label", "capabilities", "discoverable", "accepts_connection_requests")},
+                "profile": {k: box.get(k) for k in ("label", "capabilities", "discoverable",
+                                                    "accepts_connection_requests")},
                 "expires_at": box.get("expires_at"),
                 "allows": sorted(s["grants"].get(mailbox_id, {})),
                 "allowed by": sorted(r for r, senders in s["grants"].items() if mailbox_id in senders),
-                "pending requests to it": sorted(r["request_id"] for r in pending if r["recipient_id"] == mailbox_id),
-                "pending requests from it": sorted(r["request_id"] for r in pending if r["sender_id"] == mailbox_id),
+                "pending requests to it": sorted(r["request_id"] for r in pending
+                                                 if r["recipient_id"] == mailbox_id),
+                "pending requests from it": sorted(r["request_id"] for r in pending
+                                                   if r["sender_id"] == mailbox_id),
             },
             "kept": {
-                "tasks": sorted(t for t, task in s["tasks"].items() if mailbox_id in (task["sender_id"], task["recipient_id"])),
+                "tasks": sorted(t for t, task in s["tasks"].items()
+                                if mailbox_id in (task["sender_id"], task["recipient_id"])),
                 "task content": sorted(t for t, task in s["tasks"].items()
-                                       if mailbox_id in (task["sender_id"], task["recipient_id"]) and not task["content_erased"]),
+                                       if mailbox_id in (task["sender_id"], task["recipient_id"])
+                                       and not task["content_erased"]),
             },
         }
     return out
@@ -113,11 +120,14 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
 # more pairs that never exchanged a request than any other row); what lasts to a mailbox
 # runs after everything else, live.LAST (using a mailbox's day up, closing one, the
 # registration quota's row) at the very end.
-MODULES = ("access", "tasks", "keys", "connections", "a2a", "surfaces", "quotas", "lifetimes", "a2a_strict", "mailboxes",
+MODULES = ("access", "tasks", "keys", "connections", "a2a", "surfaces", "quotas", "lifetimes", "a2a_strict",
+           "mailboxes",
            "shaped", "inputs", "variants")
-FIRST = ("WEVER-REGISTER-TOKEN", "WEVER-AUTH-OPEN-ACTIONS", "WEVER-SHAPE-MAILBOX", "WEVER-INPUT-INVALID-REGISTER-MAILBOX",
+FIRST = ("WEVER-REGISTER-TOKEN", "WEVER-AUTH-OPEN-ACTIONS", "WEVER-SHAPE-MAILBOX",
+         "WEVER-INPUT-INVALID-REGISTER-MAILBOX",
          "WEVER-INPUT-VALID-REGISTER-MAILBOX", "WEVER-LIMIT-PENDING-REQUESTS-SENDER")
 
-PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings, credentials=credentials,
+PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings,
+                    credentials=credentials,
                     modules=tuple(f"{__name__}.{module}" for module in MODULES), first=FIRST, last=live.LAST,
                     parts=mcp_parts)  # TRANSITIONAL: the MCP-level rows (mcp_parts)

@@ -57,8 +57,8 @@ def a2a_sent_id(ctx: CheckContext, reply: Any, what: str) -> str:
     """The id of the A2A Task a SendMessage answered (result.task.id: the manifest's and A2A's names)."""
     task_id = dig(served_rpc(ctx, reply, what), "task", "id")
     if not isinstance(task_id, str):
-        ctx.fail(f"{what}: " + Search("result.task.id (protocols.a2a.send_message.result_shape)").looked_for(reply.json()),
-                 kind="malformed_answer")
+        looked = Search("result.task.id (protocols.a2a.send_message.result_shape)").looked_for(reply.json())
+        ctx.fail(f"{what}: " + looked, kind="malformed_answer")
     return str(task_id)
 
 
@@ -70,8 +70,8 @@ def rpc(method: str, params: Any) -> dict[str, Any]:
 # sending and reading tasks
 # ----------------------------------------------------------------------------------
 @requirement(id="WEVER-A2A-SEND", level="MUST",
-             title="An example-shaped SendMessage creates a task that starts submitted, in result.task, in the "
-                   "recipient's inbox",
+             title="An example-shaped SendMessage creates a task that starts submitted, in result.task, in "
+                   "the recipient's inbox",
              source=at(f"{A2A}/send_message/result_shape"), faults=["a2a_state_unmapped"])
 def check_a2a_send(ctx: CheckContext) -> None:
     """An example-shaped SendMessage creates a task that starts submitted, in result.task."""
@@ -79,7 +79,8 @@ def check_a2a_send(ctx: CheckContext) -> None:
     c.allow(SENDER, RECIPIENT)
     task = a2a_task(ctx, c.a2a_call("SendMessage", c.a2a_message()), "SendMessage")
     mapping = c.a2a["state_mapping"]
-    ctx.expect(a2a_state(task) == mapping["offered"], f"a new A2A task is {a2a_state(task)!r}, expected {mapping['offered']}")
+    ctx.expect(a2a_state(task) == mapping["offered"],
+               f"a new A2A task is {a2a_state(task)!r}, expected {mapping['offered']}")
     ctx.expect(task["id"] in c.inbox_ids(RECIPIENT), "the A2A task is not in the recipient's Connect inbox")
 
 
@@ -95,8 +96,8 @@ def a2a_state_unmapped(ref: WeverReference) -> None:
 
 
 @requirement(id="WEVER-A2A-STATE-MAPPING", level="MUST",
-             title="GetTask maps every Connect state as state_mapping says; a completed result is one application/json "
-                   "artifact; no history",
+             title="GetTask maps every Connect state as state_mapping says; a completed result is one "
+                   "application/json artifact; no history",
              source=at(f"{A2A}/state_mapping"), faults=["a2a_state_unmapped", "a2a_history_returned"])
 def check_a2a_state_mapping(ctx: CheckContext) -> None:
     """GetTask reports each Connect state as state_mapping says; a completed result is one
@@ -107,9 +108,12 @@ def check_a2a_state_mapping(ctx: CheckContext) -> None:
     for state, a2a_name in mapping.items():
         with ctx.subcheck(state):
             task = c.new_task(state)
-            got = a2a_task(ctx, c.a2a_call("GetTask", {"id": task.id}), f"GetTask of a {state} task", wrapped=False)
-            ctx.expect(a2a_state(got) == a2a_name, f"GetTask of a {state} task: {a2a_state(got)!r}, expected {a2a_name}")
-            ctx.expect(not got.get("history"), f"GetTask returned history {got.get('history')!r}; returned_history_messages is 0")
+            got = a2a_task(ctx, c.a2a_call("GetTask", {"id": task.id}), f"GetTask of a {state} task",
+                           wrapped=False)
+            ctx.expect(a2a_state(got) == a2a_name,
+                       f"GetTask of a {state} task: {a2a_state(got)!r}, expected {a2a_name}")
+            ctx.expect(not got.get("history"),
+                       f"GetTask returned history {got.get('history')!r}; returned_history_messages is 0")
             if state == "completed":
                 artifacts: list[Any] = got["artifacts"] if isinstance(got.get("artifacts"), list) else []
                 parts = [p for a in artifacts for p in (dig(a, "parts") or []) if isinstance(p, dict)]
@@ -129,8 +133,10 @@ def a2a_history_returned(ref: WeverReference) -> None:
 
 
 @requirement(id="WEVER-A2A-CANCEL", level="MUST",
-             title="CancelTask: the sender, only while offered; a repeated cancellation returns the canceled task",
-             source=at(f"{A2A}/cancel_task/permission"), faults=["a2a_repeat_cancel_refused", "accepted_cancellable"])
+             title="CancelTask: the sender, only while offered; a repeated cancellation returns the canceled "
+             "task",
+             source=at(f"{A2A}/cancel_task/permission"),
+             faults=["a2a_repeat_cancel_refused", "accepted_cancellable"])
 def check_a2a_cancel(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     canceled = c.a2a["state_mapping"]["cancelled"]
@@ -163,7 +169,8 @@ def a2a_repeat_cancel_refused(ref: WeverReference) -> None:
         return result
 
 
-@requirement(id="WEVER-A2A-GET-VISIBILITY", level="MUST", title="GetTask serves the sender or the recipient only",
+@requirement(id="WEVER-A2A-GET-VISIBILITY", level="MUST",
+             title="GetTask serves the sender or the recipient only",
              source=at(f"{A2A}/get_task/visibility"), faults=["task_visible_to_anyone"])
 def check_a2a_visibility(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
@@ -187,14 +194,18 @@ def check_a2a_replay(ctx: CheckContext) -> None:
     data, marker = c.marked()
     message_id = f"conformance-{fresh_key()}"
     first = a2a_task(ctx, c.a2a_call("SendMessage", c.a2a_message(message_id, data=data)), "SendMessage")
-    again = a2a_task(ctx, c.a2a_call("SendMessage", c.a2a_message(message_id, data=data)), "SendMessage replayed")
-    ctx.expect(again["id"] == first["id"], f"a replayed messageId created task {again['id']!r} beside {first['id']!r}")
+    again = a2a_task(ctx, c.a2a_call("SendMessage", c.a2a_message(message_id, data=data)),
+                     "SendMessage replayed")
+    ctx.expect(again["id"] == first["id"],
+               f"a replayed messageId created task {again['id']!r} beside {first['id']!r}")
     changed, _ = c.marked()
     reply = c.a2a_call("SendMessage", c.a2a_message(message_id, data=changed))
-    ctx.expect(rpc_error(reply) is not None, f"a messageId reused with changed data was served: {reply.text[:200]}",
+    ctx.expect(rpc_error(reply) is not None,
+               f"a messageId reused with changed data was served: {reply.text[:200]}",
                kind="accepted_invalid")
     carried = watch.carrying(marker)
-    ctx.expect(carried == {first["id"]}, f"replays left {len(carried)} tasks with their data in the inbox ({sorted(carried)}), "
+    ctx.expect(carried == {first["id"]},
+               f"replays left {len(carried)} tasks with their data in the inbox ({sorted(carried)}), "
                f"expected exactly {first['id']}", kind="state_changed")
 
 
@@ -249,10 +260,13 @@ def a2a_concurrent(ctx: CheckContext) -> None:
     params = c.a2a_message(data=data)
     replies = idempotency.at_once(8, lambda: c.a2a_call("SendMessage", params))
     named = {dig(r.json(), "result", "task", "id") for r in replies}
-    ctx.expect(len(named) == 1 and None not in named, f"8 identical SendMessage at once answered tasks {sorted(map(str, named))}",
+    ctx.expect(len(named) == 1 and None not in named,
+               f"8 identical SendMessage at once answered tasks {sorted(map(str, named))}",
                kind="state_changed")
     carried = watch.carrying(marker)
-    ctx.expect(carried == named, f"8 identical SendMessage at once left {len(carried)} tasks with their data ({sorted(carried)})",
+    ctx.expect(carried == named,
+               f"8 identical SendMessage at once left {len(carried)} tasks with their data "
+               f"({sorted(carried)})",
                kind="state_changed")
 
 
@@ -260,12 +274,13 @@ def digest_spellings(message_id: str) -> tuple[str, ...]:
     """The ways a2a-<sha256(messageId)> may be written: the manifest does not say (hex,
     base64url, base64: each accepted)."""
     digest = hashlib.sha256(message_id.encode()).digest()
-    return digest.hex(), base64.urlsafe_b64encode(digest).decode().rstrip("="), base64.b64encode(digest).decode()
+    return (digest.hex(), base64.urlsafe_b64encode(digest).decode().rstrip("="),
+            base64.b64encode(digest).decode())
 
 
 @requirement(id="WEVER-A2A-KEY-NAMESPACE", level="MUST",
-             title="An A2A messageId is the Connect request key a2a-<sha256> of the sender: HTTP send_task under it "
-                   "returns the same task; another sender's same messageId is another task",
+             title="An A2A messageId is the Connect request key a2a-<sha256> of the sender: HTTP send_task "
+                   "under it returns the same task; another sender's same messageId is another task",
              source=at(f"{A2A}/retry"), faults=["a2a_private_namespace", "keys_shared_across_senders"])
 def check_a2a_key_namespace(ctx: CheckContext) -> None:
     """messageId becomes a2a- plus its SHA-256 digest in the sender's Connect request-key
@@ -284,12 +299,14 @@ def check_a2a_key_namespace(ctx: CheckContext) -> None:
                 break
             seen.append(reply.describe())
         else:
-            ctx.fail(f"no spelling of a2a-<sha256(messageId)> reaches the A2A task {task['id']} over HTTP: {seen}", kind="state_changed")
+            ctx.fail(f"no spelling of a2a-<sha256(messageId)> reaches the A2A task {task['id']} over HTTP: "
+                     f"{seen}", kind="state_changed")
     with ctx.subcheck("another sender, the same messageId"):
         c.allow(STRANGER, RECIPIENT)
         other = a2a_task(ctx, c.a2a_call("SendMessage", c.a2a_message(message_id, data=data), who=STRANGER),
                          "SendMessage of another sender with the same messageId")
-        ctx.expect(other["id"] != task["id"], f"another sender's SendMessage with the same messageId answered the first "
+        ctx.expect(other["id"] != task["id"],
+                   f"another sender's SendMessage with the same messageId answered the first "
                    f"sender's task {task['id']}: the key namespace is the sender's", kind="auth_not_enforced")
 
 
@@ -321,19 +338,24 @@ def check_a2a_key_header(ctx: CheckContext) -> None:
     no A2A task over HTTP."""
     c = WeverClient(ctx)
     c.allow(SENDER, RECIPIENT)
-    header = c.binding.idempotency.get("header", "Idempotency-Key") if c.binding.idempotency else "Idempotency-Key"
+    header = (c.binding.idempotency.get("header", "Idempotency-Key") if c.binding.idempotency
+              else "Idempotency-Key")
     data, _ = c.marked()
     message_id, key = f"conformance-{fresh_key()}", fresh_key()
     params = c.a2a_message(message_id, data=data)
-    task = a2a_task(ctx, c.a2a_call("SendMessage", params, headers={header: key}), f"SendMessage with an {header} header")
+    task = a2a_task(ctx, c.a2a_call("SendMessage", params, headers={header: key}),
+                    f"SendMessage with an {header} header")
     with ctx.subcheck("the same messageId under another header"):
         again = a2a_task(ctx, c.a2a_call("SendMessage", params, headers={header: fresh_key()}),
                          f"the same SendMessage under another {header}")
-        ctx.expect(again["id"] == task["id"], f"the same messageId under another {header} made task {again['id']} beside "
+        ctx.expect(again["id"] == task["id"],
+                   f"the same messageId under another {header} made task {again['id']} beside "
                    f"{task['id']}: the header overrode the messageId", kind="state_changed")
     with ctx.subcheck(f"HTTP send_task under the header's {header}"):
-        other = c.task_of(c.send(SENDER, RECIPIENT, data=data, key=key), f"send_task under the {header} the SendMessage carried")
-        ctx.expect(other.id != task["id"], f"send_task under the {header} of a SendMessage answered its task {task['id']}: "
+        other = c.task_of(c.send(SENDER, RECIPIENT, data=data, key=key),
+                          f"send_task under the {header} the SendMessage carried")
+        ctx.expect(other.id != task["id"],
+                   f"send_task under the {header} of a SendMessage answered its task {task['id']}: "
                    "the header became the adapter's request key", kind="state_changed")
 
 
@@ -363,18 +385,21 @@ def check_a2a_retry_gone(ctx: CheckContext) -> None:
     """A messageId whose task was deleted, or expired, names no new work while its
     tombstone lives ("expired/deleted retained work is unavailable")."""
     if ctx.run.live:
-        ctx.needs_control(f"advance_clock past task_hours ({ctx.profile.limits['task_hours'].value}): an expired task's messageId")
+        ctx.needs_control(f"advance_clock past task_hours ({ctx.profile.limits['task_hours'].value}): an "
+                          "expired task's messageId")
     c = WeverClient(ctx)
     c.allow(SENDER, RECIPIENT)
     deleted, expired = (f"conformance-{uuid.uuid4().hex}" for _ in range(2))
     (data, marker), (late_data, late_marker) = c.marked(), c.marked()
     task_id = a2a_sent_id(ctx, c.a2a_call("SendMessage", c.a2a_message(deleted, data=data)), "SendMessage")
-    a2a_sent_id(ctx, c.a2a_call("SendMessage", c.a2a_message(expired, data=late_data)), "SendMessage of a task left to expire")
+    a2a_sent_id(ctx, c.a2a_call("SendMessage", c.a2a_message(expired, data=late_data)),
+                "SendMessage of a task left to expire")
     with ctx.subcheck("deleted"):
         expect_result(ctx, c.call("cancel_task", {"task_id": task_id}, SENDER), "cancel_task")
         expect_result(ctx, c.call("delete_task_content", {"task_id": task_id}, SENDER), "delete_task_content")
         watch = c.watch(RECIPIENT)
-        refused_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message(deleted, data=data)), "SendMessage retrying a deleted task's messageId")
+        refused_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message(deleted, data=data)),
+                    "SendMessage retrying a deleted task's messageId")
         watch.nothing_delivered(marker, "a retry of a deleted task's messageId")
     with ctx.subcheck("expired"):
         c.advance(ctx.limit("task_hours") * HOUR_S + HOUR_S)  # within the tombstone's hours
@@ -387,7 +412,8 @@ def check_a2a_retry_gone(ctx: CheckContext) -> None:
 # ----------------------------------------------------------------------------------
 # permission and the bearer token
 # ----------------------------------------------------------------------------------
-@requirement(id="WEVER-A2A-NO-GRANT-CREATED", level="MUST", title="The A2A bridge never creates sender grants",
+@requirement(id="WEVER-A2A-NO-GRANT-CREATED", level="MUST",
+             title="The A2A bridge never creates sender grants",
              source=at(f"{A2A}/send_message/permission"), faults=["a2a_creates_grant"])
 def check_a2a_no_grant(ctx: CheckContext) -> None:
     """The bridge never creates sender grants: without one, SendMessage is refused and
@@ -399,7 +425,8 @@ def check_a2a_no_grant(ctx: CheckContext) -> None:
     before = locate.holds(expect_result(ctx, c.call("get_mailbox", {}, RECIPIENT), "get_mailbox"), sender)
     refused_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message()), "SendMessage without the recipient's grant")
     after = expect_result(ctx, c.call("get_mailbox", {}, RECIPIENT), "get_mailbox")
-    ctx.expect(before or not locate.holds(after, sender), f"after a refused SendMessage the recipient's get_mailbox names the sender "
+    ctx.expect(before or not locate.holds(after, sender),
+               f"after a refused SendMessage the recipient's get_mailbox names the sender "
                f"{sender} (an allowed sender?): {str(after)[:200]}", kind="auth_not_enforced")
     expect_refused(ctx, c.send(SENDER, RECIPIENT), "send_task after a refused SendMessage")
 
@@ -428,9 +455,11 @@ def check_a2a_bearer(ctx: CheckContext) -> None:
     watch = c.watch(RECIPIENT)
     data, marker = c.marked()
     with ctx.subcheck("no token"):
-        refused_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message(data=data), who=None), "SendMessage with no token")
+        refused_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message(data=data), who=None),
+                    "SendMessage with no token")
     with ctx.subcheck("an unknown token"):
-        headers = {**c.a2a_headers(None), "Authorization": f"Bearer conformance-not-a-token-{uuid.uuid4().hex}"}
+        headers = {**c.a2a_headers(None),
+                   "Authorization": f"Bearer conformance-not-a-token-{uuid.uuid4().hex}"}
         reply = ctx.http.request("POST", c.a2a["endpoint"], headers=headers,
                                  content=json.dumps(rpc("SendMessage", c.a2a_message(data=data))))
         refused_rpc(ctx, reply, "SendMessage with a token the relay never issued")
@@ -458,5 +487,6 @@ def check_a2a_capability(ctx: CheckContext) -> None:
     params = c.a2a_message(data=data)
     params["message"]["parts"][0]["data"]["capability"] = "conformance.not.advertised"
     watch = c.watch(RECIPIENT)
-    refused_rpc(ctx, c.a2a_call("SendMessage", params), "SendMessage for a capability the recipient does not advertise")
+    refused_rpc(ctx, c.a2a_call("SendMessage", params),
+                "SendMessage for a capability the recipient does not advertise")
     watch.nothing_delivered(marker, "a refused SendMessage", kind="auth_not_enforced")

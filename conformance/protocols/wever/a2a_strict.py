@@ -50,7 +50,8 @@ def check_a2a_version(ctx: CheckContext) -> None:
             data, marker = c.marked()
             reply = c.a2a_call("SendMessage", c.a2a_message(data=data), version=version)
             ctx.expect(rpc_error(reply) is not None or reply.status >= 400,
-                       f"SendMessage with A2A-Version {version or 'missing'} was served: HTTP {reply.status} {reply.text[:200]}",
+                       f"SendMessage with A2A-Version {version or 'missing'} was served: HTTP {reply.status} "
+                       f"{reply.text[:200]}",
                        kind="accepted_invalid")
             watch.nothing_delivered(marker, "a refused SendMessage")
 
@@ -71,25 +72,31 @@ def unsupported_requests(c: WeverClient, data: Any = None) -> dict[str, Callable
 
     envelope = {"jsonrpc": "2.0", "id": "1", "method": "SendMessage", "params": msg()}
     return {
-        "blocking SendMessage": lambda: c.a2a_call("SendMessage", with_(lambda p: p["configuration"].update(returnImmediately=False))),
+        "blocking SendMessage": lambda: c.a2a_call("SendMessage", with_(lambda p: p["configuration"].update(
+            returnImmediately=False))),
         "ListTasks": lambda: c.a2a_call("ListTasks", {}),
         "streaming": lambda: c.a2a_call("SendStreamingMessage", msg()),
         "subscriptions": lambda: c.a2a_call("SubscribeToTask", {"id": "task_" + "0" * 32}),
         "push notifications": lambda: c.a2a_call("SendMessage", with_(lambda p: p["configuration"].update(
             pushNotificationConfig={"url": "https://example.invalid/hook"}))),
         "extended agent card": lambda: c.a2a_call("GetExtendedAgentCard", {}),
-        "task continuation": lambda: c.a2a_call("SendMessage", with_(lambda p: p["message"].update(taskId="task_" + "0" * 32))),
-        "conversation context": lambda: c.a2a_call("SendMessage", with_(lambda p: p["message"].update(contextId="ctx-conformance"))),
+        "task continuation": lambda: c.a2a_call("SendMessage", with_(lambda p: p["message"].update(
+            taskId="task_" + "0" * 32))),
+        "conversation context": lambda: c.a2a_call("SendMessage", with_(lambda p: p["message"].update(
+            contextId="ctx-conformance"))),
         "tenant routing": lambda: c.a2a_call("SendMessage", with_(lambda p: p.update(tenant="conformance"))),
         "request metadata": lambda: c.a2a_call("SendMessage", with_(lambda p: p.update(metadata={"k": "v"}))),
-        "protocol extensions": lambda: c.a2a_call("SendMessage", with_(lambda p: p["message"].update(extensions=["urn:x"]))),
+        "protocol extensions": lambda: c.a2a_call("SendMessage",
+                                                  with_(lambda p: p["message"].update(extensions=["urn:x"]))),
         "text or file parts": lambda: c.a2a_call("SendMessage", with_(text_part)),
         "batch requests": lambda: c.a2a_call("SendMessage", {}, raw=json.dumps([envelope])),
-        "notifications": lambda: c.a2a_call("SendMessage", {}, raw=json.dumps({k: v for k, v in envelope.items() if k != "id"})),
+        "notifications": lambda: c.a2a_call("SendMessage", {},
+                                            raw=json.dumps({k: v for k, v in envelope.items() if k != "id"})),
     }
 
 
-@requirement(id="WEVER-A2A-STRICT", level="MUST", title="Every unsupported A2A feature is rejected before any delivery",
+@requirement(id="WEVER-A2A-STRICT", level="MUST",
+             title="Every unsupported A2A feature is rejected before any delivery",
              source=at(f"{A2A}/unsupported"), faults=["a2a_blocking_served", "a2a_metadata_ignored"])
 def check_a2a_strict(ctx: CheckContext) -> None:
     """Every item of protocols.a2a.unsupported is refused before any delivery."""
@@ -98,7 +105,9 @@ def check_a2a_strict(ctx: CheckContext) -> None:
     data, marker = c.marked()
     requests = unsupported_requests(c, data)
     listed = c.a2a["unsupported"]
-    ctx.expect(set(listed) <= set(requests), f"the manifest lists unsupported items the check does not know: {sorted(set(listed) - set(requests))}",
+    ctx.expect(set(listed) <= set(requests),
+               "the manifest lists unsupported items the check does not know: "
+               f"{sorted(set(listed) - set(requests))}",
                kind="crash")
     watch = c.watch(RECIPIENT)
     for item in listed:
@@ -106,7 +115,8 @@ def check_a2a_strict(ctx: CheckContext) -> None:
             reply = requests[item]()
             served = reply.status < 400 and rpc_error(reply) is None
             body = reply.json()
-            batch_all_errors = isinstance(body, list) and all(isinstance(x, dict) and "error" in x for x in body)
+            batch_all_errors = isinstance(body, list) and all(isinstance(x, dict) and "error" in x
+                                                              for x in body)
             ctx.expect(not served or batch_all_errors or (item == "notifications" and not reply.content),
                        f"{item}: served: HTTP {reply.status} {reply.text[:200]}", kind="accepted_invalid")
     watch.nothing_delivered(marker, "an unsupported request")
@@ -158,7 +168,8 @@ def check_a2a_task_id(ctx: CheckContext) -> None:
         with ctx.subcheck(f"as the {'sender' if who == SENDER else 'stranger'}"):
             params = c.a2a_message(data=data)
             params["message"]["taskId"] = task.id
-            refused_rpc(ctx, c.a2a_call("SendMessage", params, who=who), "SendMessage continuing an existing task")
+            refused_rpc(ctx, c.a2a_call("SendMessage", params, who=who),
+                        "SendMessage continuing an existing task")
     watch.nothing_delivered(marker, "a task continuation")
 
 
@@ -172,17 +183,22 @@ def a2a_continuation_served(ref: WeverReference) -> None:
         return dict(original(caller, params, headers))
 
 
-@requirement(id="WEVER-A2A-CARD", level="MUST", title="The agent card names the adapter's endpoint and A2A version",
+@requirement(id="WEVER-A2A-CARD", level="MUST",
+             title="The agent card names the adapter's endpoint and A2A version",
              source=at(f"{A2A}/agent_card"), faults=["agent_card_missing"])
 def check_a2a_card(ctx: CheckContext) -> None:
     """The agent card at protocols.a2a.agent_card names the adapter's endpoint and A2A version."""
     a2a = ctx.profile.spec["protocols"]["a2a"]
     reply = ctx.http.request("GET", a2a["agent_card"])
     card = reply.json()
-    ctx.expect(reply.status == 200 and isinstance(card, dict), f"GET {a2a['agent_card']}: HTTP {reply.status} {reply.text[:200]}")
+    ctx.expect(reply.status == 200 and isinstance(card, dict),
+               f"GET {a2a['agent_card']}: HTTP {reply.status} {reply.text[:200]}")
     text = json.dumps(card)
-    ctx.expect(a2a["endpoint"] in text, f"the agent card does not name the endpoint {a2a['endpoint']}: {text[:300]}", kind="schema_mismatch")
-    ctx.expect(f'"{a2a["protocol_version"]}"' in text, f"the agent card does not name protocol version {a2a['protocol_version']}",
+    ctx.expect(a2a["endpoint"] in text,
+               f"the agent card does not name the endpoint {a2a['endpoint']}: {text[:300]}",
+               kind="schema_mismatch")
+    ctx.expect(f'"{a2a["protocol_version"]}"' in text,
+               f"the agent card does not name protocol version {a2a['protocol_version']}",
                kind="schema_mismatch")
 
 
@@ -195,8 +211,10 @@ def agent_card_missing(ref: WeverReference) -> None:
 
 
 @requirement(id="WEVER-A2A-DATA-SCHEMA", level="MUST",
-             title="A SendMessage breaking data_schema, the role, part count or media type is rejected before delivery",
-             source=at(f"{A2A}/send_message/data_schema"), faults=["a2a_data_unchecked", "a2a_role_unchecked"])
+             title="A SendMessage breaking data_schema, the role, part count or media type is rejected "
+             "before delivery",
+             source=at(f"{A2A}/send_message/data_schema"),
+             faults=["a2a_data_unchecked", "a2a_role_unchecked"])
 def check_a2a_data_schema(ctx: CheckContext) -> None:
     """A SendMessage whose data breaks data_schema, or whose message breaks the profile's
     role, part count or media type, is rejected before any delivery."""
@@ -214,11 +232,14 @@ def check_a2a_data_schema(ctx: CheckContext) -> None:
     part = c.a2a_message(data=marked)["message"]["parts"][0]
     cases = {
         "role user (not ROLE_USER)": shaped(lambda m: m.update(role="user")),
-        f"{spec['part_count'] + 1} parts": shaped(lambda m: m.update(parts=[copy.deepcopy(part)] * (spec["part_count"] + 1))),
+        f"{spec['part_count'] + 1} parts": shaped(
+            lambda m: m.update(parts=[copy.deepcopy(part)] * (spec["part_count"] + 1))),
         "mediaType text/plain": shaped(lambda m: m["parts"][0].update(mediaType="text/plain")),
         # beside the generated breaks, two that only the data schema forbids
-        "data with an unknown property": shaped(lambda m: m["parts"][0]["data"].update(x_conformance_unknown=True)),
-        "task data that is not an object": shaped(lambda m: m["parts"][0]["data"].update(task="not an object")),
+        "data with an unknown property": shaped(
+            lambda m: m["parts"][0]["data"].update(x_conformance_unknown=True)),
+        "task data that is not an object": shaped(
+            lambda m: m["parts"][0]["data"].update(task="not an object")),
     }
     for what, params in cases.items():
         with ctx.subcheck(what):
@@ -232,14 +253,16 @@ def check_a2a_data_schema(ctx: CheckContext) -> None:
         the break, the real ones, so it is refused for the break and nothing else."""
         data = bad.instance
         if isinstance(data, dict):
-            named = {k: (real[k] if k in real and not bad.violation.pointer.startswith(f"/{k}") else v) for k, v in data.items()}
+            named = {k: (real[k] if k in real and not bad.violation.pointer.startswith(f"/{k}") else v)
+                     for k, v in data.items()}
             task = named.get("task")
             if isinstance(task, dict) and not bad.violation.pointer.startswith("/task"):
                 named["task"] = {**task, MARKER_FIELD: marker}  # found again if it were delivered
             data = data if validator.is_valid(named) else named
         params = c.a2a_message()
         params["message"]["parts"][0]["data"] = data
-        refused_rpc(ctx, c.a2a_call("SendMessage", params), f"SendMessage with data breaking '{bad.violation.keyword}' at "
+        refused_rpc(ctx, c.a2a_call("SendMessage", params),
+                    f"SendMessage with data breaking '{bad.violation.keyword}' at "
                                                               f"{bad.violation.pointer or '(root)'}")
 
     ctx.for_all(invalid_strategy(spec["data_schema"]), body)
@@ -276,7 +299,8 @@ def a2a_role_unchecked(ref: WeverReference) -> None:
 
 
 @requirement(id="WEVER-A2A-OUTPUT-MODES", level="MUST",
-             title="acceptedOutputModes absent, empty or containing application/json is served; other lists are rejected",
+             title="acceptedOutputModes absent, empty or containing application/json is served; other lists "
+             "are rejected",
              source=at(f"{A2A}/output_negotiation"),
              faults=[noop("a2a_output_modes_unchecked", "a2a_check_output_modes",
                           "acceptedOutputModes without application/json is accepted.")])
@@ -286,7 +310,8 @@ def check_a2a_output_modes(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     c.allow(SENDER, RECIPIENT)
     media = c.a2a["send_message"]["part_media_type"]
-    for what, modes in (("absent", None), ("empty", []), (f"[{media}]", [media]), (f"[text/plain, {media}]", ["text/plain", media])):
+    for what, modes in (("absent", None), ("empty", []), (f"[{media}]", [media]),
+                        (f"[text/plain, {media}]", ["text/plain", media])):
         with ctx.subcheck(f"acceptedOutputModes {what}"):
             params = c.a2a_message()
             if modes is None:
@@ -297,7 +322,8 @@ def check_a2a_output_modes(ctx: CheckContext) -> None:
     with ctx.subcheck("acceptedOutputModes [text/plain]"):
         params = c.a2a_message()
         params["configuration"]["acceptedOutputModes"] = ["text/plain"]
-        refused_rpc(ctx, c.a2a_call("SendMessage", params), "SendMessage with acceptedOutputModes [text/plain]")
+        refused_rpc(ctx, c.a2a_call("SendMessage", params),
+                    "SendMessage with acceptedOutputModes [text/plain]")
 
 
 def nested(depth: int) -> dict[str, Any]:
@@ -309,9 +335,11 @@ def nested(depth: int) -> dict[str, Any]:
 
 
 @requirement(id="WEVER-A2A-LIMITS", level="MUST",
-             title="The adapter's limits hold at their edge: messageId bytes, historyLength, JSON depth, request bytes",
+             title="The adapter's limits hold at their edge: messageId bytes, historyLength, JSON depth, "
+             "request bytes",
              source=at(f"{A2A}/limits"),
-             faults=[limit("a2a_message_id_unbounded", "a2a_message_id_bytes", UNBOUNDED, "messageIds of any length are accepted."),
+             faults=[limit("a2a_message_id_unbounded", "a2a_message_id_bytes", UNBOUNDED,
+                           "messageIds of any length are accepted."),
                      limit("a2a_depth_unbounded", "a2a_json_depth_count", UNBOUNDED,
                            "Requests nested deeper than json_container_depth are accepted.")])
 def check_a2a_limits(ctx: CheckContext) -> None:
@@ -321,16 +349,21 @@ def check_a2a_limits(ctx: CheckContext) -> None:
     lim = {name: int(v.value) for name, v in ctx.profile.limits.items() if name.startswith("a2a_")}
     with ctx.subcheck("messageId bytes"):
         size = lim["a2a_message_id_bytes"]
-        served_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message("é" * (size // 2) + "m" * (size % 2))), f"a messageId of {size} UTF-8 bytes")
-        refused_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message("é" * (size // 2) + "mm")), f"a messageId of {size + 1 + size % 2} UTF-8 bytes")
+        served_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message("é" * (size // 2) + "m" * (size % 2))),
+                   f"a messageId of {size} UTF-8 bytes")
+        refused_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message("é" * (size // 2) + "mm")),
+                    f"a messageId of {size + 1 + size % 2} UTF-8 bytes")
     with ctx.subcheck("historyLength"):
         top = lim["a2a_history_length_maximum_count"]
         task = served_rpc(ctx, c.a2a_call("SendMessage", c.a2a_message()), "SendMessage")
         task_id = dig(task, "task", "id")
-        ctx.expect(isinstance(task_id, str), f"SendMessage: no result.task.id in {str(task)[:200]}", kind="malformed_answer")
-        served_rpc(ctx, c.a2a_call("GetTask", {"id": task_id, "historyLength": top}), f"GetTask historyLength {top}")
+        ctx.expect(isinstance(task_id, str), f"SendMessage: no result.task.id in {str(task)[:200]}",
+                   kind="malformed_answer")
+        served_rpc(ctx, c.a2a_call("GetTask", {"id": task_id, "historyLength": top}),
+                   f"GetTask historyLength {top}")
         for bad in (-1, top + 1):
-            refused_rpc(ctx, c.a2a_call("GetTask", {"id": task_id, "historyLength": bad}), f"GetTask historyLength {bad}")
+            refused_rpc(ctx, c.a2a_call("GetTask", {"id": task_id, "historyLength": bad}),
+                        f"GetTask historyLength {bad}")
     with ctx.subcheck("JSON depth"):
         depth = lim["a2a_json_depth_count"]
         deep = c.a2a_message(data=nested(depth + 1))

@@ -23,8 +23,8 @@ CODES = ["refusal_codes_swapped"]  # the fault every profile-code SHOULD catches
 
 
 @requirement(id="WEVER-REGISTER-TOKEN", level="MUST",
-             title="register_mailbox returns access_token, usable as a Bearer; connection requests start disabled; "
-                   "the profile is private",
+             title="register_mailbox returns access_token, usable as a Bearer; connection requests start "
+                   "disabled; the profile is private",
              source=at("/actions/register_mailbox/description"),
              faults=["requests_enabled_at_registration", "private_profile_listed"])
 def check_register_token(ctx: CheckContext) -> None:
@@ -36,22 +36,26 @@ def check_register_token(ctx: CheckContext) -> None:
     setup = ctx.profile.spec["protocols"]["a2a"]["access_setup"]
     field = c.vocab.token_field
     label = f"conformance {fresh_key()[:12]}"
-    created = expect_result(ctx, c.open_call("register_mailbox", {"label": label, "capabilities": [c.capability]}),
+    created = expect_result(ctx,
+                            c.open_call("register_mailbox", {"label": label, "capabilities": [c.capability]}),
                             "register_mailbox")
     tokens = [t for t in named_values(created, field) if isinstance(t, str) and t]
     if not tokens:
-        ctx.fail("register_mailbox: " + Search(f"a nonempty string in member {field} (access_setup.token_response_field)")
+        ctx.fail("register_mailbox: " + Search(f"a nonempty string in member {field} "
+                                               "(access_setup.token_response_field)")
                  .looked_for(created), kind="malformed_answer")
     reply = ctx.http.request("POST", ctx.profile.spec["routes"]["actions"].replace("{action}", "get_mailbox"),
-                             headers={"Authorization": f"{setup['token_type']} {tokens[0]}", "Content-Type": "application/json"},
+                             headers={"Authorization": f"{setup['token_type']} {tokens[0]}",
+                                      "Content-Type": "application/json"},
                              content="{}")
     mine = reply.json()
-    ctx.expect(reply.status == 200 and isinstance(mine, dict), f"get_mailbox with the new token: HTTP {reply.status} {reply.text[:200]}",
+    ctx.expect(reply.status == 200 and isinstance(mine, dict),
+               f"get_mailbox with the new token: HTTP {reply.status} {reply.text[:200]}",
                kind="rejected_valid")
     found = c.mailbox_ids(created) or c.mailbox_ids(mine)
     if not found:
-        ctx.fail("register_mailbox and get_mailbox: " + Search(f"the new mailbox's id (pattern {c.vocab.mailbox_id.pattern})")
-                 .looked_for(created), kind="malformed_answer")
+        looked = Search(f"the new mailbox's id (pattern {c.vocab.mailbox_id.pattern})").looked_for(created)
+        ctx.fail("register_mailbox and get_mailbox: " + looked, kind="malformed_answer")
     new_id = found[0]
     with ctx.subcheck("connection requests start disabled"):
         expect_refused(ctx, c.call("request_connection", {"recipient_id": new_id}, SENDER),
@@ -59,7 +63,8 @@ def check_register_token(ctx: CheckContext) -> None:
     with ctx.subcheck("the profile is private"):
         peers = expect_result(ctx, c.open_call("find_peers", {}), "find_peers")
         ctx.expect(not marked(peers, label) and not locate.holds(peers, new_id),
-                   f"find_peers lists a mailbox registered without discoverable=true ({new_id}): profiles are private until then")
+                   f"find_peers lists a mailbox registered without discoverable=true ({new_id}): profiles "
+                   "are private until then")
 
 
 @check_register_token.fault
@@ -81,10 +86,12 @@ def private_profile_listed(ref: WeverReference) -> None:
         return ref.is_active(box)
 
 
-@requirement(id="WEVER-AUTH-OPEN-ACTIONS", level="MUST", title="find_peers and register_mailbox serve a caller with no token",
+@requirement(id="WEVER-AUTH-OPEN-ACTIONS", level="MUST",
+             title="find_peers and register_mailbox serve a caller with no token",
              source=at("/actions/find_peers/requires_bearer"),
              faults=[returns("open_actions_need_bearer", "requires_bearer", True,
-                             "find_peers and register_mailbox (no requires_bearer) demand a bearer token too.")])
+                             "find_peers and register_mailbox (no requires_bearer) demand a bearer token "
+                             "too.")])
 def check_open_actions(ctx: CheckContext) -> None:
     """Actions without requires_bearer serve a caller with no token."""
     c = WeverClient(ctx)
@@ -100,21 +107,26 @@ def bearer_actions(ctx: CheckContext) -> dict[str, Callable[[Any], Reply]]:
     """Every action with requires_bearer, called with a minimal valid input."""
     c = WeverClient(ctx, reset=False)
     task_id = "task_" + "0" * 32
-    inputs = {"accept_task": {"task_id": task_id}, "allow_sender": {"sender_id": c.mailbox(STRANGER), "allowed": True},
+    inputs = {"accept_task": {"task_id": task_id},
+              "allow_sender": {"sender_id": c.mailbox(STRANGER), "allowed": True},
               "cancel_task": {"task_id": task_id}, "complete_task": {"task_id": task_id, "result": {}},
-              "decline_task": {"task_id": task_id}, "delete_task_content": {"task_id": task_id}, "get_task": {"task_id": task_id},
+              "decline_task": {"task_id": task_id}, "delete_task_content": {"task_id": task_id},
+              "get_task": {"task_id": task_id},
               "request_connection": {"recipient_id": c.mailbox(RECIPIENT)},
               "respond_connection_request": {"request_id": "conn_" + "0" * 32, "allowed": False},
-              "send_task": c.task_body(), "update_mailbox": {"label": "x", "capabilities": [], "discoverable": False}}
+              "send_task": c.task_body(),
+              "update_mailbox": {"label": "x", "capabilities": [], "discoverable": False}}
     def caller(name: str) -> Callable[[Any], Reply]:
         return lambda who: c.call(name, inputs.get(name, {}), who)
 
     # close_mailbox too: refused without a valid token, it closes nothing
-    return {name: caller(name) for name, action in ctx.profile.spec["actions"].items() if action.get("requires_bearer")}
+    return {name: caller(name) for name, action in ctx.profile.spec["actions"].items()
+            if action.get("requires_bearer")}
 
 
 @requirement(id="WEVER-AUTH-BEARER-REQUIRED", level="MUST",
-             title="Every action with requires_bearer refuses a call without a token or with one the relay never issued",
+             title="Every action with requires_bearer refuses a call without a token or with one the relay "
+             "never issued",
              source=at("/actions/send_task/requires_bearer"), faults=["bearer_not_enforced"])
 def auth_refused(ctx: CheckContext) -> None:
     """No token, and a token the relay never issued: refused (any refusal)."""
@@ -132,7 +144,8 @@ def bearer_not_enforced(ref: WeverReference) -> None:
         return ref.mailbox_for_token(ref.bearer_token(headers))
 
 
-@requirement(id="WEVER-AUTH-BEARER-CODE", level="SHOULD", title="A call without a valid bearer gets UNAUTHENTICATED (401)",
+@requirement(id="WEVER-AUTH-BEARER-CODE", level="SHOULD",
+             title="A call without a valid bearer gets UNAUTHENTICATED (401)",
              source=code("UNAUTHENTICATED"), faults=CODES)
 def check_bearer_code(ctx: CheckContext) -> None:
     """No token, and a token the relay never issued: UNAUTHENTICATED."""

@@ -27,7 +27,8 @@ def open_requests(c: WeverClient, sender: str | RawToken = SENDER) -> str:
     c.advertise(RECIPIENT, accepts_connection_requests=True)
     new = c.new_pair(sender, RECIPIENT)
     with c.ctx.setup("request_connection to an opted-in mailbox", by="WEVER-CONN-LIST"):
-        request_id = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, sender), "request_connection")
+        request_id = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)},
+                                         sender), "request_connection")
     if not new:
         still_pending(c, request_id)
     return request_id
@@ -41,28 +42,34 @@ def still_pending(c: WeverClient, request_id: str, recipient: str = RECIPIENT) -
     if not c.live:
         return
     with c.ctx.setup("the request is a pending one (the recipient's list names it)"):
-        listed = expect_result(c.ctx, c.call("list_connection_requests", {}, recipient), "list_connection_requests")
+        listed = expect_result(c.ctx, c.call("list_connection_requests", {}, recipient),
+                               "list_connection_requests")
         if not locate.holds(listed, request_id):
-            c.ctx.fail(f"request_connection answered {request_id}, which the recipient's pending requests do not name: "
-                       "the pair holds a retained request that is no longer pending (a request lives "
-                       f"{c.ctx.profile.limits['connection_request_hours'].value} hours)", kind="state_changed")
+            c.ctx.fail(f"request_connection answered {request_id}, which the recipient's pending requests do "
+                       "not name: the pair holds a retained request that is no longer pending (a request "
+                       f"lives {c.ctx.profile.limits['connection_request_hours'].value} hours)",
+                       kind="state_changed")
 
 
-@requirement(id="WEVER-CONN-DISABLED-DEFAULT", level="MUST", title="Connection requests are refused until the recipient opts in",
+@requirement(id="WEVER-CONN-DISABLED-DEFAULT", level="MUST",
+             title="Connection requests are refused until the recipient opts in",
              source=at("/permissions"), code="REQUESTS_DISABLED", code_faults=CODES,
              faults=[returns("requests_always_open", "accepts_requests", True,
                              "Connection requests reach every mailbox, opted in or not.")])
 def check_conn_disabled(ctx: CheckContext, strict: bool = False) -> None:
     c = WeverClient(ctx)
     if not c.new_pair(SENDER, RECIPIENT):  # the relay returns a pair's retained request, opted in or not
-        raise Untested("without control, a connection request of these mailboxes may be retained from an earlier run "
-                       "(an exact-pair retry returns it): no pair with a mailbox of the run's own is left unasked")
+        raise Untested("without control, a connection request of these mailboxes may be retained from an "
+                       "earlier run (an exact-pair retry returns it): no pair with a mailbox of the run's "
+                       "own is left unasked")
     c.advertise(RECIPIENT, accepts_connection_requests=False)
-    refused_as(ctx, c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER), "REQUESTS_DISABLED",
+    refused_as(ctx, c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER),
+               "REQUESTS_DISABLED",
                "request_connection to a mailbox that has not opted in", strict)
 
 
-@requirement(id="WEVER-CONN-NO-GRANT", level="MUST", title="A connection request grants no permission by itself",
+@requirement(id="WEVER-CONN-NO-GRANT", level="MUST",
+             title="A connection request grants no permission by itself",
              source=at("/actions/request_connection/description"), faults=["request_grants"])
 def check_conn_no_grant(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
@@ -90,9 +97,12 @@ def check_conn_list(ctx: CheckContext) -> None:
     request_id = open_requests(c)
     listed = expect_result(ctx, c.call("list_connection_requests", {}, RECIPIENT), "list_connection_requests")
     ctx.expect(locate.holds(listed, request_id),
-               f"list_connection_requests does not show the pending request {request_id} addressed to the caller: {json_excerpt(listed)}")
-    other = expect_result(ctx, c.call("list_connection_requests", {}, STRANGER), "list_connection_requests as another")
-    ctx.expect(not locate.holds(other, request_id), "another mailbox's list shows the request", kind="auth_not_enforced")
+               f"list_connection_requests does not show the pending request {request_id} addressed to the "
+               f"caller: {json_excerpt(listed)}")
+    other = expect_result(ctx, c.call("list_connection_requests", {}, STRANGER),
+                          "list_connection_requests as another")
+    ctx.expect(not locate.holds(other, request_id), "another mailbox's list shows the request",
+               kind="auth_not_enforced")
 
 
 @check_conn_list.fault
@@ -107,18 +117,24 @@ def requests_listed_to_all(ref: WeverReference) -> None:
 
 @requirement(id="WEVER-CONN-RETRY-RETAINED", level="MUST",
              title="An exact-pair retry returns the retained request, a denial too",
-             source=at("/actions/request_connection/description"), faults=["retry_new_request", "denial_forgotten"])
+             source=at("/actions/request_connection/description"),
+             faults=["retry_new_request", "denial_forgotten"])
 def check_conn_retry(ctx: CheckContext) -> None:
     """Exact-pair retries return the retained request (the same id), a denial too: it
     stays the same request, and it grants nothing."""
     c = WeverClient(ctx)
     request_id = open_requests(c)
-    again = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER), "request_connection again")
+    again = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER),
+                         "request_connection again")
     ctx.expect(again == request_id, f"an exact-pair retry made a new request {again} beside {request_id}")
-    expect_result(ctx, c.call("respond_connection_request", {"request_id": request_id, "allowed": False}, RECIPIENT),
+    expect_result(ctx,
+                  c.call("respond_connection_request", {"request_id": request_id, "allowed": False},
+                         RECIPIENT),
                   "respond_connection_request allowed=false")
-    denied = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER), "request_connection after a denial")
-    ctx.expect(denied == request_id, f"a retry after a denial must return the retained denial {request_id}, not {denied}")
+    denied = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER),
+                          "request_connection after a denial")
+    ctx.expect(denied == request_id,
+               f"a retry after a denial must return the retained denial {request_id}, not {denied}")
     expect_refused(ctx, c.send(SENDER, RECIPIENT), "send_task after the retained denial")
 
 
@@ -138,7 +154,8 @@ def denial_forgotten(ref: WeverReference) -> None:
     @replaces(ref, "retained_request")
     def retained(original: Any, sender_id: str, recipient_id: str) -> dict[str, Any] | None:
         for req in ref.s["requests"].values():
-            if req["sender_id"] == sender_id and req["recipient_id"] == recipient_id and req["status"] != DENIED:
+            pair = (req["sender_id"], req["recipient_id"])
+            if pair == (sender_id, recipient_id) and req["status"] != DENIED:
                 return req
         return None
 
@@ -147,7 +164,8 @@ def denial_forgotten(ref: WeverReference) -> None:
              title="Only the recipient answers; allowing grants, denying revokes the pair's permission; "
                    "a repeated matching response undoes neither a later revocation nor a later grant",
              source=at("/actions/respond_connection_request/description"),
-             faults=["repeat_response_regrants", "deny_keeps_grant", "repeat_denial_revokes", "sender_responds"])
+             faults=["repeat_response_regrants", "deny_keeps_grant", "repeat_denial_revokes",
+                     "sender_responds"])
 def check_conn_respond(ctx: CheckContext) -> None:
     """Only the recipient answers; allowing grants; denying revokes the pair's current
     permission; a repeated matching response changes neither a later revocation nor a
@@ -160,19 +178,26 @@ def check_conn_respond(ctx: CheckContext) -> None:
         with ctx.subcheck("the sender answering its own request"):
             reply = c.call("respond_connection_request", answer, SENDER)
             expect_refused(ctx, reply, "respond_connection_request by the sender of the request")
-            expect_refused(ctx, c.send(SENDER, RECIPIENT), "send_task after the sender answered its own request")
-        expect_result(ctx, c.call("respond_connection_request", answer, RECIPIENT), "respond_connection_request allowed=true")
+            expect_refused(ctx, c.send(SENDER, RECIPIENT),
+                           "send_task after the sender answered its own request")
+        expect_result(ctx, c.call("respond_connection_request", answer, RECIPIENT),
+                      "respond_connection_request allowed=true")
         c.task_of(c.send(SENDER, RECIPIENT), "send_task after the request was allowed")
-        expect_result(ctx, c.grant(SENDER, RECIPIENT, allowed=False), "allow_sender allowed=false (a later revocation)")
+        expect_result(ctx, c.grant(SENDER, RECIPIENT, allowed=False),
+                      "allow_sender allowed=false (a later revocation)")
         expect_result(ctx, c.call("respond_connection_request", answer, RECIPIENT), "the same response again")
-        expect_refused(ctx, c.send(SENDER, RECIPIENT), "send_task after the revocation and the repeated response")
+        expect_refused(ctx, c.send(SENDER, RECIPIENT),
+                       "send_task after the revocation and the repeated response")
     with ctx.subcheck("denying revokes; a repeat keeps a later grant"):
         request_id = open_requests(c, sender=STRANGER)
         denial = {"request_id": request_id, "allowed": False}
-        expect_result(ctx, c.grant(STRANGER, RECIPIENT), "allow_sender of the requesting sender (a direct grant)")
+        expect_result(ctx, c.grant(STRANGER, RECIPIENT),
+                      "allow_sender of the requesting sender (a direct grant)")
         c.task_of(c.send(STRANGER, RECIPIENT), "send_task with the direct grant")
-        expect_result(ctx, c.call("respond_connection_request", denial, RECIPIENT), "respond_connection_request allowed=false")
-        expect_refused(ctx, c.send(STRANGER, RECIPIENT), "send_task after the denial (denying revokes the pair's permission)")
+        expect_result(ctx, c.call("respond_connection_request", denial, RECIPIENT),
+                      "respond_connection_request allowed=false")
+        expect_refused(ctx, c.send(STRANGER, RECIPIENT),
+                       "send_task after the denial (denying revokes the pair's permission)")
         expect_result(ctx, c.grant(STRANGER, RECIPIENT), "allow_sender after the denial (a later grant)")
         expect_result(ctx, c.call("respond_connection_request", denial, RECIPIENT), "the same denial again")
         c.task_of(c.send(STRANGER, RECIPIENT), "send_task after the later grant and the repeated denial")

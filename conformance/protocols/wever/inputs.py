@@ -39,7 +39,8 @@ class InputWorld:
         self.c, self.action = c, action
         self.ids: dict[str, Any] = {}
         self.who: Any = c.caller_for(action)
-        if action in ("accept_task", "decline_task", "complete_task", "cancel_task", "get_task", "delete_task_content"):
+        if action in ("accept_task", "decline_task", "complete_task", "cancel_task", "get_task",
+                      "delete_task_content"):
             state = {"complete_task": "accepted", "delete_task_content": "completed"}.get(action, "offered")
             self.ids["task_id"] = c.new_task(state).id
             self.who = RECIPIENT if action in ("accept_task", "decline_task", "complete_task") else SENDER
@@ -81,7 +82,8 @@ class InputWorld:
         the pointer an invalid input breaks)."""
         if not isinstance(value, dict):
             return value
-        return {k: (self.ids[k] if k in self.ids and not keep.startswith(f"/{k}") else v) for k, v in value.items()}
+        return {k: (self.ids[k] if k in self.ids and not keep.startswith(f"/{k}") else v)
+                for k, v in value.items()}
 
     def call(self, params: Any) -> Reply:
         if self.who is None or (self.action not in self.c.mcp_tools() and self.c.binding.kind == "mcp-tools"):
@@ -116,7 +118,8 @@ def members(profile: Profile, lasting: str = "", faults: bool = False) -> list[E
 def valid_input_faults(schema: dict[str, Any]) -> tuple[str, ...]:
     """What a VALID row catches: ids of missing objects refused as invalid, where the
     action takes one; an input of only its required properties refused, where not."""
-    return ("unknown_ids_invalid",) if set(schema.get("properties") or {}) & set(ID_PROPERTIES) else ("minimal_input_rejected",)
+    takes_ids = set(schema.get("properties") or {}) & set(ID_PROPERTIES)
+    return ("unknown_ids_invalid",) if takes_ids else ("minimal_input_rejected",)
 
 
 accepts_invalid_input = noop("accepts_invalid_input", "validate_input",
@@ -148,7 +151,8 @@ def check_invalid_inputs(ctx: CheckContext, action: str, slug: str, strict: bool
         return bad.instance if validator.is_valid(instance) else instance
 
     invalid_inputs_rejected(ctx, op, world.call, REJECTION if strict else None,
-                            state=c.snapshot if ctx.run.control_path and action != "close_mailbox" else None, prepare=named)
+                            state=c.snapshot if ctx.run.control_path and action != "close_mailbox" else None,
+                            prepare=named)
 
 
 VALID = "Generated valid {action} inputs are not refused as invalid"
@@ -210,7 +214,8 @@ def minimal_input_rejected(ref: WeverReference) -> None:
 def unknown_ids_invalid(ref: WeverReference) -> None:
     """A well-formed id of a task, request or mailbox that does not exist is refused
     VALIDATION_ERROR (the input is valid; the object is missing)."""
-    where = {"task_id": "tasks", "request_id": "requests", "recipient_id": "mailboxes", "sender_id": "mailboxes"}
+    where = {"task_id": "tasks", "request_id": "requests", "recipient_id": "mailboxes",
+             "sender_id": "mailboxes"}
 
     @replaces(ref, "validate_input")
     def validate(original: Any, action: str, args: Any) -> None:
@@ -220,10 +225,11 @@ def unknown_ids_invalid(ref: WeverReference) -> None:
                 raise RelayError("VALIDATION_ERROR", f"/{prop}: no such object")
 
 
-@requirement(id="WEVER-INPUT-INVALID-CODE", level="SHOULD", title=f"An input breaking its inputSchema gets {REJECTION} (400)",
+@requirement(id="WEVER-INPUT-INVALID-CODE", level="SHOULD",
+             title=f"An input breaking its inputSchema gets {REJECTION} (400)",
              source=code(REJECTION), faults=CODES,
-             lasting="a relay that served an invalid close_mailbox or renew_mailbox input would close or renew "
-                     "its caller: a mailbox of the run's own")
+             lasting="a relay that served an invalid close_mailbox or renew_mailbox input would close or "
+                     "renew its caller: a mailbox of the run's own")
 def check_invalid_code(ctx: CheckContext) -> None:
     """Every action's inputs breaking one keyword: VALIDATION_ERROR."""
     invalid_code_everywhere(ctx, send=WeverClient(ctx).input_call, error=REJECTION)

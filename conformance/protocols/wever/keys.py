@@ -56,11 +56,12 @@ def check_send_replay(ctx: CheckContext) -> None:
     key = fresh_key()
     first = c.task_of(c.send(SENDER, RECIPIENT, data=data, key=key), "send_task")
     again = c.task_of(c.send(SENDER, RECIPIENT, data=data, key=key), "the identical send_task again")
-    ctx.expect(again.id == first.id, f"an identical replay of send_task answered task {again.id}, the first answered {first.id}",
+    ctx.expect(again.id == first.id,
+               f"an identical replay of send_task answered task {again.id}, the first answered {first.id}",
                kind="state_changed")
     carried = watch.carrying(marker)
-    ctx.expect(carried == {first.id}, f"after an identical replay the inbox holds {len(carried)} tasks with its data "
-               f"({sorted(carried)}), expected exactly {first.id}", kind="state_changed")
+    ctx.expect(carried == {first.id}, f"after an identical replay the inbox holds {len(carried)} tasks with "
+               f"its data ({sorted(carried)}), expected exactly {first.id}", kind="state_changed")
 
 
 @check_send_replay.fault
@@ -92,9 +93,10 @@ def check_send_replay_concurrent(ctx: CheckContext) -> None:
     # before the last copy: those refusals are about the quota, the duplicates are not)
     named = {c.task_of(reply, what).id for reply in served}
     carried = watch.carrying(marker)
-    ctx.expect(len(named) == 1, f"{copies} identical send_task at once answered tasks {sorted(named)}", kind="state_changed")
-    ctx.expect(carried == named, f"{copies} identical send_task at once left {len(carried)} tasks with their data "
-               f"({sorted(carried)}), expected exactly one", kind="state_changed")
+    ctx.expect(len(named) == 1, f"{copies} identical send_task at once answered tasks {sorted(named)}",
+               kind="state_changed")
+    ctx.expect(carried == named, f"{copies} identical send_task at once left {len(carried)} tasks with their "
+               f"data ({sorted(carried)}), expected exactly one", kind="state_changed")
     for reply in replies:
         if not reply.ok:
             c.task_of(reply, what)  # every copy names the task
@@ -134,7 +136,8 @@ def send_with_key(ctx: CheckContext) -> idempotency.Send:
     return lambda key, body: c.send(SENDER, RECIPIENT, data=bodies[body], key=key)
 
 
-@requirement(id="WEVER-SEND-KEY-CONFLICT", level="MUST", title="The same Idempotency-Key with another body is refused",
+@requirement(id="WEVER-SEND-KEY-CONFLICT", level="MUST",
+             title="The same Idempotency-Key with another body is refused",
              source=at("/flow/5"), faults=["conflict_accepted"])
 def check_key_conflict(ctx: CheckContext) -> None:
     """Another body under a key already used: refused (any refusal)."""

@@ -63,7 +63,8 @@ def check_task_expiry(ctx: CheckContext) -> None:
     c.advance(life - MINUTE_S)
     ctx.expect(not gone(c, task), f"the task is gone a minute before its {life // HOUR_S} hours are up")
     c.advance(2 * MINUTE_S + HOUR_S)  # past the expiry and one hourly purge
-    ctx.expect(gone(c, task), f"the task is still readable {life // HOUR_S} hours and an hour after submission")
+    ctx.expect(gone(c, task),
+               f"the task is still readable {life // HOUR_S} hours and an hour after submission")
     ctx.expect(task.id not in c.inbox_ids(RECIPIENT), "an expired task is still in the inbox")
 
 
@@ -75,15 +76,18 @@ def check_task_capped_by_mailbox(ctx: CheckContext) -> None:
     c.allow(SENDER, RECIPIENT)
     c.advance(mailbox_s - 2 * HOUR_S)  # both mailboxes have two hours left
     data, marker = c.marked()
-    task = replace(c.task_of(c.send(SENDER, RECIPIENT, data=data), "send_task two hours before the mailboxes expire"), marker=marker)
+    task = replace(c.task_of(c.send(SENDER, RECIPIENT, data=data),
+                             "send_task two hours before the mailboxes expire"), marker=marker)
     expect_result(ctx, c.call("renew_mailbox", {}, SENDER), "renew_mailbox of the sender")
     c.advance(3 * HOUR_S + HOUR_S)  # past the recipient's expiry (and a purge)
     ctx.expect(gone(c, task, SENDER), "a task outlived its recipient's mailbox expiry at submission")
 
 
 @requirement(id="WEVER-TASK-EXPIRY", level="MUST",
-             title="A task expires {limits[task_hours]} hours after submission and never outlives either mailbox's expiry",
-             source=at("/retention"), faults=["task_never_expires", "task_outlives_mailbox"], lasting=live.RENEWS)
+             title="A task expires {limits[task_hours]} hours after submission and never outlives either "
+             "mailbox's expiry",
+             source=at("/retention"), faults=["task_never_expires", "task_outlives_mailbox"],
+             lasting=live.RENEWS)
 def check_task_lifetime(ctx: CheckContext) -> None:
     """Its expiry, and the cap either mailbox's expiry puts on it."""
     in_turn(ctx, check_task_expiry, check_task_capped_by_mailbox)
@@ -106,9 +110,10 @@ def task_outlives_mailbox(ref: WeverReference) -> None:
 
 
 @requirement(id="WEVER-SEND-TOMBSTONE", level="MUST",
-             title="A deleted or expired task's key creates no new work for {limits[tombstone_hours]} hours after "
-                   "submission; then it does",
-             source=at("/retention"), faults=["tombstone_forgotten", "tombstone_forever", "expired_key_forgotten"])
+             title="A deleted or expired task's key creates no new work for {limits[tombstone_hours]} "
+                   "hours after submission; then it does",
+             source=at("/retention"),
+             faults=["tombstone_forgotten", "tombstone_forever", "expired_key_forgotten"])
 def check_tombstone(ctx: CheckContext) -> None:
     """A deleted or expired task's key creates no new work until tombstone_hours after
     submission; after that it does. (The retries carry the first body, and the check
@@ -123,15 +128,19 @@ def check_tombstone(ctx: CheckContext) -> None:
         expect_result(ctx, c.call("cancel_task", {"task_id": task.id}, SENDER), "cancel_task")
         expect_result(ctx, c.call("delete_task_content", {"task_id": task.id}, SENDER), "delete_task_content")
         watch = c.watch(RECIPIENT)
-        expect_refused(ctx, c.send(SENDER, RECIPIENT, data=data, key=key), "send_task reusing a deleted task's key")
+        expect_refused(ctx, c.send(SENDER, RECIPIENT, data=data, key=key),
+                       "send_task reusing a deleted task's key")
         watch.nothing_delivered(marker, "a retry under a deleted task's key")
     with ctx.subcheck("an expired task's key"):
         c.advance(hours(ctx, "task_hours") * HOUR_S + HOUR_S)  # the task expired; its tombstone lives on
         watch = c.watch(RECIPIENT)
-        expect_refused(ctx, c.send(SENDER, RECIPIENT, data=late_data, key=late_key), "send_task reusing an expired task's key")
+        expect_refused(ctx, c.send(SENDER, RECIPIENT, data=late_data, key=late_key),
+                       "send_task reusing an expired task's key")
         watch.nothing_delivered(late_marker, "a retry under an expired task's key")
-    c.advance((hours(ctx, "tombstone_hours") - hours(ctx, "task_hours")) * HOUR_S)  # past the tombstone; mailboxes live longer
-    new = c.task_of(c.send(SENDER, RECIPIENT, data=data, key=key), "send_task with the key after its tombstone expired")
+    # past the tombstone; mailboxes live longer
+    c.advance((hours(ctx, "tombstone_hours") - hours(ctx, "task_hours")) * HOUR_S)
+    new = c.task_of(c.send(SENDER, RECIPIENT, data=data, key=key),
+                    "send_task with the key after its tombstone expired")
     ctx.expect(new.id != task.id, "after the tombstone the key still names the deleted task")
 
 
@@ -179,7 +188,8 @@ def check_mailbox_expiry(ctx: CheckContext) -> None:
     c.advance(life - HOUR_S)
     expect_result(ctx, c.call("get_mailbox", {}, RECIPIENT), "get_mailbox an hour before expiry")
     c.advance(2 * HOUR_S)
-    expect_refused(ctx, c.call("get_mailbox", {}, RECIPIENT), f"get_mailbox {life // DAY_S} days and an hour after registration")
+    expect_refused(ctx, c.call("get_mailbox", {}, RECIPIENT),
+                   f"get_mailbox {life // DAY_S} days and an hour after registration")
 
 
 @check_mailbox_expiry.fault
@@ -191,7 +201,8 @@ def mailbox_never_expires(ref: WeverReference) -> None:
 
 
 @requirement(id="WEVER-RENEW", level="MUST",
-             title="renew_mailbox gives an unexpired mailbox {limits[mailbox_days]} more days and no new credential",
+             title="renew_mailbox gives an unexpired mailbox {limits[mailbox_days]} more days and no new "
+             "credential",
              source=at("/actions/renew_mailbox/description"), faults=["renew_ignored", "renew_returns_token"],
              lasting=live.RENEWS)
 def check_renew(ctx: CheckContext) -> None:
@@ -202,10 +213,11 @@ def check_renew(ctx: CheckContext) -> None:
     field = c.vocab.token_field
     c.advance(life - DAY_S)
     renewed = expect_result(ctx, c.call("renew_mailbox", {}, RECIPIENT), "renew_mailbox a day before expiry")
-    ctx.expect(not named_values(renewed, field), f"renew_mailbox returned a credential ({field}); it returns none: "
-               f"{json_excerpt(renewed)}", kind="schema_mismatch")
+    ctx.expect(not named_values(renewed, field), f"renew_mailbox returned a credential ({field}); it returns "
+               f"none: {json_excerpt(renewed)}", kind="schema_mismatch")
     c.advance(2 * DAY_S)
-    expect_result(ctx, c.call("get_mailbox", {}, RECIPIENT), "get_mailbox a day after the original expiry, renewed")
+    expect_result(ctx, c.call("get_mailbox", {}, RECIPIENT),
+                  "get_mailbox a day after the original expiry, renewed")
     with ctx.subcheck("an expired mailbox"):
         c.advance(life)
         expect_refused(ctx, c.call("renew_mailbox", {}, STRANGER), "renew_mailbox of an expired mailbox")
@@ -233,14 +245,16 @@ def renew_returns_token(ref: WeverReference) -> None:
 
 
 @requirement(id="WEVER-CLOSE-MAILBOX", level="MUST",
-             title="close_mailbox revokes the token, removes profile and grants, and erases shared task content for "
-                   "both sides",
-             source=at("/actions/close_mailbox/description"), faults=["close_keeps_content", "close_keeps_grants"],
+             title="close_mailbox revokes the token, removes profile and grants, and erases shared task "
+                   "content for both sides",
+             source=at("/actions/close_mailbox/description"),
+             faults=["close_keeps_content", "close_keeps_grants"],
              lasting=live.CLOSES)
 def check_close_mailbox(ctx: CheckContext) -> None:
     """Closing a mailbox revokes its token, removes its profile and grants, and erases
     the shared content of its tasks for both sides."""
-    c = WeverClient(ctx, victim=RECIPIENT)  # the recipient closes: without control, a mailbox of the run's own
+    # the recipient closes: without control, a mailbox of the run's own
+    c = WeverClient(ctx, victim=RECIPIENT)
     if c.live:  # before anything is sent: closing a configured mailbox would harm it
         ctx.lasting(c.label(RECIPIENT), str(ctx.profile.settings["lasting"]["close_mailbox"]))
     task = c.new_task("completed")
@@ -254,8 +268,9 @@ def check_close_mailbox(ctx: CheckContext) -> None:
         ctx.expect(not locate.holds(peers, c.mailbox(RECIPIENT)), "find_peers still lists a closed mailbox")
     with ctx.subcheck("grants"):
         mine = expect_result(ctx, c.call("get_mailbox", {}, SENDER), "get_mailbox")
-        ctx.expect(not locate.holds(mine, c.mailbox(RECIPIENT)), f"a grant to a closed mailbox remains: get_mailbox of the "
-                   f"mailbox that allowed it still names {c.mailbox(RECIPIENT)}: {json_excerpt(mine)}")
+        ctx.expect(not locate.holds(mine, c.mailbox(RECIPIENT)), "a grant to a closed mailbox remains: "
+                   f"get_mailbox of the mailbox that allowed it still names {c.mailbox(RECIPIENT)}: "
+                   f"{json_excerpt(mine)}")
     with ctx.subcheck("shared content"):
         ctx.expect(gone(c, task, SENDER), "the other participant still reads a closed mailbox's task content")
 
@@ -297,11 +312,14 @@ def check_conn_expiry(ctx: CheckContext) -> None:
     needs_clock(ctx, "connection_request_hours")
     c = WeverClient(ctx)
     c.advertise(RECIPIENT, accepts_connection_requests=True)
-    first = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER), "request_connection")
+    first = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER),
+                         "request_connection")
     c.advance(hours(ctx, "connection_request_hours") * HOUR_S + HOUR_S)
     listed = expect_result(ctx, c.call("list_connection_requests", {}, RECIPIENT), "list_connection_requests")
-    ctx.expect(not locate.holds(listed, first), f"list_connection_requests still shows the expired request {first}")
-    again = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER), "request_connection after expiry")
+    ctx.expect(not locate.holds(listed, first),
+               f"list_connection_requests still shows the expired request {first}")
+    again = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER),
+                         "request_connection after expiry")
     ctx.expect(again != first, f"the expired request {first} was returned as if retained")
 
 
@@ -317,12 +335,14 @@ def check_conn_capped_by_mailbox(ctx: CheckContext) -> None:
                            "request_connection an hour before the sender's mailbox expires")
     c.advance(2 * HOUR_S)
     listed = expect_result(ctx, c.call("list_connection_requests", {}, RECIPIENT), "list_connection_requests")
-    ctx.expect(not locate.holds(listed, request), f"the connection request {request} outlived its sender's mailbox")
+    ctx.expect(not locate.holds(listed, request),
+               f"the connection request {request} outlived its sender's mailbox")
 
 
 @requirement(id="WEVER-CONN-EXPIRY", level="MUST",
              title="A connection request expires after {limits[connection_request_hours]} hours",
-             source=at("/limits/connection_request_hours"), faults=["requests_never_expire", "request_outlives_mailbox"],
+             source=at("/limits/connection_request_hours"),
+             faults=["requests_never_expire", "request_outlives_mailbox"],
              lasting=live.RENEWS)
 def check_request_lifetime(ctx: CheckContext) -> None:
     """Its expiry, and the cap its mailboxes' expiry puts on it."""

@@ -59,7 +59,8 @@ DAILY_OWN = (SENT, RECEIVED, REQUESTS_SENDER, REQUESTS_RECIPIENT, GRANTS)
 CONFIGURED_SHARE = 2  # a run spends at most 1/CONFIGURED_SHARE of a configured mailbox's daily quota
 SOURCE, SERVICE = "source", "service"  # who spends per-source and service-wide quotas
 DAY_MARGIN = timedelta(minutes=10)  # a count started this close to a UTC midnight is not trusted
-PROFILE_FIELDS = ("label", "capabilities", "discoverable", "accepts_connection_requests")  # update_mailbox's input
+# update_mailbox's input
+PROFILE_FIELDS = ("label", "capabilities", "discoverable", "accepts_connection_requests")
 
 Charges = list[tuple[str, str]]
 
@@ -69,9 +70,10 @@ Charges = list[tuple[str, str]]
 CLOSES = "closes the mailbox it acts as (its token, profile and grants go; shared task content is erased)"
 RENEWS = "renews the mailbox it acts as: its expiry moves, which cannot be put back"
 USES_UP = "spends the quota it is about to its end for the UTC day, on a mailbox of the run's own"
-FILLS_PENDING = ("fills the pending requests of a sender of the run's own to its cap, and half of its requests of "
-                 "the UTC day (the requests are denied when the check ends)")
-SPENDS_REGISTRATIONS = "spends the source's registrations of the UTC day to their end (no configured mailbox is touched)"
+FILLS_PENDING = ("fills the pending requests of a sender of the run's own to its cap, and half of its "
+                 "requests of the UTC day (the requests are denied when the check ends)")
+SPENDS_REGISTRATIONS = ("spends the source's registrations of the UTC day to their end (no configured "
+                        "mailbox is touched)")
 # The order of a run (a live relay keeps what each check did): the rows that use a mailbox's
 # day up, then the rows that close one, then the registration quota's row, after all others.
 LAST = (USES_UP, CLOSES, SPENDS_REGISTRATIONS)
@@ -108,7 +110,8 @@ class Pool:
     started: datetime = field(default_factory=lambda: datetime.now(UTC))
     members: dict[str, Member] = field(default_factory=dict)
     closed: set[str] = field(default_factory=set)  # labels closed by the run (its own, or disposable ones)
-    pairs: set[tuple[str, str]] = field(default_factory=set)  # (sender id, recipient id) with a request this run
+    # (sender id, recipient id) with a request this run
+    pairs: set[tuple[str, str]] = field(default_factory=set)
     keys: set[tuple[str, str]] = field(default_factory=set)  # (sender id, request key) used this run
     lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -130,9 +133,10 @@ def day_guard(ctx: CheckContext) -> None:
     started = pool_of(ctx.run).started
     start_day = started.replace(hour=0, minute=0, second=0, microsecond=0)
     if started - start_day < DAY_MARGIN or start_day + timedelta(days=1) - now < DAY_MARGIN:
-        raise Untested(f"a UTC midnight lies between the run's start ({started:%H:%M:%S}) and now ({now:%H:%M:%S}) or within "
-                       f"{DAY_MARGIN.seconds // 60} minutes of them: the relay's daily counts restart there, so this run's "
-                       "count is not the relay's (run it again within one UTC day)")
+        raise Untested(f"a UTC midnight lies between the run's start ({started:%H:%M:%S}) and now "
+                       f"({now:%H:%M:%S}) or within {DAY_MARGIN.seconds // 60} minutes of them: the relay's "
+                       "daily counts restart there, so this run's count is not the relay's (run it again "
+                       "within one UTC day)")
 
 
 # ----------------------------------------------------------------------------------
@@ -197,7 +201,8 @@ def adopt(ctx: CheckContext, body: Any, result: Any) -> Member | None:
         label = f"wever-run-{len(pool.members) + 1}"
         body = body if isinstance(body, dict) else {}
         profile = {"label": body.get("label"), "capabilities": list(body.get("capabilities") or []),
-                   "discoverable": bool(body.get("discoverable", False)), "accepts_connection_requests": False}
+                   "discoverable": bool(body.get("discoverable", False)),
+                   "accepts_connection_requests": False}
         member = Member(label, found[0], tokens[0], profile)
         pool.members[label] = member
     ctx.adopt(label, {"id": member.id, "token": member.token})
@@ -227,8 +232,8 @@ def choose_cast(c: Client, parts: tuple[str, str, str], recipient: str | None = 
     known = identities(ctx.run)
 
     def receives(label: str) -> tuple[Any, ...]:
-        return room(ctx, RECEIVED, label) >= 3 and room(ctx, GRANTS, label) >= 5, room(ctx, RECEIVED, label), \
-            room(ctx, REQUESTS_RECIPIENT, label)
+        roomy = room(ctx, RECEIVED, label) >= 3 and room(ctx, GRANTS, label) >= 5
+        return roomy, room(ctx, RECEIVED, label), room(ctx, REQUESTS_RECIPIENT, label)
 
     if recipient is None:
         recipient = max(own or everyone, key=receives) if (own or everyone) else "bob"
@@ -252,7 +257,8 @@ def victim(c: Client) -> str | None:
     ctx = c.ctx
     pool = pool_of(ctx.run)
     own = pool.open() or [m for m in [register(c)] if m is not None]
-    if own:  # the one with least left, among those that may still receive a task (a check may send it one first)
+    # the one with least left, among those that may still receive a task (a check may send it one first)
+    if own:
         return min(own, key=lambda m: (room(ctx, RECEIVED, m.label) < 1 or room(ctx, GRANTS, m.label) < 1,
                                        sum(room(ctx, q, m.label) for q in (SENT, RECEIVED, GRANTS)))).label
     spare = [label for label in configured(ctx) if ctx.run.identities.may_change(label)]
@@ -298,11 +304,13 @@ class Books:
         if isinstance(caller, str):
             return caller
         if isinstance(caller, RawToken):
-            return next((label for label, (_, token) in identities(self.ctx.run).items() if token == caller.value), None)
+            return next((label for label, (_, token) in identities(self.ctx.run).items()
+                         if token == caller.value), None)
         return None
 
     def label_of(self, mailbox_id: Any) -> str | None:
-        return next((label for label, (mid, _) in identities(self.ctx.run).items() if mid == mailbox_id), None)
+        return next((label for label, (mid, _) in identities(self.ctx.run).items() if mid == mailbox_id),
+                    None)
 
     def id_of(self, label: str) -> str:
         return identities(self.ctx.run)[label][0]
@@ -316,10 +324,11 @@ class Books:
             for quota, who in charges:
                 if not ctx.about_quota(quota) and room(ctx, quota, who) < 1:
                     book = ctx.run.quotas
-                    share = (f" (a run spends at most 1/{CONFIGURED_SHARE} of a configured mailbox's daily quota)"
+                    share = (f" (a run spends at most 1/{CONFIGURED_SHARE} of a configured mailbox's daily "
+                             "quota)"
                              if quota in DAILY_OWN and is_configured(ctx, who) else "")
-                    raise Untested(f"would exceed {quota} for {who}: {book.spent[(quota, who)]} of {book.limits[quota]} "
-                                   f"spent by this run{share}", "quota")
+                    raise Untested(f"would exceed {quota} for {who}: {book.spent[(quota, who)]} of "
+                                   f"{book.limits[quota]} spent by this run{share}", "quota")
             for quota, who in charges:
                 ctx.spend(quota, who)
 
@@ -330,12 +339,14 @@ class Books:
                 self.ctx.refund(quota, who)
 
     def release(self, quota: str, who: str) -> None:
-        """A cap's unit given back (a request answered, a grant revoked): the check's own use stays recorded."""
+        """A cap's unit given back (a request answered, a grant revoked): the check's own use
+        stays recorded."""
         with self.pool.lock:
             self.ctx.refund(quota, who, record=False)
 
     # -- the calls -----------------------------------------------------------------------
-    def call(self, c: Client, binding: Any, action: str, params: Any, caller: Any, key: Any, **kw: Any) -> Reply:
+    def call(self, c: Client, binding: Any, action: str, params: Any, caller: Any, key: Any,
+             **kw: Any) -> Reply:
         """``action`` over ``binding`` as ``caller``, spending and putting back as the module says."""
         who = self.who(caller)
         args = params if isinstance(params, dict) else {}
@@ -377,7 +388,8 @@ class Books:
             member.closed = True
 
     # -- tasks -------------------------------------------------------------------------------
-    def task_charges(self, sender: str, recipient_id: Any, key: Any, known_keys: tuple[str, ...] = ()) -> tuple[Charges, Any]:
+    def task_charges(self, sender: str, recipient_id: Any, key: Any,
+                     known_keys: tuple[str, ...] = ()) -> tuple[Charges, Any]:
         """A task spends the sender's sent, the recipient's received and the service's
         tasks, unless its key is one the sender already used in this run (a retry)."""
         sender_id = identities(self.ctx.run).get(sender, ("", ""))[0]
@@ -387,12 +399,14 @@ class Books:
                 return [], None
             self.pool.keys.update(keys)
         recipient = self.label_of(recipient_id)
-        charges = [(SENT, sender)] + ([(RECEIVED, recipient)] if recipient else []) + [(SERVICE_TASKS, SERVICE)]
+        charges = [(SENT, sender)] + ([(RECEIVED, recipient)] if recipient
+                                      else []) + [(SERVICE_TASKS, SERVICE)]
 
         def after(served: bool) -> None:
             if not served:
                 with self.pool.lock:
-                    self.pool.keys.difference_update(keys)  # no work made: a retry under the key would make it
+                    # no work made: a retry under the key would make it
+                    self.pool.keys.difference_update(keys)
         return charges, after
 
     def a2a_send(self, c: Client, who: Any, params: Any, send: Any) -> Any:
@@ -403,7 +417,8 @@ class Books:
         sender = self.who(who)
         message = params.get("message") if isinstance(params, dict) else None
         parts = message.get("parts") if isinstance(message, dict) else None
-        data = parts[0].get("data") if isinstance(parts, list) and parts and isinstance(parts[0], dict) else None
+        first = parts[0] if isinstance(parts, list) and parts else None
+        data = first.get("data") if isinstance(first, dict) else None
         message_id = message.get("messageId") if isinstance(message, dict) else None
         if sender is None or not isinstance(data, dict) or not isinstance(message_id, str):
             return send()
@@ -437,15 +452,18 @@ class Books:
             if reply.ok:
                 prior = locate.holds(reply.result, sender_id)
             elif is_configured(self.ctx, recipient):
-                raise Untested(f"get_mailbox of {recipient} does not answer ({reply.describe()}): which senders it allows "
-                               "is unknown, so a change of its grants could not be put back", "harm")
+                raise Untested(f"get_mailbox of {recipient} does not answer ({reply.describe()}): which "
+                               "senders it allows is unknown, so a change of its grants could not be put "
+                               "back", "harm")
         self.grants[pair] = prior
 
         def undo() -> str | None:
-            if closed(self.ctx, recipient) or (prior and closed(self.ctx, sender)) or self.grants[pair] == prior:
+            if closed(self.ctx, recipient) or (prior and closed(self.ctx, sender)) \
+                    or self.grants[pair] == prior:
                 return None  # a closed mailbox's grants are gone with it
             reply = c.call("allow_sender", {"sender_id": sender_id, "allowed": prior}, recipient)
-            if reply.ok or closed(self.ctx, sender):  # a grant to a closed mailbox: the relay may not know the sender any more
+            # a grant to a closed mailbox: the relay may not know the sender any more
+            if reply.ok or closed(self.ctx, sender):
                 return None
             return f"allow_sender allowed={prior} answered {reply.describe()}"
         self.ctx.put_back(f"{recipient}'s grant to {sender} ({'allowed' if prior else 'not allowed'})", undo)
@@ -457,7 +475,8 @@ class Books:
             self.release(ALLOWED, recipient)
 
     def new_grant(self, recipient: str, sender: str) -> Charges:
-        """A grant that did not exist: capped per recipient and the service per UTC day, and by the allowed-sender cap."""
+        """A grant that did not exist: capped per recipient and the service per UTC day, and by
+        the allowed-sender cap."""
         if self.grants.get((recipient, sender)):
             return []  # an existing grant consumes nothing
         return [(GRANTS, recipient), (SERVICE_GRANTS, SERVICE), (ALLOWED, recipient)]
@@ -486,7 +505,8 @@ class Books:
         pair = (self.id_of(sender), self.id_of(recipient))
         if pair in self.pool.pairs:
             return [], None
-        self.keep_grant(c, recipient, sender)  # first: a denial revokes the pair's grant, so its undo runs after
+        # first: a denial revokes the pair's grant, so its undo runs after
+        self.keep_grant(c, recipient, sender)
         self.pool.pairs.add(pair)
         charges = [(REQUESTS_SENDER, sender), (REQUESTS_RECIPIENT, recipient), (SERVICE_REQUESTS, SERVICE),
                    (PENDING_SENDER, sender), (PENDING_RECIPIENT, recipient)]
@@ -500,7 +520,8 @@ class Books:
                     self.release(PENDING_RECIPIENT, recipient)
                 return
             self.requests[made[0]] = Request(sender, recipient)
-            self.ctx.put_back(f"the connection request {made[0]} of {sender} to {recipient} (denied when left pending)",
+            self.ctx.put_back(f"the connection request {made[0]} of {sender} to {recipient} (denied when "
+                              "left pending)",
                               lambda: self.deny_pending(c, made[0]))
         return charges, after
 
@@ -524,7 +545,8 @@ class Books:
         if not locate.holds(listed.result, request_id):
             self.decided(request_id)
             return None
-        reply = c.call("respond_connection_request", {"request_id": request_id, "allowed": False}, request.recipient)
+        reply = c.call("respond_connection_request", {"request_id": request_id, "allowed": False},
+                       request.recipient)
         return None if reply.ok else f"respond_connection_request allowed=false answered {reply.describe()}"
 
     def response_charges(self, c: Client, who: str, args: dict[str, Any]) -> tuple[Charges, Any]:
@@ -554,8 +576,10 @@ class Books:
             prior = dict(member.profile)
         else:
             prior = self.read_profile(c, who)
-            if is_configured(self.ctx, who) and args.get("discoverable") is True and prior.get("discoverable") is not True:
-                raise Untested(f"would publish the profile of {who} on the directory (find_peers lists it, to anyone) "
+            publishes = args.get("discoverable") is True and prior.get("discoverable") is not True
+            if is_configured(self.ctx, who) and publishes:
+                raise Untested(f"would publish the profile of {who} on the directory (find_peers lists it, "
+                               "to anyone) "
                                f"(mark credentials.{who}.disposable: true, or give control)", "harm")
         self.profiles.add(who)
         body = {k: v for k, v in prior.items() if v is not None}
@@ -572,10 +596,12 @@ class Books:
         values = {name: named_values(reply.result, name) if reply.ok else [] for name in PROFILE_FIELDS}
         prior = {name: found[0] for name, found in values.items() if found}
         typed = (isinstance(prior.get("label"), str) and isinstance(prior.get("capabilities"), list)
-                 and isinstance(prior.get("discoverable"), bool) and isinstance(prior.get("accepts_connection_requests"), bool))
+                 and isinstance(prior.get("discoverable"), bool)
+                 and isinstance(prior.get("accepts_connection_requests"), bool))
         if not typed:
             raise Untested(f"get_mailbox of {who} does not name its profile by update_mailbox's members "
-                           f"({', '.join(PROFILE_FIELDS)}): {reply.describe() if not reply.ok else str(reply.result)[:200]}; "
-                           "a change of its profile could not be put back", "harm")
+                           f"({', '.join(PROFILE_FIELDS)}): "
+                           f"{reply.describe() if not reply.ok else str(reply.result)[:200]}; a change of "
+                           "its profile could not be put back", "harm")
         return prior
 

@@ -19,8 +19,10 @@ from conformance.transport.http import json_excerpt
 
 
 @requirement(id="WEVER-UPDATE-MAILBOX", level="MUST",
-             title="update_mailbox keeps accepts_connection_requests when omitted; opting out revokes no grant",
-             source=at("/actions/update_mailbox/description"), faults=["omitted_flag_reset", "opt_out_revokes"])
+             title="update_mailbox keeps accepts_connection_requests when omitted; opting out revokes no "
+             "grant",
+             source=at("/actions/update_mailbox/description"),
+             faults=["omitted_flag_reset", "opt_out_revokes"])
 def check_update_mailbox(ctx: CheckContext) -> None:
     """accepts_connection_requests: set, kept when omitted, and opting out revokes no grant."""
     c = WeverClient(ctx)
@@ -28,8 +30,8 @@ def check_update_mailbox(ctx: CheckContext) -> None:
     with ctx.subcheck("omitted flag"):
         c.advertise(RECIPIENT)
         reply = c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER)
-        ctx.expect(reply.ok, f"after an update_mailbox without accepts_connection_requests, a connection request to the mailbox "
-                   f"(which had opted in) was refused: {reply.describe()}")
+        ctx.expect(reply.ok, "after an update_mailbox without accepts_connection_requests, a connection "
+                   f"request to the mailbox (which had opted in) was refused: {reply.describe()}")
     with ctx.subcheck("opting out keeps grants"):
         expect_result(ctx, c.grant(SENDER, RECIPIENT), "allow_sender")
         c.advertise(RECIPIENT, accepts_connection_requests=False)
@@ -56,8 +58,10 @@ def opt_out_revokes(ref: WeverReference) -> None:
 
 
 @requirement(id="WEVER-DISCOVERY-OPT-IN", level="MUST",
-             title="find_peers lists discoverable mailboxes only, filters by capability, pages with limit and after",
-             source=at("/actions/find_peers/description"), faults=["private_profile_listed", "capability_filter_ignored"])
+             title="find_peers lists discoverable mailboxes only, filters by capability, pages with limit "
+             "and after",
+             source=at("/actions/find_peers/description"),
+             faults=["private_profile_listed", "capability_filter_ignored"])
 def check_discovery(ctx: CheckContext) -> None:
     """find_peers lists discoverable mailboxes only, filters by capability, and pages
     with limit and after. Without control it publishes mailboxes of the run's own only."""
@@ -73,14 +77,18 @@ def check_discovery(ctx: CheckContext) -> None:
         return listing_ids(expect_result(ctx, c.open_call("find_peers", params), what), ids.values(), pattern)
 
     listed = [i for item in peers({}, "find_peers") for i in item]
-    ctx.expect(ids[RECIPIENT] in listed and ids[SENDER] in listed, f"find_peers misses discoverable mailboxes: {listed}")
-    ctx.expect(ids[STRANGER] not in listed, "find_peers lists a mailbox that is not discoverable", kind="auth_not_enforced")
+    ctx.expect(ids[RECIPIENT] in listed and ids[SENDER] in listed,
+               f"find_peers misses discoverable mailboxes: {listed}")
+    ctx.expect(ids[STRANGER] not in listed, "find_peers lists a mailbox that is not discoverable",
+               kind="auth_not_enforced")
     with ctx.subcheck("capability filter"):
         only = [i for item in peers({"capability": c.capability}, "find_peers by capability") for i in item]
-        ctx.expect(ids[RECIPIENT] in only and ids[SENDER] not in only, f"find_peers capability={c.capability} answered {only}")
+        ctx.expect(ids[RECIPIENT] in only and ids[SENDER] not in only,
+                   f"find_peers capability={c.capability} answered {only}")
     with ctx.subcheck("limit and after"):
         first = peers({"limit": 1}, "find_peers limit=1")
-        ctx.expect(len(first) == 1 and len(first[0]) == 1, f"find_peers limit=1 answered {len(first)} peers: {first}")
+        ctx.expect(len(first) == 1 and len(first[0]) == 1,
+                   f"find_peers limit=1 answered {len(first)} peers: {first}")
         rest = [i for item in peers({"after": first[0][0]}, "find_peers after") for i in item]
         ctx.expect(first[0][0] not in rest, f"find_peers after={first[0][0]} lists that peer again")
 
@@ -102,10 +110,12 @@ def check_inbox(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     offered, accepted, declined = c.new_task("offered"), c.new_task("accepted"), c.new_task("declined")
     shown = c.inbox_ids(RECIPIENT)
-    ctx.expect(offered.id in shown and accepted.id in shown, f"the inbox misses offered or accepted tasks: {shown}")
+    ctx.expect(offered.id in shown and accepted.id in shown,
+               f"the inbox misses offered or accepted tasks: {shown}")
     ctx.expect(declined.id not in shown, "the inbox shows a declined task")
     mine = {offered.id, accepted.id, declined.id}
-    ctx.expect(not mine & set(c.inbox_ids(SENDER)), "the sender's inbox shows tasks it sent", kind="auth_not_enforced")
+    ctx.expect(not mine & set(c.inbox_ids(SENDER)), "the sender's inbox shows tasks it sent",
+               kind="auth_not_enforced")
 
 
 @check_inbox.fault
@@ -120,7 +130,8 @@ def inbox_shows_terminal(ref: WeverReference) -> None:
 # ----------------------------------------------------------------------------------
 # the senders a mailbox allows
 # ----------------------------------------------------------------------------------
-@requirement(id="WEVER-MAILBOX-SENDERS", level="MUST", title="get_mailbox lists exactly the senders the mailbox allows",
+@requirement(id="WEVER-MAILBOX-SENDERS", level="MUST",
+             title="get_mailbox lists exactly the senders the mailbox allows",
              source=at("/actions/get_mailbox/description"), faults=["allowed_senders_stale"])
 def check_mailbox_senders(ctx: CheckContext) -> None:
     """get_mailbox names the senders the mailbox allows and not one it revoked (allowed
@@ -131,8 +142,10 @@ def check_mailbox_senders(ctx: CheckContext) -> None:
             expect_result(ctx, c.grant(who, RECIPIENT, allowed=allowed), "allow_sender")
     mine = expect_result(ctx, c.call("get_mailbox", {}, RECIPIENT), "get_mailbox")
     named = c.mailbox_ids(mine)
-    ctx.expect(c.mailbox(STRANGER) in named, f"get_mailbox does not name the allowed sender {c.mailbox(STRANGER)}: {json_excerpt(mine)}")
-    ctx.expect(c.mailbox(SENDER) not in named, f"get_mailbox still names the revoked sender {c.mailbox(SENDER)}: {json_excerpt(mine)}")
+    ctx.expect(c.mailbox(STRANGER) in named,
+               f"get_mailbox does not name the allowed sender {c.mailbox(STRANGER)}: {json_excerpt(mine)}")
+    ctx.expect(c.mailbox(SENDER) not in named,
+               f"get_mailbox still names the revoked sender {c.mailbox(SENDER)}: {json_excerpt(mine)}")
 
 
 @check_mailbox_senders.fault
@@ -150,14 +163,17 @@ def allowed_senders_stale(ref: WeverReference) -> None:
         return sorted(ever.get(recipient_id, set()))
 
 
-@requirement(id="WEVER-REVOKE-NEW-ONLY", level="MUST", title="Revoking a sender affects new submissions, not delivered tasks",
-             source=at("/actions/allow_sender/description"), faults=["revocation_ignored", "revoke_cancels_delivered"])
+@requirement(id="WEVER-REVOKE-NEW-ONLY", level="MUST",
+             title="Revoking a sender affects new submissions, not delivered tasks",
+             source=at("/actions/allow_sender/description"),
+             faults=["revocation_ignored", "revoke_cancels_delivered"])
 def check_revoke_new_only(ctx: CheckContext) -> None:
     """Revoking affects new submissions, not delivered tasks."""
     c = WeverClient(ctx)
     task = c.new_task("offered")
     expect_result(ctx, c.grant(SENDER, RECIPIENT, allowed=False), "allow_sender allowed=false")
-    expect_result(ctx, c.call("accept_task", {"task_id": task.id}, RECIPIENT), "accept_task of a task delivered before the revocation")
+    expect_result(ctx, c.call("accept_task", {"task_id": task.id}, RECIPIENT),
+                  "accept_task of a task delivered before the revocation")
     expect_refused(ctx, c.send(SENDER, RECIPIENT), "send_task after the revocation")
 
 
@@ -176,13 +192,17 @@ def check_grant_all_capabilities(ctx: CheckContext) -> None:
             c.task_of(c.send(SENDER, RECIPIENT, capability=capability), f"send_task for {capability}")
     with ctx.subcheck("an approved connection request"):
         new = c.new_pair(STRANGER, RECIPIENT)
-        request = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, STRANGER), "request_connection")
+        request = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, STRANGER),
+                               "request_connection")
         if not new:
             still_pending(c, request)
-        expect_result(ctx, c.call("respond_connection_request", {"request_id": request, "allowed": True}, RECIPIENT),
+        expect_result(ctx,
+                      c.call("respond_connection_request", {"request_id": request, "allowed": True},
+                             RECIPIENT),
                       "respond_connection_request allowed=true")
         for capability in (c.capability, other):
-            c.task_of(c.send(STRANGER, RECIPIENT, capability=capability), f"send_task for {capability} after the approval")
+            c.task_of(c.send(STRANGER, RECIPIENT, capability=capability),
+                      f"send_task for {capability} after the approval")
 
 
 @check_grant_all_capabilities.fault

@@ -25,8 +25,8 @@ from conformance.protocols.wever.reference import OFFERED, Call, WeverReference
 # MCP
 # ----------------------------------------------------------------------------------
 @requirement(id="WEVER-MCP-TOOLS", level="MUST",
-             title="tools/list has one tool per action except register_mailbox, with the action's inputSchema; "
-                   "register_mailbox is not callable",
+             title="tools/list has one tool per action except register_mailbox, with the action's "
+                   "inputSchema; register_mailbox is not callable",
              source=at("/setup"), faults=["mcp_register_tool", "mcp_register_callable"])
 def check_mcp_tools(ctx: CheckContext) -> None:
     """tools/list: one tool per action except register_mailbox, with the action's
@@ -39,15 +39,20 @@ def check_mcp_tools(ctx: CheckContext) -> None:
     registration = c.a2a["access_setup"]["path"].rsplit("/", 1)[-1]  # "Registration is not an MCP tool"
     tools = {t.get("name"): t for t in ctx.binding.list_tools()}
     ctx.keep_evidence()
-    expected = {name: a["inputSchema"] for name, a in ctx.profile.spec["actions"].items() if name != registration}
-    ctx.expect(set(tools) == set(expected), f"tools/list names {sorted(set(tools) ^ set(expected))} differently from the actions")
+    expected = {name: a["inputSchema"] for name, a in ctx.profile.spec["actions"].items()
+                if name != registration}
+    ctx.expect(set(tools) == set(expected),
+               f"tools/list names {sorted(set(tools) ^ set(expected))} differently from the actions")
     for name in sorted(set(tools) & set(expected)):
         with ctx.subcheck(name):
-            ctx.expect(tools[name].get("inputSchema") == expected[name], f"tool {name}'s inputSchema differs from the action's",
+            ctx.expect(tools[name].get("inputSchema") == expected[name],
+                       f"tool {name}'s inputSchema differs from the action's",
                        kind="schema_mismatch")
     with ctx.subcheck(f"tools/call {registration}"):
         reply = ctx.binding.call(registration, {"label": "conformance over mcp"}, idempotency_key=None)
-        ctx.expect(not reply.ok, f"tools/call {registration} was served, though registration is not an MCP tool: {reply.describe()}",
+        ctx.expect(not reply.ok,
+                   f"tools/call {registration} was served, though registration is not an MCP tool: "
+                   f"{reply.describe()}",
                    kind="accepted_invalid")
 
 
@@ -68,12 +73,15 @@ def mcp_register_callable(ref: WeverReference) -> None:
     @replaces(ref.mcp, "call_tool")
     def call(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
         if isinstance(params, dict) and params.get("name") == ref.registration_action:
-            result = ref.run_action(Call(ref.registration_action, params.get("arguments") or {}, None, None, "mcp"))
-            return {"content": [{"type": "text", "text": json.dumps(result)}], "structuredContent": result, "isError": False}
+            result = ref.run_action(Call(ref.registration_action, params.get("arguments") or {}, None, None,
+                                         "mcp"))
+            return {"content": [{"type": "text", "text": json.dumps(result)}], "structuredContent": result,
+                    "isError": False}
         return dict(original(caller, params, headers))
 
 
-@requirement(id="WEVER-MCP-VERSIONS", level="MUST", title="Every listed MCP protocol version is served with its handshake",
+@requirement(id="WEVER-MCP-VERSIONS", level="MUST",
+             title="Every listed MCP protocol version is served with its handshake",
              source=at("/protocols/mcp/versions"), faults=["mcp_one_version"])
 def check_mcp_versions(ctx: CheckContext) -> None:
     """Each listed protocol version is served in its own era, as the kit's MCP client
@@ -94,12 +102,13 @@ def check_mcp_versions(ctx: CheckContext) -> None:
                 answer = client.request("server/discover", {})
                 listed = answer.result.get("supportedVersions") if isinstance(answer.result, dict) else None
                 ctx.expect(isinstance(listed, list) and version in listed,
-                           f"MCP {version}: server/discover answered HTTP {answer.http.status} {answer.http.text[:200]!r}", kind="rejected_valid")
+                           f"MCP {version}: server/discover answered HTTP {answer.http.status} "
+                           f"{answer.http.text[:200]!r}", kind="rejected_valid")
             else:
                 answer = client.start(asked=version)
                 agreed = answer.result.get("protocolVersion") if isinstance(answer.result, dict) else None
-                ctx.expect(agreed == version, f"MCP {version}: initialize asking it answered HTTP {answer.http.status} "
-                           f"{answer.http.text[:200]!r}", kind="rejected_valid")
+                ctx.expect(agreed == version, f"MCP {version}: initialize asking it answered HTTP "
+                           f"{answer.http.status} {answer.http.text[:200]!r}", kind="rejected_valid")
 
 
 @check_mcp_versions.fault
@@ -116,14 +125,15 @@ def check_mcp_bearer(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     for version in [v for v in c.spec["protocols"]["mcp"]["versions"] if v in known_revisions()]:
         with ctx.subcheck(version):
-            client = McpClient(ctx.http, c.spec["protocols"]["mcp"]["endpoint"], version, dict)  # no Authorization
+            # no Authorization
+            client = McpClient(ctx.http, c.spec["protocols"]["mcp"]["endpoint"], version, dict)
             try:
                 answer = client.request("tools/list", {})
             except McpError:
                 continue  # initialize itself was refused
             served = isinstance(answer.result, dict) and isinstance(answer.result.get("tools"), list)
-            ctx.expect(not served, f"MCP {version} tools/list with no token was served: HTTP {answer.http.status} "
-                       f"{answer.http.text[:200]}", kind="auth_not_enforced")
+            ctx.expect(not served, f"MCP {version} tools/list with no token was served: HTTP "
+                       f"{answer.http.status} {answer.http.text[:200]}", kind="auth_not_enforced")
 
 
 @check_mcp_bearer.fault
@@ -150,8 +160,10 @@ def mcp_errors_unflagged(ref: WeverReference) -> None:
 # one task, three surfaces
 # ----------------------------------------------------------------------------------
 @requirement(id="WEVER-SURFACES-AGREE", level="MUST",
-             title="One task reads the same over HTTP, MCP and A2A (state_mapping), before and after acceptance",
-             source=at("/protocols/a2a/access_setup/instructions"), faults=["mcp_stale_task", "a2a_state_unmapped"])
+             title="One task reads the same over HTTP, MCP and A2A (state_mapping), before and after "
+             "acceptance",
+             source=at("/protocols/a2a/access_setup/instructions"),
+             faults=["mcp_stale_task", "a2a_state_unmapped"])
 def check_surfaces_agree(ctx: CheckContext) -> None:
     """A task sent over A2A reads the same over HTTP, MCP and A2A, before and after the
     recipient accepts it."""
@@ -164,16 +176,19 @@ def check_surfaces_agree(ctx: CheckContext) -> None:
     for step in (c.vocab.state("offered"), c.vocab.state("accepted")):
         with ctx.subcheck(step):
             if step == "accepted":
-                expect_result(ctx, c.via(http, "accept_task", {"task_id": task_id}, c.label(RECIPIENT), None), "accept_task")
+                expect_result(ctx, c.via(http, "accept_task", {"task_id": task_id}, c.label(RECIPIENT), None),
+                              "accept_task")
             states = {}
             for surface, binding in (("HTTP", http), ("MCP", mcp)):
                 seen = c.task_of(c.via(binding, "get_task", {"task_id": task_id}, c.label(SENDER), None),
                                  f"get_task over {surface}", known=task_id)
                 states[surface] = c.state_shown(seen, f"get_task over {surface}")
-            ctx.expect(states["HTTP"] == states["MCP"], f"HTTP and MCP disagree on the task's state: {states}", kind="state_changed")
+            ctx.expect(states["HTTP"] == states["MCP"],
+                       f"HTTP and MCP disagree on the task's state: {states}", kind="state_changed")
             ctx.expect(states["HTTP"] == step, f"the task is {states['HTTP']!r}, expected {step}")
             state = dig(served_rpc(ctx, c.a2a_call("GetTask", {"id": task_id}), "GetTask"), "status", "state")
-            ctx.expect(state == mapping[step], f"A2A says {state!r} for a {step} task; state_mapping says {mapping[step]}")
+            ctx.expect(state == mapping[step],
+                       f"A2A says {state!r} for a {step} task; state_mapping says {mapping[step]}")
 
 
 @check_surfaces_agree.fault
@@ -191,11 +206,13 @@ def mcp_stale_task(ref: WeverReference) -> None:
 # ----------------------------------------------------------------------------------
 # the health and OpenAPI routes
 # ----------------------------------------------------------------------------------
-@requirement(id="WEVER-HEALTH", level="MUST", title="The health route answers 200", source=at("/routes/health"),
+@requirement(id="WEVER-HEALTH", level="MUST", title="The health route answers 200",
+             source=at("/routes/health"),
              faults=["health_down"])
 def check_health(ctx: CheckContext) -> None:
     reply = ctx.http.request("GET", ctx.profile.spec["routes"]["health"])
-    ctx.expect(reply.status == 200, f"GET {ctx.profile.spec['routes']['health']}: HTTP {reply.status} {reply.text[:200]}")
+    ctx.expect(reply.status == 200,
+               f"GET {ctx.profile.spec['routes']['health']}: HTTP {reply.status} {reply.text[:200]}")
 
 
 @check_health.fault
@@ -206,14 +223,16 @@ def health_down(ref: WeverReference) -> None:
         return JSONResponse({"status": "down"}, status_code=503)
 
 
-@requirement(id="WEVER-OPENAPI", level="MUST", title="The openapi route describes every action", source=at("/routes/openapi"),
+@requirement(id="WEVER-OPENAPI", level="MUST", title="The openapi route describes every action",
+             source=at("/routes/openapi"),
              faults=["openapi_incomplete"])
 def check_openapi(ctx: CheckContext) -> None:
     """The OpenAPI route describes every action."""
     route = ctx.profile.spec["routes"]["openapi"]
     reply = ctx.http.request("GET", route)
     doc = reply.json()
-    ctx.expect(reply.status == 200 and isinstance(doc, dict), f"GET {route}: HTTP {reply.status} {reply.text[:200]}")
+    ctx.expect(reply.status == 200 and isinstance(doc, dict),
+               f"GET {route}: HTTP {reply.status} {reply.text[:200]}")
     paths = doc.get("paths") if isinstance(doc.get("paths"), dict) else {}
     template = ctx.profile.spec["routes"]["actions"]
 
@@ -224,10 +243,12 @@ def check_openapi(ctx: CheckContext) -> None:
     def described(name: str) -> bool:
         """A POST at the action's own path, or at the templated route naming the action
         (the manifest does not say which way a relay writes it: either passes)."""
-        return bool(posts(template.replace("{action}", name))) or (bool(posts(template)) and name in json.dumps(posts(template)))
+        return bool(posts(template.replace("{action}", name))) or (bool(posts(template))
+                                                                   and name in json.dumps(posts(template)))
 
     missing = [name for name in ctx.profile.spec["actions"] if not described(name)]
-    ctx.expect(not missing, f"{route} has no POST operation for the actions {missing} (at {template})", kind="schema_mismatch")
+    ctx.expect(not missing, f"{route} has no POST operation for the actions {missing} (at {template})",
+               kind="schema_mismatch")
 
 
 OMITTED_ACTION = "renew_mailbox"

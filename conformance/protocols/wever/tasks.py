@@ -43,7 +43,8 @@ CODES = ["refusal_codes_swapped"]  # the fault every profile-code SHOULD catches
 # permission to deliver
 # ----------------------------------------------------------------------------------
 @requirement(id="WEVER-SEND-NEEDS-GRANT", level="MUST",
-             title="Without the recipient's explicit sender grant (or after its revocation) nothing is delivered",
+             title="Without the recipient's explicit sender grant (or after its revocation) nothing is "
+             "delivered",
              source=at("/permissions"), code="NOT_ALLOWED", code_faults=CODES,
              faults=[returns("delivered_without_grant", "has_grant", True,
                              "Every sender counts as allowed by every recipient (has_grant is always true)."),
@@ -56,17 +57,20 @@ def check_send_needs_grant(ctx: CheckContext, strict: bool = False) -> None:
     c.ungranted(SENDER, RECIPIENT)
     watch = c.watch(RECIPIENT)
     data, marker = c.marked()
-    refused_as(ctx, c.send(SENDER, RECIPIENT, data=data), "NOT_ALLOWED", "send_task without the recipient's grant", strict)
+    refused_as(ctx, c.send(SENDER, RECIPIENT, data=data), "NOT_ALLOWED",
+               "send_task without the recipient's grant", strict)
     watch.nothing_delivered(marker, "a send_task refused for want of a grant", kind="auth_not_enforced")
     with ctx.subcheck("a revoked grant"):
         c.grant(SENDER, RECIPIENT)
         expect_result(ctx, c.grant(SENDER, RECIPIENT, allowed=False), "allow_sender allowed=false")
         data, marker = c.marked()
-        refused_as(ctx, c.send(SENDER, RECIPIENT, data=data), "NOT_ALLOWED", "send_task after the grant was revoked", strict)
+        refused_as(ctx, c.send(SENDER, RECIPIENT, data=data), "NOT_ALLOWED",
+                   "send_task after the grant was revoked", strict)
         watch.nothing_delivered(marker, "a send_task after the revocation", kind="auth_not_enforced")
 
 
-@requirement(id="WEVER-SEND-NEEDS-CAPABILITY", level="MUST", title="A capability the recipient does not advertise is not delivered",
+@requirement(id="WEVER-SEND-NEEDS-CAPABILITY", level="MUST",
+             title="A capability the recipient does not advertise is not delivered",
              source=at("/permissions"), code="NOT_ALLOWED", code_faults=CODES,
              faults=[returns("capability_unchecked", "check_capability", True,
                              "A task is delivered for any capability, advertised by the recipient or not.")])
@@ -76,9 +80,11 @@ def check_send_needs_capability(ctx: CheckContext, strict: bool = False) -> None
     c.allow(SENDER, RECIPIENT)
     watch = c.watch(RECIPIENT)
     data, marker = c.marked()
-    refused_as(ctx, c.send(SENDER, RECIPIENT, data=data, capability="conformance.not.advertised"), "NOT_ALLOWED",
+    refused_as(ctx, c.send(SENDER, RECIPIENT, data=data, capability="conformance.not.advertised"),
+               "NOT_ALLOWED",
                "send_task for a capability the recipient does not advertise", strict)
-    watch.nothing_delivered(marker, "a send_task for a capability the recipient does not advertise", kind="auth_not_enforced")
+    watch.nothing_delivered(marker, "a send_task for a capability the recipient does not advertise",
+                            kind="auth_not_enforced")
 
 
 # ----------------------------------------------------------------------------------
@@ -94,8 +100,10 @@ def check_send_offered(ctx: CheckContext) -> None:
     task = c.task_of(c.send(SENDER, RECIPIENT), "send_task")
     state = c.state_after(task, "send_task")
     ctx.expect(state == c.vocab.state("offered"), f"a new task is {state!r}, the flow says offered")
-    ctx.expect(task.id in c.inbox_ids(RECIPIENT), f"the offered task {task.id} is not in the recipient's inbox")
-    ctx.expect(task.id not in c.inbox_ids(STRANGER), "another mailbox's inbox shows the task", kind="auth_not_enforced")
+    ctx.expect(task.id in c.inbox_ids(RECIPIENT),
+               f"the offered task {task.id} is not in the recipient's inbox")
+    ctx.expect(task.id not in c.inbox_ids(STRANGER), "another mailbox's inbox shows the task",
+               kind="auth_not_enforced")
 
 
 @check_send_offered.fault
@@ -118,7 +126,8 @@ def inbox_shows_others(ref: WeverReference) -> None:
         return tasks[: ref.limit("inbox_tasks_count")]
 
 
-@requirement(id="WEVER-ACCEPT-REPEAT", level="MUST", title="A repeated accept_task returns the task's accepted state",
+@requirement(id="WEVER-ACCEPT-REPEAT", level="MUST",
+             title="A repeated accept_task returns the task's accepted state",
              source=at("/actions/accept_task/description"), faults=["repeat_accept_refused"])
 def check_accept_repeat(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
@@ -129,7 +138,8 @@ def check_accept_repeat(ctx: CheckContext) -> None:
         seen = c.task_of(c.call("accept_task", {"task_id": task.id}, RECIPIENT), attempt, known=task.id)
         states.append(c.state_after(seen, attempt, RECIPIENT))
     ctx.expect(states == [accepted, accepted],
-               f"accept_task answered {states[0]!r} then {states[1]!r}; a repeated acceptance returns the accepted state")
+               f"accept_task answered {states[0]!r} then {states[1]!r}; a repeated acceptance returns the "
+               "accepted state")
 
 
 @check_accept_repeat.fault
@@ -150,11 +160,14 @@ def repeat_accept_refused(ref: WeverReference) -> None:
 def check_decline(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     task = c.new_task("offered")
-    declined = c.task_of(c.call("decline_task", {"task_id": task.id}, RECIPIENT), "decline_task", known=task.id)
+    declined = c.task_of(c.call("decline_task", {"task_id": task.id}, RECIPIENT), "decline_task",
+                         known=task.id)
     state = c.state_after(declined, "decline_task", RECIPIENT)
     ctx.expect(state == c.vocab.state("declined"), f"decline_task answered state {state!r}")
-    ctx.expect(task.id not in c.inbox_ids(RECIPIENT), "a declined task is still in the inbox (offered or accepted only)")
-    expect_refused(ctx, c.call("accept_task", {"task_id": task.id}, RECIPIENT), "accept_task of a declined task")
+    ctx.expect(task.id not in c.inbox_ids(RECIPIENT),
+               "a declined task is still in the inbox (offered or accepted only)")
+    expect_refused(ctx, c.call("accept_task", {"task_id": task.id}, RECIPIENT),
+                   "accept_task of a declined task")
 
 
 @check_decline.fault
@@ -177,17 +190,21 @@ def check_cancel_offered_only(ctx: CheckContext, strict: bool = False) -> None:
     c = WeverClient(ctx)
     with ctx.subcheck("offered, by the sender"):
         task = c.new_task("offered")
-        done = c.task_of(c.call("cancel_task", {"task_id": task.id}, SENDER), "cancel_task of an offered task", known=task.id)
+        done = c.task_of(c.call("cancel_task", {"task_id": task.id}, SENDER),
+                         "cancel_task of an offered task", known=task.id)
         state = c.state_after(done, "cancel_task")
         ctx.expect(state == c.vocab.state("cancelled"), f"cancel_task answered state {state!r}")
     with ctx.subcheck("offered, by the recipient"):
         task = c.new_task("offered")
-        refused_as(ctx, c.call("cancel_task", {"task_id": task.id}, RECIPIENT), "NOT_ALLOWED", "cancel_task by the recipient", strict)
+        refused_as(ctx, c.call("cancel_task", {"task_id": task.id}, RECIPIENT), "NOT_ALLOWED",
+                   "cancel_task by the recipient", strict)
     with ctx.subcheck("accepted, by the sender"):
         task = c.new_task("accepted")
-        refused_as(ctx, c.call("cancel_task", {"task_id": task.id}, SENDER), "INVALID_STATE", "cancel_task of an accepted task", strict)
+        refused_as(ctx, c.call("cancel_task", {"task_id": task.id}, SENDER), "INVALID_STATE",
+                   "cancel_task of an accepted task", strict)
         state = c.state_of(task.id, SENDER)
-        ctx.expect(state == c.vocab.state("accepted"), f"after a refused cancel the task is {state!r}", kind="state_changed")
+        ctx.expect(state == c.vocab.state("accepted"), f"after a refused cancel the task is {state!r}",
+                   kind="state_changed")
 
 
 @check_cancel_offered_only.fault
@@ -211,11 +228,12 @@ def recipient_cancels(ref: WeverReference) -> None:
 
 
 @requirement(id="WEVER-COMPLETE-RESULT", level="MUST",
-             title="complete_task records a result for an accepted task; both participants recover it with its "
-                   "integrity digest",
+             title="complete_task records a result for an accepted task; both participants recover it with "
+                   "its integrity digest",
              source=at("/delivery"),
              faults=["result_hidden_from_sender", "complete_before_accept",
-                     returns("no_result_digest", "result_digest", None, "A recorded result comes without its integrity digest.")])
+                     returns("no_result_digest", "result_digest", None,
+                             "A recorded result comes without its integrity digest.")])
 def check_complete_result(ctx: CheckContext) -> None:
     """Both participants recover the completed result with an integrity digest (a string
     of 128 bits or more, hex or base64, that the accepted task did not show: the
@@ -225,15 +243,18 @@ def check_complete_result(ctx: CheckContext) -> None:
     plain = (c.vocab.task_id, c.vocab.mailbox_id, c.vocab.request_id)
     before = set(digests(expect_result(ctx, c.get(task.id, SENDER), "get_task of the accepted task"), plain))
     result = {"answer": "conformance result", "n": 1, MARKER_FIELD: task.marker}
-    done = c.task_of(c.call("complete_task", {"task_id": task.id, "result": result}, RECIPIENT), "complete_task", known=task.id)
+    done = c.task_of(c.call("complete_task", {"task_id": task.id, "result": result}, RECIPIENT),
+                     "complete_task", known=task.id)
     state = c.state_after(done, "complete_task", RECIPIENT)
     ctx.expect(state == c.vocab.state("completed"), f"complete_task answered state {state!r}")
     for who in (SENDER, RECIPIENT):
         with ctx.subcheck(f"get_task as {who}"):
             seen = expect_result(ctx, c.get(task.id, who), f"get_task as {who}")
-            ctx.expect(contains(seen, result), f"get_task as {who} does not show the result {result!r}: {json_excerpt(seen)}")
-            ctx.expect(set(digests(seen, plain)) - before, f"get_task as {who}: no integrity digest of the result "
-                       f"(looked for a new hex or base64 string of 128 bits or more): {json_excerpt(seen)}", kind="schema_mismatch")
+            ctx.expect(contains(seen, result),
+                       f"get_task as {who} does not show the result {result!r}: {json_excerpt(seen)}")
+            ctx.expect(set(digests(seen, plain)) - before, f"get_task as {who}: no integrity digest of the "
+                       "result (looked for a new hex or base64 string of 128 bits or more): "
+                       f"{json_excerpt(seen)}", kind="schema_mismatch")
     with ctx.subcheck("complete before accept"):
         offered = c.new_task("offered")
         expect_refused(ctx, c.call("complete_task", {"task_id": offered.id, "result": result}, RECIPIENT),
@@ -268,7 +289,8 @@ def check_task_participants(ctx: CheckContext, strict: bool = False) -> None:
     """Only the sender and the recipient read a task: a task id alone grants no access."""
     c = WeverClient(ctx)
     task = c.new_task("offered")
-    refused_as(ctx, c.get(task.id, STRANGER), "NOT_FOUND", "get_task by a mailbox that is no participant", strict)
+    refused_as(ctx, c.get(task.id, STRANGER), "NOT_FOUND", "get_task by a mailbox that is no participant",
+               strict)
     for who in (SENDER, RECIPIENT):
         c.task_of(c.get(task.id, who), f"get_task as {who}", known=task.id)
 
@@ -286,8 +308,8 @@ def task_visible_to_anyone(ref: WeverReference) -> None:
 
 
 @requirement(id="WEVER-DELETE-CONTENT", level="MUST",
-             title="Either participant erases a terminal task's shared content, for both; a task that is not terminal "
-                   "keeps it",
+             title="Either participant erases a terminal task's shared content, for both; a task that is "
+                   "not terminal keeps it",
              source=at("/actions/delete_task_content/description"),
              faults=["delete_content_one_side",
                      returns("delete_open_task", "can_delete_content", True,
@@ -299,15 +321,18 @@ def check_delete_content(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     with ctx.subcheck("an offered task"):
         task = c.new_task("offered")
-        expect_refused(ctx, c.call("delete_task_content", {"task_id": task.id}, SENDER), "delete_task_content of an offered task")
+        expect_refused(ctx, c.call("delete_task_content", {"task_id": task.id}, SENDER),
+                       "delete_task_content of an offered task")
     for who, state in ((SENDER, "completed"), (RECIPIENT, "declined")):
         with ctx.subcheck(f"a {state} task, by the {'sender' if who == SENDER else 'recipient'}"):
             task = c.new_task(state)
-            expect_result(ctx, c.call("delete_task_content", {"task_id": task.id}, who), "delete_task_content")
+            expect_result(ctx, c.call("delete_task_content", {"task_id": task.id}, who),
+                          "delete_task_content")
             other = RECIPIENT if who == SENDER else SENDER
             reply = c.get(task.id, other)
             ctx.expect(not reply.ok or not marked(reply.result, task.marker),
-                       f"after delete_task_content the other participant still reads the content: {reply.describe()}")
+                       "after delete_task_content the other participant still reads the content: "
+                       f"{reply.describe()}")
 
 
 @check_delete_content.fault
@@ -355,18 +380,21 @@ FITS_EITHER_WAY, OVER_EITHER_WAY = -1, 1
 @requirement(id="WEVER-LIMIT-TASK-BYTES", level="MUST",
              title="Task data within {limits[task_or_result_bytes]} bytes is delivered, over it refused "
                    "(either way of counting)",
-             source=at("/limits/task_or_result_bytes"), faults=["task_bytes_unchecked", "task_bytes_off_by_one"])
+             source=at("/limits/task_or_result_bytes"),
+             faults=["task_bytes_unchecked", "task_bytes_off_by_one"])
 def check_task_bytes(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     limit = ctx.limit("task_or_result_bytes")
     c.allow(SENDER, RECIPIENT)
     fits, over = limit + FITS_EITHER_WAY, limit + OVER_EITHER_WAY
     with ctx.subcheck(f"task data of {fits} bytes (compact JSON; {fits + 1} written with spaces)"):
-        c.task_of(c.send(SENDER, RECIPIENT, data=data_of_bytes(fits)), f"send_task with {fits} bytes of task data")
+        c.task_of(c.send(SENDER, RECIPIENT, data=data_of_bytes(fits)),
+                  f"send_task with {fits} bytes of task data")
     with ctx.subcheck(f"task data of {over} bytes"):
         watch = c.watch(RECIPIENT)
         marker = fresh_marker()
-        expect_refused(ctx, c.send(SENDER, RECIPIENT, data=data_of_bytes(over, marker)), f"send_task with {over} bytes of task data")
+        expect_refused(ctx, c.send(SENDER, RECIPIENT, data=data_of_bytes(over, marker)),
+                       f"send_task with {over} bytes of task data")
         watch.nothing_delivered(marker, "an oversized task")
 
 
@@ -398,7 +426,9 @@ def check_result_bytes(ctx: CheckContext) -> None:
     fits, over = limit + FITS_EITHER_WAY, limit + OVER_EITHER_WAY
     with ctx.subcheck(f"a result of {over} bytes"):
         task = c.new_task("accepted")
-        expect_refused(ctx, c.call("complete_task", {"task_id": task.id, "result": data_of_bytes(over)}, RECIPIENT),
+        expect_refused(ctx,
+                       c.call("complete_task", {"task_id": task.id, "result": data_of_bytes(over)},
+                              RECIPIENT),
                        f"complete_task with a {over}-byte result")
     with ctx.subcheck(f"a result of {fits} bytes"):
         task = c.new_task("accepted")
@@ -419,9 +449,10 @@ def result_bytes_unchecked(ref: WeverReference) -> None:
 # the lifecycle as a state machine (machine.py)
 # ----------------------------------------------------------------------------------
 @requirement(id="WEVER-LIFECYCLE", level="MUST",
-             title="Tasks move through offered, accepted, completed, declined and cancelled as the flow says, "
-                   "delivered only while the recipient allows the sender (stateful, three mailboxes)",
-             source=at("/flow"), faults=["complete_before_accept", "delivered_without_grant", "revoke_cancels_delivered"])
+             title="Tasks move through offered, accepted, completed, declined and cancelled as the flow "
+                   "says, delivered only while the recipient allows the sender (stateful, three mailboxes)",
+             source=at("/flow"),
+             faults=["complete_before_accept", "delivered_without_grant", "revoke_cancels_delivered"])
 def check_lifecycle(ctx: CheckContext) -> None:
     """The stateful machine (machine.py); without control, fewer runs of it (each task is
     spent from the day's quotas of the run's mailboxes)."""
@@ -436,6 +467,7 @@ def revoke_cancels_delivered(ref: WeverReference) -> None:
     @replaces(ref, "remove_grant")
     def remove_grant(original: Any, recipient_id: str, sender_id: str) -> bool:
         for task in ref.s["tasks"].values():
-            if task["recipient_id"] == recipient_id and task["sender_id"] == sender_id and task["state"] == OFFERED:
+            pair = (task["recipient_id"], task["sender_id"])
+            if pair == (recipient_id, sender_id) and task["state"] == OFFERED:
                 ref.set_state(task, CANCELLED)
         return bool(original(recipient_id, sender_id))

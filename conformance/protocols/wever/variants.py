@@ -105,7 +105,8 @@ def inbox_newest_first(ref: WeverReference) -> None:
     to your mailbox." (no order is given)"""
     @replaces(ref, "inbox_tasks")
     def inbox(original: Any, recipient_id: str) -> list[dict[str, Any]]:
-        mine = [t for t in ref.s["tasks"].values() if t["recipient_id"] == recipient_id and t["state"] in ("offered", "accepted")]
+        mine = [t for t in ref.s["tasks"].values() if t["recipient_id"] == recipient_id
+                and t["state"] in ("offered", "accepted")]
         mine.sort(key=lambda t: (t["created_at"], t["order"]), reverse=True)
         return mine[: ref.limit("inbox_tasks_count")]
 
