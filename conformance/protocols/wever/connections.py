@@ -12,12 +12,11 @@ from conformance.check import CheckContext, Untested
 from conformance.checks.errors import expect_refused, expect_result, refused_as
 from conformance.declare import at, requirement
 from conformance.faults import replaces, returns
+from conformance.protocols.wever.access import CODES
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient
 from conformance.protocols.wever.reference import ALLOWED, DENIED, PENDING, Call, WeverReference
 from conformance.transport.binding import RawToken
 from conformance.transport.http import json_excerpt
-
-CODES = ["refusal_codes_swapped"]  # the fault every profile-code SHOULD catches (access.py)
 
 
 def open_requests(c: WeverClient, sender: str | RawToken = SENDER) -> str:

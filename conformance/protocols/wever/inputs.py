@@ -18,13 +18,14 @@ from conformance.faults import noop, replaces
 from conformance.generation.invalid import InvalidInstance
 from conformance.model import Profile
 from conformance.protocols.wever import live
+from conformance.protocols.wever.access import CODES
 from conformance.protocols.wever.client import RECIPIENT, SENDER, WeverClient
 from conformance.protocols.wever.connections import open_requests
 from conformance.protocols.wever.reference import RelayError, WeverReference
 from conformance.transport.binding import Reply
 
 REJECTION = "VALIDATION_ERROR"
-CODES = ["refusal_codes_swapped"]  # the fault every profile-code SHOULD catches (access.py)
+
 # The actions that change their caller for good: a row about one lasts to the mailbox it acts as.
 LASTING = {"close_mailbox": live.CLOSES, "renew_mailbox": live.RENEWS}
 

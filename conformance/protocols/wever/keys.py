@@ -14,10 +14,10 @@ from conformance.checks import idempotency
 from conformance.checks.errors import refused_as
 from conformance.declare import at, code, requirement
 from conformance.faults import replaces
+from conformance.protocols.wever.access import CODES
 from conformance.protocols.wever.client import RECIPIENT, SENDER, WeverClient, fresh_key
 from conformance.protocols.wever.reference import Call, WeverReference
 
-CODES = ["refusal_codes_swapped"]  # the fault every profile-code SHOULD catches (access.py)
 CONCURRENT_SENDS = 50  # identical send_task calls at once
 
 

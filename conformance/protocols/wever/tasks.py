@@ -14,6 +14,7 @@ from conformance.check import CheckContext
 from conformance.checks.errors import expect_refused, expect_result, refused_as
 from conformance.declare import at, requirement
 from conformance.faults import replaces, returns
+from conformance.protocols.wever.access import CODES
 from conformance.protocols.wever.client import (
     MARKER_FIELD,
     RECIPIENT,
@@ -35,8 +36,6 @@ from conformance.protocols.wever.reference import (
     WeverReference,
 )
 from conformance.transport.http import json_excerpt
-
-CODES = ["refusal_codes_swapped"]  # the fault every profile-code SHOULD catches (access.py)
 
 
 # ----------------------------------------------------------------------------------
