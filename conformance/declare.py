@@ -312,7 +312,7 @@ class Collected:
 
 
 def collect(profile: Profile, modules: Sequence[str], own: str, last: Sequence[str] = (),
-            more_faults: Mapping[str, Sequence[str]] | None = None) -> Collected:
+            first: Sequence[str] = (), more_faults: Mapping[str, Sequence[str]] | None = None) -> Collected:
     """The rows, faults and variants the ``modules`` declare, for ``profile``. Modules
     outside the protocol's own package ``own`` are shared (MCP, say): their faults join
     only where a row names them. ``more_faults`` (requirement id -> fault names) adds the
@@ -320,7 +320,8 @@ def collect(profile: Profile, modules: Sequence[str], own: str, last: Sequence[s
     only this protocol's reference shows. Requirements keep the modules' order and their own, but
     what lasts to an identity comes after everything else, the kinds in ``last`` at the
     very end in that order (a live run changes a disposable identity for good only once
-    every other row has used it)."""
+    every other row has used it); the IDs in ``first`` come before all, in that order
+    (rows that make the identities the rest use, or need ones nothing has used yet)."""
     for module in modules:
         importlib.import_module(module)
     rows = [row for module in modules for d in REGISTRY.requirements.get(module, []) for row in d.rows(profile)]
@@ -343,6 +344,8 @@ def collect(profile: Profile, modules: Sequence[str], own: str, last: Sequence[s
     order = {kind: i for i, kind in enumerate(last)}
     rows = [r for r in rows if not r.lasting] + sorted((r for r in rows if r.lasting),
                                                       key=lambda r: order.get(r.lasting, -1))
+    rank = {rid: i for i, rid in enumerate(first)}
+    rows = sorted((r for r in rows if r.id in rank), key=lambda r: rank[r.id]) + [r for r in rows if r.id not in rank]
     return Collected(rows, faults, variants)
 
 

@@ -164,7 +164,8 @@ def load_profile(name: str, path: Path | None = None) -> Profile:
     status = str(settings.get("status") or "")
     profile.draft = status.removeprefix("draft").strip(" :") or "in progress" if status.startswith("draft") else ""
     profile.provides = dict(protocol.provides)
-    collected = collect(profile, protocol.modules, settings["package"], protocol.last, protocol.more_faults)
+    collected = collect(profile, protocol.modules, settings["package"], protocol.last, protocol.first,
+                        protocol.more_faults)
     profile.requirements, profile.faults, profile.variants = collected.requirements, collected.faults, collected.variants
     profile.reference_credentials = protocol.credentials(profile)
     if protocol.world is not None:

@@ -34,7 +34,9 @@ class Protocol:
     - ``provides``: what a shared module asks of this protocol, by name (the MCP surface);
     - ``last``: kinds of ``lasting`` whose rows run at the very end, in that order;
     - ``more_faults``: faults of its own (or of a shared module) that rows a shared module
-      declares must catch in this profile, by requirement id."""
+      declares must catch in this profile, by requirement id;
+    - ``first``: requirement IDs that run before every other, in that order, lasting or
+      not (a live run's rows that need identities nothing has used yet)."""
 
     create_reference: Callable[..., Any]
     probe: Callable[..., None]
@@ -46,6 +48,7 @@ class Protocol:
     provides: Mapping[str, Callable[[Profile], Any]] = field(default_factory=dict)
     last: tuple[str, ...] = ()
     more_faults: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    first: tuple[str, ...] = ()
     parts: Callable[[Profile], Parts] | None = None  # TRANSITIONAL: a package not yet declaring its rows
 
 

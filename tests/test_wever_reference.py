@@ -8,7 +8,6 @@ import hashlib
 import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -735,7 +734,7 @@ def test_inbox_oldest_first_and_capped(relay: Relay) -> None:
     relay.ok("decline_task", {"task_id": ids[2]}, "bob")
     assert [t["task_id"] for t in relay.inbox("bob")] == [ids[0], ids[1], ids[3]]
     assert relay.inbox("alice") == []
-    relay.ref.limits["inbox_tasks_count"] = replace(PROFILE.limits["inbox_tasks_count"], value=2)
+    relay.ref.limit_values["inbox_tasks_count"] = 2
     assert [t["task_id"] for t in relay.inbox("bob")] == [ids[0], ids[1]]
 
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.check import CheckContext, ProtocolMismatch
-from conformance.model import Profile
-from conformance.protocol import Parts, Protocol
+from conformance.model import Profile, Source
+from conformance.protocol import Protocol
 from conformance.protocols import mcp
+from conformance.protocols.wever import live
 from conformance.transport.binding import DEFAULT
+
+if TYPE_CHECKING:
+    from conformance.protocols.mcp.surface import McpSurface
 
 ROUTE_ABSENT = (404, 405)  # RFC 9110: no such resource, or not with this method
 
@@ -26,22 +30,36 @@ def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
     relay's: the manifest names no error body)."""
     reply = ctx.binding.call("get_mailbox", {}, caller=caller)
     refused = reply.flagged and isinstance(reply.http.json(), dict) and reply.status not in ROUTE_ABSENT
-    if not (reply.ok or reply.error_code or refused or reply.spoke):  # a JSON-RPC answer that breaks the binding is a finding
+    # a JSON-RPC answer that breaks the binding is a finding
+    if not (reply.ok or reply.error_code or refused or reply.spoke):
         raise ProtocolMismatch(
             f"{ctx.http.target} does not speak the Wever Connect {ctx.binding.name} binding: "
             f"HTTP {reply.status} {reply.http.text[:80]!r}"
         )
 
 
-def parts(profile: Profile) -> Parts:
-    """The Wever rows (the MCP-level ones of both MCP bindings included), faults,
-    variants and the reference's mailboxes."""
-    from conformance.protocols.wever.faults import FAULTS
-    from conformance.protocols.wever.reference import reference_credentials
-    from conformance.protocols.wever.requirements import build
-    from conformance.protocols.wever.variants import VARIANTS
+def mcp_surface(profile: Profile) -> McpSurface:
+    """What the MCP rows need of Wever: one tool per action but registration ("Registration
+    is not an MCP tool"), the actions' inputSchemas (the manifest gives no result schemas),
+    a harmless read and a call the relay refuses (a task nobody has)."""
+    from conformance.protocols.mcp.surface import McpSurface
 
-    return Parts(build(profile), dict(FAULTS), dict(VARIANTS), reference_credentials())
+    registration = profile.spec["protocols"]["a2a"]["access_setup"]["path"].rsplit("/", 1)[-1]
+    return McpSurface(
+        tools=lambda p: {name: a["inputSchema"] for name, a in p.spec["actions"].items()
+                         if name != registration},
+        results=lambda p: {},
+        harmless=lambda ctx: ("get_mailbox", {}),
+        refused=lambda ctx: ("get_task", {"task_id": "task_" + "0" * 32}),
+        tools_source=Source(profile.spec_relpath, "/setup"), tools_level="MUST",
+        versions_source=Source(profile.spec_relpath, "/protocols/mcp/versions"), versions_level="MUST")
+
+
+def credentials(profile: Profile) -> dict[str, Any]:
+    """The reference's seeded mailboxes: label -> {id, token}."""
+    from conformance.protocols.wever.reference import reference_credentials
+
+    return reference_credentials()
 
 
 def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
@@ -62,28 +80,43 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
             "same": {
                 "token works": reference.mailbox_for_token(token) == mailbox_id,
                 "open": bool(box) and not box.get("closed"),
-                "profile": {k: box.get(k) for k in ("label", "capabilities", "discoverable", "accepts_connection_requests")},
+                "profile": {k: box.get(k) for k in ("label", "capabilities", "discoverable",
+                                                    "accepts_connection_requests")},
                 "expires_at": box.get("expires_at"),
                 "allows": sorted(s["grants"].get(mailbox_id, {})),
                 "allowed by": sorted(r for r, senders in s["grants"].items() if mailbox_id in senders),
-                "pending requests to it": sorted(r["request_id"] for r in pending if r["recipient_id"] == mailbox_id),
-                "pending requests from it": sorted(r["request_id"] for r in pending if r["sender_id"] == mailbox_id),
+                "pending requests to it": sorted(r["request_id"] for r in pending
+                                                 if r["recipient_id"] == mailbox_id),
+                "pending requests from it": sorted(r["request_id"] for r in pending
+                                                   if r["sender_id"] == mailbox_id),
             },
             "kept": {
-                "tasks": sorted(t for t, task in s["tasks"].items() if mailbox_id in (task["sender_id"], task["recipient_id"])),
+                "tasks": sorted(t for t, task in s["tasks"].items()
+                                if mailbox_id in (task["sender_id"], task["recipient_id"])),
                 "task content": sorted(t for t, task in s["tasks"].items()
-                                       if mailbox_id in (task["sender_id"], task["recipient_id"]) and not task["content_erased"]),
+                                       if mailbox_id in (task["sender_id"], task["recipient_id"])
+                                       and not task["content_erased"]),
             },
         }
     return out
 
 
-def mcp_surface(profile: Profile) -> Any:
-    from conformance.protocols.wever.requirements import mcp_surface
+# The modules that declare the rows, in the order they run. A live relay keeps what each
+# check did, so a run starts with the rows that register a mailbox as their subject (a
+# source registers only registrations_per_source_per_utc_day mailboxes a day; theirs are
+# the run's own mailboxes that serve the rest), then the pending cap of a sender (it needs
+# more pairs that never exchanged a request than any other row); what lasts to a mailbox
+# runs after everything else, live.LAST (using a mailbox's day up, closing one, the
+# registration quota's row) at the very end.
+MODULES = ("access", "tasks", "keys", "connections", "a2a", "surfaces", "quotas", "lifetimes", "a2a_strict",
+           "mailboxes", "shaped", "inputs", "variants")
+FIRST = ("WEVER-REGISTER-TOKEN", "WEVER-AUTH-OPEN-ACTIONS", "WEVER-SHAPE-MAILBOX",
+         "WEVER-INPUT-INVALID-REGISTER-MAILBOX",
+         "WEVER-INPUT-VALID-REGISTER-MAILBOX", "WEVER-LIMIT-PENDING-REQUESTS-SENDER")
 
-    return mcp_surface(profile)
-
-
-PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings,
-                    modules=mcp.MODULES, provides={"mcp": mcp_surface},
+PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings,
+                    credentials=credentials,
+                    modules=(*(f"{__name__}.{module}" for module in MODULES), *mcp.MODULES), first=FIRST,
+                    last=live.LAST, provides={"mcp": mcp_surface},
+                    # the relay's own fault that its MCP tool errors must show (surfaces.py)
                     more_faults={rid: ("mcp_errors_unflagged",) for rid in ("MCP-TOOL-ERROR", "MCP-STATELESS-TOOL-ERROR")})

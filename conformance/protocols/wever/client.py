@@ -27,11 +27,15 @@ SENDER, RECIPIENT, STRANGER = "sender", "recipient", "stranger"
 CONFIGURED = {SENDER: "alice", RECIPIENT: "bob", STRANGER: "carol"}
 PARTS = (SENDER, RECIPIENT, STRANGER)
 MAIN = CONFIGURED[SENDER]  # the credential a run must be given (the binding's bearer)
-TERMINAL = ("completed", "declined", "cancelled")  # the flow's ends (each a key of protocols.a2a.state_mapping)
+# the flow's ends (each a key of protocols.a2a.state_mapping)
+TERMINAL = ("completed", "declined", "cancelled")
+# the member of task data (and results) that carries a check's marker
 MARKER_FIELD = "conformance_marker"
-VERSION = "the manifest's"  # a2a_call's default A2A-Version: protocols.a2a.required_headers  # the member of task data (and results) that carries a check's marker
+# a2a_call's default A2A-Version: protocols.a2a.required_headers
+VERSION = "the manifest's"
 
-__all__ = ["CONFIGURED", "MAIN", "RECIPIENT", "SENDER", "STRANGER", "TERMINAL", "Task", "Watch", "WeverClient", "dig", "fresh_key", "fresh_marker"]
+__all__ = ["CONFIGURED", "MAIN", "RECIPIENT", "SENDER", "STRANGER", "TERMINAL", "Task", "Watch",
+           "WeverClient", "dig", "fresh_key", "fresh_marker"]
 
 
 def fresh_key() -> str:
@@ -85,7 +89,9 @@ class Watch:
 
     def nothing_delivered(self, marker: str, what: str, kind: str = "state_changed") -> None:
         got = self.carrying(marker)
-        self.c.ctx.expect(not got, f"{what}: the inbox of {self.who} shows the task it carried ({sorted(got)})", kind=kind)
+        self.c.ctx.expect(not got,
+                          f"{what}: the inbox of {self.who} shows the task it carried ({sorted(got)})",
+                          kind=kind)
 
 
 def rpc_error(reply: HttpReply) -> Any:
@@ -96,19 +102,22 @@ def rpc_error(reply: HttpReply) -> Any:
 
 def refused_rpc(ctx: CheckContext, reply: HttpReply, what: str) -> None:
     """A JSON-RPC error or an HTTP refusal: what the manifest's "rejected" asks for."""
-    ctx.expect(rpc_error(reply) is not None or reply.status >= 400, f"{what}: served: HTTP {reply.status} {reply.text[:200]}",
+    ctx.expect(rpc_error(reply) is not None or reply.status >= 400,
+               f"{what}: served: HTTP {reply.status} {reply.text[:200]}",
                kind="accepted_invalid")
 
 
 def served_rpc(ctx: CheckContext, reply: HttpReply, what: str) -> Any:
     body = reply.json()
     ctx.expect(reply.status == 200 and isinstance(body, dict) and "result" in body and "error" not in body,
-               f"{what}: expected a JSON-RPC result, got HTTP {reply.status} {reply.text[:300]}", kind="rejected_valid")
+               f"{what}: expected a JSON-RPC result, got HTTP {reply.status} {reply.text[:300]}",
+               kind="rejected_valid")
     return dig(body, "result")
 
 
 class WeverClient:
-    def __init__(self, ctx: CheckContext, reset: bool = True, victim: str | None = None, own: bool = False) -> None:
+    def __init__(self, ctx: CheckContext, reset: bool = True, victim: str | None = None,
+                 own: bool = False) -> None:
         """``victim``: the part whose mailbox the check closes or uses up (without control,
         one of the run's own, or a configured one marked disposable); ``own``: every part a
         mailbox of the run's own where it has enough (the check publishes their profiles)."""
@@ -156,14 +165,16 @@ class WeverClient:
         label = self.label(who)
         cred = self.ctx.credential(label)
         if not isinstance(cred, dict) or not cred.get("id"):
-            raise Untested(f"credentials.{label} needs the mailbox id and token: {{id: mbx_..., token: ...}}", "credential")
+            raise Untested(f"credentials.{label} needs the mailbox id and token: {{id: mbx_..., token: ...}}",
+                           "credential")
         return str(cred["id"])
 
     def token(self, who: str) -> str:
         return str(self.ctx.token(self.label(who)))
 
     # -- actions -------------------------------------------------------------------------
-    def call(self, action: str, params: Any, who: str | RawToken | None = SENDER, key: str | None = None, **kw: Any) -> Reply:
+    def call(self, action: str, params: Any, who: str | RawToken | None = SENDER, key: str | None = None,
+             **kw: Any) -> Reply:
         """``action`` as mailbox ``who`` (a part, a label, a token; None: no bearer); ``key``
         the Idempotency-Key (send_task gets a fresh one unless given; other actions send none)."""
         if key is None and action == "send_task":
@@ -197,10 +208,12 @@ class WeverClient:
         return (self.mailbox(who), self.mailbox(to)) not in uncontrolled.pool_of(self.ctx.run).pairs
 
     def ungranted(self, sender: str = SENDER, recipient: str = RECIPIENT) -> None:
-        """Without control: ``recipient`` does not allow ``sender`` (a grant it held is revoked, and put back)."""
+        """Without control: ``recipient`` does not allow ``sender`` (a grant it held is
+        revoked, and put back)."""
         if self.live:
             with self.ctx.setup(f"allow_sender allowed=false as {recipient}", by="WEVER-MAILBOX-SENDERS"):
-                expect_result(self.ctx, self.grant(sender, recipient, allowed=False), "allow_sender allowed=false")
+                expect_result(self.ctx, self.grant(sender, recipient, allowed=False),
+                              "allow_sender allowed=false")
 
     def caller_for(self, action: str) -> str | None:
         """Who calls ``action`` in checks about inputs: a mailbox where the action wants a
@@ -236,7 +249,8 @@ class WeverClient:
     def example_data(self) -> dict[str, Any]:
         return copy.deepcopy(self.a2a["send_message_example"]["params"]["message"]["parts"][0]["data"])
 
-    def task_body(self, recipient: str = RECIPIENT, data: Any = None, capability: str | None = None) -> dict[str, Any]:
+    def task_body(self, recipient: str = RECIPIENT, data: Any = None,
+                  capability: str | None = None) -> dict[str, Any]:
         """send_task input shaped as the manifest's example: recipient, capability, task data."""
         return {"recipient_id": self.mailbox(recipient), "capability": capability or self.capability,
                 "task": data if data is not None else self.example_data()["task"]}
@@ -256,7 +270,8 @@ class WeverClient:
     # -- set-up ------------------------------------------------------------------------------
     def advertise(self, who: str = RECIPIENT, capabilities: list[str] | None = None, **fields: Any) -> Any:
         """Make ``who`` advertise the example capability (update_mailbox); its answer."""
-        body = {"label": f"conformance {who}", "capabilities": capabilities or [self.capability], "discoverable": False, **fields}
+        body = {"label": f"conformance {who}", "capabilities": capabilities or [self.capability],
+                "discoverable": False, **fields}
         with self.ctx.setup(f"update_mailbox as {who}", by="WEVER-INPUT-VALID-UPDATE-MAILBOX"):
             return expect_result(self.ctx, self.call("update_mailbox", body, who), "update_mailbox")
 
@@ -274,18 +289,21 @@ class WeverClient:
         """send_task; without ``data``, the example's task with a fresh marker."""
         if data is None:
             data, _ = self.marked()
-        return self.call("send_task", self.task_body(recipient, data, capability), sender, key=key or fresh_key())
+        return self.call("send_task", self.task_body(recipient, data, capability), sender,
+                         key=key or fresh_key())
 
     def new_task(self, state: str = "offered", sender: str = SENDER, recipient: str = RECIPIENT) -> Task:
         """A task from ``sender`` to ``recipient`` brought to ``state`` through the flow
         (its data, and a completed task's result, carry the task's marker)."""
         steps = {"offered": [], "accepted": [("accept_task", recipient)],
                  "completed": [("accept_task", recipient), ("complete_task", recipient)],
-                 "declined": [("decline_task", recipient)], "cancelled": [("cancel_task", sender)]}[self.vocab.state(state)]
+                 "declined": [("decline_task", recipient)],
+                 "cancelled": [("cancel_task", sender)]}[self.vocab.state(state)]
         self.allow(sender, recipient)
         data, marker = self.marked()
         with self.ctx.setup(f"send a task and bring it to {state}", by="WEVER-SEND-OFFERED"):
-            task = replace(self.task_of(self.send(sender, recipient, data=data), "send_task"), marker=marker, data=data)
+            task = replace(self.task_of(self.send(sender, recipient, data=data), "send_task"), marker=marker,
+                           data=data)
             for action, who in steps:
                 params: dict[str, Any] = {"task_id": task.id}
                 if action == "complete_task":
@@ -300,22 +318,23 @@ class WeverClient:
         it shows (a Connect state wherever it sits, None when it shows none)."""
         result = expect_result(self.ctx, reply, what)
         if known is not None:
-            self.ctx.expect(locate.holds(result, known), f"{what}: the answer does not name the task {known}: "
-                            f"{json_excerpt(result)}", kind="malformed_answer")
+            self.ctx.expect(locate.holds(result, known), f"{what}: the answer does not name the task "
+                            f"{known}: {json_excerpt(result)}", kind="malformed_answer")
             task_id = known
         else:
             found = ids(result, self.vocab.task_id)
             if not found:
-                self.ctx.fail(f"{what}: " + Search(f"a task id (pattern {self.vocab.task_id.pattern})").looked_for(result),
-                              kind="malformed_answer")
+                looked = Search(f"a task id (pattern {self.vocab.task_id.pattern})").looked_for(result)
+                self.ctx.fail(f"{what}: " + looked, kind="malformed_answer")
             task_id = found[0]
         return Task(task_id, state_in(result, self.vocab.states), answer=result)
 
     def state_shown(self, task: Task, what: str) -> str:
         """The Connect state an answer about ``task`` shows (a finding when it shows none)."""
         if task.state is None:
-            self.ctx.fail(f"{what}: " + Search(f"the task's state (one of {', '.join(self.vocab.states)})").looked_for(task.answer),
-                          kind="malformed_answer")
+            states = ", ".join(self.vocab.states)
+            looked = Search(f"the task's state (one of {states})").looked_for(task.answer)
+            self.ctx.fail(f"{what}: " + looked, kind="malformed_answer")
         return str(task.state)
 
     def state_after(self, task: Task, what: str, who: str = SENDER) -> str:
@@ -350,12 +369,13 @@ class WeverClient:
         answer must hold), else the first string of the manifest's request id pattern."""
         result = expect_result(self.ctx, reply, what)
         if known is not None:
-            self.ctx.expect(locate.holds(result, known), f"{what}: the answer does not name the request {known}: "
-                            f"{json_excerpt(result)}", kind="malformed_answer")
+            self.ctx.expect(locate.holds(result, known), f"{what}: the answer does not name the request "
+                            f"{known}: {json_excerpt(result)}", kind="malformed_answer")
             return known
         found = ids(result, self.vocab.request_id)
         if not found:
-            self.ctx.fail(f"{what}: " + Search(f"a connection request id (pattern {self.vocab.request_id.pattern})").looked_for(result),
+            self.ctx.fail(f"{what}: " + Search("a connection request id (pattern "
+                                               f"{self.vocab.request_id.pattern})").looked_for(result),
                           kind="malformed_answer")
         return found[0]
 
@@ -378,7 +398,8 @@ class WeverClient:
             headers["Authorization"] = f"Bearer {self.token(who)}"
         return headers
 
-    def a2a_message(self, message_id: str | None = None, data: Any = None, recipient: str = RECIPIENT) -> dict[str, Any]:
+    def a2a_message(self, message_id: str | None = None, data: Any = None,
+                    recipient: str = RECIPIENT) -> dict[str, Any]:
         """SendMessage params from the manifest's send_message_example, recipient and
         messageId filled in."""
         params = copy.deepcopy(self.a2a["send_message_example"]["params"])
@@ -396,9 +417,11 @@ class WeverClient:
 
         def send() -> HttpReply:
             return self.ctx.http.request("POST", self.a2a["endpoint"],
-                                         headers={**self.a2a_headers(who, version), **(headers or {})}, content=body)
+                                         headers={**self.a2a_headers(who, version), **(headers or {})},
+                                         content=body)
         if self.live and raw is None and self.a2a["methods"].get(method) == "send_task":
-            return self.books.a2a_send(self, self.label(who), params, send)  # type: ignore[no-any-return]
+            reply: HttpReply = self.books.a2a_send(self, self.label(who), params, send)
+            return reply
         return send()
 
     @staticmethod

@@ -1,8 +1,8 @@
-"""Wever Connect over time: task, request and mailbox expiry, renewal, retry
-tombstones, closing a mailbox, and what a grant and its revocation cover. Time moves
-through the control interface (``advance_clock``); without one these are untested (the
-shortest wait, a connection request's, is a day), before they send anything. Closing a
-mailbox runs without control on a mailbox of the run's own."""
+"""Wever Connect over time: task, request and mailbox expiry, renewal, retry tombstones
+and closing a mailbox. Time moves through the control interface (``advance_clock``);
+without one these are untested (the shortest wait, a connection request's, is a day),
+before they send anything. Closing a mailbox runs without control on a mailbox of the
+run's own."""
 
 from __future__ import annotations
 
@@ -13,9 +13,13 @@ from typing import Any
 from conformance import locate
 from conformance.check import CheckContext
 from conformance.checks.errors import expect_refused, expect_result
-from conformance.model import Requirement
+from conformance.declare import at, requirement
+from conformance.faults import replaces
+from conformance.protocols.wever import live
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, Task, WeverClient, fresh_key
+from conformance.protocols.wever.quotas import UNBOUNDED
 from conformance.protocols.wever.reads import marked, named_values
+from conformance.protocols.wever.reference import Call, WeverReference
 from conformance.transport.http import json_excerpt
 
 MINUTE_S = 60
@@ -40,6 +44,16 @@ def gone(c: WeverClient, task: Task, who: str = SENDER) -> bool:
     return not reply.ok or not marked(reply.result, task.marker)
 
 
+def in_turn(ctx: CheckContext, *checks: Callable[[CheckContext], None]) -> None:
+    """Each of ``checks``, a sub-check named by the first line of its docstring."""
+    for one in checks:
+        with ctx.subcheck((one.__doc__ or one.__name__).strip().splitlines()[0]):
+            one(ctx)
+
+
+# ----------------------------------------------------------------------------------
+# tasks
+# ----------------------------------------------------------------------------------
 def check_task_expiry(ctx: CheckContext) -> None:
     """A task lives task_hours after submission, then is gone (purge timing aside)."""
     needs_clock(ctx, "task_hours")
@@ -49,7 +63,8 @@ def check_task_expiry(ctx: CheckContext) -> None:
     c.advance(life - MINUTE_S)
     ctx.expect(not gone(c, task), f"the task is gone a minute before its {life // HOUR_S} hours are up")
     c.advance(2 * MINUTE_S + HOUR_S)  # past the expiry and one hourly purge
-    ctx.expect(gone(c, task), f"the task is still readable {life // HOUR_S} hours and an hour after submission")
+    ctx.expect(gone(c, task),
+               f"the task is still readable {life // HOUR_S} hours and an hour after submission")
     ctx.expect(task.id not in c.inbox_ids(RECIPIENT), "an expired task is still in the inbox")
 
 
@@ -61,39 +76,44 @@ def check_task_capped_by_mailbox(ctx: CheckContext) -> None:
     c.allow(SENDER, RECIPIENT)
     c.advance(mailbox_s - 2 * HOUR_S)  # both mailboxes have two hours left
     data, marker = c.marked()
-    task = replace(c.task_of(c.send(SENDER, RECIPIENT, data=data), "send_task two hours before the mailboxes expire"), marker=marker)
+    task = replace(c.task_of(c.send(SENDER, RECIPIENT, data=data),
+                             "send_task two hours before the mailboxes expire"), marker=marker)
     expect_result(ctx, c.call("renew_mailbox", {}, SENDER), "renew_mailbox of the sender")
     c.advance(3 * HOUR_S + HOUR_S)  # past the recipient's expiry (and a purge)
     ctx.expect(gone(c, task, SENDER), "a task outlived its recipient's mailbox expiry at submission")
 
 
-def check_mailbox_expiry(ctx: CheckContext) -> None:
-    needs_clock(ctx, "mailbox_days")
-    c = WeverClient(ctx)
-    life = hours(ctx, "mailbox_days") * DAY_S
-    c.advance(life - HOUR_S)
-    expect_result(ctx, c.call("get_mailbox", {}, RECIPIENT), "get_mailbox an hour before expiry")
-    c.advance(2 * HOUR_S)
-    expect_refused(ctx, c.call("get_mailbox", {}, RECIPIENT), f"get_mailbox {life // DAY_S} days and an hour after registration")
+@requirement(id="WEVER-TASK-EXPIRY", level="MUST",
+             title="A task expires {limits[task_hours]} hours after submission and never outlives either "
+             "mailbox's expiry",
+             source=at("/retention"), faults=["task_never_expires", "task_outlives_mailbox"],
+             lasting=live.RENEWS)
+def check_task_lifetime(ctx: CheckContext) -> None:
+    """Its expiry, and the cap either mailbox's expiry puts on it."""
+    in_turn(ctx, check_task_expiry, check_task_capped_by_mailbox)
 
 
-def check_renew(ctx: CheckContext) -> None:
-    """renew_mailbox gives an unexpired mailbox mailbox_days more, and no new credential."""
-    needs_clock(ctx, "mailbox_days")
-    c = WeverClient(ctx)
-    life = hours(ctx, "mailbox_days") * DAY_S
-    field = c.vocab.token_field
-    c.advance(life - DAY_S)
-    renewed = expect_result(ctx, c.call("renew_mailbox", {}, RECIPIENT), "renew_mailbox a day before expiry")
-    ctx.expect(not named_values(renewed, field), f"renew_mailbox returned a credential ({field}); it returns none: "
-               f"{json_excerpt(renewed)}", kind="schema_mismatch")
-    c.advance(2 * DAY_S)
-    expect_result(ctx, c.call("get_mailbox", {}, RECIPIENT), "get_mailbox a day after the original expiry, renewed")
-    with ctx.subcheck("an expired mailbox"):
-        c.advance(life)
-        expect_refused(ctx, c.call("renew_mailbox", {}, STRANGER), "renew_mailbox of an expired mailbox")
+@check_task_lifetime.fault
+def task_never_expires(ref: WeverReference) -> None:
+    """Tasks live for ever."""
+    @replaces(ref, "task_expiry")
+    def expiry(original: Any, sender: dict[str, Any], recipient: dict[str, Any], now: float) -> float:
+        return now + UNBOUNDED
 
 
+@check_task_lifetime.fault
+def task_outlives_mailbox(ref: WeverReference) -> None:
+    """A task lives task_hours whatever the mailboxes' expiry at submission."""
+    @replaces(ref, "task_expiry")
+    def expiry(original: Any, sender: dict[str, Any], recipient: dict[str, Any], now: float) -> float:
+        return now + ref.limit("task_hours") * HOUR_S
+
+
+@requirement(id="WEVER-SEND-TOMBSTONE", level="MUST",
+             title="A deleted or expired task's key creates no new work for {limits[tombstone_hours]} "
+                   "hours after submission; then it does",
+             source=at("/retention"),
+             faults=["tombstone_forgotten", "tombstone_forever", "expired_key_forgotten"])
 def check_tombstone(ctx: CheckContext) -> None:
     """A deleted or expired task's key creates no new work until tombstone_hours after
     submission; after that it does. (The retries carry the first body, and the check
@@ -108,22 +128,133 @@ def check_tombstone(ctx: CheckContext) -> None:
         expect_result(ctx, c.call("cancel_task", {"task_id": task.id}, SENDER), "cancel_task")
         expect_result(ctx, c.call("delete_task_content", {"task_id": task.id}, SENDER), "delete_task_content")
         watch = c.watch(RECIPIENT)
-        expect_refused(ctx, c.send(SENDER, RECIPIENT, data=data, key=key), "send_task reusing a deleted task's key")
+        expect_refused(ctx, c.send(SENDER, RECIPIENT, data=data, key=key),
+                       "send_task reusing a deleted task's key")
         watch.nothing_delivered(marker, "a retry under a deleted task's key")
     with ctx.subcheck("an expired task's key"):
         c.advance(hours(ctx, "task_hours") * HOUR_S + HOUR_S)  # the task expired; its tombstone lives on
         watch = c.watch(RECIPIENT)
-        expect_refused(ctx, c.send(SENDER, RECIPIENT, data=late_data, key=late_key), "send_task reusing an expired task's key")
+        expect_refused(ctx, c.send(SENDER, RECIPIENT, data=late_data, key=late_key),
+                       "send_task reusing an expired task's key")
         watch.nothing_delivered(late_marker, "a retry under an expired task's key")
-    c.advance((hours(ctx, "tombstone_hours") - hours(ctx, "task_hours")) * HOUR_S)  # past the tombstone; mailboxes live longer
-    new = c.task_of(c.send(SENDER, RECIPIENT, data=data, key=key), "send_task with the key after its tombstone expired")
+    # past the tombstone; mailboxes live longer
+    c.advance((hours(ctx, "tombstone_hours") - hours(ctx, "task_hours")) * HOUR_S)
+    new = c.task_of(c.send(SENDER, RECIPIENT, data=data, key=key),
+                    "send_task with the key after its tombstone expired")
     ctx.expect(new.id != task.id, "after the tombstone the key still names the deleted task")
 
 
+@check_tombstone.fault
+def tombstone_forgotten(ref: WeverReference) -> None:
+    """Deleting a task's content drops its key: a retry creates new work at once."""
+    @replaces(ref, "erase_content")
+    def erase(original: Any, task: dict[str, Any]) -> None:
+        original(task)
+        for key in [k for k, record in ref.s["keys"].items() if record["task_id"] == task["task_id"]]:
+            del ref.s["keys"][key]
+
+
+@check_tombstone.fault
+def tombstone_forever(ref: WeverReference) -> None:
+    """Retry tombstones never expire: a deleted task's key is unusable for ever."""
+    @replaces(ref, "tombstone_expiry")
+    def expiry(original: Any, created_at: float) -> float:
+        return created_at + UNBOUNDED
+
+
+@check_tombstone.fault
+def expired_key_forgotten(ref: WeverReference) -> None:
+    """A retry under the key of a task that expired (its tombstone still alive) creates new
+    work, instead of finding the expired work unavailable (deleted tasks still are)."""
+    @replaces(ref, "replay_for_key")
+    def replay(original: Any, sender_id: str, key: str, body: str) -> dict[str, Any] | None:
+        record = ref.s["keys"].get(ref.key_id(sender_id, key))
+        if record is not None and record["task_id"] not in ref.s["tasks"]:
+            return None
+        result: dict[str, Any] | None = original(sender_id, key, body)
+        return result
+
+
+# ----------------------------------------------------------------------------------
+# mailboxes
+# ----------------------------------------------------------------------------------
+@requirement(id="WEVER-MAILBOX-EXPIRY", level="MUST",
+             title="A mailbox expires {limits[mailbox_days]} days after registration unless renewed",
+             source=at("/retention"), faults=["mailbox_never_expires"])
+def check_mailbox_expiry(ctx: CheckContext) -> None:
+    needs_clock(ctx, "mailbox_days")
+    c = WeverClient(ctx)
+    life = hours(ctx, "mailbox_days") * DAY_S
+    c.advance(life - HOUR_S)
+    expect_result(ctx, c.call("get_mailbox", {}, RECIPIENT), "get_mailbox an hour before expiry")
+    c.advance(2 * HOUR_S)
+    expect_refused(ctx, c.call("get_mailbox", {}, RECIPIENT),
+                   f"get_mailbox {life // DAY_S} days and an hour after registration")
+
+
+@check_mailbox_expiry.fault
+def mailbox_never_expires(ref: WeverReference) -> None:
+    """Mailboxes live for ever."""
+    @replaces(ref, "mailbox_expiry")
+    def expiry(original: Any, now: float) -> float:
+        return now + UNBOUNDED
+
+
+@requirement(id="WEVER-RENEW", level="MUST",
+             title="renew_mailbox gives an unexpired mailbox {limits[mailbox_days]} more days and no new "
+             "credential",
+             source=at("/actions/renew_mailbox/description"), faults=["renew_ignored", "renew_returns_token"],
+             lasting=live.RENEWS)
+def check_renew(ctx: CheckContext) -> None:
+    """renew_mailbox gives an unexpired mailbox mailbox_days more, and no new credential."""
+    needs_clock(ctx, "mailbox_days")
+    c = WeverClient(ctx)
+    life = hours(ctx, "mailbox_days") * DAY_S
+    field = c.vocab.token_field
+    c.advance(life - DAY_S)
+    renewed = expect_result(ctx, c.call("renew_mailbox", {}, RECIPIENT), "renew_mailbox a day before expiry")
+    ctx.expect(not named_values(renewed, field), f"renew_mailbox returned a credential ({field}); it returns "
+               f"none: {json_excerpt(renewed)}", kind="schema_mismatch")
+    c.advance(2 * DAY_S)
+    expect_result(ctx, c.call("get_mailbox", {}, RECIPIENT),
+                  "get_mailbox a day after the original expiry, renewed")
+    with ctx.subcheck("an expired mailbox"):
+        c.advance(life)
+        expect_refused(ctx, c.call("renew_mailbox", {}, STRANGER), "renew_mailbox of an expired mailbox")
+
+
+@check_renew.fault
+def renew_ignored(ref: WeverReference) -> None:
+    """renew_mailbox answers the new expiry but leaves the old one in force."""
+    @replaces(ref, "act_renew_mailbox")
+    def renew(original: Any, call: Call) -> dict[str, Any]:
+        box = ref.active_mailbox(str(call.caller))
+        kept = box["expires_at"]
+        answer = dict(original(call))
+        box["expires_at"] = kept
+        return answer
+
+
+@check_renew.fault
+def renew_returns_token(ref: WeverReference) -> None:
+    """renew_mailbox hands out a new credential."""
+    @replaces(ref, "act_renew_mailbox")
+    def renew(original: Any, call: Call) -> dict[str, Any]:
+        field = ref.a2a["access_setup"]["token_response_field"]
+        return {**original(call), field: ref.new_token()}
+
+
+@requirement(id="WEVER-CLOSE-MAILBOX", level="MUST",
+             title="close_mailbox revokes the token, removes profile and grants, and erases shared task "
+                   "content for both sides",
+             source=at("/actions/close_mailbox/description"),
+             faults=["close_keeps_content", "close_keeps_grants"],
+             lasting=live.CLOSES)
 def check_close_mailbox(ctx: CheckContext) -> None:
     """Closing a mailbox revokes its token, removes its profile and grants, and erases
     the shared content of its tasks for both sides."""
-    c = WeverClient(ctx, victim=RECIPIENT)  # the recipient closes: without control, a mailbox of the run's own
+    # the recipient closes: without control, a mailbox of the run's own
+    c = WeverClient(ctx, victim=RECIPIENT)
     if c.live:  # before anything is sent: closing a configured mailbox would harm it
         ctx.lasting(c.label(RECIPIENT), str(ctx.profile.settings["lasting"]["close_mailbox"]))
     task = c.new_task("completed")
@@ -137,21 +268,58 @@ def check_close_mailbox(ctx: CheckContext) -> None:
         ctx.expect(not locate.holds(peers, c.mailbox(RECIPIENT)), "find_peers still lists a closed mailbox")
     with ctx.subcheck("grants"):
         mine = expect_result(ctx, c.call("get_mailbox", {}, SENDER), "get_mailbox")
-        ctx.expect(not locate.holds(mine, c.mailbox(RECIPIENT)), f"a grant to a closed mailbox remains: get_mailbox of the "
-                   f"mailbox that allowed it still names {c.mailbox(RECIPIENT)}: {json_excerpt(mine)}")
+        ctx.expect(not locate.holds(mine, c.mailbox(RECIPIENT)), "a grant to a closed mailbox remains: "
+                   f"get_mailbox of the mailbox that allowed it still names {c.mailbox(RECIPIENT)}: "
+                   f"{json_excerpt(mine)}")
     with ctx.subcheck("shared content"):
         ctx.expect(gone(c, task, SENDER), "the other participant still reads a closed mailbox's task content")
 
 
+@check_close_mailbox.fault
+def close_keeps_content(ref: WeverReference) -> None:
+    """close_mailbox leaves the shared content of its tasks readable."""
+    closing = [False]
+
+    @replaces(ref, "act_close_mailbox")
+    def close(original: Any, call: Call) -> dict[str, Any]:
+        closing[0] = True
+        try:
+            return dict(original(call))
+        finally:
+            closing[0] = False
+
+    @replaces(ref, "erase_content")
+    def erase(original: Any, task: dict[str, Any]) -> None:
+        if not closing[0]:
+            original(task)
+
+
+@check_close_mailbox.fault
+def close_keeps_grants(ref: WeverReference) -> None:
+    """close_mailbox keeps the grants others gave the closed mailbox."""
+    @replaces(ref, "retire_mailbox")
+    def retire(original: Any, mailbox_id: str) -> None:
+        given = {r: dict(senders) for r, senders in ref.s["grants"].items() if mailbox_id in senders}
+        original(mailbox_id)
+        for recipient, senders in given.items():
+            ref.s["grants"].setdefault(recipient, {})[mailbox_id] = senders[mailbox_id]
+
+
+# ----------------------------------------------------------------------------------
+# connection requests
+# ----------------------------------------------------------------------------------
 def check_conn_expiry(ctx: CheckContext) -> None:
     needs_clock(ctx, "connection_request_hours")
     c = WeverClient(ctx)
     c.advertise(RECIPIENT, accepts_connection_requests=True)
-    first = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER), "request_connection")
+    first = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER),
+                         "request_connection")
     c.advance(hours(ctx, "connection_request_hours") * HOUR_S + HOUR_S)
     listed = expect_result(ctx, c.call("list_connection_requests", {}, RECIPIENT), "list_connection_requests")
-    ctx.expect(not locate.holds(listed, first), f"list_connection_requests still shows the expired request {first}")
-    again = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER), "request_connection after expiry")
+    ctx.expect(not locate.holds(listed, first),
+               f"list_connection_requests still shows the expired request {first}")
+    again = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, SENDER),
+                         "request_connection after expiry")
     ctx.expect(again != first, f"the expired request {first} was returned as if retained")
 
 
@@ -167,81 +335,39 @@ def check_conn_capped_by_mailbox(ctx: CheckContext) -> None:
                            "request_connection an hour before the sender's mailbox expires")
     c.advance(2 * HOUR_S)
     listed = expect_result(ctx, c.call("list_connection_requests", {}, RECIPIENT), "list_connection_requests")
-    ctx.expect(not locate.holds(listed, request), f"the connection request {request} outlived its sender's mailbox")
+    ctx.expect(not locate.holds(listed, request),
+               f"the connection request {request} outlived its sender's mailbox")
 
 
-def check_mailbox_senders(ctx: CheckContext) -> None:
-    """get_mailbox names the senders the mailbox allows and not one it revoked (allowed
-    sender IDs, wherever the answer puts them)."""
-    c = WeverClient(ctx)
-    for step, (who, allowed) in enumerate(((SENDER, True), (STRANGER, True), (SENDER, False))):
-        with ctx.subcheck(f"step {step + 1}: {'allow' if allowed else 'revoke'} {who}"):
-            expect_result(ctx, c.grant(who, RECIPIENT, allowed=allowed), "allow_sender")
-    mine = expect_result(ctx, c.call("get_mailbox", {}, RECIPIENT), "get_mailbox")
-    named = c.mailbox_ids(mine)
-    ctx.expect(c.mailbox(STRANGER) in named, f"get_mailbox does not name the allowed sender {c.mailbox(STRANGER)}: {json_excerpt(mine)}")
-    ctx.expect(c.mailbox(SENDER) not in named, f"get_mailbox still names the revoked sender {c.mailbox(SENDER)}: {json_excerpt(mine)}")
+@requirement(id="WEVER-CONN-EXPIRY", level="MUST",
+             title="A connection request expires after {limits[connection_request_hours]} hours",
+             source=at("/limits/connection_request_hours"),
+             faults=["requests_never_expire", "request_outlives_mailbox"],
+             lasting=live.RENEWS)
+def check_request_lifetime(ctx: CheckContext) -> None:
+    """Its expiry, and the cap its mailboxes' expiry puts on it."""
+    in_turn(ctx, check_conn_expiry, check_conn_capped_by_mailbox)
 
 
-def check_revoke_new_only(ctx: CheckContext) -> None:
-    """Revoking affects new submissions, not delivered tasks."""
-    c = WeverClient(ctx)
-    task = c.new_task("offered")
-    expect_result(ctx, c.grant(SENDER, RECIPIENT, allowed=False), "allow_sender allowed=false")
-    expect_result(ctx, c.call("accept_task", {"task_id": task.id}, RECIPIENT), "accept_task of a task delivered before the revocation")
-    expect_refused(ctx, c.send(SENDER, RECIPIENT), "send_task after the revocation")
+@check_request_lifetime.fault
+def requests_never_expire(ref: WeverReference) -> None:
+    """Connection requests live as long as the mailboxes."""
+    @replaces(ref, "request_expiry")
+    def expiry(original: Any, sender: dict[str, Any], recipient: dict[str, Any], now: float) -> float:
+        return min(sender["expires_at"], recipient["expires_at"])
 
 
-def check_grant_all_capabilities(ctx: CheckContext) -> None:
-    """One grant covers every advertised capability: a direct grant, and the recipient's
-    approval of a connection request."""
-    c = WeverClient(ctx)
-    other = f"{c.capability}.second"
-    c.advertise(RECIPIENT, capabilities=[c.capability, other], accepts_connection_requests=True)
-    expect_result(ctx, c.grant(SENDER, RECIPIENT), "allow_sender")
-    for capability in (c.capability, other):
-        with ctx.subcheck(f"allow_sender, {capability}"):
-            c.task_of(c.send(SENDER, RECIPIENT, capability=capability), f"send_task for {capability}")
-    with ctx.subcheck("an approved connection request"):
-        from conformance.protocols.wever.requirements import still_pending
-
-        new = c.new_pair(STRANGER, RECIPIENT)
-        request = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)}, STRANGER), "request_connection")
-        if not new:
-            still_pending(c, request)
-        expect_result(ctx, c.call("respond_connection_request", {"request_id": request, "allowed": True}, RECIPIENT),
-                      "respond_connection_request allowed=true")
-        for capability in (c.capability, other):
-            c.task_of(c.send(STRANGER, RECIPIENT, capability=capability), f"send_task for {capability} after the approval")
+@check_request_lifetime.fault
+def request_outlives_mailbox(ref: WeverReference) -> None:
+    """A connection request lives its hours whatever the mailboxes' expiry, and stays
+    when its sender's mailbox expires."""
+    @replaces(ref, "request_expiry")
+    def expiry(original: Any, sender: dict[str, Any], recipient: dict[str, Any], now: float) -> float:
+        return now + ref.limit("connection_request_hours") * HOUR_S
 
 
-def rows(req: Callable[..., Requirement], at: Callable[..., Any], lim: dict[str, int]) -> list[Requirement]:
-    return [
-        req("WEVER-TASK-EXPIRY", "MUST", f"A task expires {lim['task_hours']} hours after submission and never outlives either mailbox's expiry",
-            at("/retention"), both(check_task_expiry, check_task_capped_by_mailbox), ("task_never_expires", "task_outlives_mailbox")),
-        req("WEVER-MAILBOX-EXPIRY", "MUST", f"A mailbox expires {lim['mailbox_days']} days after registration unless renewed",
-            at("/retention"), check_mailbox_expiry, ("mailbox_never_expires",)),
-        req("WEVER-RENEW", "MUST", f"renew_mailbox gives an unexpired mailbox {lim['mailbox_days']} more days and no new credential",
-            at("/actions/renew_mailbox/description"), check_renew, ("renew_ignored", "renew_returns_token")),
-        req("WEVER-SEND-TOMBSTONE", "MUST", f"A deleted or expired task's key creates no new work for {lim['tombstone_hours']} hours after submission; then it does",
-            at("/retention"), check_tombstone, ("tombstone_forgotten", "tombstone_forever", "expired_key_forgotten")),
-        req("WEVER-CLOSE-MAILBOX", "MUST", "close_mailbox revokes the token, removes profile and grants, and erases shared task content for both sides",
-            at("/actions/close_mailbox/description"), check_close_mailbox, ("close_keeps_content", "close_keeps_grants")),
-        req("WEVER-CONN-EXPIRY", "MUST", f"A connection request expires after {lim['connection_request_hours']} hours",
-            at("/limits/connection_request_hours"), both(check_conn_expiry, check_conn_capped_by_mailbox),
-            ("requests_never_expire", "request_outlives_mailbox")),
-        req("WEVER-MAILBOX-SENDERS", "MUST", "get_mailbox lists exactly the senders the mailbox allows",
-            at("/actions/get_mailbox/description"), check_mailbox_senders, ("allowed_senders_stale",)),
-        req("WEVER-REVOKE-NEW-ONLY", "MUST", "Revoking a sender affects new submissions, not delivered tasks",
-            at("/actions/allow_sender/description"), check_revoke_new_only, ("revocation_ignored", "revoke_cancels_delivered")),
-        req("WEVER-GRANT-ALL-CAPABILITIES", "MUST", "One grant covers every capability the recipient advertises",
-            at("/permissions"), check_grant_all_capabilities, ("grant_per_capability",)),
-    ]
-
-
-def both(*checks: Callable[[CheckContext], None]) -> Callable[[CheckContext], None]:
-    def check(ctx: CheckContext) -> None:
-        for one in checks:
-            with ctx.subcheck((one.__doc__ or one.__name__).strip().splitlines()[0]):
-                one(ctx)
-    return check
+    @replaces(ref, "retire_mailbox")
+    def retire(original: Any, mailbox_id: str) -> None:
+        kept = dict(ref.s["requests"])
+        original(mailbox_id)
+        ref.s["requests"] = kept

@@ -32,16 +32,13 @@ import threading
 import weakref
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from conformance import locate
 from conformance.check import CheckContext, RunContext, Untested
 from conformance.documents.schemas import validator_for
 from conformance.protocols.wever.reads import ids, named_values, vocabulary
 from conformance.transport.binding import FRESH, RawToken, Reply
-
-if TYPE_CHECKING:
-    from conformance.protocols.wever.client import WeverClient
 
 SENT = "sent_tasks_per_mailbox_per_day_count"
 RECEIVED = "received_tasks_per_mailbox_per_day_count"
@@ -62,9 +59,36 @@ DAILY_OWN = (SENT, RECEIVED, REQUESTS_SENDER, REQUESTS_RECIPIENT, GRANTS)
 CONFIGURED_SHARE = 2  # a run spends at most 1/CONFIGURED_SHARE of a configured mailbox's daily quota
 SOURCE, SERVICE = "source", "service"  # who spends per-source and service-wide quotas
 DAY_MARGIN = timedelta(minutes=10)  # a count started this close to a UTC midnight is not trusted
-PROFILE_FIELDS = ("label", "capabilities", "discoverable", "accepts_connection_requests")  # update_mailbox's input
+# update_mailbox's input
+PROFILE_FIELDS = ("label", "capabilities", "discoverable", "accepts_connection_requests")
 
 Charges = list[tuple[str, str]]
+
+# What a row does that lasts to the mailbox it acts as (conformance/live.py): without control
+# it acts as a mailbox of the run's own (or one the config marks disposable), never as a
+# configured one. close_mailbox and renew_mailbox are the profile's `lasting:` operations.
+CLOSES = "closes the mailbox it acts as (its token, profile and grants go; shared task content is erased)"
+RENEWS = "renews the mailbox it acts as: its expiry moves, which cannot be put back"
+USES_UP = "spends the quota it is about to its end for the UTC day, on a mailbox of the run's own"
+FILLS_PENDING = ("fills the pending requests of a sender of the run's own to its cap, and half of its "
+                 "requests of the UTC day (the requests are denied when the check ends)")
+SPENDS_REGISTRATIONS = ("spends the source's registrations of the UTC day to their end (no configured "
+                        "mailbox is touched)")
+# The order of a run (a live relay keeps what each check did): the rows that use a mailbox's
+# day up, then the rows that close one, then the registration quota's row, after all others.
+LAST = (USES_UP, CLOSES, SPENDS_REGISTRATIONS)
+
+
+class Client(Protocol):
+    """What this module asks of a check's client (client.py's WeverClient, which passes
+    itself: named here by what it does, so that the two modules do not import each other)."""
+
+    ctx: CheckContext
+    binding: Any
+
+    def call(self, action: str, params: Any, who: Any = ..., key: str | None = ..., **kw: Any) -> Reply: ...
+
+    def open_call(self, action: str, params: Any) -> Reply: ...
 
 
 @dataclass
@@ -86,7 +110,8 @@ class Pool:
     started: datetime = field(default_factory=lambda: datetime.now(UTC))
     members: dict[str, Member] = field(default_factory=dict)
     closed: set[str] = field(default_factory=set)  # labels closed by the run (its own, or disposable ones)
-    pairs: set[tuple[str, str]] = field(default_factory=set)  # (sender id, recipient id) with a request this run
+    # (sender id, recipient id) with a request this run
+    pairs: set[tuple[str, str]] = field(default_factory=set)
     keys: set[tuple[str, str]] = field(default_factory=set)  # (sender id, request key) used this run
     lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -108,9 +133,10 @@ def day_guard(ctx: CheckContext) -> None:
     started = pool_of(ctx.run).started
     start_day = started.replace(hour=0, minute=0, second=0, microsecond=0)
     if started - start_day < DAY_MARGIN or start_day + timedelta(days=1) - now < DAY_MARGIN:
-        raise Untested(f"a UTC midnight lies between the run's start ({started:%H:%M:%S}) and now ({now:%H:%M:%S}) or within "
-                       f"{DAY_MARGIN.seconds // 60} minutes of them: the relay's daily counts restart there, so this run's "
-                       "count is not the relay's (run it again within one UTC day)")
+        raise Untested(f"a UTC midnight lies between the run's start ({started:%H:%M:%S}) and now "
+                       f"({now:%H:%M:%S}) or within {DAY_MARGIN.seconds // 60} minutes of them: the relay's "
+                       "daily counts restart there, so this run's count is not the relay's (run it again "
+                       "within one UTC day)")
 
 
 # ----------------------------------------------------------------------------------
@@ -148,7 +174,7 @@ def room(ctx: CheckContext, quota: str, who: str) -> int:
     return left
 
 
-def register(c: WeverClient, body: dict[str, Any] | None = None) -> Member | None:
+def register(c: Client, body: dict[str, Any] | None = None) -> Member | None:
     """A new mailbox of the run's own, or None when the source's registrations of the
     day are spent (by this run's count) or the relay refuses."""
     ctx = c.ctx
@@ -175,7 +201,8 @@ def adopt(ctx: CheckContext, body: Any, result: Any) -> Member | None:
         label = f"wever-run-{len(pool.members) + 1}"
         body = body if isinstance(body, dict) else {}
         profile = {"label": body.get("label"), "capabilities": list(body.get("capabilities") or []),
-                   "discoverable": bool(body.get("discoverable", False)), "accepts_connection_requests": False}
+                   "discoverable": bool(body.get("discoverable", False)),
+                   "accepts_connection_requests": False}
         member = Member(label, found[0], tokens[0], profile)
         pool.members[label] = member
     ctx.adopt(label, {"id": member.id, "token": member.token})
@@ -189,7 +216,7 @@ def closed(ctx: CheckContext, label: str) -> bool:
 # ----------------------------------------------------------------------------------
 # who plays which part
 # ----------------------------------------------------------------------------------
-def choose_cast(c: WeverClient, parts: tuple[str, str, str], recipient: str | None = None,
+def choose_cast(c: Client, parts: tuple[str, str, str], recipient: str | None = None,
                 own_only: bool = False) -> dict[str, str]:
     """The labels playing ``parts`` (sender, recipient, stranger) in one check without
     control: the recipient (given, or the run's own mailbox with most room to receive
@@ -205,8 +232,8 @@ def choose_cast(c: WeverClient, parts: tuple[str, str, str], recipient: str | No
     known = identities(ctx.run)
 
     def receives(label: str) -> tuple[Any, ...]:
-        return room(ctx, RECEIVED, label) >= 3 and room(ctx, GRANTS, label) >= 5, room(ctx, RECEIVED, label), \
-            room(ctx, REQUESTS_RECIPIENT, label)
+        roomy = room(ctx, RECEIVED, label) >= 3 and room(ctx, GRANTS, label) >= 5
+        return roomy, room(ctx, RECEIVED, label), room(ctx, REQUESTS_RECIPIENT, label)
 
     if recipient is None:
         recipient = max(own or everyone, key=receives) if (own or everyone) else "bob"
@@ -224,13 +251,14 @@ def choose_cast(c: WeverClient, parts: tuple[str, str, str], recipient: str | No
     return cast
 
 
-def victim(c: WeverClient) -> str | None:
+def victim(c: Client) -> str | None:
     """A mailbox the check may close or use up: the run's own with least room left (a new
     one when it has none and may register), else a configured one marked disposable."""
     ctx = c.ctx
     pool = pool_of(ctx.run)
     own = pool.open() or [m for m in [register(c)] if m is not None]
-    if own:  # the one with least left, among those that may still receive a task (a check may send it one first)
+    # the one with least left, among those that may still receive a task (a check may send it one first)
+    if own:
         return min(own, key=lambda m: (room(ctx, RECEIVED, m.label) < 1 or room(ctx, GRANTS, m.label) < 1,
                                        sum(room(ctx, q, m.label) for q in (SENT, RECEIVED, GRANTS)))).label
     spare = [label for label in configured(ctx) if ctx.run.identities.may_change(label)]
@@ -276,11 +304,13 @@ class Books:
         if isinstance(caller, str):
             return caller
         if isinstance(caller, RawToken):
-            return next((label for label, (_, token) in identities(self.ctx.run).items() if token == caller.value), None)
+            return next((label for label, (_, token) in identities(self.ctx.run).items()
+                         if token == caller.value), None)
         return None
 
     def label_of(self, mailbox_id: Any) -> str | None:
-        return next((label for label, (mid, _) in identities(self.ctx.run).items() if mid == mailbox_id), None)
+        return next((label for label, (mid, _) in identities(self.ctx.run).items() if mid == mailbox_id),
+                    None)
 
     def id_of(self, label: str) -> str:
         return identities(self.ctx.run)[label][0]
@@ -294,10 +324,11 @@ class Books:
             for quota, who in charges:
                 if not ctx.about_quota(quota) and room(ctx, quota, who) < 1:
                     book = ctx.run.quotas
-                    share = (f" (a run spends at most 1/{CONFIGURED_SHARE} of a configured mailbox's daily quota)"
+                    share = (f" (a run spends at most 1/{CONFIGURED_SHARE} of a configured mailbox's daily "
+                             "quota)"
                              if quota in DAILY_OWN and is_configured(ctx, who) else "")
-                    raise Untested(f"would exceed {quota} for {who}: {book.spent[(quota, who)]} of {book.limits[quota]} "
-                                   f"spent by this run{share}", "quota")
+                    raise Untested(f"would exceed {quota} for {who}: {book.spent[(quota, who)]} of "
+                                   f"{book.limits[quota]} spent by this run{share}", "quota")
             for quota, who in charges:
                 ctx.spend(quota, who)
 
@@ -308,12 +339,14 @@ class Books:
                 self.ctx.refund(quota, who)
 
     def release(self, quota: str, who: str) -> None:
-        """A cap's unit given back (a request answered, a grant revoked): the check's own use stays recorded."""
+        """A cap's unit given back (a request answered, a grant revoked): the check's own use
+        stays recorded."""
         with self.pool.lock:
             self.ctx.refund(quota, who, record=False)
 
     # -- the calls -----------------------------------------------------------------------
-    def call(self, c: WeverClient, binding: Any, action: str, params: Any, caller: Any, key: Any, **kw: Any) -> Reply:
+    def call(self, c: Client, binding: Any, action: str, params: Any, caller: Any, key: Any,
+             **kw: Any) -> Reply:
         """``action`` over ``binding`` as ``caller``, spending and putting back as the module says."""
         who = self.who(caller)
         args = params if isinstance(params, dict) else {}
@@ -355,7 +388,8 @@ class Books:
             member.closed = True
 
     # -- tasks -------------------------------------------------------------------------------
-    def task_charges(self, sender: str, recipient_id: Any, key: Any, known_keys: tuple[str, ...] = ()) -> tuple[Charges, Any]:
+    def task_charges(self, sender: str, recipient_id: Any, key: Any,
+                     known_keys: tuple[str, ...] = ()) -> tuple[Charges, Any]:
         """A task spends the sender's sent, the recipient's received and the service's
         tasks, unless its key is one the sender already used in this run (a retry)."""
         sender_id = identities(self.ctx.run).get(sender, ("", ""))[0]
@@ -365,23 +399,26 @@ class Books:
                 return [], None
             self.pool.keys.update(keys)
         recipient = self.label_of(recipient_id)
-        charges = [(SENT, sender)] + ([(RECEIVED, recipient)] if recipient else []) + [(SERVICE_TASKS, SERVICE)]
+        charges = [(SENT, sender)] + ([(RECEIVED, recipient)] if recipient
+                                      else []) + [(SERVICE_TASKS, SERVICE)]
 
         def after(served: bool) -> None:
             if not served:
                 with self.pool.lock:
-                    self.pool.keys.difference_update(keys)  # no work made: a retry under the key would make it
+                    # no work made: a retry under the key would make it
+                    self.pool.keys.difference_update(keys)
         return charges, after
 
-    def a2a_send(self, c: WeverClient, who: Any, params: Any, send: Any) -> Any:
+    def a2a_send(self, c: Client, who: Any, params: Any, send: Any) -> Any:
         """SendMessage: a task, its request key a2a-<sha256 of the messageId> (each way it
         may be written is the same key: protocols.a2a.retry)."""
-        from conformance.protocols.wever.requirements import digest_spellings
+        from conformance.protocols.wever.a2a import digest_spellings
 
         sender = self.who(who)
         message = params.get("message") if isinstance(params, dict) else None
         parts = message.get("parts") if isinstance(message, dict) else None
-        data = parts[0].get("data") if isinstance(parts, list) and parts and isinstance(parts[0], dict) else None
+        first = parts[0] if isinstance(parts, list) and parts else None
+        data = first.get("data") if isinstance(first, dict) else None
         message_id = message.get("messageId") if isinstance(message, dict) else None
         if sender is None or not isinstance(data, dict) or not isinstance(message_id, str):
             return send()
@@ -402,7 +439,7 @@ class Books:
         return reply
 
     # -- grants ------------------------------------------------------------------------------
-    def keep_grant(self, c: WeverClient, recipient: str, sender: str) -> None:
+    def keep_grant(self, c: Client, recipient: str, sender: str) -> None:
         """Before the first change of ``recipient``'s grant to ``sender``: what it is now
         (get_mailbox names the allowed sender ids), and its undo."""
         pair = (recipient, sender)
@@ -415,15 +452,18 @@ class Books:
             if reply.ok:
                 prior = locate.holds(reply.result, sender_id)
             elif is_configured(self.ctx, recipient):
-                raise Untested(f"get_mailbox of {recipient} does not answer ({reply.describe()}): which senders it allows "
-                               "is unknown, so a change of its grants could not be put back", "harm")
+                raise Untested(f"get_mailbox of {recipient} does not answer ({reply.describe()}): which "
+                               "senders it allows is unknown, so a change of its grants could not be put "
+                               "back", "harm")
         self.grants[pair] = prior
 
         def undo() -> str | None:
-            if closed(self.ctx, recipient) or (prior and closed(self.ctx, sender)) or self.grants[pair] == prior:
+            if closed(self.ctx, recipient) or (prior and closed(self.ctx, sender)) \
+                    or self.grants[pair] == prior:
                 return None  # a closed mailbox's grants are gone with it
             reply = c.call("allow_sender", {"sender_id": sender_id, "allowed": prior}, recipient)
-            if reply.ok or closed(self.ctx, sender):  # a grant to a closed mailbox: the relay may not know the sender any more
+            # a grant to a closed mailbox: the relay may not know the sender any more
+            if reply.ok or closed(self.ctx, sender):
                 return None
             return f"allow_sender allowed={prior} answered {reply.describe()}"
         self.ctx.put_back(f"{recipient}'s grant to {sender} ({'allowed' if prior else 'not allowed'})", undo)
@@ -435,12 +475,13 @@ class Books:
             self.release(ALLOWED, recipient)
 
     def new_grant(self, recipient: str, sender: str) -> Charges:
-        """A grant that did not exist: capped per recipient and the service per UTC day, and by the allowed-sender cap."""
+        """A grant that did not exist: capped per recipient and the service per UTC day, and by
+        the allowed-sender cap."""
         if self.grants.get((recipient, sender)):
             return []  # an existing grant consumes nothing
         return [(GRANTS, recipient), (SERVICE_GRANTS, SERVICE), (ALLOWED, recipient)]
 
-    def grant_charges(self, c: WeverClient, recipient: str, args: dict[str, Any]) -> tuple[Charges, Any]:
+    def grant_charges(self, c: Client, recipient: str, args: dict[str, Any]) -> tuple[Charges, Any]:
         sender = self.label_of(args.get("sender_id"))
         allowed = args.get("allowed")
         if sender is None or sender == recipient or not isinstance(allowed, bool):
@@ -454,7 +495,7 @@ class Books:
         return charges, after
 
     # -- connection requests ---------------------------------------------------------------------
-    def request_charges(self, c: WeverClient, sender: str, args: dict[str, Any]) -> tuple[Charges, Any]:
+    def request_charges(self, c: Client, sender: str, args: dict[str, Any]) -> tuple[Charges, Any]:
         """A new request spends both parties' daily requests and the service's, and holds a
         place under both pending caps until it is answered; a retry of a pair asked in this
         run returns the retained request and spends nothing."""
@@ -464,7 +505,8 @@ class Books:
         pair = (self.id_of(sender), self.id_of(recipient))
         if pair in self.pool.pairs:
             return [], None
-        self.keep_grant(c, recipient, sender)  # first: a denial revokes the pair's grant, so its undo runs after
+        # first: a denial revokes the pair's grant, so its undo runs after
+        self.keep_grant(c, recipient, sender)
         self.pool.pairs.add(pair)
         charges = [(REQUESTS_SENDER, sender), (REQUESTS_RECIPIENT, recipient), (SERVICE_REQUESTS, SERVICE),
                    (PENDING_SENDER, sender), (PENDING_RECIPIENT, recipient)]
@@ -478,7 +520,8 @@ class Books:
                     self.release(PENDING_RECIPIENT, recipient)
                 return
             self.requests[made[0]] = Request(sender, recipient)
-            self.ctx.put_back(f"the connection request {made[0]} of {sender} to {recipient} (denied when left pending)",
+            self.ctx.put_back(f"the connection request {made[0]} of {sender} to {recipient} (denied when "
+                              "left pending)",
                               lambda: self.deny_pending(c, made[0]))
         return charges, after
 
@@ -489,7 +532,7 @@ class Books:
             self.release(PENDING_SENDER, request.sender)
             self.release(PENDING_RECIPIENT, request.recipient)
 
-    def deny_pending(self, c: WeverClient, request_id: str) -> str | None:
+    def deny_pending(self, c: Client, request_id: str) -> str | None:
         """The recipient denies the check's request when it is still pending (its list names it)."""
         request = self.requests[request_id]
         if request.decided or closed(self.ctx, request.recipient) or closed(self.ctx, request.sender):
@@ -502,10 +545,11 @@ class Books:
         if not locate.holds(listed.result, request_id):
             self.decided(request_id)
             return None
-        reply = c.call("respond_connection_request", {"request_id": request_id, "allowed": False}, request.recipient)
+        reply = c.call("respond_connection_request", {"request_id": request_id, "allowed": False},
+                       request.recipient)
         return None if reply.ok else f"respond_connection_request allowed=false answered {reply.describe()}"
 
-    def response_charges(self, c: WeverClient, who: str, args: dict[str, Any]) -> tuple[Charges, Any]:
+    def response_charges(self, c: Client, who: str, args: dict[str, Any]) -> tuple[Charges, Any]:
         """The recipient's first answer to a request of this check: allowing makes a grant."""
         request_id, allowed = args.get("request_id"), args.get("allowed")
         request = self.requests.get(request_id) if isinstance(request_id, str) else None
@@ -521,7 +565,7 @@ class Books:
         return charges, after
 
     # -- profiles -----------------------------------------------------------------------------
-    def keep_profile(self, c: WeverClient, who: str, args: dict[str, Any]) -> None:
+    def keep_profile(self, c: Client, who: str, args: dict[str, Any]) -> None:
         """Before the first update_mailbox of ``who``: its profile now (as registered, for
         the run's own; for a configured one as get_mailbox names update_mailbox's members),
         and its undo. Publishing a configured mailbox on the directory is lasting."""
@@ -532,8 +576,10 @@ class Books:
             prior = dict(member.profile)
         else:
             prior = self.read_profile(c, who)
-            if is_configured(self.ctx, who) and args.get("discoverable") is True and prior.get("discoverable") is not True:
-                raise Untested(f"would publish the profile of {who} on the directory (find_peers lists it, to anyone) "
+            publishes = args.get("discoverable") is True and prior.get("discoverable") is not True
+            if is_configured(self.ctx, who) and publishes:
+                raise Untested(f"would publish the profile of {who} on the directory (find_peers lists it, "
+                               "to anyone) "
                                f"(mark credentials.{who}.disposable: true, or give control)", "harm")
         self.profiles.add(who)
         body = {k: v for k, v in prior.items() if v is not None}
@@ -545,15 +591,17 @@ class Books:
             return None if reply.ok else f"update_mailbox answered {reply.describe()}"
         self.ctx.put_back(f"the profile of {who}", undo)
 
-    def read_profile(self, c: WeverClient, who: str) -> dict[str, Any]:
+    def read_profile(self, c: Client, who: str) -> dict[str, Any]:
         reply = c.binding.call("get_mailbox", {}, caller=who, idempotency_key=None)
         values = {name: named_values(reply.result, name) if reply.ok else [] for name in PROFILE_FIELDS}
         prior = {name: found[0] for name, found in values.items() if found}
         typed = (isinstance(prior.get("label"), str) and isinstance(prior.get("capabilities"), list)
-                 and isinstance(prior.get("discoverable"), bool) and isinstance(prior.get("accepts_connection_requests"), bool))
+                 and isinstance(prior.get("discoverable"), bool)
+                 and isinstance(prior.get("accepts_connection_requests"), bool))
         if not typed:
             raise Untested(f"get_mailbox of {who} does not name its profile by update_mailbox's members "
-                           f"({', '.join(PROFILE_FIELDS)}): {reply.describe() if not reply.ok else str(reply.result)[:200]}; "
-                           "a change of its profile could not be put back", "harm")
+                           f"({', '.join(PROFILE_FIELDS)}): "
+                           f"{reply.describe() if not reply.ok else str(reply.result)[:200]}; a change of "
+                           "its profile could not be put back", "harm")
         return prior
 

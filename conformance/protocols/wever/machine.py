@@ -43,7 +43,8 @@ class WeverMachine(LifecycleMachine):
 
     def grant(self, who: str, allowed: bool) -> None:
         reply = self.c.grant(who, RECIPIENT, allowed=allowed)
-        self.ctx.expect(reply.ok, f"allow_sender {who} allowed={allowed}: {reply.describe()}", kind="rejected_valid")
+        self.ctx.expect(reply.ok, f"allow_sender {who} allowed={allowed}: {reply.describe()}",
+                        kind="rejected_valid")
         self.granted[who] = allowed
 
     # -- the generic machine's hooks ------------------------------------------------
@@ -71,7 +72,8 @@ class WeverMachine(LifecycleMachine):
         self.ctx.expect(reply.ok, f"get_task {obj}: {reply.describe()}", kind="state_changed")
         state = self.state_in(reply)
         if state is None:
-            self.ctx.fail(f"get_task {obj}: " + Search(f"the task's state (one of {', '.join(self.c.vocab.states)})")
+            self.ctx.fail(f"get_task {obj}: " + Search("the task's state (one of "
+                                                       f"{', '.join(self.c.vocab.states)})")
                           .looked_for(expect_result(self.ctx, reply, "get_task")), kind="malformed_answer")
         return str(state)
 

@@ -15,21 +15,18 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from conformance import locate
+from conformance import faults, locate
 from conformance.check import CheckContext, Untested
 from conformance.checks.errors import expect_refused, expect_result
-from conformance.model import Requirement
+from conformance.declare import at, requirement
+from conformance.faults import replaces
 from conformance.protocols.wever import live
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, fresh_key
 from conformance.protocols.wever.reads import ids
+from conformance.protocols.wever.reference import RelayError, WeverReference
 from conformance.transport.binding import RawToken
 
-USES_UP = "spends the quota it is about to its end for the UTC day, on a mailbox of the run's own"
-LASTING = {rid: USES_UP for rid in ("WEVER-LIMIT-SENT-PER-DAY", "WEVER-LIMIT-RECEIVED-PER-DAY", "WEVER-LIMIT-NEW-GRANTS-PER-DAY")} | {
-    "WEVER-LIMIT-PENDING-REQUESTS-SENDER": "fills the pending requests of a sender of the run's own to its cap, and half "
-                                           "of its requests of the UTC day (the requests are denied when the check ends)",
-    "WEVER-LIMIT-REGISTRATIONS-PER-SOURCE": "spends the source's registrations of the UTC day to their end "
-                                            "(no configured mailbox is touched)"}
+UNBOUNDED = 10**9  # a limit no check reaches (the faults that lift one)
 
 
 def beyond_a_client(ctx: CheckContext, why: str) -> None:
@@ -49,14 +46,15 @@ def own_with_least(c: WeverClient, quota: str, fewest: int = 0, exclude: tuple[s
     run made and counted every use of it today. Its use goes to its end: lasting."""
     ctx = c.ctx
     pool = live.pool_of(ctx.run)
-    own = [m.label for m in pool.open() if m.label not in exclude and ctx.run.quotas.room(quota, m.label) >= fewest]
+    own = [m.label for m in pool.open() if m.label not in exclude
+           and ctx.run.quotas.room(quota, m.label) >= fewest]
     if not own:
         made = live.register(c)
         own = [made.label] if made is not None else []
     if not own:
-        raise Untested(f"no mailbox of the run's own has {quota} left to spend, and the source's registrations of the "
-                       f"day are spent ({live.REGISTRATIONS_SOURCE}): this run's count of a configured mailbox would "
-                       "not be the relay's", "quota")
+        raise Untested(f"no mailbox of the run's own has {quota} left to spend, and the source's "
+                       f"registrations of the day are spent ({live.REGISTRATIONS_SOURCE}): this run's count "
+                       "of a configured mailbox would not be the relay's", "quota")
     label = min(own, key=lambda label: ctx.run.quotas.room(quota, label))
     ctx.lasting(label, f"using up {quota} for the UTC day")
     return label
@@ -75,8 +73,8 @@ def spread(c: WeverClient, quota: str, count: int, exclude: tuple[str, ...]) -> 
         out += [label] * min(live.room(ctx, quota, label), count - len(out))
         if len(out) == count:
             return out
-    raise Untested(f"would exceed {quota}: {count} uses are needed and the run's mailboxes have {len(out)} left "
-                   f"(a configured mailbox keeps half of each daily quota)", "quota")
+    raise Untested(f"would exceed {quota}: {count} uses are needed and the run's mailboxes have {len(out)} "
+                   "left (a configured mailbox keeps half of each daily quota)", "quota")
 
 
 def limit(ctx: CheckContext, name: str) -> int:
@@ -87,9 +85,12 @@ def seed(c: WeverClient, count: int, **fields: Any) -> list[tuple[str, RawToken]
     """``count`` extra mailboxes (control seed_mailboxes): (id, caller)."""
     made = c.ctx.control("seed_mailboxes", count=count, **fields).json()
     boxes = made.get("mailboxes") if isinstance(made, dict) else None
-    seeded = [(str(m["id"]), RawToken(str(m["token"]))) for m in boxes or [] if isinstance(m, dict) and m.get("id") and m.get("token")]
+    seeded = [(str(m["id"]),
+               RawToken(str(m["token"]))) for m in boxes or [] if isinstance(m, dict) and m.get("id")
+              and m.get("token")]
     if len(seeded) != count:
-        raise Untested(f"control seed_mailboxes answered {str(made)[:200]}, expected {count} mailboxes {{id, token}}")
+        raise Untested(f"control seed_mailboxes answered {str(made)[:200]}, expected {count} mailboxes {{id, "
+                       "token}")
     return seeded
 
 
@@ -119,15 +120,22 @@ def recipients(c: WeverClient, count: int, senders: list[Any]) -> list[tuple[str
         for sender in senders:
             sender_id = c.mailbox(sender) if isinstance(sender, str) else sender[0]
             with c.ctx.setup("allow_sender as a seeded recipient", by="WEVER-SEND-OFFERED"):
-                expect_result(c.ctx, c.call("allow_sender", {"sender_id": sender_id, "allowed": True}, caller), "allow_sender")
+                expect_result(c.ctx,
+                              c.call("allow_sender", {"sender_id": sender_id, "allowed": True}, caller),
+                              "allow_sender")
     return boxes
 
 
 def send_to(c: WeverClient, sender: str | RawToken, recipient_id: str) -> Any:
-    return c.call("send_task", {"recipient_id": recipient_id, "capability": c.capability, "task": {"message": "quota"}}, sender,
+    return c.call("send_task",
+                  {"recipient_id": recipient_id, "capability": c.capability, "task": {"message": "quota"}},
+                  sender,
                   key=fresh_key())
 
 
+# ----------------------------------------------------------------------------------
+# a mailbox's tasks a day, and the UTC day
+# ----------------------------------------------------------------------------------
 def live_sent_per_day(c: WeverClient) -> None:
     """Without control: the run's own sender with least room sends what is left of its
     day (by the run's count), spread over recipients with room; one more is refused."""
@@ -139,10 +147,15 @@ def live_sent_per_day(c: WeverClient) -> None:
     for recipient in dict.fromkeys(targets):
         c.allow(sender, recipient)
     fill(ctx, f"send_task of {sender}", left, lambda i: send_to(c, sender, c.mailbox(targets[i])))
-    expect_refused(ctx, send_to(c, sender, c.mailbox(targets[-1])), f"send_task {limit(ctx, live.SENT) + 1} of one sender in one UTC day")
+    expect_refused(ctx, send_to(c, sender, c.mailbox(targets[-1])),
+                   f"send_task {limit(ctx, live.SENT) + 1} of one sender in one UTC day")
     one_day(ctx)
 
 
+@requirement(id="WEVER-LIMIT-SENT-PER-DAY", level="MUST",
+             title="A mailbox sends at most {limits[sent_tasks_per_mailbox_per_day_count]} tasks a UTC day",
+             source=at("/limits/sent_tasks_per_mailbox_per_utc_day"), faults=["sent_quota_off_by_one"],
+             lasting=live.USES_UP)
 def check_sent_per_day(ctx: CheckContext) -> None:
     """The sender's quota: the task past it goes to a recipient with room to spare."""
     c = WeverClient(ctx)
@@ -152,7 +165,14 @@ def check_sent_per_day(ctx: CheckContext) -> None:
     start_of_next_utc_day(c)
     boxes = recipients(c, 2, [SENDER])
     fill(ctx, "send_task", quota, lambda i: send_to(c, SENDER, boxes[0][0]))
-    expect_refused(ctx, send_to(c, SENDER, boxes[1][0]), f"send_task {quota + 1} of one sender in one UTC day")
+    expect_refused(ctx, send_to(c, SENDER, boxes[1][0]),
+                   f"send_task {quota + 1} of one sender in one UTC day")
+
+
+@check_sent_per_day.fault
+def sent_quota_off_by_one(ref: WeverReference) -> None:
+    """A mailbox may send one task more a UTC day than sent_tasks_per_mailbox_per_utc_day."""
+    ref.limit_values = {**ref.limit_values, live.SENT: ref.limit(live.SENT) + 1}
 
 
 def live_received_per_day(c: WeverClient) -> None:
@@ -167,10 +187,17 @@ def live_received_per_day(c: WeverClient) -> None:
         c.allow(sender, recipient)
     box = c.mailbox(recipient)
     fill(ctx, f"send_task to {recipient}", left, lambda i: send_to(c, senders[i], box))
-    expect_refused(ctx, send_to(c, senders[-1], box), f"send_task {limit(ctx, live.RECEIVED) + 1} to one recipient in one UTC day")
+    expect_refused(ctx, send_to(c, senders[-1], box),
+                   f"send_task {limit(ctx, live.RECEIVED) + 1} to one recipient in one UTC day")
     one_day(ctx)
 
 
+@requirement(id="WEVER-LIMIT-RECEIVED-PER-DAY", level="MUST",
+             title="A mailbox receives at most {limits[received_tasks_per_mailbox_per_day_count]} tasks a "
+             "UTC day",
+             source=at("/limits/received_tasks_per_mailbox_per_utc_day"),
+             faults=["received_quota_off_by_one"],
+             lasting=live.USES_UP)
 def check_received_per_day(ctx: CheckContext) -> None:
     """The recipient's quota: the task past it comes from a sender with room to spare."""
     c = WeverClient(ctx)
@@ -181,9 +208,19 @@ def check_received_per_day(ctx: CheckContext) -> None:
     senders = seed(c, 3)  # two to fill the quota, a third with room to spare
     (box, _), = recipients(c, 1, senders)
     fill(ctx, "send_task to one recipient", quota, lambda i: send_to(c, senders[i % 2][1], box))
-    expect_refused(ctx, send_to(c, senders[2][1], box), f"send_task {quota + 1} to one recipient in one UTC day")
+    expect_refused(ctx, send_to(c, senders[2][1], box),
+                   f"send_task {quota + 1} to one recipient in one UTC day")
 
 
+@check_received_per_day.fault
+def received_quota_off_by_one(ref: WeverReference) -> None:
+    """A mailbox receives one task more than received_tasks_per_mailbox_per_utc_day."""
+    ref.limit_values = {**ref.limit_values, live.RECEIVED: ref.limit(live.RECEIVED) + 1}
+
+
+@requirement(id="WEVER-LIMIT-UTC-DAY", level="MUST",
+             title="Daily quotas count per UTC day: past midnight they start again",
+             source=at("/retention"), faults=["quota_never_resets"])
 def check_utc_day(ctx: CheckContext) -> None:
     """Quotas count per UTC day: past midnight the sender sends again."""
     beyond_a_client(ctx, "a new UTC day (control advance_clock)")
@@ -197,6 +234,17 @@ def check_utc_day(ctx: CheckContext) -> None:
     expect_result(ctx, send_to(c, SENDER, boxes[1][0]), "send_task the next UTC day")
 
 
+@check_utc_day.fault
+def quota_never_resets(ref: WeverReference) -> None:
+    """Daily counters are never keyed by the UTC day: a quota once full stays full."""
+    @replaces(ref, "counter_key")
+    def key(original: Any, scope: str, subject: str) -> str:
+        return f"every-day|{scope}|{subject}"
+
+
+# ----------------------------------------------------------------------------------
+# connection requests: pending caps and a day's requests
+# ----------------------------------------------------------------------------------
 def open_recipients(c: WeverClient, count: int) -> list[tuple[str, RawToken]]:
     return seed(c, count, accepts_connection_requests=True)
 
@@ -208,10 +256,13 @@ def request(c: WeverClient, who: str | RawToken, recipient_id: str) -> Any:
 def respond_all(c: WeverClient, box: tuple[str, RawToken]) -> None:
     """A seeded recipient denies every request its list names (by the request id pattern)."""
     with c.ctx.setup("list the pending requests", by="WEVER-CONN-LIST"):
-        listed = expect_result(c.ctx, c.call("list_connection_requests", {}, box[1]), "list_connection_requests")
+        listed = expect_result(c.ctx, c.call("list_connection_requests", {}, box[1]),
+                               "list_connection_requests")
     for request_id in ids(listed, c.vocab.request_id):
         with c.ctx.setup("answer a pending request", by="WEVER-CONN-RESPOND"):
-            expect_result(c.ctx, c.call("respond_connection_request", {"request_id": request_id, "allowed": False}, box[1]),
+            expect_result(c.ctx,
+                          c.call("respond_connection_request", {"request_id": request_id, "allowed": False},
+                                 box[1]),
                           "respond_connection_request")
 
 
@@ -227,34 +278,49 @@ def live_pending_sender(c: WeverClient) -> None:
     def unasked(sender: str) -> list[str]:
         return [label for label in [m.label for m in pool.open()] + live.configured(ctx)
                 if label != sender and (known[sender][0], known[label][0]) not in pool.pairs
-                and live.room(ctx, live.REQUESTS_RECIPIENT, label) >= 1 and live.room(ctx, live.PENDING_RECIPIENT, label) >= 1]
+                and live.room(ctx, live.REQUESTS_RECIPIENT, label) >= 1
+                and live.room(ctx, live.PENDING_RECIPIENT, label) >= 1]
 
-    own = [m.label for m in pool.open() if ctx.run.quotas.room(live.REQUESTS_SENDER, m.label) > ctx.run.quotas.room(live.PENDING_SENDER, m.label)]
+    book = ctx.run.quotas
+    own = [m.label for m in pool.open()
+           if book.room(live.REQUESTS_SENDER, m.label) > book.room(live.PENDING_SENDER, m.label)]
     if not own:
-        raise Untested(f"no mailbox of the run's own has {live.REQUESTS_SENDER} left beyond its pending cap", "quota")
+        raise Untested(f"no mailbox of the run's own has {live.REQUESTS_SENDER} left beyond its pending cap",
+                       "quota")
     sender = max(own, key=lambda label: len(unasked(label)))
     ctx.lasting(sender, f"filling {live.PENDING_SENDER}")
     left = ctx.run.quotas.room(live.PENDING_SENDER, sender)
     targets = unasked(sender)
     if len(targets) < left + 1:
-        raise Untested(f"needs {left + 1} mailboxes accepting connection requests that {sender} never asked; the run has "
-                       f"{len(targets)} (a source registers {live.REGISTRATIONS_SOURCE} a day: control seeds them)", "quota")
+        raise Untested(f"needs {left + 1} mailboxes accepting connection requests that {sender} never asked; "
+                       f"the run has {len(targets)} (a source registers {live.REGISTRATIONS_SOURCE} a day: "
+                       "control seeds them)", "quota")
     targets = targets[:left + 1]
     for label in targets:
         c.advertise(label, accepts_connection_requests=True)
 
     def ask(i: int) -> Any:
         reply = request(c, sender, c.mailbox(targets[i]))
-        listed = expect_result(ctx, c.call("list_connection_requests", {}, targets[i]), "list_connection_requests")
+        listed = expect_result(ctx, c.call("list_connection_requests", {}, targets[i]),
+                               "list_connection_requests")
         made = ids(reply.result, c.vocab.request_id) if reply.ok else []
         if reply.ok and not (made and locate.holds(listed, made[0])):
-            ctx.fail(f"request_connection {i + 1}: the request is not pending in {targets[i]}'s list", kind="state_changed")
+            ctx.fail(f"request_connection {i + 1}: the request is not pending in {targets[i]}'s list",
+                     kind="state_changed")
         return reply
 
     fill(ctx, f"request_connection of {sender}", left, ask)
-    expect_refused(ctx, request(c, sender, c.mailbox(targets[left])), f"request_connection {cap + 1} pending from one sender")
+    expect_refused(ctx, request(c, sender, c.mailbox(targets[left])),
+                   f"request_connection {cap + 1} pending from one sender")
 
 
+@requirement(id="WEVER-LIMIT-PENDING-REQUESTS-SENDER", level="MUST",
+             title="A sender has at most {limits[pending_connection_requests_per_sender_count]} pending "
+             "connection requests",
+             source=at("/limits/pending_connection_requests_per_sender"),
+             faults=[faults.limit("pending_sender_unchecked", live.PENDING_SENDER, UNBOUNDED,
+                           "A sender may hold any number of pending connection requests.")],
+             lasting=live.FILLS_PENDING)
 def check_pending_sender(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     if ctx.run.live:
@@ -262,12 +328,21 @@ def check_pending_sender(ctx: CheckContext) -> None:
     cap = limit(ctx, "pending_connection_requests_per_sender_count")
     boxes = open_recipients(c, cap + 1)
     fill(ctx, "request_connection", cap, lambda i: request(c, SENDER, boxes[i][0]))
-    expect_refused(ctx, request(c, SENDER, boxes[cap][0]), f"request_connection {cap + 1} pending from one sender")
+    expect_refused(ctx, request(c, SENDER, boxes[cap][0]),
+                   f"request_connection {cap + 1} pending from one sender")
 
 
+@requirement(id="WEVER-LIMIT-REQUESTS-PER-DAY-SENDER", level="MUST",
+             title="A sender makes at most {limits[connection_requests_per_sender_per_day_count]} "
+                   "connection requests a UTC day, answered or not",
+             source=at("/limits/connection_requests_per_sender_per_utc_day"),
+             faults=[faults.limit("sender_requests_unbounded", live.REQUESTS_SENDER, UNBOUNDED,
+                           "Answered requests are not counted against the sender's daily request quota.")])
 def check_requests_per_day_sender(ctx: CheckContext) -> None:
     """Answered requests leave the pending cap but still count for the day."""
-    beyond_a_client(ctx, "a sender asking more mailboxes than a source may register in a day (control seed_mailboxes)")
+    beyond_a_client(ctx,
+                    "a sender asking more mailboxes than a source may register in a day (control "
+                    "seed_mailboxes)")
     c = WeverClient(ctx)
     quota = limit(ctx, "connection_requests_per_sender_per_day_count")
     start_of_next_utc_day(c)
@@ -276,24 +351,40 @@ def check_requests_per_day_sender(ctx: CheckContext) -> None:
         with ctx.setup(f"request_connection {i + 1} of {quota}", by="WEVER-CONN-LIST"):
             expect_result(ctx, request(c, SENDER, boxes[i][0]), "request_connection")
         respond_all(c, boxes[i])  # answered: no longer pending
-    expect_refused(ctx, request(c, SENDER, boxes[quota][0]), f"request_connection {quota + 1} of one sender in one UTC day")
+    expect_refused(ctx, request(c, SENDER, boxes[quota][0]),
+                   f"request_connection {quota + 1} of one sender in one UTC day")
 
 
+@requirement(id="WEVER-LIMIT-PENDING-REQUESTS-RECIPIENT", level="MUST",
+             title="A recipient has at most {limits[pending_connection_requests_per_recipient_count]} "
+                   "pending connection requests",
+             source=at("/limits/pending_connection_requests_per_recipient"),
+             faults=[faults.limit("pending_recipient_unchecked", live.PENDING_RECIPIENT, UNBOUNDED,
+                           "A recipient may hold any number of pending connection requests.")])
 def check_pending_recipient(ctx: CheckContext) -> None:
     beyond_a_client(ctx, "more senders than a source may register in a day (control seed_mailboxes)")
     c = WeverClient(ctx)
     cap = limit(ctx, "pending_connection_requests_per_recipient_count")
     c.advertise(RECIPIENT, accepts_connection_requests=True)
     senders = seed(c, cap + 1)
-    fill(ctx, "request_connection to one recipient", cap, lambda i: request(c, senders[i][1], c.mailbox(RECIPIENT)))
-    expect_refused(ctx, request(c, senders[cap][1], c.mailbox(RECIPIENT)), f"request_connection {cap + 1} pending to one recipient")
+    fill(ctx, "request_connection to one recipient", cap,
+         lambda i: request(c, senders[i][1], c.mailbox(RECIPIENT)))
+    expect_refused(ctx, request(c, senders[cap][1], c.mailbox(RECIPIENT)),
+                   f"request_connection {cap + 1} pending to one recipient")
 
 
+@requirement(id="WEVER-LIMIT-REQUESTS-PER-DAY-RECIPIENT", level="MUST",
+             title="A recipient gets at most {limits[connection_requests_per_recipient_per_day_count]} "
+                   "connection requests a UTC day, answered or not",
+             source=at("/limits/connection_requests_per_recipient_per_utc_day"),
+             faults=[faults.limit("recipient_requests_unbounded", live.REQUESTS_RECIPIENT, UNBOUNDED,
+                           "Answered requests are not counted against the recipient's daily request quota.")])
 def check_requests_per_day_recipient(ctx: CheckContext) -> None:
     """Answered requests leave the recipient's pending cap but count for its day."""
     beyond_a_client(ctx, "more senders than a source may register in a day (control seed_mailboxes)")
     c = WeverClient(ctx)
-    quota, cap = limit(ctx, "connection_requests_per_recipient_per_day_count"), limit(ctx, "pending_connection_requests_per_recipient_count")
+    quota = limit(ctx, "connection_requests_per_recipient_per_day_count")
+    cap = limit(ctx, "pending_connection_requests_per_recipient_count")
     start_of_next_utc_day(c)
     c.advertise(RECIPIENT, accepts_connection_requests=True)
     bob = (c.mailbox(RECIPIENT), RawToken(c.token(RECIPIENT)))
@@ -304,23 +395,40 @@ def check_requests_per_day_recipient(ctx: CheckContext) -> None:
         if (i + 1) % cap == 0:
             respond_all(c, bob)
     respond_all(c, bob)
-    expect_refused(ctx, request(c, senders[quota][1], bob[0]), f"request_connection {quota + 1} to one recipient in one UTC day")
+    expect_refused(ctx, request(c, senders[quota][1], bob[0]),
+                   f"request_connection {quota + 1} to one recipient in one UTC day")
 
 
+# ----------------------------------------------------------------------------------
+# the service's day, and its active mailboxes
+# ----------------------------------------------------------------------------------
+@requirement(id="WEVER-LIMIT-SERVICE-TASKS-PER-DAY", level="MUST",
+             title="The relay takes at most {limits[service_tasks_per_day_count]} tasks a UTC day",
+             source=at("/limits/service_tasks_per_utc_day"),
+             faults=[faults.limit("service_tasks_unbounded", live.SERVICE_TASKS, UNBOUNDED,
+                                  "No service-wide daily task quota.")])
 def check_service_tasks(ctx: CheckContext) -> None:
     """The relay delivers at most service_tasks_per_utc_day tasks a UTC day, whoever sends."""
     beyond_a_client(ctx, "the whole service's day, and more mailboxes than a source may register (control)")
     c = WeverClient(ctx)
     quota = limit(ctx, "service_tasks_per_day_count")
-    per = min(limit(ctx, "sent_tasks_per_mailbox_per_day_count"), limit(ctx, "received_tasks_per_mailbox_per_day_count"))
+    per = min(limit(ctx, "sent_tasks_per_mailbox_per_day_count"),
+              limit(ctx, "received_tasks_per_mailbox_per_day_count"))
     start_of_next_utc_day(c)
     count = -(-quota // per) + 1  # senders (and recipients) enough to reach the service quota, and one spare
     senders = seed(c, count)
     boxes = recipients(c, count, senders)
     fill(ctx, "send_task", quota, lambda i: send_to(c, senders[i // per][1], boxes[i // per][0]))
-    expect_refused(ctx, send_to(c, senders[-1][1], boxes[-1][0]), f"task {quota + 1} of the service in one UTC day")
+    expect_refused(ctx, send_to(c, senders[-1][1], boxes[-1][0]),
+                   f"task {quota + 1} of the service in one UTC day")
 
 
+@requirement(id="WEVER-LIMIT-SERVICE-REQUESTS-PER-DAY", level="MUST",
+             title="The relay takes at most {limits[service_connection_requests_per_day_count]} "
+                   "connection requests a UTC day",
+             source=at("/limits/service_connection_requests_per_utc_day"),
+             faults=[faults.limit("service_requests_unbounded", live.SERVICE_REQUESTS, UNBOUNDED,
+                           "No service-wide daily cap on connection requests.")])
 def check_service_requests(ctx: CheckContext) -> None:
     """The relay takes at most service_connection_requests_per_utc_day requests a UTC day:
     senders and recipients are spread so that no other cap is reached first (each round,
@@ -345,16 +453,24 @@ def check_service_requests(ctx: CheckContext) -> None:
             made += 1
         for box in boxes[:recipients_count]:
             respond_all(c, box)
-    expect_refused(ctx, request(c, senders[-1][1], boxes[-1][0]), f"connection request {quota + 1} of the service in one UTC day")
+    expect_refused(ctx, request(c, senders[-1][1], boxes[-1][0]),
+                   f"connection request {quota + 1} of the service in one UTC day")
 
 
+@requirement(id="WEVER-LIMIT-SERVICE-GRANTS-PER-DAY", level="MUST",
+             title="The relay creates at most {limits[service_new_sender_grants_per_day_count]} new "
+                   "grants a UTC day, regrants included",
+             source=at("/limits/service_new_sender_grants_per_utc_day"),
+             faults=[faults.limit("service_grants_unbounded", live.SERVICE_GRANTS, UNBOUNDED,
+                           "No service-wide daily cap on new grants.")])
 def check_service_grants(ctx: CheckContext) -> None:
     """The relay creates at most service_new_sender_grants_per_utc_day grants a UTC day,
     across recipients: each recipient allows distinct senders up to its own caps."""
     beyond_a_client(ctx, "the whole service's day, and more mailboxes than a source may register (control)")
     c = WeverClient(ctx)
     quota = limit(ctx, "service_new_sender_grants_per_day_count")
-    per = min(limit(ctx, "new_sender_grants_per_recipient_per_day_count"), limit(ctx, "allowed_senders_per_mailbox_count"))
+    per = min(limit(ctx, "new_sender_grants_per_recipient_per_day_count"),
+              limit(ctx, "allowed_senders_per_mailbox_count"))
     start_of_next_utc_day(c)
     senders = seed(c, per)
     boxes = seed(c, -(-quota // per) + 1)
@@ -367,6 +483,11 @@ def check_service_grants(ctx: CheckContext) -> None:
                    f"new grant {quota + 1} of the service in one UTC day")
 
 
+@requirement(id="WEVER-LIMIT-ACTIVE-MAILBOXES", level="MUST",
+             title="At most {limits[active_mailboxes_count]} mailboxes are active at once",
+             source=at("/limits/active_mailboxes"),
+             faults=[faults.limit("active_mailboxes_unbounded", live.ACTIVE, UNBOUNDED,
+                                  "Any number of active mailboxes.")])
 def check_active_mailboxes(ctx: CheckContext) -> None:
     """At most active_mailboxes mailboxes live at once: registration past it is refused."""
     beyond_a_client(ctx, "more mailboxes than a source may register in a day (control seed_mailboxes)")
@@ -374,20 +495,36 @@ def check_active_mailboxes(ctx: CheckContext) -> None:
     cap = limit(ctx, "active_mailboxes_count")
     start_of_next_utc_day(c)
     seed(c, cap - 3 - 1)  # the three run mailboxes, and room for one registration
-    expect_result(ctx, c.open_call("register_mailbox", {"label": "the last one"}), "register_mailbox of the last active mailbox")
-    expect_refused(ctx, c.open_call("register_mailbox", {"label": "one too many"}), f"register_mailbox past {cap} active mailboxes")
+    expect_result(ctx, c.open_call("register_mailbox", {"label": "the last one"}),
+                  "register_mailbox of the last active mailbox")
+    expect_refused(ctx, c.open_call("register_mailbox", {"label": "one too many"}),
+                   f"register_mailbox past {cap} active mailboxes")
 
 
+# ----------------------------------------------------------------------------------
+# grants
+# ----------------------------------------------------------------------------------
+@requirement(id="WEVER-LIMIT-ALLOWED-SENDERS", level="MUST",
+             title="A mailbox allows at most {limits[allowed_senders_per_mailbox_count]} senders",
+             source=at("/limits/allowed_senders_per_mailbox"),
+             faults=[faults.limit("allowed_senders_unbounded", live.ALLOWED, UNBOUNDED,
+                                  "A mailbox may allow any number of senders.")])
 def check_allowed_senders(ctx: CheckContext) -> None:
     beyond_a_client(ctx, "more senders than a source may register in a day (control seed_mailboxes)")
     c = WeverClient(ctx)
     cap = limit(ctx, "allowed_senders_per_mailbox_count")
     senders = seed(c, cap + 1)
-    fill(ctx, "allow_sender", cap, lambda i: c.call("allow_sender", {"sender_id": senders[i][0], "allowed": True}, RECIPIENT))
+    fill(ctx, "allow_sender", cap,
+         lambda i: c.call("allow_sender", {"sender_id": senders[i][0], "allowed": True}, RECIPIENT))
     expect_refused(ctx, c.call("allow_sender", {"sender_id": senders[cap][0], "allowed": True}, RECIPIENT),
                    f"allow_sender of sender {cap + 1}")
 
 
+@requirement(id="WEVER-LIMIT-NEW-GRANTS-PER-DAY", level="MUST",
+             title="At most {limits[new_sender_grants_per_recipient_per_day_count]} new grants per "
+                   "recipient a UTC day, regrants included; no-op retries free; revocation always available",
+             source=at("/usage_measurement"), faults=["regrant_not_counted", "revoke_blocked_at_cap"],
+             lasting=live.USES_UP)
 def check_new_grants_per_day(ctx: CheckContext) -> None:
     """New grants, revoke/regrant cycles included, are capped per recipient and UTC day;
     a no-op regrant costs nothing and revocation stays available at the cap. Without
@@ -412,14 +549,54 @@ def check_new_grants_per_day(ctx: CheckContext) -> None:
             if i < quota - 1:
                 expect_result(ctx, c.call("allow_sender", {**sender, "allowed": False}, recipient), "revoke")
     with ctx.subcheck("a no-op regrant at the cap"):
-        expect_result(ctx, c.call("allow_sender", {**sender, "allowed": True}, recipient), "allow_sender of an allowed sender at the cap")
+        expect_result(ctx, c.call("allow_sender", {**sender, "allowed": True}, recipient),
+                      "allow_sender of an allowed sender at the cap")
     with ctx.subcheck("revocation at the cap"):
-        expect_result(ctx, c.call("allow_sender", {**sender, "allowed": False}, recipient), "revoke at the cap")
+        expect_result(ctx, c.call("allow_sender", {**sender, "allowed": False}, recipient),
+                      "revoke at the cap")
     expect_refused(ctx, c.call("allow_sender", {**sender, "allowed": True}, recipient),
                    f"new grant {limit(ctx, live.GRANTS) + 1} in one UTC day")
     one_day(ctx)
 
 
+@check_new_grants_per_day.fault
+def regrant_not_counted(ref: WeverReference) -> None:
+    """A revoke/regrant cycle creates the grant again without charging the daily quota."""
+    revoked: set[tuple[str, str]] = set()
+
+    @replaces(ref, "remove_grant")
+    def remove_grant(original: Any, recipient_id: str, sender_id: str) -> bool:
+        revoked.add((recipient_id, sender_id))
+        return bool(original(recipient_id, sender_id))
+
+    @replaces(ref, "add_grant")
+    def add_grant(original: Any, recipient_id: str, sender_id: str) -> bool:
+        if (recipient_id, sender_id) in revoked and not ref.has_grant(recipient_id, sender_id):
+            ref.s["grants"].setdefault(recipient_id, {})[sender_id] = ref.now()
+            return True
+        return bool(original(recipient_id, sender_id))
+
+
+@check_new_grants_per_day.fault
+def revoke_blocked_at_cap(ref: WeverReference) -> None:
+    """At the daily new-grant cap, revocation is refused too."""
+    @replaces(ref, "remove_grant")
+    def remove_grant(original: Any, recipient_id: str, sender_id: str) -> bool:
+        if ref.counter("grants_recipient", recipient_id) >= ref.limit(live.GRANTS):
+            raise RelayError("QUOTA_EXCEEDED", "new_sender_grants_per_recipient reached")
+        return bool(original(recipient_id, sender_id))
+
+
+# ----------------------------------------------------------------------------------
+# registrations
+# ----------------------------------------------------------------------------------
+@requirement(id="WEVER-LIMIT-REGISTRATIONS-PER-SOURCE", level="MUST",
+             title="At most {limits[registrations_per_source_per_day_count]} registrations from one source a "
+             "UTC day",
+             source=at("/limits/registrations_per_source_per_utc_day"),
+             faults=[faults.limit("registrations_unbounded", live.REGISTRATIONS_SOURCE, UNBOUNDED,
+                           "One source may register any number of mailboxes a day.")],
+             lasting=live.SPENDS_REGISTRATIONS)
 def check_registrations_per_source(ctx: CheckContext) -> None:
     """Without control the source registers what is left of its day by this run's count
     (a relay that counted earlier registrations of the source refuses sooner: blocked)."""
@@ -431,40 +608,8 @@ def check_registrations_per_source(ctx: CheckContext) -> None:
         left = ctx.run.quotas.room(live.REGISTRATIONS_SOURCE, live.SOURCE)
     else:
         start_of_next_utc_day(c)  # registrations are counted per UTC day
-    fill(ctx, "register_mailbox", left, lambda i: c.open_call("register_mailbox", {"label": f"conformance {i}"}))
-    expect_refused(ctx, c.open_call("register_mailbox", {"label": "one too many"}), f"register_mailbox {quota + 1} from one source")
+    fill(ctx, "register_mailbox", left,
+         lambda i: c.open_call("register_mailbox", {"label": f"conformance {i}"}))
+    expect_refused(ctx, c.open_call("register_mailbox", {"label": "one too many"}),
+                   f"register_mailbox {quota + 1} from one source")
     one_day(ctx)
-
-
-def rows(req: Callable[..., Requirement], at: Callable[..., Any], lim: dict[str, int]) -> list[Requirement]:
-    return [
-        req("WEVER-LIMIT-SENT-PER-DAY", "MUST", f"A mailbox sends at most {lim['sent_tasks_per_mailbox_per_day_count']} tasks a UTC day",
-            at("/limits/sent_tasks_per_mailbox_per_utc_day"), check_sent_per_day, ("sent_quota_off_by_one",)),
-        req("WEVER-LIMIT-RECEIVED-PER-DAY", "MUST", f"A mailbox receives at most {lim['received_tasks_per_mailbox_per_day_count']} tasks a UTC day",
-            at("/limits/received_tasks_per_mailbox_per_utc_day"), check_received_per_day, ("received_quota_off_by_one",)),
-        req("WEVER-LIMIT-UTC-DAY", "MUST", "Daily quotas count per UTC day: past midnight they start again",
-            at("/retention"), check_utc_day, ("quota_never_resets",)),
-        req("WEVER-LIMIT-PENDING-REQUESTS-SENDER", "MUST", f"A sender has at most {lim['pending_connection_requests_per_sender_count']} pending connection requests",
-            at("/limits/pending_connection_requests_per_sender"), check_pending_sender, ("pending_sender_unchecked",)),
-        req("WEVER-LIMIT-REQUESTS-PER-DAY-SENDER", "MUST", f"A sender makes at most {lim['connection_requests_per_sender_per_day_count']} connection requests a UTC day, answered or not",
-            at("/limits/connection_requests_per_sender_per_utc_day"), check_requests_per_day_sender, ("sender_requests_unbounded",)),
-        req("WEVER-LIMIT-PENDING-REQUESTS-RECIPIENT", "MUST", f"A recipient has at most {lim['pending_connection_requests_per_recipient_count']} pending connection requests",
-            at("/limits/pending_connection_requests_per_recipient"), check_pending_recipient, ("pending_recipient_unchecked",)),
-        req("WEVER-LIMIT-REQUESTS-PER-DAY-RECIPIENT", "MUST", f"A recipient gets at most {lim['connection_requests_per_recipient_per_day_count']} connection requests a UTC day, answered or not",
-            at("/limits/connection_requests_per_recipient_per_utc_day"), check_requests_per_day_recipient, ("recipient_requests_unbounded",)),
-        req("WEVER-LIMIT-SERVICE-TASKS-PER-DAY", "MUST", f"The relay takes at most {lim['service_tasks_per_day_count']} tasks a UTC day",
-            at("/limits/service_tasks_per_utc_day"), check_service_tasks, ("service_tasks_unbounded",)),
-        req("WEVER-LIMIT-SERVICE-REQUESTS-PER-DAY", "MUST", f"The relay takes at most {lim['service_connection_requests_per_day_count']} connection requests a UTC day",
-            at("/limits/service_connection_requests_per_utc_day"), check_service_requests, ("service_requests_unbounded",)),
-        req("WEVER-LIMIT-SERVICE-GRANTS-PER-DAY", "MUST", f"The relay creates at most {lim['service_new_sender_grants_per_day_count']} new grants a UTC day, regrants included",
-            at("/limits/service_new_sender_grants_per_utc_day"), check_service_grants, ("service_grants_unbounded",)),
-        req("WEVER-LIMIT-ACTIVE-MAILBOXES", "MUST", f"At most {lim['active_mailboxes_count']} mailboxes are active at once",
-            at("/limits/active_mailboxes"), check_active_mailboxes, ("active_mailboxes_unbounded",)),
-        req("WEVER-LIMIT-ALLOWED-SENDERS", "MUST", f"A mailbox allows at most {lim['allowed_senders_per_mailbox_count']} senders",
-            at("/limits/allowed_senders_per_mailbox"), check_allowed_senders, ("allowed_senders_unbounded",)),
-        req("WEVER-LIMIT-NEW-GRANTS-PER-DAY", "MUST", f"At most {lim['new_sender_grants_per_recipient_per_day_count']} new grants per recipient a UTC day, regrants included; no-op retries free; revocation always available",
-            at("/usage_measurement"), check_new_grants_per_day, ("regrant_not_counted", "revoke_blocked_at_cap")),
-        req("WEVER-LIMIT-REGISTRATIONS-PER-SOURCE", "MUST", f"At most {lim['registrations_per_source_per_day_count']} registrations from one source a UTC day",
-            at("/limits/registrations_per_source_per_utc_day"), check_registrations_per_source, ("registrations_unbounded",)),
-    ]
-

@@ -40,7 +40,8 @@ class Vocabulary:
         """``name`` as one of the manifest's states (a check naming a state that is not one
         is a defect of the check, found at once)."""
         if name not in self.states:
-            raise ValueError(f"{name!r} is not a Connect state of protocols.a2a.state_mapping ({', '.join(self.states)})")
+            raise ValueError(f"{name!r} is not a Connect state of protocols.a2a.state_mapping "
+                             f"({', '.join(self.states)})")
         return name
 
 
@@ -59,9 +60,11 @@ def vocabulary(profile: Profile) -> Vocabulary:
         return re.compile(str(actions[action]["inputSchema"]["properties"][prop]["pattern"]))
 
     a2a = spec["protocols"]["a2a"]
-    vocab = Vocabulary(task_id=pattern("get_task", "task_id"), mailbox_id=pattern("allow_sender", "sender_id"),
+    vocab = Vocabulary(task_id=pattern("get_task", "task_id"),
+                       mailbox_id=pattern("allow_sender", "sender_id"),
                        request_id=pattern("respond_connection_request", "request_id"),
-                       states=tuple(a2a["state_mapping"]), token_field=str(a2a["access_setup"]["token_response_field"]))
+                       states=tuple(a2a["state_mapping"]),
+                       token_field=str(a2a["access_setup"]["token_response_field"]))
     _VOCABULARIES[id(spec)] = vocab
     return vocab
 

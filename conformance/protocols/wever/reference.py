@@ -18,7 +18,6 @@ import json
 import re
 import secrets
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,13 +26,14 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
-from conformance.control import serve_control
 from conformance.documents.limits import load_limits
 from conformance.documents.schemas import validator_for
-from conformance.model import Limit, Profile
+from conformance.model import Profile
 from conformance.protocols.mcp.server import McpServer, to_response
+from conformance.reference import Reference, Refusal
+from conformance.reference import ReferenceConfig as BaseConfig
 
 HOUR_S = 3600
 DAY_S = 86400
@@ -49,7 +49,8 @@ SEEDED_LABELS = ("alice", "bob", "carol")
 SEEDED_WITH_CAPABILITY = ("bob", "carol")  # they advertise the A2A example's capability
 
 # Task states (the keys of protocols.a2a.state_mapping; checked at start).
-OFFERED, ACCEPTED, COMPLETED, DECLINED, CANCELLED = "offered", "accepted", "completed", "declined", "cancelled"
+OFFERED, ACCEPTED, COMPLETED, DECLINED, CANCELLED = ("offered", "accepted", "completed", "declined",
+                                                     "cancelled")
 TERMINAL_STATES = frozenset({COMPLETED, DECLINED, CANCELLED})
 INBOX_STATES = (OFFERED, ACCEPTED)
 
@@ -98,12 +99,9 @@ SEED_MAILBOXES_MAX = 10_000
 
 
 @dataclass
-class ReferenceConfig:
-    """How one reference instance behaves."""
+class ReferenceConfig(BaseConfig):
+    """How one reference instance behaves (control, seed and clock: the base's)."""
 
-    control: bool = True
-    clock: Callable[[], float] = time.time  # seconds since the epoch
-    seed: int | None = None  # when set, minted ids and tokens are reproducible from it
     # limits served lower (or higher) than the manifest's, by the profile's limit name: a
     # relay that breaks its own manifest (tests: a run meeting a quota sooner than it planned)
     limits: dict[str, int] | None = None
@@ -111,19 +109,19 @@ class ReferenceConfig:
     mcp_page_size: int | None = None  # tools/list in pages of this many tools (None: one page)
 
 
-class RelayError(Exception):
+class RelayError(Refusal):
     """A refusal named by its profile error code (profiles/wever-connect.yaml ``errors:``)."""
 
     def __init__(self, code: str, message: str | None = None) -> None:
-        super().__init__(message or code)
+        super().__init__(code, message)
         self.code = code
-        self.message = message or code
 
 
 class RpcError(Exception):
     """A JSON-RPC error of the A2A adapter, with the HTTP status its answer carries."""
 
-    def __init__(self, code: int, message: str, data: dict[str, Any] | None = None, status: int = 200) -> None:
+    def __init__(self, code: int, message: str, data: dict[str, Any] | None = None,
+                 status: int = 200) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -147,7 +145,8 @@ class Call:
 
 def seeded_mailbox(label: str) -> tuple[str, str]:
     """The fixed (id, token) of a seeded mailbox: the same in every process."""
-    mailbox_id = MAILBOX_PREFIX + hashlib.sha256(f"wever-reference-mailbox:{label}".encode()).hexdigest()[:MAILBOX_HEX]
+    mailbox_hash = hashlib.sha256(f"wever-reference-mailbox:{label}".encode()).hexdigest()
+    mailbox_id = MAILBOX_PREFIX + mailbox_hash[:MAILBOX_HEX]
     token = TOKEN_PREFIX + hashlib.sha256(f"wever-reference-token:{label}".encode()).hexdigest()[:40]
     return mailbox_id, token
 
@@ -214,16 +213,20 @@ def key_prefix_of(retry_text: str) -> str:
 # --------------------------------------------------------------------------- the reference
 
 
-class WeverReference:
+class WeverReference(Reference):
     """State and behaviour of the reference relay. All mutable state lives in ``self.s``
-    (plain JSON) so that ``digest`` covers it whole."""
+    (plain JSON) so that ``digest`` covers it whole, the clock's offset included."""
+
+    config: ReferenceConfig
 
     def __init__(self, profile: Profile, config: ReferenceConfig | None = None) -> None:
-        self.profile = profile
+        self.s: dict[str, Any] = {}  # before the base sets clock_offset, which lives in it
+        super().__init__(profile, config or ReferenceConfig())
         self.spec = profile.spec
-        self.config = config or ReferenceConfig()
-        self.limits: dict[str, Limit] = dict(profile.limits) or load_limits(
-            profile.settings.get("limits"), profile.spec, profile.spec_relpath)
+        if not self.limit_values:  # a profile built without its limits: read from the spec
+            limits = load_limits(profile.settings.get("limits"), profile.spec, profile.spec_relpath)
+            self.limit_values = {name: lim.value for name, lim in limits.items()}
+        self.limit_values.update(self.config.limits or {})
         self.actions: dict[str, dict[str, Any]] = self.spec["actions"]
         self.validators = {name: validator_for(op.params_schema) for name, op in profile.operations.items()}
         self.key_header: str = profile.settings["bindings"]["http"]["idempotency"]["header"]
@@ -235,14 +238,14 @@ class WeverReference:
         self.version_header, self.a2a_version = self.a2a_version_requirement()
         self.registration_action = self.a2a["access_setup"]["path"].rsplit("/", 1)[-1]
         self.mcp_versions: list[str] = list(self.spec["protocols"]["mcp"]["versions"])
-        self.mcp_sessions, self.mcp_page_size, self.mcp_streamed = self.config.mcp_sessions, self.config.mcp_page_size, False
+        self.mcp_sessions, self.mcp_page_size = self.config.mcp_sessions, self.config.mcp_page_size
+        self.mcp_streamed = False
         self.mcp = McpServer(self)
         example = self.a2a["send_message_example"]["params"]["message"]["parts"][0]["data"]
         self.example_capability: str = example["capability"]
         self.lock = threading.RLock()
         self.minted = 0  # ids minted so far (reproducible ids when config.seed is set)
         self.check_manifest()
-        self.s: dict[str, Any] = {}
         self.reset()
 
     def check_manifest(self) -> None:
@@ -252,11 +255,13 @@ class WeverReference:
             raise ValueError(f"the reference has no handler for actions {missing}")
         if set(self.a2a["state_mapping"]) != {OFFERED, ACCEPTED, COMPLETED, DECLINED, CANCELLED}:
             raise ValueError(f"protocols.a2a.state_mapping has states {sorted(self.a2a['state_mapping'])}")
-        unknown = {BLOCKING, CONTINUATION, CONTEXT, TENANT, METADATA, EXTENSIONS, PUSH, NON_DATA_PARTS} - set(self.a2a["unsupported"])
+        unknown = {BLOCKING, CONTINUATION, CONTEXT, TENANT, METADATA, EXTENSIONS, PUSH,
+                   NON_DATA_PARTS} - set(self.a2a["unsupported"])
         if unknown:
             raise ValueError(f"protocols.a2a.unsupported no longer lists {sorted(unknown)}")
         if set(self.a2a_methods.values()) - set(self.a2a_handlers()):
-            raise ValueError(f"protocols.a2a.methods maps to actions the adapter does not serve: {self.a2a_methods}")
+            raise ValueError("protocols.a2a.methods maps to actions the adapter does not serve: "
+                             f"{self.a2a_methods}")
         samples = {
             ("allow_sender", "sender_id"): MAILBOX_PREFIX + "0" * MAILBOX_HEX,
             ("get_task", "task_id"): TASK_PREFIX + "0" * TASK_HEX,
@@ -276,14 +281,15 @@ class WeverReference:
 
     # ------------------------------------------------------------------ basics
 
-    def limit(self, name: str) -> int:
-        """A limit of the profile's ``limits:`` block, in the unit its name says."""
-        served = self.config.limits or {}
-        return int(served[name]) if name in served else int(self.limits[name].value)
+    @property
+    def clock_offset(self) -> float:
+        """Seconds control moved the clock forward (the base's ``now()`` adds them): kept
+        in ``self.s``, so a snapshot covers them and a reset sets them back to 0."""
+        return float(self.s.get("clock_offset", 0.0))
 
-    def now(self) -> float:
-        """The injected clock plus what control advanced."""
-        return self.config.clock() + self.s.get("clock_offset", 0.0)
+    @clock_offset.setter
+    def clock_offset(self, seconds: float) -> None:
+        self.s["clock_offset"] = seconds
 
     def new_hex(self, length: int) -> str:
         """Fresh lowercase hex; reproducible from the seed when one is set."""
@@ -308,7 +314,8 @@ class WeverReference:
     def reset(self) -> None:
         """A fresh relay: the three seeded mailboxes, no grants, counters cleared, clock offset 0."""
         self.minted = 0
-        self.s = {"clock_offset": 0.0, "mailboxes": {}, "tokens": {}, "grants": {}, "requests": {}, "tasks": {},
+        self.s = {"clock_offset": 0.0, "mailboxes": {}, "tokens": {}, "grants": {}, "requests": {},
+                  "tasks": {},
                   "keys": {}, "counters": {}, "task_seq": 0}
         for label in SEEDED_LABELS:
             mailbox_id, token = seeded_mailbox(label)
@@ -330,7 +337,8 @@ class WeverReference:
 
     def request_expiry(self, sender: dict[str, Any], recipient: dict[str, Any], now: float) -> float:
         """connection_request_hours, capped by both mailbox expiries."""
-        return min(now + self.limit("connection_request_hours") * HOUR_S, sender["expires_at"], recipient["expires_at"])
+        return min(now + self.limit("connection_request_hours") * HOUR_S, sender["expires_at"],
+                   recipient["expires_at"])
 
     def purge_expired(self, now: float) -> None:
         """Drop what has expired: tasks, retry tombstones, connection requests, mailboxes
@@ -376,7 +384,8 @@ class WeverReference:
 
     def check_size(self, data: Any, what: str) -> None:
         if self.task_bytes(data) > self.limit("task_or_result_bytes"):
-            raise RelayError("TOO_LARGE", f"{what} is over {self.limit('task_or_result_bytes')} bytes of compact JSON")
+            raise RelayError("TOO_LARGE",
+                             f"{what} is over {self.limit('task_or_result_bytes')} bytes of compact JSON")
 
     # ------------------------------------------------------------------ mailboxes
 
@@ -386,8 +395,10 @@ class WeverReference:
         now = self.now()
         mailbox_id = mailbox_id or self.new_id(MAILBOX_PREFIX, MAILBOX_HEX, self.s["mailboxes"])
         token = token or self.new_token()
-        box = {"id": mailbox_id, "label": label, "capabilities": list(capabilities), "discoverable": discoverable,
-               "accepts_connection_requests": False, "created_at": now, "expires_at": self.mailbox_expiry(now),
+        box = {"id": mailbox_id, "label": label, "capabilities": list(capabilities),
+               "discoverable": discoverable,
+               "accepts_connection_requests": False, "created_at": now,
+               "expires_at": self.mailbox_expiry(now),
                "closed": False}
         self.s["mailboxes"][mailbox_id] = box
         self.s["tokens"][token] = mailbox_id
@@ -416,7 +427,8 @@ class WeverReference:
 
     def mailbox_view(self, box: dict[str, Any]) -> dict[str, Any]:
         return {"mailbox_id": box["id"], "label": box["label"], "capabilities": list(box["capabilities"]),
-                "discoverable": box["discoverable"], "accepts_connection_requests": box["accepts_connection_requests"],
+                "discoverable": box["discoverable"],
+                "accepts_connection_requests": box["accepts_connection_requests"],
                 "expires_at": iso(box["expires_at"]), "allowed_senders": self.allowed_senders(box["id"])}
 
     def peer_view(self, box: dict[str, Any]) -> dict[str, Any]:
@@ -430,7 +442,8 @@ class WeverReference:
         self.s["grants"].pop(mailbox_id, None)
         for senders in self.s["grants"].values():
             senders.pop(mailbox_id, None)
-        for request_id in [r for r, req in self.s["requests"].items() if mailbox_id in (req["sender_id"], req["recipient_id"])]:
+        for request_id in [r for r, req in self.s["requests"].items()
+                           if mailbox_id in (req["sender_id"], req["recipient_id"])]:
             del self.s["requests"][request_id]
 
     # ------------------------------------------------------------------ authentication
@@ -470,7 +483,8 @@ class WeverReference:
         if self.has_grant(recipient_id, sender_id):
             return False
         self.check_grant_capacity(recipient_id)
-        self.consume_quota([("grants_recipient", recipient_id, "new_sender_grants_per_recipient_per_day_count"),
+        self.consume_quota([("grants_recipient", recipient_id,
+                             "new_sender_grants_per_recipient_per_day_count"),
                             ("grants", "service", "service_new_sender_grants_per_day_count")])
         self.s["grants"].setdefault(recipient_id, {})[sender_id] = self.now()
         return True
@@ -491,18 +505,22 @@ class WeverReference:
         return "sha256:" + hashlib.sha256(compact_json(result, sort_keys=True).encode("utf-8")).hexdigest()
 
     def task_view(self, task: dict[str, Any]) -> dict[str, Any]:
-        return {"task_id": task["task_id"], "sender_id": task["sender_id"], "recipient_id": task["recipient_id"],
+        return {"task_id": task["task_id"], "sender_id": task["sender_id"],
+                "recipient_id": task["recipient_id"],
                 "capability": task["capability"], "state": task["state"], "task": copy.deepcopy(task["task"]),
                 "result": copy.deepcopy(task["result"]), "result_digest": self.result_digest(task["result"]),
                 "created_at": iso(task["created_at"]), "updated_at": iso(task["updated_at"]),
                 "expires_at": iso(task["expires_at"])}
 
-    def create_task(self, sender: dict[str, Any], recipient: dict[str, Any], capability: str, data: Any) -> dict[str, Any]:
+    def create_task(self, sender: dict[str, Any], recipient: dict[str, Any], capability: str,
+                    data: Any) -> dict[str, Any]:
         now = self.now()
         self.s["task_seq"] += 1
         task = {"task_id": self.new_id(TASK_PREFIX, TASK_HEX, self.s["tasks"]), "sender_id": sender["id"],
-                "recipient_id": recipient["id"], "capability": capability, "state": OFFERED, "task": copy.deepcopy(data),
-                "result": None, "created_at": now, "updated_at": now, "expires_at": self.task_expiry(sender, recipient, now),
+                "recipient_id": recipient["id"], "capability": capability, "state": OFFERED,
+                "task": copy.deepcopy(data),
+                "result": None, "created_at": now, "updated_at": now,
+                "expires_at": self.task_expiry(sender, recipient, now),
                 "order": self.s["task_seq"], "content_erased": False}
         self.s["tasks"][task["task_id"]] = task
         return task
@@ -546,7 +564,8 @@ class WeverReference:
 
     def inbox_tasks(self, recipient_id: str) -> list[dict[str, Any]]:
         """Offered or accepted tasks addressed to the recipient, oldest first, capped."""
-        mine = [t for t in self.s["tasks"].values() if t["recipient_id"] == recipient_id and t["state"] in INBOX_STATES]
+        mine = [t for t in self.s["tasks"].values() if t["recipient_id"] == recipient_id
+                and t["state"] in INBOX_STATES]
         mine.sort(key=lambda t: (t["created_at"], t["order"]))
         return mine[: self.limit("inbox_tasks_count")]
 
@@ -583,8 +602,10 @@ class WeverReference:
     # ------------------------------------------------------------------ connection requests
 
     def request_view(self, req: dict[str, Any]) -> dict[str, Any]:
-        return {"request_id": req["request_id"], "sender_id": req["sender_id"], "recipient_id": req["recipient_id"],
-                "status": req["status"], "created_at": iso(req["created_at"]), "expires_at": iso(req["expires_at"])}
+        return {"request_id": req["request_id"], "sender_id": req["sender_id"],
+                "recipient_id": req["recipient_id"],
+                "status": req["status"], "created_at": iso(req["created_at"]),
+                "expires_at": iso(req["expires_at"])}
 
     def retained_request(self, sender_id: str, recipient_id: str) -> dict[str, Any] | None:
         """The unexpired request of this exact pair (pending or decided), if any."""
@@ -596,9 +617,11 @@ class WeverReference:
     def check_pending_caps(self, sender_id: str, recipient_id: str) -> None:
         """Pending requests are capped per sender and per recipient."""
         pending = [r for r in self.s["requests"].values() if r["status"] == PENDING]
-        if sum(r["sender_id"] == sender_id for r in pending) >= self.limit("pending_connection_requests_per_sender_count"):
+        if sum(r["sender_id"] == sender_id
+               for r in pending) >= self.limit("pending_connection_requests_per_sender_count"):
             raise RelayError("QUOTA_EXCEEDED", "pending_connection_requests_per_sender reached")
-        if sum(r["recipient_id"] == recipient_id for r in pending) >= self.limit("pending_connection_requests_per_recipient_count"):
+        if sum(r["recipient_id"] == recipient_id
+               for r in pending) >= self.limit("pending_connection_requests_per_recipient_count"):
             raise RelayError("QUOTA_EXCEEDED", "pending_connection_requests_per_recipient reached")
 
     # ------------------------------------------------------------------ dispatch
@@ -640,9 +663,11 @@ class WeverReference:
             raise RelayError("QUOTA_EXCEEDED", "active_mailboxes reached")
         self.consume_quota(self.registration_charges(call.source))
         args = call.args
-        box, token = self.add_mailbox(args["label"], args.get("capabilities", []), args.get("discoverable", False))
+        box, token = self.add_mailbox(args["label"], args.get("capabilities", []),
+                                      args.get("discoverable", False))
         return {"mailbox_id": box["id"], "access_token": token, "expires_at": iso(box["expires_at"]),
-                "label": box["label"], "capabilities": list(box["capabilities"]), "discoverable": box["discoverable"],
+                "label": box["label"], "capabilities": list(box["capabilities"]),
+                "discoverable": box["discoverable"],
                 "accepts_connection_requests": box["accepts_connection_requests"]}
 
     def act_get_mailbox(self, call: Call) -> dict[str, Any]:
@@ -676,13 +701,15 @@ class WeverReference:
         """Discoverable mailboxes in ascending id order; ``after`` is an exclusive cursor."""
         capability, after = call.args.get("capability"), call.args.get("after")
         size = call.args.get("limit", self.limit("find_peers_limit_count"))
-        peers = sorted((b for b in self.s["mailboxes"].values() if self.is_discoverable(b)), key=lambda b: b["id"])
+        peers = sorted((b for b in self.s["mailboxes"].values() if self.is_discoverable(b)),
+                       key=lambda b: b["id"])
         if capability is not None:
             peers = [b for b in peers if capability in b["capabilities"]]
         if after is not None:
             peers = [b for b in peers if b["id"] > after]
         page = peers[:size]
-        return {"peers": [self.peer_view(b) for b in page], "next": page[-1]["id"] if len(peers) > size else None}
+        return {"peers": [self.peer_view(b) for b in page],
+                "next": page[-1]["id"] if len(peers) > size else None}
 
     # ------------------------------------------------------------------ actions: permission
 
@@ -706,17 +733,20 @@ class WeverReference:
             raise RelayError("REQUESTS_DISABLED", "the recipient does not accept connection requests")
         self.check_pending_caps(sender["id"], recipient["id"])
         self.consume_quota([("requests_sender", sender["id"], "connection_requests_per_sender_per_day_count"),
-                            ("requests_recipient", recipient["id"], "connection_requests_per_recipient_per_day_count"),
+                            ("requests_recipient", recipient["id"],
+                             "connection_requests_per_recipient_per_day_count"),
                             ("requests", "service", "service_connection_requests_per_day_count")])
         now = self.now()
-        req = {"request_id": self.new_id(REQUEST_PREFIX, REQUEST_HEX, self.s["requests"]), "sender_id": sender["id"],
+        req = {"request_id": self.new_id(REQUEST_PREFIX, REQUEST_HEX, self.s["requests"]),
+               "sender_id": sender["id"],
                "recipient_id": recipient["id"], "status": PENDING, "created_at": now,
                "expires_at": self.request_expiry(sender, recipient, now)}
         self.s["requests"][req["request_id"]] = req
         return {"request": self.request_view(req)}
 
     def act_list_connection_requests(self, call: Call) -> dict[str, Any]:
-        mine = [r for r in self.s["requests"].values() if r["recipient_id"] == call.caller and r["status"] == PENDING]
+        mine = [r for r in self.s["requests"].values() if r["recipient_id"] == call.caller
+                and r["status"] == PENDING]
         mine.sort(key=lambda r: (r["created_at"], r["request_id"]))
         return {"requests": [self.request_view(r) for r in mine]}
 
@@ -738,7 +768,8 @@ class WeverReference:
                 self.remove_grant(req["recipient_id"], req["sender_id"])
             req["status"] = decision
             req["decided_at"] = self.now()
-        return {"request": self.request_view(req), "allowed": self.has_grant(req["recipient_id"], req["sender_id"])}
+        return {"request": self.request_view(req),
+                "allowed": self.has_grant(req["recipient_id"], req["sender_id"])}
 
     # ------------------------------------------------------------------ actions: tasks
 
@@ -845,7 +876,8 @@ class WeverReference:
     async def http_action(self, request: Request) -> Response:
         raw = await request.body()
         with self.lock:
-            return self.serve_action(request.path_params["action"], raw, request.headers, self.source_of(request))
+            return self.serve_action(request.path_params["action"], raw, request.headers,
+                                     self.source_of(request))
 
     async def health(self, request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -859,14 +891,16 @@ class WeverReference:
             str(status): {"description": ", ".join(codes), "content": {"application/json": {"schema": {
                 "type": "object", "required": ["error"],
                 "properties": {"error": {"type": "object", "required": ["code", "message"],
-                                         "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}}}}}}
+                                         "properties": {"code": {"type": "string"},
+                                                        "message": {"type": "string"}}}}}}}}
             for status, codes in sorted(statuses.items())
         }
         paths: dict[str, Any] = {}
         for name, action in self.actions.items():
             operation: dict[str, Any] = {
                 "operationId": name, "description": action.get("description", ""),
-                "requestBody": {"required": True, "content": {"application/json": {"schema": copy.deepcopy(action["inputSchema"])}}},
+                "requestBody": {"required": True, "content": {
+                    "application/json": {"schema": copy.deepcopy(action["inputSchema"])}}},
                 "responses": {"200": {"description": "the action's result", "content": {
                     "application/json": {"schema": {"type": "object"}}}}, **copy.deepcopy(errors)},
                 "security": [{"bearer": []}] if self.requires_bearer(name) else [],
@@ -877,7 +911,8 @@ class WeverReference:
             paths[self.spec["routes"]["actions"].replace("{action}", name)] = {"post": operation}
         return {"openapi": "3.1.0", "info": {"title": self.spec["name"], "version": self.spec["version"],
                                              "description": self.spec.get("purpose", "")},
-                "paths": paths, "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}}}
+                "paths": paths,
+                "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}}}
 
     async def openapi(self, request: Request) -> Response:
         return JSONResponse(self.openapi_document())
@@ -888,7 +923,8 @@ class WeverReference:
         """An A2A 1.0 agent card naming the JSON-RPC endpoint; no streaming, no push."""
         media = self.send_spec["part_media_type"]
         return {
-            "name": self.spec["name"], "description": self.spec.get("purpose", ""), "version": self.spec["version"],
+            "name": self.spec["name"], "description": self.spec.get("purpose", ""),
+                "version": self.spec["version"],
             "supportedInterfaces": [{"url": base_url.rstrip("/") + self.a2a["endpoint"],
                                      "protocolBinding": self.a2a["protocol_binding"],
                                      "protocolVersion": self.a2a["protocol_version"]}],
@@ -897,7 +933,8 @@ class WeverReference:
             "skills": [{"id": "send_task", "name": "Relay a permissioned task",
                         "description": self.actions["send_task"]["description"], "tags": ["relay", "tasks"],
                         "inputModes": [media], "outputModes": [media]}],
-            "securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": self.a2a["access_setup"]["token_type"]}}},
+            "securitySchemes": {"bearer": {"httpAuthSecurityScheme": {
+                "scheme": self.a2a["access_setup"]["token_type"]}}},
             "securityRequirements": [{"schemes": {"bearer": {"list": []}}}],
         }
 
@@ -927,7 +964,8 @@ class WeverReference:
         """(method, params) of one JSON-RPC 2.0 request; batches and notifications are unsupported."""
         if isinstance(body, list):
             raise RpcError(INVALID_REQUEST, "batch requests are not supported")
-        if not isinstance(body, dict) or body.get("jsonrpc") != "2.0" or not isinstance(body.get("method"), str):
+        if not isinstance(body, dict) or body.get("jsonrpc") != "2.0" \
+                or not isinstance(body.get("method"), str):
             raise RpcError(INVALID_REQUEST, "not a JSON-RPC 2.0 request object")
         if "id" not in body:
             raise RpcError(INVALID_REQUEST, "notifications are not supported")
@@ -937,7 +975,8 @@ class WeverReference:
 
     def a2a_check_version(self, headers: Mapping[str, str]) -> None:
         if headers.get(self.version_header) != self.a2a_version:
-            raise RpcError(VERSION_NOT_SUPPORTED, f"VersionNotSupported: {self.version_header} must be {self.a2a_version}")
+            raise RpcError(VERSION_NOT_SUPPORTED,
+                           f"VersionNotSupported: {self.version_header} must be {self.a2a_version}")
 
     def a2a_authenticate(self, headers: Mapping[str, str]) -> str:
         try:
@@ -954,7 +993,8 @@ class WeverReference:
     def relay_refusal(self, err: RelayError) -> RpcError:
         return RpcError(RELAY_REFUSED, err.message, {"code": err.code})
 
-    def a2a_reject_unsupported(self, action: str, params: dict[str, Any], headers: Mapping[str, str]) -> str | None:
+    def a2a_reject_unsupported(self, action: str, params: dict[str, Any],
+                               headers: Mapping[str, str]) -> str | None:
         """The first unsupported item (its protocols.a2a.unsupported entry) a request uses, or None."""
         if headers.get(A2A_EXTENSIONS_HEADER, "").strip():
             return EXTENSIONS
@@ -975,7 +1015,8 @@ class WeverReference:
         if self.wants_blocking(configuration):
             return BLOCKING
         parts = message.get("parts")
-        if isinstance(parts, list) and any(isinstance(p, dict) and any(k in p for k in NON_DATA_PART_KEYS) for p in parts):
+        if isinstance(parts, list) and any(isinstance(p, dict) and any(k in p for k in NON_DATA_PART_KEYS)
+                                           for p in parts):
             return NON_DATA_PARTS
         return None
 
@@ -1004,7 +1045,8 @@ class WeverReference:
         if not isinstance(modes, list) or not all(isinstance(m, str) for m in modes):
             raise RpcError(INVALID_PARAMS, "acceptedOutputModes must be a list of strings")
         if modes and self.send_spec["part_media_type"] not in modes:
-            raise RpcError(CONTENT_TYPE_NOT_SUPPORTED, f"ContentTypeNotSupported: results are {self.send_spec['part_media_type']}")
+            raise RpcError(CONTENT_TYPE_NOT_SUPPORTED,
+                           f"ContentTypeNotSupported: results are {self.send_spec['part_media_type']}")
 
     def a2a_check_configuration(self, configuration: Any) -> None:
         if not isinstance(configuration, dict) or set(configuration) - set(CONFIGURATION_KEYS):
@@ -1018,7 +1060,8 @@ class WeverReference:
     def a2a_check_message(self, message: dict[str, Any]) -> dict[str, Any]:
         """The message's shape (role, messageId, one data part); returns the part's data."""
         if set(message) - set(MESSAGE_KEYS):
-            raise RpcError(INVALID_PARAMS, f"unknown message fields {sorted(set(message) - set(MESSAGE_KEYS))}")
+            raise RpcError(INVALID_PARAMS,
+                           f"unknown message fields {sorted(set(message) - set(MESSAGE_KEYS))}")
         if message.get("role") != self.send_spec["role"]:
             raise RpcError(INVALID_PARAMS, f"message.role must be {self.send_spec['role']}")
         message_id = message.get("messageId")
@@ -1028,12 +1071,14 @@ class WeverReference:
             raise RpcError(INVALID_PARAMS, f"messageId over {self.limit('a2a_message_id_bytes')} UTF-8 bytes")
         parts = message.get("parts")
         if not isinstance(parts, list) or len(parts) != self.send_spec["part_count"]:
-            raise RpcError(INVALID_PARAMS, f"message.parts must hold exactly {self.send_spec['part_count']} part")
+            raise RpcError(INVALID_PARAMS,
+                           f"message.parts must hold exactly {self.send_spec['part_count']} part")
         part = parts[0]
         if not isinstance(part, dict) or set(part) - set(PART_KEYS) or "data" not in part:
             raise RpcError(INVALID_PARAMS, "the part must be a data part")
         if part.get("mediaType") != self.send_spec["part_media_type"]:
-            raise RpcError(INVALID_PARAMS, f"the part's mediaType must be {self.send_spec['part_media_type']}")
+            raise RpcError(INVALID_PARAMS,
+                           f"the part's mediaType must be {self.send_spec['part_media_type']}")
         errors = sorted(self.data_validator.iter_errors(part["data"]), key=lambda e: list(e.absolute_path))
         if errors:
             raise RpcError(INVALID_PARAMS, f"the data part breaks data_schema: {errors[0].message[:200]}")
@@ -1107,7 +1152,8 @@ class WeverReference:
         """A Connect task as an A2A Task: mapped state, the result as one JSON artifact once
         completed, no history (returned_history_messages)."""
         out: dict[str, Any] = {"id": view["task_id"],
-                               "status": {"state": self.a2a["state_mapping"][view["state"]], "timestamp": view["updated_at"]}}
+                               "status": {"state": self.a2a["state_mapping"][view["state"]],
+                                          "timestamp": view["updated_at"]}}
         if view["state"] == COMPLETED and view["result"] is not None:
             out["artifacts"] = [{"artifactId": ARTIFACT_ID, "parts": [
                 {"data": view["result"], "mediaType": self.send_spec["part_media_type"]}]}]
@@ -1115,7 +1161,8 @@ class WeverReference:
         return out
 
     def a2a_handlers(self) -> dict[str, Callable[[str, Any, Mapping[str, str]], dict[str, Any]]]:
-        return {"send_task": self.a2a_send_message, "get_task": self.a2a_get_task, "cancel_task": self.a2a_cancel_task}
+        return {"send_task": self.a2a_send_message, "get_task": self.a2a_get_task,
+                "cancel_task": self.a2a_cancel_task}
 
     def rpc_error_response(self, request_id: Any, err: RpcError) -> Response:
         error: dict[str, Any] = {"code": err.code, "message": err.message}
@@ -1153,7 +1200,8 @@ class WeverReference:
     def mcp_tools(self) -> list[dict[str, Any]]:
         """One tool per action, its inputSchema the action's, unchanged."""
         return [{"name": name, "description": self.actions[name].get("description", name),
-                 "inputSchema": copy.deepcopy(self.actions[name]["inputSchema"])} for name in self.mcp_tool_actions()]
+                 "inputSchema": copy.deepcopy(self.actions[name]["inputSchema"])}
+                for name in self.mcp_tool_actions()]
 
     def mcp_tool_names(self) -> list[str]:
         return self.mcp_tool_actions()
@@ -1175,8 +1223,10 @@ class WeverReference:
             result = self.run_action(call)
         except RelayError as err:
             body = self.error_body(err)
-            return {"content": [{"type": "text", "text": json.dumps(body)}], "structuredContent": body, "isError": True}
-        return {"content": [{"type": "text", "text": json.dumps(result)}], "structuredContent": result, "isError": False}
+            return {"content": [{"type": "text", "text": json.dumps(body)}], "structuredContent": body,
+                    "isError": True}
+        return {"content": [{"type": "text", "text": json.dumps(result)}], "structuredContent": result,
+                "isError": False}
 
     def serve_mcp(self, raw: bytes, headers: Mapping[str, str], method: str = "POST") -> Response:
         """The MCP endpoint: the bearer on every request, then MCP as its documents say
@@ -1195,35 +1245,22 @@ class WeverReference:
 
     # ------------------------------------------------------------------ control
 
-    async def control(self, request: Request) -> Response:
-        """POST /_control/<action>: reset, advance_clock, now, seed_mailboxes, snapshot."""
-        return await serve_control(self, request, self.config.control, self.lock)
-
-    def control_reset(self, args: dict[str, Any]) -> Response:
-        self.reset()
-        return JSONResponse({"ok": True})
-
     def control_advance_clock(self, args: dict[str, Any]) -> Response:
-        seconds = args.get("seconds")
-        if not isinstance(seconds, int | float) or isinstance(seconds, bool) or seconds < 0:
-            return JSONResponse({"error": "seconds must be a nonnegative number"}, status_code=400)
-        self.s["clock_offset"] += seconds
-        return JSONResponse({"ok": True, "now": iso(self.now())})
+        """The base's, answering the new time as control ``now`` says it (ISO 8601)."""
+        answer = super().control_advance_clock(args)
+        return answer if answer.status_code != 200 else JSONResponse({"ok": True, "now": iso(self.now())})
 
     def control_now(self, args: dict[str, Any]) -> Response:
         return JSONResponse({"now": iso(self.now())})
-
-    def control_snapshot(self, args: dict[str, Any]) -> Response:
-        return JSONResponse({"digest": self.digest()})
 
     def control_seed_mailboxes(self, args: dict[str, Any]) -> Response:
         """Register ``count`` extra mailboxes bypassing every registration quota."""
         count = args.get("count")
         if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= SEED_MAILBOXES_MAX:
-            return JSONResponse({"error": f"count must be an integer from 1 to {SEED_MAILBOXES_MAX}"}, status_code=400)
+            return self.control_error(400, f"count must be an integer from 1 to {SEED_MAILBOXES_MAX}")
         capabilities = args.get("capabilities", [])
         if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
-            return JSONResponse({"error": "capabilities must be a list of strings"}, status_code=400)
+            return self.control_error(400, "capabilities must be a list of strings")
         self.purge_expired(self.now())
         made = []
         for index in range(count):
@@ -1235,34 +1272,24 @@ class WeverReference:
 
     # ------------------------------------------------------------------ routes
 
-    def routes(self) -> list[Route]:
-        """Endpoints look their handler up at request time, so a patched method takes effect."""
-
-        def endpoint(name: str) -> Callable[[Request], Any]:
-            async def handle(request: Request) -> Response:
-                response: Response = await getattr(self, name)(request)
-                return response
-
-            return handle
-
+    def own_routes(self) -> list[BaseRoute]:
+        """The relay's wire (control is the base's); endpoints look their handler up at
+        request time, so a patched method takes effect."""
         paths = self.spec["routes"]
         return [
-            Route(paths["actions"], endpoint("http_action"), methods=["POST"]),
-            Route(paths["a2a"], endpoint("a2a_endpoint"), methods=["POST"]),
-            Route(paths["mcp"], endpoint("mcp_endpoint"), methods=["POST", "GET", "DELETE"]),
-            Route(paths["health"], endpoint("health"), methods=["GET"]),
-            Route(paths["openapi"], endpoint("openapi"), methods=["GET"]),
-            Route(self.a2a["agent_card"], endpoint("agent_card_endpoint"), methods=["GET"]),
-            Route("/_control/{action}", endpoint("control"), methods=["POST"]),
+            Route(paths["actions"], self.endpoint("http_action"), methods=["POST"]),
+            Route(paths["a2a"], self.endpoint("a2a_endpoint"), methods=["POST"]),
+            Route(paths["mcp"], self.endpoint("mcp_endpoint"), methods=["POST", "GET", "DELETE"]),
+            Route(paths["health"], self.endpoint("health"), methods=["GET"]),
+            Route(paths["openapi"], self.endpoint("openapi"), methods=["GET"]),
+            Route(self.a2a["agent_card"], self.endpoint("agent_card_endpoint"), methods=["GET"]),
         ]
 
 
 def create_app(profile: Profile, config: ReferenceConfig | None = None) -> Starlette:
     """The reference as an ASGI app; ``app.state.reference`` is the instance faults patch."""
-    reference = WeverReference(profile, config)
-    app = Starlette(routes=reference.routes())
-    app.state.reference = reference
-    return app
+    return WeverReference(profile, config).app()
 
 
-__all__ = ["Call", "ReferenceConfig", "RelayError", "RpcError", "WeverReference", "create_app", "reference_credentials"]
+__all__ = ["Call", "ReferenceConfig", "RelayError", "RpcError", "WeverReference", "create_app",
+           "reference_credentials"]

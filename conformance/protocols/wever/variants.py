@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from conformance.declare import variant
 from conformance.faults import replaces
 from conformance.protocols.wever.reference import (
     DECLINED,
@@ -20,10 +21,6 @@ from conformance.protocols.wever.reference import (
     WeverReference,
     compact_json,
 )
-from conformance.table import FaultRegistry
-
-VARIANTS = FaultRegistry()
-variant = VARIANTS
 
 
 @variant
@@ -36,12 +33,11 @@ def purge_hourly(ref: WeverReference) -> None:
     purge_now = ref.purge_expired
     hour: list[int | None] = [None]  # the UTC hour of the last purge
 
-    def purge(now: float) -> None:
+    @replaces(ref, "purge_expired")
+    def purge(original: Any, now: float) -> None:
         if hour[0] != int(now // HOUR_S):
             hour[0] = int(now // HOUR_S)
-            purge_now(now)
-
-    ref.purge_expired = purge  # type: ignore[method-assign]
+            original(now)
 
     def purging(action: str) -> None:
         @replaces(ref, f"act_{action}")
@@ -109,14 +105,17 @@ def inbox_newest_first(ref: WeverReference) -> None:
     to your mailbox." (no order is given)"""
     @replaces(ref, "inbox_tasks")
     def inbox(original: Any, recipient_id: str) -> list[dict[str, Any]]:
-        mine = [t for t in ref.s["tasks"].values() if t["recipient_id"] == recipient_id and t["state"] in ("offered", "accepted")]
+        mine = [t for t in ref.s["tasks"].values() if t["recipient_id"] == recipient_id
+                and t["state"] in ("offered", "accepted")]
         mine.sort(key=lambda t: (t["created_at"], t["order"]), reverse=True)
         return mine[: ref.limit("inbox_tasks_count")]
 
 
-@VARIANTS
+@variant
 def size_with_spaces(ref: WeverReference) -> None:
     """Task and result data are measured as JSON written with a space after each
     separator, not compact; allowed by: "task_or_result_bytes": 8192 (/limits), which does
     not say how data is measured."""
-    ref.task_bytes = lambda data: len(json.dumps(data).encode("utf-8"))  # type: ignore[method-assign]
+    @replaces(ref, "task_bytes")
+    def size(original: Any, data: Any) -> int:
+        return len(json.dumps(data).encode("utf-8"))
