@@ -31,12 +31,10 @@ from urllib.parse import urlparse
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
-from conformance.control import serve_control
-from conformance.documents.limits import load_limits
 from conformance.documents.schemas import resolve_pointer, validator_for
-from conformance.model import ErrorCode, Limit, Profile
+from conformance.model import ErrorCode, Profile
 from conformance.protocols.plaza.part_continuation import ContinuationPart
 from conformance.protocols.plaza.part_groups import GroupsPart
 from conformance.protocols.plaza.part_private import PrivateRelayPart
@@ -138,20 +136,19 @@ from conformance.protocols.plaza.site import (  # noqa: F401 (the site's names, 
     seeded_visitor,
     valid_request_id,
 )
+from conformance.reference import Reference
 
 PARTS = ("groups", "private", "continuation")  # each a part_<name>.py mixin with reset_<name>
 
 
-class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
+class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart, Reference):
     """State and behaviour of the reference site. All mutable state lives in ``self.s``
-    (plain JSON) so that ``digest`` covers it whole."""
+    (plain JSON) so that ``digest`` covers it whole, the clock control moved included."""
 
     def __init__(self, profile: Profile, config: ReferenceConfig | None = None) -> None:
-        self.profile = profile
+        self.s: dict[str, Any] = {}  # the state holds the clock offset the base sets
+        super().__init__(profile, config or ReferenceConfig())
         self.spec = profile.spec
-        self.config = config or ReferenceConfig()
-        self.limits: dict[str, Limit] = dict(profile.limits) or load_limits(
-            profile.settings.get("limits"), profile.spec, profile.spec_relpath)
         self.errors: dict[str, ErrorCode] = {row.name: row for row in profile.errors.values()}
         self.ext: str = self.spec["requiredHeaders"]["A2A-Extensions"]
         self.version: str = str(self.spec["requiredHeaders"]["A2A-Version"])
@@ -172,7 +169,6 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         self.minted = 0
         self.deadline_s: float = float(self.limit("deadline_s"))
         self.check_document()
-        self.s: dict[str, Any] = {}
         self.reset()
 
     # ------------------------------------------------------------------ start
@@ -229,10 +225,6 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
 
     # ------------------------------------------------------------------ basics
 
-    def limit(self, name: str) -> int:
-        """A limit of the profile's ``limits:`` block, in the unit its name says."""
-        return int(self.limits[name].value)
-
     def exact_limit(self, name: str) -> int:
         """A limit as an exact integer. conformance.documents.limits reads numbers through float,
         which rounds integers past 2**53 (seq_maximum_count); re-read the stated digits."""
@@ -244,10 +236,19 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
                 return int(match.group(1))
         return self.limit(name)
 
+    @property
+    def clock_offset(self) -> float:
+        """Seconds control moved the clock forward (the base's ``advance_clock``), kept in the
+        state as whole milliseconds: a reset clears it and the snapshot covers it."""
+        return int(self.s.get("clock_offset_ms", 0)) / 1000
+
+    @clock_offset.setter
+    def clock_offset(self, seconds: float) -> None:
+        self.s["clock_offset_ms"] = round(seconds * 1000)
+
     def now_ms(self) -> int:
-        """The site's clock: the configured one plus what control advance_clock moved it."""
-        offset = int(self.s.get("clock_offset_ms", 0)) if hasattr(self, "s") else 0  # no state yet while starting
-        return int(self.config.clock() * 1000) + offset
+        """The site's clock in milliseconds: the configured one plus the offset, added exactly."""
+        return int(self.config.clock() * 1000) + int(self.s.get("clock_offset_ms", 0))
 
     def new_bytes(self, size: int) -> bytes:
         """Fresh random bytes; reproducible from the seed when one is set."""
@@ -1390,32 +1391,13 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
     async def resource_metadata_endpoint(self, request: Request) -> Response:
         return JSONResponse(self.resource_metadata(str(request.base_url)))
 
-    # ------------------------------------------------------------------ control
-
-    async def control(self, request: Request) -> Response:
-        """POST /_control/<action>: reset, set_deadline, seed_agents, snapshot."""
-        return await serve_control(self, request, self.config.control, self.lock)
-
-    def control_reset(self, args: dict[str, Any]) -> Response:
-        self.reset()
-        return JSONResponse({"ok": True})
-
-    def control_snapshot(self, args: dict[str, Any]) -> Response:
-        return JSONResponse({"digest": self.digest()})
-
-    def control_advance_clock(self, args: dict[str, Any]) -> Response:
-        """Move the site's clock forward (expiries: offers, authorizations, keys)."""
-        seconds = args.get("seconds")
-        if not isinstance(seconds, int | float) or isinstance(seconds, bool) or seconds < 0:
-            return JSONResponse({"error": "seconds must be a nonnegative number"}, status_code=400)
-        self.s["clock_offset_ms"] = int(self.s.get("clock_offset_ms", 0)) + int(seconds * 1000)
-        return JSONResponse({"ok": True, "now": iso(self.now_ms())})
+    # ------------------------------------------------------------------ control (the base's and these)
 
     def control_set_deadline(self, args: dict[str, Any]) -> Response:
         """The blocking-send and receive-wait deadline in seconds (default the document's 20 s)."""
         seconds = args.get("seconds")
         if not isinstance(seconds, int | float) or isinstance(seconds, bool) or seconds < 0:
-            return JSONResponse({"error": "seconds must be a nonnegative number"}, status_code=400)
+            return self.control_error(400, "seconds must be a nonnegative number")
         self.deadline_s = float(seconds)
         return JSONResponse({"ok": True, "seconds": self.deadline_s})
 
@@ -1429,10 +1411,10 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         """``count`` new visitors, each sending the named visitor an invitation text."""
         count = args.get("count")
         if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= SEED_AGENTS_MAXIMUM:
-            return JSONResponse({"error": f"count must be an integer from 1 to {SEED_AGENTS_MAXIMUM}"}, status_code=400)
+            return self.control_error(400, f"count must be an integer from 1 to {SEED_AGENTS_MAXIMUM}")
         target = self.invite_target(args.get("invite"))
         if target is None:
-            return JSONResponse({"error": "invite must name a credential label or a visitor id"}, status_code=400)
+            return self.control_error(400, "invite must name a credential label or a visitor id")
         made = []
         for _ in range(count):
             number = self.s["visitor_seq"] + 1
@@ -1445,31 +1427,20 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
 
     # ------------------------------------------------------------------ routes
 
-    def routes(self) -> list[Route]:
-        """Endpoints look their handler up at request time, so a patched method takes effect."""
-
-        def endpoint(name: str) -> Callable[[Request], Any]:
-            async def handle(request: Request) -> Response:
-                response: Response = await getattr(self, name)(request)
-                return response
-
-            return handle
-
+    def own_routes(self) -> list[BaseRoute]:
+        """The endpoint, the agent card (where the document names it and at the well-known
+        path) and the protected-resource metadata; the base adds control."""
         return [
-            Route(self.endpoint_path, endpoint("a2a_endpoint"), methods=["POST"]),
-            Route(self.card_path, endpoint("agent_card_endpoint"), methods=["GET"]),
-            Route(WELL_KNOWN_CARD, endpoint("agent_card_endpoint"), methods=["GET"]),
-            Route(self.resource_metadata_path, endpoint("resource_metadata_endpoint"), methods=["GET"]),
-            Route("/_control/{action}", endpoint("control"), methods=["POST"]),
+            Route(self.endpoint_path, self.endpoint("a2a_endpoint"), methods=["POST"]),
+            Route(self.card_path, self.endpoint("agent_card_endpoint"), methods=["GET"]),
+            Route(WELL_KNOWN_CARD, self.endpoint("agent_card_endpoint"), methods=["GET"]),
+            Route(self.resource_metadata_path, self.endpoint("resource_metadata_endpoint"), methods=["GET"]),
         ]
 
 
 def create_app(profile: Profile, config: ReferenceConfig | None = None) -> Starlette:
     """The reference as an ASGI app; ``app.state.reference`` is the instance faults patch."""
-    reference = PlazaReference(profile, config)
-    app = Starlette(routes=reference.routes())
-    app.state.reference = reference
-    return app
+    return PlazaReference(profile, config).app()
 
 
 __all__ = ["Call", "PlazaReference", "Principal", "ReferenceConfig", "RpcError", "SiteError", "create_app",

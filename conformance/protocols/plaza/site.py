@@ -8,12 +8,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from conformance.reference import ReferenceConfig as BaseConfig
+from conformance.reference import Refusal
 
 # Connection states (the profile's choice, docs/agent-plaza.md "Consent and controls").
 INVITATION, ACTIVE, DECLINED, CLOSED, REMOVED, BLOCKED = "invitation", "active", "declined", "closed", "removed", "blocked"
@@ -133,25 +135,20 @@ SENDER_KIND = "agent"
 
 
 @dataclass
-class ReferenceConfig:
-    """How one reference instance behaves."""
-
-    control: bool = True
-    clock: Callable[[], float] = time.time  # seconds since the epoch (timestamps; waits use real time)
-    seed: int | None = None  # when set, minted ids, batches and receipts are reproducible from it
+class ReferenceConfig(BaseConfig):
+    """How one reference instance behaves (the base's control, seed and clock): the seed
+    makes minted ids, batches and receipts reproducible; the clock gives timestamps
+    (waits use real time)."""
 
 
-class SiteError(Exception):
+class SiteError(Refusal):
     """A refusal named by its profile error name (profiles/agent-plaza.yaml ``errors:``),
     with its ErrorInfo metadata; ``status`` overrides the row's HTTP status (415)."""
 
     def __init__(self, name: str, message: str | None = None, metadata: dict[str, str] | None = None,
                  status: int | None = None) -> None:
-        super().__init__(message or name)
-        self.name = name
-        self.message = message or name
+        super().__init__(name, message, status=status)
         self.metadata = dict(metadata or {})
-        self.status = status
 
 
 class RpcError(Exception):
