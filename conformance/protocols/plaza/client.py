@@ -40,8 +40,8 @@ def extension_uri(spec: dict[str, Any]) -> str:
 def required_headers(spec: dict[str, Any]) -> dict[str, str]:
     """The document's requiredHeaders that every call carries (the bearer and the content
     type are the binding's own)."""
-    return {k: str(v) for k,
-            v in spec["requiredHeaders"].items() if k not in ("Authorization", "Content-Type")}
+    return {k: str(v) for k, v in spec["requiredHeaders"].items()
+            if k not in ("Authorization", "Content-Type")}
 
 
 class PlazaClient:
@@ -144,8 +144,7 @@ class PlazaClient:
         message = self.message_of(reply, what)
         parts = message.get("parts")
         data = next((p["data"] for p in parts if isinstance(p, dict) and isinstance(p.get("data"), dict)),
-                    None) \
-            if isinstance(parts, list) else None
+                    None) if isinstance(parts, list) else None
         return expect_mapping(self.ctx, data, f"{what}: the data part of the answer", keys)
 
     def state_of(self, task: dict[str, Any]) -> Any:
@@ -186,9 +185,9 @@ class PlazaClient:
                 connection = self.row_connection(row, set(ids.values()))
                 if connection is not None:
                     words = {f.value for f in locate.walk(row, 2) if isinstance(f.value, str)}
-                    rows.setdefault(connection,
-                                    {"connection_id": connection, "open": not words & CLOSED_WORDS,
-                                                 "active": "active" in words, "blocked": "blocked" in words})
+                    seen = {"connection_id": connection, "open": not words & CLOSED_WORDS,
+                            "active": "active" in words, "blocked": "blocked" in words}
+                    rows.setdefault(connection, seen)
         return list(rows.values())
 
     @staticmethod
@@ -222,8 +221,8 @@ class PlazaClient:
 
     def remove(self, connection: str, a: str, b: str) -> bool:
         """friend_control remove by ``a`` or, refused, by ``b``."""
-        return any(self.command("friend_control", {"connection_id": connection, "decision": "remove"},
-                                who).ok for who in (a, b))
+        return any(self.command("friend_control", {"connection_id": connection, "decision": "remove"}, who).ok
+                   for who in (a, b))
 
     def invite(self, frm: str = ALICE, to: str = BOB, text: str = "Hello from the conformance suite.",
                *, clear: bool = True) -> tuple[dict[str, Any], str]:
@@ -242,8 +241,8 @@ class PlazaClient:
 
     def accept(self, connection: str, who: str = BOB) -> dict[str, Any]:
         with self.ctx.setup(f"{who} accepts the invitation", by="PLAZA-CONSENT-RESPOND"):
-            return self.data_of(self.command("respond", {"connection_id": connection, "decision": "accept"},
-                                             who), "respond accept")
+            accepted = self.command("respond", {"connection_id": connection, "decision": "accept"}, who)
+            return self.data_of(accepted, "respond accept")
 
     def befriend(self, a: str = ALICE, b: str = BOB, *, fresh: bool = False) -> str:
         """An active connection between ``a`` and ``b`` (a invites, b accepts), or on a live

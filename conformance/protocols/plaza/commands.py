@@ -2,7 +2,9 @@
 union is far too slow to generate at once): schema-valid commands are never refused as
 invalid parameters, and each input breaking one keyword of its branch is -32602. A
 command the target answers UNSUPPORTED_OPERATION (the profile's documented "not
-served") leaves its VALID requirement untested, never passed."""
+served") leaves its VALID requirement untested, never passed. Two families declare one
+requirement per command the document lists (PLAZA-CMD-VALID-*, PLAZA-CMD-INVALID-*), each
+with its fault; beside them, what a command is and how it is answered."""
 
 from __future__ import annotations
 
@@ -303,122 +305,13 @@ ENVELOPE_BINDING = {"connection_id": "connection_id", "channel_id": "channel_id"
 
 
 WORLD_FIELDS = ("connection_id", "visitor_id", "message_id", "client_key", *TRIPLE, *World.GROUP_FIELDS,
-                *World.CHANNEL_FIELDS,
-                *World.OFFER_FIELDS)
+                *World.CHANNEL_FIELDS, *World.OFFER_FIELDS)
 
 
 def command_names(profile: Profile) -> list[str]:
     """The commands, in the document's order (operations read from ``commands:``)."""
     branches = profile.spec["schemas"]["command"]["anyOf"]
     return [b["properties"]["operation"]["const"] for b in branches]
-
-
-# ----------------------------------------------------------------------------------
-# the two families: one requirement per command and kind
-# ----------------------------------------------------------------------------------
-def commands(profile: Profile, lasting: str, make: Callable[[str], Patch]) -> list[Each]:
-    """One member per command of ``schemas.command`` whose rows do ``lasting`` (IRREVERSIBLE;
-    "" for the rest), its source the command's branch, with the fault ``make(name)``,
-    registered with it (the list is the document's, read when the profile loads)."""
-    return [Each({"name": name, "slug": slug(name)}, source=at(f"{COMMANDS}/anyOf/{index}"),
-                 faults=[fault(make(name))])
-            for index, name in enumerate(command_names(profile)) if IRREVERSIBLE.get(name, "") == lasting]
-
-
-def refused_as_invalid(name: str) -> Patch:
-    """The fault of a valid-command requirement: ``name`` is refused as an invalid parameter."""
-    return answer(f"{name}_refused_as_invalid", "command_issues",
-                  f"Every {name} command with a field beyond operation is refused as invalid.",
-                  edit=lambda issues, data, base: [Issue(f"{base}.operation", "enum")],
-                  when=lambda data, base: isinstance(data, dict) and data.get("operation") == name)
-
-
-def unvalidated(name: str) -> Patch:
-    """The fault of an invalid-command requirement: ``name`` is not checked against its
-    schema, and its handler serves whatever it can."""
-    def patch(ref: PlazaReference) -> None:
-        @replaces(ref, "command_issues")
-        def command_issues(original: Any, data: Any, base: str) -> list[Issue]:
-            if isinstance(data, dict) and data.get("operation") == name:
-                return []
-            result: list[Issue] = original(data, base)
-            return result
-
-        @replaces(ref, "run_command")
-        def run_command(original: Any, call: Any, message: dict[str, Any], data: dict[str, Any]) -> Any:
-            try:
-                return original(call, message, data)
-            except (KeyError, TypeError, ValueError, AttributeError):
-                return {"message": ref.command_message(str(data.get("operation")), {"served": True}, None)}
-
-    patch.__name__ = patch.__qualname__ = f"{name}_unvalidated"
-    patch.__doc__ = f"{name} commands are not checked against their schema (the handler gets what it gets)."
-    return patch
-
-
-VALID_TITLE = "Schema-valid {name} commands are not refused as invalid parameters"
-INVALID_TITLE = "{name} commands breaking their schema are invalid parameters (-32602)"
-
-
-# the stop and plan rows last to the agent (keeper.py): declared on their own, the same check
-@requirement(id="PLAZA-CMD-VALID-{slug}", level="MUST", title=VALID_TITLE, source=at(COMMANDS),
-             each=partial(commands, lasting="", make=refused_as_invalid))
-@requirement(id="PLAZA-CMD-VALID-STOP", level="MUST", title=VALID_TITLE, source=at(COMMANDS), lasting=STOPS,
-             each=partial(commands, lasting=STOPS, make=refused_as_invalid))
-@requirement(id="PLAZA-CMD-VALID-PLAN", level="MUST", title=VALID_TITLE, source=at(COMMANDS), lasting=PLANS,
-             each=partial(commands, lasting=PLANS, make=refused_as_invalid))
-def check_valid_command(ctx: CheckContext, name: str, slug: str) -> None:
-    """Generated schema-valid ``name`` commands, their ids the world's real ones, are never
-    refused as invalid parameters; a target answering every one UNSUPPORTED_OPERATION
-    leaves the row untested."""
-    if name in IRREVERSIBLE:
-        ctx.lasting(ALICE, IRREVERSIBLE[name])  # without control: a disposable alice only
-    c = PlazaClient(ctx)  # a reset site: the world's connection, batch and group are made afresh
-    world = World(c, name)
-    answered: list[Reply] = []
-
-    def call(data: dict[str, Any]) -> Reply:
-        fields = {k: v for k, v in data.items() if k != "operation"}
-        reply = c.command(name, fields)
-        answered.append(reply)
-        return reply
-
-    try:
-        valid_inputs_accepted(ctx, op=ctx.profile.operations[name], call=call, rejections=(INVALID,),
-                              prepare=lambda d: world.valid(within_prose(ctx.profile, d)), catalogued=False)
-    except Blocked:
-        if not (answered and all(unsupported(ctx, r) for r in answered)):
-            raise
-    if answered and all(unsupported(ctx, r) for r in answered):
-        raise Untested(f"the target answers {name} {UNSUPPORTED} (not served): its valid inputs are untested",
-                       "optional")
-
-
-@requirement(id="PLAZA-CMD-INVALID-{slug}", level="MUST", title=INVALID_TITLE, source=at(COMMANDS),
-             each=partial(commands, lasting="", make=unvalidated))
-@requirement(id="PLAZA-CMD-INVALID-STOP", level="MUST", title=INVALID_TITLE, source=at(COMMANDS),
-             lasting=STOPS,
-             each=partial(commands, lasting=STOPS, make=unvalidated))
-@requirement(id="PLAZA-CMD-INVALID-PLAN", level="MUST", title=INVALID_TITLE, source=at(COMMANDS),
-             lasting=PLANS,
-             each=partial(commands, lasting=PLANS, make=unvalidated))
-def check_invalid_command(ctx: CheckContext, name: str, slug: str) -> None:
-    """Each ``name`` command breaking one keyword of its branch is -32602 (a break that is
-    another command's valid input is tolerated), its other ids the world's real ones."""
-    if name in IRREVERSIBLE:  # the same request without its break is the command itself
-        ctx.lasting(ALICE, IRREVERSIBLE[name])
-    c = PlazaClient(ctx)  # a reset site: the world's connection, batch and group are made afresh
-    branches = branch_validators(ctx.profile)
-    world = World(c, name)
-
-    def another_command(bad: InvalidInstance, reply: Reply) -> bool:
-        """Broken for this branch but a valid instance of another command."""
-        return is_some_command(branches, bad.instance)
-
-    invalid_inputs_rejected(ctx, op=ctx.profile.operations[name],
-                            call=lambda d: c.send(c.params({"data": d})),
-                            error=INVALID, tolerated=another_command, sweep=True,
-                            prepare=lambda bad: filled(world, bad))
 
 
 # ----------------------------------------------------------------------------------
@@ -481,6 +374,112 @@ def command_answers_task(ref: PlazaReference) -> None:
                          "artifacts": [{"parts": message["parts"]}]}}
 
 
+# ----------------------------------------------------------------------------------
+# the two families: one requirement per command and kind
+# ----------------------------------------------------------------------------------
+def commands(profile: Profile, lasting: str, make: Callable[[str], Patch]) -> list[Each]:
+    """One member per command of ``schemas.command`` whose rows do ``lasting`` (IRREVERSIBLE;
+    "" for the rest), its source the command's branch, with the fault ``make(name)``,
+    registered with it (the list is the document's, read when the profile loads)."""
+    return [Each({"name": name, "slug": slug(name)}, source=at(f"{COMMANDS}/anyOf/{index}"),
+                 faults=[fault(make(name))])
+            for index, name in enumerate(command_names(profile)) if IRREVERSIBLE.get(name, "") == lasting]
+
+
+def refused_as_invalid(name: str) -> Patch:
+    """The fault of a valid-command requirement: ``name`` is refused as an invalid parameter."""
+    return answer(f"{name}_refused_as_invalid", "command_issues",
+                  f"Every {name} command with a field beyond operation is refused as invalid.",
+                  edit=lambda issues, data, base: [Issue(f"{base}.operation", "enum")],
+                  when=lambda data, base: isinstance(data, dict) and data.get("operation") == name)
+
+
+def unvalidated(name: str) -> Patch:
+    """The fault of an invalid-command requirement: ``name`` is not checked against its
+    schema, and its handler serves whatever it can."""
+    def patch(ref: PlazaReference) -> None:
+        @replaces(ref, "command_issues")
+        def command_issues(original: Any, data: Any, base: str) -> list[Issue]:
+            if isinstance(data, dict) and data.get("operation") == name:
+                return []
+            result: list[Issue] = original(data, base)
+            return result
+
+        @replaces(ref, "run_command")
+        def run_command(original: Any, call: Any, message: dict[str, Any], data: dict[str, Any]) -> Any:
+            try:
+                return original(call, message, data)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                return {"message": ref.command_message(str(data.get("operation")), {"served": True}, None)}
+
+    patch.__name__ = patch.__qualname__ = f"{name}_unvalidated"
+    patch.__doc__ = f"{name} commands are not checked against their schema (the handler gets what it gets)."
+    return patch
+
+
+VALID_TITLE = "Schema-valid {name} commands are not refused as invalid parameters"
+INVALID_TITLE = "{name} commands breaking their schema are invalid parameters (-32602)"
+
+
+# The stop and plan rows last to the agent (keeper.py): a family member carries no lasting of
+# its own, so each is declared on its own (its id spelled out: one id template on one check is
+# one declaration), on the same check.
+@requirement(id="PLAZA-CMD-VALID-{slug}", level="MUST", title=VALID_TITLE, source=at(COMMANDS),
+             each=partial(commands, lasting="", make=refused_as_invalid))
+@requirement(id="PLAZA-CMD-VALID-STOP", level="MUST", title=VALID_TITLE, source=at(COMMANDS), lasting=STOPS,
+             each=partial(commands, lasting=STOPS, make=refused_as_invalid))
+@requirement(id="PLAZA-CMD-VALID-PLAN", level="MUST", title=VALID_TITLE, source=at(COMMANDS), lasting=PLANS,
+             each=partial(commands, lasting=PLANS, make=refused_as_invalid))
+def check_valid_command(ctx: CheckContext, name: str, slug: str) -> None:
+    """Generated schema-valid ``name`` commands, their ids the world's real ones, are never
+    refused as invalid parameters; a target answering every one UNSUPPORTED_OPERATION
+    leaves the row untested."""
+    if name in IRREVERSIBLE:
+        ctx.lasting(ALICE, IRREVERSIBLE[name])  # without control: a disposable alice only
+    c = PlazaClient(ctx)  # a reset site: the world's connection, batch and group are made afresh
+    world = World(c, name)
+    answered: list[Reply] = []
+
+    def call(data: dict[str, Any]) -> Reply:
+        fields = {k: v for k, v in data.items() if k != "operation"}
+        reply = c.command(name, fields)
+        answered.append(reply)
+        return reply
+
+    try:
+        valid_inputs_accepted(ctx, op=ctx.profile.operations[name], call=call, rejections=(INVALID,),
+                              prepare=lambda d: world.valid(within_prose(ctx.profile, d)), catalogued=False)
+    except Blocked:
+        if not (answered and all(unsupported(ctx, r) for r in answered)):
+            raise
+    if answered and all(unsupported(ctx, r) for r in answered):
+        raise Untested(f"the target answers {name} {UNSUPPORTED} (not served): its valid inputs are untested",
+                       "optional")
+
+
+@requirement(id="PLAZA-CMD-INVALID-{slug}", level="MUST", title=INVALID_TITLE, source=at(COMMANDS),
+             each=partial(commands, lasting="", make=unvalidated))
+@requirement(id="PLAZA-CMD-INVALID-STOP", level="MUST", title=INVALID_TITLE, source=at(COMMANDS),
+             lasting=STOPS, each=partial(commands, lasting=STOPS, make=unvalidated))
+@requirement(id="PLAZA-CMD-INVALID-PLAN", level="MUST", title=INVALID_TITLE, source=at(COMMANDS),
+             lasting=PLANS, each=partial(commands, lasting=PLANS, make=unvalidated))
+def check_invalid_command(ctx: CheckContext, name: str, slug: str) -> None:
+    """Each ``name`` command breaking one keyword of its branch is -32602 (a break that is
+    another command's valid input is tolerated), its other ids the world's real ones."""
+    if name in IRREVERSIBLE:  # the same request without its break is the command itself
+        ctx.lasting(ALICE, IRREVERSIBLE[name])
+    c = PlazaClient(ctx)  # a reset site: the world's connection, batch and group are made afresh
+    branches = branch_validators(ctx.profile)
+    world = World(c, name)
+
+    def another_command(bad: InvalidInstance, reply: Reply) -> bool:
+        """Broken for this branch but a valid instance of another command."""
+        return is_some_command(branches, bad.instance)
+
+    invalid_inputs_rejected(ctx, op=ctx.profile.operations[name],
+                            call=lambda d: c.send(c.params({"data": d})), error=INVALID,
+                            tolerated=another_command, sweep=True, prepare=lambda bad: filled(world, bad))
+
+
 __all__ = ["UNSUPPORTED", "branch_validators", "command_names", "data_schema", "is_some_command",
-           "unsupported",
-           "within_prose"]
+           "unsupported", "within_prose"]

@@ -411,10 +411,12 @@ class Keeper:
         """Removed by either side; a block lifted first by whoever set it."""
         sides = [inviter] + ([invitee] if invitee else [])
 
+        def removed_by(who: str) -> bool:
+            reply = self.send("friend_control", {"connection_id": connection, "decision": "remove"}, who)
+            return reply is not None and reply.ok
+
         def remove() -> bool:
-            decision = {"connection_id": connection, "decision": "remove"}
-            return any((r := self.send("friend_control", decision, who)) is not None
-                       and r.ok for who in sides)
+            return any(removed_by(who) for who in sides)
         if remove():
             return True
         for who in sides:

@@ -79,8 +79,7 @@ def errors_with_http_statuses(ref: PlazaReference) -> None:
     """JSON-RPC errors come with HTTP 4xx statuses (400 for parameters, 404 for not found, 409 for state).
     allowed by: /wireFormat/jsonrpc (the document gives no HTTP status for a JSON-RPC error)."""
     statuses = {"A2A_INVALID_PARAMETERS": 400, "INVALID_REQUEST": 400, "NOT_FOUND": 404,
-                "TASK_NOT_FOUND": 404,
-                "NOT_PERMITTED": 409, "INVALID_STATE": 409, "CONTEXT_CONSUMED": 409,
+                "TASK_NOT_FOUND": 404, "NOT_PERMITTED": 409, "INVALID_STATE": 409, "CONTEXT_CONSUMED": 409,
                 "TASK_NOT_CANCELABLE": 409}
 
     @replaces(ref, "rpc_error")
