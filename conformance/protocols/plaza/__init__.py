@@ -13,8 +13,8 @@ from conformance.transport.binding import DEFAULT
 
 # The modules declaring the rows (in the order they run), faults and variants.
 MODULES = tuple(f"conformance.protocols.plaza.{name}" for name in (
-    "wire", "methods", "parameters", "friendship", "idempotency", "tasks", "identity", "examples", "machine",
-    "commands", "variants"))
+    "wire", "message", "methods", "parameters", "friendship", "idempotency", "tasks", "identity", "examples",
+    "machine", "commands", "variants"))
 
 
 def create_reference(profile: Profile, control: bool = True, **options: Any) -> Any:

@@ -8,9 +8,9 @@ from typing import Any
 
 from conformance.declare import variant
 from conformance.faults import answer, arguments, replaces
+from conformance.protocols.plaza.message import unwrapped, wrapped
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.site import CANCELED, Issue, SiteError
-from conformance.protocols.plaza.wire import unwrapped, wrapped
 
 variant(arguments("results_unwrapped", "result_response",
                   "SendMessage answers the bare Task or Message instead of {task} / {message}.\n"
