@@ -15,8 +15,9 @@ profile's rows, faults and variants when the profile loads. A source is resolved
 ``at(pointer, needle)`` cites the profile's spec (and the line the needle stands on),
 ``chosen(where)`` the profile's own choice (never MUST), ``code(error)`` an error code of the
 profile's ``errors:``. A family (``each=``) declares one requirement per item a document
-lists (each method, each command): its id and title are templates filled with the item's
-values, which the check gets as keyword arguments. ``code=`` adds the ambiguity rule's
+lists (each method, each command): its id and title are templates (``str.format``: a
+literal brace is doubled) filled with the item's values, which the check gets as keyword
+arguments. ``code=`` adds the ambiguity rule's
 SHOULD twin ``<id>-CODE``: the check called with ``strict=True``, asking for the profile's
 error code where the MUST asks only for a refusal."""
 
@@ -108,9 +109,10 @@ def spec_text(profile: Profile) -> str:
 class Each:
     """One member of a family: ``args`` fill the id and title templates and reach the
     check as keyword arguments, ``labels`` only fill the templates (``TASKS-GET`` for
-    ``tasks/get``); ``source``, ``faults``, ``title`` and ``level`` replace the declaration's
-    for this member (a member's own operation, its own faults, a statement the document
-    makes for one profile and the profile alone for another)."""
+    ``tasks/get``); ``source``, ``faults`` (names, or faults themselves, registered in the
+    declaring module), ``title``, ``level`` and ``lasting`` replace the declaration's for
+    this member (a member's own operation, its own faults, a statement the document makes
+    for one profile and the profile alone for another, a member that lasts)."""
 
     args: Mapping[str, Any]
     source: Cite | None = None
@@ -118,6 +120,7 @@ class Each:
     title: str | None = None
     labels: Mapping[str, Any] = field(default_factory=dict)
     level: str | None = None
+    lasting: str | None = None
 
 
 class LimitValues(dict[str, Any]):
@@ -167,16 +170,21 @@ class Declaration:
         if where is None:
             raise ValueError(f"{rid}: no source (the declaration or each member of its family must give one)")
         source = cite(profile, where(profile) if callable(where) else where)
-        faults = tuple(_name(f) for f in (member.faults if member.faults is not None else self.faults))
+        own = member.faults if member.faults is not None else self.faults
+        for patch in own:
+            if not isinstance(patch, str):
+                REGISTRY.add_fault(self.module, patch)
+        faults = tuple(_name(f) for f in own)
+        lasting = self.lasting if member.lasting is None else member.lasting
         if self.optional and self.optional not in profile.optional:
             raise ValueError(f"{rid}: optional feature {self.optional!r} is not in the profile's optional: block")
         check = functools.partial(self.check, **member.args) if member.args else self.check
         rows = [Requirement(rid, member.level or self.level, title, source, check, faults, self.needs, self.optional,
-                            lasting=self.lasting, document=self.document)]
+                            lasting=lasting, document=self.document)]
         if self.code:
             rows.append(Requirement(f"{rid}-CODE", "SHOULD", f"{title}: the refusal carries {self.code}",
                                     cite(profile, Code(self.code)), functools.partial(check, strict=True),
-                                    self.code_faults, self.needs, self.optional, lasting=self.lasting,
+                                    self.code_faults, self.needs, self.optional, lasting=lasting,
                                     document=self.document))
         return rows
 
@@ -204,9 +212,7 @@ class Registry:
             if owner != where:
                 raise ValueError(f"requirement {declaration.id} is declared twice: in {owner[0]} ({owner[1]}) "
                                  f"and in {where[0]} ({where[1]})")
-        rows = self.requirements.setdefault(declaration.module, [])
-        rows[:] = [d for d in rows if not (d.id == declaration.id and _qual(d) == where[1])]  # a module reloaded
-        rows.append(declaration)
+        self.requirements.setdefault(declaration.module, []).append(declaration)
 
     def add_fault(self, module: str, patch: Patch, into: dict[str, dict[str, Patch]] | None = None) -> None:
         table = (self.faults if into is None else into).setdefault(module, {})
@@ -216,10 +222,6 @@ class Registry:
                 and known.__doc__ != patch.__doc__:
             raise ValueError(f"{module}: two faults or variants named {name!r}")
         table[name] = patch
-
-
-def _qual(declaration: Declaration) -> str:
-    return str(getattr(declaration.check, "__qualname__", ""))
 
 
 REGISTRY = Registry()

@@ -171,15 +171,6 @@ def load_profile(name: str, path: Path | None = None) -> Profile:
     if protocol.world is not None:
         profile.reference_world = protocol.world(profile)
     headers_of = protocol.binding_headers(profile)
-    if protocol.parts is not None:  # TRANSITIONAL: rows not yet declared on their checks
-        parts = protocol.parts(profile)
-        profile.requirements = profile.requirements + parts.requirements
-        profile.faults = {**parts.faults, **profile.faults}
-        profile.variants = {**parts.variants, **profile.variants}
-        profile.reference_credentials = parts.reference_credentials
-        if parts.reference_world is not None:
-            profile.reference_world = parts.reference_world
-        headers_of = parts.binding_headers
     for binding, headers in headers_of.items():
         profile.settings["bindings"][binding]["headers"] = {**(profile.settings["bindings"][binding].get("headers") or {}), **headers}
     twice = sorted(rid for rid, n in Counter(r.id for r in profile.requirements).items() if n > 1)

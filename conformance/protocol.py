@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.model import Profile, Requirement
+from conformance.model import Profile
 
 
 def _none(profile: Profile) -> dict[str, Any]:
@@ -49,14 +49,3 @@ class Protocol:
     last: tuple[str, ...] = ()
     more_faults: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     first: tuple[str, ...] = ()
-    parts: Callable[[Profile], Parts] | None = None  # TRANSITIONAL: a package not yet declaring its rows
-
-
-@dataclass(frozen=True)
-class Parts:  # TRANSITIONAL
-    requirements: list[Requirement]
-    faults: dict[str, Callable[[Any], None]]
-    variants: dict[str, Callable[[Any], None]]
-    reference_credentials: dict[str, Any]
-    reference_world: dict[str, Any] | None = None
-    binding_headers: dict[str, dict[str, str]] = field(default_factory=dict)

@@ -68,7 +68,7 @@ def test_the_marker_never_mends_a_break():
     the text itself is what breaks (empty: minLength), the marker would mend it."""
     from conformance.documents.schemas import validator_for
     from conformance.generation.invalid import example_breaks
-    from conformance.protocols.plaza.wire import MARKER, marked, text_operation
+    from conformance.protocols.plaza.parameters import MARKER, marked, text_operation
 
     schema = text_operation(load_profile("agent-plaza").operations["SendMessage"]).params_schema
     breaks = example_breaks(schema)

@@ -7,8 +7,18 @@ from typing import Any
 
 from conformance.check import CheckContext, ProtocolMismatch
 from conformance.model import Profile
-from conformance.protocol import Parts, Protocol
+from conformance.protocol import Protocol
+from conformance.protocols.plaza.keeper import PLANS, STOPS
 from conformance.transport.binding import DEFAULT
+
+# The modules declaring the rows (in the order they run), faults and variants.
+MODULES = tuple(f"conformance.protocols.plaza.{name}" for name in (
+    "wire", "message", "methods", "parameters", "friendship", "idempotency", "tasks", "identity", "examples",
+    "machine", "machine_parts",
+    "reads", "evidence", "inbox", "attention", "receive",  # the mailbox
+    "groups", "groups_membership", "groups_messages", "private", "private_channels",  # part 2
+    "continuation", "continuation_direct",
+    "commands", "variants"))
 
 
 def create_reference(profile: Profile, control: bool = True, **options: Any) -> Any:
@@ -26,21 +36,23 @@ def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
     reply = client.command("status", {}) if caller == DEFAULT else client.command("status", {}, who=caller)
     if not (reply.ok or reply.error_code is not None):
         raise ProtocolMismatch(
-            f"{ctx.http.target} does not answer A2A JSON-RPC at {ctx.binding.path}: HTTP {reply.status} {reply.http.text[:80]!r}"
+            f"{ctx.http.target} does not answer A2A JSON-RPC at {ctx.binding.path}: HTTP {reply.status} "
+            f"{reply.http.text[:80]!r}"
         )
 
 
-def parts(profile: Profile) -> Parts:
-    """The Plaza rows, faults, variants, the reference's credentials, and the document's
-    requiredHeaders on every call of the jsonrpc binding (values read from the spec)."""
-    from conformance.protocols.plaza.client import required_headers
-    from conformance.protocols.plaza.faults import FAULTS
-    from conformance.protocols.plaza.reference import reference_credentials
-    from conformance.protocols.plaza.requirements import build
-    from conformance.protocols.plaza.variants import VARIANTS
+def credentials(profile: Profile) -> dict[str, Any]:
+    """The reference's seeded agents as run credentials."""
+    from conformance.protocols.plaza.site import reference_credentials
 
-    return Parts(build(profile), dict(FAULTS), dict(VARIANTS), reference_credentials(),
-                 binding_headers={"jsonrpc": required_headers(profile.spec)})
+    return reference_credentials()
+
+
+def binding_headers(profile: Profile) -> dict[str, dict[str, str]]:
+    """The document's requiredHeaders on every call of the jsonrpc binding (values read from the spec)."""
+    from conformance.protocols.plaza.client import required_headers
+
+    return {"jsonrpc": required_headers(profile.spec)}
 
 
 def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
@@ -72,7 +84,8 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for label in credentials:
         record = tokens[label]
-        same: dict[str, Any] = {"token": [record["visitor_id"], record["kind"], sorted(record["scopes"])] if record else None}
+        held = [record["visitor_id"], record["kind"], sorted(record["scopes"])] if record else None
+        same: dict[str, Any] = {"token": held}
         kept: dict[str, list[str]] = {}
         out[label] = {"same": same, "kept": kept}
         me = record["visitor_id"] if record else None
@@ -87,7 +100,8 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
                 same[f"connections with {other}"] = sorted(
                     [c["id"], c["state"], label_of.get(c["blocked_by"] or "", c["blocked_by"])]
                     for c in current if reference.peer_of(c, me) == peer)
-        readable = [c for c in mine if c["state"] != REMOVED and not (c["state"] == BLOCKED and c["blocked_by"] != me)]
+        readable = [c for c in mine
+                    if c["state"] != REMOVED and not (c["state"] == BLOCKED and c["blocked_by"] != me)]
         kept["messages"] = sorted(m["id"] for c in readable for m in c["messages"])
         tasks = [t for t in s["tasks"].values() if t["owner"] == me]
         kept["tasks"] = sorted(t["id"] for t in tasks)
@@ -98,43 +112,35 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
             if key.startswith(f"{me}|"):
                 same[f"receiver {key.partition('|')[2]}"] = receiver.get("acked")
         groups = [g for g in s["groups"].values() if g["state"] == "open"]
-        same["groups"] = sorted([g["id"], g["members"][me]["role"], g["members"][me]["muted"], g["members"][me]["paused"]]
-                                for g in groups if me in g["members"])
+        same["groups"] = sorted([g["id"], g["members"][me]["role"], g["members"][me]["muted"],
+                                 g["members"][me]["paused"]] for g in groups if me in g["members"])
         same["group invitations"] = sorted(g["id"] for g in groups if g["invitations"].get(me) == "pending")
         same["group applications"] = sorted(g["id"] for g in groups if g["applications"].get(me) == "pending")
         auth = reference.auth_view(me)
-        same["group authorization"] = ({k: v for k, v in auth.items() if k not in ("version", "granted_at", "expires_at")}
+        same["group authorization"] = ({k: v for k, v in auth.items()
+                                        if k not in ("version", "granted_at", "expires_at")}
                                        if auth["live"] else {"live": False})
-        same["group authorization requests"] = sorted(r["request_id"] for r in s["group_auth_requests"].get(me, [])
+        same["group authorization requests"] = sorted(r["request_id"]
+                                                      for r in s["group_auth_requests"].get(me, [])
                                                       if r["status"] == "pending")
         keys = [k for k in s["private_keys"].values() if k["visitor_id"] == me]
         same["keys"] = sorted(k["key_id"] for k in keys if not reference.key_revoked(k))
         kept["keys"] = sorted(k["key_id"] for k in keys)
         live = {c["id"] for c in current}
         same["private channels"] = sorted(c["channel_id"] for c in s["private_channels"].values()
-                                          if c["connection_id"] in live and me in (c["offerer"], c["accepter"])
+                                          if c["connection_id"] in live
+                                          and me in (c["offerer"], c["accepter"])
                                           and reference.channel_state(c) in ("active", "offered"))
         same["continuation negotiations"] = sorted(k for k in s["cont_negotiations"] if k.endswith(f"|{me}")
                                                    and k.partition("|")[0] in live)
-        same["direct offers"] = sorted(o["id"] for o in s["direct_offers"].values() if o["by"] == me
-                                       and o["connection_id"] in live and reference.offer_state(o) in ("pending", "accepted"))
+        same["direct offers"] = sorted(o["id"] for o in s["direct_offers"].values()
+                                       if o["by"] == me and o["connection_id"] in live
+                                       and reference.offer_state(o) in ("pending", "accepted"))
         same["continuation"] = reference.declared(me)
         plan = reference.current_plan(me)
         same["plan"] = [plan["id"], plan["commission"]] if plan else None
     return out
 
 
-PROTOCOL = Protocol(create_reference=create_reference, probe=probe, parts=parts, holdings=holdings,
-                    modules=("conformance.protocols.plaza.machine_parts",
-                             "conformance.protocols.plaza.reads",
-                             "conformance.protocols.plaza.evidence",
-                             "conformance.protocols.plaza.inbox",
-                             "conformance.protocols.plaza.attention",
-                             "conformance.protocols.plaza.receive",
-                             "conformance.protocols.plaza.groups",
-                             "conformance.protocols.plaza.groups_membership",
-                             "conformance.protocols.plaza.groups_messages",
-                             "conformance.protocols.plaza.private",
-                             "conformance.protocols.plaza.private_channels",
-                             "conformance.protocols.plaza.continuation",
-                             "conformance.protocols.plaza.continuation_direct"))
+PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings, modules=MODULES,
+                    credentials=credentials, binding_headers=binding_headers, last=(PLANS, STOPS))

@@ -40,7 +40,8 @@ def extension_uri(spec: dict[str, Any]) -> str:
 def required_headers(spec: dict[str, Any]) -> dict[str, str]:
     """The document's requiredHeaders that every call carries (the bearer and the content
     type are the binding's own)."""
-    return {k: str(v) for k, v in spec["requiredHeaders"].items() if k not in ("Authorization", "Content-Type")}
+    return {k: str(v) for k, v in spec["requiredHeaders"].items()
+            if k not in ("Authorization", "Content-Type")}
 
 
 class PlazaClient:
@@ -60,7 +61,8 @@ class PlazaClient:
         """The public visitor UUID of a run credential (credentials.<who>.id)."""
         cred = self.ctx.credential(who)
         if not isinstance(cred, dict) or not cred.get("id"):
-            raise Untested(f"credentials.{who} needs the visitor's public UUID and token: {{id: ..., token: ...}}", "credential")
+            raise Untested(f"credentials.{who} needs the visitor's public UUID and token: "
+                           "{id: ..., token: ...}", "credential")
         return str(cred["id"])
 
     # -- requests -------------------------------------------------------------------------
@@ -112,11 +114,13 @@ class PlazaClient:
     def send(self, params: dict[str, Any], who: Any = ALICE, **options: Any) -> Reply:
         return self.rpc("SendMessage", params, who, **options)
 
-    def text(self, who: Any, text: str, *, context: str | None = None, to: str | None = None, **kw: Any) -> Reply:
+    def text(self, who: Any, text: str, *, context: str | None = None, to: str | None = None,
+             **kw: Any) -> Reply:
         """A text: to a connection (``context``) or, as a first contact, to a visitor UUID (``to``)."""
         return self.send(self.params({"text": text}, context=context, to=to, **kw), who)
 
-    def command(self, name: str, fields: dict[str, Any], who: Any = ALICE, *, context: str | None = None, **kw: Any) -> Reply:
+    def command(self, name: str, fields: dict[str, Any], who: Any = ALICE, *, context: str | None = None,
+                **kw: Any) -> Reply:
         """A data command; a command naming a connection carries it as contextId too, as the examples do."""
         data = {"operation": name, **fields}
         if context is None and "connection_id" in fields and kw.pop("with_context", True):
@@ -139,8 +143,8 @@ class PlazaClient:
         """The structured data of a command's answer: the first data part of its Message."""
         message = self.message_of(reply, what)
         parts = message.get("parts")
-        data = next((p["data"] for p in parts if isinstance(p, dict) and isinstance(p.get("data"), dict)), None) \
-            if isinstance(parts, list) else None
+        data = next((p["data"] for p in parts if isinstance(p, dict) and isinstance(p.get("data"), dict)),
+                    None) if isinstance(parts, list) else None
         return expect_mapping(self.ctx, data, f"{what}: the data part of the answer", keys)
 
     def state_of(self, task: dict[str, Any]) -> Any:
@@ -181,14 +185,16 @@ class PlazaClient:
                 connection = self.row_connection(row, set(ids.values()))
                 if connection is not None:
                     words = {f.value for f in locate.walk(row, 2) if isinstance(f.value, str)}
-                    rows.setdefault(connection, {"connection_id": connection, "open": not words & CLOSED_WORDS,
-                                                 "active": "active" in words, "blocked": "blocked" in words})
+                    seen = {"connection_id": connection, "open": not words & CLOSED_WORDS,
+                            "active": "active" in words, "blocked": "blocked" in words}
+                    rows.setdefault(connection, seen)
         return list(rows.values())
 
     @staticmethod
     def rows_with(answer: Any, value: str) -> list[dict[str, Any]]:
         """The list entries of an answer that carry ``value`` somewhere inside."""
-        return [item for items in locate.lists_of(answer) for item in items if isinstance(item, dict) and locate.holds(item, value)]
+        return [item for items in locate.lists_of(answer) for item in items
+                if isinstance(item, dict) and locate.holds(item, value)]
 
     @staticmethod
     def row_connection(row: dict[str, Any], agents: set[str]) -> str | None:
@@ -215,7 +221,8 @@ class PlazaClient:
 
     def remove(self, connection: str, a: str, b: str) -> bool:
         """friend_control remove by ``a`` or, refused, by ``b``."""
-        return any(self.command("friend_control", {"connection_id": connection, "decision": "remove"}, who).ok for who in (a, b))
+        return any(self.command("friend_control", {"connection_id": connection, "decision": "remove"}, who).ok
+                   for who in (a, b))
 
     def invite(self, frm: str = ALICE, to: str = BOB, text: str = "Hello from the conformance suite.",
                *, clear: bool = True) -> tuple[dict[str, Any], str]:
@@ -224,15 +231,18 @@ class PlazaClient:
         if clear:
             self.clear_pair(frm, to)
         with self.ctx.setup(f"{frm} invites {to}", by="PLAZA-FRIEND-INVITE"):
-            task = self.task_of(self.text(frm, text, to=self.agent_id(to)), f"the first text from {frm} to {to}")
+            task = self.task_of(self.text(frm, text, to=self.agent_id(to)),
+                                f"the first text from {frm} to {to}")
             connection = self.connection_of(task)
-            self.ctx.expect(isinstance(connection, str) and connection, f"the invitation's task names no connection (contextId): {task}",
+            self.ctx.expect(isinstance(connection, str) and connection,
+                            f"the invitation's task names no connection (contextId): {task}",
                             kind="malformed_answer")
         return task, str(connection)
 
     def accept(self, connection: str, who: str = BOB) -> dict[str, Any]:
         with self.ctx.setup(f"{who} accepts the invitation", by="PLAZA-CONSENT-RESPOND"):
-            return self.data_of(self.command("respond", {"connection_id": connection, "decision": "accept"}, who), "respond accept")
+            accepted = self.command("respond", {"connection_id": connection, "decision": "accept"}, who)
+            return self.data_of(accepted, "respond accept")
 
     def befriend(self, a: str = ALICE, b: str = BOB, *, fresh: bool = False) -> str:
         """An active connection between ``a`` and ``b`` (a invites, b accepts), or on a live
@@ -241,7 +251,8 @@ class PlazaClient:
         operator's own only where the agents are disposable: keeper.py)."""
         rows = self.connections_between(a, b) if self.live() else []
         own = [r for r in rows if self.keeper is not None and self.keeper.made(str(r["connection_id"]))]
-        existing = None if fresh else next((str(r["connection_id"]) for r in own if r.get("active") and not r.get("blocked")), None)
+        existing = None if fresh else next((str(r["connection_id"]) for r in own
+                                            if r.get("active") and not r.get("blocked")), None)
         if existing:
             return existing
         self.clear_pair(a, b, rows)
@@ -260,8 +271,10 @@ class PlazaClient:
         with self.ctx.setup(f"{who} writes in the connection", by="PLAZA-FRIEND-MESSAGE"):
             return self.task_of(self.text(who, text, context=connection, **kw), f"a text from {who}")
 
-    def read(self, who: str, connection: str, what: str = "read_conversation", **fields: Any) -> dict[str, Any]:
-        return self.data_of(self.command("read_conversation", {"connection_id": connection, **fields}, who), what, ("messages",))
+    def read(self, who: str, connection: str, what: str = "read_conversation",
+             **fields: Any) -> dict[str, Any]:
+        return self.data_of(self.command("read_conversation", {"connection_id": connection, **fields}, who),
+                            what, ("messages",))
 
     def get_task(self, task_id: str, who: str = ALICE, **fields: Any) -> Reply:
         return self.rpc("GetTask", {"id": task_id, **fields}, who)
@@ -270,4 +283,5 @@ class PlazaClient:
         return str((self.ctx.control("snapshot").json() or {}).get("digest", ""))
 
 
-__all__ = ["ALICE", "BOB", "CAROL", "CANCELED", "COMPLETED", "SUBMITTED", "WORKING", "PlazaClient", "dig", "fresh_id"]
+__all__ = ["ALICE", "BOB", "CAROL", "CANCELED", "COMPLETED", "SUBMITTED", "WORKING", "PlazaClient", "dig",
+           "fresh_id"]

@@ -2,26 +2,31 @@
 union is far too slow to generate at once): schema-valid commands are never refused as
 invalid parameters, and each input breaking one keyword of its branch is -32602. A
 command the target answers UNSUPPORTED_OPERATION (the profile's documented "not
-served") leaves its VALID requirement untested, never passed."""
+served") leaves its VALID requirement untested, never passed. Two families declare one
+requirement per command the document lists (PLAZA-CMD-VALID-*, PLAZA-CMD-INVALID-*), each
+with its fault; beside them, what a command is and how it is answered."""
 
 from __future__ import annotations
 
 import contextlib
 import copy
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from conformance.check import Blocked, CheckContext, CheckFailed, Untested
 from conformance.checks.errors import catalog_entry, expect_error
 from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
-from conformance.declare import slug
+from conformance.declare import Each, Patch, at, fault, requirement, slug
 from conformance.documents.schemas import validator_for
+from conformance.faults import answer, replaces
 from conformance.generation.invalid import InvalidInstance
-from conformance.model import Profile, Requirement
+from conformance.model import Profile
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient
 from conformance.protocols.plaza.keeper import PLANS, STOPS
+from conformance.protocols.plaza.reference import PlazaReference
+from conformance.protocols.plaza.site import Issue
 from conformance.protocols.plaza.wire import INVALID
-from conformance.table import Table
 from conformance.transport.binding import Reply
 from conformance.transport.http import TransportFailure
 
@@ -33,11 +38,13 @@ UNSUPPORTED = "UNSUPPORTED_OPERATION"
 IRREVERSIBLE = {"stop": STOPS, "plan": PLANS}
 SEQ_FIELDS = ("after_seq", "before_seq")
 TRIPLE = ("batch_id", "view_id", "receipt")  # what receive_ack names (its schema)
+COMMANDS = "/schemas/command"
 
 
 def data_schema(profile: Profile) -> dict[str, Any]:
     """The data part's schema: the union of every command."""
-    part = profile.spec["schemas"]["sendMessageParams"]["properties"]["message"]["properties"]["parts"]["items"]["anyOf"][1]
+    message = profile.spec["schemas"]["sendMessageParams"]["properties"]["message"]
+    part = message["properties"]["parts"]["items"]["anyOf"][1]
     return dict(part["properties"]["data"])
 
 
@@ -80,31 +87,6 @@ def unsupported(ctx: CheckContext, reply: Reply) -> bool:
     return not reply.ok and reply.error_code == catalog_entry(ctx.profile, UNSUPPORTED).code
 
 
-def valid_command(name: str) -> Callable[[CheckContext], None]:
-    def check(ctx: CheckContext) -> None:
-        if name in IRREVERSIBLE:
-            ctx.lasting(ALICE, IRREVERSIBLE[name])  # without control: a disposable alice only
-        c = PlazaClient(ctx)  # a reset site: the world's connection, batch and group are made afresh
-        world = World(c, name)
-        answered: list[Reply] = []
-
-        def call(data: dict[str, Any]) -> Reply:
-            fields = {k: v for k, v in data.items() if k != "operation"}
-            reply = c.command(name, fields)
-            answered.append(reply)
-            return reply
-
-        try:
-            valid_inputs_accepted(ctx, ctx.profile.operations[name], call, (INVALID,),
-                                  prepare=lambda d: world.valid(within_prose(ctx.profile, d)), catalogued=False)
-        except Blocked:
-            if not (answered and all(unsupported(ctx, r) for r in answered)):
-                raise
-        if answered and all(unsupported(ctx, r) for r in answered):
-            raise Untested(f"the target answers {name} {UNSUPPORTED} (not served): its valid inputs are untested", "optional")
-    return check
-
-
 class World:
     """Real objects for the ids a generated command names, made on first use: a valid input
     is judged only when served (conformance/checks/causes.py), and a refusal of a broken
@@ -119,7 +101,8 @@ class World:
     CHANNEL_FIELDS = ("channel_id", "key_id", "peer_key_id")
     OFFER_FIELDS = ("offer_id", "peer_offer_id")
     VISITOR = {"group_admit": CAROL, "group_invite": CAROL}  # whom a command's visitor_id names (default bob)
-    SIGNED = ("private_key_publish", "private_channel_offer", "private_channel_accept", "private_send", "private_ack")
+    SIGNED = ("private_key_publish", "private_channel_offer", "private_channel_accept", "private_send",
+              "private_ack")
     REFUSED = (CheckFailed, Blocked, Untested, TransportFailure)
 
     def __init__(self, c: PlazaClient, command: str) -> None:
@@ -155,7 +138,8 @@ class World:
             from conformance.protocols.plaza import groups
 
             with contextlib.suppress(*self.REFUSED):
-                groups.authorize(self.c, ALICE, allow_create=True, allow_invite=True, allow_join=True, allow_send=True)
+                groups.authorize(self.c, ALICE, allow_create=True, allow_invite=True, allow_join=True,
+                                 allow_send=True)
 
     def make(self, name: str) -> dict[str, Any]:
         c = self.c
@@ -210,7 +194,8 @@ class World:
             return {}
         self.relay = Relay(self.c.ctx, reset=False)
         self.ch = self.relay.open_channel(ALICE, BOB, connection)
-        return {"channel_id": self.ch.channel_id, "key_id": self.ch.keys[ALICE].key_id, "peer_key_id": self.ch.keys[BOB].key_id}
+        return {"channel_id": self.ch.channel_id, "key_id": self.ch.keys[ALICE].key_id,
+                "peer_key_id": self.ch.keys[BOB].key_id}
 
     def offers(self) -> dict[str, Any]:
         """Alice's and bob's open direct offers in the world's connection."""
@@ -230,7 +215,8 @@ class World:
         key = c.client_key(ALICE)
         c.invite(CAROL, ALICE)
         with c.ctx.setup("alice pulls her pending work", by="PLAZA-RECV-PULL"):
-            return {"client_key": key, **delivered(c, pull(c, ALICE, key, "receive_pull", limit=1), "receive_pull", key)}
+            return {"client_key": key,
+                    **delivered(c, pull(c, ALICE, key, "receive_pull", limit=1), "receive_pull", key)}
 
     def signed(self) -> dict[str, Any] | None:
         """A signed command (its drawn signature could never verify) made afresh with the
@@ -292,10 +278,12 @@ def filled(world: World, bad: InvalidInstance) -> Any:
     if not isinstance(data, dict):
         return data
     unbroken = data is bad.base  # the control (causes.py): the same request without the break, every id real
-    broken_member = bad.violation.pointer.split("/")[1] if bad.violation.pointer.count("/") and not unbroken else None
+    pointer = bad.violation.pointer
+    broken_member = pointer.split("/")[1] if pointer.count("/") and not unbroken else None
     world.ready()
     out = copy.deepcopy(data)
-    for member in sorted(data, key=lambda m: m != "connection_id"):  # the connection first: a channel lives in it
+    # the connection first: a channel lives in it
+    for member in sorted(data, key=lambda m: m != "connection_id"):
         if member != broken_member and member != "operation":
             real = world.value(member) if member in WORLD_FIELDS else MISSING
             if real is not MISSING:
@@ -316,27 +304,22 @@ ENVELOPE_BINDING = {"connection_id": "connection_id", "channel_id": "channel_id"
                     "recipient_key_id": "peer_key_id", "sender_id": ALICE, "recipient_id": BOB}
 
 
-WORLD_FIELDS = ("connection_id", "visitor_id", "message_id", "client_key", *TRIPLE, *World.GROUP_FIELDS, *World.CHANNEL_FIELDS,
-                *World.OFFER_FIELDS)
+WORLD_FIELDS = ("connection_id", "visitor_id", "message_id", "client_key", *TRIPLE, *World.GROUP_FIELDS,
+                *World.CHANNEL_FIELDS, *World.OFFER_FIELDS)
 
 
-def invalid_command(name: str) -> Callable[[CheckContext], None]:
-    def check(ctx: CheckContext) -> None:
-        if name in IRREVERSIBLE:  # the same request without its break is the command itself
-            ctx.lasting(ALICE, IRREVERSIBLE[name])
-        c = PlazaClient(ctx)  # a reset site: the world's connection, batch and group are made afresh
-        branches = branch_validators(ctx.profile)
-        world = World(c, name)
-
-        def another_command(bad: InvalidInstance, reply: Reply) -> bool:
-            """Broken for this branch but a valid instance of another command."""
-            return is_some_command(branches, bad.instance)
-
-        invalid_inputs_rejected(ctx, ctx.profile.operations[name], lambda d: c.send(c.params({"data": d})), INVALID,
-                                tolerated=another_command, sweep=True, prepare=lambda bad: filled(world, bad))
-    return check
+def command_names(profile: Profile) -> list[str]:
+    """The commands, in the document's order (operations read from ``commands:``)."""
+    branches = profile.spec["schemas"]["command"]["anyOf"]
+    return [b["properties"]["operation"]["const"] for b in branches]
 
 
+# ----------------------------------------------------------------------------------
+# what a command is and how it is answered
+# ----------------------------------------------------------------------------------
+@requirement(id="PLAZA-CMD-UNKNOWN-OPERATION", level="MUST",
+             title="A data command outside the 52 operations is an invalid parameter",
+             source=at("/controlMessages/allowedOperations"))
 def check_unknown_operation(ctx: CheckContext) -> None:
     """Only the listed operations are commands: a native-only one (open, send), the
     unavailable receive cancels and a made-up one are invalid parameters."""
@@ -349,48 +332,154 @@ def check_unknown_operation(ctx: CheckContext) -> None:
         with ctx.subcheck(name):
             expect_error(ctx, c.command(name, {}), INVALID, f"a data command with operation {name!r}")
     with ctx.subcheck("a data part without operation"):
-        expect_error(ctx, c.send(c.params({"data": {"q": "reading"}})), INVALID, "a data part without operation")
+        expect_error(ctx, c.send(c.params({"data": {"q": "reading"}})), INVALID,
+                     "a data part without operation")
 
 
+@check_unknown_operation.fault
+def unknown_operation_accepted(ref: PlazaReference) -> None:
+    """A data command naming no listed operation is answered as a status."""
+    @replaces(ref, "command_issues")
+    def command_issues(original: Any, data: Any, base: str) -> list[Issue]:
+        if isinstance(data, dict) and data.get("operation") not in ref.validators.commands:
+            data["operation"] = "status"
+            data.clear()
+            data["operation"] = "status"
+        result: list[Issue] = original(data, base)
+        return result
+
+
+@requirement(id="PLAZA-CMD-ANSWER-MESSAGE", level="MUST",
+             title="A control command is answered by a ROLE_AGENT Message with structured data",
+             source=at("/controlMessages/response"))
 def check_answer_message(ctx: CheckContext) -> None:
     """A control command is answered at once by a Message (ROLE_AGENT) with structured data."""
     c = PlazaClient(ctx)
     for name in ("status", "friends", "inbox_summary"):
         with ctx.subcheck(name):
             message = c.message_of(c.command(name, {}), name)
-            ctx.expect(message.get("role") == "ROLE_AGENT", f"{name} answered a message with role {message.get('role')!r}")
+            ctx.expect(message.get("role") == "ROLE_AGENT",
+                       f"{name} answered a message with role {message.get('role')!r}")
             c.data_of(c.command(name, {}), name)
 
 
-def command_names(profile: Profile) -> list[str]:
-    """The commands, in the document's order (operations read from ``commands:``)."""
-    branches = profile.spec["schemas"]["command"]["anyOf"]
-    return [b["properties"]["operation"]["const"] for b in branches]
+@check_answer_message.fault
+def command_answers_task(ref: PlazaReference) -> None:
+    """A control command is answered by a Task instead of a Message."""
+    @replaces(ref, "command_done")
+    def command_done(original: Any, *args: Any) -> dict[str, Any]:
+        out: dict[str, Any] = original(*args)
+        message = out["message"]
+        return {"task": {"id": message["messageId"], "status": {"state": "TASK_STATE_COMPLETED"},
+                         "artifacts": [{"parts": message["parts"]}]}}
 
 
-def refused_fault(name: str) -> str:
-    return f"{name}_refused_as_invalid"
+# ----------------------------------------------------------------------------------
+# the two families: one requirement per command and kind
+# ----------------------------------------------------------------------------------
+def commands(profile: Profile, lasting: str, make: Callable[[str], Patch]) -> list[Each]:
+    """One member per command of ``schemas.command`` whose rows do ``lasting`` (IRREVERSIBLE;
+    "" for the rest), its source the command's branch, with the fault ``make(name)``,
+    registered with it (the list is the document's, read when the profile loads)."""
+    return [Each({"name": name, "slug": slug(name)}, source=at(f"{COMMANDS}/anyOf/{index}"),
+                 faults=[fault(make(name))])
+            for index, name in enumerate(command_names(profile)) if IRREVERSIBLE.get(name, "") == lasting]
 
 
-def unvalidated_fault(name: str) -> str:
-    return f"{name}_unvalidated"
+def refused_as_invalid(name: str) -> Patch:
+    """The fault of a valid-command requirement: ``name`` is refused as an invalid parameter."""
+    return answer(f"{name}_refused_as_invalid", "command_issues",
+                  f"Every {name} command with a field beyond operation is refused as invalid.",
+                  edit=lambda issues, data, base: [Issue(f"{base}.operation", "enum")],
+                  when=lambda data, base: isinstance(data, dict) and data.get("operation") == name)
 
 
-def rows(t: Table) -> list[Requirement]:
-    out: list[Requirement] = [
-        t.req("PLAZA-CMD-UNKNOWN-OPERATION", "MUST", "A data command outside the 52 operations is an invalid parameter",
-              t.at("/controlMessages/allowedOperations"), check_unknown_operation, ("unknown_operation_accepted",)),
-        t.req("PLAZA-CMD-ANSWER-MESSAGE", "MUST", "A control command is answered by a ROLE_AGENT Message with structured data",
-              t.at("/controlMessages/response"), check_answer_message, ("command_answers_task",)),
-    ]
-    for index, name in enumerate(command_names(t.profile)):
-        source = t.at(f"/schemas/command/anyOf/{index}")
-        what = IRREVERSIBLE.get(name, "")
-        out.append(t.req(f"PLAZA-CMD-VALID-{slug(name)}", "MUST", f"Schema-valid {name} commands are not refused as invalid parameters",
-                         source, valid_command(name), (refused_fault(name),), lasting=what))
-        out.append(t.req(f"PLAZA-CMD-INVALID-{slug(name)}", "MUST", f"{name} commands breaking their schema are invalid parameters (-32602)",
-                         source, invalid_command(name), (unvalidated_fault(name),), lasting=what))
-    return out
+def unvalidated(name: str) -> Patch:
+    """The fault of an invalid-command requirement: ``name`` is not checked against its
+    schema, and its handler serves whatever it can."""
+    def patch(ref: PlazaReference) -> None:
+        @replaces(ref, "command_issues")
+        def command_issues(original: Any, data: Any, base: str) -> list[Issue]:
+            if isinstance(data, dict) and data.get("operation") == name:
+                return []
+            result: list[Issue] = original(data, base)
+            return result
+
+        @replaces(ref, "run_command")
+        def run_command(original: Any, call: Any, message: dict[str, Any], data: dict[str, Any]) -> Any:
+            try:
+                return original(call, message, data)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                return {"message": ref.command_message(str(data.get("operation")), {"served": True}, None)}
+
+    patch.__name__ = patch.__qualname__ = f"{name}_unvalidated"
+    patch.__doc__ = f"{name} commands are not checked against their schema (the handler gets what it gets)."
+    return patch
 
 
-__all__ = ["command_names", "data_schema", "refused_fault", "rows", "unvalidated_fault", "within_prose"]
+VALID_TITLE = "Schema-valid {name} commands are not refused as invalid parameters"
+INVALID_TITLE = "{name} commands breaking their schema are invalid parameters (-32602)"
+
+
+# The stop and plan rows last to the agent (keeper.py): a family member carries no lasting of
+# its own, so each is declared on its own (its id spelled out: one id template on one check is
+# one declaration), on the same check.
+@requirement(id="PLAZA-CMD-VALID-{slug}", level="MUST", title=VALID_TITLE, source=at(COMMANDS),
+             each=partial(commands, lasting="", make=refused_as_invalid))
+@requirement(id="PLAZA-CMD-VALID-STOP", level="MUST", title=VALID_TITLE, source=at(COMMANDS), lasting=STOPS,
+             each=partial(commands, lasting=STOPS, make=refused_as_invalid))
+@requirement(id="PLAZA-CMD-VALID-PLAN", level="MUST", title=VALID_TITLE, source=at(COMMANDS), lasting=PLANS,
+             each=partial(commands, lasting=PLANS, make=refused_as_invalid))
+def check_valid_command(ctx: CheckContext, name: str, slug: str) -> None:
+    """Generated schema-valid ``name`` commands, their ids the world's real ones, are never
+    refused as invalid parameters; a target answering every one UNSUPPORTED_OPERATION
+    leaves the row untested."""
+    if name in IRREVERSIBLE:
+        ctx.lasting(ALICE, IRREVERSIBLE[name])  # without control: a disposable alice only
+    c = PlazaClient(ctx)  # a reset site: the world's connection, batch and group are made afresh
+    world = World(c, name)
+    answered: list[Reply] = []
+
+    def call(data: dict[str, Any]) -> Reply:
+        fields = {k: v for k, v in data.items() if k != "operation"}
+        reply = c.command(name, fields)
+        answered.append(reply)
+        return reply
+
+    try:
+        valid_inputs_accepted(ctx, op=ctx.profile.operations[name], call=call, rejections=(INVALID,),
+                              prepare=lambda d: world.valid(within_prose(ctx.profile, d)), catalogued=False)
+    except Blocked:
+        if not (answered and all(unsupported(ctx, r) for r in answered)):
+            raise
+    if answered and all(unsupported(ctx, r) for r in answered):
+        raise Untested(f"the target answers {name} {UNSUPPORTED} (not served): its valid inputs are untested",
+                       "optional")
+
+
+@requirement(id="PLAZA-CMD-INVALID-{slug}", level="MUST", title=INVALID_TITLE, source=at(COMMANDS),
+             each=partial(commands, lasting="", make=unvalidated))
+@requirement(id="PLAZA-CMD-INVALID-STOP", level="MUST", title=INVALID_TITLE, source=at(COMMANDS),
+             lasting=STOPS, each=partial(commands, lasting=STOPS, make=unvalidated))
+@requirement(id="PLAZA-CMD-INVALID-PLAN", level="MUST", title=INVALID_TITLE, source=at(COMMANDS),
+             lasting=PLANS, each=partial(commands, lasting=PLANS, make=unvalidated))
+def check_invalid_command(ctx: CheckContext, name: str, slug: str) -> None:
+    """Each ``name`` command breaking one keyword of its branch is -32602 (a break that is
+    another command's valid input is tolerated), its other ids the world's real ones."""
+    if name in IRREVERSIBLE:  # the same request without its break is the command itself
+        ctx.lasting(ALICE, IRREVERSIBLE[name])
+    c = PlazaClient(ctx)  # a reset site: the world's connection, batch and group are made afresh
+    branches = branch_validators(ctx.profile)
+    world = World(c, name)
+
+    def another_command(bad: InvalidInstance, reply: Reply) -> bool:
+        """Broken for this branch but a valid instance of another command."""
+        return is_some_command(branches, bad.instance)
+
+    invalid_inputs_rejected(ctx, op=ctx.profile.operations[name],
+                            call=lambda d: c.send(c.params({"data": d})), error=INVALID,
+                            tolerated=another_command, sweep=True, prepare=lambda bad: filled(world, bad))
+
+
+__all__ = ["UNSUPPORTED", "branch_validators", "command_names", "data_schema", "is_some_command",
+           "unsupported", "within_prose"]

@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 
 from conformance import locate
 from conformance.check import CheckContext, Untested
-from conformance.model import Requirement
 from conformance.transport.binding import Reply, dig
 
 if TYPE_CHECKING:
@@ -59,13 +58,6 @@ def harmful(ctx: CheckContext, who: str, what: str) -> None:
     ctx.lasting(who, what, met=not ctx.requirement.lasting)
 
 
-def lasting(rows: list[Requirement], what: str) -> list[Requirement]:
-    """The rows (a MUST and its -CODE, say) declared as doing ``what`` that lasts."""
-    for row in rows:
-        row.lasting = what
-    return rows
-
-
 def stopper(ctx: CheckContext) -> tuple[str, str]:
     """The agent a stop check stops and its peer: alice and bob where control resets the
     site; without control the first configured agent the run may change for good (disposable
@@ -79,11 +71,12 @@ def stopper(ctx: CheckContext) -> tuple[str, str]:
     who = next((label for label in free if ctx.run.identities.may_change(label)), None)
     if who is None:
         ctx.lasting(next(iter(free), AGENTS[0]), STOPS)  # untested: harm
-        raise Untested(f"every agent the run may stop for good is stopped already ({sorted(stopped)}): a stop check needs "
-                       "one more disposable agent", "harm")
+        raise Untested(f"every agent the run may stop for good is stopped already ({sorted(stopped)}): "
+                       "a stop check needs one more disposable agent", "harm")
     peer = next((label for label in free if label != who), None)
     if peer is None:
-        raise Untested(f"a stop check needs a second agent that is not stopped (stopped: {sorted(stopped)})", "credential")
+        raise Untested(f"a stop check needs a second agent that is not stopped (stopped: {sorted(stopped)})",
+                       "credential")
     ctx.lasting(who, STOPS)
     stopped.add(who)
     return who, peer
@@ -98,8 +91,8 @@ def keeper_of(ctx: CheckContext) -> Keeper | None:
         keeper = Keeper(ctx)
         ctx.scratch["plaza_keeper"] = keeper
         keeper.baseline()  # the first check of the run reads it before anything changes
-        ctx.put_back("what the requirement made on the live site (connections, groups, grants, keys, documents)",
-                     keeper.put_back)
+        ctx.put_back("what the requirement made on the live site (connections, groups, grants, keys, "
+                     "documents)", keeper.put_back)
     return keeper
 
 
@@ -127,8 +120,10 @@ class Keeper:
         self.connections: dict[str, tuple[str, str | None]] = {}  # made here: id -> (inviter, invitee label)
         self.groups: list[tuple[str, str]] = []  # (creator, group id)
         self.keys: list[tuple[str, str]] = []  # (publisher, key id)
-        self.grants: dict[str, Any] = {}  # agent -> its group_authorization answer before (MISSING: unreadable)
-        self.documents: dict[str, Any] = {}  # agent -> its continuation document before (MISSING: unreadable)
+        # agent -> what it held before (MISSING: unreadable): its group_authorization answer, its
+        # continuation document
+        self.grants: dict[str, Any] = {}
+        self.documents: dict[str, Any] = {}
         self.unsure: set[tuple[str, str]] = set()  # pairs a refused first contact may have connected
         self._client: PlazaClient | None = None
 
@@ -164,7 +159,8 @@ class Keeper:
                 for i, a in enumerate(labels):
                     for b in labels[i + 1:]:
                         with contextlib.suppress(Exception):
-                            found.connections |= {r["connection_id"] for r in c.connections_between(a, b) if r.get("open")}
+                            found.connections |= {r["connection_id"] for r in c.connections_between(a, b)
+                                                  if r.get("open")}
             finally:
                 self.sweeping = False
         return found
@@ -203,7 +199,8 @@ class Keeper:
         if self.sweeping or not isinstance(who, str):
             return
         if not reply.ok:
-            peer = self.recipient_label(params) if method == "SendMessage" and command_of(method, params) is None else None
+            first_contact = method == "SendMessage" and command_of(method, params) is None
+            peer = self.recipient_label(params) if first_contact else None
             if peer is not None:
                 self.unsure.add((who, peer))
             return
@@ -213,8 +210,10 @@ class Keeper:
     def recipient_label(self, params: Any) -> str | None:
         """The configured agent a first contact names (its recipientId metadata)."""
         metadata = dig(params, "message", "metadata")
-        recipient = next((v["recipientId"] for v in metadata.values() if isinstance(v, dict) and "recipientId" in v),
-                         None) if isinstance(metadata, dict) else None
+        if not isinstance(metadata, dict):
+            return None
+        recipient = next((v["recipientId"] for v in metadata.values()
+                          if isinstance(v, dict) and "recipientId" in v), None)
         return next((label for label, vid in self.ids().items() if vid == recipient), None)
 
     def after_raw(self, body: Any, who: Any, reply: Reply) -> None:
@@ -230,7 +229,8 @@ class Keeper:
         data = command_of(method, params)
         if method == "SendMessage" and data is None:
             recipient = dig(params, "message", "metadata")
-            if isinstance(recipient, dict) and any(isinstance(v, dict) and "recipientId" in v for v in recipient.values()):
+            if isinstance(recipient, dict) and any(isinstance(v, dict) and "recipientId" in v
+                                                   for v in recipient.values()):
                 self.note_connection(who, recipient, reply)
             return
         if data is None:
@@ -254,7 +254,8 @@ class Keeper:
             connection = found if isinstance(found, str) else None
         if connection is None:
             return
-        recipient = next((v["recipientId"] for v in metadata.values() if isinstance(v, dict) and "recipientId" in v), None)
+        recipient = next((v["recipientId"] for v in metadata.values()
+                          if isinstance(v, dict) and "recipientId" in v), None)
         peer = next((label for label, vid in self.ids().items() if vid == recipient), None)
         self.connections.setdefault(connection, (who, peer))
 
@@ -266,7 +267,8 @@ class Keeper:
         sent = sent_strings(reply)
         fresh = minted(self.ctx, reply.result, sent)
         name = data.get("name")
-        beside = locate.value_beside(reply.result, name, lambda v: v in fresh) if isinstance(name, str) else None
+        beside = locate.value_beside(reply.result, name, lambda v: v in fresh) \
+            if isinstance(name, str) else None
         return beside if isinstance(beside, str) else (fresh[0] if fresh else None)
 
     # -- reading what was -----------------------------------------------------------------
@@ -293,7 +295,8 @@ class Keeper:
         if reply is None or not reply.ok:
             return MISSING
         flags = set(self.document_flags())
-        found = [f.value for f in locate.walk(reply.result) if isinstance(f.value, dict) and flags and flags <= set(f.value)]
+        found = [f.value for f in locate.walk(reply.result)
+                 if isinstance(f.value, dict) and flags and flags <= set(f.value)]
         return {k: found[0][k] for k in flags} if found else MISSING
 
     def document_flags(self) -> list[str]:
@@ -315,7 +318,8 @@ class Keeper:
             self.close_groups(problems)
             self.restore_grants(problems)
             for who, key_id in reversed(self.keys):
-                self.expect(problems, f"{who}'s key {key_id} revoked", self.send("private_key_revoke", {"key_id": key_id}, who))
+                self.expect(problems, f"{who}'s key {key_id} revoked",
+                            self.send("private_key_revoke", {"key_id": key_id}, who))
             self.restore_documents(problems)
             for a, b in sorted(self.unsure):
                 with contextlib.suppress(Exception):
@@ -325,7 +329,8 @@ class Keeper:
                             self.connections.setdefault(connection, (a, b))
             for connection, (inviter, invitee) in reversed(list(self.connections.items())):
                 if not self.end_connection(connection, inviter, invitee):
-                    problems.append(f"connection {connection} of {inviter} with {invitee or 'a visitor'} not ended")
+                    problems.append(f"connection {connection} of {inviter} with {invitee or 'a visitor'} "
+                                    "not ended")
         finally:
             self.sweeping = False
         return "; ".join(problems) or None
@@ -369,7 +374,8 @@ class Keeper:
                 continue  # unreadable before, or unchanged
             old = self.live_grant(before)
             if old is None:
-                self.expect(problems, f"{who}'s group authorization revoked", self.send("group_authorization_revoke", {}, who))
+                self.expect(problems, f"{who}'s group authorization revoked",
+                            self.send("group_authorization_revoke", {}, who))
             else:
                 self.expect(problems, f"{who}'s group authorization granted again",
                             self.send("group_authorize", old, who))
@@ -384,8 +390,8 @@ class Keeper:
                        and all(s in f.value for s in scopes)), None)
         if holder is None or holder.get("live") is False or holder.get("state") in NOT_LIVE:
             return None
-        fields = {name: holder[name] for name in props if name in holder and name not in ("operation", "request_key",
-                                                                                         "expected_version", "request_id")}
+        request_only = ("operation", "request_key", "expected_version", "request_id")
+        fields = {name: holder[name] for name in props if name in holder and name not in request_only}
         if fields.get("lifetime") == "until_revoked":
             fields["confirm_until_revoked"] = True
         return {"owner_authorized": True, **fields}
@@ -395,7 +401,8 @@ class Keeper:
             if document is not MISSING and self.read_document(who) == document:
                 continue  # unchanged (a declaration the target refused, or the same again)
             if document is MISSING:
-                problems.append(f"{who}'s continuation document: not read before it was declared, so not put back")
+                problems.append(f"{who}'s continuation document: not read before it was declared, "
+                                "so not put back")
                 continue
             self.expect(problems, f"{who}'s continuation document declared again",
                         self.send("continuation_capabilities", {"document": document}, who))
@@ -404,9 +411,12 @@ class Keeper:
         """Removed by either side; a block lifted first by whoever set it."""
         sides = [inviter] + ([invitee] if invitee else [])
 
+        def removed_by(who: str) -> bool:
+            reply = self.send("friend_control", {"connection_id": connection, "decision": "remove"}, who)
+            return reply is not None and reply.ok
+
         def remove() -> bool:
-            return any((r := self.send("friend_control", {"connection_id": connection, "decision": "remove"}, who)) is not None
-                       and r.ok for who in sides)
+            return any(removed_by(who) for who in sides)
         if remove():
             return True
         for who in sides:
@@ -414,4 +424,4 @@ class Keeper:
         return remove()
 
 
-__all__ = ["PLANS", "STOPS", "Keeper", "harmful", "keeper_of", "lasting", "stopper"]
+__all__ = ["PLANS", "STOPS", "Keeper", "harmful", "keeper_of", "stopper"]

@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
 from conformance import locate
+from conformance.check import CheckContext
 from conformance.checks.errors import expect_refused
+from conformance.declare import at, requirement
 from conformance.machine import ProfileMachine
 from conformance.protocols.plaza import answers
 from conformance.protocols.plaza.answers import ack, bodies, delivered, drain, item_key, items_of
@@ -84,9 +86,12 @@ class PlazaMachine(ProfileMachine):
         if self.c.live():
             for a in AGENTS:
                 drain(self.c, a, self.client_key[a])
-        self.acked: dict[str, set[Any]] = {a: set() for a in AGENTS}  # event ids acknowledged, per agent
-        self.unannounced: dict[str, set[str]] = {a: set() for a in AGENTS}  # connections with texts not yet pulled
-        self.outstanding: dict[str, list[Any]] = {}  # agent -> event ids of its batch pulled but not acknowledged
+        # event ids acknowledged, per agent
+        self.acked: dict[str, set[Any]] = {a: set() for a in AGENTS}
+        # connections with texts not yet pulled
+        self.unannounced: dict[str, set[str]] = {a: set() for a in AGENTS}
+        # agent -> event ids of its batch pulled but not acknowledged
+        self.outstanding: dict[str, list[Any]] = {}
 
     # -- helpers ------------------------------------------------------------------------
     def between(self, a: str, b: str) -> Connection | None:
@@ -97,7 +102,8 @@ class PlazaMachine(ProfileMachine):
         self.texts.append(text)
         return text
 
-    def stored(self, who: str, connection: Connection, text: str, task: dict[str, Any], params: dict[str, Any]) -> None:
+    def stored(self, who: str, connection: Connection, text: str, task: dict[str, Any],
+               params: dict[str, Any]) -> None:
         connection.texts.append((who, text))
         peer = connection.invitee if who == connection.inviter else connection.inviter
         self.unannounced[peer].add(connection.id)
@@ -124,7 +130,8 @@ class PlazaMachine(ProfileMachine):
     def decide(self, data: st.DataObject, accept: bool) -> None:
         connection = data.draw(st.sampled_from([k for k in self.connections if k.state == "invitation"]))
         decision = "accept" if accept else "decline"
-        reply = self.c.command("respond", {"connection_id": connection.id, "decision": decision}, connection.invitee)
+        reply = self.c.command("respond", {"connection_id": connection.id, "decision": decision},
+                               connection.invitee)
         self.c.data_of(reply, f"{connection.invitee} answers {decision}")
         connection.state = "active" if accept else "declined"
 
@@ -138,7 +145,8 @@ class PlazaMachine(ProfileMachine):
         if connection.may_write(who):
             self.stored(who, connection, text, self.c.task_of(reply, f"a text from {who}"), params)
         else:
-            expect_refused(self.ctx, reply, f"a text from {who} in a connection it may not write to ({connection.state}, "
+            expect_refused(self.ctx, reply,
+                           f"a text from {who} in a connection it may not write to ({connection.state}, "
                                             f"{connection.inviter} and {connection.invitee})")
 
     @precondition(lambda self: bool(self.connections))
@@ -152,19 +160,22 @@ class PlazaMachine(ProfileMachine):
         answer = self.c.data_of(reply, f"{who} reads the conversation")
         want = [text for _, text in connection.texts]
         got = bodies(self.ctx, answer, f"{who} reads the conversation", self.texts)
-        self.ctx.expect(got == want, f"{who} reads {got}, the texts stored in the connection are {want}", kind="state_changed")
+        self.ctx.expect(got == want, f"{who} reads {got}, the texts stored in the connection are {want}",
+                        kind="state_changed")
 
     @precondition(lambda self: bool(self.sent))
     @rule(data=st.data(), same=st.booleans())
     def replay(self, data: st.DataObject, same: bool) -> None:
         """The same send again answers the same task; another text under its messageId is refused."""
         sent = data.draw(st.sampled_from(self.sent))
-        if sent.connection.state == "declined" or (sent.connection.state == "active" and not sent.connection.may_write(sent.who)):
+        state = sent.connection.state
+        if state == "declined" or (state == "active" and not sent.connection.may_write(sent.who)):
             return  # a replay is checked again against current controls: judged elsewhere
         params = copy.deepcopy(sent.params)
         if same:
             task = self.c.task_of(self.c.send(params, sent.who), "an identical replay")
-            self.ctx.expect(task["id"] == sent.task_id, f"an identical replay answered task {task['id']}, the original is {sent.task_id}",
+            self.ctx.expect(task["id"] == sent.task_id,
+                            f"an identical replay answered task {task['id']}, the original is {sent.task_id}",
                             kind="state_changed")
         else:
             params["message"]["parts"] = [{"text": self.text() + " (changed)"}]
@@ -176,7 +187,8 @@ class PlazaMachine(ProfileMachine):
         sent = data.draw(st.sampled_from(self.sent))
         task = self.c.task_of(self.c.get_task(sent.task_id, sent.who), "GetTask")
         state = dig(task, "status", "state")
-        self.ctx.expect(state in sent.expected(), f"the task of {sent.who}'s text #{sent.index + 1} is {state!r}, "
+        self.ctx.expect(state in sent.expected(),
+                        f"the task of {sent.who}'s text #{sent.index + 1} is {state!r}, "
                         f"the model says {' or '.join(sent.expected())}", kind="state_changed")
 
     @precondition(lambda self: any(not s.cancelled for s in self.sent))
@@ -194,20 +206,23 @@ class PlazaMachine(ProfileMachine):
     def pull(self, who: str, acknowledge: bool) -> None:
         """One pull of everything pending (the largest batch), acknowledged or dropped."""
         limit = self.ctx.profile.operations["receive_pull"].params_schema["properties"]["limit"]["maximum"]
-        reply = self.c.command("receive_pull", {"client_key": self.client_key[who], "limit": limit, "wait_seconds": 0}, who)
+        reply = self.c.command("receive_pull",
+                               {"client_key": self.client_key[who], "limit": limit, "wait_seconds": 0}, who)
         data = self.c.data_of(reply, f"receive_pull as {who}")
         items = items_of(data)
         ids = [item_key(i) for i in items]
         again = sorted(map(str, set(ids) & self.acked[who]))
-        self.ctx.expect(not again, f"receive_pull as {who} delivers acknowledged work again: {again}", kind="state_changed")
+        self.ctx.expect(not again, f"receive_pull as {who} delivers acknowledged work again: {again}",
+                        kind="state_changed")
         missing = [e for e in self.outstanding.get(who, []) if e not in ids]
-        self.ctx.expect(not missing, f"receive_pull as {who} lost work it delivered and no one acknowledged: {missing}",
+        self.ctx.expect(not missing,
+                        f"receive_pull as {who} lost work it delivered and no one acknowledged: {missing}",
                         kind="state_changed")
         if answers.field(data, "more_available") is not True:
             announced = {k.id for k in self.connections for i in items if locate.holds(i, k.id)}
             silent = sorted(self.unannounced[who] - announced)
-            self.ctx.expect(not silent, f"receive_pull as {who} announces no work for connections its peers wrote in: {silent}",
-                            kind="state_changed")
+            self.ctx.expect(not silent, f"receive_pull as {who} announces no work for connections its peers "
+                            f"wrote in: {silent}", kind="state_changed")
             self.unannounced[who] -= announced
         if not acknowledge or not items:
             self.outstanding[who] = ids
@@ -226,4 +241,13 @@ class PlazaMachine(ProfileMachine):
             expect_refused(self.ctx, self.c.get_task(sent.task_id, other), f"{other} reads {sent.who}'s task")
 
 
-__all__ = ["PlazaMachine"]
+@requirement(id="PLAZA-MACHINE", level="MUST",
+             title="Invitations, decisions, texts, reads, replays and cancels agree with the friendship "
+                   "model",
+             source=at("/consent"),
+             faults=["pending_treated_as_accepted", "replay_stores_again", "foreign_task_readable"])
+def check_machine(ctx: CheckContext) -> None:
+    ctx.run_machine(PlazaMachine)
+
+
+__all__ = ["PlazaMachine", "check_machine"]

@@ -31,12 +31,10 @@ from urllib.parse import urlparse
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
-from conformance.control import serve_control
-from conformance.documents.limits import load_limits
 from conformance.documents.schemas import resolve_pointer, validator_for
-from conformance.model import ErrorCode, Limit, Profile
+from conformance.model import ErrorCode, Profile
 from conformance.protocols.plaza.reference_continuation import ContinuationPart
 from conformance.protocols.plaza.reference_groups import GroupsPart
 from conformance.protocols.plaza.reference_private import PrivateRelayPart
@@ -138,20 +136,19 @@ from conformance.protocols.plaza.site import (  # noqa: F401 (the site's names, 
     seeded_visitor,
     valid_request_id,
 )
+from conformance.reference import Reference
 
 PARTS = ("groups", "private", "continuation")  # each a part_<name>.py mixin with reset_<name>
 
 
-class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
+class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart, Reference):
     """State and behaviour of the reference site. All mutable state lives in ``self.s``
-    (plain JSON) so that ``digest`` covers it whole."""
+    (plain JSON) so that ``digest`` covers it whole, the clock control moved included."""
 
     def __init__(self, profile: Profile, config: ReferenceConfig | None = None) -> None:
-        self.profile = profile
+        self.s: dict[str, Any] = {}  # the state holds the clock offset the base sets
+        super().__init__(profile, config or ReferenceConfig())
         self.spec = profile.spec
-        self.config = config or ReferenceConfig()
-        self.limits: dict[str, Limit] = dict(profile.limits) or load_limits(
-            profile.settings.get("limits"), profile.spec, profile.spec_relpath)
         self.errors: dict[str, ErrorCode] = {row.name: row for row in profile.errors.values()}
         self.ext: str = self.spec["requiredHeaders"]["A2A-Extensions"]
         self.version: str = str(self.spec["requiredHeaders"]["A2A-Version"])
@@ -164,7 +161,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         self.domain = urlparse(self.spec["endpoint"]).hostname or ""
         self.endpoint_path = urlparse(self.spec["endpoint"]).path
         self.card_path = urlparse(self.spec["agentCard"]).path
-        self.supported_scopes: list[str] = list(self.spec["identity"]["profiles"]["accountAgent"]["supportedScopes"])
+        account = self.spec["identity"]["profiles"]["accountAgent"]
+        self.supported_scopes: list[str] = list(account["supportedScopes"])
         self.branches: dict[str, dict[str, Any]] = self.command_branches()
         self.validators = self.build_validators()
         self.seq_maximum = self.exact_limit("seq_maximum_count")
@@ -172,7 +170,6 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         self.minted = 0
         self.deadline_s: float = float(self.limit("deadline_s"))
         self.check_document()
-        self.s: dict[str, Any] = {}
         self.reset()
 
     # ------------------------------------------------------------------ start
@@ -199,20 +196,26 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         data_part = copy.deepcopy(next(b for b in part_branches if "data" in b.get("required", [])))
         data_part["properties"]["data"] = {}
         return Validators(
-            send_shell=validator_for(send), text_part=validator_for(text_part), data_part_shell=validator_for(data_part),
+            send_shell=validator_for(send), text_part=validator_for(text_part),
+            data_part_shell=validator_for(data_part),
             commands={name: validator_for(schema) for name, schema in self.branches.items()},
-            methods={"GetTask": validator_for(self.method_schema("GetTask")), "ListTasks": validator_for(LIST_TASKS_SCHEMA),
+            methods={"GetTask": validator_for(self.method_schema("GetTask")),
+                     "ListTasks": validator_for(LIST_TASKS_SCHEMA),
                      "CancelTask": validator_for(CANCEL_TASK_SCHEMA)},
         )
 
     def check_document(self) -> None:
         """Fail at start, not mid-run, when the document no longer matches what the code assumes."""
         if set(self.methods) != set(self.rpc_handlers()):
-            raise ValueError(f"/methods is {self.methods}, the reference serves {sorted(self.rpc_handlers())}")
-        missing = [n for n in self.command_scopes if n not in self.branches or not callable(getattr(self, f"cmd_{n}", None))]
+            raise ValueError(f"/methods is {self.methods}, the reference serves "
+                             f"{sorted(self.rpc_handlers())}")
+        missing = [n for n in self.command_scopes
+                   if n not in self.branches or not callable(getattr(self, f"cmd_{n}", None))]
         if missing:
-            raise ValueError(f"commands the reference serves are not branches of the document (or lack a handler): {missing}")
-        unknown_scopes = {*self.command_scopes.values(), *METHOD_SCOPES.values(), TEXT_SCOPE, FIRST_CONTACT_SCOPE} - set(self.supported_scopes)
+            raise ValueError("commands the reference serves are not branches of the document (or lack a "
+                             f"handler): {missing}")
+        unknown_scopes = {*self.command_scopes.values(), *METHOD_SCOPES.values(), TEXT_SCOPE,
+                          FIRST_CONTACT_SCOPE} - set(self.supported_scopes)
         if unknown_scopes:
             raise ValueError(f"supportedScopes no longer lists {sorted(unknown_scopes)}")
         absent = [name for name in ERROR_NAMES if name not in self.errors]
@@ -229,10 +232,6 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
 
     # ------------------------------------------------------------------ basics
 
-    def limit(self, name: str) -> int:
-        """A limit of the profile's ``limits:`` block, in the unit its name says."""
-        return int(self.limits[name].value)
-
     def exact_limit(self, name: str) -> int:
         """A limit as an exact integer. conformance.documents.limits reads numbers through float,
         which rounds integers past 2**53 (seq_maximum_count); re-read the stated digits."""
@@ -244,10 +243,19 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
                 return int(match.group(1))
         return self.limit(name)
 
+    @property
+    def clock_offset(self) -> float:
+        """Seconds control moved the clock forward (the base's ``advance_clock``), kept in the
+        state as whole milliseconds: a reset clears it and the snapshot covers it."""
+        return int(self.s.get("clock_offset_ms", 0)) / 1000
+
+    @clock_offset.setter
+    def clock_offset(self, seconds: float) -> None:
+        self.s["clock_offset_ms"] = round(seconds * 1000)
+
     def now_ms(self) -> int:
-        """The site's clock: the configured one plus what control advance_clock moved it."""
-        offset = int(self.s.get("clock_offset_ms", 0)) if hasattr(self, "s") else 0  # no state yet while starting
-        return int(self.config.clock() * 1000) + offset
+        """The site's clock in milliseconds: the configured one plus the offset, added exactly."""
+        return int(self.config.clock() * 1000) + int(self.s.get("clock_offset_ms", 0))
 
     def new_bytes(self, size: int) -> bytes:
         """Fresh random bytes; reproducible from the seed when one is set."""
@@ -279,16 +287,19 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         for label, (alias, interests) in SEEDED_VISITORS.items():
             visitor_id, token = seeded_visitor(label)
             self.add_visitor(alias, interests, visitor_id=visitor_id, token=token)
-        self.s["tokens"][reader_token()] = {"visitor_id": seeded_visitor(READER_OF)[0], "scopes": list(READ_SCOPES),
+        self.s["tokens"][reader_token()] = {"visitor_id": seeded_visitor(READER_OF)[0],
+                                            "scopes": list(READ_SCOPES),
                                             "kind": ACCOUNT_AGENT}
-        self.s["tokens"][owner_token()] = {"visitor_id": seeded_visitor(OWNER_OF)[0], "scopes": [], "kind": OWNER}
+        self.s["tokens"][owner_token()] = {"visitor_id": seeded_visitor(OWNER_OF)[0], "scopes": [],
+                                           "kind": OWNER}
         for part in PARTS:
             getattr(self, f"reset_{part}")()
 
     @property
     def command_scopes(self) -> dict[str, str]:
         """Each served command and the scope it needs: part 1's and every part's."""
-        return {**COMMAND_SCOPES, **GroupsPart.PART_COMMANDS, **PrivateRelayPart.PART_COMMANDS, **ContinuationPart.PART_COMMANDS}
+        return {**COMMAND_SCOPES, **GroupsPart.PART_COMMANDS, **PrivateRelayPart.PART_COMMANDS,
+                **ContinuationPart.PART_COMMANDS}
 
     # ------------------------------------------------------------------ visitors
 
@@ -296,11 +307,13 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
                     token: str | None = None) -> tuple[dict[str, Any], str]:
         """A public visitor with every supported scope, and its token."""
         self.s["visitor_seq"] += 1
-        visitor = {"id": visitor_id or self.new_uuid(), "alias": alias, "interests": list(interests), "stopped": False,
+        visitor = {"id": visitor_id or self.new_uuid(), "alias": alias, "interests": list(interests),
+                   "stopped": False,
                    "order": self.s["visitor_seq"]}
         token = token or derived_token(f"minted:{visitor['id']}")
         self.s["visitors"][visitor["id"]] = visitor
-        self.s["tokens"][token] = {"visitor_id": visitor["id"], "scopes": list(self.supported_scopes), "kind": VISITOR}
+        self.s["tokens"][token] = {"visitor_id": visitor["id"], "scopes": list(self.supported_scopes),
+                                   "kind": VISITOR}
         return visitor, token
 
     def visitor(self, visitor_id: str) -> dict[str, Any]:
@@ -325,7 +338,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         if record is None or record["visitor_id"] not in self.s["visitors"]:
             raise SiteError(UNAUTHENTICATED, "a bearer token the site issued is required")
         if record["kind"] == OWNER:
-            raise SiteError(FORBIDDEN, "an owner account's credential is not accepted here; use an Agent credential")
+            raise SiteError(FORBIDDEN,
+                            "an owner account's credential is not accepted here; use an Agent credential")
         return Principal(record["visitor_id"], frozenset(record["scopes"]), record["kind"])
 
     def require_scope(self, principal: Principal, scope: str) -> None:
@@ -342,7 +356,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
     def check_content_type(self, headers: Mapping[str, str]) -> None:
         media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if media != self.media_type.lower():
-            raise SiteError(INVALID_REQUEST, f"Content-Type must be {self.media_type}", status=UNSUPPORTED_HTTP_STATUS)
+            raise SiteError(INVALID_REQUEST, f"Content-Type must be {self.media_type}",
+                            status=UNSUPPORTED_HTTP_STATUS)
 
     def check_version(self, headers: Mapping[str, str]) -> None:
         if headers.get("a2a-version", "").strip() != self.version:
@@ -391,7 +406,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
 
     def schema_issues(self, validator: Any, instance: Any, base: str) -> list[Issue]:
         """Issues of one compiled schema, in a stable order, with paths from ``base``."""
-        errors = sorted(validator.iter_errors(instance), key=lambda e: ([str(p) for p in e.absolute_path], e.validator))
+        errors = sorted(validator.iter_errors(instance),
+                        key=lambda e: ([str(p) for p in e.absolute_path], e.validator))
         return [issue for error in errors for issue in self.error_issues(error, base)]
 
     def error_issues(self, error: Any, base: str) -> list[Issue]:
@@ -402,7 +418,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
             return [Issue(path, "additional_property")]
         if error.validator == "required":
             present = error.instance if isinstance(error.instance, dict) else {}
-            return [Issue(dotted(path, [name]), "required") for name in error.validator_value if name not in present]
+            return [Issue(dotted(path, [name]), "required")
+                    for name in error.validator_value if name not in present]
         if error.validator in ("anyOf", "oneOf"):
             branch = self.typed_branch(error)
             if branch is not None:
@@ -433,7 +450,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         if not isinstance(part, dict):
             return [Issue(base, "type")]
         if "data" in part:
-            return self.schema_issues(self.validators.data_part_shell, part, base) + self.command_issues(part["data"], f"{base}.data")
+            return (self.schema_issues(self.validators.data_part_shell, part, base)
+                    + self.command_issues(part["data"], f"{base}.data"))
         return self.schema_issues(self.validators.text_part, part, base)
 
     def send_issues(self, params: Any) -> list[Issue]:
@@ -454,15 +472,18 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
             return self.text_target_issues(message)
         data = part["data"]
         issues: list[Issue] = self.continuation_route_issues(message, data)
-        if "connection_id" in data and "contextId" in message and message["contextId"] != data["connection_id"]:
+        if "connection_id" in data and "contextId" in message \
+                and message["contextId"] != data["connection_id"]:
             issues.append(Issue("params.message.contextId", "const"))
-        return issues + self.command_semantic_issues(data, "params.message.parts[0].data") + self.group_routing_issues(message, data)
+        return (issues + self.command_semantic_issues(data, "params.message.parts[0].data")
+                + self.group_routing_issues(message, data))
 
     def text_target_issues(self, message: dict[str, Any]) -> list[Issue]:
         """A text names exactly one of message.contextId and metadata[EXT].recipientId."""
         metadata = message.get("metadata", {})
         ext = metadata.get(self.ext) if isinstance(metadata, dict) else None
-        if ext is not None and (not isinstance(ext, dict) or not isinstance(ext.get(RECIPIENT_FIELD, ""), str)):
+        if ext is not None and (not isinstance(ext, dict)
+                                or not isinstance(ext.get(RECIPIENT_FIELD, ""), str)):
             return [Issue("params.message.metadata", "type")]
         has_recipient = isinstance(ext, dict) and RECIPIENT_FIELD in ext
         has_context = "contextId" in message
@@ -511,13 +532,15 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
 
     def rpc_error(self, err: SiteError) -> RpcError:
         row = self.errors[err.name]
-        info = {"@type": self.spec["parameterValidation"]["detailType"], "reason": err.name, "domain": self.domain,
+        info = {"@type": self.spec["parameterValidation"]["detailType"], "reason": err.name,
+                "domain": self.domain,
                 "metadata": {k: str(v) for k, v in err.metadata.items()}}
         return RpcError(int(row.code), err.message, [info], err.status or row.http_status)
 
     def error_response(self, request_id: Any, err: SiteError) -> Response:
         rpc = self.rpc_error(err)
-        body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": rpc.code, "message": rpc.message, "data": rpc.data}}
+        body = {"jsonrpc": "2.0", "id": request_id,
+                "error": {"code": rpc.code, "message": rpc.message, "data": rpc.data}}
         return JSONResponse(body, status_code=rpc.status)
 
     def result_response(self, request_id: Any, result: Any) -> Response:
@@ -583,9 +606,11 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
 
     def open_connection(self, inviter: str, invitee: str) -> dict[str, Any]:
         now = self.now_ms()
-        conn = {"id": self.new_uuid(), "inviter": inviter, "invitee": invitee, "state": INVITATION, "round_no": 1,
+        conn = {"id": self.new_uuid(), "inviter": inviter, "invitee": invitee, "state": INVITATION,
+                "round_no": 1,
                 "round_open": True, "created_at": now, "updated_at": now, "last_seq": 0, "messages": [],
-                "read_marks": {}, "blocked_by": None, "state_before_block": None, "order": len(self.s["connections"]) + 1}
+                "read_marks": {}, "blocked_by": None, "state_before_block": None,
+                "order": len(self.s["connections"]) + 1}
         self.s["connections"][conn["id"]] = conn
         return conn
 
@@ -597,14 +622,16 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
 
     # ------------------------------------------------------------------ messages
 
-    def store_message(self, conn: dict[str, Any], sender: str, text: str, client_message_id: str) -> dict[str, Any]:
+    def store_message(self, conn: dict[str, Any], sender: str, text: str,
+                      client_message_id: str) -> dict[str, Any]:
         """Append a message (opening the next round when the last one was completed); the
         recipient gets a receive item."""
         if not conn["round_open"]:
             conn["round_no"] += 1
             conn["round_open"] = True
         conn["last_seq"] += 1
-        msg = {"id": self.new_uuid(), "seq": conn["last_seq"], "created_at": self.now_ms(), "sender": sender, "text": text,
+        msg = {"id": self.new_uuid(), "seq": conn["last_seq"], "created_at": self.now_ms(), "sender": sender,
+               "text": text,
                "round_no": conn["round_no"], "client_message_id": client_message_id}
         conn["messages"].append(msg)
         self.touch(conn)
@@ -616,7 +643,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
 
     def message_evidence(self, msg: dict[str, Any], with_text: bool = False) -> dict[str, Any]:
         """M: the document's common evidence fields (durableReceive message_evidence)."""
-        out = {"id": msg["id"], "seq": str(msg["seq"]), "created_at": iso(msg["created_at"]), "sender": msg["sender"],
+        out = {"id": msg["id"], "seq": str(msg["seq"]), "created_at": iso(msg["created_at"]),
+               "sender": msg["sender"],
                "sender_kind": SENDER_KIND, "record_type": self.evidence["message_record_type"]}
         if with_text:
             out["text"] = msg["text"]
@@ -624,7 +652,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
 
     def receipt(self, msg: dict[str, Any], replay: bool = False) -> dict[str, Any]:
         """A send receipt; a replay says nothing new was stored and returns the original M."""
-        out: dict[str, Any] = {"record_type": self.evidence["receipt_record_type"], "message_sent": not replay}
+        out: dict[str, Any] = {"record_type": self.evidence["receipt_record_type"],
+                               "message_sent": not replay}
         if replay:
             out["original_message_sent"] = True
         out["message"] = self.message_evidence(msg)
@@ -635,8 +664,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
 
     def later_peer_messages(self, conn: dict[str, Any], msg: dict[str, Any]) -> list[dict[str, Any]]:
         """Messages of the other participant after ``msg`` in its round."""
-        return [m for m in conn["messages"]
-                if m["seq"] > msg["seq"] and m["sender"] != msg["sender"] and m["round_no"] == msg["round_no"]]
+        return [m for m in conn["messages"] if m["seq"] > msg["seq"] and m["sender"] != msg["sender"]
+                and m["round_no"] == msg["round_no"]]
 
     def unread_count(self, conn: dict[str, Any], visitor_id: str) -> int:
         """Peer messages after the visitor's own latest message (reading changes nothing)."""
@@ -652,14 +681,16 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
 
     def log_work(self, visitor_id: str, kind: str, conn: dict[str, Any], **extra: Any) -> None:
         """Append an item to the visitor's durable receive log."""
-        item = {"event_id": self.new_uuid(), "kind": kind, "connection_id": conn["id"], "round_no": conn["round_no"],
+        item = {"event_id": self.new_uuid(), "kind": kind, "connection_id": conn["id"],
+                "round_no": conn["round_no"],
                 "created_at": self.now_ms(), **extra}
         self.s["logs"].setdefault(visitor_id, []).append(item)
 
     def add_notice(self, visitor_id: str, kind: str, conn: dict[str, Any], change: str) -> None:
         self.s["notice_seq"] += 1
         self.s["notices"].setdefault(visitor_id, []).append({
-            "notice_id": str(self.s["notice_seq"]), "kind": kind, "change": change, "connection_id": conn["id"],
+            "notice_id": str(self.s["notice_seq"]), "kind": kind, "change": change,
+            "connection_id": conn["id"],
             "state": conn["state"], "round_no": conn["round_no"], "created_at": self.now_ms()})
 
     def connection_event(self, conn: dict[str, Any], actor: str, change: str) -> None:
@@ -698,7 +729,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         if record is None:
             return None
         if record["fingerprint"] != fingerprint(message):
-            raise SiteError(CONTEXT_CONSUMED, "this messageId was already used with another message; nothing was sent")
+            raise SiteError(CONTEXT_CONSUMED,
+                            "this messageId was already used with another message; nothing was sent")
         return dict(record)
 
     def remember_message_id(self, visitor_id: str, message: dict[str, Any], **record: Any) -> None:
@@ -743,17 +775,21 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         found: dict[str, Any] = task
         return found
 
-    def a2a_message(self, msg: dict[str, Any], conn: dict[str, Any], task: dict[str, Any], owner: str) -> dict[str, Any]:
-        """A stored message as an A2A Message: the owner's own as ROLE_USER (its messageId), the peer's as ROLE_AGENT."""
+    def a2a_message(self, msg: dict[str, Any], conn: dict[str, Any], task: dict[str, Any],
+                    owner: str) -> dict[str, Any]:
+        """A stored message as an A2A Message: the owner's own as ROLE_USER (its messageId), the
+        peer's as ROLE_AGENT."""
         own = msg["sender"] == owner
         return {"messageId": msg["client_message_id"] if own else msg["id"],
                 "role": self.request_role if own else self.response_role,
-                "parts": [{"text": msg["text"], "mediaType": MEDIA_TEXT}], "contextId": conn["id"], "taskId": task["id"]}
+                "parts": [{"text": msg["text"], "mediaType": MEDIA_TEXT}], "contextId": conn["id"],
+                "taskId": task["id"]}
 
     def task_history(self, task: dict[str, Any]) -> list[dict[str, Any]]:
         conn = self.s["connections"][task["connection_id"]]
         msg = self.task_message(task)
-        return [self.a2a_message(m, conn, task, task["owner"]) for m in [msg, *self.later_peer_messages(conn, msg)]]
+        return [self.a2a_message(m, conn, task, task["owner"])
+                for m in [msg, *self.later_peer_messages(conn, msg)]]
 
     def task_view(self, task: dict[str, Any], history_length: int | None = None, *, submitted: bool = False,
                   replay: bool = False) -> dict[str, Any]:
@@ -764,14 +800,16 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
             state = SUBMITTED
         conn = self.s["connections"][task["connection_id"]]
         msg = self.task_message(task)
-        ext: dict[str, Any] = {"connection_id": conn["id"], "round_no": msg["round_no"], "connection_state": conn["state"],
+        ext: dict[str, Any] = {"connection_id": conn["id"], "round_no": msg["round_no"],
+                               "connection_state": conn["state"],
                                "receipt": self.receipt(msg, replay)}
         if state == WORKING:
             ext["mailbox_attention"] = self.mailbox_attention(task["owner"])
             ext["focused_request"] = {"method": "GetTask", "params": {"id": task["id"]}}
         status: dict[str, Any] = {"state": state, "timestamp": iso(self.task_timestamp(task, state))}
         if state == COMPLETED:
-            status["message"] = self.a2a_message(self.later_peer_messages(conn, msg)[-1], conn, task, task["owner"])
+            status["message"] = self.a2a_message(self.later_peer_messages(conn, msg)[-1], conn, task,
+                                                 task["owner"])
         view: dict[str, Any] = {"id": task["id"], "contextId": conn["id"], "status": status}
         if history_length != 0:
             history = self.task_history(task)
@@ -785,7 +823,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         received_invitation = conn["state"] == INVITATION and conn["invitee"] == visitor_id
         item: dict[str, Any] = {
             "kind": FRIEND_INVITATION if received_invitation else FRIEND_MESSAGE, "connection_id": conn["id"],
-            "peer": self.person(self.peer_of(conn, visitor_id)), "state": conn["state"], "round_no": conn["round_no"],
+            "peer": self.person(self.peer_of(conn, visitor_id)), "state": conn["state"],
+            "round_no": conn["round_no"],
             "unread_count": self.unread_count(conn, visitor_id), "updated_at": iso(conn["updated_at"]),
             self.attention_spec["itemReadField"]: self.read_request(conn["id"], conn["round_no"])}
         if received_invitation:
@@ -800,7 +839,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         """incoming-first-v1: received invitations, then unread conversations, from a
         bounded scan of the most recent current relationships, at most itemsLimit items."""
         bounded = self.attention_spec["boundedObservation"]
-        eligible = self.recent_first([c for c in self.connections_of(visitor_id) if c["state"] in OPEN_STATES])
+        eligible = self.recent_first([c for c in self.connections_of(visitor_id)
+                                      if c["state"] in OPEN_STATES])
         scanned = eligible[: self.limit("attention_scan_count")]
         invitations = [c for c in scanned if c["state"] == INVITATION and c["invitee"] == visitor_id]
         unread = [c for c in scanned if c["state"] == ACTIVE and self.unread_count(c, visitor_id) > 0]
@@ -823,7 +863,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
     # ------------------------------------------------------------------ JSON-RPC methods
 
     def rpc_handlers(self) -> dict[str, Callable[[Call], Any]]:
-        return {"SendMessage": self.rpc_send_message, "GetTask": self.rpc_get_task, "ListTasks": self.rpc_list_tasks,
+        return {"SendMessage": self.rpc_send_message, "GetTask": self.rpc_get_task,
+                "ListTasks": self.rpc_list_tasks,
                 "CancelTask": self.rpc_cancel_task}
 
     def dispatch(self, call: Call) -> Any:
@@ -835,7 +876,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
     def rpc_send_message(self, call: Call) -> Any:
         configuration = call.params.get("configuration") or {}
         if PUSH_CONFIG_KEY in configuration:
-            raise SiteError(PUSH_NOT_SUPPORTED, "push notifications are not supported (pushNotifications: false)")
+            raise SiteError(PUSH_NOT_SUPPORTED,
+                            "push notifications are not supported (pushNotifications: false)")
         message = call.params["message"]
         part = message["parts"][0]
         if "data" in part:
@@ -905,7 +947,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         msg = self.store_message(conn, caller, text, message["messageId"])
         self.plan_count_send(caller)
         task = self.create_task(caller, conn, msg)
-        self.remember_message_id(caller, message, kind="text", task_id=task["id"], first_contact=recipient is not None)
+        self.remember_message_id(caller, message, kind="text", task_id=task["id"],
+                                 first_contact=recipient is not None)
         return self.task_answer(call, task, replay=False)
 
     def check_task_open(self, caller: str, message: dict[str, Any]) -> None:
@@ -913,7 +956,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         SendMessage: such a task "cannot accept further messages"); another taskId is ignored."""
         task = self.s["tasks"].get(message.get("taskId")) if isinstance(message.get("taskId"), str) else None
         if task is not None and task["owner"] == caller and self.task_state(task) in TERMINAL_TASK_STATES:
-            raise SiteError(UNSUPPORTED_OPERATION, "the task is in a terminal state and accepts no further messages")
+            raise SiteError(UNSUPPORTED_OPERATION,
+                            "the task is in a terminal state and accepts no further messages")
 
     def first_contact(self, sender: str, recipient: str) -> dict[str, Any]:
         """A new connection in state invitation (the recipient must be a visitor: NOT_FOUND)."""
@@ -941,12 +985,14 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         if self.return_immediately(call):
             return {"task": self.task_view(task, history_length, submitted=True, replay=replay)}
         return Wait(ready=lambda: self.task_state(task) != WORKING,
-                    finish=lambda: self.finish_blocking(task, history_length, replay), seconds=self.deadline_s)
+                    finish=lambda: self.finish_blocking(task, history_length, replay),
+                    seconds=self.deadline_s)
 
     def finish_blocking(self, task: dict[str, Any], history_length: int | None, replay: bool) -> Any:
         """A blocking send that found no peer message is a recoverable DEADLINE_EXCEEDED."""
         if self.task_state(task) == WORKING:
-            raise SiteError(DEADLINE_EXCEEDED, "no peer message within the server deadline; the message is stored",
+            raise SiteError(DEADLINE_EXCEEDED,
+                            "no peer message within the server deadline; the message is stored",
                             {"retryable": "true", "taskId": task["id"]})
         return {"task": self.task_view(task, history_length, replay=replay)}
 
@@ -972,7 +1018,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         self.remember_message_id(call.principal.visitor_id, message, kind="command")
         return {"message": self.command_message(name, payload, data.get("connection_id"))}
 
-    def command_message(self, name: str, payload: dict[str, Any], connection_id: str | None) -> dict[str, Any]:
+    def command_message(self, name: str, payload: dict[str, Any],
+                        connection_id: str | None) -> dict[str, Any]:
         """The synchronous ROLE_AGENT Message of a data command."""
         out: dict[str, Any] = {"messageId": self.new_uuid(), "role": self.response_role,
                                "parts": [{"data": {"operation": name, **payload}, "mediaType": MEDIA_JSON}]}
@@ -1002,7 +1049,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
             found.append(visitor)
         size = data.get("limit", DISCOVER_PAGE_DEFAULT)
         page = found[:size]
-        return {"agents": [{"id": v["id"], "alias": v["alias"], "interests": list(v["interests"])} for v in page],
+        return {"agents": [{"id": v["id"], "alias": v["alias"], "interests": list(v["interests"])}
+                           for v in page],
                 "next_after": page[-1]["id"] if len(found) > size else None}
 
     def cmd_friends(self, who: Principal, data: dict[str, Any]) -> dict[str, Any]:
@@ -1011,7 +1059,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         if "after" in data:
             mine = [c for c in mine if c["id"] > data["after"]]
         page = mine[:FRIENDS_PAGE]
-        return {"friends": [{**self.connection_view(c), "peer": self.person(self.peer_of(c, caller))} for c in page],
+        return {"friends": [{**self.connection_view(c), "peer": self.person(self.peer_of(c, caller))}
+                            for c in page],
                 "next_after": page[-1]["id"] if len(mine) > FRIENDS_PAGE else None}
 
     def cmd_stop(self, who: Principal, data: dict[str, Any]) -> dict[str, Any]:
@@ -1092,7 +1141,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         self.set_state(conn, BLOCKED, caller, "blocked")
 
     def friend_unblock(self, conn: dict[str, Any], caller: str) -> None:
-        """Only the blocker unblocks, back to the state before the block; unblocking an unblocked connection changes nothing."""
+        """Only the blocker unblocks, back to the state before the block; unblocking an unblocked
+        connection changes nothing."""
         if conn["state"] != BLOCKED:
             return
         if conn["blocked_by"] != caller:
@@ -1126,14 +1176,17 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         self.mark_retrieved(conn, caller)
         return page
 
-    def forward_page(self, messages: list[dict[str, Any]], after: int, limit: int, base: dict[str, Any]) -> dict[str, Any]:
+    def forward_page(self, messages: list[dict[str, Any]], after: int, limit: int,
+                     base: dict[str, Any]) -> dict[str, Any]:
         newer = [m for m in messages if m["seq"] > after]
         page = newer[:limit]
         has_more = len(newer) > limit
         next_after = str(page[-1]["seq"]) if page else str(after)
-        request = {"operation": "read_conversation", **base, "view": "history", "after_seq": next_after, "limit": limit}
+        request = {"operation": "read_conversation", **base, "view": "history", "after_seq": next_after,
+                   "limit": limit}
         return {**base, "view": "history", "messages": [self.message_evidence(m, True) for m in page],
-                "has_more": has_more, "next_after_seq": next_after, "next_request": request if has_more else None}
+                "has_more": has_more, "next_after_seq": next_after,
+                "next_request": request if has_more else None}
 
     def latest_page(self, messages: list[dict[str, Any]], before: int | None, limit: int,
                     base: dict[str, Any]) -> dict[str, Any]:
@@ -1141,7 +1194,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         page = older[-limit:]
         has_older = len(older) > len(page)
         next_before = str(page[0]["seq"]) if has_older else None
-        request = {"operation": "read_conversation", **base, "view": "latest", "before_seq": next_before, "limit": limit}
+        request = {"operation": "read_conversation", **base, "view": "latest", "before_seq": next_before,
+                   "limit": limit}
         return {**base, "view": "latest", "messages": [self.message_evidence(m, True) for m in page],
                 "has_more": has_older, "has_older": has_older, "next_before_seq": next_before,
                 "next_request": request if has_older else None}
@@ -1160,9 +1214,12 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
             raise SiteError(NOT_FOUND, "no such message of yours in this connection")
         retrieved = conn["read_marks"].get(self.peer_of(conn, caller), 0) >= msg["seq"]
         later = bool(self.later_peer_messages(conn, msg))
-        status = "later_peer_message_observed" if later else "peer_context_retrieval_observed" if retrieved else "stored"
-        return {"connection_id": conn["id"], "message_id": msg["id"], "seq": str(msg["seq"]), "status": status,
-                "stored": True, "peer_context_retrieval_observed": retrieved, "later_peer_message_observed": later}
+        status = ("later_peer_message_observed" if later else "peer_context_retrieval_observed" if retrieved
+                  else "stored")
+        return {"connection_id": conn["id"], "message_id": msg["id"], "seq": str(msg["seq"]),
+                "status": status,
+                "stored": True, "peer_context_retrieval_observed": retrieved,
+                "later_peer_message_observed": later}
 
     # -- inbox
 
@@ -1170,7 +1227,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         last = conn["messages"][-1] if conn["messages"] else None
         out: dict[str, Any] = {
             **self.connection_view(conn), "peer": self.person(self.peer_of(conn, caller)),
-            "role": "inviter" if conn["inviter"] == caller else "invitee", "updated_at": iso(conn["updated_at"]),
+            "role": "inviter" if conn["inviter"] == caller else "invitee",
+            "updated_at": iso(conn["updated_at"]),
             "unread_count": self.unread_count(conn, caller),
             "last_message": self.message_evidence(last, full) if last else None,
             "read_request": self.read_request(conn["id"], conn["round_no"])}
@@ -1193,7 +1251,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
             next_page = {"operation": "inbox", "view": view, "limit": limit,
                          "before_updated_at": iso(page[-1]["updated_at"]), "before_id": page[-1]["id"]}
         notices, next_notices = self.notice_page(caller, data.get("notices_after"), limit, view)
-        return {"view": view, "conversations": [self.conversation_view(c, caller, view == "full") for c in page],
+        return {"view": view,
+                "conversations": [self.conversation_view(c, caller, view == "full") for c in page],
                 "next_page_request": next_page, "notices": notices, "next_notices_request": next_notices}
 
     def inbox_after_cursor(self, conns: list[dict[str, Any]], data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -1206,12 +1265,14 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
             return [c for c in conns if c["updated_at"] < moment]
         return [c for c in conns if (c["updated_at"], c["id"]) < (moment, data["before_id"])]
 
-    def notice_page(self, caller: str, after: str | None, limit: int, view: str) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    def notice_page(self, caller: str, after: str | None, limit: int,
+                    view: str) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         newer = [n for n in self.s["notices"].get(caller, []) if int(n["notice_id"]) > int(after or 0)]
         page = newer[:limit]
         more = None
         if len(newer) > limit:
-            more = {"operation": "inbox", "view": view, "limit": limit, "notices_after": page[-1]["notice_id"]}
+            more = {"operation": "inbox", "view": view, "limit": limit,
+                    "notices_after": page[-1]["notice_id"]}
         return [self.notice_view(n) for n in page], more
 
     def cmd_inbox_summary(self, who: Principal, data: dict[str, Any]) -> dict[str, Any]:
@@ -1290,7 +1351,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
                 if slot == "outstanding":
                     stored["acked"] += len(batch["items"])
                     stored["last_acked"], stored["outstanding"] = batch, None
-                return {"acknowledged": True, "batch_id": batch["batch_id"], "acknowledged_count": len(batch["items"])}
+                return {"acknowledged": True, "batch_id": batch["batch_id"],
+                        "acknowledged_count": len(batch["items"])}
         raise SiteError(NOT_FOUND, "no such batch")
 
     def cmd_receive_status(self, who: Principal, data: dict[str, Any]) -> dict[str, Any]:
@@ -1356,14 +1418,16 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
     def agent_card(self, base_url: str) -> dict[str, Any]:
         """An A2A 1.0 agent card: the JSON-RPC interface, the document's capabilities plus
         the required friendship extension, bearer security."""
-        capabilities = {**self.spec["optionalCapabilities"], "extensions": [{"uri": self.ext, "required": True}]}
+        capabilities = {**self.spec["optionalCapabilities"],
+                        "extensions": [{"uri": self.ext, "required": True}]}
         modes = [MEDIA_TEXT, MEDIA_JSON]
         return {
             "name": SITE_NAME,
             "description": "A personal A2A endpoint of Agent Plaza: friendship invitations, texts between "
                            "friends and the site's data commands (in-memory reference).",
             "version": self.spec["protocolVersion"],
-            "supportedInterfaces": [{"url": base_url.rstrip("/") + self.endpoint_path, "protocolBinding": "JSONRPC",
+            "supportedInterfaces": [{"url": base_url.rstrip("/") + self.endpoint_path,
+                                     "protocolBinding": "JSONRPC",
                                      "protocolVersion": self.spec["protocolVersion"]}],
             "capabilities": capabilities,
             "defaultInputModes": modes, "defaultOutputModes": modes,
@@ -1384,38 +1448,20 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
 
     def resource_metadata(self, base_url: str) -> dict[str, Any]:
         """OAuth protected-resource metadata (RFC 9728) of the endpoint, for account Agents."""
-        return {"resource": base_url.rstrip("/") + self.endpoint_path, "scopes_supported": list(self.supported_scopes),
+        return {"resource": base_url.rstrip("/") + self.endpoint_path,
+                "scopes_supported": list(self.supported_scopes),
                 "bearer_methods_supported": ["header"]}
 
     async def resource_metadata_endpoint(self, request: Request) -> Response:
         return JSONResponse(self.resource_metadata(str(request.base_url)))
 
-    # ------------------------------------------------------------------ control
-
-    async def control(self, request: Request) -> Response:
-        """POST /_control/<action>: reset, set_deadline, seed_agents, snapshot."""
-        return await serve_control(self, request, self.config.control, self.lock)
-
-    def control_reset(self, args: dict[str, Any]) -> Response:
-        self.reset()
-        return JSONResponse({"ok": True})
-
-    def control_snapshot(self, args: dict[str, Any]) -> Response:
-        return JSONResponse({"digest": self.digest()})
-
-    def control_advance_clock(self, args: dict[str, Any]) -> Response:
-        """Move the site's clock forward (expiries: offers, authorizations, keys)."""
-        seconds = args.get("seconds")
-        if not isinstance(seconds, int | float) or isinstance(seconds, bool) or seconds < 0:
-            return JSONResponse({"error": "seconds must be a nonnegative number"}, status_code=400)
-        self.s["clock_offset_ms"] = int(self.s.get("clock_offset_ms", 0)) + int(seconds * 1000)
-        return JSONResponse({"ok": True, "now": iso(self.now_ms())})
+    # ------------------------------------------------------------------ control (the base's and these)
 
     def control_set_deadline(self, args: dict[str, Any]) -> Response:
         """The blocking-send and receive-wait deadline in seconds (default the document's 20 s)."""
         seconds = args.get("seconds")
         if not isinstance(seconds, int | float) or isinstance(seconds, bool) or seconds < 0:
-            return JSONResponse({"error": "seconds must be a nonnegative number"}, status_code=400)
+            return self.control_error(400, "seconds must be a nonnegative number")
         self.deadline_s = float(seconds)
         return JSONResponse({"ok": True, "seconds": self.deadline_s})
 
@@ -1429,47 +1475,37 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart):
         """``count`` new visitors, each sending the named visitor an invitation text."""
         count = args.get("count")
         if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= SEED_AGENTS_MAXIMUM:
-            return JSONResponse({"error": f"count must be an integer from 1 to {SEED_AGENTS_MAXIMUM}"}, status_code=400)
+            return self.control_error(400, f"count must be an integer from 1 to {SEED_AGENTS_MAXIMUM}")
         target = self.invite_target(args.get("invite"))
         if target is None:
-            return JSONResponse({"error": "invite must name a credential label or a visitor id"}, status_code=400)
+            return self.control_error(400, "invite must name a credential label or a visitor id")
         made = []
         for _ in range(count):
             number = self.s["visitor_seq"] + 1
             visitor, token = self.add_visitor(f"Seeded agent {number}", ["seeded"])
             conn = self.open_connection(visitor["id"], target)
-            msg = self.store_message(conn, visitor["id"], f"Hello from seeded agent {number}.", self.new_uuid())
+            msg = self.store_message(conn, visitor["id"], f"Hello from seeded agent {number}.",
+                                     self.new_uuid())
             self.create_task(visitor["id"], conn, msg)
             made.append({"id": visitor["id"], "token": token, "connection_id": conn["id"]})
         return JSONResponse({"agents": made})
 
     # ------------------------------------------------------------------ routes
 
-    def routes(self) -> list[Route]:
-        """Endpoints look their handler up at request time, so a patched method takes effect."""
-
-        def endpoint(name: str) -> Callable[[Request], Any]:
-            async def handle(request: Request) -> Response:
-                response: Response = await getattr(self, name)(request)
-                return response
-
-            return handle
-
+    def own_routes(self) -> list[BaseRoute]:
+        """The endpoint, the agent card (where the document names it and at the well-known
+        path) and the protected-resource metadata; the base adds control."""
         return [
-            Route(self.endpoint_path, endpoint("a2a_endpoint"), methods=["POST"]),
-            Route(self.card_path, endpoint("agent_card_endpoint"), methods=["GET"]),
-            Route(WELL_KNOWN_CARD, endpoint("agent_card_endpoint"), methods=["GET"]),
-            Route(self.resource_metadata_path, endpoint("resource_metadata_endpoint"), methods=["GET"]),
-            Route("/_control/{action}", endpoint("control"), methods=["POST"]),
+            Route(self.endpoint_path, self.endpoint("a2a_endpoint"), methods=["POST"]),
+            Route(self.card_path, self.endpoint("agent_card_endpoint"), methods=["GET"]),
+            Route(WELL_KNOWN_CARD, self.endpoint("agent_card_endpoint"), methods=["GET"]),
+            Route(self.resource_metadata_path, self.endpoint("resource_metadata_endpoint"), methods=["GET"]),
         ]
 
 
 def create_app(profile: Profile, config: ReferenceConfig | None = None) -> Starlette:
     """The reference as an ASGI app; ``app.state.reference`` is the instance faults patch."""
-    reference = PlazaReference(profile, config)
-    app = Starlette(routes=reference.routes())
-    app.state.reference = reference
-    return app
+    return PlazaReference(profile, config).app()
 
 
 __all__ = ["Call", "PlazaReference", "Principal", "ReferenceConfig", "RpcError", "SiteError", "create_app",

@@ -38,8 +38,8 @@ from nacl.exceptions import BadSignatureError, CryptoError
 from nacl.public import PrivateKey, PublicKey, SealedBox
 from nacl.signing import SigningKey, VerifyKey
 
-SIGNATURE_FIELDS = {"bundle": "proof_signature", "offer": "signature", "accept": "signature", "envelope": "signature",
-                    "ack": "signature"}
+SIGNATURE_FIELDS = {"bundle": "proof_signature", "offer": "signature", "accept": "signature",
+                    "envelope": "signature", "ack": "signature"}
 SIGNED_BYTES_RULE = "canonical-json-without-signature-field-v1"  # the profile's name for the rule above
 
 
@@ -137,5 +137,5 @@ class KeyPair:
         return {**obj, signature_field: sign(self.signing, obj, signature_field)}
 
 
-__all__ = ["SIGNATURE_FIELDS", "SIGNED_BYTES_RULE", "KeyPair", "b64u", "canonical", "origin_of", "seal", "sign",
-           "signed_bytes", "suite_names", "unb64u", "unseal", "verify_detached"]
+__all__ = ["SIGNATURE_FIELDS", "SIGNED_BYTES_RULE", "KeyPair", "b64u", "canonical", "origin_of", "seal",
+           "sign", "signed_bytes", "suite_names", "unb64u", "unseal", "verify_detached"]

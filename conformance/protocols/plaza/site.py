@@ -8,20 +8,23 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from conformance.reference import ReferenceConfig as BaseConfig
+from conformance.reference import Refusal
+
 # Connection states (the profile's choice, docs/agent-plaza.md "Consent and controls").
-INVITATION, ACTIVE, DECLINED, CLOSED, REMOVED, BLOCKED = "invitation", "active", "declined", "closed", "removed", "blocked"
+INVITATION, ACTIVE, DECLINED = "invitation", "active", "declined"
+CLOSED, REMOVED, BLOCKED = "closed", "removed", "blocked"
 OPEN_STATES = (INVITATION, ACTIVE)  # "eligible current relationships" of mailbox attention
 
 # A2A 1.0 task states.
-SUBMITTED, WORKING, COMPLETED, CANCELED = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED",
-                                           "TASK_STATE_CANCELED")
+SUBMITTED, WORKING = "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"
+COMPLETED, CANCELED = "TASK_STATE_COMPLETED", "TASK_STATE_CANCELED"
 TERMINAL_TASK_STATES = (COMPLETED, CANCELED)
 
 # Error names: keys of the profile's ``errors:`` block (checked at start).
@@ -43,10 +46,10 @@ NOT_PERMITTED = "NOT_PERMITTED"
 CONTEXT_CONSUMED = "CONTEXT_CONSUMED"
 DEADLINE_EXCEEDED = "DEADLINE_EXCEEDED"
 INVALID_STATE = "INVALID_STATE"
-ERROR_NAMES = (PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMETERS, TASK_NOT_FOUND, TASK_NOT_CANCELABLE,
-               PUSH_NOT_SUPPORTED, UNSUPPORTED_OPERATION, EXTENDED_CARD_NOT_CONFIGURED, EXTENSION_REQUIRED,
-               VERSION_NOT_SUPPORTED, UNAUTHENTICATED, FORBIDDEN, NOT_FOUND, NOT_PERMITTED, CONTEXT_CONSUMED,
-               DEADLINE_EXCEEDED, INVALID_STATE)
+ERROR_NAMES = (PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMETERS, TASK_NOT_FOUND,
+               TASK_NOT_CANCELABLE, PUSH_NOT_SUPPORTED, UNSUPPORTED_OPERATION, EXTENDED_CARD_NOT_CONFIGURED,
+               EXTENSION_REQUIRED, VERSION_NOT_SUPPORTED, UNAUTHENTICATED, FORBIDDEN, NOT_FOUND,
+               NOT_PERMITTED, CONTEXT_CONSUMED, DEADLINE_EXCEEDED, INVALID_STATE)
 UNSUPPORTED_HTTP_STATUS = 415  # a body that is not application/json
 
 # A2A methods this site refuses, with the refusal (the agent card's capabilities are all false).
@@ -76,7 +79,8 @@ METHOD_SCOPES = {"GetTask": MESSAGES_READ, "ListTasks": MESSAGES_READ, "CancelTa
 TEXT_SCOPE, FIRST_CONTACT_SCOPE = MESSAGES_WRITE, CONNECTIONS_WRITE
 
 # Durable receive work kinds (durableReceive.supported_work) and the mailbox attention group this part fills.
-FRIEND_INVITATION, FRIEND_MESSAGE, FRIEND_CHANNEL_CHANGE = "friend_invitation", "friend_message", "friend_channel_change"
+FRIEND_INVITATION, FRIEND_MESSAGE = "friend_invitation", "friend_message"
+FRIEND_CHANNEL_CHANGE = "friend_channel_change"
 EXTERNAL_GROUP = "external_agent_items"
 DECISION_OPTIONS = ("accept", "decline")  # respond decisions an invitee may take (respond's enum, checked)
 RECIPIENT_FIELD = "recipientId"
@@ -133,25 +137,20 @@ SENDER_KIND = "agent"
 
 
 @dataclass
-class ReferenceConfig:
-    """How one reference instance behaves."""
-
-    control: bool = True
-    clock: Callable[[], float] = time.time  # seconds since the epoch (timestamps; waits use real time)
-    seed: int | None = None  # when set, minted ids, batches and receipts are reproducible from it
+class ReferenceConfig(BaseConfig):
+    """How one reference instance behaves (the base's control, seed and clock): the seed
+    makes minted ids, batches and receipts reproducible; the clock gives timestamps
+    (waits use real time)."""
 
 
-class SiteError(Exception):
+class SiteError(Refusal):
     """A refusal named by its profile error name (profiles/agent-plaza.yaml ``errors:``),
     with its ErrorInfo metadata; ``status`` overrides the row's HTTP status (415)."""
 
     def __init__(self, name: str, message: str | None = None, metadata: dict[str, str] | None = None,
                  status: int | None = None) -> None:
-        super().__init__(message or name)
-        self.name = name
-        self.message = message or name
+        super().__init__(name, message, status=status)
         self.metadata = dict(metadata or {})
-        self.status = status
 
 
 class RpcError(Exception):
@@ -266,7 +265,8 @@ def iso(ms: int) -> str:
     return (EPOCH + timedelta(milliseconds=ms)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))")
+RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"
+                     r"(?:[Zz]|([+-])(\d{2}):(\d{2}))")
 
 
 def days_from_civil(year: int, month: int, day: int) -> int:
@@ -294,7 +294,8 @@ def parse_ms(text: str) -> int:
 
 def fingerprint(value: Any) -> str:
     """What a replay must repeat: a hash of the canonical JSON."""
-    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def reject_constant(name: str) -> Any:

@@ -4,44 +4,30 @@ may fail on one (selftest). Each docstring quotes the text that allows it."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
-from conformance.faults import replaces
-from conformance.protocols.plaza.reference import (
-    CANCELED,
-    Issue,
-    PlazaReference,
-    SiteError,
-)
-from conformance.table import FaultRegistry
+from conformance.declare import variant
+from conformance.faults import answer, arguments, replaces
+from conformance.protocols.plaza.message import unwrapped, wrapped
+from conformance.protocols.plaza.reference import PlazaReference
+from conformance.protocols.plaza.site import CANCELED, Issue, SiteError
 
-VARIANTS = FaultRegistry()
-variant: Callable[[Callable[[Any], None]], Callable[[Any], None]] = VARIANTS
-
-
-@variant
-def results_unwrapped(ref: PlazaReference) -> None:
-    """SendMessage answers the bare Task or Message instead of {task} / {message}.
-    allowed by: /wireFormat/standardReferences (A2A 1.0 names the result, not a wrapper the
-    document spells out); the wrapper is the profile's SHOULD."""
-    @replaces(ref, "result_response")
-    def result_response(original: Any, request_id: Any, result: Any) -> Any:
-        if isinstance(result, dict) and len(result) == 1 and ("message" in result or "task" in result):
-            result = next(iter(result.values()))
-        return original(request_id, result)
+variant(arguments("results_unwrapped", "result_response",
+                  "SendMessage answers the bare Task or Message instead of {task} / {message}.\n"
+                  "allowed by: /wireFormat/standardReferences (A2A 1.0 names the result, not a wrapper the\n"
+                  "document spells out); the wrapper is the profile's SHOULD.", edit=unwrapped, when=wrapped))
 
 
-@variant
-def cancelled_spelled_british(ref: PlazaReference) -> None:
-    """A cancelled task says TASK_STATE_CANCELLED (proto's older spelling).
-    allowed by: /tasks/cancel ("Only cancels this caller's task wait": the state's name is A2A's, not the document's)."""
-    @replaces(ref, "task_view")
-    def task_view(original: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        view: dict[str, Any] = original(*args, **kwargs)
-        if view["status"]["state"] == CANCELED:
-            view["status"]["state"] = "TASK_STATE_CANCELLED"
-        return view
+def british(view: dict[str, Any], *args: Any) -> None:
+    """A cancelled task's state as proto's older spelling."""
+    if view["status"]["state"] == CANCELED:
+        view["status"]["state"] = "TASK_STATE_CANCELLED"
+
+
+variant(answer("cancelled_spelled_british", "task_view",
+               "A cancelled task says TASK_STATE_CANCELLED (proto's older spelling).\n"
+               "allowed by: /tasks/cancel (\"Only cancels this caller's task wait\": the state's name is "
+               "A2A's, not the document's).", edit=british))
 
 
 @variant
@@ -50,7 +36,8 @@ def submitted_reported_working(ref: PlazaReference) -> None:
     allowed by: /tasks/working ("Waiting for this peer") beside /tasks/submitted ("Accepted for delivery"):
     both describe a stored text without a peer reply."""
     @replaces(ref, "task_view")
-    def task_view(original: Any, task: dict[str, Any], history_length: int | None = None, **kwargs: Any) -> dict[str, Any]:
+    def task_view(original: Any, task: dict[str, Any], history_length: int | None = None,
+                  **kwargs: Any) -> dict[str, Any]:
         kwargs["submitted"] = False
         result: dict[str, Any] = original(task, history_length, **kwargs)
         return result
@@ -59,35 +46,41 @@ def submitted_reported_working(ref: PlazaReference) -> None:
 @variant
 def attention_in_status_message(ref: PlazaReference) -> None:
     """A working task carries mailbox_attention in a data part of its status message, not in metadata.
-    allowed by: /mailboxAttention/responseLocations ("working Task.status.message.parts[*].data.mailbox_attention")."""
+    allowed by: /mailboxAttention/responseLocations
+    ("working Task.status.message.parts[*].data.mailbox_attention")."""
     @replaces(ref, "task_view")
     def task_view(original: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
         view: dict[str, Any] = original(*args, **kwargs)
         ext = view["metadata"][ref.ext]
         if "mailbox_attention" in ext:
-            data = {"mailbox_attention": ext.pop("mailbox_attention"), "focused_request": ext.pop("focused_request", None)}
-            view["status"]["message"] = {"messageId": ref.new_uuid(), "role": "ROLE_AGENT", "parts": [{"data": data}],
+            data = {"mailbox_attention": ext.pop("mailbox_attention"),
+                    "focused_request": ext.pop("focused_request", None)}
+            view["status"]["message"] = {"messageId": ref.new_uuid(), "role": "ROLE_AGENT",
+                                         "parts": [{"data": data}],
                                          "contextId": view["contextId"], "taskId": view["id"]}
         return view
 
 
 @variant
 def seq_strings_to_nineteen_digits(ref: PlazaReference) -> None:
-    """after_seq/before_seq strings of 19 digits above the int64 maximum are accepted (read as "after everything").
-    allowed by: /schemas/command/anyOf/44/properties/after_seq/anyOf/0/pattern (^(0|[1-9]\\d{0,18})$ admits them)."""
+    """after_seq/before_seq strings of 19 digits above the int64 maximum are accepted (read as "after
+    everything").
+    allowed by: /schemas/command/anyOf/44/properties/after_seq/anyOf/0/pattern (^(0|[1-9]\\d{0,18})$ admits
+    them)."""
     @replaces(ref, "command_semantic_issues")
     def issues(original: Any, data: dict[str, Any], base: str) -> list[Issue]:
         return [i for i in original(data, base) if i.code != "maximum"]
 
-    ref.seq_maximum = 10**19 - 1  # type: ignore[misc]
+    setattr(ref, "seq_maximum", 10**19 - 1)  # noqa: B010 (the reference's exact bound, an attribute)
 
 
 @variant
 def errors_with_http_statuses(ref: PlazaReference) -> None:
     """JSON-RPC errors come with HTTP 4xx statuses (400 for parameters, 404 for not found, 409 for state).
     allowed by: /wireFormat/jsonrpc (the document gives no HTTP status for a JSON-RPC error)."""
-    statuses = {"A2A_INVALID_PARAMETERS": 400, "INVALID_REQUEST": 400, "NOT_FOUND": 404, "TASK_NOT_FOUND": 404,
-                "NOT_PERMITTED": 409, "INVALID_STATE": 409, "CONTEXT_CONSUMED": 409, "TASK_NOT_CANCELABLE": 409}
+    statuses = {"A2A_INVALID_PARAMETERS": 400, "INVALID_REQUEST": 400, "NOT_FOUND": 404,
+                "TASK_NOT_FOUND": 404, "NOT_PERMITTED": 409, "INVALID_STATE": 409, "CONTEXT_CONSUMED": 409,
+                "TASK_NOT_CANCELABLE": 409}
 
     @replaces(ref, "rpc_error")
     def rpc_error(original: Any, err: SiteError) -> Any:
@@ -104,7 +97,9 @@ def validation_issue_fields(ref: PlazaReference) -> None:
     def invalid_params(original: Any, method: str, issues: list[Issue]) -> SiteError:
         err: SiteError = original(method, issues)
         listed = json.loads(err.metadata["validationIssues"])
-        err.metadata["validationIssues"] = json.dumps([{"field": i["path"], "code": i["code"], "message": "invalid"} for i in listed])
+        err.metadata["validationIssues"] = json.dumps([{"field": i["path"], "code": i["code"],
+                                                        "message": "invalid"}
+                                                       for i in listed])
         return err
 
 
@@ -126,8 +121,9 @@ def text_counted_in_utf16(ref: PlazaReference) -> None:
 @variant
 def envelope_replay_answered(ref: PlazaReference) -> None:
     """A replayed envelope (the same one again) is answered as stored, without a second copy.
-    allowed by: /durableReceive/private_chat/message_evidence/redelivery_scope ("Repeating the same message ID is
-    not a newly created message"): refusing the replay or answering it without storing it again both keep that."""
+    allowed by: /durableReceive/private_chat/message_evidence/redelivery_scope ("Repeating the same message
+    ID is not a newly created message"): refusing the replay or answering it without storing it again both
+    keep that."""
     @replaces(ref, "cmd_private_send")
     def send(original: Any, who: Any, data: dict[str, Any]) -> dict[str, Any]:
         env = data.get("envelope") or {}
