@@ -1,6 +1,6 @@
 """How `conformance run bindu --budget quick` ends against each broken target of
 tests/hostile.py (on loopback): exit code, wall time and peak resident memory of
-the run's process. Prints figures; asserts nothing (tests/test_hostile_targets.py
+the run's process. Prints figures; asserts nothing (tests/e2e/test_hostile_targets.py
 asserts the bounds).
 
     .venv/bin/python bench/bench_hostile.py [behaviour ...]

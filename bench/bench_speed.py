@@ -76,8 +76,8 @@ def bare_rate(profile_name: str, seconds: float, target: str = "reference", conf
     import httpx
 
     from conformance.check import CheckContext
+    from conformance.launch import open_run
     from conformance.profiles import load_profile
-    from conformance.targets import open_run
 
     profile = load_profile(profile_name)
     run = open_run(profile, target, config=config or {}, budget="quick")

@@ -297,7 +297,7 @@ class CheckContext:
     def adopt(self, label: str, credential: Any) -> None:
         """An identity the run created over the protocol (a fresh mailbox, say): usable as
         ``label`` from now on, its secrets redacted, and the run's to change for good."""
-        from conformance.targets import secrets_of
+        from conformance.launch import secrets_of
 
         self.run.credentials[label] = credential
         self.run.identities.created.add(label)

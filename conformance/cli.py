@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import __version__
+from conformance.config import ConfigError, UsageFailure
 from conformance.documents.schemas import SpecError
 from conformance.profiles import DATA_ROOT, RUN_INI, ProfileError, available, load_profile, profile_path
 from conformance.report.summary import (
@@ -28,7 +29,6 @@ from conformance.report.summary import (
     EXIT_USAGE,
 )
 from conformance.statements import StatementMapError
-from conformance.targets import ConfigError, UsageFailure
 
 EPILOG = "exit codes:\n" + "\n".join(f"  {code:3}  {what}" for code, what in EXIT_CODES.items())
 
@@ -300,9 +300,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
+    from conformance.config import load_config, parse_duration, writable_dir
     from conformance.fuzz import campaign
+    from conformance.launch import deviations
     from conformance.report.summary import gates
-    from conformance.targets import deviations, load_config, parse_duration, writable_dir
     from conformance.transport.http import validate_target_url
 
     prof = load_profile(args.profile)
@@ -338,7 +339,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
     import yaml
 
-    from conformance.targets import CONTROL_PREFIX, reference_app
+    from conformance.launch import CONTROL_PREFIX, reference_app
 
     prof = load_profile(args.profile)
     app = reference_app(prof, args.fault, shapes=args.shapes, control=args.control)

@@ -47,12 +47,12 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
          seconds: float, report_dir: str, seed: int, worker: int, workers: int,
          emit: Callable[[tuple[Any, ...]], None]) -> None:
     """One worker's campaign: rounds of every requirement until ``seconds`` have passed."""
+    from conformance.launch import open_run
     from conformance.model import Case
     from conformance.profiles import load_profile
     from conformance.report.cases import write_case
     from conformance.report.rootcause import signature
     from conformance.runner import execute
-    from conformance.targets import open_run
 
     profile = load_profile(profile_name)
     folder = Path(report_dir)
@@ -111,9 +111,9 @@ def reachable(profile_name: str, target: str | None, config: dict[str, Any], tok
               faults: tuple[str, ...]) -> str:
     """"" when the target answers the profile's probe; else why not (a campaign against a
     target that is not there would only report that, once per requirement)."""
+    from conformance.launch import open_run
     from conformance.preflight import preflight
     from conformance.profiles import load_profile
-    from conformance.targets import open_run
 
     run = open_run(load_profile(profile_name), target, config=config, token=token, faults=faults, budget="quick")
     try:

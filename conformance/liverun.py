@@ -20,11 +20,11 @@ from typing import Any
 import yaml
 
 from conformance.check import RunContext
+from conformance.launch import open_run
 from conformance.live import BEYOND_A_CLIENT
 from conformance.model import Profile, Requirement
 from conformance.profiles import load_profile
 from conformance.runner import Verdict, execute
-from conformance.targets import open_run
 
 REACHED = ("passed", "failed", "expected_failure")
 

@@ -12,18 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from conformance.budgets import BUDGETS
+from conformance.config import ConfigError, UsageFailure, load_config, parse_duration, writable_dir
+from conformance.launch import choose_binding, declared_features, deviations
 from conformance.model import Profile
 from conformance.report.baseline import Baseline, load_baseline
-from conformance.targets import (
-    ConfigError,
-    UsageFailure,
-    choose_binding,
-    declared_features,
-    deviations,
-    load_config,
-    parse_duration,
-    writable_dir,
-)
 from conformance.transport.http import validate_target_url
 
 LEVELS = ("must", "should", "may")

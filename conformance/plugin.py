@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 from conformance.check import RunContext
+from conformance.config import ConfigError
+from conformance.launch import open_run
 from conformance.model import Case, Profile, Requirement
 from conformance.options import RunOptions
 from conformance.parallel import AloneLast, distributed, is_worker, runs_alone
@@ -30,7 +32,6 @@ from conformance.report.cases import write_case
 from conformance.report.html import replay_line, write_html
 from conformance.report.summary import Result, build_summary, exit_code, write_summary
 from conformance.runner import Verdict, execute, verdict_from_json, verdict_to_json
-from conformance.targets import ConfigError, open_run
 from conformance.transport.http import (
     Redactor,
     write_stop_file,

@@ -37,6 +37,20 @@ class ReferenceConfig:
     clock: Callable[[], float] = time.time  # seconds since the epoch, before control moves it
 
 
+def strict_json(raw: bytes) -> Any:
+    """A request body as JSON, strictly: UTF-8, no NaN or Infinity; ValueError when it is
+    not JSON (RecursionError when it is too deep)."""
+    def reject(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(raw.decode("utf-8"), parse_constant=reject)
+
+
+def is_int(value: Any) -> bool:
+    """A JSON integer (a bool is none)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 class Refusal(Exception):
     """A refusal the reference answers, named as its catalog names it (the spec's error
     name or the profile's ``errors:`` code); ``data`` goes with it, ``status`` replaces

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conformance.config import load_config
+from conformance.launch import open_run
 from conformance.model import Case
 from conformance.profiles import load_profile
 from conformance.report.cases import read_case
 from conformance.runner import execute
-from conformance.targets import load_config, open_run
 
 
 def replay(case_path: Path, target: str | None = None, config_path: str | None = None, token: str | None = None) -> tuple[str, str]:

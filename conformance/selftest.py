@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.launch import deviations, open_run
 from conformance.model import Profile
 from conformance.runner import Verdict, execute
-from conformance.targets import deviations, open_run
 
 
 @dataclass

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.check import CheckContext
-from conformance.checks.errors import catalog_entry, expect_error, expect_refused, expect_result
+from conformance.checks.expect import catalog_entry, expect_error, expect_refused, expect_result
 from conformance.transport.binding import RawToken, Reply
 
 Call = Callable[[Any], Reply]  # an operation, called as a caller

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_refusal, expect_result
+from conformance.checks.expect import expect_refusal, expect_result
 from conformance.transport.binding import Reply
 
 Send = Callable[[str, str], Reply]  # (key, which body: "a" or "b") -> answer

@@ -9,7 +9,7 @@ from typing import Any
 
 from conformance.check import CheckContext, Untested
 from conformance.checks.causes import BreakControl, Served
-from conformance.checks.errors import (
+from conformance.checks.expect import (
     catalog_entry,
     expect_catalogued,
     expect_error,

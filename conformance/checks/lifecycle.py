@@ -26,7 +26,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
-from conformance.checks.errors import expect_error, expect_refused, expect_result
+from conformance.checks.expect import expect_error, expect_refused, expect_result
 from conformance.machine import ProfileMachine
 from conformance.transport.binding import Reply
 

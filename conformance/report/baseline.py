@@ -25,8 +25,8 @@ from typing import Any
 
 import yaml
 
+from conformance.config import ConfigError, read_yaml
 from conformance.failures import KINDS, Failure
-from conformance.targets import ConfigError, read_yaml
 
 
 @dataclass(frozen=True)

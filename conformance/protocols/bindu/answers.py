@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_list, expect_mapping, expect_result
+from conformance.checks.expect import expect_list, expect_mapping, expect_result
 from conformance.transport.binding import Reply, dig
 from conformance.transport.http import json_excerpt
 

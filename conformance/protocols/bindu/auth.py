@@ -11,7 +11,7 @@ from typing import Any
 
 from conformance.check import CheckContext
 from conformance.checks import auth
-from conformance.checks.errors import expect_catalogued, expect_error
+from conformance.checks.expect import expect_catalogued, expect_error
 from conformance.declare import at, chosen, requirement
 from conformance.documents.openapi import schema_at
 from conformance.documents.schemas import schema_errors

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_error, expect_result, not_found
+from conformance.checks.expect import expect_error, expect_result, not_found
 from conformance.declare import at, requirement
 from conformance.faults import noop, replaces, returns
 from conformance.protocols.bindu.answers import contexts_listed, state_of, task_ids_of, task_result

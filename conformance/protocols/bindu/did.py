@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from conformance.check import CheckContext, Untested
-from conformance.checks.errors import expect_mapping
+from conformance.checks.expect import expect_mapping
 from conformance.checks.inputs import expect_matches
 from conformance.declare import at, requirement
 from conformance.documents.openapi import schema_at

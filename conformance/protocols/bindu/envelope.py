@@ -11,7 +11,7 @@ from typing import Any
 from starlette.responses import Response
 
 from conformance.check import CheckContext
-from conformance.checks.errors import error_named, expect_catalogued, expect_error, expect_result
+from conformance.checks.expect import error_named, expect_catalogued, expect_error, expect_result
 from conformance.checks.jsonrpc import expect_envelope
 from conformance.declare import at, requirement
 from conformance.documents.schemas import resolve_pointer

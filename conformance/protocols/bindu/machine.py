@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from conformance.checks.errors import error_named, expect_catalogued, expect_result
+from conformance.checks.expect import error_named, expect_catalogued, expect_result
 from conformance.checks.lifecycle import LifecycleMachine
 from conformance.documents.schemas import resolve_pointer
 from conformance.protocols.bindu.answers import history_of, state_of, task_result, tasks_listed

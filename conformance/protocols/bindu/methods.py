@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from conformance.check import CheckContext, Untested
-from conformance.checks.errors import expect_result
+from conformance.checks.expect import expect_result
 from conformance.checks.inputs import invalid_inputs_rejected, result_matches, valid_inputs_accepted
 from conformance.checks.jsonrpc import answer_check
 from conformance.declare import Each, at, fault, requirement, slug

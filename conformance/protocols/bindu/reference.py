@@ -125,7 +125,7 @@ class ReferenceConfig(base.ReferenceConfig):
     agent_key_seed: bytes = DEFAULT_AGENT_SEED
     # tasks and contexts the callers already hold when the reference starts, as on an
     # operator's server (a completed and a working task, each in its context, per caller):
-    # what a live run must leave as it found it (tests/test_bindu_live.py)
+    # what a live run must leave as it found it (tests/e2e/test_bindu_live.py)
     held: bool = False
 
 

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from conformance.check import CheckContext, Untested
-from conformance.checks.errors import (
+from conformance.checks.expect import (
     error_named,
     expect_error,
     expect_list,

@@ -11,7 +11,7 @@ from typing import Any
 
 from conformance.check import CheckContext, Untested
 from conformance.checks import idempotency
-from conformance.checks.errors import expect_error, expect_mapping, expect_result
+from conformance.checks.expect import expect_error, expect_mapping, expect_result
 from conformance.declare import at, requirement
 from conformance.faults import answer, noop, replaces, returns
 from conformance.locate import Search, holds

@@ -10,7 +10,7 @@ from typing import Any
 from starlette.responses import Response
 
 from conformance.check import CheckContext, Untested
-from conformance.checks.errors import expect_error
+from conformance.checks.expect import expect_error
 from conformance.checks.inputs import expect_matches
 from conformance.declare import at, chosen, fault, requirement
 from conformance.faults import replaces

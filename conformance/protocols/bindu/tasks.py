@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from conformance.check import CheckContext, Untested
-from conformance.checks.errors import expect_catalogued, expect_error, expect_list, expect_result, not_found
+from conformance.checks.expect import expect_catalogued, expect_error, expect_list, expect_result, not_found
 from conformance.declare import at, requirement
 from conformance.faults import noop, replaces, returns
 from conformance.protocols.bindu.answers import history_of, state_of, task_result, tasks_listed

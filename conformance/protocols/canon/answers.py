@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_list, expect_mapping, expect_result
+from conformance.checks.expect import expect_list, expect_mapping, expect_result
 from conformance.locate import expanded, holds
 from conformance.transport.binding import Reply
 

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_refused, expect_result
+from conformance.checks.expect import expect_refused, expect_result
 from conformance.declare import at, chosen, requirement
 from conformance.faults import answer, replaces, returns, returns_arg
 from conformance.model import Profile

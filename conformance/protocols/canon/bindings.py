@@ -11,7 +11,7 @@ from typing import Any
 
 from conformance.check import CheckContext
 from conformance.checks import auth
-from conformance.checks.errors import expect_catalogued
+from conformance.checks.expect import expect_catalogued
 from conformance.checks.inputs import invalid_code_everywhere
 from conformance.declare import chosen, code, fault, requirement
 from conformance.faults import noop, replaces, returns

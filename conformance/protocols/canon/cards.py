@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from conformance.check import CheckContext, NotApplicable
-from conformance.checks.errors import expect_result, refused_as
+from conformance.checks.expect import expect_result, refused_as
 from conformance.declare import at, requirement
 from conformance.documents.schemas import validator_for
 from conformance.faults import returns, returns_arg

@@ -15,7 +15,7 @@ import uuid
 from typing import Any
 
 from conformance.check import CheckContext, Untested
-from conformance.checks.errors import expect_result
+from conformance.checks.expect import expect_result
 from conformance.documents.schemas import resolve_pointer
 from conformance.transport.binding import Reply
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_error, expect_result, refused_as
+from conformance.checks.expect import expect_error, expect_result, refused_as
 from conformance.declare import at, requirement
 from conformance.faults import noop, replaces, returns, returns_arg
 from conformance.protocols.canon.answers import items, members_of, objects

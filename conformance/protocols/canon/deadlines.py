@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_result, refused_as
+from conformance.checks.expect import expect_result, refused_as
 from conformance.declare import at, requirement
 from conformance.faults import arguments, noop, replaces
 from conformance.model import Profile

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_result, refused_as
+from conformance.checks.expect import expect_result, refused_as
 from conformance.declare import at, requirement
 from conformance.faults import answer, replaces, returns
 from conformance.protocols.canon.client import CanonClient, fresh

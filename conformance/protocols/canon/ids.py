@@ -13,7 +13,7 @@ from typing import Any
 
 from conformance.check import CheckContext
 from conformance.checks import idempotency
-from conformance.checks.errors import expect_refused, expect_result
+from conformance.checks.expect import expect_refused, expect_result
 from conformance.checks.inputs import examples_refused
 from conformance.declare import at, chosen, code, requirement
 from conformance.faults import noop, refuses, replaces, returns

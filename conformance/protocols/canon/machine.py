@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_result
+from conformance.checks.expect import expect_result
 from conformance.machine import ProfileMachine
 
 EMOJI = ("tada", "eyes", "+1")

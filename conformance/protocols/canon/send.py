@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_refused, expect_result, refused_as
+from conformance.checks.expect import expect_refused, expect_result, refused_as
 from conformance.declare import at, requirement
 from conformance.faults import answer, arguments, noop, replaces, returns
 from conformance.protocols.canon.answers import items, members_of
@@ -248,7 +248,7 @@ def check_mentions(ctx: CheckContext, strict: bool = False) -> None:
              source=at(f"{DEFS}/send_to_input/properties/text/description"),
              faults=[returns("text_bytes_unchecked", "text_fits", True,
                              "send_to text and forward captions are measured in chars, so multi-byte "
-                             "text over the UTF-8 "  # apart: tests/test_limits.py reads a limit in the two
+                             "text over the UTF-8 "  # apart: tests/unit/test_limits.py reads a limit in the two
                              "byte limit is accepted.")])
 def check_text_bytes(ctx: CheckContext) -> None:
     """send_to text and forward captions: the limit counts bytes of UTF-8 (the schema counts chars)."""

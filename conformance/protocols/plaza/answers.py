@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 from conformance import locate
 from conformance.check import CheckContext, CheckFailed
-from conformance.checks.errors import (
+from conformance.checks.expect import (
     expect_list,
     expect_mapping,
     expect_result,

@@ -14,7 +14,7 @@ from typing import Any
 
 from conformance import locate
 from conformance.check import CheckContext, Untested
-from conformance.checks.errors import expect_mapping, expect_result
+from conformance.checks.expect import expect_mapping, expect_result
 from conformance.transport.binding import Reply, dig
 
 ALICE, BOB, CAROL = "alice", "bob", "carol"

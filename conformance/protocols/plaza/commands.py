@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from conformance.check import Blocked, CheckContext, CheckFailed, Untested
-from conformance.checks.errors import catalog_entry, expect_error
+from conformance.checks.expect import catalog_entry, expect_error
 from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
 from conformance.declare import Each, Patch, at, fault, requirement, slug
 from conformance.documents.schemas import validator_for

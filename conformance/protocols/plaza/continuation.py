@@ -26,7 +26,7 @@ from typing import Any
 
 from conformance import locate
 from conformance.check import CheckContext, CheckFailed, Untested
-from conformance.checks.errors import expect_result
+from conformance.checks.expect import expect_result
 from conformance.declare import at, chosen, fault, requirement
 from conformance.faults import answer, arguments, noop, refuses, replaces, returns
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id

@@ -13,7 +13,7 @@ from typing import Any
 
 from conformance import locate
 from conformance.check import CheckContext, Untested
-from conformance.checks.errors import expect_result
+from conformance.checks.expect import expect_result
 from conformance.declare import at, requirement
 from conformance.faults import answer, replaces
 from conformance.protocols.plaza.answers import text_of

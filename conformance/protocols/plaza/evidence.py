@@ -10,7 +10,7 @@ from typing import Any
 
 from conformance import locate
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_result, refused_as
+from conformance.checks.expect import expect_result, refused_as
 from conformance.declare import at, chosen, requirement
 from conformance.faults import answer, noop, replaces
 from conformance.protocols.plaza.answers import (

@@ -14,7 +14,7 @@ from typing import Any
 
 from conformance import locate
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_refused, expect_result, refused_as
+from conformance.checks.expect import expect_refused, expect_result, refused_as
 from conformance.declare import at, fault, requirement
 from conformance.faults import answer, noop, recodes, refuses, replaces
 from conformance.protocols.plaza.answers import bodies, evidence, mentions, page

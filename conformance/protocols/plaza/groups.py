@@ -30,7 +30,7 @@ from weakref import WeakKeyDictionary
 from conformance import locate
 from conformance.check import Blocked, CheckContext, CheckFailed, Untested
 from conformance.checks.causes import cause_of
-from conformance.checks.errors import catalog_entry, expect_result, refused_as
+from conformance.checks.expect import catalog_entry, expect_result, refused_as
 from conformance.declare import At, at, chosen, requirement
 from conformance.faults import answer, replaces, returns
 from conformance.model import Profile

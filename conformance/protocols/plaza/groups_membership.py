@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_result
+from conformance.checks.expect import expect_result
 from conformance.declare import at, chosen, fault, requirement
 from conformance.faults import answer, arguments, noop, recodes, replaces, returns
 from conformance.protocols.plaza.answers import text_of

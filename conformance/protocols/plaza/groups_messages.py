@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from conformance.check import CheckContext, Untested
-from conformance.checks.errors import expect_result
+from conformance.checks.expect import expect_result
 from conformance.declare import at, requirement
 from conformance.documents.schemas import validator_for
 from conformance.faults import arguments, replaces, returns

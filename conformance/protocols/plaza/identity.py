@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 from conformance import locate
 from conformance.check import CheckContext
 from conformance.checks import auth
-from conformance.checks.errors import expect_mapping
+from conformance.checks.expect import expect_mapping
 from conformance.declare import at, chosen, requirement
 from conformance.faults import answer, noop, replaces
 from conformance.protocols.plaza.answers import field

@@ -18,7 +18,7 @@ from hypothesis.stateful import precondition, rule
 
 from conformance import locate
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_refused
+from conformance.checks.expect import expect_refused
 from conformance.declare import at, requirement
 from conformance.machine import ProfileMachine
 from conformance.protocols.plaza import answers

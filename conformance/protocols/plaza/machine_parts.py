@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_refused
+from conformance.checks.expect import expect_refused
 from conformance.declare import at, chosen, requirement
 from conformance.machine import ProfileMachine
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, fresh_id

@@ -14,7 +14,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_error, expect_result
+from conformance.checks.expect import expect_error, expect_result
 from conformance.declare import at, chosen, requirement
 from conformance.faults import answer, arguments, replaces
 from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, dig, fresh_id

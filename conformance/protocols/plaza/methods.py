@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 
 from conformance import locate
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_error, expect_mapping, expect_result, refused_as
+from conformance.checks.expect import expect_error, expect_mapping, expect_result, refused_as
 from conformance.declare import at, fault, requirement
 from conformance.faults import answer, recodes, refuses, replaces
 from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, dig, fresh_id

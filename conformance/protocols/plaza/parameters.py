@@ -15,7 +15,7 @@ from typing import Any
 
 from conformance import locate
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_error, expect_mapping, expect_refused
+from conformance.checks.expect import expect_error, expect_mapping, expect_refused
 from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
 from conformance.declare import at, chosen, requirement
 from conformance.documents.schemas import validator_for

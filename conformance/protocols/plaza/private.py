@@ -31,7 +31,7 @@ from typing import Any
 
 from conformance import locate
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_result
+from conformance.checks.expect import expect_result
 from conformance.declare import at, chosen, fault, requirement
 from conformance.faults import answer, noop, replaces, returns
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id

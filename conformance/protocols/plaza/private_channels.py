@@ -15,7 +15,7 @@ from typing import Any
 
 from conformance import locate
 from conformance.check import CheckContext, CheckFailed
-from conformance.checks.errors import expect_error, expect_result
+from conformance.checks.expect import expect_error, expect_result
 from conformance.declare import at, requirement
 from conformance.faults import noop, replaces, returns
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, fresh_id

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from conformance.check import CheckContext
-from conformance.checks.errors import (
+from conformance.checks.expect import (
     expect_list,
     expect_refused,
     refused_as,

@@ -13,7 +13,7 @@ from typing import Any
 
 from conformance import locate
 from conformance.check import CheckContext, Untested
-from conformance.checks.errors import (
+from conformance.checks.expect import (
     expect_list,
     expect_mapping,
     expect_result,

@@ -125,18 +125,15 @@ from conformance.protocols.plaza.site import (  # noqa: F401 (the site's names, 
     derived_uuid,
     dotted,
     fingerprint,
-    is_int,
     iso,
     owner_token,
-    parse_json,
     parse_ms,
     reader_token,
     reference_credentials,
-    reject_constant,
     seeded_visitor,
     valid_request_id,
 )
-from conformance.reference import Reference
+from conformance.reference import Reference, strict_json
 
 PARTS = ("groups", "private", "continuation")  # each a part_<name>.py mixin with reset_<name>
 
@@ -372,14 +369,14 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart, Reference):
 
     def parse_body(self, raw: bytes) -> Any:
         try:
-            return parse_json(raw)
+            return strict_json(raw)
         except (ValueError, RecursionError) as exc:
             raise SiteError(PARSE_ERROR, "Parse error") from exc
 
     def request_id_of(self, raw: bytes) -> Any:
         """The id of a body, when it has a valid one (for answers refused before the envelope)."""
         try:
-            body = parse_json(raw)
+            body = strict_json(raw)
         except (ValueError, RecursionError):
             return None
         rid = body.get("id") if isinstance(body, dict) else None

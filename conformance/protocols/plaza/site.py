@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from conformance.reference import ReferenceConfig as BaseConfig
-from conformance.reference import Refusal
+from conformance.reference import Refusal, is_int
 
 # Connection states (the profile's choice, docs/agent-plaza.md "Consent and controls").
 INVITATION, ACTIVE, DECLINED = "invitation", "active", "declined"
@@ -296,19 +296,6 @@ def fingerprint(value: Any) -> str:
     """What a replay must repeat: a hash of the canonical JSON."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def parse_json(raw: bytes) -> Any:
-    """Strict JSON (no NaN/Infinity); ValueError when it is not."""
-    return json.loads(raw.decode("utf-8"), parse_constant=reject_constant)
-
-
-def is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def valid_request_id(value: Any) -> bool:

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_result, refused_as
+from conformance.checks.expect import expect_result, refused_as
 from conformance.declare import at, fault, requirement
 from conformance.faults import noop, recodes, replaces
 from conformance.protocols.plaza.answers import drain

@@ -14,7 +14,7 @@ from typing import Any
 from conformance import locate
 from conformance.check import CheckContext
 from conformance.checks import auth
-from conformance.checks.errors import expect_result, refused_as
+from conformance.checks.expect import expect_result, refused_as
 from conformance.checks.jsonrpc import expect_envelope
 from conformance.declare import at, fault, requirement
 from conformance.faults import noop, recodes, refuses, replaces

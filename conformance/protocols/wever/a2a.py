@@ -17,7 +17,7 @@ from typing import Any
 from conformance import locate
 from conformance.check import CheckContext
 from conformance.checks import idempotency
-from conformance.checks.errors import expect_mapping, expect_refused, expect_result
+from conformance.checks.expect import expect_mapping, expect_refused, expect_result
 from conformance.declare import at, requirement
 from conformance.faults import replaces
 from conformance.locate import Search

@@ -10,7 +10,7 @@ from typing import Any
 from conformance import locate
 from conformance.check import CheckContext
 from conformance.checks import auth
-from conformance.checks.errors import expect_refused, expect_result
+from conformance.checks.expect import expect_refused, expect_result
 from conformance.declare import at, code, fault, requirement
 from conformance.faults import replaces, returns
 from conformance.locate import Search

@@ -13,7 +13,7 @@ from typing import Any
 
 from conformance import locate
 from conformance.check import CheckContext, Untested
-from conformance.checks.errors import expect_result
+from conformance.checks.expect import expect_result
 from conformance.locate import Search
 from conformance.protocols.wever import live as uncontrolled
 from conformance.protocols.wever.reads import Vocabulary, ids, marked, owners, state_in, vocabulary

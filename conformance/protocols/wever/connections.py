@@ -9,7 +9,7 @@ from typing import Any
 
 from conformance import locate
 from conformance.check import CheckContext, Untested
-from conformance.checks.errors import expect_refused, expect_result, refused_as
+from conformance.checks.expect import expect_refused, expect_result, refused_as
 from conformance.declare import at, requirement
 from conformance.faults import replaces, returns
 from conformance.protocols.wever.access import CODES

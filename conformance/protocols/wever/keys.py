@@ -11,7 +11,7 @@ from typing import Any
 
 from conformance.check import CheckContext
 from conformance.checks import idempotency
-from conformance.checks.errors import refused_as
+from conformance.checks.expect import refused_as
 from conformance.declare import at, code, requirement
 from conformance.faults import replaces
 from conformance.protocols.wever.access import CODES

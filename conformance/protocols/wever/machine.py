@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
-from conformance.checks.errors import expect_refused, expect_result
+from conformance.checks.expect import expect_refused, expect_result
 from conformance.checks.lifecycle import LifecycleMachine
 from conformance.locate import Search
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, TERMINAL, WeverClient

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_refused, expect_result
+from conformance.checks.expect import expect_refused, expect_result
 from conformance.declare import at, requirement
 from conformance.faults import replaces
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient

@@ -17,7 +17,7 @@ from typing import Any
 
 from conformance import faults, locate
 from conformance.check import CheckContext, Untested
-from conformance.checks.errors import expect_refused, expect_result
+from conformance.checks.expect import expect_refused, expect_result
 from conformance.declare import at, requirement
 from conformance.faults import replaces
 from conformance.protocols.wever import live

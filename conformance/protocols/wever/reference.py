@@ -32,7 +32,7 @@ from conformance.documents.limits import load_limits
 from conformance.documents.schemas import validator_for
 from conformance.model import Profile
 from conformance.protocols.mcp.server import McpServer, to_response
-from conformance.reference import Reference, Refusal
+from conformance.reference import Reference, Refusal, is_int, strict_json
 from conformance.reference import ReferenceConfig as BaseConfig
 
 HOUR_S = 3600
@@ -187,19 +187,6 @@ def json_depth(value: Any) -> int:
             deepest = max(deepest, depth)
             stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
     return deepest
-
-
-def reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def parse_json(raw: bytes) -> Any:
-    """Strict JSON (no NaN/Infinity); ValueError when it is not, RecursionError when too deep."""
-    return json.loads(raw.decode("utf-8"), parse_constant=reject_constant)
-
-
-def is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def key_prefix_of(retry_text: str) -> str:
@@ -856,7 +843,7 @@ class WeverReference(Reference):
 
     def parse_action_body(self, raw: bytes) -> Any:
         try:
-            return parse_json(raw)
+            return strict_json(raw)
         except (ValueError, RecursionError) as exc:
             raise RelayError("VALIDATION_ERROR", "the body is not JSON") from exc
 
@@ -946,7 +933,7 @@ class WeverReference(Reference):
         if len(raw) > self.limit("a2a_request_bytes"):
             raise RpcError(INVALID_REQUEST, f"request body over {self.limit('a2a_request_bytes')} bytes")
         try:
-            body = parse_json(raw)
+            body = strict_json(raw)
         except RecursionError as exc:
             raise RpcError(INVALID_REQUEST, "JSON nested too deeply") from exc
         except ValueError as exc:

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_result
+from conformance.checks.expect import expect_result
 from conformance.declare import at, fault, requirement
 from conformance.faults import replaces
 from conformance.protocols.wever.a2a import a2a_sent_id

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from conformance.check import CheckContext
-from conformance.checks.errors import expect_refused, expect_result, refused_as
+from conformance.checks.expect import expect_refused, expect_result, refused_as
 from conformance.declare import at, requirement
 from conformance.faults import replaces, returns
 from conformance.protocols.wever.access import CODES

@@ -1,0 +1,112 @@
+"""The user's own input: the run config file (YAML: target, timeout, credentials, control,
+world, declared, examples) and option values (durations, folders), each checked with a
+one-line ``ConfigError`` naming its option or file (exit 2)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from conformance.transport.http import validate_target_url
+from conformance.yamltext import load_yaml, read_user_text
+
+KNOWN_KEYS = {"target", "timeout", "max_answer_mib", "credentials", "control", "world", "declared", "examples"}
+
+class ConfigError(Exception):
+    """Bad input to the tool itself (exit 2)."""
+
+
+class UsageFailure(ConfigError):
+    """A bad combination of options, or a file or port the tool cannot use (exit 2)."""
+
+
+def read_yaml(path: Path, what: str) -> Any:
+    """A user's YAML file, or ConfigError with a one-line reason naming ``what`` and the file:
+    one that cannot be read, is not UTF-8 text (a binary file, say) or does not parse."""
+    try:
+        text = read_user_text(path, what)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+    try:
+        return load_yaml(text)
+    except (yaml.YAMLError, RecursionError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ConfigError(f"{what} {path} does not parse: {first}") from exc
+
+
+def load_config(path: str | Path | None) -> dict[str, Any]:
+    """Read and check a run config (YAML); ConfigError names the first bad value.
+    Keys: target, timeout, max_answer_mib, credentials, control, world, declared, examples."""
+    if path is None:
+        return {}
+    path = Path(path)
+    data = read_yaml(path, "config")
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config {path} must be a mapping (keys: {', '.join(sorted(KNOWN_KEYS))})")
+    unknown = set(data) - KNOWN_KEYS
+    if unknown:
+        raise ConfigError(f"config {path}: unknown keys {sorted(map(str, unknown))} (known: {', '.join(sorted(KNOWN_KEYS))})")
+    where = f"config {path}"
+    if "target" in data and data["target"] != "reference":
+        try:
+            validate_target_url(data["target"])
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    for key, unit in (("timeout", "seconds for one exchange"), ("max_answer_mib", "MiB of one answer")):
+        if key in data:
+            positive_number(data[key], f"{where}: {key} ({unit})")
+    credentials = data.get("credentials", {})
+    if not isinstance(credentials, dict):
+        raise ConfigError(f"{where}: credentials must be a mapping of label to token")
+    for label, value in credentials.items():
+        if not isinstance(value, str | dict) and value is not None:
+            raise ConfigError(f"{where}: credentials.{label} must be a token (text) or a mapping, not {value!r}")
+        if isinstance(value, dict) and "disposable" in value and not isinstance(value["disposable"], bool):
+            raise ConfigError(f"{where}: credentials.{label}.disposable must be true or false, not {value['disposable']!r}")
+    if "control" in data and not isinstance(data["control"], str):
+        raise ConfigError(f"{where}: control must be a URL or a path (text), not {data['control']!r}")
+    if "declared" in data and not (isinstance(data["declared"], list) and all(isinstance(d, str) for d in data["declared"])):
+        raise ConfigError(f"{where}: declared must be a list of optional feature names, not {data['declared']!r}")
+    if "examples" in data and not isinstance(data["examples"], str):
+        raise ConfigError(f"{where}: examples must be a folder or a redis:// URL, not {data['examples']!r}")
+    if "world" in data and not isinstance(data["world"], dict):
+        raise ConfigError(f"{where}: world must be a mapping of role to id, not {type(data['world']).__name__}")
+    return data
+
+
+def positive_number(value: Any, what: str) -> float:
+    """``value`` as a finite number > 0, or ConfigError naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{what} must be a number greater than 0, not {value!r}")
+    return float(value)
+
+
+def parse_duration(text: Any, what: str = "--max-time") -> float:
+    """Seconds from ``900``, ``90s``, ``15m`` or ``2h``; ConfigError naming ``what`` (the
+    option or setting it came from) otherwise."""
+    value = str(text).strip().lower()
+    scale = {"s": 1, "m": 60, "h": 3600}.get(value[-1:], None)
+    number = value[:-1] if scale else value
+    try:
+        seconds = float(number) * (scale or 1)
+    except ValueError:
+        raise ConfigError(f"{what} {text!r} is not a duration (e.g. 900, 90s, 15m, 2h)") from None
+    return positive_number(seconds, f"{what} {text!r}")
+
+
+def writable_dir(path: Path, what: str) -> Path:
+    """``path`` as a folder that exists and can be written, or ConfigError."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".conformance-write-test"
+        probe.write_text("", encoding="utf-8")
+        probe.unlink()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ConfigError(f"{what} {path} cannot be written: {reason}") from None
+    return path

@@ -1,0 +1,54 @@
+"""BINDU-LIFECYCLE reaches its rules: at the standard budget every rule of the task
+machine fires and every transition row is tried where it is allowed and where it
+is refused (Verdict.machine counts them). At the quick budget (5 runs of 12 steps)
+whether hypothesis's swarm switches a rule off in every run varied with what else the
+process had imported, so the claim is made at the budget runs use by default."""
+
+import pytest
+
+from conformance.launch import open_run
+from conformance.machine import rule_names
+from conformance.profiles import load_profile
+from conformance.protocols.bindu.machine import TaskLifecycle
+from conformance.runner import execute
+
+BUDGET = "standard"
+
+
+@pytest.fixture(scope="module")
+def verdict():
+    profile = load_profile("bindu")
+    requirement = next(r for r in profile.requirements if r.id == "BINDU-LIFECYCLE")
+    run = open_run(profile, "reference", budget=BUDGET)
+    try:
+        return execute(requirement, run)
+    finally:
+        run.http.close()
+
+
+def test_lifecycle_passes_on_the_reference(verdict):
+    assert verdict.status == "passed", verdict.message
+
+
+def test_every_rule_fires_at_the_standard_budget(verdict):
+    fired = {name for name, count in verdict.machine.items() if name.startswith("rule ") and count}
+    assert set(rule_names(TaskLifecycle)) - fired == set()
+
+
+def test_every_transition_row_is_tried_from_an_allowed_and_a_refused_state(verdict):
+    profile = load_profile("bindu")
+    for op in profile.settings["lifecycle"]["transitions"]:
+        outcomes = {name.rsplit(": ", 1)[1] for name in verdict.machine if name.startswith(f"transition {op} from ")}
+        assert outcomes >= {"allowed", "refused"}, f"{op}: {outcomes}"
+
+
+def test_feedback_is_tried_on_completed_and_open_tasks(verdict):
+    tried = {name.split(" from ")[1].split(":")[0] for name in verdict.machine if name.startswith("transition tasks/feedback from ")}
+    assert "completed" in tried
+    assert tried - {"completed", "failed", "canceled", "rejected"}
+
+
+def test_the_generic_transition_rule_is_replaced_by_steered_ones():
+    names = rule_names(TaskLifecycle)
+    assert "rule transition" not in names
+    assert {"rule transition_open", "rule transition_terminal", "rule resume_paused", "rule feedback"} <= set(names)

@@ -1,0 +1,231 @@
+"""The docs a new user follows: docs/ci.md's shell recipe really gates the served
+reference, the exit-code tables list exactly the codes the tool uses, the README names
+every credential label and config key, and docs/architecture.md stands on its own."""
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conformance.config import KNOWN_KEYS
+from conformance.report.summary import EXIT_CODES
+from tests.conftest import ROOT, free_port
+
+README = ROOT / "README.md"
+CI = ROOT / "docs" / "ci.md"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+PROFILES = ("bindu", "canon-verbs", "wever-connect", "agent-plaza")
+
+
+def section(text: str, heading: str) -> str:
+    """The text under a markdown heading, up to the next heading of the same or a higher
+    level (a `#` line inside a fenced block is no heading)."""
+    lines, level, start, fence = text.splitlines(keepends=True), 0, None, False
+    for i, line in enumerate(lines):
+        if line.startswith("```"):
+            fence = not fence
+        match = None if fence else re.match(r"(#+) (.*?)\s*$", line)
+        if match and start is None and match.group(2) == heading:
+            level, start = len(match.group(1)), i + 1
+        elif match and start is not None and len(match.group(1)) <= level:
+            return "".join(lines[start:i])
+    assert start is not None, f"no heading {heading!r}"
+    return "".join(lines[start:])
+
+
+def fenced(text: str, lang: str) -> list[str]:
+    return re.findall(rf"^```{lang}\n(.*?)^```$", text, re.M | re.S)
+
+
+def exit_code_tables(text: str) -> list[list[int]]:
+    """The codes of every `| code | meaning |` table, in order."""
+    tables = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if re.fullmatch(r"\|\s*code\s*\|\s*meaning\s*\|", line.strip()):
+            codes = []
+            for row in lines[i + 2:]:
+                if not row.startswith("|"):
+                    break
+                match = re.fullmatch(r"\|\s*`(\d+)`\s*\|(.*)\|", row.strip())
+                assert match and match.group(2).strip(), f"exit-code row without a code or a meaning: {row!r}"
+                codes.append(int(match.group(1)))
+            tables.append(codes)
+    return tables
+
+
+@pytest.mark.parametrize("doc", [README, CI], ids=lambda p: p.name)
+def test_exit_code_tables_list_exactly_the_codes_of_the_tool(doc: Path) -> None:
+    tables = exit_code_tables(doc.read_text(encoding="utf-8"))
+    assert tables, f"{doc.name} has no exit-code table"
+    for codes in tables:
+        assert sorted(codes) == sorted(EXIT_CODES), f"{doc.name}: {codes} but the tool exits with {sorted(EXIT_CODES)}"
+        assert len(codes) == len(set(codes))
+
+
+def test_ci_doc_names_allow_untested() -> None:
+    assert "--allow-untested" in CI.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_readme_names_every_credential_label(profile: str) -> None:
+    readme = README.read_text(encoding="utf-8")
+    declared = yaml.safe_load((ROOT / "profiles" / f"{profile}.yaml").read_text(encoding="utf-8"))
+    labels = declared.get("credentials") or {}
+    assert labels, f"profiles/{profile}.yaml declares no credentials"
+    missing = [label for label in labels
+               if not re.search(rf"(^\s+{re.escape(label)}:|`{re.escape(label)}`|credentials\.{re.escape(label)}\b)", readme, re.M)]
+    assert not missing, f"README.md does not say what these credentials of {profile} are: {missing}"
+
+
+def test_readme_explains_every_config_key() -> None:
+    readme = README.read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\|\s*`([a-z_]+)`\s*\|\s*\S", readme, re.M))
+    assert sorted(KNOWN_KEYS - rows) == [], "config keys without a row (| `key` | what it is |) in README.md"
+
+
+def test_readme_says_how_long_the_tests_take() -> None:
+    assert re.search(r"about \d+ minutes? on \d+ cores", README.read_text(encoding="utf-8"))
+
+
+def test_architecture_names_no_path_outside_the_repository() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    for outside in ("../", "DESIGN.md", "in the shared folder", "/work/", "~/"):
+        assert outside not in text, f"docs/architecture.md points outside the repository: {outside!r}"
+
+
+def test_licence_files() -> None:
+    assert "MIT License" in (ROOT / "LICENSE").read_text(encoding="utf-8")
+    notes = (ROOT / "specs" / "LICENSES.md").read_text(encoding="utf-8")
+    for folder in (p.name for p in (ROOT / "specs").iterdir() if p.is_dir()):
+        assert f"`{folder}/`" in notes, f"specs/LICENSES.md says nothing of specs/{folder}/"
+
+
+def conformance_command(tmp: Path) -> str:
+    """The `conformance` of the Python running the tests, so the recipe installs nothing."""
+    installed = Path(sys.executable).parent / "conformance"
+    if installed.is_file():
+        return str(installed)
+    wrapper = tmp / "conformance"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m conformance.cli "$@"\n')
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+def test_ci_shell_recipe_gates_the_served_reference(tmp_path: Path) -> None:
+    [recipe] = fenced(section(CI.read_text(encoding="utf-8"), "A plain shell script"), "sh")[:1]
+    script = tmp_path / "conformance-gate.sh"
+    script.write_text(recipe, encoding="utf-8")
+    port = free_port()
+    config = tmp_path / "ref.yaml"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE", "PYTEST"))}
+    env.update(
+        START_AGENT=f"{sys.executable} -m conformance.cli serve bindu --control --port {port} --write-config {config}",
+        AGENT_URL=f"http://127.0.0.1:{port}",
+        CONFIG=str(config),
+        CONFORMANCE=conformance_command(tmp_path),
+        CONFORMANCE_ARGS="--budget quick --max-time 120s",
+        CONFORMANCE_TOKEN="ory_at_reference_full",  # the reference's main caller, as a CI secret would give it
+        WAIT_SECONDS="30",
+        PYTHONPATH=str(ROOT),
+    )
+    result = subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    report = tmp_path / "reports" / "ci"
+    for name in ("summary.json", "junit.xml", "report.html"):
+        assert (report / name).is_file(), f"no {name} in the kept reports:\n{out}"
+    assert "ory_at_reference_full" not in (report / "summary.json").read_text(encoding="utf-8")
+    # the implementation is stopped: its process group is gone and nothing listens any more
+    pid = int(re.search(r"started the implementation \(pid (\d+)\)", out).group(1))
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pid, 0)
+    with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+        pass
+
+
+def test_ci_shell_recipe_fails_clearly_when_nothing_listens(tmp_path: Path) -> None:
+    [recipe] = fenced(section(CI.read_text(encoding="utf-8"), "A plain shell script"), "sh")[:1]
+    script = tmp_path / "conformance-gate.sh"
+    script.write_text(recipe, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE", "PYTEST"))}
+    env.update(START_AGENT="sleep 60", AGENT_URL=f"http://127.0.0.1:{free_port()}", WAIT_SECONDS="1",
+               CONFORMANCE=conformance_command(tmp_path), PYTHONPATH=str(ROOT))
+    result = subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "nothing listened on" in result.stderr
+    pid = int(re.search(r"started the implementation \(pid (\d+)\)", result.stdout).group(1))
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pid, 0)
+    assert not (tmp_path / "reports").exists()
+
+
+def test_ci_github_actions_job_installs_starts_waits_gates_and_keeps_reports() -> None:
+    [workflow] = fenced(section(CI.read_text(encoding="utf-8"), "GitHub Actions"), "yaml")[:1]
+    [job] = yaml.safe_load(workflow)["jobs"].values()
+    steps = job["steps"]
+    uses = [s.get("uses", "").split("@")[0] for s in steps]
+    assert uses.count("actions/checkout") == 2 and "actions/setup-python" in uses  # the implementation and the kit
+    runs = "\n".join(s.get("run", "") for s in steps)
+    assert "pip install" in runs and "&" in runs and "curl" in runs and "conformance run" in runs
+    kept = [s for s in steps if s.get("uses", "").startswith(("actions/upload-artifact", "mikepenz/action-junit-report"))]
+    assert len(kept) == 2 and all(s.get("if") == "always()" for s in kept)
+    gate = next(s for s in steps if "conformance run" in s.get("run", ""))
+    assert "--config" in gate["run"] and "CONFORMANCE_TOKEN" in gate.get("env", {})
+
+
+def live_gate_recipe(tmp_path: Path, fault: str | None) -> tuple[subprocess.CompletedProcess, Path]:
+    """docs/ci.md's `--gate live` line, as written, against the reference served without control."""
+    [recipe] = fenced(section(CI.read_text(encoding="utf-8"), "A plain shell script"), "sh")[:1]
+    [line] = fenced(section(CI.read_text(encoding="utf-8"), "A server without a control interface: `--gate live`"), "sh")
+    script = tmp_path / "conformance-gate.sh"
+    script.write_text(recipe, encoding="utf-8")
+    assigned = {name: quoted or bare for name, quoted, bare in re.findall(r'(\w+)=(?:"([^"]*)"|(\S+))', line)}
+    port = free_port()
+    serve = assigned["START_AGENT"].replace("3773", str(port)).replace("conformance serve", f"{sys.executable} -m conformance.cli serve")
+    assert "--control" not in serve
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE", "PYTEST"))}
+    env.update(START_AGENT=serve + (f" --fault {fault}" if fault else ""), AGENT_URL=f"http://127.0.0.1:{port}",
+               CONFIG=str(tmp_path / assigned["CONFIG"]), CONFORMANCE=conformance_command(tmp_path),
+               CONFORMANCE_ARGS=assigned["CONFORMANCE_ARGS"] + " --max-time 180s", WAIT_SECONDS="30", PYTHONPATH=str(ROOT))
+    env["START_AGENT"] = env["START_AGENT"].replace(f"--write-config {assigned['CONFIG']}", f"--write-config {env['CONFIG']}")
+    result = subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    return result, tmp_path / "reports" / "ci"
+
+
+def test_ci_live_gate_recipe_passes_the_reference_without_control(tmp_path: Path) -> None:
+    import json
+
+    result, report = live_gate_recipe(tmp_path, None)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    summary = json.loads((report / "summary.json").read_text(encoding="utf-8"))
+    live = summary["live"]
+    assert summary["gate"] == "live" and summary["verdict"] == "pass"
+    assert live["need_control"] > 0 and live["held"] == live["of"] - live["need_control"] - live["would_harm"], live
+    assert live["statement"] in out and live["statement"] in summary["verdict_reason"]
+    assert live["statement"] in (report / "junit.xml").read_text(encoding="utf-8")
+    assert "Live gate:" in (report / "report.html").read_text(encoding="utf-8")
+
+
+def test_ci_live_gate_recipe_fails_a_faulty_server_without_control(tmp_path: Path) -> None:
+    result, report = live_gate_recipe(tmp_path, "id_not_echoed")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "BINDU-RPC-ID-ECHO" in result.stdout
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_readme_names_every_row_that_does_something_lasting(profile: str) -> None:
+    from conformance.profiles import load_profile
+
+    readme = README.read_text(encoding="utf-8")
+    table = readme[readme.index("Which rows do something lasting"):]
+    row = next(line for line in table.splitlines() if line.startswith(f"| `{profile}` |"))
+    lasting = [r.id for r in load_profile(profile).requirements if r.lasting]
+    assert [rid for rid in lasting if f"`{rid}`" not in row] == [], f"README's lasting rows of {profile} miss some"
+    named = re.findall(r"`([A-Z]+(?:-[A-Z0-9]+)+)`", row)
+    assert sorted(set(named) - set(lasting)) == [], "README names rows as lasting that declare nothing lasting"
