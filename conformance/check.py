@@ -51,7 +51,8 @@ class CheckFailed(AssertionError):
     def failure(self, log: list[Exchange]) -> Failure:
         """This finding as a ``Failure``; what it does not say of the actual answer is read
         from the last exchange of ``log`` that got one."""
-        return typed_failure(Failure(self.kind, _clean_message(self), self.statement, self.subcheck, **self.typed), log)
+        return typed_failure(Failure(self.kind, _clean_message(self), self.statement, self.subcheck,
+                                     **self.typed), log)
 
 
 TYPED = frozenset({"expected_code", "actual_code", "expected_status", "actual_status"})
@@ -117,7 +118,8 @@ class RunContext:
     database: ExampleDatabase | None = None
     unreachable: str | None = None
     binding: str | None = None  # which of the profile's bindings the run speaks
-    world: dict[str, Any] = field(default_factory=dict)  # ids of a live target's seeded world (config `world:`)
+    # ids of a live target's seeded world (config `world:`)
+    world: dict[str, Any] = field(default_factory=dict)
     declared: frozenset[str] = frozenset()  # optional features the deployment declares it does not offer
     shrink: bool = True  # minimise failing examples (off where only whether a check crashes matters)
     reference: Any = None  # the built-in reference's instance, in process (selftest traces what checks read)
@@ -178,7 +180,8 @@ class CheckContext:
         self._put_back = PutBack()
         self.scratch: dict[str, Any] = {}  # what a protocol keeps for this requirement only
         self.spent: defaultdict[str, Counter[str]] = defaultdict(Counter)
-        self.quota_refusals: list[str] = []  # refusals for a quota set aside (the run spent it: blocked, not failed)
+        # refusals for a quota set aside (the run spent it: blocked, not failed)
+        self.quota_refusals: list[str] = []
 
     @property
     def binding_name(self) -> str | None:
@@ -211,14 +214,17 @@ class CheckContext:
             self.lasting(label, str(what))
 
     def _needs_token(self, label: str) -> None:
-        self.run.refused.setdefault(label, "not given, and the target requires a bearer token (HTTP 401 without one)")
-        raise Untested(f"the target requires a bearer token: give --token or credentials.{label}", "credential")
+        self.run.refused.setdefault(label, "not given, and the target requires a bearer token "
+                                           "(HTTP 401 without one)")
+        raise Untested(f"the target requires a bearer token: give --token or credentials.{label}",
+                       "credential")
 
     def _not_refused(self, label: str) -> None:
         """A credential the target refused is never sent to be judged."""
         why = self.run.refused.get(label)
         if why is not None:
-            raise Untested(f"credential {label!r} {why}: not judged (give a credential the target accepts)", "credential")
+            raise Untested(f"credential {label!r} {why}: not judged (give a credential the target accepts)",
+                           "credential")
 
     def token(self, label: str, required: bool = True) -> str | None:
         """The bearer token of a credential (a mapping's ``token``); a required one
@@ -229,7 +235,8 @@ class CheckContext:
         if isinstance(value, dict):
             value = value.get("token")
         if not value and required:
-            raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)", "credential")
+            raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)",
+                           "credential")
         return value or None
 
     # -- what the target offers --------------------------------------------------
@@ -237,13 +244,15 @@ class CheckContext:
         self._not_refused(label)
         value = self.run.credentials.get(label)
         if not value:
-            raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)", "credential")
+            raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)",
+                           "credential")
         return value
 
     def limit(self, name: str) -> int:
         """A limit of the profile (its ``limits:`` block), in the unit its name says."""
         if name not in self.profile.limits:
-            raise ValueError(f"{self.profile.name} has no limit {name!r} (known: {', '.join(sorted(self.profile.limits))})")
+            raise ValueError(f"{self.profile.name} has no limit {name!r} (known: "
+                             f"{', '.join(sorted(self.profile.limits))})")
         return int(self.profile.limits[name].value)
 
     def require_served(self, feature: str, probe: Callable[[], str | None]) -> None:
@@ -271,7 +280,8 @@ class CheckContext:
             self.needs_control(f"control action {action!r}")
         reply = self.http.request("POST", f"{self.run.control_path}/{action}", json_body=payload)
         if reply.status >= 400:
-            raise Untested(f"control action {action!r} refused: HTTP {reply.status} {reply.text[:100]}", "control")
+            raise Untested(f"control action {action!r} refused: HTTP {reply.status} {reply.text[:100]}",
+                           "control")
         return reply
 
     @staticmethod
@@ -289,10 +299,12 @@ class CheckContext:
         unless the check only ``met`` it on this target (the operator's own connection, say,
         which the reference's world does not have)."""
         if not (self.requirement.lasting or met):
-            raise ValueError(f"{self.requirement.id} {what} of {label!r} but declares nothing lasting (Requirement.lasting)")
+            raise ValueError(f"{self.requirement.id} {what} of {label!r} but declares nothing lasting "
+                             "(Requirement.lasting)")
         if self.run.live and not self.run.identities.may_change(label):
-            raise Untested(f"would harm a configured identity: {what} of {label!r} cannot be undone over the wire "
-                           f"(mark credentials.{label}.disposable: true, or give control)", "harm")
+            raise Untested(f"would harm a configured identity: {what} of {label!r} cannot be undone "
+                           f"over the wire (mark credentials.{label}.disposable: true, or give control)",
+                           "harm")
 
     def adopt(self, label: str, credential: Any) -> None:
         """An identity the run created over the protocol (a fresh mailbox, say): usable as
@@ -331,12 +343,14 @@ class CheckContext:
             self.spent[quota][who] = max(0, self.spent[quota][who] - count)
 
     def about_quota(self, quota: str) -> bool:
-        """Whether this requirement is about ``quota`` (its ``quotas:`` rows): its refusals are its verdict."""
+        """Whether this requirement is about ``quota`` (its ``quotas:`` rows): its refusals are
+        its verdict."""
         rows = (self.profile.settings.get("quotas") or {}).get(quota, {}).get("rows") or []
         return any(fnmatch.fnmatchcase(self.requirement.id, pattern) for pattern in rows)
 
     # -- verdict helpers ----------------------------------------------------------
-    def fail(self, message: str, kind: str = DEFAULT_KIND, statement: str | None = None, **typed: Any) -> None:
+    def fail(self, message: str, kind: str = DEFAULT_KIND, statement: str | None = None,
+             **typed: Any) -> None:
         """The target broke the requirement: ``kind`` from conformance/failures.py
         ``KINDS``, ``statement`` the spec statement it breaks (optional), ``typed`` what the
         check knows of the expected and actual answer (``expected_code=...``, see CheckFailed)."""
@@ -365,12 +379,15 @@ class CheckContext:
 
         quotas = self.profile.settings.get("quotas") or {}
         last = self.http.log[-1] if self.http.log else None
-        if last is None or any(self.about_quota(q) for q in quotas) or not quota_refusal(self.profile, last.response):
+        if (last is None or any(self.about_quota(q) for q in quotas)
+            or not quota_refusal(self.profile, last.response)):
             return None
         status, said = blamed(last.response)
-        spent = self.run.quotas.describe(said=f"{said} {last.response.get('body', '') if last.response else ''}")
+        spent = self.run.quotas.describe(
+            said=f"{said} {last.response.get('body', '') if last.response else ''}")
         return (f"blocked by a quota: the target answered {status} {said}".strip() +
-                (f"; this run had spent {spent}" if spent else "") + " (a quota refusal is never this requirement's failure)")
+                (f"; this run had spent {spent}" if spent else "")
+                + " (a quota refusal is never this requirement's failure)")
 
     @property
     def subchecks_entered(self) -> int:
@@ -481,7 +498,8 @@ class CheckContext:
                 self.blob = (match.group(1), match.group(2))
         self.failed_call = call
 
-    def for_all(self, strategy: st.SearchStrategy[Any], body: Callable[[Any], None], examples: int | None = None) -> None:
+    def for_all(self, strategy: st.SearchStrategy[Any], body: Callable[[Any], None],
+                examples: int | None = None) -> None:
         """Run ``body`` on generated examples; on failure the minimal example's
         exchanges stay in the log."""
         self._calls += 1
@@ -494,7 +512,8 @@ class CheckContext:
 
         # the example database keys a test by its source: every for_all shares this
         # one, so the key names the requirement and the call
-        prop.hypothesis.inner_test._hypothesis_internal_add_digest = self._digest(call)  # type: ignore[attr-defined]
+        prop.hypothesis.inner_test._hypothesis_internal_add_digest = (  # type: ignore[attr-defined]
+            self._digest(call))
         # settings after @seed, which would switch the run's example database off
         test = self.settings(examples)(self._decorate(prop, call))
         self._hypothesis_depth += 1

@@ -40,9 +40,12 @@ def _limits() -> str:
     return f"""
 
 limits (a run always ends):
-  each exchange (connect, headers, body) has a wall-clock deadline: config `timeout`, default {DEFAULT_TIMEOUT:g} s;
-  an answer is read up to config `max_answer_mib` (default {DEFAULT_MAX_ANSWER / 2**20:g} MiB, decompressed), then cut;
-  after {DEAD_AFTER} exchanges in a row without an answer the target counts as gone: the rest is untested, exit 3;
+  each exchange (connect, headers, body) has a wall-clock deadline: config `timeout`, \
+default {DEFAULT_TIMEOUT:g} s;
+  an answer is read up to config `max_answer_mib` \
+(default {DEFAULT_MAX_ANSWER / 2**20:g} MiB, decompressed), then cut;
+  after {DEAD_AFTER} exchanges in a row without an answer the target counts as gone: \
+the rest is untested, exit 3;
   --max-time bounds the whole run (default per budget: {budgets});
   redirects are never followed; Ctrl-C or SIGTERM writes the reports of what has run (exit 130)."""
 
@@ -59,99 +62,153 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("list", help="list profiles, or one profile's requirements and faults")
     s.add_argument("profile", nargs="?", help="profile name (omit to list all profiles)")
-    s.add_argument("--coverage", action="store_true", help="print the profile's statement map: every normative statement of "
+    s.add_argument("--coverage", action="store_true",
+                   help="print the profile's statement map: every normative statement of "
                    "the spec, the requirements that check it (or why none can), and the coverage figures")
 
     s = sub.add_parser("run", help="run a profile's requirements against a target", epilog=EPILOG + _limits(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("profile", help="profile name, e.g. bindu (see `conformance list`)")
-    s.add_argument("--target", default=None, help="'reference' (the built-in reference, in-process; default) or an http(s) URL")
-    s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"), help="bearer token of the main caller (credential 'full'; default $CONFORMANCE_TOKEN); never written to reports")
-    s.add_argument("--config", default=None, help="YAML run config: target, timeout (s per exchange), max_answer_mib, credentials.<label>, control (URL of a control interface), world, declared (optional features the deployment does not offer), examples (a folder or redis:// URL holding hypothesis examples for every worker and machine)")
-    s.add_argument("--budget", default="standard", choices=["quick", "standard", "deep"], help="examples per generated property and state-machine runs (default standard)")
-    s.add_argument("--seed", type=int, default=1, help="hypothesis seed; the same seed replays the same run (default 1)")
-    s.add_argument("--level", default="must", choices=["must", "should", "may"], help="lowest level whose failure fails the run (default must)")
-    s.add_argument("--only", action="append", default=[], metavar="ID", help="run only this requirement, an ID or a glob such as 'PLAZA-RECV-*' (repeatable); others are reported skipped")
-    s.add_argument("--skip", action="append", default=[], metavar="ID", help="do not run this requirement, an ID or a glob (repeatable); it is reported skipped and, as with --only, the run is left ungraded")
-    s.add_argument("--report", default=None, metavar="DIR", help="report directory (default reports/<profile>-<timestamp>)")
-    s.add_argument("--junit", default=None, metavar="FILE", help="JUnit XML path (default <report>/junit.xml)")
-    s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a named fault (or variant) into the built-in reference (repeatable; see `conformance list PROFILE`)")
-    s.add_argument("--binding", default=None, help="which of the profile's bindings to speak (canon-verbs: http or mcp; default the first)")
-    s.add_argument("--baseline", default=None, metavar="FILE", help="YAML list of known failures (id, reason, issue): listed failures do not fail the run, unlisted ones and stale entries do")
-    s.add_argument("--allow-untested", action="store_true", help="exit 0 even when a gating requirement stayed untested "
-                   "or blocked (missing credentials or control); by default that exits 5, so a gate never passes on nothing")
+    s.add_argument("--target", default=None,
+                   help="'reference' (the built-in reference, in-process; default) or an http(s) URL")
+    s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"),
+                   help="bearer token of the main caller (credential 'full'; default $CONFORMANCE_TOKEN); "
+                        "never written to reports")
+    s.add_argument("--config", default=None,
+                   help="YAML run config: target, timeout (s per exchange), max_answer_mib, "
+                        "credentials.<label>, control (URL of a control interface), world, declared "
+                        "(optional features the deployment does not offer), examples "
+                        "(a folder or redis:// URL holding hypothesis examples for every worker and machine)")
+    s.add_argument("--budget", default="standard", choices=["quick", "standard", "deep"],
+                   help="examples per generated property and state-machine runs (default standard)")
+    s.add_argument("--seed", type=int, default=1,
+                   help="hypothesis seed; the same seed replays the same run (default 1)")
+    s.add_argument("--level", default="must", choices=["must", "should", "may"],
+                   help="lowest level whose failure fails the run (default must)")
+    s.add_argument("--only", action="append", default=[], metavar="ID",
+                   help="run only this requirement, an ID or a glob such as 'PLAZA-RECV-*' (repeatable); "
+                        "others are reported skipped")
+    s.add_argument("--skip", action="append", default=[], metavar="ID",
+                   help="do not run this requirement, an ID or a glob (repeatable); "
+                        "it is reported skipped and, as with --only, the run is left ungraded")
+    s.add_argument("--report", default=None, metavar="DIR",
+                   help="report directory (default reports/<profile>-<timestamp>)")
+    s.add_argument("--junit", default=None, metavar="FILE",
+                   help="JUnit XML path (default <report>/junit.xml)")
+    s.add_argument("--fault", action="append", default=[], metavar="NAME",
+                   help="inject a named fault (or variant) into the built-in reference (repeatable; "
+                        "see `conformance list PROFILE`)")
+    s.add_argument("--binding", default=None,
+                   help="which of the profile's bindings to speak (canon-verbs: http or mcp; "
+                        "default the first)")
+    s.add_argument("--baseline", default=None, metavar="FILE",
+                   help="YAML list of known failures (id, reason, issue): listed failures do not fail the "
+                        "run, unlisted ones and stale entries do")
+    s.add_argument("--allow-untested", action="store_true",
+                   help="exit 0 even when a gating requirement stayed untested "
+                   "or blocked (missing credentials or control); by default that exits 5, "
+                   "so a gate never passes on nothing")
     s.add_argument("--gate", default="full", choices=["full", "live"],
-                   help="full (default): every gating requirement must run and hold. live: for a server without a "
-                        "control interface: exit 0 when every gating requirement a client can test without control "
-                        "ran and held (never on nothing); those that need control, or would harm a configured "
-                        "identity not marked disposable, are counted in every report (\"MUST-compliant on N of M; "
+                   help="full (default): every gating requirement must run and hold. live: "
+                        "for a server without a control interface: exit 0 when every gating requirement a "
+                        "client can test without control ran and held (never on nothing); "
+                        "those that need control, or would harm a configured identity not marked disposable, "
+                        "are counted in every report (\"MUST-compliant on N of M; "
                         "K need the test-control interface\") instead of exiting 5")
-    s.add_argument("--max-time", default=None, metavar="DURATION", help="wall-clock limit of the whole run: seconds, or 90s, 15m, 2h (default per budget, see below); then the rest is untested, exit 3")
+    s.add_argument("--max-time", default=None, metavar="DURATION",
+                   help="wall-clock limit of the whole run: seconds, or 90s, 15m, 2h (default per budget, "
+                        "see below); then the rest is untested, exit 3")
     s.add_argument("--workers", type=worker_count, default=1, metavar="N",
                    help="run requirements in N processes (pytest-xdist; 'auto' = one per core; default 1). "
-                        "Verdicts and cases are the same as a serial run's; against a live target the profile's "
-                        "`alone:` requirements (they change state others read) run last, one at a time")
+                        "Verdicts and cases are the same as a serial run's; "
+                        "against a live target the profile's `alone:` requirements "
+                        "(they change state others read) run last, one at a time")
 
-    s = sub.add_parser("fuzz", help="a long campaign: keep generating past the budgets, write each new failure at once",
+    s = sub.add_parser("fuzz", help="a long campaign: keep generating past the budgets, "
+                                    "write each new failure at once",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("profile", help="profile name, e.g. bindu")
     s.add_argument("--for", dest="duration", required=True, metavar="DURATION",
                    help="how long to keep generating: seconds, or 90s, 15m, 2h")
-    s.add_argument("--target", default=None, help="'reference' (built-in, in-process; default) or an http(s) URL")
-    s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"), help="bearer token of the main caller (default $CONFORMANCE_TOKEN)")
-    s.add_argument("--config", default=None, help="YAML run config, as for `run` (its `examples` folder is shared by every worker)")
-    s.add_argument("--workers", type=worker_count, default=1, metavar="N", help="processes generating side by side, each with its own seeds ('auto' = one per core; default 1)")
-    s.add_argument("--seed", type=int, default=1, help="first seed; worker k of N in round r uses seed + k + r*N (default 1)")
-    s.add_argument("--level", default="must", choices=["must", "should", "may"], help="lowest level whose failure makes the exit code 1 (default must)")
-    s.add_argument("--report", default=None, metavar="DIR", help="where cases/ and fuzz.json go (default reports/<profile>-fuzz-<timestamp>)")
-    s.add_argument("--fault", action="append", default=[], metavar="NAME", help="inject a named fault into the built-in reference (repeatable)")
+    s.add_argument("--target", default=None,
+                   help="'reference' (built-in, in-process; default) or an http(s) URL")
+    s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"),
+                   help="bearer token of the main caller (default $CONFORMANCE_TOKEN)")
+    s.add_argument("--config", default=None,
+                   help="YAML run config, as for `run` (its `examples` folder is shared by every worker)")
+    s.add_argument("--workers", type=worker_count, default=1, metavar="N",
+                   help="processes generating side by side, each with its own seeds "
+                        "('auto' = one per core; default 1)")
+    s.add_argument("--seed", type=int, default=1,
+                   help="first seed; worker k of N in round r uses seed + k + r*N (default 1)")
+    s.add_argument("--level", default="must", choices=["must", "should", "may"],
+                   help="lowest level whose failure makes the exit code 1 (default must)")
+    s.add_argument("--report", default=None, metavar="DIR",
+                   help="where cases/ and fuzz.json go (default reports/<profile>-fuzz-<timestamp>)")
+    s.add_argument("--fault", action="append", default=[], metavar="NAME",
+                   help="inject a named fault into the built-in reference (repeatable)")
     s.add_argument("--progress", type=progress_seconds, default=10.0, metavar="SECONDS",
-                   help="seconds between progress lines (exchanges, exchanges/s, failures so far), 0.5 to 10 (default 10)")
+                   help="seconds between progress lines (exchanges, exchanges/s, failures so far), 0.5 to 10 "
+                        "(default 10)")
 
     s = sub.add_parser("serve", help="serve a profile's reference implementation over HTTP")
     s.add_argument("profile")
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     s.add_argument("--port", type=port_number, default=3773, help="port, 1-65535 (default 3773)")
-    s.add_argument("--fault", action="append", default=[], metavar="NAME", help="serve with this named fault or variant (repeatable)")
-    s.add_argument("--control", action="store_true", help="enable the control interface under /_control (off by default)")
+    s.add_argument("--fault", action="append", default=[], metavar="NAME",
+                   help="serve with this named fault or variant (repeatable)")
+    s.add_argument("--control", action="store_true",
+                   help="enable the control interface under /_control (off by default)")
     s.add_argument("--shapes", type=int, default=None, metavar="SEED",
-                   help="serve the answers in a shape variant: keys the document does not name renamed, wrapped or moved, "
-                        "the profile's error codes and messages changed, as another faithful server might write them (see docs/architecture.md)")
-    s.add_argument("--write-config", default=None, metavar="FILE", help="write a run config (target, credentials, control) for this server to FILE")
+                   help="serve the answers in a shape variant: keys the document does not name renamed, "
+                        "wrapped or moved, the profile's error codes and messages changed, "
+                        "as another faithful server might write them (see docs/architecture.md)")
+    s.add_argument("--write-config", default=None, metavar="FILE",
+                   help="write a run config (target, credentials, control) for this server to FILE")
 
     s = sub.add_parser("replay", help="send a saved case again and judge it with the same requirement")
     s.add_argument("case", help="case file (cases/<ID>.json in a report directory)")
     s.add_argument("--target", default=None, help="where to send it (default: the case's own target)")
     s.add_argument("--config", default=None, help="YAML run config with credentials for the target")
-    s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"), help="bearer token of the main caller (default $CONFORMANCE_TOKEN)")
-    s.add_argument("--pytest", action="store_true", help="print a standalone pytest file that replays the case (target from CONFORMANCE_TARGET)")
+    s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"),
+                   help="bearer token of the main caller (default $CONFORMANCE_TOKEN)")
+    s.add_argument("--pytest", action="store_true",
+                   help="print a standalone pytest file that replays the case "
+                        "(target from CONFORMANCE_TARGET)")
 
     s = sub.add_parser("baseline", help="baseline files for CI gates")
     s.add_argument("action", choices=["write"], help="write: the failures of a run as a starting baseline")
     s.add_argument("summary", help="summary.json of a run")
-    s.add_argument("-o", "--output", default=None, metavar="FILE", help="write to FILE instead of standard output")
+    s.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="write to FILE instead of standard output")
 
     s = sub.add_parser(
-        "diff", help="requirements that started or stopped failing between two runs (markdown; exit 1 on a regression)",
+        "diff", help="requirements that started or stopped failing between two runs (markdown; "
+                     "exit 1 on a regression)",
         description="Compare two summary.json files of the same profile: the requirements that started or "
-                    "stopped failing, and the ones new or gone. A regression is a requirement of both runs that "
-                    "is failed now and was not (passed, untested, blocked, skipped, or an expected failure the "
-                    "baseline no longer covers); one newly expected_failure (covered by a baseline) is not, nor "
-                    "is one only the new run has. A differing spec or binding is a warning on stderr.",
-        epilog="exit codes: 0 no regression; 1 a regression; 2 a file that is not a summary, or summaries of two "
-               "different profiles")
+                    "stopped failing, and the ones new or gone. A regression is a requirement of "
+                    "both runs that is failed now and was not (passed, untested, blocked, skipped, "
+                    "or an expected failure the baseline no longer covers); one newly expected_failure "
+                    "(covered by a baseline) is not, nor is one only the new run has. "
+                    "A differing spec or binding is a warning on stderr.",
+        epilog="exit codes: 0 no regression; 1 a regression; 2 a file that is not a summary, "
+               "or summaries of two different profiles")
     s.add_argument("old", help="summary.json of the earlier run")
     s.add_argument("new", help="summary.json of the later run")
     s.add_argument("--json", action="store_true", help="print the changes as JSON")
 
-    s = sub.add_parser("selftest", help="prove every requirement passes the clean reference and catches its faults")
+    s = sub.add_parser("selftest",
+                       help="prove every requirement passes the clean reference and catches its faults")
     s.add_argument("profile", nargs="?", help="profile name (default: all)")
-    s.add_argument("--budget", default="quick", choices=["quick", "standard", "deep"], help="examples per property (default quick)")
+    s.add_argument("--budget", default="quick", choices=["quick", "standard", "deep"],
+                   help="examples per property (default quick)")
     s.add_argument("--seed", type=int, default=1, help="hypothesis seed (default 1)")
     s.add_argument("--workers", type=worker_count, default="auto", metavar="N",
-                   help="processes running the clean reference, faults and variants side by side (default auto: one per core)")
+                   help="processes running the clean reference, faults and variants side by side "
+                        "(default auto: one per core)")
     s.add_argument("--shape-seeds", default=None, metavar="LIST",
-                   help="comma-separated seeds of the generated shape variants to run (default 1,2,3; 'none' runs none)")
+                   help="comma-separated seeds of the generated shape variants to run (default 1,2,3; "
+                        "'none' runs none)")
     return p
 
 
@@ -164,7 +221,8 @@ def shape_seeds(text: str | None) -> tuple[int, ...] | None:
     try:
         return tuple(int(part) for part in text.split(",") if part.strip())
     except ValueError:
-        raise SystemExit(f"conformance selftest: --shape-seeds takes comma-separated whole numbers or 'none', not {text!r}") from None
+        raise SystemExit("conformance selftest: --shape-seeds takes comma-separated whole numbers or "
+                         f"'none', not {text!r}") from None
 
 
 def workers(value: int | str) -> int:
@@ -208,7 +266,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         for name in available():
             prof = load_profile(name)
             draft = f"  [draft: {prof.draft}]" if prof.draft else ""
-            print(f"{name:16} {len(prof.requirements):3} requirements {len(prof.faults):3} faults  {prof.spec_relpath}  {prof.title}{draft}")
+            print(f"{name:16} {len(prof.requirements):3} requirements {len(prof.faults):3} faults  "
+                  f"{prof.spec_relpath}  {prof.title}{draft}")
         return EXIT_OK
     prof = load_profile(args.profile)
     if args.coverage:
@@ -220,8 +279,10 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(f"{'':6} {'':40} lasting: {req.lasting}")
         use = prof.quota_use.get(req.id)
         if use:
-            print(f"{'':6} {'':40} quota use: " + "; ".join(f"{q} {n} ({who})" for q, per in use.items() for who, n in per.items()))
-    for what, named in (("faults", prof.faults), ("variants (allowed by the spec; no MUST may fail on one)", prof.variants)):
+            print(f"{'':6} {'':40} quota use: "
+                  + "; ".join(f"{q} {n} ({who})" for q, per in use.items() for who, n in per.items()))
+    for what, named in (("faults", prof.faults),
+                        ("variants (allowed by the spec; no MUST may fail on one)", prof.variants)):
         print(f"\n{what} ({len(named)}):")
         for name, fn in sorted(named.items()):
             print(f"  {name:36} {(fn.__doc__ or '').strip().splitlines()[0] if fn.__doc__ else ''}")
@@ -233,7 +294,8 @@ def print_coverage(prof: Any) -> int:
 
     known = {r.id for r in prof.requirements}
     for s in prof.statements:
-        checked = ", ".join(s.checked_by) if s.checked_by else f"untestable: {s.untestable}" if s.untestable else "NOT CHECKED"
+        checked = (", ".join(s.checked_by) if s.checked_by else f"untestable: {s.untestable}" if s.untestable
+                   else "NOT CHECKED")
         if s.checked_by and set(s.checked_by) <= set(s.later) and not known & set(s.checked_by):
             checked = f"deferred ({prof.deferred_until}): {checked}"
         print(f"{s.level:6} {s.id:34} {s.says}")
@@ -241,10 +303,12 @@ def print_coverage(prof: Any) -> int:
     cov = coverage(prof.statements, [r.id for r in prof.requirements])
     print(f"\n{'category':24} {'statements':>10} {'covered':>8} {'untestable':>10} {'deferred':>8}")
     for category, row in cov.by_category.items():
-        print(f"{category:24} {row['statements']:>10} {row['covered']:>8} {row['untestable']:>10} {row['deferred']:>8}")
+        print(f"{category:24} {row['statements']:>10} {row['covered']:>8} {row['untestable']:>10} "
+              f"{row['deferred']:>8}")
     print(f"\n{prof.name}: {cov.covered} of {cov.testable} testable statements covered ({cov.percent}%); "
           f"{cov.untestable} untestable; {cov.deferred} deferred; {cov.statements} statements in all")
-    for problem in map_problems(prof.statements, mapped_rows(prof.requirements), [r.id for r in prof.requirements]):
+    for problem in map_problems(prof.statements, mapped_rows(prof.requirements),
+                                [r.id for r in prof.requirements]):
         print(f"problem: {problem}")
     return EXIT_OK
 
@@ -272,7 +336,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         "--rootdir", str(DATA_ROOT),
         "-p", "no:terminal", "-p", "no:cacheprovider", "-s",
         # start-up: only the plugins a run uses, and no assertion rewriting of them (about 1 s)
-        "--disable-plugin-autoload", "-p", "conformance.plugin", "-p", "allure_pytest.plugin", "--assert=plain",
+        "--disable-plugin-autoload", "-p", "conformance.plugin", "-p", "allure_pytest.plugin",
+        "--assert=plain",
         "--conformance-console",
         *options.pytest_args(),
         "--junitxml", str(junit), "-o", "junit_family=xunit1",
@@ -289,9 +354,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         from conformance.plugin import reports_of_a_run_never_started
 
         reports_of_a_run_never_started(prof, report, "interrupted before the first requirement",
-                                       target=target or "reference", seed=args.seed, budget=args.budget, gate=args.level,
+                                       target=target or "reference", seed=args.seed, budget=args.budget,
+                                       gate=args.level,
                                        junit=junit)
-        print(f"interrupted before the first requirement: nothing ran; {report / 'report.html'}", file=sys.stderr)
+        print(f"interrupted before the first requirement: nothing ran; {report / 'report.html'}",
+              file=sys.stderr)
         return EXIT_INTERRUPTED
     if code == pytest.ExitCode.USAGE_ERROR:
         return EXIT_USAGE
@@ -327,7 +394,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                       faults=tuple(args.fault), out=lambda line: print(line, flush=True), every=args.progress)
     print(f"{len(result.found)} distinct failure(s); {report / 'fuzz.json'}")
     if result.interrupted:
-        print(f"{result.interrupted}: the campaign stopped early; fuzz.json holds what it found", file=sys.stderr)
+        print(f"{result.interrupted}: the campaign stopped early; fuzz.json holds what it found",
+              file=sys.stderr)
         return EXIT_INTERRUPTED
     if result.unreachable:
         print(f"error: {result.unreachable}", file=sys.stderr)
@@ -358,10 +426,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         try:
             Path(args.write_config).write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
         except OSError as exc:
-            raise UsageFailure(f"--write-config {args.write_config} cannot be written: {exc.strerror or exc}") from None
+            raise UsageFailure(
+                f"--write-config {args.write_config} cannot be written: {exc.strerror or exc}") from None
     faults = f", faults: {', '.join(args.fault)}" if args.fault else ""
     faults += f", shape variant {args.shapes}" if args.shapes is not None else ""
-    print(f"serving the {prof.name} reference on {base} (control: {'on' if args.control else 'off'}{faults})", flush=True)
+    print(f"serving the {prof.name} reference on {base} (control: {'on' if args.control else 'off'}{faults})",
+          flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return EXIT_OK
 
@@ -383,7 +453,8 @@ def cmd_selftest(args: argparse.Namespace) -> int:
     names = [args.profile] if args.profile else available()
     ok = True
     for name in names:
-        ok &= selftest(load_profile(name), budget=args.budget, seed=args.seed, out=print, workers=workers(args.workers),
+        ok &= selftest(load_profile(name), budget=args.budget, seed=args.seed, out=print,
+                       workers=workers(args.workers),
                        shape_seeds=shape_seeds(args.shape_seeds)).ok
     return EXIT_OK if ok else EXIT_FAILED
 
@@ -417,7 +488,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return EXIT_FAILED if changes["regressions"] else EXIT_OK
 
 
-COMMANDS = {"list": cmd_list, "run": cmd_run, "fuzz": cmd_fuzz, "serve": cmd_serve, "replay": cmd_replay, "selftest": cmd_selftest,
+COMMANDS = {"list": cmd_list, "run": cmd_run, "fuzz": cmd_fuzz, "serve": cmd_serve, "replay": cmd_replay,
+            "selftest": cmd_selftest,
             "baseline": cmd_baseline, "diff": cmd_diff}
 
 

@@ -13,7 +13,8 @@ import yaml
 from conformance.transport.http import validate_target_url
 from conformance.yamltext import load_yaml, read_user_text
 
-KNOWN_KEYS = {"target", "timeout", "max_answer_mib", "credentials", "control", "world", "declared", "examples"}
+KNOWN_KEYS = {"target", "timeout", "max_answer_mib", "credentials", "control", "world", "declared",
+              "examples"}
 
 class ConfigError(Exception):
     """Bad input to the tool itself (exit 2)."""
@@ -50,7 +51,8 @@ def load_config(path: str | Path | None) -> dict[str, Any]:
         raise ConfigError(f"config {path} must be a mapping (keys: {', '.join(sorted(KNOWN_KEYS))})")
     unknown = set(data) - KNOWN_KEYS
     if unknown:
-        raise ConfigError(f"config {path}: unknown keys {sorted(map(str, unknown))} (known: {', '.join(sorted(KNOWN_KEYS))})")
+        raise ConfigError(f"config {path}: unknown keys {sorted(map(str, unknown))} (known: "
+                          f"{', '.join(sorted(KNOWN_KEYS))})")
     where = f"config {path}"
     if "target" in data and data["target"] != "reference":
         try:
@@ -65,23 +67,29 @@ def load_config(path: str | Path | None) -> dict[str, Any]:
         raise ConfigError(f"{where}: credentials must be a mapping of label to token")
     for label, value in credentials.items():
         if not isinstance(value, str | dict) and value is not None:
-            raise ConfigError(f"{where}: credentials.{label} must be a token (text) or a mapping, not {value!r}")
+            raise ConfigError(f"{where}: credentials.{label} must be a token (text) or a mapping, "
+                              f"not {value!r}")
         if isinstance(value, dict) and "disposable" in value and not isinstance(value["disposable"], bool):
-            raise ConfigError(f"{where}: credentials.{label}.disposable must be true or false, not {value['disposable']!r}")
+            raise ConfigError(f"{where}: credentials.{label}.disposable must be true or false, "
+                              f"not {value['disposable']!r}")
     if "control" in data and not isinstance(data["control"], str):
         raise ConfigError(f"{where}: control must be a URL or a path (text), not {data['control']!r}")
-    if "declared" in data and not (isinstance(data["declared"], list) and all(isinstance(d, str) for d in data["declared"])):
-        raise ConfigError(f"{where}: declared must be a list of optional feature names, not {data['declared']!r}")
+    if "declared" in data and not (isinstance(data["declared"], list)
+                                   and all(isinstance(d, str) for d in data["declared"])):
+        raise ConfigError(f"{where}: declared must be a list of optional feature names, "
+                          f"not {data['declared']!r}")
     if "examples" in data and not isinstance(data["examples"], str):
         raise ConfigError(f"{where}: examples must be a folder or a redis:// URL, not {data['examples']!r}")
     if "world" in data and not isinstance(data["world"], dict):
-        raise ConfigError(f"{where}: world must be a mapping of role to id, not {type(data['world']).__name__}")
+        raise ConfigError(f"{where}: world must be a mapping of role to id, "
+                          f"not {type(data['world']).__name__}")
     return data
 
 
 def positive_number(value: Any, what: str) -> float:
     """``value`` as a finite number > 0, or ConfigError naming ``what``."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+    if (isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
+        or value <= 0):
         raise ConfigError(f"{what} must be a number greater than 0, not {value!r}")
     return float(value)
 

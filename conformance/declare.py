@@ -177,9 +177,11 @@ class Declaration:
         faults = tuple(_name(f) for f in own)
         lasting = self.lasting if member.lasting is None else member.lasting
         if self.optional and self.optional not in profile.optional:
-            raise ValueError(f"{rid}: optional feature {self.optional!r} is not in the profile's optional: block")
+            raise ValueError(f"{rid}: optional feature {self.optional!r} is not in the profile's "
+                             "optional: block")
         check = functools.partial(self.check, **member.args) if member.args else self.check
-        rows = [Requirement(rid, member.level or self.level, title, source, check, faults, self.needs, self.optional,
+        rows = [Requirement(rid, member.level or self.level, title, source, check, faults, self.needs,
+                            self.optional,
                             lasting=lasting, document=self.document)]
         if self.code:
             rows.append(Requirement(f"{rid}-CODE", "SHOULD", f"{title}: the refusal carries {self.code}",
@@ -210,8 +212,8 @@ class Registry:
         if "{" not in declaration.id:
             owner = self._ids.setdefault(declaration.id, where)
             if owner != where:
-                raise ValueError(f"requirement {declaration.id} is declared twice: in {owner[0]} ({owner[1]}) "
-                                 f"and in {where[0]} ({where[1]})")
+                raise ValueError(f"requirement {declaration.id} is declared twice: in {owner[0]} "
+                                 f"({owner[1]}) and in {where[0]} ({where[1]})")
         self.requirements.setdefault(declaration.module, []).append(declaration)
 
     def add_fault(self, module: str, patch: Patch, into: dict[str, dict[str, Patch]] | None = None) -> None:
@@ -250,9 +252,11 @@ class Check:
 
 
 def requirement(*, id: str, level: str, title: Title,  # noqa: A002
-                source: Cite | Callable[[Profile], Cite] | None = None, faults: Sequence[str | Patch] = (), needs: Sequence[str] = (), optional: str = "",
+                source: Cite | Callable[[Profile], Cite] | None = None, faults: Sequence[str | Patch] = (),
+                needs: Sequence[str] = (), optional: str = "",
                 lasting: str = "", document: str = "", code: str = "", code_faults: Sequence[str] = (),
-                each: Callable[[Profile], Iterable[Each]] | None = None) -> Callable[[Callable[..., None]], Check]:
+                each: Callable[[Profile], Iterable[Each]] | None = None
+                ) -> Callable[[Callable[..., None]], Check]:
     """Declare the requirement the decorated check proves (see the module's docstring).
     ``faults`` are names of faults, or faults themselves (conformance/faults.py), which
     are registered in this module; ``needs`` the credentials or control it cannot go
@@ -265,7 +269,8 @@ def requirement(*, id: str, level: str, title: Title,  # noqa: A002
         for fault in faults:
             if not isinstance(fault, str):
                 REGISTRY.add_fault(module, fault)
-        declaration = Declaration(id, level, title, source, fn, [_name(f) for f in faults], tuple(needs), optional,
+        declaration = Declaration(id, level, title, source, fn, [_name(f) for f in faults], tuple(needs),
+                                  optional,
                                   lasting, document, code, tuple(code_faults), each, module)
         REGISTRY.declare(declaration)
         if isinstance(fn, Check):  # a second declaration on one check (a pair of rows, say)
@@ -326,7 +331,8 @@ def collect(profile: Profile, modules: Sequence[str], own: str, last: Sequence[s
     (rows that make the identities the rest use, or need ones nothing has used yet)."""
     for module in modules:
         importlib.import_module(module)
-    rows = [row for module in modules for d in REGISTRY.requirements.get(module, []) for row in d.rows(profile)]
+    rows = [row for module in modules for d in REGISTRY.requirements.get(module, [])
+            for row in d.rows(profile)]
     for row in rows:
         row.faults += tuple(f for f in (more_faults or {}).get(row.id, ()) if f not in row.faults)
     named = {f for r in rows for f in r.faults}
@@ -347,7 +353,8 @@ def collect(profile: Profile, modules: Sequence[str], own: str, last: Sequence[s
     rows = [r for r in rows if not r.lasting] + sorted((r for r in rows if r.lasting),
                                                       key=lambda r: order.get(r.lasting, -1))
     rank = {rid: i for i, rid in enumerate(first)}
-    rows = sorted((r for r in rows if r.id in rank), key=lambda r: rank[r.id]) + [r for r in rows if r.id not in rank]
+    rows = (sorted((r for r in rows if r.id in rank), key=lambda r: rank[r.id])
+            + [r for r in rows if r.id not in rank])
     return Collected(rows, faults, variants)
 
 

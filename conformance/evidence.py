@@ -18,7 +18,8 @@ from typing import Any
 
 from conformance.jsontext import parse_json
 
-_BLUR = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\b[0-9a-f]{16,}\b|\d+", re.I)
+_BLUR = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\b[0-9a-f]{16,}\b|\d+",
+                   re.I)
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 # kinds whose finding is that something was served: the answer to name is a success
 SERVED = frozenset({"accepted_invalid", "auth_not_enforced", "state_changed", "not_found_expected"})
@@ -85,13 +86,14 @@ def answered(response: dict[str, Any]) -> str:
     if error is None:
         return status
     code, message, _ = error
-    said = " ".join(p for p in ("" if code in (None, "") else str(code), f"'{_clip(str(message))}'" if message else "") if p)
+    said = " ".join(p for p in ("" if code in (None, "") else str(code),
+                                f"'{_clip(str(message))}'" if message else "") if p)
     return f"{status} with error {said}" if said else f"{status} with an error"
 
 
 def json_type(value: Any) -> str:
-    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}.get(
-        type(value), "null")
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
+            dict: "object"}.get(type(value), "null")
 
 
 def _shape(value: Any) -> str:
@@ -166,7 +168,8 @@ def root_of(kind: str, message: str, exchanges: list[Any]) -> Root:
         return Root(f"{kind}: {_blur(message)}", kind)
     trigger = sorted(request_features(last))
     if last.response is None:
-        return Root(f"{kind}: no answer ({_blur(last.error)})", kind, no_answer=str(last.error or ""), trigger=trigger)
+        return Root(f"{kind}: no answer ({_blur(last.error)})", kind, no_answer=str(last.error or ""),
+                    trigger=trigger)
     status, what = blamed(last.response)
     if kind == "wrong_status":  # the status is the cause, whatever the error was about
         key = f"{kind}: answers with {status}"

@@ -29,14 +29,16 @@ def example_database(directory: Path | None, shared: str | None = None) -> Examp
             import redis
             from hypothesis.extra.redis import RedisExampleDatabase
         except ImportError as exc:
-            raise ValueError(f"config examples: {shared.split('@')[-1]} needs the redis package (pip install redis)") from exc
+            raise ValueError(f"config examples: {shared.split('@')[-1]} needs the redis package "
+                             "(pip install redis)") from exc
         return RedisExampleDatabase(redis.Redis.from_url(shared))
     if shared:
         folder = Path(shared).expanduser()
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise ValueError(f"config examples: folder {folder} cannot be created: {exc.strerror or exc}") from None
+            raise ValueError(
+                f"config examples: folder {folder} cannot be created: {exc.strerror or exc}") from None
         return DirectoryBasedExampleDatabase(str(folder))
     if directory is None:
         return InMemoryExampleDatabase()

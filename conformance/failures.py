@@ -24,13 +24,16 @@ KINDS: dict[str, str] = {
     "schema_mismatch": "an answer (result or error body) does not match its schema",
     "accepted_invalid": "an invalid request was answered with success instead of an error",
     "rejected_valid": "a valid request was refused",
-    "state_changed": "state changed where it must not (a refused or read-only call, a terminal state that moved)",
+    "state_changed": "state changed where it must not (a refused or read-only call, "
+                     "a terminal state that moved)",
     "not_found_expected": "a request naming something that does not exist was not answered with not-found",
     "auth_not_enforced": "a call without, or with insufficient, credentials was served",
-    "malformed_answer": "the answer is not the protocol's shape (not JSON, no envelope, both or neither of result and error)",
+    "malformed_answer": "the answer is not the protocol's shape (not JSON, no envelope, "
+                        "both or neither of result and error)",
     "no_answer": "the target sent no usable answer: timeout, reset, oversized (set by the runner)",
     "flaky": "hypothesis saw a failure that did not happen again on the same input (set by the runner)",
-    "crash": "the check raised an exception it did not foresee: not a finding about the target (set by the runner)",
+    "crash": "the check raised an exception it did not foresee: not a finding about the target "
+             "(set by the runner)",
 }
 
 DEFAULT_KIND = "expectation"
@@ -39,7 +42,8 @@ DEFAULT_KIND = "expectation"
 def check_kind(kind: str) -> str:
     """``kind`` itself, or ValueError naming the vocabulary."""
     if kind not in KINDS:
-        raise ValueError(f"unknown failure kind {kind!r}; one of: {', '.join(KINDS)} (conformance/failures.py)")
+        raise ValueError(f"unknown failure kind {kind!r}; one of: {', '.join(KINDS)} "
+                         "(conformance/failures.py)")
     return kind
 
 
@@ -76,7 +80,8 @@ class Failure:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Failure:
         return cls(str(data.get("kind") or DEFAULT_KIND), str(data.get("message", "")),
-                   data.get("statement"), data.get("subcheck"), data.get("expected_code"), data.get("actual_code"),
+                   data.get("statement"), data.get("subcheck"), data.get("expected_code"),
+                   data.get("actual_code"),
                    data.get("expected_status"), data.get("actual_status"))
 
 

@@ -27,7 +27,8 @@ from conformance.declare import Patch, caller_module
 Predicate = Callable[..., bool]
 
 
-def _named(name: str, doc: str, apply: Callable[[Any], None], module: str, binding_kind: str | None = None) -> Patch:
+def _named(name: str, doc: str, apply: Callable[[Any], None], module: str,
+           binding_kind: str | None = None) -> Patch:
     def patch(ref: Any) -> None:
         apply(ref)
 
@@ -56,7 +57,8 @@ def _wrap(method: str, wrapper: Callable[..., Any]) -> Callable[[Any], None]:
 
 def noop(name: str, method: str, doc: str, *, binding_kind: str | None = None) -> Patch:
     """``ref.<method>`` does nothing and answers None."""
-    return _named(name, doc, lambda ref: setattr(ref, method, lambda *a, **k: None), caller_module(), binding_kind)
+    return _named(name, doc, lambda ref: setattr(ref, method, lambda *a, **k: None), caller_module(),
+                  binding_kind)
 
 
 def returns(name: str, method: str, value: Any, doc: str, *, when: Predicate | None = None,
@@ -71,7 +73,8 @@ def returns(name: str, method: str, value: Any, doc: str, *, when: Predicate | N
 
 def returns_arg(name: str, method: str, index: int, doc: str, *, binding_kind: str | None = None) -> Patch:
     """``ref.<method>`` hands back its argument ``index`` untouched."""
-    return _named(name, doc, lambda ref: setattr(ref, method, lambda *args, **kwargs: args[index]), caller_module(),
+    return _named(name, doc, lambda ref: setattr(ref, method, lambda *args, **kwargs: args[index]),
+                  caller_module(),
                   binding_kind)
 
 
@@ -113,7 +116,8 @@ def _edited(value: Any, drop: Iterable[str], set_: Mapping[str, Any] | None, edi
     return value
 
 
-def answer(name: str, method: str, doc: str, *, drop: Iterable[str] = (), set: Mapping[str, Any] | None = None,  # noqa: A002
+def answer(name: str, method: str, doc: str, *, drop: Iterable[str] = (),
+           set: Mapping[str, Any] | None = None,  # noqa: A002
            edit: Callable[..., Any] | None = None, when: Predicate | None = None,
            binding_kind: str | None = None) -> Patch:
     """``ref.<method>`` answers as before, but its answer (a mapping) loses the keys ``drop``,
@@ -129,7 +133,8 @@ def answer(name: str, method: str, doc: str, *, drop: Iterable[str] = (), set: M
     return _named(name, doc, _wrap(method, wrapper), caller_module(), binding_kind)
 
 
-def arguments(name: str, method: str, doc: str, *, drop: Iterable[str] = (), set: Mapping[str, Any] | None = None,  # noqa: A002
+def arguments(name: str, method: str, doc: str, *, drop: Iterable[str] = (),
+              set: Mapping[str, Any] | None = None,  # noqa: A002
               edit: Callable[..., Any] | None = None, index: int = -1, when: Predicate | None = None,
               binding_kind: str | None = None) -> Patch:
     """``ref.<method>`` is called with its argument ``index`` (a mapping, the last by
@@ -148,7 +153,8 @@ def arguments(name: str, method: str, doc: str, *, drop: Iterable[str] = (), set
 
 def setting(name: str, attribute: str, value: Any, doc: str, *, binding_kind: str | None = None) -> Patch:
     """The reference's ``attribute`` becomes ``value`` (a copy: no two instances share it)."""
-    return _named(name, doc, lambda ref: setattr(ref, attribute, copy.deepcopy(value)), caller_module(), binding_kind)
+    return _named(name, doc, lambda ref: setattr(ref, attribute, copy.deepcopy(value)), caller_module(),
+                  binding_kind)
 
 
 def limit(name: str, which: str, value: int | float | None, doc: str) -> Patch:

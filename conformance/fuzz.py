@@ -43,7 +43,8 @@ class Campaign:
     interrupted: str = ""  # the signal that stopped the campaign, if one did
 
 
-def work(profile_name: str, target: str | None, config: dict[str, Any], token: str | None, faults: tuple[str, ...],
+def work(profile_name: str, target: str | None, config: dict[str, Any], token: str | None,
+         faults: tuple[str, ...],
          seconds: float, report_dir: str, seed: int, worker: int, workers: int,
          emit: Callable[[tuple[Any, ...]], None]) -> None:
     """One worker's campaign: rounds of every requirement until ``seconds`` have passed."""
@@ -56,7 +57,8 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
 
     profile = load_profile(profile_name)
     folder = Path(report_dir)
-    run = open_run(profile, target, config=config, token=token, faults=faults, budget="deep", seed=seed + worker,
+    run = open_run(profile, target, config=config, token=token, faults=faults, budget="deep",
+                   seed=seed + worker,
                    db_dir=folder / ".hypothesis", max_time=seconds, reuse_examples=True)
     last = [0.0]
 
@@ -96,7 +98,8 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
             path = write_case(folder / "cases", case)
             numbered = path.with_name(f"{path.stem}-w{worker}r{round_no}-{len(seen)}{path.suffix}")
             path.rename(numbered)
-            emit(("found", asdict(Found(req.id, req.level, key[1], verdict.message, numbered.name, worker, round_no))))
+            emit(("found",
+                  asdict(Found(req.id, req.level, key[1], verdict.message, numbered.name, worker, round_no))))
         generative = ran if generative is None else generative
         emit(("round", worker, round_no))
         if not generative:
@@ -115,7 +118,8 @@ def reachable(profile_name: str, target: str | None, config: dict[str, Any], tok
     from conformance.preflight import preflight
     from conformance.profiles import load_profile
 
-    run = open_run(load_profile(profile_name), target, config=config, token=token, faults=faults, budget="quick")
+    run = open_run(load_profile(profile_name), target, config=config, token=token, faults=faults,
+                   budget="quick")
     try:
         return preflight(run, credentials=False).unreachable
     finally:
@@ -133,7 +137,8 @@ def _child(args: tuple[Any, ...], events: Any) -> None:
         events.put(("done", args[8]))
 
 
-def run_campaign(result: Campaign, profile_name: str, target: str | None, config: dict[str, Any], token: str | None,
+def run_campaign(result: Campaign, profile_name: str, target: str | None, config: dict[str, Any],
+                 token: str | None,
                  seconds: float, report_dir: Path, seed: int, workers: int, faults: tuple[str, ...],
                  handle: Callable[[tuple[Any, ...]], None], progress: Callable[[], None]) -> None:
     """The preflight, then one worker in this process or ``workers`` child processes
@@ -147,7 +152,8 @@ def run_campaign(result: Campaign, profile_name: str, target: str | None, config
     else:
         ctx = multiprocessing.get_context("spawn")
         events = ctx.Queue()
-        procs = [ctx.Process(target=_child, args=((*args, w, workers), events), daemon=True) for w in range(workers)]
+        procs = [ctx.Process(target=_child, args=((*args, w, workers), events), daemon=True)
+                 for w in range(workers)]
         for proc in procs:
             proc.start()
         running = workers
@@ -182,8 +188,9 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
             return
         shown[0] = now
         total, elapsed = sum(result.exchanges.values()), now - started
-        out(f"[{int(elapsed) // 60:02}:{int(elapsed) % 60:02}] {total} exchanges ({total / max(elapsed, 1e-9):.1f}/s), "
-            f"{len(result.found)} failures, round {max(result.rounds.values(), default=0) + 1}")
+        out(f"[{int(elapsed) // 60:02}:{int(elapsed) % 60:02}] {total} exchanges "
+            f"({total / max(elapsed, 1e-9):.1f}/s), {len(result.found)} failures, "
+            f"round {max(result.rounds.values(), default=0) + 1}")
 
     def handle(event: tuple[Any, ...]) -> None:
         kind = event[0]
@@ -193,11 +200,13 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
             result.rounds[event[1]] = event[2]
         elif kind == "found":
             found = Found(**event[1])
-            if any((f.requirement, f.signature) == (found.requirement, found.signature) for f in result.found):
+            if any((f.requirement, f.signature) == (found.requirement, found.signature)
+                   for f in result.found):
                 (report_dir / "cases" / found.case).unlink(missing_ok=True)  # another worker found it first
                 return
             result.found.append(found)
-            out(f"NEW FAILURE {found.level} {found.requirement}: {found.message[:160]} [case: cases/{found.case}]")
+            out(f"NEW FAILURE {found.level} {found.requirement}: {found.message[:160]} [case: "
+                f"cases/{found.case}]")
         elif kind == "unreachable":
             result.unreachable = event[2]
         progress()
@@ -213,7 +222,8 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
             raise KeyboardInterrupt
         result.interrupted = f"interrupted by {signal.Signals(signum).name}"
         write_stop_file(stop_file, result.interrupted)
-        out(f"{signal.Signals(signum).name}: stopping the workers and writing fuzz.json (send it again to stop at once)")
+        out(f"{signal.Signals(signum).name}: stopping the workers and writing fuzz.json "
+            "(send it again to stop at once)")
 
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -222,7 +232,8 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
     except ValueError:  # not the main thread: leave signals alone
         previous = {}
     try:
-        run_campaign(result, profile_name, target, config, token, seconds, report_dir, seed, workers, faults, handle, progress)
+        run_campaign(result, profile_name, target, config, token, seconds, report_dir, seed, workers, faults,
+                     handle, progress)
     except KeyboardInterrupt:
         result.interrupted = result.interrupted or "interrupted (KeyboardInterrupt)"
     finally:

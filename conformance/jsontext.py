@@ -57,7 +57,8 @@ def json_excerpt(value: Any, limit: int = 160) -> str:
                 walk(inner)
             emit("]")
         else:
-            emit(json.dumps(item[:limit] if isinstance(item, str) else item, default=lambda o: str(o)[:limit]))
+            emit(json.dumps(item[:limit] if isinstance(item, str) else item,
+                            default=lambda o: str(o)[:limit]))
 
     try:
         walk(value)

@@ -88,7 +88,8 @@ def open_run(
         credentials["full"] = token
     timeout = float(config.get("timeout", DEFAULT_TIMEOUT))
     max_answer = int(float(config.get("max_answer_mib", DEFAULT_MAX_ANSWER / 2**20)) * 2**20)
-    http = HttpTransport(timeout=timeout, max_answer=max_answer, redactor=Redactor(secrets_of(credentials)), **http_kwargs)
+    http = HttpTransport(timeout=timeout, max_answer=max_answer, redactor=Redactor(secrets_of(credentials)),
+                         **http_kwargs)
     if max_time is not None:
         http.run_deadline = time.monotonic() + max_time
     run = RunContext(
@@ -107,7 +108,8 @@ def open_run(
         reuse_examples=bool(config.get("examples")) if reuse_examples is None else reuse_examples,
     )
     run.identities.disposable = disposable_labels(credentials)
-    run.quotas.limits = {name: int(profile.limits[name].value) for name in profile.settings.get("quotas") or {}}
+    run.quotas.limits = {name: int(profile.limits[name].value)
+                         for name in profile.settings.get("quotas") or {}}
     return run
 
 
@@ -128,7 +130,8 @@ def declared_features(profile: Profile, names: list[str]) -> frozenset[str]:
     unknown = [n for n in names if n not in profile.optional]
     if unknown:
         offered = ", ".join(sorted(profile.optional)) or "none"
-        raise ConfigError(f"declared {unknown} is not optional in the {profile.name} spec (optional features: {offered})")
+        raise ConfigError(f"declared {unknown} is not optional in the {profile.name} spec "
+                          f"(optional features: {offered})")
     return frozenset(names)
 
 
@@ -142,7 +145,8 @@ def deviations(profile: Profile, names: tuple[str, ...] | list[str]) -> list[Any
     return [known[n] for n in names]
 
 
-def reference_app(profile: Profile, names: tuple[str, ...] | list[str] = (), shapes: int | None = None, **options: Any) -> Any:
+def reference_app(profile: Profile, names: tuple[str, ...] | list[str] = (), shapes: int | None = None,
+                  **options: Any) -> Any:
     """The profile's reference app with the named faults or variants applied to its
     instance, its answers in the shape variant of seed ``shapes`` when given."""
     patches = deviations(profile, names)
@@ -166,5 +170,6 @@ def choose_binding(profile: Profile, binding: str | None) -> str | None:
     if binding is None:
         return bindings[0]
     if binding not in bindings:
-        raise ConfigError(f"unknown binding {binding!r} for profile {profile.name} (one of: {', '.join(bindings)})")
+        raise ConfigError(f"unknown binding {binding!r} for profile {profile.name} (one of: "
+                          f"{', '.join(bindings)})")
     return binding

@@ -55,7 +55,8 @@ class Identities:
 
 def disposable_labels(credentials: dict[str, Any]) -> set[str]:
     """The labels whose config mapping says ``disposable: true``."""
-    return {label for label, value in credentials.items() if isinstance(value, dict) and value.get("disposable") is True}
+    return {label for label, value in credentials.items()
+            if isinstance(value, dict) and value.get("disposable") is True}
 
 
 @dataclass
@@ -85,7 +86,8 @@ class QuotaBook:
 
         def named(quota: str) -> int:
             return sum(part in words for part in quota.split("_") if len(part) > 3)
-        near = sorted(((named(q), count / max(1, self.limits[q]), q, who, count) for (q, who), count in self.spent.items()
+        near = sorted(((named(q), count / max(1, self.limits[q]), q, who, count)
+                       for (q, who), count in self.spent.items()
                        if q in self.limits and count), reverse=True)[:top]
         return "; ".join(f"{q} {count} of {self.limits[q]} for {who}" for _, _, q, who, count in near)
 
@@ -95,8 +97,9 @@ class QuotaBook:
         for quota, per in use.items():
             for who, count in per.items():
                 if quota in self.limits and count > self.room(quota, who):
-                    return (f"would exceed {quota} for {who}: it needs {count}, and {self.room(quota, who)} of "
-                            f"{self.limits[quota]} are left after what this run spent")
+                    return (f"would exceed {quota} for {who}: it needs {count}, "
+                            f"and {self.room(quota, who)} of {self.limits[quota]} are left after what "
+                            "this run spent")
         return None
 
 
@@ -153,7 +156,8 @@ def quota_refusal(profile: Any, response: dict[str, Any] | None) -> bool:
     error = body.get("error") if isinstance(body, dict) else None
     if isinstance(error, dict) and error.get("code") in codes:
         return True
-    erring = not (isinstance(status, int) and status < 400) or error is not None or locate.member(body, "isError") is True
+    erring = (not (isinstance(status, int) and status < 400) or error is not None
+              or locate.member(body, "isError") is True)
     texts = {code for code in codes if isinstance(code, str)}
     return erring and any(isinstance(found.value, str) and found.value in texts
                           for part in locate.expanded(body) for found in locate.walk(part))

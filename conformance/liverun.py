@@ -54,11 +54,12 @@ class LiveRun:
     def figures(self) -> str:
         reasons = {r: self.count("untested", reason=r) for r in ("control", "harm", "quota")}
         share = self.reached / self.testable if self.testable else 0.0
-        return (f"{self.run.profile.name}: {self.reached} of {self.testable} client-testable requirements reached a "
-                f"verdict ({share:.0%}); {self.count('passed')} passed, {self.count('failed')} failed, "
-                f"{self.count('blocked')} blocked, {self.count('untested')} untested ({reasons['control']} need control, "
-                f"{reasons['harm']} would harm a configured identity, {reasons['quota']} would exceed a quota); "
-                f"not put back: {len(self.run.not_put_back)}")
+        return (f"{self.run.profile.name}: {self.reached} of {self.testable} client-testable "
+                f"requirements reached a verdict ({share:.0%}); {self.count('passed')} passed, "
+                f"{self.count('failed')} failed, {self.count('blocked')} blocked, "
+                f"{self.count('untested')} untested ({reasons['control']} need control, "
+                f"{reasons['harm']} would harm a configured identity, {reasons['quota']} would exceed a "
+                f"quota); not put back: {len(self.run.not_put_back)}")
 
 
 def compare_holdings(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
@@ -83,12 +84,14 @@ def compare_holdings(before: dict[str, Any], after: dict[str, Any]) -> list[str]
 def holdings_of(profile: Profile, run: RunContext) -> dict[str, Any]:
     from conformance.profiles import protocol_of
 
-    configured = {label: value for label, value in run.credentials.items() if label not in run.identities.created}
+    configured = {label: value for label, value in run.credentials.items()
+                  if label not in run.identities.created}
     return dict(protocol_of(profile.settings["package"]).holdings(run.reference, configured))
 
 
 def run_without_control(name: str, *, budget: str = "quick", seed: int = 1, only: Iterable[str] | None = None,
-                        faults: tuple[str, ...] = (), config: dict[str, Any] | None = None, shapes: int | None = None,
+                        faults: tuple[str, ...] = (), config: dict[str, Any] | None = None,
+                        shapes: int | None = None,
                         **options: Any) -> LiveRun:
     """Every requirement (or those of ``only``) against the reference with control off, in
     the profile's order, one after another: as a live run against an operator's server,
@@ -99,7 +102,8 @@ def run_without_control(name: str, *, budget: str = "quick", seed: int = 1, only
                    reference_options={"control": False, **options}, shrink=False, shapes=shapes)
     chosen = set(only) if only is not None else None
     before = holdings_of(profile, run)
-    verdicts = [(req, execute(req, run)) for req in profile.requirements if chosen is None or req.id in chosen]
+    verdicts = [(req, execute(req, run)) for req in profile.requirements
+                if chosen is None or req.id in chosen]
     after = holdings_of(profile, run)
     return LiveRun(run, verdicts, before, after, compare_holdings(before, after))
 
@@ -128,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     for problem in live.problems + live.run.not_put_back:
         print(f"  harm: {problem}")
     for req, verdict in live.verdicts:
-        if verdict.status in ("failed", "blocked") or (verdict.status == "untested" and verdict.reason not in BEYOND_A_CLIENT):
+        if verdict.status in ("failed", "blocked") or (verdict.status == "untested"
+                                                       and verdict.reason not in BEYOND_A_CLIENT):
             print(f"  {verdict.status:8} {verdict.reason:10} {req.id}: {verdict.message[:200]}")
     if args.write_quota_use:
         package = importlib.import_module(live.run.profile.settings["package"])

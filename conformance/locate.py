@@ -64,7 +64,8 @@ def _safe(test: Callable[[Any], bool], value: Any) -> bool:
 def objects_holding(answer: Any, value: Any, depth: int = DEPTH) -> list[dict[str, Any]]:
     """The objects that carry ``value`` as one of their own values (an id the suite got
     back, a marker it sent), nearest the root first."""
-    return [f.parent for f in walk(answer, depth) if isinstance(f.parent, dict) and f.value == value and _plain(value)]
+    return [f.parent for f in walk(answer, depth)
+            if isinstance(f.parent, dict) and f.value == value and _plain(value)]
 
 
 def object_holding(answer: Any, value: Any, depth: int = DEPTH) -> dict[str, Any] | None:
@@ -141,7 +142,8 @@ def distinct(answer: Any, pattern: str | re.Pattern[str], depth: int = DEPTH) ->
     return seen
 
 
-def new_strings(answer: Any, pattern: str | re.Pattern[str], known: Any = (), depth: int = DEPTH) -> list[str]:
+def new_strings(answer: Any, pattern: str | re.Pattern[str], known: Any = (),
+                depth: int = DEPTH) -> list[str]:
     """The strings of ``pattern`` the answer carries that are not ``known`` (what the
     request carried, ids the run holds): the ids the target made, nearest the root first."""
     known = set(known)
@@ -178,7 +180,8 @@ def has_member(answer: Any, name: str, depth: int = DEPTH) -> bool:
 
 def members(answer: Any, name: str, depth: int = DEPTH) -> list[Any]:
     """The values of member ``name`` in every object of the answer, nearest first."""
-    return [f.value for f in walk(answer, depth) if f.path and f.path[-1] == name and isinstance(f.parent, dict)]
+    return [f.value for f in walk(answer, depth)
+            if f.path and f.path[-1] == name and isinstance(f.parent, dict)]
 
 
 def most(answer: Any, test: Callable[[Any], bool], depth: int = DEPTH) -> list[Any]:
@@ -197,7 +200,8 @@ def ending_with(answer: Any, value: Any, other: Any = None, depth: int = DEPTH) 
     one whose last entry does not carry ``other`` first; None for no value or no such list."""
     if not isinstance(value, str) or not value:
         return None
-    found = [items for items in lists_of(answer, depth) if items and isinstance(items[-1], dict) and holds(items[-1], value)]
+    found = [items for items in lists_of(answer, depth)
+             if items and isinstance(items[-1], dict) and holds(items[-1], value)]
     found.sort(key=lambda items: isinstance(other, str) and bool(other) and holds(items[-1], other))
     return found[0] if found else None
 

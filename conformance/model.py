@@ -129,7 +129,8 @@ class Case:
     binding: str | None = None
     curl: list[str] = field(default_factory=list)
     format: int = 1
-    failures: list[Failure] = field(default_factory=list)  # typed, one per (sub-)check that failed; absent in old files
+    # typed, one per (sub-)check that failed; absent in old files
+    failures: list[Failure] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -157,7 +158,8 @@ class Case:
                 raise ValueError(f"exchanges[{index}]: {problems}")
             for key, kinds, label in _EXCHANGE_TYPES:
                 if key in exchange and not _is(exchange[key], kinds):
-                    raise ValueError(f"exchanges[{index}].{key} must be {label}, not {_json_type(exchange[key])}")
+                    raise ValueError(f"exchanges[{index}].{key} must be {label}, "
+                                     f"not {_json_type(exchange[key])}")
         data = dict(data)
         data["exchanges"] = [Exchange.from_json(e) for e in data["exchanges"]]
         data["failures"] = [Failure.from_json(f) for f in data.get("failures") or [] if isinstance(f, dict)]
@@ -166,7 +168,8 @@ class Case:
 
 # The JSON types of a case file's values (``None`` in a tuple: the key may be null).
 _CASE_TYPES: tuple[tuple[str, tuple[type | None, ...], str], ...] = (
-    *((key, (str,), "text") for key in ("profile", "requirement", "level", "title", "target", "budget", "message")),
+    *((key, (str,), "text")
+      for key in ("profile", "requirement", "level", "title", "target", "budget", "message")),
     ("source", (dict,), "an object"),
     ("seed", (int,), "an integer"),
     ("format", (int,), "an integer"),
@@ -193,7 +196,8 @@ def _is(value: Any, kinds: tuple[type | None, ...]) -> bool:
 
 
 def _json_type(value: Any) -> str:
-    names = {dict: "an object", list: "a list", str: "text", bool: "true/false", int: "a number", float: "a number"}
+    names = {dict: "an object", list: "a list", str: "text", bool: "true/false", int: "a number",
+             float: "a number"}
     return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
@@ -201,7 +205,8 @@ def _key_problems(data: dict[Any, Any], kind: type) -> str:
     """What is wrong with the keys of ``data`` as the dataclass ``kind`` (e.g. ``missing keys
     a, b; unknown key c``), or the empty string."""
     known = {f.name: f for f in fields(kind)}
-    required = sorted(name for name, f in known.items() if f.default is MISSING and f.default_factory is MISSING)
+    required = sorted(name for name, f in known.items()
+                      if f.default is MISSING and f.default_factory is MISSING)
     missing = [name for name in required if name not in data]
     unknown = sorted(str(key) for key in data if key not in known)
     parts = [f"{word} key{'s' if len(names) > 1 else ''} {', '.join(names)}"

@@ -57,7 +57,8 @@ class RunOptions:
                    budget=option.budget, seed=option.seed, level=option.level, only=tuple(option.only or ()),
                    skip=tuple(option.skip or ()), report=Path(report) if report else None,
                    faults=tuple(option.fault or ()), binding=option.binding, baseline_path=option.baseline,
-                   allow_untested=bool(option.allow_untested), gate=getattr(option, "conformance_gate", "full"),
+                   allow_untested=bool(option.allow_untested),
+                   gate=getattr(option, "conformance_gate", "full"),
                    max_time=getattr(option, "conformance_max_time", None))
 
     def checked(self, profile: Profile) -> RunOptions:
@@ -71,7 +72,8 @@ class RunOptions:
         unknown = sorted(p for p in set(self.only) | set(self.skip)
                          if not any(fnmatch.fnmatchcase(r.id, p) for r in profile.requirements))
         if unknown:
-            raise UsageFailure(f"unknown requirement(s) {unknown}: no ID matches (see `conformance list {profile.name}`)")
+            raise UsageFailure(f"unknown requirement(s) {unknown}: no ID matches "
+                               f"(see `conformance list {profile.name}`)")
         config = load_config(self.config_path)
         declared_features(profile, config.get("declared") or [])
         target = self.target or config.get("target")
@@ -84,7 +86,8 @@ class RunOptions:
             deviations(profile, self.faults)
         if self.faults and target not in (None, "reference"):
             raise ConfigError("--fault applies to the built-in reference only")
-        seconds = parse_duration(self.max_time) if self.max_time is not None else BUDGETS[self.budget].max_time
+        seconds = (parse_duration(self.max_time) if self.max_time is not None
+                   else BUDGETS[self.budget].max_time)
         if self.report is not None:
             writable_dir(self.report, "--report")
         if self.junit is not None:
@@ -94,13 +97,15 @@ class RunOptions:
         choose_binding(profile, self.binding)
         baseline = None
         if self.baseline_path:
-            baseline = Baseline(load_baseline(self.baseline_path, {r.id for r in profile.requirements}), self.baseline_path)
+            baseline = Baseline(load_baseline(self.baseline_path, {r.id for r in profile.requirements}),
+                                self.baseline_path)
         return replace(self, config=config, baseline=baseline, seconds=seconds)
 
     def pytest_args(self) -> list[str]:
         """These options as the plugin's pytest options (xdist workers read them from there)."""
         args = ["--budget", self.budget, "--seed", str(self.seed), "--level", self.level]
-        for flag, value in (("--target", self.target), ("--token", self.token), ("--config", self.config_path),
+        for flag, value in (("--target", self.target), ("--token", self.token),
+                            ("--config", self.config_path),
                             ("--binding", self.binding), ("--baseline", self.baseline_path),
                             ("--max-time", self.max_time), ("--report", self.report)):
             if value is not None:

@@ -20,7 +20,8 @@ from xdist.scheduler import LoadScheduling
 
 def distributed(config: pytest.Config) -> bool:
     """This process is xdist's controller of a distributed run."""
-    return bool(getattr(config.option, "numprocesses", None)) and getattr(config.option, "dist", "no") != "no" \
+    return bool(getattr(config.option, "numprocesses", None)) \
+        and getattr(config.option, "dist", "no") != "no" \
         and not is_worker(config)
 
 

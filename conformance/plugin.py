@@ -45,26 +45,38 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "conformance: run a protocol profile against a target")
     group.addoption("--target", default=None, help="'reference' (built-in, in-process) or an http(s) URL")
     group.addoption("--token", default=None, help="bearer token of the main caller (credential 'full')")
-    group.addoption("--config", dest="conformance_config", default=None, help="YAML run config: credentials, control, timeout")
-    group.addoption("--budget", default="standard", choices=["quick", "standard", "deep"], help="how many examples to generate")
+    group.addoption("--config", dest="conformance_config", default=None,
+                    help="YAML run config: credentials, control, timeout")
+    group.addoption("--budget", default="standard", choices=["quick", "standard", "deep"],
+                    help="how many examples to generate")
     group.addoption("--seed", type=int, default=1, help="hypothesis seed (runs are reproducible)")
-    group.addoption("--level", default="must", choices=["must", "should", "may"], help="lowest level whose failure fails the run")
-    group.addoption("--only", action="append", default=[], help="run only this requirement ID or glob (repeatable)")
-    group.addoption("--skip", action="append", default=[], help="do not run this requirement ID or glob (repeatable)")
-    group.addoption("--report", dest="conformance_report", default=None, help="report directory (default reports/<profile>-<time>)")
-    group.addoption("--fault", action="append", default=[], help="inject a named fault into the built-in reference")
-    group.addoption("--binding", default=None, help="which of the profile's bindings to speak (e.g. http, mcp)")
-    group.addoption("--baseline", default=None, help="YAML list of known failures: listed failures pass, stale entries fail")
+    group.addoption("--level", default="must", choices=["must", "should", "may"],
+                    help="lowest level whose failure fails the run")
+    group.addoption("--only", action="append", default=[],
+                    help="run only this requirement ID or glob (repeatable)")
+    group.addoption("--skip", action="append", default=[],
+                    help="do not run this requirement ID or glob (repeatable)")
+    group.addoption("--report", dest="conformance_report", default=None,
+                    help="report directory (default reports/<profile>-<time>)")
+    group.addoption("--fault", action="append", default=[],
+                    help="inject a named fault into the built-in reference")
+    group.addoption("--binding", default=None,
+                    help="which of the profile's bindings to speak (e.g. http, mcp)")
+    group.addoption("--baseline", default=None,
+                    help="YAML list of known failures: listed failures pass, stale entries fail")
     group.addoption("--allow-untested", action="store_true",
                     help="exit 0 even when a gating requirement stayed untested or blocked (default: exit 5)")
     group.addoption("--gate", dest="conformance_gate", default="full", choices=["full", "live"],
                     help="live: gate a server without a control interface on what a client can test "
-                         "(requirements that need control or would harm a configured identity are counted, not gated)")
+                         "(requirements that need control or would harm a configured identity are "
+                         "counted, not gated)")
     group.addoption("--max-time", dest="conformance_max_time", default=None,
                     help="wall-clock limit of the whole run: seconds, or 90s, 15m, 2h (default per budget)")
-    group.addoption("--conformance-console", action="store_true", help="print one line per requirement and a summary")
+    group.addoption("--conformance-console", action="store_true",
+                    help="print one line per requirement and a summary")
     group.addoption("--conformance-profile", default=None, metavar="NAME",
-                    help="run this built-in profile (e.g. bindu) without naming its file: `pytest --conformance-profile bindu --target URL`")
+                    help="run this built-in profile (e.g. bindu) without naming its file: "
+                         "`pytest --conformance-profile bindu --target URL`")
 
 
 def profile_run(config: pytest.Config) -> bool:
@@ -88,12 +100,14 @@ def pytest_configure(config: pytest.Config) -> None:
         except ProfileError as exc:
             raise pytest.UsageError(str(exc)) from None
         # the profile alone, unless files were named too (not the folder pytest would search)
-        config.args[:] = [*config.args, path] if config.args_source == pytest.Config.ArgsSource.ARGS else [path]
+        config.args[:] = ([*config.args, path] if config.args_source == pytest.Config.ArgsSource.ARGS
+                          else [path])
     typed = config.invocation_params.args
     if not any(str(a).startswith(("-n", "--numprocesses", "--dist", "-d")) for a in typed):
         opt.numprocesses, opt.dist, opt.tx = None, "no", []  # e.g. the kit's own pyproject: -n auto
     if not opt.conformance_report:
-        stem = name or next(Path(str(a).split("::")[0]).stem for a in config.args if is_profile_file(Path(str(a).split("::")[0])))
+        stem = name or next(Path(str(a).split("::")[0]).stem for a in config.args
+                            if is_profile_file(Path(str(a).split("::")[0])))
         opt.conformance_report = f"reports/{stem}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
     if not getattr(opt, "xmlpath", None):
         opt.xmlpath = str(Path(opt.conformance_report) / "junit.xml")
@@ -203,7 +217,8 @@ def one_line(message: str, width: int = 240) -> str:
     return head[:room].rstrip() + " ..." + tail
 
 
-MARK = {"passed": "PASS ", "failed": "FAIL ", "blocked": "BLOCKED", "untested": "UNTESTED", "skipped": "SKIP ",
+MARK = {"passed": "PASS ", "failed": "FAIL ", "blocked": "BLOCKED", "untested": "UNTESTED",
+        "skipped": "SKIP ",
         "expected_failure": "XFAIL"}
 
 
@@ -220,9 +235,11 @@ class RunSession:
         options = given_options(config) if self.role != "worker" else None
         if options is None:
             options = RunOptions.from_pytest(opt)
-            chosen = config.workerinput["conformance_report"] if self.role == "worker" else opt.conformance_report  # type: ignore[attr-defined]
+            chosen = (config.workerinput["conformance_report"]  # type: ignore[attr-defined]
+                      if self.role == "worker" else opt.conformance_report)
             stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-            options = replace(options, report=Path(chosen or f"reports/{profile.name}-{stamp}")).checked(profile)
+            options = replace(options,
+                              report=Path(chosen or f"reports/{profile.name}-{stamp}")).checked(profile)
         self.options = options
         self.gate = options.level
         self.only = set(options.only)
@@ -333,7 +350,8 @@ class RunSession:
     def receive(self, data: dict[str, Any]) -> None:
         """The controller's side of ``payload``."""
         req = next(r for r in self.profile.requirements if r.id == data["id"])
-        result = Result(req, verdict_from_json(data["verdict"]), data["case"], data["baseline"], data["stale"])
+        result = Result(req, verdict_from_json(data["verdict"]), data["case"], data["baseline"],
+                        data["stale"])
         if result.stale and self.baseline:
             self.baseline.stale.append(result.stale)
         self.from_workers["exchanges"] += result.verdict.exchange_count
@@ -379,7 +397,8 @@ class RunSession:
                 path = write_case(self.report_dir / "cases", case)
                 result.case = str(path.relative_to(self.report_dir))
             if self.baseline:
-                status, entry, result.stale = self.baseline.judge(req.id, verdict.status, verdict.message, verdict.failures)
+                status, entry, result.stale = self.baseline.judge(req.id, verdict.status, verdict.message,
+                                                                  verdict.failures)
                 verdict.status = status
                 result.baseline = entry.to_json() if entry else None
         return result
@@ -398,7 +417,8 @@ class RunSession:
         v = result.verdict
         extra = v.message if v.status != "passed" else ""
         extra = result.stale or extra
-        self.console.line(f"{MARK[v.status]:8} {req.level:6} {req.id:40} {v.exchange_count:5} ex" + (f"  {one_line(extra)}" if extra else ""))
+        self.console.line(f"{MARK[v.status]:8} {req.level:6} {req.id:40} {v.exchange_count:5} ex"
+                          + (f"  {one_line(extra)}" if extra else ""))
         if self.run_ctx.unreachable:
             self.console.line(f"error: {self.run_ctx.unreachable}")
 
@@ -422,7 +442,8 @@ class RunSession:
             stopped = ("signal", http.stopped or self.from_workers["stopped"] or "interrupted")
         elif http.stopped or self.from_workers["stopped"]:
             stopped = ("time", http.stopped or self.from_workers["stopped"])
-        never_ran = self.fill_in(unreachable or (stopped[1] if stopped else "the run ended before it was reached"))
+        never_ran = self.fill_in(unreachable
+                                 or (stopped[1] if stopped else "the run ended before it was reached"))
         order = {r.id: i for i, r in enumerate(self.profile.requirements)}
         self.results.sort(key=lambda r: order[r.requirement.id])  # workers finish in any order
         summary = build_summary(
@@ -438,7 +459,8 @@ class RunSession:
             preflight_exchanges=self.preflight_exchanges,
             unreachable=unreachable,
             binding=self.run_ctx.binding,
-            baseline={"file": str(self.baseline.source), "stale": self.baseline.stale} if self.baseline else None,
+            baseline=({"file": str(self.baseline.source), "stale": self.baseline.stale} if self.baseline
+                      else None),
             partial=bool(self.only or self.skip),
             declared=self.run_ctx.declared,
             stopped=stopped,
@@ -450,7 +472,8 @@ class RunSession:
         path = write_summary(self.report_dir, summary)
         for what, write in (("report.html", lambda: write_html(self.report_dir)),
                             ("badge.svg", lambda: write_badge(self.report_dir, summary)),
-                            ("the JUnit and Allure notes", lambda: self.note_in_other_reports(summary, never_ran))):
+                            ("the JUnit and Allure notes",
+                             lambda: self.note_in_other_reports(summary, never_ran))):
             try:
                 write()
             except Exception as exc:  # summary.json is written; one broken extra must not lose it
@@ -470,28 +493,32 @@ class RunSession:
         if any(reasons.get(k) for k in ("control", "harm", "quota")):
             closing.append(f"untested: {reasons.get('control', 0)} need the test-control interface, "
                            f"{reasons.get('harm', 0)} would harm a configured identity, "
-                           f"{reasons.get('quota', 0)} would exceed a quota (summary.json lists each with its reason)")
+                           f"{reasons.get('quota', 0)} would exceed a quota "
+                           "(summary.json lists each with its reason)")
         grade = f"{summary['grade']}{'; ' + summary['grade_note'] if summary['grade_note'] else ''}"
         closing.append(f"{summary['verdict'].upper()}: {summary['verdict_reason']}. Grade: {grade}.")
         closing.append(
             f"  {c['passed']} passed, {c['failed']} failed, "
-            f"{c['expected_failures']} expected failures, {c['blocked']} blocked, {c['untested']} untested, {c['skipped']} skipped "
-            f"of {len(self.results)} requirements; {summary['exchanges']} exchanges in "
-            f"{summary['duration_s']:.1f} s ({summary['exchanges_per_s']}/s)"
+            f"{c['expected_failures']} expected failures, {c['blocked']} blocked, {c['untested']} untested, "
+            f"{c['skipped']} skipped of {len(self.results)} requirements; {summary['exchanges']} "
+            f"exchanges in {summary['duration_s']:.1f} s ({summary['exchanges_per_s']}/s)"
         )
         causes = summary["root_causes"]
         if causes:
             closing.append(f"root causes ({len(causes)}, largest first):")
             for cause in causes[:10]:
                 names = ", ".join(cause["requirements"][:4]) + (" ..." if cause["count"] > 4 else "")
-                closing.append(f"  {cause['count']:3} x {str(cause.get('label') or cause['signature'])[:140]}  [{names}]")
+                closing.append(f"  {cause['count']:3} x "
+                               f"{str(cause.get('label') or cause['signature'])[:140]}  [{names}]")
                 if cause.get("request_in_common"):
                     closing.append(f"        requests in common: {'; '.join(cause['request_in_common'])}")
         for stale in summary["baseline"]["stale"] if summary["baseline"] else []:
             closing.append(f"stale: {stale}")
         cased = [(r.requirement.id, r.case) for r in self.results if r.case and r.verdict.status == "failed"]
-        for rid, case in cased[:5]:  # to copy as it stands (a token comes from $CONFORMANCE_TOKEN, never from here)
-            closing.append(f"replay {rid}: {replay_line(self.report_dir / case, self.run_ctx.target, self.config_path)}")
+        # to copy as it stands (a token comes from $CONFORMANCE_TOKEN, never from here)
+        for rid, case in cased[:5]:
+            closing.append(
+                f"replay {rid}: {replay_line(self.report_dir / case, self.run_ctx.target, self.config_path)}")
         if len(cased) > 5:
             closing.append(f"  ... and {len(cased) - 5} more cases in {self.report_dir / 'cases'}")
         junit = getattr(self.config.option, "xmlpath", None)
@@ -500,8 +527,10 @@ class RunSession:
         for line in closing:
             self.console.line(line)
         http.close()
-        return exit_code(self.results, self.gate, bool(unreachable), bool(self.baseline and self.baseline.stale),
-                         stopped[0] if stopped else None, allow_untested=self.allow_untested, live_gate=self.live_gate)
+        return exit_code(self.results, self.gate, bool(unreachable),
+                         bool(self.baseline and self.baseline.stale),
+                         stopped[0] if stopped else None, allow_untested=self.allow_untested,
+                         live_gate=self.live_gate)
 
     def fill_in(self, why: str) -> list[Result]:
         """Every requirement that has no result (the run was stopped before its item
@@ -542,10 +571,12 @@ class RunSession:
                 self.config.hook.pytest_runtest_logreport(report=report)
         allure_dir = getattr(self.config.option, "allure_report_dir", None)
         if allure_dir:
-            lines = [f"conformance.{k}={summary[k]}" for k in ("profile", "target", "seed", "verdict", "grade", "stopped")
+            lines = [f"conformance.{k}={summary[k]}"
+                     for k in ("profile", "target", "seed", "verdict", "grade", "stopped")
                      if summary.get(k) is not None]
             Path(allure_dir).mkdir(parents=True, exist_ok=True)
-            (Path(allure_dir) / "environment.properties").write_text("\n".join(lines) + "\n", encoding="utf-8")
+            (Path(allure_dir) / "environment.properties").write_text("\n".join(lines) + "\n",
+                                                                     encoding="utf-8")
 
     def profile_nodeid(self) -> str:
         """The node id part of the profile file named on the command line, as pytest writes it."""
@@ -558,7 +589,8 @@ class RunSession:
             return Path(named[0]).name
 
 
-def reports_of_a_run_never_started(profile: Profile, report_dir: Path, why: str, *, target: str, seed: int, budget: str,
+def reports_of_a_run_never_started(profile: Profile, report_dir: Path, why: str, *, target: str, seed: int,
+                                   budget: str,
                                    gate: str, junit: Path) -> None:
     """The reports of a run stopped before its session opened (a signal during start-up):
     every requirement untested, the verdict interrupted, nothing graded."""
@@ -566,11 +598,13 @@ def reports_of_a_run_never_started(profile: Profile, report_dir: Path, why: str,
 
     results = [Result(req, Verdict("untested", f"not run: {why}")) for req in profile.requirements]
     summary = build_summary(profile, results, target=target, seed=seed, budget=budget, gate=gate,
-                            started_at=datetime.now(UTC), duration_s=0.0, exchanges=0, stopped=("signal", why))
+                            started_at=datetime.now(UTC), duration_s=0.0, exchanges=0,
+                            stopped=("signal", why))
     write_summary(report_dir, summary)
     write_html(report_dir)
     write_badge(report_dir, summary)
-    suite = ElementTree.Element("testsuite", name="conformance", tests=str(len(results)), skipped=str(len(results)))
+    suite = ElementTree.Element("testsuite", name="conformance", tests=str(len(results)),
+                                skipped=str(len(results)))
     properties = ElementTree.SubElement(suite, "properties")
     for name in ("verdict", "verdict_reason", "grade", "stopped"):
         ElementTree.SubElement(properties, "property", name=f"conformance.{name}", value=str(summary[name]))

@@ -92,7 +92,9 @@ def check_credentials(profile: Profile, ctx: CheckContext) -> dict[str, str]:
             profile.probe(ctx, caller=label)
         except (Untested, CheckFailed, TransportFailure, ProtocolMismatch):
             pass  # judged below by what the target answered, if it answered
-        refusal = next((e for e in ctx.http.log[before:] if (e.response or {}).get("status") == REFUSED_STATUS), None)
+        refusal = next((e for e in ctx.http.log[before:]
+                        if (e.response or {}).get("status") == REFUSED_STATUS), None)
         if refusal is not None:
-            run.refused[label] = f"refused by the target on the probe: {ctx.http.redact(answered(refusal.response or {}))}"
+            run.refused[label] = ("refused by the target on the probe: "
+                                  f"{ctx.http.redact(answered(refusal.response or {}))}")
     return dict(run.refused)

@@ -65,7 +65,8 @@ def read_deferred(block: Any, name: str) -> tuple[tuple[str, ...], str]:
         return (), ""
     globs = block.get("requirements") if isinstance(block, dict) else None
     until = block.get("until") if isinstance(block, dict) else None
-    if not isinstance(globs, list) or not all(isinstance(g, str) for g in globs) or not isinstance(until, str) or not until:
+    if (not isinstance(globs, list) or not all(isinstance(g, str) for g in globs)
+        or not isinstance(until, str) or not until):
         raise ProfileError(f"profile {name}: `deferred:` needs requirements (ids or globs) and until (why)")
     return tuple(globs), until
 
@@ -81,8 +82,10 @@ def check_quotas(profile: Profile, name: str) -> None:
         if quota not in profile.limits:
             raise ProfileError(f"profile {name}: quota {quota!r} is not one of its limits:")
         rows = (row or {}).get("rows", []) if isinstance(row, dict) else None
-        if not isinstance(rows, list) or not all(any(fnmatch.fnmatchcase(i, str(p)) for i in ids) for p in rows):
-            raise ProfileError(f"profile {name}: quota {quota}: rows must be requirement ids or globs that match one")
+        if not isinstance(rows, list) or not all(any(fnmatch.fnmatchcase(i, str(p)) for i in ids)
+                                                 for p in rows):
+            raise ProfileError(f"profile {name}: quota {quota}: rows must be requirement ids or globs "
+                               "that match one")
 
 
 def read_quota_use(path: Path, profile: Profile) -> dict[str, dict[str, dict[str, int]]]:
@@ -94,8 +97,10 @@ def read_quota_use(path: Path, profile: Profile) -> dict[str, dict[str, dict[str
     quotas = set(profile.settings.get("quotas") or {})
     for rid, use in data.items():
         if rid not in known or not isinstance(use, dict) or not set(use) <= quotas:
-            raise ProfileError(f"{path}: {rid}: not a requirement of {profile.name} with uses of its quotas: ({use!r})")
-    return {str(rid): {q: {str(w): int(n) for w, n in per.items()} for q, per in use.items()} for rid, use in data.items()}
+            raise ProfileError(f"{path}: {rid}: not a requirement of {profile.name} with uses of its "
+                               f"quotas: ({use!r})")
+    return {str(rid): {q: {str(w): int(n) for w, n in per.items()} for q, per in use.items()}
+            for rid, use in data.items()}
 
 
 def assign_groups(requirements: list[Requirement], groups: dict[str, list[str]]) -> None:
@@ -157,28 +162,33 @@ def load_profile(name: str, path: Path | None = None) -> Profile:
         reference_credentials={},
         limits=load_limits(settings.get("limits"), spec, settings["spec"]),
     )
-    profile.optional = {name: Source(settings["spec"], row["pointer"]) for name, row in (settings.get("optional") or {}).items()}
+    profile.optional = {name: Source(settings["spec"], row["pointer"])
+                        for name, row in (settings.get("optional") or {}).items()}
     check_refusal_causes(settings.get("refusal_causes"), errors, name)
     profile.deferred, profile.deferred_until = read_deferred(settings.get("deferred"), name)
     profile.statements = load_statements(PROFILES_DIR / "statements" / f"{name}.yaml", profile.deferred)
     status = str(settings.get("status") or "")
-    profile.draft = status.removeprefix("draft").strip(" :") or "in progress" if status.startswith("draft") else ""
+    profile.draft = (status.removeprefix("draft").strip(" :") or "in progress" if status.startswith("draft")
+                     else "")
     profile.provides = dict(protocol.provides)
     collected = collect(profile, protocol.modules, settings["package"], protocol.last, protocol.first,
                         protocol.more_faults)
-    profile.requirements, profile.faults, profile.variants = collected.requirements, collected.faults, collected.variants
+    profile.requirements, profile.faults, profile.variants = (collected.requirements, collected.faults,
+                                                              collected.variants)
     profile.reference_credentials = protocol.credentials(profile)
     if protocol.world is not None:
         profile.reference_world = protocol.world(profile)
     headers_of = protocol.binding_headers(profile)
     for binding, headers in headers_of.items():
-        profile.settings["bindings"][binding]["headers"] = {**(profile.settings["bindings"][binding].get("headers") or {}), **headers}
+        profile.settings["bindings"][binding]["headers"] = {
+            **(profile.settings["bindings"][binding].get("headers") or {}), **headers}
     twice = sorted(rid for rid, n in Counter(r.id for r in profile.requirements).items() if n > 1)
     if twice:
         raise ProfileError(f"profile {name}: requirement IDs used twice: {', '.join(twice)}")
     assign_groups(profile.requirements, settings.get("groups") or {})
     check_quotas(profile, name)
-    profile.quota_use = read_quota_use(Path(str(importlib.import_module(settings["package"]).__file__)).parent / "quota_use.yaml", profile)
+    profile.quota_use = read_quota_use(Path(str(importlib.import_module(settings["package"]).__file__)).parent
+                                       / "quota_use.yaml", profile)
     _CACHE[key] = profile
     return profile
 
@@ -193,10 +203,12 @@ def check_refusal_causes(block: Any, errors: dict[Any, Any], name: str) -> None:
         raise ProfileError(f"profile {name}: refusal_causes: must map a cause to a list of error names")
     for cause, names in block.items():
         if cause not in ("credential", "quota"):
-            raise ProfileError(f"profile {name}: refusal_causes: {cause!r} is not a cause (credential, quota)")
+            raise ProfileError(f"profile {name}: refusal_causes: {cause!r} is not a cause "
+                               "(credential, quota)")
         unknown = [n for n in names if n not in known]
         if unknown:
-            raise ProfileError(f"profile {name}: refusal_causes.{cause} names errors that are not the profile's: {unknown}")
+            raise ProfileError(f"profile {name}: refusal_causes.{cause} names errors that are not the "
+                               f"profile's: {unknown}")
 
 
 __all__ = ["ProfileError", "SpecError", "available", "is_profile_file", "load_profile", "profile_path"]

@@ -13,12 +13,14 @@ from conformance.report.cases import read_case
 from conformance.runner import execute
 
 
-def replay(case_path: Path, target: str | None = None, config_path: str | None = None, token: str | None = None) -> tuple[str, str]:
+def replay(case_path: Path, target: str | None = None, config_path: str | None = None,
+           token: str | None = None) -> tuple[str, str]:
     """Return (status, one-line message): status is passed, failed or untested."""
     return replay_case(read_case(case_path), target, config_path, token)
 
 
-def replay_case(case: Case, target: str | None = None, config_path: str | None = None, token: str | None = None) -> tuple[str, str]:
+def replay_case(case: Case, target: str | None = None, config_path: str | None = None,
+                token: str | None = None) -> tuple[str, str]:
     """Send a case again and judge it with the same requirement."""
     profile = load_profile(case.profile)
     requirement = profile.requirement(case.requirement)
@@ -41,7 +43,8 @@ def replay_case(case: Case, target: str | None = None, config_path: str | None =
     if verdict.status == "failed":
         return "failed", f"FAIL {requirement.id} against {where} again: {verdict.message}"
     if verdict.status == "passed":
-        return "passed", f"PASS {requirement.id} against {where}: the case no longer fails (was: {case.message})"
+        return ("passed",
+                f"PASS {requirement.id} against {where}: the case no longer fails (was: {case.message})")
     return verdict.status, f"UNTESTED {requirement.id} against {where}: {verdict.message}"
 
 
@@ -62,7 +65,8 @@ CASE = json.loads({case_json!r})
 
 def test_{func}():
     target = os.environ.get("CONFORMANCE_TARGET") or CASE["target"]
-    status, message = replay_case(Case.from_json(CASE), target=target, config_path=os.environ.get("CONFORMANCE_CONFIG"))
+    status, message = replay_case(Case.from_json(CASE), target=target, \
+config_path=os.environ.get("CONFORMANCE_CONFIG"))
     assert status == "passed", message
 """
 

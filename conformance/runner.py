@@ -38,7 +38,8 @@ class Verdict:
     duration_s: float = 0.0
     exchange_count: int = 0
     failures: list[Failure] = field(default_factory=list)  # of a failed verdict; ``message`` sums them up
-    machine: dict[str, int] = field(default_factory=dict)  # state-machine rules and transitions reached, by count
+    # state-machine rules and transitions reached, by count
+    machine: dict[str, int] = field(default_factory=dict)
     cause: str = ""  # of a blocked verdict: the kind of the finding that blocked it
     features: set[str] = field(default_factory=set)  # what its accepted requests carried (root causes)
     generated: int = 0  # hypothesis properties and machines the check ran (0: an example-based check)
@@ -69,7 +70,8 @@ def verdict_from_json(data: dict[str, Any]) -> Verdict:
                    data["reproduce"], data["duration_s"], data["exchange_count"],
                    [Failure.from_json(f) for f in data["failures"]], dict(data["machine"]), data["cause"],
                    set(data["features"]), int(data.get("generated", 0)),
-                   dict(data.get("spent") or {}), str(data.get("reason", "")), Root.from_json(data.get("root")))
+                   dict(data.get("spent") or {}), str(data.get("reason", "")),
+                   Root.from_json(data.get("root")))
 
 
 def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any] | None = None) -> Verdict:
@@ -80,7 +82,8 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
     ctx = CheckContext(run, requirement, reproduce)
     ctx.begin_example()
 
-    def verdict(status: str, message: str = "", final: Failure | None = None, reason: str = "", cause: str = "") -> Verdict:
+    def verdict(status: str, message: str = "", final: Failure | None = None, reason: str = "",
+                cause: str = "") -> Verdict:
         """The verdict, failed whenever a sub-check recorded a failure: what a
         sub-check found stays found, whatever ended the check after it; blocked when
         a quota the run spent itself refused what it needed, and nothing else failed."""
@@ -90,7 +93,8 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
             message = ctx.quota_refusals[0] + (f" (and {len(ctx.quota_refusals) - 1} more sub-checks)"
                                                if len(ctx.quota_refusals) > 1 else "")
         elif ctx.quota_refusals and failures:
-            message = f"{message} ({len(ctx.quota_refusals)} sub-check(s) blocked by a quota the run spent)".strip()
+            message = (f"{message} ({len(ctx.quota_refusals)} sub-check(s) blocked by a quota "
+                       "the run spent)").strip()
         if failures and status != "failed":
             note = f" (then {status}: {message})" if message else ""
             status, message = "failed", summarize(failures, ctx.subchecks_entered) + note
@@ -98,7 +102,8 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
             message = summarize(failures, ctx.subchecks_entered)
         if status == "failed":  # every finding names the statement it breaks, with its place in the spec
             own = str(requirement.source)
-            more = sorted({f.statement for f in failures if f.statement and f.statement != own and not f.statement.startswith("profile")})
+            more = sorted({f.statement for f in failures
+                           if f.statement and f.statement != own and not f.statement.startswith("profile")})
             message = f"{message} [breaks: {'; '.join([own, *more])}]"
         rep = None
         if status == "failed" and ctx.blob and ctx.failed_call:
@@ -114,7 +119,8 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
             rep,
             time.perf_counter() - started,
             run.http.total - count_before,
-            [replace(f, message=run.http.redact(f.message), statement=f.statement and run.http.redact(f.statement))
+            [replace(f, message=run.http.redact(f.message),
+                     statement=f.statement and run.http.redact(f.statement))
              for f in failures],
             dict(sorted(ctx.machine_stats.items())),
             cause=cause,
@@ -127,11 +133,14 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
     if run.unreachable:
         return verdict("untested", f"target unreachable: {run.unreachable}", reason="unreachable")
     if run.served.get(requirement.optional) is not None:
-        return verdict("untested", not_served(requirement.optional, str(run.served[requirement.optional])), reason="optional")
+        return verdict("untested", not_served(requirement.optional, str(run.served[requirement.optional])),
+                       reason="optional")
     if requirement.optional and requirement.optional in run.declared:
-        return verdict("skipped", f"not applicable (declared: the deployment does not offer {requirement.optional}, "
-                                  f"which the spec makes optional at {run.profile.optional[requirement.optional]})")
-    short = run.quotas.short(getattr(run.profile, "quota_use", {}).get(requirement.id, {})) if run.live else None
+        return verdict("skipped",
+                       f"not applicable (declared: the deployment does not offer {requirement.optional}, "
+                       f"which the spec makes optional at {run.profile.optional[requirement.optional]})")
+    short = (run.quotas.short(getattr(run.profile, "quota_use", {}).get(requirement.id, {})) if run.live
+             else None)
     if short:
         return verdict("untested", short, reason="quota")
     try:
@@ -147,11 +156,14 @@ def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any]
         run.unreachable = str(exc)
         return verdict("untested", f"target unreachable: {exc}", reason="unreachable")
     except RunStopped as exc:
-        return verdict("untested", f"{'not run' if run.http.total == count_before else 'not finished'}: {exc}",
+        return verdict("untested",
+                       f"{'not run' if run.http.total == count_before else 'not finished'}: {exc}",
                        reason="stopped")
     except Exception as exc:
         if not (run.http.stopped or run.http.dead):
-            spent = ctx.spent_quota() if isinstance(exc, CheckFailed | TransportFailure | hypothesis.errors.HypothesisException) else None
+            spent = (ctx.spent_quota() if isinstance(exc, CheckFailed | TransportFailure
+                                                     | hypothesis.errors.HypothesisException)
+                     else None)
             if spent:
                 ctx.quota_refusals.append(spent)
                 return verdict("passed")  # blocked by the quota, unless a sub-check found something
@@ -181,7 +193,8 @@ def judged(exc: Exception, verdict: Callable[..., Verdict], log: list[Exchange])
     # an answer the check did not foresee, or a defect of the check
     tb = traceback.extract_tb(exc.__traceback__)[-1]
     where = f"{Path(tb.filename).name}:{tb.lineno}"
-    return verdict("failed", final=Failure("crash", f"unexpected {type(exc).__name__}: {_one_line(exc)} (at {where})"))
+    return verdict("failed",
+                   final=Failure("crash", f"unexpected {type(exc).__name__}: {_one_line(exc)} (at {where})"))
 
 
 def _one_line(exc: BaseException) -> str:

@@ -59,7 +59,8 @@ def structural_problems(profile: Profile) -> list[str]:
         problems.append(f"fault {fault!r} is named by no requirement")
     for name, patch in sorted(profile.variants.items()):
         if "allowed by" not in (patch.__doc__ or ""):
-            problems.append(f"variant {name!r} does not quote the spec text that allows it (\"allowed by: ...\" in its docstring)")
+            problems.append(f"variant {name!r} does not quote the spec text that allows it (\"allowed by: "
+                            "...\" in its docstring)")
         if name in profile.faults:
             problems.append(f"{name!r} is both a fault and a variant")
     from conformance.parallel import runs_alone
@@ -115,16 +116,20 @@ def changed_by(profile: Profile, deviation: str) -> frozenset[str] | None:
     contents = {k: copy.copy(v) for k, v in before.items() if isinstance(v, (dict, list, set))}
     deviations(profile, (deviation,))[0](reference)
     after = vars(reference)
-    changed = {k for k, v in after.items() if k not in before or v is not before[k] or (k in contents and v != contents[k])}
+    changed = {k for k, v in after.items()
+               if k not in before or v is not before[k] or (k in contents and v != contents[k])}
     return frozenset(changed) or None
 
 
-def run_fault(profile: Profile, fault: str, budget: str = "quick", seed: int = 1, binding: str | None = None) -> dict[str, Verdict]:
+def run_fault(profile: Profile, fault: str, budget: str = "quick", seed: int = 1,
+              binding: str | None = None) -> dict[str, Verdict]:
     """Run the requirements naming ``fault`` against a fresh reference carrying it (no
     shrinking: the question is whether it is caught, not by which smallest example)."""
-    run = open_run(profile, "reference", faults=(fault,), budget=budget, seed=seed, binding=binding, shrink=False)
+    run = open_run(profile, "reference", faults=(fault,), budget=budget, seed=seed, binding=binding,
+                   shrink=False)
     try:
-        return {req.id: execute(req, run) for req in profile.requirements if fault in req.faults and not profile.is_deferred(req.id)}
+        return {req.id: execute(req, run) for req in profile.requirements
+                if fault in req.faults and not profile.is_deferred(req.id)}
     finally:
         run.http.close()
 
@@ -155,7 +160,8 @@ def variant_applies(profile: Profile, name: str, binding: str | None) -> bool:
 
 
 def run_variants(profile: Profile, group: tuple[str, ...], budget: str = "quick", seed: int = 1,
-                 binding: str | None = None, reach: dict[str, frozenset[str]] | None = None) -> dict[str, dict[str, Verdict]]:
+                 binding: str | None = None,
+                 reach: dict[str, frozenset[str]] | None = None) -> dict[str, dict[str, Verdict]]:
     """For each variant of ``group``, the verdicts of the MUST requirements it reaches,
     against a reference showing the allowed behaviour (no MUST may fail on one; a
     SHOULD may: it is the profile's preferred reading).
@@ -211,7 +217,8 @@ def variant_problems(profile: Profile, variant: str, verdicts: dict[str, Verdict
     for rid, v in verdicts.items():
         problems += [f"{rid} crashed on variant {variant}{where}: {c}" for c in crashes(v)]
         if v.status == "failed" and levels[rid] == "MUST" and caught(v):
-            problems.append(f"variant {variant}{where}: MUST requirement {rid} failed on behaviour the spec allows: {v.message}")
+            problems.append(f"variant {variant}{where}: MUST requirement {rid} failed on behaviour the spec "
+                            f"allows: {v.message}")
     return problems
 
 
@@ -228,18 +235,21 @@ def caught(verdict: Verdict) -> bool:
 def live_faults(profile: Profile) -> list[str]:
     """The faults some requirement that is not deferred names (a deferred requirement's
     feature is not in the reference yet: its faults wait for it)."""
-    return sorted({f for r in profile.requirements if not profile.is_deferred(r.id) for f in r.faults} & set(profile.faults))
+    return sorted({f for r in profile.requirements if not profile.is_deferred(r.id)
+                   for f in r.faults} & set(profile.faults))
 
 
-def clean_problems(verdicts: dict[str, Verdict], where: str, deferred: Callable[[str], bool] = lambda rid: False) -> list[str]:
+def clean_problems(verdicts: dict[str, Verdict], where: str,
+                   deferred: Callable[[str], bool] = lambda rid: False) -> list[str]:
     """Every requirement passes against the clean reference, except deferred ones, which
     must be untested there (the reference does not serve their feature yet)."""
     problems = []
     for rid, v in verdicts.items():
         if deferred(rid):
             if v.status != "untested":
-                problems.append(f"clean reference{where}: {rid} is deferred but {v.status}: {v.message[:160]} "
-                                "(drop it from the profile's deferred: block once the reference serves it)")
+                problems.append(f"clean reference{where}: {rid} is deferred but {v.status}: "
+                                f"{v.message[:160]} (drop it from the profile's deferred: "
+                                "block once the reference serves it)")
             continue
         if v.status in ("passed", "skipped"):
             continue
@@ -262,9 +272,10 @@ def fault_problems(fault: str, per_binding: dict[str | None, dict[str, Verdict]]
         for b, v in verdicts.items():
             over = f" over {b}" if b else ""
             problems += [f"{rid} crashed on fault {fault}{over}: {c}" for c in crashes(v)]
-            if v.status == "failed" and ("[breaks: " not in v.message or not any(e.response or e.error for e in v.exchanges)):
-                problems.append(f"{rid} on fault {fault}{over}: a finding must name the statement it breaks and "
-                                f"keep the answer it quotes: {v.message[:200]}")
+            if v.status == "failed" and ("[breaks: " not in v.message
+                                         or not any(e.response or e.error for e in v.exchanges)):
+                problems.append(f"{rid} on fault {fault}{over}: a finding must name the statement "
+                                f"it breaks and keep the answer it quotes: {v.message[:200]}")
         missed = [b for b, v in verdicts.items() if v.status != "skipped" and not caught(v)]
         if missed or all(v.status == "skipped" for v in verdicts.values()):
             over = "" if missed == [None] else f" over {', '.join(str(b) for b in missed) or 'any binding'}"
@@ -290,11 +301,13 @@ def _unit(profile: Profile | str, kind: str, name: str | None, budget: str, seed
         where = f" over {name}" if name else ""
         clean = run_clean(profile, budget, seed, name)
         problems = clean_problems(clean.verdicts, where, profile.is_deferred)
-        return f"  clean reference{where}: {'all pass' if not problems else 'PROBLEMS'}", problems, {name: clean.reach}
+        return (f"  clean reference{where}: {'all pass' if not problems else 'PROBLEMS'}", problems,
+                {name: clean.reach})
     if kind == "fault":
         assert name is not None
         problems = fault_problems(name, {b: run_fault(profile, name, budget, seed, b) for b in bindings})
-        word = "MISSED" if any(": not caught by " in p for p in problems) else "CRASHED" if problems else "caught"
+        word = ("MISSED" if any(": not caught by " in p for p in problems) else "CRASHED" if problems
+                else "caught")
         return f"  fault {name:36} {word}", problems, {}
     assert name is not None
     if kind == "shapes":
@@ -345,15 +358,16 @@ def shapes_unit(profile: Profile, shape_seed: int, budget: str, seed: int) -> tu
             if profile.is_deferred(rid) or v.status in ("passed", "skipped"):
                 continue
             if req.level == "MUST":
-                problems.append(f"shape variant {shape_seed}{over}: MUST requirement {rid} {v.status} on answers "
-                                f"the document allows: {v.message[:300]}")
+                problems.append(f"shape variant {shape_seed}{over}: MUST requirement {rid} "
+                                f"{v.status} on answers the document allows: {v.message[:300]}")
             elif v.status == "failed":
                 failed_should.add(rid)
     shape_rows = sorted(r.id for r in profile.requirements if runs_alone(list(rules.rows), r.id))
     mine = sorted(failed_should & set(shape_rows))
     others = sorted(failed_should - set(shape_rows))
-    line = (f"  shape variant {shape_seed} ({describe(shape_seed)}): {'MUST rows pass' if not problems else 'FALSE ALARMS'}; "
-            f"{len(mine)} of {len(shape_rows)} shape rows failed" + (f", other SHOULD rows failed: {', '.join(others)}" if others else ""))
+    line = (f"  shape variant {shape_seed} ({describe(shape_seed)}): "
+            f"{'MUST rows pass' if not problems else 'FALSE ALARMS'}; {len(mine)} of {len(shape_rows)} "
+            "shape rows failed" + (f", other SHOULD rows failed: {', '.join(others)}" if others else ""))
     return line + "\n" + SHAPE_MARK + ",".join(mine), problems, {}
 
 
@@ -364,13 +378,16 @@ def shape_problems(profile: Profile, lines: list[str]) -> list[str]:
     from conformance.shapes import rules_of
 
     rules = rules_of(profile)
-    failed = {rid for line in lines for rid in line.split(SHAPE_MARK, 1)[-1].split(",") if SHAPE_MARK in line and rid}
+    failed = {rid for line in lines for rid in line.split(SHAPE_MARK, 1)[-1].split(",")
+              if SHAPE_MARK in line and rid}
     rows = [r.id for r in profile.requirements if runs_alone(list(rules.rows), r.id)]
     problems = [f"shapes: rows: {pattern!r} names no requirement" for pattern in rules.rows
                 if not any(runs_alone([str(pattern)], r.id) for r in profile.requirements)]
-    problems += [f"shape row {rid} passed on every shape variant: it does not look at the profile's shape it asks for"
+    problems += [f"shape row {rid} passed on every shape variant: it does not look at the profile's "
+                 "shape it asks for"
                  for rid in rows if rid not in failed and profile.requirement(rid).level != "MUST"]
-    problems += [f"shape row {rid} is a MUST: a row that asks for the profile's shape is a SHOULD (source: profile)"
+    problems += [f"shape row {rid} is a MUST: a row that asks for the profile's shape is a SHOULD "
+                 "(source: profile)"
                  for rid in rows if profile.requirement(rid).level == "MUST"]
     return problems
 
@@ -387,7 +404,8 @@ def selftest(profile: Profile, budget: str = "quick", seed: int = 1, out: Callab
         + (f", bindings {', '.join(map(str, bindings))}" if bindings != [None] else ""))
     faults = live_faults(profile)
     if len(faults) < len(profile.faults):
-        out(f"  {len(profile.faults) - len(faults)} faults wait for deferred requirements ({profile.deferred_until})")
+        out(f"  {len(profile.faults) - len(faults)} faults wait for deferred requirements "
+            f"({profile.deferred_until})")
     from conformance.shapes import SEEDS
 
     first: list[tuple[str, str | None]] = [("clean", b) for b in bindings] + [("fault", f) for f in faults]

@@ -35,8 +35,10 @@ from typing import Any
 
 from conformance.model import Profile
 
-JSONRPC_ENVELOPE = frozenset({"jsonrpc", "id", "result", "error", "code", "message", "data", "method", "params"})
-MCP_OWN = ("initialize", "ping", "tools/list", "resources/", "prompts/", "notifications/", "completion/", "logging/",
+JSONRPC_ENVELOPE = frozenset({"jsonrpc", "id", "result", "error", "code", "message", "data", "method",
+                              "params"})
+MCP_OWN = ("initialize", "ping", "tools/list", "resources/", "prompts/", "notifications/", "completion/",
+           "logging/",
            "server/", "subscriptions/")
 WRAPPERS = ("entry", "item", "record", "details")
 SUFFIXES = ("value", "info", "ref")
@@ -95,7 +97,8 @@ def mix_of(seed: int) -> Mix:
 
 def describe(seed: int) -> str:
     m = mix_of(seed)
-    return f"rename {m.rename:.0%}, unwrap {m.unwrap:.0%}, wrap {m.wrap:.0%}, lift {m.lift:.0%}, extra members, codes and messages changed"
+    return (f"rename {m.rename:.0%}, unwrap {m.unwrap:.0%}, wrap {m.wrap:.0%}, lift {m.lift:.0%}, "
+            "extra members, codes and messages changed")
 
 
 def _unit(seed: int, *parts: Any) -> float:
@@ -131,7 +134,8 @@ def _is_map(schema: Any) -> bool:
         return False
     extra = schema.get("additionalProperties")
     return isinstance(extra, dict) or extra is True or bool(schema.get("patternProperties")) or (
-        schema.get("type") == "object" and "additionalProperties" not in schema and schema.get("$ref") is None)
+        schema.get("type") == "object" and "additionalProperties" not in schema
+        and schema.get("$ref") is None)
 
 
 def rules_of(profile: Profile) -> ShapeRules:
@@ -163,11 +167,14 @@ def rules_of(profile: Profile) -> ShapeRules:
     elif isinstance(chosen, list):
         unknown = [c for c in chosen if c not in {e.name for e in profile.errors.values()}]
         if unknown:
-            raise ValueError(f"profile {profile.name}: shapes.codes names errors that are not in errors: {unknown}")
+            raise ValueError(f"profile {profile.name}: shapes.codes names errors that are not in "
+                             f"errors: {unknown}")
         codes = frozenset(e.code for e in profile.errors.values() if e.name in chosen)
     elif chosen is not None:
-        raise ValueError(f"profile {profile.name}: shapes.codes is 'profile' or a list of error names, not {chosen!r}")
-    return replace(rules, codes=codes, keep_paths=tuple(block.get("keep_paths") or ()), rows=tuple(block.get("rows") or ()))
+        raise ValueError(f"profile {profile.name}: shapes.codes is 'profile' or a list of error names, "
+                         f"not {chosen!r}")
+    return replace(rules, codes=codes, keep_paths=tuple(block.get("keep_paths") or ()),
+                   rows=tuple(block.get("rows") or ()))
 
 
 def _rules(profile: Profile, block: Any, where_in: str) -> ShapeRules:
@@ -191,11 +198,14 @@ def _rules(profile: Profile, block: Any, where_in: str) -> ShapeRules:
         if at is not None:
             text = json.dumps(at_pointer(profile.spec, str(at)))
             if not re.search(rf"(?<![A-Za-z0-9_]){re.escape(str(key))}(?![A-Za-z0-9_])", text):
-                raise ValueError(f"profile {profile.name}: {where_in}.named {key!r} does not occur at {at} of {profile.spec_relpath}")
+                raise ValueError(f"profile {profile.name}: {where_in}.named {key!r} does not occur at {at} "
+                                 f"of {profile.spec_relpath}")
         named.add(str(key))
     maps.update(str(k) for k in block.get("maps") or [])
-    inner = tuple((str(k), _rules(profile, v, f"{where_in}.inner.{k}")) for k, v in (block.get("inner") or {}).items())
-    paths = tuple((str(k), _rules(profile, v, f"{where_in}.paths.{k}")) for k, v in (block.get("paths") or {}).items())
+    inner = tuple((str(k), _rules(profile, v, f"{where_in}.inner.{k}"))
+                  for k, v in (block.get("inner") or {}).items())
+    paths = tuple((str(k), _rules(profile, v, f"{where_in}.paths.{k}"))
+                  for k, v in (block.get("paths") or {}).items())
     return ShapeRules(frozenset(named), frozenset(maps), inner=inner, paths=paths)
 
 
@@ -271,13 +281,16 @@ class Rewriter:
         if isinstance(content, list):
             blocks = []
             for block in content:
-                if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                if (isinstance(block, dict) and block.get("type") == "text"
+                    and isinstance(block.get("text"), str)):
                     try:
                         parsed = json.loads(block["text"])
                     except ValueError:
                         parsed = None
                     if parsed is not None and (original is None or parsed == original):
-                        block = {**block, "text": json.dumps(shaped if original is not None else self.payload(parsed, error=bool(result.get("isError"))))}
+                        block = {**block, "text": json.dumps(
+                            shaped if original is not None
+                            else self.payload(parsed, error=bool(result.get("isError"))))}
                 blocks.append(block)
             result["content"] = blocks
         return result
@@ -288,7 +301,8 @@ class Rewriter:
         if isinstance(shaped, dict) and self._profile_shaped(shaped):
             members = [k for k in shaped if k != self.extra_key]
             only = shaped[members[0]] if len(members) == 1 else None
-            if isinstance(only, dict) and not self.named(members[0]) and self.decide("unwrap-root", members[0], self.mix.unwrap):
+            if (isinstance(only, dict) and not self.named(members[0])
+                and self.decide("unwrap-root", members[0], self.mix.unwrap)):
                 return only
             if self.decide("wrap-root", ",".join(sorted(shaped)), self.mix.wrap):
                 return {self.wrapper("root"): shaped}
@@ -336,7 +350,8 @@ class Rewriter:
         for key, item in members.items():
             inside = self.rules.inside(key) if self.named(key) else None
             if inside is not None:
-                item = Rewriter(replace(inside, codes=self.rules.codes), self.seed, self.sent).node(item, depth - 1, error)
+                item = Rewriter(replace(inside, codes=self.rules.codes), self.seed,
+                                self.sent).node(item, depth - 1, error)
             else:
                 item = self.node(item, depth - 1, error, key in self.rules.maps)
             if self.named(key):
@@ -364,7 +379,8 @@ class Rewriter:
         return chance > 0 and _unit(self.seed, what, key) < chance
 
     def wrapper(self, key: str) -> str:
-        return next(w for w in (WRAPPERS[int(_unit(self.seed, "wrapper", key) * len(WRAPPERS))], *WRAPPERS) if not self.named(w))
+        return next(w for w in (WRAPPERS[int(_unit(self.seed, "wrapper", key) * len(WRAPPERS))], *WRAPPERS)
+                    if not self.named(w))
 
     def rename(self, key: str, taken: Iterable[str]) -> str:
         if not self.decide("rename", key, self.mix.rename):
@@ -420,7 +436,8 @@ def _containers(value: Any, depth: int) -> Iterable[Any]:
 
 def _mcp_content(result: dict[str, Any]) -> bool:
     content = result.get("content")
-    return isinstance(content, list) and all(isinstance(b, dict) and "type" in b for b in content) and bool(content)
+    return (isinstance(content, list) and all(isinstance(b, dict) and "type" in b for b in content)
+            and bool(content))
 
 
 # -- the ASGI wrapper ----------------------------------------------------------------------
@@ -443,7 +460,8 @@ class ShapedApp:
         path = scope.get("path", "")
         keep = [any(path.startswith(p) for p in self.skip)]
         rules = self.rewriter.rules.at_path(path)
-        rewriter = self.rewriter if rules is self.rewriter.rules else Rewriter(rules, self.rewriter.seed, self.rewriter.sent)
+        rewriter = (self.rewriter if rules is self.rewriter.rules
+                    else Rewriter(rules, self.rewriter.seed, self.rewriter.sent))
 
         async def receiving() -> Any:
             message = await receive()

@@ -65,7 +65,8 @@ class Coverage:
 
     def to_json(self) -> dict[str, Any]:
         return {"statements": self.statements, "testable": self.testable, "covered": self.covered,
-                "untestable": self.untestable, "deferred": self.deferred, "percent": self.percent, "by_category": self.by_category}
+                "untestable": self.untestable, "deferred": self.deferred, "percent": self.percent,
+                "by_category": self.by_category}
 
 
 def load_statements(path: Path, deferred: tuple[str, ...] = ()) -> list[Statement]:
@@ -83,13 +84,15 @@ def load_statements(path: Path, deferred: tuple[str, ...] = ()) -> list[Statemen
     out, seen = [], set()
     for i, row in enumerate(rows):
         where = f"{path}: statement {i + 1}"
-        if not isinstance(row, dict) or not all(isinstance(row.get(k), str) and row[k] for k in ("id", "at", "says", "level", "category")):
+        if not isinstance(row, dict) or not all(isinstance(row.get(k), str) and row[k]
+                                                for k in ("id", "at", "says", "level", "category")):
             raise StatementMapError(f"{where}: needs id, at, says, level and category (text)")
         if row["id"] in seen:
             raise StatementMapError(f"{where}: id {row['id']!r} is used twice")
         seen.add(row["id"])
         if row["level"] not in LEVELS:
-            raise StatementMapError(f"{where} ({row['id']}): level {row['level']!r} is not one of {', '.join(LEVELS)}")
+            raise StatementMapError(f"{where} ({row['id']}): level {row['level']!r} is not one of "
+                                    f"{', '.join(LEVELS)}")
         checked = row.get("checked_by") or []
         if not isinstance(checked, list) or not all(isinstance(r, str) for r in checked):
             raise StatementMapError(f"{where} ({row['id']}): checked_by must be a list of requirement IDs")
@@ -124,7 +127,8 @@ def coverage(statements: list[Statement], requirement_ids: list[str] | None = No
     testable = sum(1 for s in statements if (s.checked_by or not s.untestable) and not later(s))
     covered = sum(1 for s in statements if checked(s))
     return Coverage(len(statements), testable, covered, len(statements) - testable - deferred,
-                    {k: {**{"statements": 0, "covered": 0, "untestable": 0, "deferred": 0}, **dict(v)} for k, v in sorted(by.items())},
+                    {k: {**{"statements": 0, "covered": 0, "untestable": 0, "deferred": 0}, **dict(v)}
+                     for k, v in sorted(by.items())},
                     deferred)
 
 
@@ -169,7 +173,8 @@ def mapped_rows(requirements: list[Any]) -> list[str]:
     return [r.id for r in requirements if not getattr(r, "document", "")]
 
 
-def map_problems(statements: list[Statement], requirement_ids: list[str], named: list[str] | None = None) -> list[str]:
+def map_problems(statements: list[Statement], requirement_ids: list[str],
+                 named: list[str] | None = None) -> list[str]:
     """A requirement that maps to no statement, a statement with neither requirement
     nor reason, or a requirement ID that does not exist (``named``: IDs a statement may
     name that need no statement of their own)."""
@@ -181,6 +186,7 @@ def map_problems(statements: list[Statement], requirement_ids: list[str], named:
     for s in statements:
         if not s.checked_by and not s.untestable:
             problems.append(f"statement {s.id} ({s.at}) is checked by no requirement and gives no reason")
-        problems += [f"statement {s.id} names unknown requirement {r}" for r in s.checked_by if r not in known and r not in s.later]
+        problems += [f"statement {s.id} names unknown requirement {r}" for r in s.checked_by
+                     if r not in known and r not in s.later]
     problems += [f"requirement {r} maps to no statement" for r in requirement_ids if r not in mapped]
     return problems

@@ -26,8 +26,8 @@ def read_user_text(path: Path, what: str) -> str:
     except OSError as exc:
         raise ValueError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{what} {path} is not a text file: byte 0x{exc.object[exc.start]:02x} at offset {exc.start} "
-                         "is not UTF-8") from None
+        raise ValueError(f"{what} {path} is not a text file: byte 0x{exc.object[exc.start]:02x} at offset "
+                         f"{exc.start} is not UTF-8") from None
 
 
 def read_user_json(path: Path, what: str, kind: str) -> Any:

@@ -33,7 +33,8 @@ def token_required(ctx: CheckContext, *, operations: Mapping[str, Call], error: 
 
 
 def token_refused(ctx: CheckContext, *, operations: Mapping[str, Call], error: Any, caller: str | None = None,
-                  credential: str = "full", also: Iterable[Any] = (), documented: Documented | None = None) -> None:
+                  credential: str = "full", also: Iterable[Any] = (),
+                  documented: Documented | None = None) -> None:
     """Every operation with a bad token gets ``error`` (or one of ``also``, or an answer
     ``documented`` accepts): the ``caller`` credential (an expired token, say) or, when
     None, a token the server never issued."""
@@ -71,7 +72,8 @@ def scopes(ctx: CheckContext, *, credential: str, allowed: Mapping[str, Call], d
     for name, call in allowed.items():
         with ctx.subcheck(name):
             reply = call(credential)
-            ctx.expect(reply.error_code not in refused, f"{name} with the {credential} token was refused: {reply.describe()}",
+            ctx.expect(reply.error_code not in refused,
+                       f"{name} with the {credential} token was refused: {reply.describe()}",
                        kind="rejected_valid")
     for name, call in denied.items():
         with ctx.subcheck(name):
@@ -87,8 +89,10 @@ class Listing:
     shows: Callable[[Any, Any], bool]
 
 
-def isolation(ctx: CheckContext, *, create: Callable[[], Any], hidden: Mapping[str, Callable[[Any, Any], Reply]],
-              error: Any, unlisted: Mapping[str, Listing] | None = None, intact: Callable[[Any], bool] | None = None,
+def isolation(ctx: CheckContext, *, create: Callable[[], Any],
+              hidden: Mapping[str, Callable[[Any, Any], Reply]],
+              error: Any, unlisted: Mapping[str, Listing] | None = None,
+              intact: Callable[[Any], bool] | None = None,
               other: str = "other") -> None:
     """One caller never sees another's objects: the owner ``create``s one; as ``other``,
     each ``hidden`` operation on it (called with the object and the caller) gets
@@ -104,6 +108,7 @@ def isolation(ctx: CheckContext, *, create: Callable[[], Any], hidden: Mapping[s
     for name, listing in (unlisted or {}).items():
         with ctx.subcheck(name):
             result = expect_result(ctx, listing.call(other), f"{name} as another caller")
-            ctx.expect(not listing.shows(result, obj), f"{name} shows another caller's object", kind="auth_not_enforced")
+            ctx.expect(not listing.shows(result, obj), f"{name} shows another caller's object",
+                       kind="auth_not_enforced")
     if intact:
         ctx.expect(intact(obj), "another caller's requests changed the owner's object", kind="state_changed")

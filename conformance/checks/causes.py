@@ -71,15 +71,17 @@ class BreakControl:
                 return True
             self.unproven += 1
         self.set_aside.append(f"{reply.describe()}" + (f" (a {cause} refusal)" if cause else
-                                                      " (the same request without the break got the same answer)"))
+                                                      " (the same request without the break got the "
+                                                      "same answer)"))
         return False
 
     def done(self, what: str) -> None:
         """Blocked when every refusal was set aside: nothing was judged, and saying
         "passed" would rest on refusals that are about something else."""
         if self.set_aside and not self.judged:
-            raise Blocked(f"{what}: every refusal of a broken input was about something else, so none was judged: "
-                          f"{self.set_aside[0]}" + (f" and {len(self.set_aside) - 1} more" if len(self.set_aside) > 1 else ""),
+            raise Blocked(f"{what}: every refusal of a broken input was about something else, "
+                          f"so none was judged: {self.set_aside[0]}"
+                          + (f" and {len(self.set_aside) - 1} more" if len(self.set_aside) > 1 else ""),
                           kind="refusal_cause")
 
 
@@ -109,8 +111,8 @@ class Served:
         if self.served:
             return
         if self.set_aside:
-            raise Blocked(f"{what}: no schema-valid input was served; each was refused for the caller, not the input: "
-                          f"{self.set_aside[0]}", kind="refusal_cause")
+            raise Blocked(f"{what}: no schema-valid input was served; each was refused for the caller, "
+                          f"not the input: {self.set_aside[0]}", kind="refusal_cause")
         if self.refused:
-            raise Blocked(f"{what}: no schema-valid input was served (each of {self.refused} was refused), so the row "
-                          "judged no accepted input", kind="refusal_cause")
+            raise Blocked(f"{what}: no schema-valid input was served (each of {self.refused} was "
+                          "refused), so the row judged no accepted input", kind="refusal_cause")

@@ -35,22 +35,27 @@ def expect_status(ctx: CheckContext, reply: Reply, err: ErrorCode, what: str) ->
     """Where the binding's HTTP statuses carry meaning, an error comes with the catalog's."""
     if reply.statuses:
         ctx.expect(reply.status == err.http_status,
-                   f"{what}: error {_label(err)} came with HTTP {reply.status}; the catalog says {err.http_status}",
+                   f"{what}: error {_label(err)} came with HTTP {reply.status}; "
+                   f"the catalog says {err.http_status}",
                    kind="wrong_status", statement=str(err.source), expected_status=err.http_status,
                    actual_status=reply.status, actual_code=reply.error_code)
 
 
-def expect_error(ctx: CheckContext, reply: Reply, expected: Any, what: str, also: Iterable[Any] = ()) -> ErrorCode:
+def expect_error(ctx: CheckContext, reply: Reply, expected: Any, what: str,
+                 also: Iterable[Any] = ()) -> ErrorCode:
     """The answer is the catalog error ``expected`` (a code or a name; ``also`` lists
     others the spec allows), flagged by the binding, with the catalog's HTTP status."""
     wanted = catalog_entry(ctx.profile, expected)
     allowed = {wanted.code} | {catalog_entry(ctx.profile, a).code for a in also}
-    names = " or ".join(_label(catalog_entry(ctx.profile, c)) for c in [wanted.code, *sorted(allowed - {wanted.code}, key=str)])
-    ctx.expect(not reply.ok and reply.error_code in allowed, f"{what}: expected error {names}, got {reply.describe()}",
+    names = " or ".join(_label(catalog_entry(ctx.profile, c))
+                        for c in [wanted.code, *sorted(allowed - {wanted.code}, key=str)])
+    ctx.expect(not reply.ok and reply.error_code in allowed,
+               f"{what}: expected error {names}, got {reply.describe()}",
                kind="accepted_invalid" if reply.ok else "wrong_error_code", statement=str(wanted.source),
                expected_code=wanted.code, actual_code=reply.error_code, actual_status=reply.status)
     got = ctx.profile.errors[reply.error_code]
-    ctx.expect(reply.flagged, f"{what}: error {_label(got)} is not flagged as an error by the {reply.binding} binding",
+    ctx.expect(reply.flagged,
+               f"{what}: error {_label(got)} is not flagged as an error by the {reply.binding} binding",
                kind="malformed_answer")
     expect_status(ctx, reply, got, what)
     return got
@@ -60,14 +65,18 @@ def expect_refused(ctx: CheckContext, reply: Reply, what: str, statement: str | 
     """The answer is a refusal of any kind the binding flags (an error, with an HTTP
     error status where statuses mean something): for statements that say "refused"
     without naming the error (the code may then be a SHOULD of the profile)."""
-    ctx.expect(not reply.ok, f"{what}: expected a refusal, got {reply.describe()}", kind="accepted_invalid", statement=statement)
-    ctx.expect(reply.flagged, f"{what}: the answer is not flagged as an error by the {reply.binding} binding ({reply.describe()})",
+    ctx.expect(not reply.ok, f"{what}: expected a refusal, got {reply.describe()}", kind="accepted_invalid",
+               statement=statement)
+    ctx.expect(reply.flagged, f"{what}: the answer is not flagged as an error by the {reply.binding} binding "
+                              f"({reply.describe()})",
                kind="malformed_answer", statement=statement)
     # a 5xx is the server failing, not refusing, whatever the binding
-    ctx.expect(reply.status < 500, f"{what}: the server failed (HTTP {reply.status}) instead of refusing", kind="wrong_status",
+    ctx.expect(reply.status < 500, f"{what}: the server failed (HTTP {reply.status}) instead of refusing",
+               kind="wrong_status",
                statement=statement)
     if reply.statuses:
-        ctx.expect(400 <= reply.status < 500, f"{what}: a refusal must come with a 4xx status, got HTTP {reply.status}",
+        ctx.expect(400 <= reply.status < 500,
+                   f"{what}: a refusal must come with a 4xx status, got HTTP {reply.status}",
                    kind="wrong_status", statement=statement)
 
 
@@ -111,7 +120,8 @@ def expect_result(ctx: CheckContext, reply: Reply, what: str, keys: Iterable[str
     ctx.expect(reply.ok, f"{what}: expected a result, got {reply.describe()}",
                kind="rejected_valid" if reply.flagged else "malformed_answer")
     if reply.statuses:
-        ctx.expect(reply.status == 200, f"{what}: a result came with HTTP {reply.status}, expected 200", kind="wrong_status")
+        ctx.expect(reply.status == 200, f"{what}: a result came with HTTP {reply.status}, expected 200",
+                   kind="wrong_status")
     if keys is not None:
         return expect_mapping(ctx, reply.result, f"{what} result", keys)
     return reply.result
@@ -120,14 +130,17 @@ def expect_result(ctx: CheckContext, reply: Reply, what: str, keys: Iterable[str
 def expect_catalogued(ctx: CheckContext, reply: Reply, what: str, require_error: bool = False) -> None:
     """An error that comes back is in the catalog, flagged, with the catalog's status."""
     if reply.ok:
-        ctx.expect(not require_error, f"{what}: expected an error, got {reply.describe()}", kind="accepted_invalid")
+        ctx.expect(not require_error, f"{what}: expected an error, got {reply.describe()}",
+                   kind="accepted_invalid")
         return
     err = ctx.profile.errors.get(reply.error_code)
     if err is None:
-        ctx.fail(f"{what}: error code {reply.error_code!r} is not in the {ctx.profile.name} error catalog ({reply.describe()})",
+        ctx.fail(f"{what}: error code {reply.error_code!r} is not in the {ctx.profile.name} error catalog "
+                 f"({reply.describe()})",
                  kind="wrong_error_code")
         return
-    ctx.expect(reply.flagged, f"{what}: error {_label(err)} is not flagged as an error by the {reply.binding} binding",
+    ctx.expect(reply.flagged,
+               f"{what}: error {_label(err)} is not flagged as an error by the {reply.binding} binding",
                kind="malformed_answer")
     expect_status(ctx, reply, err, what)
 

@@ -1,6 +1,6 @@
 """Replays: families a check calls saying how to send with a key (an Idempotency-Key
-header, a messageId, ...) and how to count the effects; the family checks that a replay returns the original answer once, that a key reused for
-another request is refused, or that a protocol without deduplication really
+header, a messageId, ...) and how to count the effects; the family checks that a replay returns the original
+answer once, that a key reused for another request is refused, or that a protocol without deduplication really
 creates a new object each time."""
 
 from __future__ import annotations
@@ -25,10 +25,12 @@ def replay_once(ctx: CheckContext, *, send: Send, effects: Callable[[], int], wh
     before = effects()
     first = expect_result(ctx, send(key, "a"), what)
     again = expect_result(ctx, send(key, "a"), f"the identical {what} again")
-    ctx.expect(again == first, f"an identical replay of {what} must return the original result: {first} vs {again}",
+    ctx.expect(again == first,
+               f"an identical replay of {what} must return the original result: {first} vs {again}",
                kind="state_changed")
     after = effects()
-    ctx.expect(after == before + 1, f"an identical replay of {what} had {after - before} effects, expected exactly 1",
+    ctx.expect(after == before + 1,
+               f"an identical replay of {what} had {after - before} effects, expected exactly 1",
                kind="state_changed")
 
 
@@ -46,7 +48,8 @@ def at_once(copies: int, call: Callable[[], T]) -> list[T]:
         return list(pool.map(one, range(copies)))
 
 
-def replay_concurrent(ctx: CheckContext, *, send: Send, effects: Callable[[], int], what: str, copies: int = 4) -> None:
+def replay_concurrent(ctx: CheckContext, *, send: Send, effects: Callable[[], int], what: str,
+                      copies: int = 4) -> None:
     """The same key and body sent ``copies`` times at once: every answer is the
     same result, and there is one effect."""
     key = uuid.uuid4().hex
@@ -56,7 +59,8 @@ def replay_concurrent(ctx: CheckContext, *, send: Send, effects: Callable[[], in
     ctx.expect(all(r == results[0] for r in results),
                f"{copies} identical {what} at once got different answers: {results}", kind="state_changed")
     after = effects()
-    ctx.expect(after == before + 1, f"{copies} identical {what} at once had {after - before} effects, expected exactly 1",
+    ctx.expect(after == before + 1,
+               f"{copies} identical {what} at once had {after - before} effects, expected exactly 1",
                kind="state_changed")
 
 
@@ -70,12 +74,14 @@ def conflict_refused(ctx: CheckContext, *, sends: Mapping[str, Send], error: Any
             expect_refusal(ctx, send(key, "b"), error, f"{what} reusing its key with another body")
 
 
-def never_deduplicated(ctx: CheckContext, *, send: Callable[[], Reply], identity: Callable[[Any], Any], what: str) -> None:
+def never_deduplicated(ctx: CheckContext, *, send: Callable[[], Reply], identity: Callable[[Any], Any],
+                       what: str) -> None:
     """Where the spec says a repeated request is a new one: two identical requests
     create two objects."""
     first = identity(expect_result(ctx, send(), what))
     second = identity(expect_result(ctx, send(), f"the same {what} again"))
-    ctx.expect(first != second, f"a repeated {what} returned the same object {first!r}; the spec says it creates a new one",
+    ctx.expect(first != second,
+               f"a repeated {what} returned the same object {first!r}; the spec says it creates a new one",
                kind="state_changed")
 
 

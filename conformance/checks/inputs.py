@@ -66,7 +66,8 @@ def valid_inputs_accepted(
             named = in_world(value)
             if named != value and prepared.schema.is_valid(named):
                 variants.append(named)
-        if extra_property and isinstance(value, dict) and op.params_schema.get("additionalProperties", True) is not False:
+        if (extra_property and isinstance(value, dict)
+            and op.params_schema.get("additionalProperties", True) is not False):
             variants.append({**value, extra_property: "allowed: the schema does not forbid it"})
         for variant in variants:
             what = f"{op.name} with a schema-valid input"
@@ -76,7 +77,8 @@ def valid_inputs_accepted(
             if answer_check:
                 answer_check(ctx, reply, what)
             if not reply.ok:
-                ctx.expect(reply.error_code not in rejected, f"{what} rejected: {reply.describe()}", kind="rejected_valid")
+                ctx.expect(reply.error_code not in rejected, f"{what} rejected: {reply.describe()}",
+                           kind="rejected_valid")
                 if catalogued:
                     expect_catalogued(ctx, reply, what, require_error=True)
                 else:
@@ -112,8 +114,8 @@ class Prepared:
 
     def judged_some(self) -> None:
         if self.drawn and self.spoilt == self.drawn:
-            raise Untested(f"{self.op.name}: the check's preparation changed every generated input into what it was not "
-                           "drawn to be (a bug of the check: nothing was judged)")
+            raise Untested(f"{self.op.name}: the check's preparation changed every generated input into "
+                           "what it was not drawn to be (a bug of the check: nothing was judged)")
 
 
 def invalid_inputs_rejected(
@@ -181,7 +183,8 @@ def invalid_inputs_rejected(
         else:
             expect_error(ctx, reply, error, what, also)
         if state:
-            ctx.expect(after == before, f"{what}: the refused call changed the target's state", kind="state_changed")
+            ctx.expect(after == before, f"{what}: the refused call changed the target's state",
+                       kind="state_changed")
 
     for bad in example_breaks(op.params_schema) if sweep else []:
         body(bad)
@@ -224,6 +227,8 @@ def invalid_code_everywhere(ctx: CheckContext, *, send: Callable[[str, Any], Rep
         v = bad.violation
         if ctx.binding_name and not ctx.binding.carries(bad.instance):
             return  # the binding cannot carry it: its own refusal is not the operation's
-        expect_error(ctx, send(name, bad.instance), error, f"{name} with an input breaking '{v.keyword}' at {v.pointer or '(root)'}")
+        expect_error(ctx, send(name, bad.instance), error,
+                     f"{name} with an input breaking '{v.keyword}' at {v.pointer or '(root)'}")
 
-    ctx.for_all(one_of([st.tuples(st.just(n), invalid_strategy(op.params_schema)) for n, op in sorted(ops.items())]), body)
+    ctx.for_all(one_of([st.tuples(st.just(n), invalid_strategy(op.params_schema))
+                        for n, op in sorted(ops.items())]), body)

@@ -53,7 +53,8 @@ def read_transitions(block: dict[str, Any]) -> dict[str, Transition]:
     out = {}
     for op, row in (block.get("transitions") or {}).items():
         sources = row.get("from", "any")
-        out[op] = Transition(op, sources if isinstance(sources, str) else tuple(sources), row.get("to", "same"),
+        out[op] = Transition(op, sources if isinstance(sources, str) else tuple(sources),
+                             row.get("to", "same"),
                              row.get("refused"), tuple(row.get("either") or ()))
     return out
 
@@ -113,13 +114,15 @@ class LifecycleMachine(ProfileMachine):
     @rule(data=st.data())
     def transition_open(self, data: st.DataObject) -> None:
         """A transition row applied to an open object."""
-        self.judge(data.draw(st.sampled_from([o for o, s in self.states.items() if s not in self.terminal]), label="object"), data)
+        self.judge(data.draw(st.sampled_from([o for o, s in self.states.items() if s not in self.terminal]),
+                             label="object"), data)
 
     @precondition(lambda self: any(s in self.terminal for s in self.states.values()))
     @rule(data=st.data())
     def transition_terminal(self, data: st.DataObject) -> None:
         """A transition row applied to a terminal object."""
-        self.judge(data.draw(st.sampled_from([o for o, s in self.states.items() if s in self.terminal]), label="object"), data)
+        self.judge(data.draw(st.sampled_from([o for o, s in self.states.items() if s in self.terminal]),
+                             label="object"), data)
 
     def create_in(self, state: str, data: st.DataObject) -> str:
         obj = self.create_object(state, data)
@@ -139,10 +142,12 @@ class LifecycleMachine(ProfileMachine):
             expect_result(self.ctx, reply, what)
             got = self.state_in(reply) or self.state_of(obj)
             if before in t.either and not t.allowed_from(before, self.terminal):
-                self.ctx.expect(got == before, f"{what}: served, but the {self.noun} moved from {before!r} to {got!r}",
+                self.ctx.expect(got == before,
+                                f"{what}: served, but the {self.noun} moved from {before!r} to {got!r}",
                                 kind="state_changed")
             elif t.to not in ("same", "any"):
-                self.ctx.expect(got == t.to, f"{what}: the {self.noun} is {got!r}; the lifecycle says {t.to!r}",
+                self.ctx.expect(got == t.to,
+                                f"{what}: the {self.noun} is {got!r}; the lifecycle says {t.to!r}",
                                 kind="state_changed")
             elif t.to == "same":
                 self.ctx.expect(got == before, f"{what}: the {self.noun} moved from {before!r} to {got!r}",
@@ -155,7 +160,8 @@ class LifecycleMachine(ProfileMachine):
             else:
                 expect_error(self.ctx, reply, t.refused, what)
             got = self.state_of(obj)
-            self.ctx.expect(got == before, f"{what}: the refused call moved the {self.noun} from {before!r} to {got!r}",
+            self.ctx.expect(got == before,
+                            f"{what}: the refused call moved the {self.noun} from {before!r} to {got!r}",
                             kind="state_changed")
         self.checked(op, obj, reply)
 
@@ -165,6 +171,8 @@ class LifecycleMachine(ProfileMachine):
             return
         seen = self.states_seen()
         for obj, state in self.states.items():
-            self.ctx.expect(obj in seen, f"the target no longer shows {self.noun} {obj} ({state})", kind="state_changed")
-            self.ctx.expect(seen[obj] == state, f"{self.noun} {obj}: the model says {state!r}, the target says {seen[obj]!r}",
+            self.ctx.expect(obj in seen, f"the target no longer shows {self.noun} {obj} ({state})",
+                            kind="state_changed")
+            self.ctx.expect(seen[obj] == state,
+                            f"{self.noun} {obj}: the model says {state!r}, the target says {seen[obj]!r}",
                             kind="state_changed")

@@ -55,7 +55,8 @@ def load_limit(name: str, entry: Any, spec: Any, spec_file: str) -> Limit:
     if "value" in entry:
         if keys != PROFILE_KEYS or entry["source"] != "profile" or not str(entry["why"] or "").strip():
             raise SpecError(f"{where}: a profile's own value needs exactly value, source: profile and why")
-        return Limit(name, _number(entry["value"], f"{where} value"), Source("profile", str(entry["why"]).strip()))
+        return Limit(name, _number(entry["value"], f"{where} value"),
+                     Source("profile", str(entry["why"]).strip()))
     if "pointer" not in keys or not keys <= SPEC_KEYS:
         extra = sorted(keys - SPEC_KEYS)
         raise SpecError(f"{where}: needs a pointer (and only pattern, scale beside it)"
@@ -71,7 +72,8 @@ def load_limit(name: str, entry: Any, spec: Any, spec_file: str) -> Limit:
         number = _number(pointed, f"{where}: {spec_file}#{pointer}")
     else:
         if not isinstance(pointed, str):
-            raise SpecError(f"{where}: {spec_file}#{pointer} is a {type(pointed).__name__}, not a text to match")
+            raise SpecError(f"{where}: {spec_file}#{pointer} is a {type(pointed).__name__}, "
+                            "not a text to match")
         try:
             match = re.search(str(pattern), pointed)
         except re.error as exc:

@@ -83,7 +83,8 @@ def error_catalog(
                 source=Source(relpath, f"{pointer} (table '{table.heading}', line {line})"),
             )
     if not catalog:
-        raise SpecError(f"no error catalog table with columns {sorted(columns.values())} at {relpath}{pointer}")
+        raise SpecError(f"no error catalog table with columns {sorted(columns.values())} at "
+                        f"{relpath}{pointer}")
     return catalog
 
 

@@ -29,8 +29,10 @@ class SpecDocument:
 def _profile_errors(spec: SpecDocument, block: dict[str, Any]) -> dict[Any, ErrorCode]:
     """A profile's own error codes (the spec is silent): name -> status, when, and the
     code on the wire where it is not the name itself (a JSON-RPC number)."""
-    return {row.get("code", name): ErrorCode(row.get("code", name), name, int(row["status"]), row.get("when", ""),
-                                             Source("profile", f"profiles/{spec.profile}.yaml#/errors/{name}"))
+    return {row.get("code", name): ErrorCode(row.get("code", name), name, int(row["status"]),
+                                             row.get("when", ""),
+                                             Source("profile",
+                                                    f"profiles/{spec.profile}.yaml#/errors/{name}"))
             for name, row in block.items()}
 
 
@@ -45,7 +47,8 @@ OPERATION_READERS: dict[str, Callable[[SpecDocument, Any], dict[str, Operation]]
 
 # profile key -> reader of error catalog rows
 ERROR_READERS: dict[str, Callable[[SpecDocument, Any], dict[Any, ErrorCode]]] = {
-    "error_catalog": lambda spec, block: error_catalog(spec.doc, spec.text, spec.relpath, block["pointer"], block["columns"]),
+    "error_catalog": lambda spec, block: error_catalog(spec.doc, spec.text, spec.relpath, block["pointer"],
+                                                       block["columns"]),
     "errors": _profile_errors,
 }
 

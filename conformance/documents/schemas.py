@@ -88,7 +88,8 @@ def inline_refs(schema: Any, doc: dict[str, Any], _stack: tuple[str, ...] = ()) 
 
 
 # Formats the spec uses that hypothesis-jsonschema does not know by itself.
-_ANNOTATIONS = ("example", "examples", "description", "title", "deprecated", "readOnly", "writeOnly", "externalDocs")
+_ANNOTATIONS = ("example", "examples", "description", "title", "deprecated", "readOnly", "writeOnly",
+                "externalDocs")
 
 
 def strip_annotations(schema: Any) -> Any:

@@ -63,7 +63,8 @@ def method_operations(doc: dict[str, Any], relpath: str, settings: dict[str, Any
     params = settings.get("params") or {}
     unknown = sorted(set(params) - set(names))
     if unknown:
-        raise SpecError(f"the profile gives params for methods {relpath}{settings['list']} does not list: {unknown}")
+        raise SpecError(f"the profile gives params for methods {relpath}{settings['list']} does not "
+                        f"list: {unknown}")
     ops: dict[str, Operation] = {}
     for name in names:
         pointer = params.get(name)

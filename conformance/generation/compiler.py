@@ -74,7 +74,8 @@ _HANDLED = {
 _FORMATS: dict[str, st.SearchStrategy[str]] = {
     "date-time": st.datetimes(min_value=datetime(1970, 1, 1), max_value=datetime(2200, 1, 1),
                               timezones=st.just(UTC)).map(lambda d: d.isoformat().replace("+00:00", "Z")),
-    "uri": st.builds("https://example.com/{}".format, st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-/", max_size=16)),
+    "uri": st.builds("https://example.com/{}".format,
+                     st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-/", max_size=16)),
 }
 
 
@@ -92,8 +93,10 @@ def _repeated_class(pattern: str, low: int, high: int | None) -> st.SearchStrate
     if match is None:
         return None
     cls, star, n, m = match.groups()
-    q_low, q_high = (1 if star == "+" else 0, None) if star else (int(n), int(m) if m else (None if m == "" else int(n)))
-    lo, hi = max(low, q_low), min(x for x in (high, q_high) if x is not None) if (high, q_high) != (None, None) else None
+    q_low, q_high = ((1 if star == "+" else 0, None) if star
+                     else (int(n), int(m) if m else (None if m == "" else int(n))))
+    lo, hi = (max(low, q_low),
+              min(x for x in (high, q_high) if x is not None) if (high, q_high) != (None, None) else None)
     if hi is not None and hi < lo:
         return None
     alphabet = _class_alphabet(cls)
@@ -153,17 +156,20 @@ def _compile(schema: Any, formats: dict[str, st.SearchStrategy[Any]]) -> st.Sear
         return _object(schema, formats)
     if kind == "array":
         items = compile_schema(schema.get("items", True), formats)
-        size = {"min_size": schema.get("minItems", 0), "max_size": min(schema.get("maxItems", 4), max(4, schema.get("minItems", 0)))}
+        size = {"min_size": schema.get("minItems", 0),
+                "max_size": min(schema.get("maxItems", 4), max(4, schema.get("minItems", 0)))}
         if schema.get("uniqueItems"):
             return st.lists(items, unique_by=lambda item: json.dumps(item, sort_keys=True), **size)
         return st.lists(items, **size)
     if kind == "string":
         if "format" in schema:
-            known = formats[schema["format"]] if schema["format"] in formats else _FORMATS.get(schema["format"])
+            known = (formats[schema["format"]] if schema["format"] in formats
+                     else _FORMATS.get(schema["format"]))
             if known is None or set(schema) - {"type", "format", "minLength", "maxLength"}:
                 raise Unsupported(f"format {schema['format']}")
             low, high = schema.get("minLength", 0), schema.get("maxLength")
-            return known if (low, high) == (0, None) else known.filter(lambda t: low <= len(t) and (high is None or len(t) <= high))
+            return known if (low, high) == (0, None) else known.filter(
+                lambda t: low <= len(t) and (high is None or len(t) <= high))
         if "pattern" in schema:
             if set(schema) - {"type", "pattern", "minLength", "maxLength"}:
                 raise Unsupported("pattern with other keywords")
@@ -173,7 +179,8 @@ def _compile(schema: Any, formats: dict[str, st.SearchStrategy[Any]]) -> st.Sear
                 return repeated
             return st.from_regex(schema["pattern"], fullmatch=True).filter(
                 lambda text: low <= len(text) and (high is None or len(text) <= high))
-        return st.text(min_size=schema.get("minLength", 0), max_size=schema.get("maxLength", max(20, schema.get("minLength", 0))))
+        return st.text(min_size=schema.get("minLength", 0),
+                       max_size=schema.get("maxLength", max(20, schema.get("minLength", 0))))
     if kind == "integer":
         low, high = schema.get("minimum"), schema.get("maximum")
         if isinstance(schema.get("exclusiveMinimum"), (int, float)):
@@ -184,7 +191,8 @@ def _compile(schema: Any, formats: dict[str, st.SearchStrategy[Any]]) -> st.Sear
     if kind == "number":
         if any(isinstance(schema.get(k), bool) for k in ("exclusiveMinimum", "exclusiveMaximum")):
             raise Unsupported("draft-4 boolean exclusive bounds")
-        low, high = schema.get("exclusiveMinimum", schema.get("minimum")), schema.get("exclusiveMaximum", schema.get("maximum"))
+        low, high = (schema.get("exclusiveMinimum", schema.get("minimum")),
+                     schema.get("exclusiveMaximum", schema.get("maximum")))
         return st.floats(low, high, allow_nan=False, allow_infinity=False,
                          exclude_min="exclusiveMinimum" in schema, exclude_max="exclusiveMaximum" in schema)
     if kind == "boolean":
@@ -213,10 +221,12 @@ def _object(schema: dict[str, Any], formats: dict[str, st.SearchStrategy[Any]]) 
     if extra is False:
         return _at_most(base, schema.get("maxProperties"), required)
     extra_values = FREE_JSON if extra is True else compile_schema(extra, formats)
-    named = compile_schema({"type": "string", **schema["propertyNames"]}, formats) if "propertyNames" in schema else st.text(min_size=1, max_size=10)
+    named = (compile_schema({"type": "string", **schema["propertyNames"]}, formats)
+             if "propertyNames" in schema else st.text(min_size=1, max_size=10))
     names = named.filter(lambda n: n not in props)
     extras = st.dictionaries(names, extra_values, max_size=2 if props else 3)
-    return _at_most(st.tuples(base, extras).map(lambda pair: {**pair[1], **pair[0]}), schema.get("maxProperties"), required)
+    return _at_most(st.tuples(base, extras).map(lambda pair: {**pair[1], **pair[0]}),
+                    schema.get("maxProperties"), required)
 
 
 def _with_dependents(base: st.SearchStrategy[dict[str, Any]], dependents: dict[str, list[str]],
@@ -231,7 +241,8 @@ def _with_dependents(base: st.SearchStrategy[dict[str, Any]], dependents: dict[s
         while pending:
             for name in dependents[pending.pop()]:
                 if name not in value:
-                    value[name] = draw_value(drawn[name] if name in drawn else compile_schema(props.get(name, True), formats))
+                    value[name] = draw_value(drawn[name] if name in drawn
+                                             else compile_schema(props.get(name, True), formats))
                     pending += [name] if name in dependents else []
         return value
     return draw()
@@ -247,7 +258,8 @@ def _merged(around: dict[str, Any], branch: Any) -> Any:
         if key not in out or out[key] == value:
             out[key] = value
         elif key == "properties" and isinstance(value, dict):
-            out[key] = {**out[key], **{name: _both(out[key].get(name, True), sub) for name, sub in value.items()}}
+            out[key] = {**out[key],
+                        **{name: _both(out[key].get(name, True), sub) for name, sub in value.items()}}
         elif key == "required":
             out[key] = list(dict.fromkeys([*out[key], *value]))
         else:
@@ -273,7 +285,8 @@ def _without_others(branch: Any, branches: list[Any]) -> Any:
     return {**branch, "properties": {k: v for k, v in branch["properties"].items() if k not in others}}
 
 
-def _at_most(strategy: st.SearchStrategy[dict[str, Any]], most: int | None, required: list[str]) -> st.SearchStrategy[Any]:
+def _at_most(strategy: st.SearchStrategy[dict[str, Any]], most: int | None,
+             required: list[str]) -> st.SearchStrategy[Any]:
     """maxProperties: optional properties beyond the bound are dropped (required ones stay)."""
     if most is None:
         return strategy

@@ -371,7 +371,8 @@ class _Walk:
         self.found: list[tuple[Path, Any, Violation, tuple[Any, Path]]] = []
         self.anchor: tuple[Any, Path] = (True, ())
 
-    def emit(self, path: Path, value: Any, keyword: str, description: str, pointer: str | None = None) -> None:
+    def emit(self, path: Path, value: Any, keyword: str, description: str,
+             pointer: str | None = None) -> None:
         if value is _MISSING:
             return
         violation = Violation(_pointer(path) if pointer is None else pointer, keyword, description)
@@ -440,7 +441,8 @@ class _Walk:
         wrong = [v for v in pool if not _type_allowed(v, allowed)]
         picks = wrong[:1] + ([None] if None in wrong and wrong[:1] != [None] else [])
         for value in picks:
-            self.emit(path, value, "type", f"{_name(path)}={_short(value)} ({_json_type(value)}) where type {'/'.join(allowed)} is required")
+            self.emit(path, value, "type", f"{_name(path)}={_short(value)} ({_json_type(value)}) where type "
+                                           f"{'/'.join(allowed)} is required")
 
     def _enum_const(self, schema: dict[str, Any], inst: Any, path: Path) -> None:
         if "const" in schema:
@@ -459,7 +461,8 @@ class _Walk:
             candidates += [_other_value(inst), "__not_in_enum__", None, 0, False]
             for candidate in candidates:
                 if not check.is_valid(candidate):
-                    self.emit(path, candidate, "enum", f"{_name(path)}={_short(candidate)} not one of {_short(enum, 60)}")
+                    self.emit(path, candidate, "enum",
+                              f"{_name(path)}={_short(candidate)} not one of {_short(enum, 60)}")
                     break
 
     # -- strings
@@ -483,14 +486,18 @@ class _Walk:
             except re.error:
                 matches = None
             if matches is not None:
-                candidates = [inst + "!", "!" + inst, inst + " ", "", " ", "~!@#$%^&*()", "\n", "0", "a", "A", "-", "é"]
-                value = _pick(candidates, lambda s: not matches(s), _siblings(schema, _STRING_KEYS, "pattern"))
-                self.emit(path, value, "pattern", f"{name}={_short(value)} does not match pattern {_short(pattern, 60)}")
+                candidates = [inst + "!", "!" + inst, inst + " ", "", " ", "~!@#$%^&*()", "\n", "0", "a", "A",
+                              "-", "é"]
+                value = _pick(candidates, lambda s: not matches(s),
+                              _siblings(schema, _STRING_KEYS, "pattern"))
+                self.emit(path, value, "pattern",
+                          f"{name}={_short(value)} does not match pattern {_short(pattern, 60)}")
         fmt = schema.get("format")
         if isinstance(fmt, str) and fmt in FORMAT_CHECKER.checkers:
             candidates = [*_BAD_FORMATS.get(fmt, []), "not-a-" + fmt, ""]
             value = _pick(
-                candidates, lambda s: not FORMAT_CHECKER.conforms(s, fmt), _siblings(schema, _STRING_KEYS, "format")
+                candidates, lambda s: not FORMAT_CHECKER.conforms(s, fmt),
+                _siblings(schema, _STRING_KEYS, "format")
             )
             self.emit(path, value, "format", f"{name}={_short(value)} is not a valid {fmt}")
 
@@ -509,15 +516,18 @@ class _Walk:
             checks.append(("maximum", m, [m + step, m + 1, m + 0.5], lambda v, m=m: v > m, "above maximum"))
         if _is_number(schema.get("exclusiveMinimum")):
             m = schema["exclusiveMinimum"]
-            checks.append(("exclusiveMinimum", m, [m, m - step], lambda v, m=m: v <= m, "not above exclusiveMinimum"))
+            checks.append(("exclusiveMinimum", m, [m, m - step], lambda v, m=m: v <= m,
+                           "not above exclusiveMinimum"))
         if _is_number(schema.get("exclusiveMaximum")):
             m = schema["exclusiveMaximum"]
-            checks.append(("exclusiveMaximum", m, [m, m + step], lambda v, m=m: v >= m, "not below exclusiveMaximum"))
+            checks.append(("exclusiveMaximum", m, [m, m + step], lambda v, m=m: v >= m,
+                           "not below exclusiveMaximum"))
         if _is_number(schema.get("multipleOf")) and schema["multipleOf"] > 0:
             k = schema["multipleOf"]
             check = _small_validator({"multipleOf": k})
             checks.append(
-                ("multipleOf", k, [inst + k / 2, inst + 1, inst + 0.5, inst + k / 3], lambda v: not check.is_valid(v), "not a multiple of")
+                ("multipleOf", k, [inst + k / 2, inst + 1, inst + 0.5, inst + k / 3],
+                 lambda v: not check.is_valid(v), "not a multiple of")
             )
         for keyword, bound, candidates, breaks, words in checks:
             tidy = [_tidy(c, inst) for c in candidates]
@@ -543,7 +553,8 @@ class _Walk:
             self.emit(path, longer, "maxItems", f"{name} with {high + 1} items, above maxItems {high}")
         if schema.get("uniqueItems") is True and filler:
             first = filler[0]
-            value = [first, first, *inst[2:]] if len(inst) >= 2 else [*inst, first] if inst else [first, first]
+            value = ([first, first, *inst[2:]] if len(inst) >= 2 else [*inst, first] if inst
+                     else [first, first])
             self.emit(path, value, "uniqueItems", f"{name} repeats item {_short(first)} against uniqueItems")
 
     # -- objects
@@ -554,7 +565,8 @@ class _Walk:
         for prop in required if isinstance(required, list) else []:
             if prop in inst:
                 smaller = {k: v for k, v in inst.items() if k != prop}
-                self.emit(path, smaller, "required", f"dropped required property {prop!r}", _pointer((*path, prop)))
+                self.emit(path, smaller, "required", f"dropped required property {prop!r}",
+                          _pointer((*path, prop)))
         declared = schema.get("properties")
         props = declared if isinstance(declared, dict) else {}
         patterns = list(schema.get("patternProperties") or {})
@@ -563,12 +575,14 @@ class _Walk:
                 extra = _unknown_name(inst, props, patterns)
                 if extra is not None:
                     value = {**inst, extra: "unexpected"}
-                    self.emit(path, value, keyword, f"added unexpected property {extra!r}", _pointer((*path, extra)))
+                    self.emit(path, value, keyword, f"added unexpected property {extra!r}",
+                              _pointer((*path, extra)))
         low = schema.get("minProperties")
         if isinstance(low, int) and low > 0:
             keep = [k for k in inst if k in (required or [])] + [k for k in inst if k not in (required or [])]
             fewer = {k: inst[k] for k in inst if k in keep[: low - 1]}
-            self.emit(path, fewer, "minProperties", f"{name} with {low - 1} properties, below minProperties {low}")
+            self.emit(path, fewer, "minProperties",
+                      f"{name} with {low - 1} properties, below minProperties {low}")
         high = schema.get("maxProperties")
         if isinstance(high, int):
             more = dict(inst)
@@ -583,7 +597,8 @@ class _Walk:
                 if f"extraProperty{n}" not in more:
                     more[f"extraProperty{n}"] = "extra"
             if len(more) > high:
-                self.emit(path, more, "maxProperties", f"{name} with {len(more)} properties, above maxProperties {high}")
+                self.emit(path, more, "maxProperties",
+                          f"{name} with {len(more)} properties, above maxProperties {high}")
         for trigger, needed in (schema.get("dependentRequired") or {}).items():
             if trigger not in inst:
                 continue
@@ -598,7 +613,8 @@ class _Walk:
                         _pointer((*path, prop)),
                     )
 
-    def _one_of(self, schema: dict[str, Any], branches: list[Any], current: Any, inst: Any, path: Path) -> None:
+    def _one_of(self, schema: dict[str, Any], branches: list[Any], current: Any, inst: Any,
+                path: Path) -> None:
         """An instance that matches two branches: add to it what another branch requires."""
         rest = {k: v for k, v in schema.items() if k != "oneOf"}
         rest_ok = _small_validator(rest) if rest else None
@@ -610,7 +626,8 @@ class _Walk:
                     continue
                 hits = [i for i, b in enumerate(branches) if _valid(b, candidate)]
                 if len(hits) >= 2:
-                    self.emit(path, candidate, "oneOf", f"{_name(path)} matches oneOf branches {hits}, not exactly one")
+                    self.emit(path, candidate, "oneOf",
+                              f"{_name(path)} matches oneOf branches {hits}, not exactly one")
                     return
 
     # -- descent
@@ -760,7 +777,8 @@ def invalid_strategy(schema: dict[str, Any]) -> st.SearchStrategy[InvalidInstanc
     (instances without any are filtered out). The mutation is picked by a drawn index,
     as ``flatmap(sampled_from)`` would, without a new strategy on every draw."""
     root = _validator(schema)
-    candidates = strategy_for(schema).filter(root.is_valid).map(lambda instance: mutations(schema, instance)).filter(bool)
+    candidates = strategy_for(schema).filter(root.is_valid).map(
+        lambda instance: mutations(schema, instance)).filter(bool)
 
     @st.composite
     def pick(draw: Any) -> InvalidInstance:

@@ -44,7 +44,8 @@ def badge_svg(label: str, message: str, colour: str) -> str:
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="20" role="img" aria-label="{title}">
 <title>{title}</title>
-<linearGradient id="s" x2="0" y2="100%"><stop offset="0" stop-color="#bbb" stop-opacity=".1"/><stop offset="1" stop-opacity=".1"/></linearGradient>
+<linearGradient id="s" x2="0" y2="100%"><stop offset="0" stop-color="#bbb" stop-opacity=".1"/>\
+<stop offset="1" stop-opacity=".1"/></linearGradient>
 <clipPath id="r"><rect width="{total}" height="20" rx="3" fill="#fff"/></clipPath>
 <g clip-path="url(#r)">
 <rect width="{lw}" height="20" fill="#555"/>

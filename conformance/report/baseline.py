@@ -60,7 +60,8 @@ class Entry:
 
     def to_json(self) -> dict[str, Any]:
         return {"entry": self.label, "reason": self.reason, **({"issue": self.issue} if self.issue else {}),
-                **({"kind": self.kind} if self.kind else {}), **({"subcheck": self.subcheck} if self.subcheck else {})}
+                **({"kind": self.kind} if self.kind else {}),
+                **({"subcheck": self.subcheck} if self.subcheck else {})}
 
 
 def load_baseline(path: str | Path, known_ids: set[str]) -> list[Entry]:
@@ -79,7 +80,8 @@ def load_baseline(path: str | Path, known_ids: set[str]) -> list[Entry]:
             raise ConfigError(f"baseline {path} entry {index + 1} names unknown requirement {rid!r}")
         kind, subcheck = item.get("kind"), item.get("subcheck")
         if kind is not None and kind not in KINDS:
-            raise ConfigError(f"baseline {path} entry {index + 1} has unknown kind {kind!r} (one of {', '.join(KINDS)})")
+            raise ConfigError(f"baseline {path} entry {index + 1} has unknown kind {kind!r} "
+                              f"(one of {', '.join(KINDS)})")
         if subcheck is not None and (not isinstance(subcheck, str) or not subcheck):
             raise ConfigError(f"baseline {path} entry {index + 1}: subcheck must be a sub-check's name")
         entries.append(Entry(rid, pattern or None, str(item["reason"]), item.get("issue"), kind, subcheck))
@@ -105,14 +107,16 @@ class Baseline:
             return status, None, ""
         if status == "failed":
             if not failures:
-                return next((("expected_failure", e, "") for e in mine if e.covers(message)), (status, None, ""))
+                return next((("expected_failure", e, "") for e in mine if e.covers(message)),
+                            (status, None, ""))
             covering = [next((e for e in mine if e.covers(message, f)), None) for f in failures]
             if all(covering):
                 return "expected_failure", covering[0], ""
             return status, None, ""
         if status == "passed":
             stale = "; ".join(
-                f"baseline entry {e.label!r} is stale: {requirement_id} now passes; delete it from {self.source}" for e in mine
+                f"baseline entry {e.label!r} is stale: {requirement_id} now passes; "
+                f"delete it from {self.source}" for e in mine
             )
             self.stale.append(stale)
             return status, None, stale

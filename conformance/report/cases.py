@@ -30,5 +30,6 @@ def read_case(path: Path) -> Case:
     data = read_user_json(path, "case", "a conformance case file")
     try:
         return Case.from_json(data)
-    except (TypeError, ValueError) as exc:  # ValueError: a key or value of the wrong shape, a failure of an unknown kind
+    # ValueError: a key or value of the wrong shape, a failure of an unknown kind
+    except (TypeError, ValueError) as exc:
         raise ValueError(f"case {path} is not a conformance case file: {exc}") from exc

@@ -107,9 +107,11 @@ def diff_summaries(old: dict[str, Any], new: dict[str, Any]) -> dict[str, list[d
 
 def render(changes: dict[str, list[dict[str, Any]]], old: dict[str, Any], new: dict[str, Any]) -> str:
     """Markdown for release notes and CI comments."""
-    lines = [f"### conformance {new.get('profile')}: {old.get('grade', old.get('verdict'))} -> {new.get('grade', new.get('verdict'))}"]
+    lines = [f"### conformance {new.get('profile')}: {old.get('grade', old.get('verdict'))} -> "
+             f"{new.get('grade', new.get('verdict'))}"]
     uncovered = [r for r in changes.get("regressions", []) if r["was"] == "expected_failure"]
-    sections = (("Started failing", changes["started_failing"]), ("No longer covered by the baseline", uncovered),
+    sections = (("Started failing", changes["started_failing"]),
+                ("No longer covered by the baseline", uncovered),
                 ("Stopped failing", changes["stopped_failing"]), ("New requirements", changes["added"]),
                 ("Removed requirements", changes["removed"]))
     for title, items in sections:

@@ -58,7 +58,8 @@ color:var(--fg);background:var(--bg)}
 main{max-width:1200px;margin:0 auto;padding:20px 24px 60px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:32px 0 10px;border-bottom:1px solid var(--line);
 padding-bottom:4px}h3{font-size:15px;margin:0 0 6px}
-a{color:#0b5cad}code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;
+a{color:#0b5cad}\
+code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;
 font-size:12.5px}
 pre{background:var(--soft);border:1px solid var(--line);border-radius:4px;padding:8px 10px;margin:4px 0;
 white-space:pre-wrap;word-break:break-word;overflow-wrap:anywhere}
@@ -79,10 +80,12 @@ white-space:nowrap}
 .v-untested,.v-blocked{background:var(--untested)}.v-skipped{background:var(--skip)}
 tr.r-failed td{background:#fdecec}tr.r-expected_failure td{background:#f6eefa}
 .note{color:var(--muted);font-size:12.5px}
-section.failure{border:1px solid #e8b4b4;border-left:5px solid var(--fail);border-radius:4px;padding:10px 14px;
+section.failure{border:1px solid #e8b4b4;border-left:5px solid var(--fail);border-radius:4px;\
+padding:10px 14px;
 margin:14px 0}
 section.failure.xfail{border-color:#d7bde2;border-left-color:var(--xfail)}
-.kind{display:inline-block;padding:0 6px;border:1px solid var(--line);border-radius:3px;background:var(--soft);
+.kind{display:inline-block;padding:0 6px;border:1px solid var(--line);border-radius:3px;\
+background:var(--soft);
 font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11.5px;text-transform:none;letter-spacing:0}
 ul.fails{margin:4px 0;padding-left:18px}ul.fails li{margin:3px 0}
 details{margin:4px 0}summary{cursor:pointer}
@@ -100,13 +103,15 @@ td.id{white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums
 .note{overflow-wrap:break-word}
 .banner{border:1px solid #e0b252;background:#fff6e0;border-left:5px solid var(--untested);border-radius:4px;
 padding:8px 12px;margin:10px 0}
-table.facts{width:auto;margin:6px 0}table.facts th{background:none;color:var(--muted);font-weight:500;padding-left:0;
+table.facts{width:auto;margin:6px 0}\
+table.facts th{background:none;color:var(--muted);font-weight:500;padding-left:0;
 white-space:nowrap}
 details.run{margin:6px 0 0}details.run>summary{color:var(--muted);font-size:12.5px}
 nav{margin:14px 0 0}
 ol.faillist{margin:6px 0;padding-left:0;list-style:none}
 ol.faillist li{padding:7px 10px;margin:0;border-bottom:1px solid var(--line)}
-ol.faillist li.f-failed{border-left:4px solid var(--fail)}ol.faillist li.f-expected_failure{border-left:4px solid var(--xfail)}
+ol.faillist li.f-failed{border-left:4px solid var(--fail)}\
+ol.faillist li.f-expected_failure{border-left:4px solid var(--xfail)}
 ol.faillist .lvl{display:inline-block;min-width:58px;font-weight:600;font-size:12px}
 ol.faillist .title{font-weight:600}
 table.causes td.n{white-space:nowrap}table.causes .label{font-weight:600}
@@ -116,7 +121,8 @@ table.causes td.n{white-space:nowrap}table.causes .label{font-weight:600}
 """
 
 # Opens a <details> the address points into (a spec source link, a failure link).
-JS = """function openTarget(){var e=location.hash&&document.getElementById(decodeURIComponent(location.hash.slice(1)));
+JS = """function openTarget(){var e=location.hash&&\
+document.getElementById(decodeURIComponent(location.hash.slice(1)));
 for(;e;e=e.parentElement){if(e.tagName==="DETAILS")e.open=true;}}
 window.addEventListener("hashchange",openTarget);window.addEventListener("DOMContentLoaded",openTarget);"""
 
@@ -260,7 +266,8 @@ def level_counts(summary: dict[str, Any]) -> dict[str, dict[str, int]]:
     for level in LEVELS:
         row = given.get(level) if isinstance(given, dict) else None
         if isinstance(row, dict):
-            out[level] = {key: int(row.get(key, row.get(key.rstrip("s"), 0)) or 0) for key, _ in LEVEL_COLUMNS}
+            out[level] = {key: int(row.get(key, row.get(key.rstrip("s"), 0)) or 0)
+                          for key, _ in LEVEL_COLUMNS}
             continue
         counts = dict.fromkeys((k for k, _ in LEVEL_COLUMNS), 0)
         for req in summary.get("requirements", []):
@@ -301,9 +308,11 @@ def coverage_text(summary: dict[str, Any]) -> str:
     cov, run = summary.get("coverage"), summary.get("coverage_run")
     if not isinstance(cov, dict):
         return ""
-    parts = [f"statement map: {cov.get('covered')} of {cov.get('testable')} testable statements ({pct(cov.get('percent'))})"]
+    parts = [f"statement map: {cov.get('covered')} of {cov.get('testable')} testable statements "
+             f"({pct(cov.get('percent'))})"]
     if isinstance(run, dict):
-        parts.append(f"exercised by this run: {run.get('covered')} of {run.get('testable')} ({pct(run.get('percent'))})")
+        parts.append(f"exercised by this run: {run.get('covered')} of {run.get('testable')} "
+                     f"({pct(run.get('percent'))})")
     if cov.get("untestable"):
         parts.append(f"{cov['untestable']} untestable")
     if cov.get("deferred"):
@@ -337,23 +346,27 @@ def render_header(summary: dict[str, Any], grade: str, levels: dict[str, dict[st
         ("Budget", e(summary.get("budget"))),
         ("Gate level", e((summary.get("level") or "").upper() or "—")),
         ("Duration", e(fmt_number(summary.get("duration_s"), " s"))),
-        ("Exchanges", e(f"{fmt_number(summary.get('exchanges'))} ({fmt_number(summary.get('exchanges_per_s'))}/s)")),
+        ("Exchanges",
+         e(f"{fmt_number(summary.get('exchanges'))} ({fmt_number(summary.get('exchanges_per_s'))}/s)")),
         ("Tool", e(f"{tool.get('name', 'conformance')} {tool.get('version', '')}".strip())),
     ]
     if summary.get("config"):
         details.insert(2, ("Config", f"<span class=mono>{e(summary['config'])}</span>"))
     banners = "".join(f"<div class=banner><strong>{label}:</strong> {e(summary[key])}</div>"
-                      for key, label in (("stopped", "Stopped"), ("unreachable", "Unreachable")) if summary.get(key))
-    banners += "".join(f"<div class=banner><strong>Credential {e(label)}:</strong> {e(why)}; the requirements that "
-                       "send it are untested</div>" for label, why in (summary.get("credentials_refused") or {}).items())
+                      for key, label in (("stopped", "Stopped"), ("unreachable", "Unreachable"))
+                      if summary.get(key))
+    banners += "".join(f"<div class=banner><strong>Credential {e(label)}:</strong> {e(why)}; "
+                       "the requirements that send it are untested</div>"
+                       for label, why in (summary.get("credentials_refused") or {}).items())
     live = summary.get("live") or {}
     reasons = summary.get("untested_reasons") or {}
     if summary.get("gate") == "live" and live.get("statement"):
         banners += f"<div class=banner><strong>Live gate:</strong> {e(live['statement'])}</div>"
     if any(reasons.get(k) for k in ("control", "harm", "quota")):
-        banners += (f"<div class=banner><strong>Not run:</strong> {reasons.get('control', 0)} need the test-control "
-                    f"interface, {reasons.get('harm', 0)} would harm a configured identity, {reasons.get('quota', 0)} "
-                    "would exceed a quota (each requirement's entry says which)</div>")
+        banners += (f"<div class=banner><strong>Not run:</strong> {reasons.get('control', 0)} need the "
+                    f"test-control interface, {reasons.get('harm', 0)} would harm a configured identity, "
+                    f"{reasons.get('quota', 0)} would exceed a quota (each requirement's entry says "
+                    "which)</div>")
     banners += "".join(f"<div class=banner><strong>Not put back:</strong> {e(problem)}</div>"
                        for problem in summary.get("not_put_back") or [])
     brief = " · ".join(e(x) for x in (f"seed {summary.get('seed')}", f"budget {summary.get('budget')}",
@@ -372,7 +385,8 @@ def render_header(summary: dict[str, Any], grade: str, levels: dict[str, dict[st
     more = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in details)
     return f"""<header>
 <h1>{e(summary.get('profile'))} conformance report</h1>
-<div class=note>run verdict: <strong>{e(verdict)}</strong>{' — ' + e(summary['verdict_reason']) if summary.get('verdict_reason') else ''}
+<div class=note>run verdict: <strong>{e(verdict)}</strong>\
+{' — ' + e(summary['verdict_reason']) if summary.get('verdict_reason') else ''}
  ({e(tally or 'no results')} of {total} requirements)</div>
 {banners}
 <div class=top>
@@ -406,16 +420,20 @@ def render_failure_list(summary: dict[str, Any], fail_ids: dict[str, str], has_c
     items = []
     for req in failed:
         rid, status = str(req.get("id", "")), str(req.get("status"))
-        ref = f'<a class=mono href="#{e(fail_ids[rid])}">{e(rid)}</a>' if rid in fail_ids else f"<span class=mono>{e(rid)}</span>"
-        message = f"<div class=note>{breakable(clip(str(req['message'])))}</div>" if req.get("message") else ""
-        items.append(f'<li class="f-{e(status)}"><span class="v v-{e(status)}">{e(STATUS_LABEL.get(status, status))}</span> '
-                     f"<span class=lvl>{e(req.get('level'))}</span> {ref} — <span class=title>{e(req.get('title'))}</span>"
-                     f"{message}</li>")
+        ref = (f'<a class=mono href="#{e(fail_ids[rid])}">{e(rid)}</a>' if rid in fail_ids
+               else f"<span class=mono>{e(rid)}</span>")
+        message = (f"<div class=note>{breakable(clip(str(req['message'])))}</div>" if req.get("message")
+                   else "")
+        items.append(f'<li class="f-{e(status)}">'
+                     f'<span class="v v-{e(status)}">{e(STATUS_LABEL.get(status, status))}</span> '
+                     f"<span class=lvl>{e(req.get('level'))}</span> {ref} — "
+                     f"<span class=title>{e(req.get('title'))}</span>{message}</li>")
     counts = summary.get("counts") or {}
     notes = []
     if counts.get("blocked"):
         where = ' (see <a href="#causes">root causes</a>)' if has_causes else ""
-        notes.append(f"{counts['blocked']} blocked: a set-up step the target refused kept them from running{where}")
+        notes.append(f"{counts['blocked']} blocked: a set-up step the target refused kept them from "
+                     f"running{where}")
     if counts.get("untested"):
         notes.append(f"{counts['untested']} untested: not run to a verdict (a credential or control missing, "
                      "or the run stopped); their reasons are in the requirements table")
@@ -437,12 +455,14 @@ def render_requirements(summary: dict[str, Any], src_ids: dict[str, str], fail_i
     for name in groups:
         members = [r for r in requirements if str(r.get("group") or "") == name]
         passed = sum(r.get("status") == "passed" for r in members)
-        parts.append(f"<h3>{e(name or 'other')} <span class=note>({passed} of {len(members)} passed)</span></h3>"
+        parts.append(f"<h3>{e(name or 'other')} <span class=note>({passed} of {len(members)} "
+                     "passed)</span></h3>"
                      + requirements_table(members, src_ids, fail_ids))
     return "<section id=requirements><h2>Requirements by group</h2>" + "".join(parts) + "</section>"
 
 
-def requirements_table(requirements: list[dict[str, Any]], src_ids: dict[str, str], fail_ids: dict[str, str]) -> str:
+def requirements_table(requirements: list[dict[str, Any]], src_ids: dict[str, str],
+                       fail_ids: dict[str, str]) -> str:
     rows = []
     for req in requirements:
         status = str(req.get("status", ""))
@@ -455,17 +475,20 @@ def requirements_table(requirements: list[dict[str, Any]], src_ids: dict[str, st
         baseline = req.get("baseline")
         if isinstance(baseline, dict):
             notes.append("baseline: " + e(baseline.get("reason")) + (
-                f" (issue: <span class=mono>{e(baseline.get('issue'))}</span>)" if baseline.get("issue") else ""))
+                f" (issue: <span class=mono>{e(baseline.get('issue'))}</span>)" if baseline.get("issue")
+                else ""))
         src_line = (f'<div class=srcline>source: <a class=mono href="#{e(src_ids[source_key(source)])}">'
                     f"{breakable(source_text(source))}</a></div>")
         rows.append(
-            f'<tr class="r-{e(status)}" id="{e(anchor("req", rid))}"><td class="mono id">{id_cell}</td><td>{e(req.get("level"))}</td>'
+            f'<tr class="r-{e(status)}" id="{e(anchor("req", rid))}"><td class="mono id">{id_cell}</td>'
+            f'<td>{e(req.get("level"))}</td>'
             f"<td>{e(req.get('title'))}" + (f"<div class=note>{'<br>'.join(notes)}</div>" if notes else "")
             + f"{src_line}</td>"
             f'<td><span class="v v-{e(status)}">{e(STATUS_LABEL.get(status, status.upper()))}</span></td>'
             f"<td class=n>{e(req.get('exchanges', ''))}</td></tr>"
         )
-    return ("<table><tr><th>ID</th><th>level</th><th>title and spec source</th><th>verdict</th><th>exchanges</th></tr>"
+    return ("<table><tr><th>ID</th><th>level</th><th>title and spec source</th><th>verdict</th>"
+            "<th>exchanges</th></tr>"
             + "".join(rows) + "</table>")
 
 
@@ -481,7 +504,8 @@ def render_exchange(index: int, exchange: dict[str, Any], is_open: bool) -> str:
     req = exchange.get("request") or {}
     resp = exchange.get("response")
     status = resp.get("status") if isinstance(resp, dict) else None
-    outcome = f"→ {status}" if status is not None else f"→ no response{': ' + str(exchange['error']) if exchange.get('error') else ''}"
+    outcome = (f"→ {status}" if status is not None
+               else f"→ no response{': ' + str(exchange['error']) if exchange.get('error') else ''}")
     elapsed = exchange.get("elapsed_ms")
     took = f" ({elapsed:.1f} ms)" if isinstance(elapsed, int | float) else ""
     left = (
@@ -504,7 +528,8 @@ def render_exchange(index: int, exchange: dict[str, Any], is_open: bool) -> str:
     error = f"<div class=lbl>error</div><pre>{e(exchange['error'])}</pre>" if exchange.get("error") else ""
     return (
         f'<details class=exchange{" open" if is_open else ""}><summary>#{index} {e(req.get("method"))} '
-        f"{e(req.get('url'))} {e(outcome)}{e(took)}</summary><div class=half>{left}{right}</div>{error}</details>"
+        f"{e(req.get('url'))} {e(outcome)}{e(took)}</summary>"
+        f"<div class=half>{left}{right}</div>{error}</details>"
     )
 
 
@@ -513,8 +538,10 @@ def render_kinds(failures: list[dict[str, Any]]) -> str:
     items = []
     for f in failures:
         where = f"<span class=mono>{e(f['subcheck'])}</span>: " if f.get("subcheck") else ""
-        statement = f" <span class=note>(breaks <span class=mono>{e(f['statement'])}</span>)</span>" if f.get("statement") else ""
-        items.append(f"<li><span class=kind>{e(f.get('kind') or 'expectation')}</span> {where}{e(f.get('message'))}{statement}</li>")
+        statement = (f" <span class=note>(breaks <span class=mono>{e(f['statement'])}</span>)</span>"
+                     if f.get("statement") else "")
+        items.append(f"<li><span class=kind>{e(f.get('kind') or 'expectation')}</span> "
+                     f"{where}{e(f.get('message'))}{statement}</li>")
     return f"<div class=lbl>failures ({len(failures)})</div><ul class=fails>{''.join(items)}</ul>"
 
 
@@ -547,7 +574,8 @@ def replay_line(case_path: Path, target: str, config: str | None) -> str:
 
 
 def render_failure(req: dict[str, Any], failures: list[dict[str, Any]], case: dict[str, Any] | None,
-                   case_path: Path | None, target: str, fid: str, src_id: str, config: str | None = None) -> str:
+                   case_path: Path | None, target: str, fid: str, src_id: str,
+                   config: str | None = None) -> str:
     """One section per case file: the requirement's failures that share it."""
     status = str(req.get("status", "failed"))
     failure = failures[0]
@@ -572,11 +600,13 @@ def render_failure(req: dict[str, Any], failures: list[dict[str, Any]], case: di
     parts.append(f'<div class=srcline>spec source: <a class=mono href="#{e(src_id)}">'
                  f"{breakable(source_text(source))}</a></div>")
     if case is None:
-        parts.append(f"<p class=note>case file {e(failure.get('case') or '(none)')} is missing or unreadable.</p>")
+        parts.append(f"<p class=note>case file {e(failure.get('case') or '(none)')} is missing or "
+                     "unreadable.</p>")
         parts.append("</section>")
         return "\n".join(parts)
     seed = case.get("seed", "")
-    replay = replay_line(case_path or Path(str(failure.get("case"))), str(case.get("target") or target), config)
+    replay = replay_line(case_path or Path(str(failure.get("case"))), str(case.get("target") or target),
+                         config)
     parts.append(f"<div class=lbl>seed</div><pre>{e(seed)} (budget {e(case.get('budget'))})</pre>")
     parts.append(f"<div class=lbl>replay</div><pre class=replay>{e(replay)}</pre>")
     curl = case.get("curl") or []
@@ -604,7 +634,8 @@ def render_root_causes(summary: dict[str, Any], fail_ids: dict[str, str]) -> str
 
     def common(c: dict[str, Any]) -> str:
         shared = c.get("request_in_common") or []
-        return f"<div class=note>requests in common: <span class=mono>{e('; '.join(shared))}</span></div>" if shared else ""
+        return (f"<div class=note>requests in common: <span class=mono>{e('; '.join(shared))}</span></div>"
+                if shared else "")
 
     def link(rid: str) -> str:
         target = fail_ids.get(rid) or anchor("req", rid)
@@ -615,7 +646,8 @@ def render_root_causes(summary: dict[str, Any], fail_ids: dict[str, str]) -> str
         if len(ids) <= AFFECTED_SHOWN:
             return shown
         rest = ", ".join(link(r) for r in ids[AFFECTED_SHOWN:])
-        return f"{shown} <details><summary class=note>and {len(ids) - AFFECTED_SHOWN} more</summary>{rest}</details>"
+        return (f"{shown} <details><summary class=note>and {len(ids) - AFFECTED_SHOWN} "
+                f"more</summary>{rest}</details>")
 
     def tally(ids: list[str]) -> str:
         by = {s: sum(status.get(r) == s for r in ids) for s in ("failed", "blocked")}
@@ -627,10 +659,12 @@ def render_root_causes(summary: dict[str, Any], fail_ids: dict[str, str]) -> str
         ids = [str(r) for r in c.get("requirements") or []]
         words = c.get("label") or c.get("signature")
         rows.append(f"<tr><td class=n>{e(c.get('count', len(ids)))}{tally(ids)}</td>"
-                    f"<td><span class=label>{e(words)}</span>{common(c)}</td><td class=affected>{affected(ids)}</td></tr>")
-    return ("<section id=causes><h2>Root causes</h2><p class=note>failed and blocked requirements grouped by the answer "
-            "that broke them: fixing one cause may clear every requirement in its row</p><table class=causes>"
-            f"<tr><th>requirements</th><th>cause</th><th>affected</th></tr>{''.join(rows)}</table></section>")
+                    f"<td><span class=label>{e(words)}</span>{common(c)}</td>"
+                    f"<td class=affected>{affected(ids)}</td></tr>")
+    return ("<section id=causes><h2>Root causes</h2><p class=note>failed and blocked requirements grouped "
+            "by the answer that broke them: fixing one cause may clear every requirement in its row</p>"
+            "<table class=causes><tr><th>requirements</th><th>cause</th><th>affected</th>"
+            f"</tr>{''.join(rows)}</table></section>")
 
 
 def render_sources(summary: dict[str, Any], src_ids: dict[str, str], specs: SpecExcerpts) -> str:
@@ -645,7 +679,8 @@ def render_sources(summary: dict[str, Any], src_ids: dict[str, str], specs: Spec
     for key, source in seen.items():
         file, pointer = str(source.get("file", "")), str(source.get("pointer", ""))
         used = ", ".join(users[key])
-        head = f'<summary><span class=mono>{breakable(source_text(source))}</span> <span class=note>— {e(used)}</span></summary>'
+        head = (f'<summary><span class=mono>{breakable(source_text(source))}</span> '
+                f'<span class=note>— {e(used)}</span></summary>')
         if file == "profile":
             body = f"<div class=note>decided by the profile (the spec is silent)</div><pre>{e(pointer)}</pre>"
         else:
@@ -653,13 +688,15 @@ def render_sources(summary: dict[str, Any], src_ids: dict[str, str], specs: Spec
             _, annotation = split_pointer(pointer)
             around = specs.lines(file, annotation) if annotation else None
             if around:
-                body_parts.append(f"<div class=lbl>{e(file)} around line {around[0]}</div><pre>{around[1]}</pre>")
+                body_parts.append(f"<div class=lbl>{e(file)} around line {around[0]}</div>"
+                                  f"<pre>{around[1]}</pre>")
             excerpt, error = specs.excerpt(file, pointer)
             if error:
                 body_parts.append(f"<div class=note>{e(error)}</div>")
             elif around:  # the marked lines are the point; the whole value stays folded
-                body_parts.append(f"<details><summary class=note>whole value at {e(split_pointer(pointer)[0] or '/')}"
-                                  f"</summary><pre>{e(excerpt)}</pre></details>")
+                body_parts.append("<details><summary class=note>whole value at "
+                                  f"{e(split_pointer(pointer)[0] or '/')}</summary>"
+                                  f"<pre>{e(excerpt)}</pre></details>")
             else:
                 body_parts.append(f"<div class=lbl>value at {e(split_pointer(pointer)[0] or '/')}</div>"
                                   f"<pre>{e(excerpt)}</pre>")
@@ -684,8 +721,9 @@ def write_html(report_dir: Path, spec_text: str | None = None) -> Path:
                for r in requirements}
     fail_ids: dict[str, str] = {}
     failure_html = []
-    for req in sorted(requirements, key=lambda r: (STATUS_ORDER.index(r["status"]) if r.get("status") in STATUS_ORDER
-                                                   else len(STATUS_ORDER))):
+    for req in sorted(requirements,
+                      key=lambda r: (STATUS_ORDER.index(r["status"]) if r.get("status") in STATUS_ORDER
+                                     else len(STATUS_ORDER))):
         failures = req.get("failures") or []
         if not failures and req.get("status") in ("failed", "expected_failure"):
             failures = [{"case": None, "message": req.get("message", "")}]
@@ -699,9 +737,11 @@ def write_html(report_dir: Path, spec_text: str | None = None) -> Path:
             case_path = report_dir / group[0]["case"] if group[0].get("case") else None
             case = read_json(case_path) if case_path else None
             failure_html.append(render_failure(req, group, case, case_path, str(summary.get("target", "")),
-                                               fid, src_ids[source_key(req.get("source") or {})], summary.get("config")))
+                                               fid, src_ids[source_key(req.get("source") or {})],
+                                               summary.get("config")))
     details_section = (
-        "<section id=details><h2>Failure details</h2>" + "\n".join(failure_html) + "</section>" if failure_html else ""
+        "<section id=details><h2>Failure details</h2>" + "\n".join(failure_html) + "</section>"
+        if failure_html else ""
     )
     causes = render_root_causes(summary, fail_ids)
     title = f"{summary.get('profile', '')} conformance — {grade}"

@@ -29,7 +29,8 @@ EXIT_CODES = {
     EXIT_UNTESTED: "nothing failed, but a requirement at the gating level was untested or blocked "
                    "(give the credentials or control it needs, or pass --allow-untested), "
                    "or none ran to a verdict at all (a gate never passes on nothing)",
-    EXIT_INTERRUPTED: "interrupted (Ctrl-C, SIGINT or SIGTERM); the reports hold what had run, the rest is untested",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C, SIGINT or SIGTERM); the reports hold what had run, "
+                      "the rest is untested",
 }
 
 
@@ -63,7 +64,8 @@ def beyond_a_client(r: Result) -> bool:
 
 def incomplete(results: list[Result], gate: str, live_gate: bool = False) -> list[Result]:
     """Gating requirements untested or blocked (``live_gate``: but for those beyond a client)."""
-    return [r for r in results if r.verdict.status in ("untested", "blocked") and gates(r.requirement.level, gate)
+    return [r for r in results
+            if r.verdict.status in ("untested", "blocked") and gates(r.requirement.level, gate)
             and not (live_gate and beyond_a_client(r))]
 
 
@@ -80,7 +82,8 @@ def live_statement(results: list[Result], gate: str) -> dict[str, Any]:
     return {"held": held, "of": len(mine), "need_control": control, "would_harm": harm, "statement": text}
 
 
-def exit_code(results: list[Result], gate: str, unreachable: bool, stale: bool = False, stopped: str | None = None,
+def exit_code(results: list[Result], gate: str, unreachable: bool, stale: bool = False,
+              stopped: str | None = None,
               allow_untested: bool = True, live_gate: bool = False) -> int:
     """130 interrupted; 3 unreachable; 1 an unlisted failure at a gating level, or a
     stale baseline entry; 3 the time limit cut the run short; 5 no gating requirement
@@ -104,7 +107,8 @@ def exit_code(results: list[Result], gate: str, unreachable: bool, stale: bool =
     return EXIT_OK
 
 
-def verdict_word(results: list[Result], gate: str, unreachable: bool, stale: bool = False, stopped: str | None = None,
+def verdict_word(results: list[Result], gate: str, unreachable: bool, stale: bool = False,
+                 stopped: str | None = None,
                  live_gate: bool = False) -> str:
     code = exit_code(results, gate, unreachable, stale, stopped, live_gate=live_gate)
     if code == EXIT_INTERRUPTED:
@@ -119,7 +123,8 @@ def verdict_word(results: list[Result], gate: str, unreachable: bool, stale: boo
 
 
 def verdict_reason(results: list[Result], gate: str, verdict: str, *, stale: int = 0, baseline: bool = False,
-                   stopped: str | None = None, unreachable: str | None = None, live_gate: bool = False) -> str:
+                   stopped: str | None = None, unreachable: str | None = None,
+                   live_gate: bool = False) -> str:
     """The verdict in one sentence: why the gate says what it says (the grade is beside it)."""
     level = gate.upper()
     def count(*statuses: str) -> int:
@@ -129,7 +134,8 @@ def verdict_reason(results: list[Result], gate: str, verdict: str, *, stale: int
     ran = sum(r.verdict.status in REACHED for r in results)
     known = count("expected_failure")
     if verdict == "interrupted":
-        return f"{stopped or 'interrupted'}: {ran} of {len(results)} requirements ran to a verdict, the rest untested"
+        return (f"{stopped or 'interrupted'}: {ran} of {len(results)} requirements ran to a verdict, "
+                "the rest untested")
     if verdict == "unreachable":
         return f"the target could not be tested: {unreachable}"
     if verdict == "time limit":
@@ -137,17 +143,21 @@ def verdict_reason(results: list[Result], gate: str, verdict: str, *, stale: int
     if verdict == "fail":
         parts = []
         if count("failed"):
-            parts.append(f"{plural(count('failed'), level + ' requirement')} failed" + (" outside the baseline" if baseline else ""))
+            parts.append(f"{plural(count('failed'), level + ' requirement')} failed"
+                         + (" outside the baseline" if baseline else ""))
         if stale:
-            parts.append(f"{plural(stale, 'baseline entry')} stale (the requirement now passes: delete the entry)")
+            parts.append(f"{plural(stale, 'baseline entry')} stale (the requirement now passes: "
+                         "delete the entry)")
         return "; ".join(parts)
     if not gating_reached(results, gate):
         return f"no requirement at level {level} or above ran to a verdict: nothing was tested"
-    held = (f"no requirement at level {level} or above failed outside the baseline ({plural(known, 'known failure')})"
+    held = (f"no requirement at level {level} or above failed outside the baseline "
+            f"({plural(known, 'known failure')})"
             if known else f"every requirement at level {level} or above held")
     if live_gate:
         held = held.replace(f"every requirement at level {level} or above held",
-                            f"every requirement at level {level} or above that a client can test without control held")
+                            f"every requirement at level {level} or above that a client can test without "
+                            "control held")
     if verdict == "incomplete":
         left = incomplete(results, gate, live_gate)
         return f"{held}, but {plural(len(left), level + ' requirement')} untested or blocked"
@@ -170,7 +180,8 @@ def grade(results: list[Result], unreachable: bool, partial: bool = False) -> st
     above) passed: a failure, an expected failure or an untested requirement all count
     against it; only skipped (not applicable) ones leave the denominator. A run that
     reached nothing, or ran only some requirements (--only), grades nothing."""
-    if unreachable or partial or not any(r.verdict.status in ("passed", "failed", "expected_failure") for r in results):
+    if unreachable or partial or not any(r.verdict.status in ("passed", "failed", "expected_failure")
+                                         for r in results):
         return "ungraded"
     held = 0
     for level in LEVELS:
@@ -261,8 +272,13 @@ def build_summary(
         "root_causes": group(results),  # failed and blocked requirements by what the target did
         "levels": level_counts(results),
         # the spec's normative statements the profile's requirements check (statement map)
-        "coverage": coverage(profile.statements, [r.id for r in profile.requirements]).to_json() if profile.statements else None,
-        "coverage_run": run_coverage(profile.statements, {r.requirement.id for r in results if r.verdict.status in REACHED}, [r.id for r in profile.requirements]).to_json() if profile.statements else None,  # what this run exercised
+        "coverage": (coverage(profile.statements, [r.id for r in profile.requirements]).to_json()
+                     if profile.statements else None),
+        # what this run exercised
+        "coverage_run": (run_coverage(profile.statements,
+                                      {r.requirement.id for r in results if r.verdict.status in REACHED},
+                                      [r.id for r in profile.requirements]).to_json()
+                         if profile.statements else None),
         "requirements": [
             {
                 "id": r.requirement.id,
@@ -277,7 +293,8 @@ def build_summary(
                 **({"machine": r.verdict.machine} if r.verdict.machine else {}),
                 "cases": 1 if r.case else 0,
                 "message": r.verdict.message,
-                **({"reason": r.verdict.reason} if r.verdict.status == "untested" and r.verdict.reason else {}),
+                **({"reason": r.verdict.reason} if r.verdict.status == "untested" and r.verdict.reason
+                   else {}),
                 "failures": failure_entries(r),
                 **({"baseline": r.baseline} if r.baseline else {}),
             }

@@ -95,7 +95,8 @@ def rest_reply(reply: HttpReply, error_at: Mapping[str, str], name: str = "rest"
     if 200 <= reply.status < 300:
         return Reply(name, reply, True, body, envelope=body)
     code, message = at_pointer(body, error_at.get("code", "")), at_pointer(body, error_at.get("message", ""))
-    return Reply(name, reply, False, None, code, "" if message is None else str(message), reply.status >= 400, body)
+    return Reply(name, reply, False, None, code, "" if message is None else str(message), reply.status >= 400,
+                 body)
 
 
 def dig(value: Any, *keys: Any) -> Any:
@@ -128,7 +129,8 @@ class Binding:
 
     kind: ClassVar[str]
     kind_statuses: ClassVar[bool] = True  # whether HTTP statuses carry meaning, unless the entry says
-    default_error: ClassVar[dict[str, str]] = {"code": "/error/code", "message": "/error/message", "data": "/error/data"}
+    default_error: ClassVar[dict[str, str]] = {"code": "/error/code", "message": "/error/message",
+                                               "data": "/error/data"}
 
     def __init__(self, name: str, entry: Mapping[str, Any], http: HttpTransport, tokens: Tokens) -> None:
         self.name = name
@@ -169,7 +171,8 @@ class Binding:
         token = self.tokens(label, caller != DEFAULT)
         return {"Authorization": f"Bearer {token}"} if token else {}
 
-    def call_headers(self, caller: str | RawToken | None, idempotency_key: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
+    def call_headers(self, caller: str | RawToken | None, idempotency_key: str | None,
+                     extra: Mapping[str, str] | None) -> dict[str, str]:
         headers = {"Content-Type": "application/json", **self.headers, **self.auth(caller)}
         if self.idempotency and idempotency_key is not None:
             key = uuid.uuid4().hex if idempotency_key == FRESH else idempotency_key
@@ -184,17 +187,22 @@ class Binding:
         return code, "" if message is None else str(message), at_pointer(body, self.error_at.get("data", ""))
 
     # -- calling -----------------------------------------------------------------------
-    def call(self, operation: str, params: Any, *, caller: str | RawToken | None = DEFAULT, headers: Mapping[str, str] | None = None,
+    def call(self, operation: str, params: Any, *, caller: str | RawToken | None = DEFAULT,
+             headers: Mapping[str, str] | None = None,
              idempotency_key: str | None = FRESH, raw: str | None = None, **options: Any) -> Reply:
         """Call ``operation`` with ``params`` (or the ``raw`` body text) as ``caller``."""
         if self.before_call is not None:
-            self.before_call(operation, self.bearer if caller == DEFAULT else caller if isinstance(caller, str) else None)
-        reply = self._send(operation, params, self.call_headers(caller, idempotency_key, headers), raw, **options)
-        if reply.status == 401 and caller == DEFAULT and self.bearer and not self.auth(DEFAULT) and self.on_unauthenticated:
+            self.before_call(operation, self.bearer if caller == DEFAULT
+                             else caller if isinstance(caller, str) else None)
+        reply = self._send(operation, params, self.call_headers(caller, idempotency_key, headers), raw,
+                           **options)
+        if (reply.status == 401 and caller == DEFAULT and self.bearer and not self.auth(DEFAULT)
+            and self.on_unauthenticated):
             self.on_unauthenticated(self.bearer)  # the target wants the token the run was not given
         return reply
 
-    def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None, **options: Any) -> Reply:
+    def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None,
+              **options: Any) -> Reply:
         raise NotImplementedError
 
     def carries(self, params: Any) -> bool:
@@ -215,7 +223,8 @@ def binding_kind(cls: type[Binding]) -> type[Binding]:
 def make_binding(name: str, entry: Mapping[str, Any], http: HttpTransport, tokens: Tokens) -> Binding:
     kind = entry.get("kind")
     if kind not in BINDING_KINDS:
-        raise ValueError(f"binding {name!r}: unknown kind {kind!r} (known: {', '.join(sorted(BINDING_KINDS))})")
+        raise ValueError(f"binding {name!r}: unknown kind {kind!r} (known: "
+                         f"{', '.join(sorted(BINDING_KINDS))})")
     return BINDING_KINDS[kind](name, entry, http, tokens)
 
 
@@ -238,7 +247,8 @@ class JsonRpcBinding(Binding):
             return str(uuid.uuid4())
         return next(self._ids)
 
-    def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None, **options: Any) -> Reply:
+    def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None,
+              **options: Any) -> Reply:
         request_id, omit_params = options.get("request_id", "auto"), options.get("omit_params", False)
         if raw is None:
             envelope: dict[str, Any] = {"jsonrpc": "2.0", "method": operation}
@@ -259,10 +269,12 @@ class JsonRpcBinding(Binding):
         reply = self.http.request("POST", self.path, headers=headers, content=body, timeout=timeout)
         envelope = first_event(reply) if is_event_stream(reply) else reply.json()
         if isinstance(envelope, dict) and "result" in envelope and "error" not in envelope:
-            return Reply(self.name, reply, True, envelope["result"], envelope=envelope, statuses=self.statuses)
+            return Reply(self.name, reply, True, envelope["result"], envelope=envelope,
+                         statuses=self.statuses)
         code, message, data = self.read_error(envelope)
         flagged = isinstance(envelope, dict) and isinstance(envelope.get("error"), dict)
-        return Reply(self.name, reply, False, None, code, message, flagged, envelope, error_data=data, statuses=self.statuses,
+        return Reply(self.name, reply, False, None, code, message, flagged, envelope, error_data=data,
+                     statuses=self.statuses,
                      spoke=flagged)
 
 
@@ -273,15 +285,19 @@ class HttpActionBinding(Binding):
 
     kind = "http-action"
 
-    def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None, **options: Any) -> Reply:
+    def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None,
+              **options: Any) -> Reply:
         body = raw if raw is not None else json.dumps(params)
-        reply = self.http.request("POST", self.path.replace("{name}", operation), headers=headers, content=body)
+        reply = self.http.request("POST", self.path.replace("{name}", operation), headers=headers,
+                                  content=body)
         data = reply.json()
         code, message, details = self.read_error(data)
-        only_error = isinstance(data, dict) and code is not None and set(data) == {self.error_at["code"].strip("/").split("/")[0]}
+        only_error = (isinstance(data, dict) and code is not None
+                      and set(data) == {self.error_at["code"].strip("/").split("/")[0]})
         if reply.status == 200 and not only_error:
             return self.result_reply(reply, data, data)
-        return Reply(self.name, reply, False, None, code, message, reply.status >= 400, data, error_data=details)
+        return Reply(self.name, reply, False, None, code, message, reply.status >= 400, data,
+                     error_data=details)
 
 
 @binding_kind
@@ -307,7 +323,8 @@ class McpToolsBinding(Binding):
 
         if authorization not in self.clients:
             auth = {"Authorization": authorization} if authorization else {}
-            self.clients[authorization] = McpClient(self.http, self.path, str(self.entry.get("protocol_version", "2025-06-18")),
+            self.clients[authorization] = McpClient(self.http, self.path,
+                                                    str(self.entry.get("protocol_version", "2025-06-18")),
                                                     lambda: {**self.headers, **auth})
         return self.clients[authorization]
 
@@ -327,7 +344,8 @@ class McpToolsBinding(Binding):
         except McpError:
             return []
 
-    def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None, **options: Any) -> Reply:
+    def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None,
+              **options: Any) -> Reply:
         from conformance.transport.mcp import McpError, tool_payload
 
         arguments = json.loads(raw) if raw is not None else params
@@ -338,22 +356,27 @@ class McpToolsBinding(Binding):
         except McpError:
             start = client.initialize_answer
             assert start is not None
-            return Reply(self.name, start.http, False, None, start.error_code, str((start.error or {}).get("message", "")),
+            return Reply(self.name, start.http, False, None, start.error_code,
+                         str((start.error or {}).get("message", "")),
                          True, start.envelope, statuses=False, spoke=start.spoke)
         reply, body, result = answer.http, answer.envelope, answer.result
         if not isinstance(result, dict):
             if reply.status >= 400 and not answer.error:  # refused at the HTTP level (authentication, say)
                 code, message, data = self.read_error(reply.json())
-                return Reply(self.name, reply, False, None, code, message, True, body, statuses=False, error_data=data, spoke=answer.spoke)
+                return Reply(self.name, reply, False, None, code, message, True, body, statuses=False,
+                             error_data=data, spoke=answer.spoke)
             err = answer.error or {}
-            return Reply(self.name, reply, False, None, err.get("code"), str(err.get("message", ""))[:200], True, body,
+            return Reply(self.name, reply, False, None, err.get("code"), str(err.get("message", ""))[:200],
+                         True, body,
                          statuses=False, error_data=err.get("data"), spoke=answer.spoke)
         content, _ = tool_payload(result)
         code, message, data = self.read_error(content)
         if result.get("isError"):
-            return Reply(self.name, reply, False, None, code, message, True, result, statuses=False, error_data=data, spoke=True)
+            return Reply(self.name, reply, False, None, code, message, True, result, statuses=False,
+                         error_data=data, spoke=True)
         if code is not None and isinstance(content, dict) and set(content) == {"error"}:
-            return Reply(self.name, reply, False, None, code, message, False, result, statuses=False, error_data=data, spoke=True)
+            return Reply(self.name, reply, False, None, code, message, False, result, statuses=False,
+                         error_data=data, spoke=True)
         out = self.result_reply(reply, content, result)
         out.spoke = True
         return out

@@ -166,8 +166,10 @@ class _DeadlineStream(httpcore.NetworkStream):
     def close(self) -> None:
         self._inner.close()
 
-    def start_tls(self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None) -> httpcore.NetworkStream:
-        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, _clip(timeout, httpcore.ConnectTimeout)))
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname,
+                                                     _clip(timeout, httpcore.ConnectTimeout)))
 
     def get_extra_info(self, info: str) -> Any:
         return self._inner.get_extra_info(info)
@@ -177,13 +179,17 @@ class _DeadlineBackend(httpcore.NetworkBackend):
     def __init__(self, inner: httpcore.NetworkBackend) -> None:
         self._inner = inner
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                    local_address: str | None = None,
                     socket_options: Any = None) -> httpcore.NetworkStream:
-        stream = self._inner.connect_tcp(host, port, _clip(timeout, httpcore.ConnectTimeout), local_address, socket_options)
+        stream = self._inner.connect_tcp(host, port, _clip(timeout, httpcore.ConnectTimeout), local_address,
+                                         socket_options)
         return _DeadlineStream(stream)
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> httpcore.NetworkStream:
-        return _DeadlineStream(self._inner.connect_unix_socket(path, _clip(timeout, httpcore.ConnectTimeout), socket_options))
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Any = None) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._inner.connect_unix_socket(path, _clip(timeout, httpcore.ConnectTimeout),
+                                                               socket_options))
 
     def sleep(self, seconds: float) -> None:
         self._inner.sleep(seconds)

@@ -38,7 +38,8 @@ from conformance.transport.http import HttpReply, HttpTransport, parse_json
 
 CLIENT_INFO = {"name": "conformance", "version": "1"}
 ACCEPT = "application/json, text/event-stream"
-SESSION_HEADER = "Mcp-Session-Id"  # header names compare case-insensitively (2025-11-25 spells it MCP-Session-Id)
+# header names compare case-insensitively (2025-11-25 spells it MCP-Session-Id)
+SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
 META_PREFIX = "io.modelcontextprotocol/"
 
@@ -138,7 +139,8 @@ class Revision:
         result = envelope.get("result") if isinstance(envelope, dict) else None
         if inner is None and isinstance(result, dict) and result.get("resultType", "complete") == "complete":
             request = self.request_def(method) or ""
-            inner = request.removesuffix("Request") + "Result" if request.removesuffix("Request") + "Result" in self.defs else None
+            inner = (request.removesuffix("Request") + "Result"
+                     if request.removesuffix("Request") + "Result" in self.defs else None)
         if inner and not found and isinstance(envelope, dict):
             found = self.violations(inner, result, "/result")
         return found
@@ -244,7 +246,8 @@ def answer_of(reply: HttpReply, request_id: Any) -> Any:
         return reply.json()
     messages = stream_messages(reply)
     for message in messages:
-        if isinstance(message, dict) and ("result" in message or "error" in message) and message.get("id") == request_id:
+        if (isinstance(message, dict) and ("result" in message or "error" in message)
+            and message.get("id") == request_id):
             return message
     responses = [m for m in messages if isinstance(m, dict) and ("result" in m or "error" in m)]
     return responses[0] if responses else None
@@ -252,7 +255,8 @@ def answer_of(reply: HttpReply, request_id: Any) -> Any:
 
 def is_jsonrpc_answer(envelope: Any) -> bool:
     """A JSON-RPC response of any kind: the target speaks JSON-RPC, whatever it said."""
-    return isinstance(envelope, dict) and envelope.get("jsonrpc") == "2.0" and ("result" in envelope or "error" in envelope)
+    return (isinstance(envelope, dict) and envelope.get("jsonrpc") == "2.0"
+            and ("result" in envelope or "error" in envelope))
 
 
 @dataclass
@@ -271,7 +275,8 @@ class Answer:
     @property
     def violations(self) -> list[str]:
         if self._violations is None:
-            self._violations = [] if self.envelope is None else revision(self.revision).validate_answer(self.method, self.envelope)
+            self._violations = ([] if self.envelope is None
+                                else revision(self.revision).validate_answer(self.method, self.envelope))
         return self._violations
 
     @property
@@ -310,7 +315,8 @@ class McpClient:
     bearer, a profile's fixed headers). A handshake client starts its session on the
     first request."""
 
-    def __init__(self, http: HttpTransport, path: str, preferred: str, base_headers: Callable[[], dict[str, str]]) -> None:
+    def __init__(self, http: HttpTransport, path: str, preferred: str,
+                 base_headers: Callable[[], dict[str, str]]) -> None:
         self.http = http
         self.path = path
         self.preferred = revision(preferred)
@@ -346,7 +352,8 @@ class McpClient:
             given = message.get("params")
             params: dict[str, Any] = given if isinstance(given, dict) else {}
             source = params.get("name") if "name" in params else params.get("uri")
-            if message.get("method") in ("tools/call", "resources/read", "prompts/get") and source is not None:
+            if (message.get("method") in ("tools/call", "resources/read", "prompts/get")
+                and source is not None):
                 out["Mcp-Name"] = header_value(source)
             if message.get("method") == "tools/call":
                 out.update(self.param_headers(params.get("name"), params.get("arguments")))
@@ -415,7 +422,8 @@ class McpClient:
         if not self.stateless and self.negotiated is None:
             self.start()
             if self.negotiated is None:
-                raise McpError(f"initialize did not agree on a revision the kit knows: {self.initialize_answer.describe() if self.initialize_answer else ''}")
+                raise McpError("initialize did not agree on a revision the kit knows: "
+                               f"{self.initialize_answer.describe() if self.initialize_answer else ''}")
 
     # -- requests ----------------------------------------------------------------
     def request(self, method: str, params: Any = None, *, headers: Mapping[str, str | None] | None = None,
@@ -424,30 +432,37 @@ class McpClient:
         ``headers`` override or (None) leave out what the client would send."""
         if method != "initialize":
             self.ensure_started()
-        return self._exchange(method, params, self.rev, headers=headers, request_id=request_id, timeout=timeout)
+        return self._exchange(method, params, self.rev, headers=headers, request_id=request_id,
+                              timeout=timeout)
 
-    def _exchange(self, method: str, params: Any, rev: Revision, *, start: bool = True, headers: Mapping[str, str | None] | None = None,
+    def _exchange(self, method: str, params: Any, rev: Revision, *, start: bool = True,
+                  headers: Mapping[str, str | None] | None = None,
                   request_id: Any = "auto", timeout: float | None = None) -> Answer:
         rid = next(self.ids) if request_id == "auto" else request_id
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         message["params"] = self.with_meta({} if params is None else params)
         sent = {**self.headers_for(message), **(headers or {})}
         reply = self.post(message, sent, timeout)
-        if reply.status == 404 and start and not self.stateless and self.session_id and sent.get(SESSION_HEADER) == self.session_id:
+        if (reply.status == 404 and start and not self.stateless and self.session_id
+            and sent.get(SESSION_HEADER) == self.session_id):
             self.new_sessions += 1  # the session ended: a new one, without the old id, and the request again
             self.start(self.negotiated.name if self.negotiated else None)
             sent = {**self.headers_for(message), **(headers or {})}
             reply = self.post(message, sent, timeout)
         envelope = answer_of(reply, rid)
-        answer = Answer(method, message, {k: v for k, v in sent.items() if v is not None}, reply, envelope, rev.name)
+        answer = Answer(method, message, {k: v for k, v in sent.items() if v is not None}, reply, envelope,
+                        rev.name)
         mirrored_by_caller = any(k.lower().startswith("mcp-") for k in headers or {})
-        if self.stateless and method == "tools/call" and not mirrored_by_caller and start and self.tool_schemas is not None \
+        if self.stateless and method == "tools/call" and not mirrored_by_caller and start \
+                and self.tool_schemas is not None \
                 and answer.error_code == rev.error_code("HeaderMismatchError"):
-            self.tool_schemas = None  # the tool may have changed: list again, and send once more (streamable-http)
+            # the tool may have changed: list again, and send once more (streamable-http)
+            self.tool_schemas = None
             return self._exchange(method, params, rev, start=False, request_id=request_id, timeout=timeout)
         return answer
 
-    def notify(self, method: str, params: Any = None, headers: Mapping[str, str | None] | None = None) -> HttpReply:
+    def notify(self, method: str, params: Any = None,
+               headers: Mapping[str, str | None] | None = None) -> HttpReply:
         self.ensure_started()
         note: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
@@ -476,7 +491,8 @@ class McpClient:
             if cursor is None:
                 break
             if not isinstance(cursor, str) or cursor in seen:
-                problem = f"tools/list gave nextCursor {cursor!r} again (or not a string): the pages never end"
+                problem = (f"tools/list gave nextCursor {cursor!r} again (or not a string): "
+                           "the pages never end")
                 break
             seen.add(cursor)
         else:

@@ -92,4 +92,5 @@ PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=hol
                     credentials=credentials, world=world, modules=(*MODULES, *mcp.MODULES),
                     provides={"mcp": mcp_surface},
                     # one tool per verb and no other; a tool schema looser than its verb's
-                    more_faults={"MCP-TOOLS": ("mcp_tool_extra",), "MCP-INPUT-SCHEMA": ("mcp_tool_schema_looser",)})
+                    more_faults={"MCP-TOOLS": ("mcp_tool_extra",),
+                                 "MCP-INPUT-SCHEMA": ("mcp_tool_schema_looser",)})

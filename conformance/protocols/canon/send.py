@@ -248,7 +248,8 @@ def check_mentions(ctx: CheckContext, strict: bool = False) -> None:
              source=at(f"{DEFS}/send_to_input/properties/text/description"),
              faults=[returns("text_bytes_unchecked", "text_fits", True,
                              "send_to text and forward captions are measured in chars, so multi-byte "
-                             "text over the UTF-8 "  # apart: tests/unit/test_limits.py reads a limit in the two
+                             # apart: tests/unit/test_limits.py reads a limit in the two
+                             "text over the UTF-8 "
                              "byte limit is accepted.")])
 def check_text_bytes(ctx: CheckContext) -> None:
     """send_to text and forward captions: the limit counts bytes of UTF-8 (the schema counts chars)."""

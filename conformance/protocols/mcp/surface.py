@@ -110,8 +110,8 @@ def binding_entry(profile: Profile, b: McpBinding) -> Cite:
     return chosen(f"profiles/{profile.name}.yaml#/bindings/{b.name}")
 
 
-def bindings(where: Where, *, era: str = "both", level: Callable[[McpSurface], str] | None = None) -> Callable[
-        [Profile], list[Each]]:
+def bindings(where: Where, *, era: str = "both",
+             level: Callable[[McpSurface], str] | None = None) -> Callable[[Profile], list[Each]]:
     """``each=`` of an MCP row: one member per MCP binding of the profile (of the row's
     ``era``: handshake revisions, stateless ones, or both), citing ``where`` the binding's
     revision says it; ``level(surface)`` grades a member where the profile's surface says

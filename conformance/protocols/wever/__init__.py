@@ -119,4 +119,5 @@ PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=hol
                     modules=(*(f"{__name__}.{module}" for module in MODULES), *mcp.MODULES), first=FIRST,
                     last=live.LAST, provides={"mcp": mcp_surface},
                     # the relay's own fault that its MCP tool errors must show (surfaces.py)
-                    more_faults={rid: ("mcp_errors_unflagged",) for rid in ("MCP-TOOL-ERROR", "MCP-STATELESS-TOOL-ERROR")})
+                    more_faults={rid: ("mcp_errors_unflagged",)
+                                 for rid in ("MCP-TOOL-ERROR", "MCP-STATELESS-TOOL-ERROR")})
