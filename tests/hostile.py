@@ -39,7 +39,8 @@ class Conn:
             self.headers[name.strip().lower()] = value.strip()
         length = int(self.headers.get("content-length", "0") or 0)
         got = len(rest)
-        while got < length:  # read it all (keeping the first MiB): closing on unread data would reset the answer
+        # read it all (keeping the first MiB): closing on unread data would reset the answer
+        while got < length:
             chunk = self.sock.recv(65536)
             if not chunk:
                 break
@@ -58,7 +59,8 @@ class Conn:
     def send(self, data: bytes) -> None:
         self.sock.sendall(data)
 
-    def answer(self, body: bytes, status: str = "200 OK", ctype: str = "application/json", extra: str = "") -> None:
+    def answer(self, body: bytes, status: str = "200 OK", ctype: str = "application/json",
+               extra: str = "") -> None:
         self.send(f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n{extra}"
                   "Connection: close\r\n\r\n".encode() + body)
 
@@ -167,7 +169,8 @@ def first_then_hang(conn: Conn) -> None:
 def huge_body(conn: Conn) -> None:
     """A 1 GiB JSON body (as long as the client keeps reading)."""
     if serving(conn):
-        conn.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n[" % (1 << 30))
+        conn.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n["
+                  % (1 << 30))
         chunk = b"0," * 32768
         for _ in range((1 << 30) // len(chunk)):
             if conn.server.stopped():
@@ -228,7 +231,8 @@ def invalid_utf8(conn: Conn) -> None:
 
 def html_proxy(conn: Conn) -> None:
     if serving(conn):
-        conn.answer(b"<html><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>", "502 Bad Gateway", "text/html")
+        conn.answer(b"<html><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>", "502 Bad Gateway",
+                    "text/html")
 
 
 def not_http(conn: Conn) -> None:

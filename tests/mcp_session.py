@@ -17,11 +17,13 @@ class RawMcp:
 
     def start(self, auth: dict[str, str], version: str | None = None) -> Any:
         self.ids += 1
-        reply = self.client.post(self.path, headers=auth, json={"jsonrpc": "2.0", "id": self.ids, "method": "initialize",
-                                                                "params": {"protocolVersion": version or self.version, **INIT}})
+        reply = self.client.post(self.path, headers=auth,
+                                 json={"jsonrpc": "2.0", "id": self.ids, "method": "initialize",
+                                       "params": {"protocolVersion": version or self.version, **INIT}})
         agreed = reply.json()["result"]["protocolVersion"]
         self.sessions[auth.get("Authorization", "")] = (reply.headers.get("mcp-session-id"), agreed)
-        note = self.client.post(self.path, headers={**auth, **self.headers(auth)}, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        note = self.client.post(self.path, headers={**auth, **self.headers(auth)},
+                                json={"jsonrpc": "2.0", "method": "notifications/initialized"})
         assert note.status_code == 202, note.text
         return reply
 
@@ -31,5 +33,7 @@ class RawMcp:
         session, agreed = self.sessions[auth.get("Authorization", "")]
         return {"MCP-Protocol-Version": agreed, **({"Mcp-Session-Id": session} if session else {})}
 
-    def post(self, message: dict[str, Any], auth: dict[str, str], headers: dict[str, str] | None = None) -> Any:
-        return self.client.post(self.path, json=message, headers={**auth, **self.headers(auth), **(headers or {})})
+    def post(self, message: dict[str, Any], auth: dict[str, str],
+             headers: dict[str, str] | None = None) -> Any:
+        return self.client.post(self.path, json=message,
+                                headers={**auth, **self.headers(auth), **(headers or {})})

@@ -54,7 +54,8 @@ def test_an_action_binding_follows_its_entry():
     first_key = headers["idempotency-key"]
     again = b.call("do_it", {"x": 1}).result["headers"]["idempotency-key"]
     assert first_key and again != first_key  # a fresh key per call
-    assert b.call("do_it", {}, idempotency_key="k-1").result["headers"]["idempotency-key"] == "k-1"  # a replay
+    # a replay
+    assert b.call("do_it", {}, idempotency_key="k-1").result["headers"]["idempotency-key"] == "k-1"
 
 
 def test_errors_are_read_where_the_entry_says():
@@ -112,7 +113,8 @@ def test_a_live_canon_target_that_requires_a_token_passes_with_it(canon_server, 
                          "--report", str(report))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     summary = json.loads((report / "summary.json").read_text())
-    assert summary["verdict"] == "pass" and summary["counts"]["untested"] == 0 and summary["binding"] == binding_name
+    assert (summary["verdict"] == "pass" and summary["counts"]["untested"] == 0
+            and summary["binding"] == binding_name)
     assert summary["counts"]["failed"] == 0 and summary["counts"]["passed"] >= 80
     assert REFERENCE_TOKEN not in result.stdout + (report / "summary.json").read_text()
 
@@ -136,5 +138,6 @@ def test_ordinary_request_ids_take_the_shape_the_entry_declares():
 
     numbered = binding({"kind": "jsonrpc-http", "path": "/rpc"}).call("m", {}).http.json()["body"]["id"]
     assert isinstance(numbered, int)
-    shaped = binding({"kind": "jsonrpc-http", "path": "/rpc", "request_ids": "uuid"}).call("m", {}).http.json()["body"]["id"]
+    shaped = binding({"kind": "jsonrpc-http", "path": "/rpc",
+                      "request_ids": "uuid"}).call("m", {}).http.json()["body"]["id"]
     assert str(uuid_module.UUID(shaped)) == shaped  # a UUID string, as the spec's examples write them

@@ -24,7 +24,8 @@ NEEDS_CONTROL = {
 
 @pytest.fixture(scope="module")
 def live():
-    return run_without_control(PROFILE, held=True)  # the callers already hold tasks, as on an operator's server
+    # the callers already hold tasks, as on an operator's server
+    return run_without_control(PROFILE, held=True)
 
 
 def test_a_live_run_leaves_every_caller_as_it_found_it_and_reaches_every_row_a_client_can(live):
@@ -46,15 +47,19 @@ def test_what_needs_control_says_which_control(live):
 def test_nothing_a_row_does_lasts_and_the_spec_names_no_quota():
     profile = load_profile(PROFILE)
     assert [r.id for r in profile.requirements if r.lasting] == []
-    assert not profile.settings.get("quotas") and not profile.settings.get("lasting") and profile.quota_use == {}
+    assert (not profile.settings.get("quotas") and not profile.settings.get("lasting")
+            and profile.quota_use == {})
 
 
 def test_the_holdings_are_the_callers_tokens_and_what_they_own(live):
     full = live.before["full"]
-    assert full["same"]["token accepted"] is True and live.before["expired"]["same"]["token accepted"] is False
+    assert (full["same"]["token accepted"] is True
+            and live.before["expired"]["same"]["token accepted"] is False)
     assert len(full["kept"]["tasks"]) == 2 and len(full["kept"]["contexts"]) == 2
-    assert sorted(v for k, v in full["same"].items() if k.startswith("state of task")) == ["completed", "working"]
-    assert live.after["full"]["kept"]["tasks"] != full["kept"]["tasks"]  # the run's own tasks came beside them
+    assert (sorted(v for k, v in full["same"].items() if k.startswith("state of task"))
+            == ["completed", "working"])
+    # the run's own tasks came beside them
+    assert live.after["full"]["kept"]["tasks"] != full["kept"]["tasks"]
 
 
 def test_the_holdings_see_a_canceled_task_an_erased_context_and_a_revoked_token():
@@ -70,7 +75,8 @@ def test_the_holdings_see_a_canceled_task_an_erased_context_and_a_revoked_token(
     ref.tokens["ory_at_reference_read"].active = False
     problems = compare_holdings(before, holdings(ref, configured))
     assert any(p.startswith("full: state of task") and "canceled" in p for p in problems), problems
-    assert any(p.startswith("other: tasks lost") for p in problems) and any(p.startswith("other: contexts lost") for p in problems)
+    assert (any(p.startswith("other: tasks lost") for p in problems)
+            and any(p.startswith("other: contexts lost") for p in problems))
     assert "read: token accepted was True, is False" in problems
     assert holdings_of(profile, run).keys() == configured.keys()
 
@@ -136,7 +142,8 @@ def test_the_lifecycle_runs_without_control_on_the_agents_own_states_and_catches
     """The echo agent finishes at once: the machine walks terminal tasks (messages refused,
     cancels refused, feedback, history caps, clears) and still finds a task reopened."""
     assert execute(load_profile(PROFILE).requirement("BINDU-LIFECYCLE"), open_run(
-        load_profile(PROFILE), "reference", budget="quick", reference_options={"control": False})).status == "passed"
+        load_profile(PROFILE), "reference", budget="quick",
+        reference_options={"control": False})).status == "passed"
     live = run_without_control(PROFILE, only=["BINDU-LIFECYCLE"], faults=("terminal_task_reopened",))
     assert live.verdicts[0][1].status == "failed", live.verdicts[0][1].message
 

@@ -38,12 +38,14 @@ def test_every_rule_fires_at_the_standard_budget(verdict):
 def test_every_transition_row_is_tried_from_an_allowed_and_a_refused_state(verdict):
     profile = load_profile("bindu")
     for op in profile.settings["lifecycle"]["transitions"]:
-        outcomes = {name.rsplit(": ", 1)[1] for name in verdict.machine if name.startswith(f"transition {op} from ")}
+        outcomes = {name.rsplit(": ", 1)[1] for name in verdict.machine
+                    if name.startswith(f"transition {op} from ")}
         assert outcomes >= {"allowed", "refused"}, f"{op}: {outcomes}"
 
 
 def test_feedback_is_tried_on_completed_and_open_tasks(verdict):
-    tried = {name.split(" from ")[1].split(":")[0] for name in verdict.machine if name.startswith("transition tasks/feedback from ")}
+    tried = {name.split(" from ")[1].split(":")[0] for name in verdict.machine
+             if name.startswith("transition tasks/feedback from ")}
     assert "completed" in tried
     assert tried - {"completed", "failed", "canceled", "rejected"}
 
@@ -51,4 +53,5 @@ def test_feedback_is_tried_on_completed_and_open_tasks(verdict):
 def test_the_generic_transition_rule_is_replaced_by_steered_ones():
     names = rule_names(TaskLifecycle)
     assert "rule transition" not in names
-    assert {"rule transition_open", "rule transition_terminal", "rule resume_paused", "rule feedback"} <= set(names)
+    assert {"rule transition_open", "rule transition_terminal", "rule resume_paused",
+            "rule feedback"} <= set(names)

@@ -32,7 +32,8 @@ def _clear_paused(agent: Agent) -> Any:
 
 
 PROBES = {
-    "feedback_refused_when_open": lambda a: _code(a.rpc("tasks/feedback", {"taskId": _worked(a, "working")["id"], "feedback": "ok"})),
+    "feedback_refused_when_open": lambda a: _code(
+        a.rpc("tasks/feedback", {"taskId": _worked(a, "working")["id"], "feedback": "ok"})),
     "batch_answered_per_element": lambda a: type(a.post(b'["x", 1]').json()).__name__,
     "anonymous_reads": lambda a: _code(a.rpc("tasks/list", {}, token=None)),
     "extended_card_not_configured": lambda a: _code(a.rpc("agent/getAuthenticatedExtendedCard", {})),
@@ -81,5 +82,6 @@ def test_submitted_variant_has_run_the_agent_by_the_next_request() -> None:
 
 
 def test_submitted_variant_still_waits_when_asked_to_block() -> None:
-    answer = _variant_agent("send_answers_submitted").send(configuration={"acceptedOutputModes": ["text/plain"], "blocking": True}).json()["result"]
+    answer = _variant_agent("send_answers_submitted").send(
+        configuration={"acceptedOutputModes": ["text/plain"], "blocking": True}).json()["result"]
     assert answer["status"]["state"] == "completed"

@@ -21,7 +21,8 @@ PROFILE = load_profile("canon-verbs")
 
 def _verdicts(binding: str, shape_seed: int | None = None, faults: tuple[str, ...] = (),
               only: tuple[str, ...] = ()) -> dict[str, Verdict]:
-    run = open_run(PROFILE, "reference", faults=faults, budget="quick", shrink=False, shapes=shape_seed, binding=binding)
+    run = open_run(PROFILE, "reference", faults=faults, budget="quick", shrink=False, shapes=shape_seed,
+                   binding=binding)
     try:
         return {req.id: execute(req, run) for req in PROFILE.requirements if not only or req.id in only}
     finally:
@@ -42,7 +43,8 @@ def test_every_member_renamed_crashes_no_check(monkeypatch: Any, keep: tuple[str
 @pytest.mark.parametrize("binding", ["http", "mcp"])
 def test_message_id_conflict_is_judged_by_the_documents_code(binding: str) -> None:
     rows = ("CANON-MESSAGE-ID-CONFLICT", "CANON-MESSAGE-ID-CONFLICT-CODE")
-    renamed = _verdicts(binding, shape_seed=1, only=rows)  # the error member renamed: only the SHOULD asks for it
+    # the error member renamed: only the SHOULD asks for it
+    renamed = _verdicts(binding, shape_seed=1, only=rows)
     assert (renamed[rows[0]].status, renamed[rows[1]].status) == ("passed", "failed")
     beside = _verdicts(binding, faults=("conflict_code_beside_error",), only=rows)
     assert (beside[rows[0]].status, beside[rows[1]].status) == ("passed", "failed")
@@ -55,7 +57,8 @@ def _rpc(client: TestClient, method: str, params: Any, rid: int = 1) -> Any:
     auth = {"Authorization": f"Bearer {token}"} if token else {}
     session = SESSIONS.setdefault(id(client), RawMcp(client))
     message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
-    reply = session.start(auth, params["protocolVersion"]) if method == "initialize" else session.post(message, auth)
+    reply = (session.start(auth, params["protocolVersion"]) if method == "initialize"
+             else session.post(message, auth))
     assert reply.status_code == 200, reply.text
     return reply.json()
 

@@ -20,15 +20,20 @@ DISPOSABLE = {"credentials": {"full": {"token": REFERENCE_TOKEN, "disposable": T
 # rows that needed control before and now judge through the verbs (list_conversations,
 # list_contacts), the shortest deadline nobody answers, or a short expiry waited out
 MOVED = [
-    "CANON-MESSAGE-ID-RESERVED", "CANON-MESSAGE-ID-RESERVED-CODE", "CANON-INPUT-ID-SINGLE-USE", "CANON-INPUT-ID-SINGLE-USE-CODE",
-    "CANON-TEXT-BYTES", "CANON-ATTACHMENT-ALLOWLIST", "CANON-SEND-CONTENT-REQUIRED", "CANON-CONTENT-TYPE-DERIVED",
-    "CANON-APPROVAL-FAILS-CLOSED", "CANON-CHECK-APPROVAL-STATUSES", "CANON-CARD-ENVELOPE", "CANON-CARD-ENVELOPE-CODE",
+    "CANON-MESSAGE-ID-RESERVED", "CANON-MESSAGE-ID-RESERVED-CODE", "CANON-INPUT-ID-SINGLE-USE",
+    "CANON-INPUT-ID-SINGLE-USE-CODE",
+    "CANON-TEXT-BYTES", "CANON-ATTACHMENT-ALLOWLIST", "CANON-SEND-CONTENT-REQUIRED",
+    "CANON-CONTENT-TYPE-DERIVED",
+    "CANON-APPROVAL-FAILS-CLOSED", "CANON-CHECK-APPROVAL-STATUSES", "CANON-CARD-ENVELOPE",
+    "CANON-CARD-ENVELOPE-CODE",
     "CANON-NO-REPLY-SILENT", "CANON-INPUT-VALID-REQUEST-INPUT", "CANON-INPUT-VALID-REQUEST-APPROVAL",
-    "CANON-INPUT-VALID-REQUEST-CARD", "CANON-RESULT-REQUEST-INPUT", "CANON-RESULT-REQUEST-APPROVAL", "CANON-RESULT-REQUEST-CARD",
-    *[f"CANON-INPUT-INVALID-{v}" for v in ("SEND-TO", "REQUEST-INPUT", "REQUEST-APPROVAL", "CHECK-APPROVAL", "SEND-CARD",
-                                           "REQUEST-CARD", "SHARE-CONTACT", "REACT", "FORWARD", "CREATE-GROUP", "ADD-MEMBER",
-                                           "REMOVE-MEMBER", "LEAVE-CONVERSATION", "LIST-CONTACTS", "LIST-CONVERSATIONS",
-                                           "NO-REPLY")],
+    "CANON-INPUT-VALID-REQUEST-CARD", "CANON-RESULT-REQUEST-INPUT", "CANON-RESULT-REQUEST-APPROVAL",
+    "CANON-RESULT-REQUEST-CARD",
+    *[f"CANON-INPUT-INVALID-{v}"
+      for v in ("SEND-TO", "REQUEST-INPUT", "REQUEST-APPROVAL", "CHECK-APPROVAL", "SEND-CARD",
+                "REQUEST-CARD", "SHARE-CONTACT", "REACT", "FORWARD", "CREATE-GROUP", "ADD-MEMBER",
+                "REMOVE-MEMBER", "LEAVE-CONVERSATION", "LIST-CONTACTS", "LIST-CONVERSATIONS",
+                "NO-REPLY")],
 ]
 # what no client sees: the id counter only the digest covers, and an input of only its
 # required properties (without a human, a blocking verb is given the shortest deadline)
@@ -86,9 +91,11 @@ def test_a_lasting_row_is_untested_for_harm_without_control_and_runs_when_the_ag
 
 
 def test_a_disposable_agent_on_a_target_that_lets_a_plain_member_remove_gets_its_member_put_back():
-    live = run_without_control(PROFILE, only=LASTING[:1], faults=("remove_member_by_non_admin",), config=DISPOSABLE)
+    live = run_without_control(PROFILE, only=LASTING[:1], faults=("remove_member_by_non_admin",),
+                               config=DISPOSABLE)
     assert live.verdicts[0][1].status == "failed", live.verdicts[0][1].message
-    assert live.run.not_put_back == [] and live.problems == []  # removed, then added back (the member's policy is open)
+    # removed, then added back (the member's policy is open)
+    assert live.run.not_put_back == [] and live.problems == []
 
 
 def test_the_holdings_see_a_left_conversation_a_removed_member_a_lost_contact_and_an_erased_message():
@@ -107,7 +114,8 @@ def test_the_holdings_see_a_left_conversation_a_removed_member_a_lost_contact_an
     assert any(f"in conversation {roles['group']}" in p for p in problems)
     assert any(f"contact {roles['open_user']}" in p for p in problems)
     assert any(f"messages of {roles['owner_chat']} lost" in p for p in problems)
-    assert compare_holdings(before, holdings(ref, {"full": "another token"}))[0].startswith("full: token accepted")
+    assert compare_holdings(before,
+                            holdings(ref, {"full": "another token"}))[0].startswith("full: token accepted")
 
 
 @pytest.mark.parametrize("rid", MOVED)
@@ -117,7 +125,8 @@ def test_a_moved_row_judges_without_control_and_catches_its_faults_with_and_wher
     live = run_without_control(PROFILE, only=[rid])
     assert live.verdicts[0][1].status == "passed", live.verdicts[0][1].message
     for fault in req.faults:
-        controlled = execute(req, open_run(profile, "reference", budget="quick", faults=(fault,), shrink=False))
+        controlled = execute(req,
+                             open_run(profile, "reference", budget="quick", faults=(fault,), shrink=False))
         assert controlled.status == "failed", (fault, controlled.status, controlled.message)
         if fault not in UNSEEN_LIVE:
             verdict = run_without_control(PROFILE, only=[rid], faults=(fault,)).verdicts[0][1]

@@ -11,7 +11,8 @@ from conformance.profiles import load_profile
 from conformance.protocols.canon.machine import ApprovalMachine, CanonMachine, ConversationMachine
 from conformance.runner import execute
 
-RARE_PATHS = ("react_always_adds", "expired_reported_deny", "approval_never_expires", "leave_keeps_membership")
+RARE_PATHS = ("react_always_adds", "expired_reported_deny", "approval_never_expires",
+              "leave_keeps_membership")
 
 
 def lifecycle(faults: tuple[str, ...] = (), binding: str = "http", seed: int = 1):
@@ -25,7 +26,8 @@ def lifecycle(faults: tuple[str, ...] = (), binding: str = "http", seed: int = 1
 
 
 def test_canon_machine_is_the_union_of_its_parts():
-    assert set(rule_names(CanonMachine)) == set(rule_names(ConversationMachine)) | set(rule_names(ApprovalMachine))
+    assert (set(rule_names(CanonMachine))
+            == set(rule_names(ConversationMachine)) | set(rule_names(ApprovalMachine)))
     assert set(CanonMachine.PARTS) == {ConversationMachine, ApprovalMachine}
 
 
@@ -34,7 +36,8 @@ def test_every_rule_fires_at_the_quick_budget(seed):
     verdict = lifecycle(seed=seed)
     assert verdict.status == "passed", verdict.message
     missing = [name for name in rule_names(CanonMachine) if not verdict.machine.get(name)]
-    assert missing == [], f"rules that never fired at the quick budget (seed {seed}): {missing}; reached {verdict.machine}"
+    assert missing == [], (f"rules that never fired at the quick budget (seed {seed}): {missing}; "
+                           f"reached {verdict.machine}")
 
 
 @pytest.mark.parametrize("fault", RARE_PATHS)

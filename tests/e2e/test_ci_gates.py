@@ -24,16 +24,19 @@ def test_baseline_listed_unlisted_and_stale(tmp_path, capsys):
     first, summary = run(tmp_path, "first", "--fault", "cancel_terminal_succeeds")
     assert first.returncode == 1
     baseline = tmp_path / "baseline.yaml"
-    assert conformance("baseline", "write", str(tmp_path / "first" / "summary.json"), "-o", str(baseline)).returncode == 0
+    assert (conformance("baseline", "write", str(tmp_path / "first" / "summary.json"),
+                        "-o", str(baseline)).returncode == 0)
     entries = yaml.safe_load(baseline.read_text())
     assert [e["id"] for e in entries] == ["BINDU-CANCEL-TERMINAL"] and entries[0]["reason"]
 
-    listed, summary = run(tmp_path, "listed", "--fault", "cancel_terminal_succeeds", "--baseline", str(baseline))
+    listed, summary = run(tmp_path, "listed", "--fault", "cancel_terminal_succeeds",
+                          "--baseline", str(baseline))
     assert listed.returncode == 0, listed.stdout
     assert summary["counts"]["expected_failures"] == 1 and summary["counts"]["failed"] == 0
     assert "XFAIL" in listed.stdout
 
-    unlisted, summary = run(tmp_path, "unlisted", "--fault", "cancel_terminal_succeeds", "--fault", "history_length_ignored",
+    unlisted, summary = run(tmp_path, "unlisted", "--fault", "cancel_terminal_succeeds",
+                            "--fault", "history_length_ignored",
                             "--baseline", str(baseline))
     assert unlisted.returncode == 1
     assert [r["id"] for r in summary["requirements"] if r["status"] == "failed"] == ["BINDU-HISTORY-LENGTH"]
@@ -52,12 +55,14 @@ def test_baseline_listed_unlisted_and_stale(tmp_path, capsys):
 
 
 def test_grade_and_levels(tmp_path):
-    result = conformance("run", "bindu", "--budget", "quick", "--fault", "skill_docs_missing", "--report", str(tmp_path / "r"))
+    result = conformance("run", "bindu", "--budget", "quick", "--fault", "skill_docs_missing",
+                         "--report", str(tmp_path / "r"))
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert result.returncode == 0  # only a SHOULD failed; the gate is MUST
     assert summary["levels"]["SHOULD"]["failed"] == 1 and summary["levels"]["MUST"]["failed"] == 0
     assert summary["grade"] == "MUST-compliant"
-    gated = conformance("run", "bindu", "--budget", "quick", "--fault", "skill_docs_missing", "--level", "should",
+    gated = conformance("run", "bindu", "--budget", "quick", "--fault", "skill_docs_missing",
+                        "--level", "should",
                         "--only", "BINDU-SKILLS-CONSISTENT", "--report", str(tmp_path / "g"))
     assert gated.returncode == 1
     assert json.loads((tmp_path / "g" / "summary.json").read_text())["grade"] == "ungraded"  # partial run
@@ -66,13 +71,15 @@ def test_grade_and_levels(tmp_path):
 def test_diff_lists_exactly_the_changed_requirements(tmp_path):
     _, _ = run(tmp_path, "old", "--fault", "cancel_terminal_succeeds")
     _, _ = run(tmp_path, "new", "--fault", "history_length_ignored")
-    result = conformance("diff", str(tmp_path / "old" / "summary.json"), str(tmp_path / "new" / "summary.json"), "--json")
+    result = conformance("diff", str(tmp_path / "old" / "summary.json"),
+                         str(tmp_path / "new" / "summary.json"), "--json")
     assert result.returncode == 1, result.stderr  # BINDU-HISTORY-LENGTH started failing: a regression
     changes = json.loads(result.stdout)
     assert [c["id"] for c in changes["started_failing"]] == ["BINDU-HISTORY-LENGTH"]
     assert [c["id"] for c in changes["stopped_failing"]] == ["BINDU-CANCEL-TERMINAL"]
     assert [c["id"] for c in changes["regressions"]] == ["BINDU-HISTORY-LENGTH"]
-    text = conformance("diff", str(tmp_path / "old" / "summary.json"), str(tmp_path / "new" / "summary.json")).stdout
+    text = conformance("diff", str(tmp_path / "old" / "summary.json"),
+                       str(tmp_path / "new" / "summary.json")).stdout
     assert "Started failing" in text and "BINDU-HISTORY-LENGTH" in text
     same = conformance("diff", str(tmp_path / "old" / "summary.json"), str(tmp_path / "old" / "summary.json"))
     assert same.returncode == 0 and "No requirement changed." in same.stdout
@@ -82,7 +89,8 @@ def test_pytest_reproducer_fails_on_faulty_and_passes_on_clean(tmp_path, serve):
     faulty = serve("bindu", "--control", "--fault", "cancel_terminal_succeeds")
     clean = serve("bindu", "--control")
     report = tmp_path / "r"
-    result = conformance("run", "bindu", "--target", faulty.url, "--config", str(faulty.config), *ONLY, "--report", str(report))
+    result = conformance("run", "bindu", "--target", faulty.url, "--config", str(faulty.config), *ONLY,
+                         "--report", str(report))
     assert result.returncode == 1
     case = report / "cases" / "BINDU-CANCEL-TERMINAL.json"
     script = conformance("replay", "--pytest", str(case)).stdout

@@ -60,7 +60,8 @@ def test_run_reference_writes_reports_and_exits_0(tmp_path):
 def test_serve_run_fault_and_replay_over_real_http(tmp_path, serve):
     # (the whole profile against a clean served reference: test_parallel, with --workers)
     clean = serve("bindu", "--control")
-    ok = conformance("run", "bindu", "--target", clean.url, "--config", str(clean.config), "--only", "BINDU-CANCEL-TERMINAL",
+    ok = conformance("run", "bindu", "--target", clean.url, "--config", str(clean.config),
+                     "--only", "BINDU-CANCEL-TERMINAL",
                      "--budget", "quick", "--report", str(tmp_path / "clean"))
     assert ok.returncode == 0, ok.stdout[-3000:] + ok.stderr
     assert json.loads((tmp_path / "clean" / "summary.json").read_text())["counts"]["passed"] == 1
@@ -69,9 +70,11 @@ def test_serve_run_fault_and_replay_over_real_http(tmp_path, serve):
     report = tmp_path / "faulty"
     full_token = yaml.safe_load(faulty.config.read_text())["credentials"]["full"]
     # the requirements that send every credential of the config (bearer tokens, the DID's)
-    credentialed = [arg for glob in ("BINDU-CANCEL-TERMINAL", "BINDU-AUTH-*", "BINDU-SCOPE-*", "BINDU-DID-*", "BINDU-OWNERSHIP")
+    credentialed = [arg for glob in ("BINDU-CANCEL-TERMINAL", "BINDU-AUTH-*", "BINDU-SCOPE-*", "BINDU-DID-*",
+                                     "BINDU-OWNERSHIP")
                     for arg in ("--only", glob)]
-    bad = conformance("run", "bindu", "--target", faulty.url, "--config", str(faulty.config), "--token", full_token,
+    bad = conformance("run", "bindu", "--target", faulty.url, "--config", str(faulty.config),
+                      "--token", full_token,
                       "--budget", "quick", "--report", str(report), *credentialed)
     assert bad.returncode == 1, bad.stdout[-3000:] + bad.stderr
     summary = json.loads((report / "summary.json").read_text())
@@ -89,7 +92,8 @@ def test_serve_run_fault_and_replay_over_real_http(tmp_path, serve):
 
     # no secret of the config reaches any report file
     secrets = yaml.safe_load(faulty.config.read_text())["credentials"]
-    values = [v for v in secrets.values() if isinstance(v, str)] + [secrets["did"]["token"], secrets["did"]["seed"]]
+    values = [v for v in secrets.values() if isinstance(v, str)] + [secrets["did"]["token"],
+                                                                    secrets["did"]["seed"]]
     for path in report.rglob("*"):
         if path.is_file():
             text = path.read_text(errors="replace")
@@ -122,10 +126,13 @@ def test_an_unknown_binding_is_a_usage_error(capsys):
 def test_canon_fault_fails_the_same_way_over_both_bindings(tmp_path):
     for binding in ("http", "mcp"):
         report = tmp_path / binding
-        result = conformance("run", "canon-verbs", "--fault", "message_id_conflict_accepted", "--binding", binding,
-                             "--only", "CANON-MESSAGE-ID-CONFLICT", "--budget", "quick", "--report", str(report))
+        result = conformance("run", "canon-verbs", "--fault", "message_id_conflict_accepted",
+                             "--binding", binding,
+                             "--only", "CANON-MESSAGE-ID-CONFLICT", "--budget", "quick",
+                             "--report", str(report))
         assert result.returncode == 1, result.stdout[-2000:]
-        failed = [r for r in json.loads((report / "summary.json").read_text())["requirements"] if r["status"] == "failed"]
+        failed = [r for r in json.loads((report / "summary.json").read_text())["requirements"]
+                  if r["status"] == "failed"]
         assert [r["id"] for r in failed] == ["CANON-MESSAGE-ID-CONFLICT"]
         assert "MESSAGE_ID_EXISTS" in failed[0]["message"]
 

@@ -16,7 +16,8 @@ from tests.conftest import conformance
 SHA = "a" * 64
 
 
-def summary(statuses: dict[str, str], profile: str = "bindu", sha: str = SHA, binding: str | None = None) -> dict:
+def summary(statuses: dict[str, str], profile: str = "bindu", sha: str = SHA,
+            binding: str | None = None) -> dict:
     return {"profile": profile, "spec": {"path": "specs/x", "sha256": sha}, "binding": binding, "grade": "g",
             "requirements": [{"id": rid, "level": "MUST", "status": status, "message": f"{rid} {status}"}
                              for rid, status in statuses.items()]}
@@ -32,7 +33,8 @@ def diff(tmp_path, capsys, old: dict, new: dict, *flags: str) -> tuple[int, str,
 
 @pytest.mark.parametrize("was", ["passed", "untested", "blocked", "skipped", "expected_failure"])
 def test_newly_failed_is_a_regression_exit_1(tmp_path, capsys, was):
-    code, out, err = diff(tmp_path, capsys, summary({"A": was, "B": "passed"}), summary({"A": "failed", "B": "passed"}),
+    code, out, err = diff(tmp_path, capsys, summary({"A": was, "B": "passed"}),
+                          summary({"A": "failed", "B": "passed"}),
                           "--json")
     assert code == EXIT_FAILED and err == ""
     changes = json.loads(out)
@@ -88,7 +90,8 @@ def test_a_different_spec_or_binding_warns_and_still_diffs(tmp_path, capsys, new
 
 def test_a_real_run_against_itself_is_exit_0(tmp_path):
     report = tmp_path / "r"
-    run = conformance("run", "bindu", "--budget", "quick", "--only", "BINDU-RPC-ID-ECHO", "--report", str(report))
+    run = conformance("run", "bindu", "--budget", "quick", "--only", "BINDU-RPC-ID-ECHO",
+                      "--report", str(report))
     assert run.returncode == 0, run.stdout + run.stderr
     result = conformance("diff", str(report / "summary.json"), str(report / "summary.json"))
     assert result.returncode == EXIT_OK and result.stderr == "" and "No requirement changed." in result.stdout

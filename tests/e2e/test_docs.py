@@ -63,7 +63,8 @@ def test_exit_code_tables_list_exactly_the_codes_of_the_tool(doc: Path) -> None:
     tables = exit_code_tables(doc.read_text(encoding="utf-8"))
     assert tables, f"{doc.name} has no exit-code table"
     for codes in tables:
-        assert sorted(codes) == sorted(EXIT_CODES), f"{doc.name}: {codes} but the tool exits with {sorted(EXIT_CODES)}"
+        assert sorted(codes) == sorted(EXIT_CODES), (f"{doc.name}: {codes} but the tool exits with "
+                                                     f"{sorted(EXIT_CODES)}")
         assert len(codes) == len(set(codes))
 
 
@@ -78,7 +79,9 @@ def test_readme_names_every_credential_label(profile: str) -> None:
     labels = declared.get("credentials") or {}
     assert labels, f"profiles/{profile}.yaml declares no credentials"
     missing = [label for label in labels
-               if not re.search(rf"(^\s+{re.escape(label)}:|`{re.escape(label)}`|credentials\.{re.escape(label)}\b)", readme, re.M)]
+               if not re.search(
+                       rf"(^\s+{re.escape(label)}:|`{re.escape(label)}`|credentials\.{re.escape(label)}\b)",
+                       readme, re.M)]
     assert not missing, f"README.md does not say what these credentials of {profile} are: {missing}"
 
 
@@ -124,16 +127,19 @@ def test_ci_shell_recipe_gates_the_served_reference(tmp_path: Path) -> None:
     config = tmp_path / "ref.yaml"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE", "PYTEST"))}
     env.update(
-        START_AGENT=f"{sys.executable} -m conformance.cli serve bindu --control --port {port} --write-config {config}",
+        START_AGENT=f"{sys.executable} -m conformance.cli serve bindu --control --port {port} "
+                    f"--write-config {config}",
         AGENT_URL=f"http://127.0.0.1:{port}",
         CONFIG=str(config),
         CONFORMANCE=conformance_command(tmp_path),
         CONFORMANCE_ARGS="--budget quick --max-time 120s",
-        CONFORMANCE_TOKEN="ory_at_reference_full",  # the reference's main caller, as a CI secret would give it
+        # the reference's main caller, as a CI secret would give it
+        CONFORMANCE_TOKEN="ory_at_reference_full",
         WAIT_SECONDS="30",
         PYTHONPATH=str(ROOT),
     )
-    result = subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    result = subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=240)
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     report = tmp_path / "reports" / "ci"
@@ -155,7 +161,8 @@ def test_ci_shell_recipe_fails_clearly_when_nothing_listens(tmp_path: Path) -> N
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE", "PYTEST"))}
     env.update(START_AGENT="sleep 60", AGENT_URL=f"http://127.0.0.1:{free_port()}", WAIT_SECONDS="1",
                CONFORMANCE=conformance_command(tmp_path), PYTHONPATH=str(ROOT))
-    result = subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=60)
     assert result.returncode == 3, result.stdout + result.stderr
     assert "nothing listened on" in result.stderr
     pid = int(re.search(r"started the implementation \(pid (\d+)\)", result.stdout).group(1))
@@ -169,10 +176,12 @@ def test_ci_github_actions_job_installs_starts_waits_gates_and_keeps_reports() -
     [job] = yaml.safe_load(workflow)["jobs"].values()
     steps = job["steps"]
     uses = [s.get("uses", "").split("@")[0] for s in steps]
-    assert uses.count("actions/checkout") == 2 and "actions/setup-python" in uses  # the implementation and the kit
+    # the implementation and the kit
+    assert uses.count("actions/checkout") == 2 and "actions/setup-python" in uses
     runs = "\n".join(s.get("run", "") for s in steps)
     assert "pip install" in runs and "&" in runs and "curl" in runs and "conformance run" in runs
-    kept = [s for s in steps if s.get("uses", "").startswith(("actions/upload-artifact", "mikepenz/action-junit-report"))]
+    kept = [s for s in steps
+            if s.get("uses", "").startswith(("actions/upload-artifact", "mikepenz/action-junit-report"))]
     assert len(kept) == 2 and all(s.get("if") == "always()" for s in kept)
     gate = next(s for s in steps if "conformance run" in s.get("run", ""))
     assert "--config" in gate["run"] and "CONFORMANCE_TOKEN" in gate.get("env", {})
@@ -181,19 +190,25 @@ def test_ci_github_actions_job_installs_starts_waits_gates_and_keeps_reports() -
 def live_gate_recipe(tmp_path: Path, fault: str | None) -> tuple[subprocess.CompletedProcess, Path]:
     """docs/ci.md's `--gate live` line, as written, against the reference served without control."""
     [recipe] = fenced(section(CI.read_text(encoding="utf-8"), "A plain shell script"), "sh")[:1]
-    [line] = fenced(section(CI.read_text(encoding="utf-8"), "A server without a control interface: `--gate live`"), "sh")
+    [line] = fenced(section(CI.read_text(encoding="utf-8"),
+                            "A server without a control interface: `--gate live`"), "sh")
     script = tmp_path / "conformance-gate.sh"
     script.write_text(recipe, encoding="utf-8")
     assigned = {name: quoted or bare for name, quoted, bare in re.findall(r'(\w+)=(?:"([^"]*)"|(\S+))', line)}
     port = free_port()
-    serve = assigned["START_AGENT"].replace("3773", str(port)).replace("conformance serve", f"{sys.executable} -m conformance.cli serve")
+    serve = assigned["START_AGENT"].replace("3773", str(port)).replace(
+        "conformance serve", f"{sys.executable} -m conformance.cli serve")
     assert "--control" not in serve
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE", "PYTEST"))}
-    env.update(START_AGENT=serve + (f" --fault {fault}" if fault else ""), AGENT_URL=f"http://127.0.0.1:{port}",
+    env.update(START_AGENT=serve + (f" --fault {fault}" if fault else ""),
+               AGENT_URL=f"http://127.0.0.1:{port}",
                CONFIG=str(tmp_path / assigned["CONFIG"]), CONFORMANCE=conformance_command(tmp_path),
-               CONFORMANCE_ARGS=assigned["CONFORMANCE_ARGS"] + " --max-time 180s", WAIT_SECONDS="30", PYTHONPATH=str(ROOT))
-    env["START_AGENT"] = env["START_AGENT"].replace(f"--write-config {assigned['CONFIG']}", f"--write-config {env['CONFIG']}")
-    result = subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+               CONFORMANCE_ARGS=assigned["CONFORMANCE_ARGS"] + " --max-time 180s", WAIT_SECONDS="30",
+               PYTHONPATH=str(ROOT))
+    env["START_AGENT"] = env["START_AGENT"].replace(f"--write-config {assigned['CONFIG']}",
+                                                    f"--write-config {env['CONFIG']}")
+    result = subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=300)
     return result, tmp_path / "reports" / "ci"
 
 
@@ -206,7 +221,8 @@ def test_ci_live_gate_recipe_passes_the_reference_without_control(tmp_path: Path
     summary = json.loads((report / "summary.json").read_text(encoding="utf-8"))
     live = summary["live"]
     assert summary["gate"] == "live" and summary["verdict"] == "pass"
-    assert live["need_control"] > 0 and live["held"] == live["of"] - live["need_control"] - live["would_harm"], live
+    assert (live["need_control"] > 0
+            and live["held"] == live["of"] - live["need_control"] - live["would_harm"]), live
     assert live["statement"] in out and live["statement"] in summary["verdict_reason"]
     assert live["statement"] in (report / "junit.xml").read_text(encoding="utf-8")
     assert "Live gate:" in (report / "report.html").read_text(encoding="utf-8")
@@ -226,6 +242,8 @@ def test_readme_names_every_row_that_does_something_lasting(profile: str) -> Non
     table = readme[readme.index("Which rows do something lasting"):]
     row = next(line for line in table.splitlines() if line.startswith(f"| `{profile}` |"))
     lasting = [r.id for r in load_profile(profile).requirements if r.lasting]
-    assert [rid for rid in lasting if f"`{rid}`" not in row] == [], f"README's lasting rows of {profile} miss some"
+    assert [rid for rid in lasting if f"`{rid}`" not in row] == [], ("README's lasting rows of "
+                                                                     f"{profile} miss some")
     named = re.findall(r"`([A-Z]+(?:-[A-Z0-9]+)+)`", row)
-    assert sorted(set(named) - set(lasting)) == [], "README names rows as lasting that declare nothing lasting"
+    assert sorted(set(named) - set(lasting)) == [], ("README names rows as lasting that declare "
+                                                     "nothing lasting")

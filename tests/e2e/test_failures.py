@@ -20,7 +20,8 @@ from conformance.runner import execute
 from conformance.selftest import clean_problems, fault_problems, selftest
 
 SOURCE = Source("specs/bindu/openapi.yaml", "/info")
-METHODS = ["message/send", "tasks/get", "tasks/list", "tasks/cancel", "tasks/feedback", "contexts/list", "contexts/clear"]
+METHODS = ["message/send", "tasks/get", "tasks/list", "tasks/cancel", "tasks/feedback", "contexts/list",
+           "contexts/clear"]
 BROKEN = {"tasks/get", "tasks/list", "contexts/clear"}  # the sub-checks the synthetic check fails
 
 
@@ -29,7 +30,8 @@ def requirement(rid, check, faults=("cancel_terminal_succeeds",)):
 
 
 def post(ctx, method):
-    return ctx.http.request("POST", "/", json_body={"jsonrpc": "2.0", "id": 1, "method": method, "params": {}})
+    return ctx.http.request("POST", "/",
+                            json_body={"jsonrpc": "2.0", "id": 1, "method": method, "params": {}})
 
 
 def seven_methods(ctx):
@@ -69,14 +71,17 @@ def test_an_unknown_kind_raises_where_the_check_is_written(run):
 
 def test_kind_and_statement_reach_the_verdict_and_a_crash_stays_distinguishable(run):
     def typed(ctx):
-        ctx.fail("error -32603 where -32001 is due", kind="wrong_error_code", statement="specs/bindu/openapi.yaml#/x")
+        ctx.fail("error -32603 where -32001 is due", kind="wrong_error_code",
+                 statement="specs/bindu/openapi.yaml#/x")
 
     def crashing(ctx):
         post(ctx, "tasks/get").json()["no such key"]
 
     verdict = execute(requirement("SYN-TYPED", typed), run)
-    assert verdict.message == f"error -32603 where -32001 is due [breaks: {SOURCE}; specs/bindu/openapi.yaml#/x]"
-    assert verdict.failures == [Failure("wrong_error_code", "error -32603 where -32001 is due", "specs/bindu/openapi.yaml#/x", None)]
+    assert (verdict.message
+            == f"error -32603 where -32001 is due [breaks: {SOURCE}; specs/bindu/openapi.yaml#/x]")
+    assert verdict.failures == [Failure("wrong_error_code", "error -32603 where -32001 is due",
+                                        "specs/bindu/openapi.yaml#/x", None)]
     crash = execute(requirement("SYN-CRASH", crashing), run)
     assert crash.status == "failed" and [f.kind for f in crash.failures] == ["crash"]
     assert crash.message.startswith("unexpected KeyError") and crash.exchanges
@@ -108,7 +113,8 @@ def test_a_failure_outside_subchecks_still_ends_the_check(run):
 
     verdict = execute(requirement("SYN-END", check), run)
     assert not reached
-    assert [(f.subcheck, f.kind) for f in verdict.failures] == [("first", "rejected_valid"), (None, "state_changed")]
+    assert [(f.subcheck, f.kind) for f in verdict.failures] == [("first", "rejected_valid"),
+                                                                (None, "state_changed")]
     assert verdict.message.startswith("1 of 2 sub-checks failed: first is wrong; the end [breaks: ")
 
 
@@ -143,7 +149,9 @@ def test_subcheck_inside_for_all_lets_hypothesis_shrink_and_reproduce(run):
     req = requirement("SYN-HYPO", check)
     verdict = execute(req, run)
     assert verdict.status == "failed" and verdict.reproduce is not None
-    assert verdict.failures == [Failure("accepted_invalid", "n=10 is too big", None, "health", actual_status=200)]  # shrunk to 10
+    # shrunk to 10
+    assert verdict.failures == [Failure("accepted_invalid", "n=10 is too big", None, "health",
+                                        actual_status=200)]
     assert len(verdict.exchanges) == 1  # the minimal example's only
     again = execute(req, run, reproduce=verdict.reproduce)
     assert again.status == "failed" and again.failures == verdict.failures
@@ -157,7 +165,8 @@ def test_subcheck_around_for_all_records_and_goes_on(run):
             ctx.fail("plain fails too")
 
     verdict = execute(requirement("SYN-AROUND", check), run)
-    assert [(f.subcheck, f.message) for f in verdict.failures] == [("generated", "n=10"), ("plain", "plain fails too")]
+    assert [(f.subcheck, f.message) for f in verdict.failures] == [("generated", "n=10"),
+                                                                   ("plain", "plain fails too")]
     assert verdict.reproduce is not None
 
 
@@ -182,7 +191,8 @@ def run_plugin(tmp_path, monkeypatch, extra, *args, name="r"):
     outcome = plugin.RunOutcome()
     only = [a for r in extra for a in ("--only", r.id)]
     pytest.main([str(PROFILES_DIR / "bindu.yaml"), "-c", str(RUN_INI), "--rootdir", str(DATA_ROOT),
-                 "-p", "no:terminal", "-p", "no:cacheprovider", "-s", "--target", "reference", "--budget", "quick", "--level", "should",
+                 "-p", "no:terminal", "-p", "no:cacheprovider", "-s", "--target", "reference",
+                 "--budget", "quick", "--level", "should",
                  "--report", str(report), *only, *args], plugins=[outcome])
     return outcome.code, report, json.loads((report / "summary.json").read_text())
 
@@ -193,10 +203,13 @@ def test_kinds_reach_summary_case_file_and_html(tmp_path, monkeypatch):
     (entry,) = [r for r in summary["requirements"] if r["id"] == "SYN-SEVEN"]
     assert entry["status"] == "failed" and entry["message"].startswith("3 of 7 sub-checks failed")
     assert [(f["subcheck"], f["kind"]) for f in entry["failures"]] == [
-        ("tasks/get", "wrong_status"), ("tasks/list", "wrong_status"), ("contexts/clear", "auth_not_enforced")]
-    assert all(f["case"] == "cases/SYN-SEVEN.json" and f["statement"] and f["message"] for f in entry["failures"])
+        ("tasks/get", "wrong_status"), ("tasks/list", "wrong_status"),
+        ("contexts/clear", "auth_not_enforced")]
+    assert all(f["case"] == "cases/SYN-SEVEN.json" and f["statement"] and f["message"]
+               for f in entry["failures"])
     case = read_case(report / entry["failures"][0]["case"])
-    assert [f.to_json() for f in case.failures] == [{k: v for k, v in f.items() if k != "case"} for f in entry["failures"]]
+    assert [f.to_json() for f in case.failures] == [{k: v for k, v in f.items() if k != "case"}
+                                                    for f in entry["failures"]]
     # typed fields: the actual answer of each finding, read when it was recorded (reports never parse bodies)
     assert [(f["actual_status"], f["actual_code"]) for f in entry["failures"]][0] == (401, -32009)
     raw = json.loads((report / "cases" / "SYN-SEVEN.json").read_text())
@@ -232,20 +245,24 @@ def test_baseline_entries_may_name_a_kind_and_a_subcheck():
 
     assert judge(Entry("R", None, "known")) == "expected_failure"  # no kind: covers every failure, as before
     assert judge(Entry("R", None, "known", kind="wrong_status")) == "failed"  # auth_not_enforced is unlisted
-    assert judge(Entry("R", None, "a", kind="wrong_status"), Entry("R", None, "b", kind="auth_not_enforced")) \
+    assert judge(Entry("R", None, "a", kind="wrong_status"),
+                 Entry("R", None, "b", kind="auth_not_enforced")) \
         == "expected_failure"
     assert judge(Entry("R", None, "a", kind="wrong_status"), Entry("R", None, "b", subcheck="tasks/list")) \
         == "expected_failure"
-    assert judge(Entry("R", None, "a", subcheck="tasks/get"), Entry("R", None, "b", subcheck="tasks/cancel")) == "failed"
+    assert judge(Entry("R", None, "a", subcheck="tasks/get"),
+                 Entry("R", None, "b", subcheck="tasks/cancel")) == "failed"
     assert judge(Entry("R", "tasks/*", "pattern on the sub-check's line")) == "expected_failure"
     # without typed failures (an old caller), a kind-scoped entry covers nothing
-    assert Baseline([Entry("R", None, "k", kind="wrong_status")], "b").judge("R", "failed", "m")[0] == "failed"
+    assert (Baseline([Entry("R", None, "k", kind="wrong_status")], "b").judge("R", "failed", "m")[0]
+            == "failed")
     assert Baseline([Entry("R", None, "k")], "b").judge("R", "failed", "m")[0] == "expected_failure"
 
 
 def test_baseline_file_kind_is_checked(tmp_path):
     path = tmp_path / "b.yaml"
-    path.write_text("- id: R\n  reason: r\n  kind: wrong_status\n  subcheck: tasks/get\n- id: R\n  reason: old style\n")
+    path.write_text("- id: R\n  reason: r\n  kind: wrong_status\n  subcheck: tasks/get\n- id: "
+                    "R\n  reason: old style\n")
     assert load_baseline(path, {"R"}) == [Entry("R", None, "r", None, "wrong_status", "tasks/get"),
                                           Entry("R", None, "old style")]
     path.write_text("- id: R\n  reason: r\n  kind: wrong-status\n")
@@ -308,9 +325,11 @@ def test_selftest_counts_a_crash_as_no_catch():
     result = selftest(crash_profile(), out=lines.append)
     assert not result.ok
     crashed = [p for p in result.problems if "crashed" in p]
-    assert len(crashed) == 1 and crashed[0].startswith("SYN-CRASHES crashed on fault cancel_terminal_succeeds")
+    assert len(crashed) == 1 and crashed[0].startswith("SYN-CRASHES crashed on fault "
+                                                       "cancel_terminal_succeeds")
     assert ": unexpected KeyError: 'no such key'" in crashed[0]
-    assert any(p.startswith("fault cancel_terminal_succeeds: not caught by SYN-CRASHES") for p in result.problems)
+    assert any(p.startswith("fault cancel_terminal_succeeds: not caught by SYN-CRASHES")
+               for p in result.problems)
     assert not any("SYN-CATCHES" in p for p in result.problems)
     assert any("MISSED" in line for line in lines) and lines[-1].endswith("problem(s)")
 
@@ -320,14 +339,16 @@ def test_a_crash_beside_a_real_finding_is_still_a_problem():
     from conformance.runner import Verdict
 
     answered = [Exchange(request={"method": "GET", "url": "/"}, response={"status": 500, "body": ""})]
-    both = Verdict("failed", "m [breaks: spec#/x]", answered, failures=[Failure("wrong_status", "x", subcheck="a"),
-                                                                     Failure("crash", "unexpected KeyError: 'k'")])
+    both = Verdict("failed", "m [breaks: spec#/x]", answered,
+                   failures=[Failure("wrong_status", "x", subcheck="a"),
+                             Failure("crash", "unexpected KeyError: 'k'")])
     assert fault_problems("f", {None: {"R": both}}) == ["R crashed on fault f: unexpected KeyError: 'k'"]
     unsourced = Verdict("failed", "m", answered, failures=[Failure("wrong_status", "x")])
     assert "must name the statement it breaks" in " ".join(fault_problems("f", {None: {"R": unsourced}}))
     unanswered = Verdict("failed", "m [breaks: spec#/x]", failures=[Failure("wrong_status", "x")])
     assert "keep the answer it quotes" in " ".join(fault_problems("f", {None: {"R": unanswered}}))
-    only_crash = Verdict("failed", "unexpected KeyError: 'k'", failures=[Failure("crash", "unexpected KeyError: 'k'")])
+    only_crash = Verdict("failed", "unexpected KeyError: 'k'",
+                         failures=[Failure("crash", "unexpected KeyError: 'k'")])
     assert clean_problems({"R": only_crash}, "") == ["clean reference: R crashed: unexpected KeyError: 'k'"]
 
 
@@ -353,12 +374,14 @@ def _sub_check_after_the_stop(ctx):
 
 
 @pytest.mark.parametrize("raise_what", [_flaky_strategy, _sub_check_after_the_stop,
-                                        lambda ctx: ctx.fail("expected a result"), lambda ctx: {}["context_id"]],
+                                        lambda ctx: ctx.fail("expected a result"),
+                                        lambda ctx: {}["context_id"]],
                          ids=["FlakyStrategyDefinition", "sub-check", "CheckFailed", "KeyError"])
 def test_an_exception_raised_because_the_run_is_stopping_is_no_finding(raise_what):
     run = open_run(load_profile("bindu"), "reference", budget="quick")
     verdict = execute(requirement("SYN-STOPPING", _stopping_mid_check(raise_what)), run)
-    assert verdict.status == "untested" and verdict.message == "not finished: interrupted by SIGINT", verdict.message
+    assert (verdict.status == "untested"
+            and verdict.message == "not finished: interrupted by SIGINT"), verdict.message
     assert verdict.failures == []
     # the control: the same ending while the run goes on is a finding
     still = execute(requirement("SYN-GOING-ON", lambda ctx: (post(ctx, "tasks/list"), raise_what(ctx))),

@@ -11,10 +11,12 @@ from tests.conftest import conformance, in_process
 
 def test_a_campaign_reports_progress_and_writes_each_new_failure_once(tmp_path):
     report = tmp_path / "fuzz"
-    result = conformance("fuzz", "bindu", "--for", "5s", "--progress", "1", "--workers", "2", "--fault", "no_body_limit",
+    result = conformance("fuzz", "bindu", "--for", "5s", "--progress", "1", "--workers", "2",
+                         "--fault", "no_body_limit",
                          "--report", str(report), timeout=300)
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr
-    progress = [line for line in result.stdout.splitlines() if re.match(r"\[\d\d:\d\d\] \d+ exchanges \(", line)]
+    progress = [line for line in result.stdout.splitlines()
+                if re.match(r"\[\d\d:\d\d\] \d+ exchanges \(", line)]
     assert len(progress) >= 3, result.stdout  # about one a second while the workers generate, one at the end
     found = [line for line in result.stdout.splitlines() if line.startswith("NEW FAILURE")]
     assert len(found) == 1 and "BINDU-RPC-BODY-LIMIT" in found[0]  # both workers find it: reported once
@@ -22,22 +24,27 @@ def test_a_campaign_reports_progress_and_writes_each_new_failure_once(tmp_path):
     assert [c.name.startswith("BINDU-RPC-BODY-LIMIT") for c in cases] == [True]
     assert json.loads(cases[0].read_text())["requirement"] == "BINDU-RPC-BODY-LIMIT"
     summary = json.loads((report / "fuzz.json").read_text())
-    assert summary["exchanges"] > 0 and [f["requirement"] for f in summary["failures"]] == ["BINDU-RPC-BODY-LIMIT"]
+    assert (summary["exchanges"] > 0
+            and [f["requirement"] for f in summary["failures"]] == ["BINDU-RPC-BODY-LIMIT"])
 
 
 def test_a_campaign_needs_a_duration_it_can_read(tmp_path, capsys):
     result = in_process(capsys, "fuzz", "bindu", "--for", "a while", "--report", str(tmp_path / "f"))
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     for every in ("0.1", "60", "often"):
-        result = in_process(capsys, "fuzz", "bindu", "--for", "5s", "--progress", every, "--report", str(tmp_path / "f"))
-        assert result.returncode == 2 and "--progress" in result.stderr and "Traceback" not in result.stderr, result.stderr
+        result = in_process(capsys, "fuzz", "bindu", "--for", "5s", "--progress", every,
+                            "--report", str(tmp_path / "f"))
+        assert (result.returncode == 2 and "--progress" in result.stderr
+                and "Traceback" not in result.stderr), result.stderr
 
 
 def test_a_campaign_against_a_target_that_is_not_there_exits_3_with_one_line(tmp_path):
     from tests.conftest import free_port
 
     report = tmp_path / "f"
-    result = conformance("fuzz", "bindu", "--for", "5s", "--target", f"http://127.0.0.1:{free_port()}", "--report", str(report))
+    result = conformance("fuzz", "bindu", "--for", "5s", "--target", f"http://127.0.0.1:{free_port()}",
+                         "--report", str(report))
     assert result.returncode == 3, result.stdout + result.stderr
-    assert "NEW FAILURE" not in result.stdout and "did not answer" in result.stderr and "Traceback" not in result.stderr
+    assert ("NEW FAILURE" not in result.stdout and "did not answer" in result.stderr
+            and "Traceback" not in result.stderr)
     assert json.loads((report / "fuzz.json").read_text())["unreachable"]

@@ -33,12 +33,14 @@ def bindu_server(tmp_path_factory):
 
 
 def test_no_token_makes_the_requirements_untested_not_failed(tmp_path, bindu_server):
-    result = conformance("run", "bindu", "--target", bindu_server.url, "--budget", "quick", "--report", "r", cwd=tmp_path)
+    result = conformance("run", "bindu", "--target", bindu_server.url, "--budget", "quick", "--report", "r",
+                         cwd=tmp_path)
     out = result.stdout + result.stderr
     summary = summary_of(tmp_path / "r")
     assert result.returncode == EXIT_UNTESTED, out[-3000:]
     assert summary["counts"]["failed"] == 0 and summary["counts"]["blocked"] == 0, out[-3000:]
-    assert "full" in summary["credentials_refused"] and "requires a bearer token" in summary["credentials_refused"]["full"]
+    assert ("full" in summary["credentials_refused"]
+            and "requires a bearer token" in summary["credentials_refused"]["full"])
     assert "credential 'full' not given" in out
     untested = [r for r in summary["requirements"] if r["status"] == "untested"]
     assert untested and "BINDU-RPC-BODY-LIMIT" in {r["id"] for r in untested}  # it failed on the 401 before
@@ -52,7 +54,8 @@ def test_a_refused_token_is_named_once_and_fails_nothing(tmp_path, bindu_server)
     summary = summary_of(tmp_path / "r")
     assert result.returncode == EXIT_UNTESTED, out[-3000:]
     assert summary["counts"]["failed"] == 0 and summary["counts"]["blocked"] == 0, out[-3000:]
-    assert re.search(r"credential 'full' refused by the target on the probe: HTTP 401 .*-32010", out), out[-3000:]
+    assert re.search(r"credential 'full' refused by the target on the probe: HTTP 401 .*-32010",
+                     out), out[-3000:]
     assert wrong not in out and wrong not in (tmp_path / "r" / "summary.json").read_text()
 
 
@@ -75,7 +78,8 @@ def test_one_refused_credential_leaves_the_others_judged(tmp_path, bindu_server)
 
 
 @pytest.mark.parametrize("extra", [("--skip", "*"), ("--only", "BINDU-STREAM-TASK-SNAPSHOTS"),
-                                   ("--skip", "*", "--allow-untested")], ids=["skip-all", "only-should", "allow-untested"])
+                                   ("--skip", "*", "--allow-untested")],
+                         ids=["skip-all", "only-should", "allow-untested"])
 def test_a_selection_that_tests_no_gating_requirement_never_passes(tmp_path, extra):
     assert load_profile("bindu").requirement("BINDU-STREAM-TASK-SNAPSHOTS").level == "SHOULD"
     result = conformance("run", "bindu", "--budget", "quick", "--report", "r", *extra, cwd=tmp_path)
@@ -86,23 +90,29 @@ def test_a_selection_that_tests_no_gating_requirement_never_passes(tmp_path, ext
 
 
 def verdict_line(out: str) -> str:
-    return next(line for line in out.splitlines() if re.match(r"^(PASS|FAIL|INCOMPLETE|INTERRUPTED|UNREACHABLE): ", line))
+    return next(line for line in out.splitlines()
+                if re.match(r"^(PASS|FAIL|INCOMPLETE|INTERRUPTED|UNREACHABLE): ", line))
 
 
 def test_with_a_baseline_the_console_reads_as_one_verdict(tmp_path):
     only = ("--only", "BINDU-CANCEL-TERMINAL", "--only", "BINDU-TASK-NOT-FOUND")
-    first = conformance("run", "bindu", "--budget", "quick", "--report", "first", "--fault", "cancel_terminal_succeeds",
+    first = conformance("run", "bindu", "--budget", "quick", "--report", "first",
+                        "--fault", "cancel_terminal_succeeds",
                         *only, cwd=tmp_path)
     assert first.returncode == EXIT_FAILED, first.stdout[-2000:]
     written = conformance("baseline", "write", "first/summary.json", "-o", "known.yaml", cwd=tmp_path)
     assert written.returncode == 0, written.stderr
-    known = conformance("run", "bindu", "--budget", "quick", "--report", "known", "--fault", "cancel_terminal_succeeds",
+    known = conformance("run", "bindu", "--budget", "quick", "--report", "known",
+                        "--fault", "cancel_terminal_succeeds",
                         "--baseline", "known.yaml", *only, cwd=tmp_path)
     verdict = verdict_line(known.stdout)
     assert known.returncode == EXIT_OK, known.stdout[-2000:]
-    assert verdict.startswith("PASS: no requirement at level MUST or above failed outside the baseline (1 known failure)")
-    assert verdict.endswith("Grade: ungraded.")  # the grade beside the verdict (ungraded: --only), not a second verdict
-    stale = conformance("run", "bindu", "--budget", "quick", "--report", "stale", "--baseline", "known.yaml", *only,
+    assert verdict.startswith("PASS: no requirement at level MUST or above failed outside the baseline "
+                              "(1 known failure)")
+    # the grade beside the verdict (ungraded: --only), not a second verdict
+    assert verdict.endswith("Grade: ungraded.")
+    stale = conformance("run", "bindu", "--budget", "quick", "--report", "stale", "--baseline", "known.yaml",
+                        *only,
                         cwd=tmp_path)
     verdict = verdict_line(stale.stdout)
     assert stale.returncode == EXIT_FAILED
@@ -111,7 +121,8 @@ def test_with_a_baseline_the_console_reads_as_one_verdict(tmp_path):
 
 def requests_of(report: Path) -> dict[str, list[str]]:
     """The requests every case file holds, with the ids a run makes fresh blurred."""
-    return {p.name: [UUID.sub("#", json.dumps(e["request"], sort_keys=True)) for e in json.loads(p.read_text())["exchanges"]]
+    return {p.name: [UUID.sub("#", json.dumps(e["request"], sort_keys=True))
+                     for e in json.loads(p.read_text())["exchanges"]]
             for p in sorted((report / "cases").iterdir())}
 
 
@@ -129,9 +140,11 @@ def test_one_seed_sends_the_same_exchanges_whatever_earlier_runs_saved(tmp_path)
         result = conformance(*args, "--report", f"reports/{name}", *extra, cwd=tmp_path)
         assert result.returncode == EXIT_FAILED, result.stdout[-2000:]
         summary = summary_of(tmp_path / "reports" / name)
-        runs[name] = ({r["id"]: r["exchanges"] for r in summary["requirements"]}, requests_of(tmp_path / "reports" / name))
+        runs[name] = ({r["id"]: r["exchanges"] for r in summary["requirements"]},
+                      requests_of(tmp_path / "reports" / name))
     assert runs["a"] == runs["b"]
-    assert runs["a"][1] and all(runs["a"][1].values())  # failures with their requests: the comparison is not empty
+    # failures with their requests: the comparison is not empty
+    assert runs["a"][1] and all(runs["a"][1].values())
     assert runs["shared-a"][0] != runs["shared-b"][0], "the saved failures are replayed only when asked for"
 
 
@@ -148,10 +161,12 @@ def test_the_console_replay_line_works_as_copied(tmp_path):
         assert run.returncode == EXIT_FAILED, run.stdout[-2000:]
         line = next(x for x in run.stdout.splitlines() if x.startswith("replay BINDU-CANCEL-TERMINAL: "))
         words = shlex.split(line.split(": ", 1)[1])
-        assert words[:3] == ["conformance", "replay", "r/cases/BINDU-CANCEL-TERMINAL.json"] and "--config" in words
+        assert (words[:3] == ["conformance", "replay", "r/cases/BINDU-CANCEL-TERMINAL.json"]
+                and "--config" in words)
         token = yaml.safe_load(config.read_text())["credentials"]["full"]
         assert token not in line
         again = conformance(*words[1:], cwd=tmp_path)
-        assert again.returncode == EXIT_FAILED and again.stdout.startswith("FAIL BINDU-CANCEL-TERMINAL"), again.stdout
+        assert (again.returncode == EXIT_FAILED
+                and again.stdout.startswith("FAIL BINDU-CANCEL-TERMINAL")), again.stdout
     finally:
         server.stop()

@@ -21,14 +21,16 @@ def test_a_gate_never_passes_on_nothing(tmp_path, capsys, monkeypatch):
     from conformance.protocols.bindu import reference
 
     real = reference.reference_credentials
-    monkeypatch.setattr(reference, "reference_credentials", lambda: {k: v for k, v in real().items() if k != "read"})
+    monkeypatch.setattr(reference, "reference_credentials",
+                        lambda: {k: v for k, v in real().items() if k != "read"})
     from conformance.profiles import _CACHE
 
     monkeypatch.delitem(_CACHE, "bindu", raising=False)
     code, summary = run(tmp_path, capsys, "--only", "BINDU-SCOPE-READ", "--only", "BINDU-HEALTH")
     assert code == EXIT_UNTESTED and summary["verdict"] == "incomplete"
     assert {r["id"]: r["status"] for r in summary["requirements"]}["BINDU-SCOPE-READ"] == "untested"
-    code, _ = run(tmp_path, capsys, "--only", "BINDU-SCOPE-READ", "--only", "BINDU-HEALTH", "--allow-untested")
+    code, _ = run(tmp_path, capsys, "--only", "BINDU-SCOPE-READ", "--only", "BINDU-HEALTH",
+                  "--allow-untested")
     assert code == EXIT_OK
     monkeypatch.delitem(_CACHE, "bindu", raising=False)
 
@@ -36,7 +38,8 @@ def test_a_gate_never_passes_on_nothing(tmp_path, capsys, monkeypatch):
 def test_an_optional_feature_can_be_declared_away(tmp_path, capsys):
     config = tmp_path / "c.yaml"
     config.write_text("declared: [did_signing]\n")
-    code, summary = run(tmp_path, capsys, "--config", str(config), "--only", "BINDU-DID-VALID", "--only", "BINDU-HEALTH")
+    code, summary = run(tmp_path, capsys, "--config", str(config), "--only", "BINDU-DID-VALID",
+                        "--only", "BINDU-HEALTH")
     assert code == EXIT_OK
     did = next(r for r in summary["requirements"] if r["id"] == "BINDU-DID-VALID")
     assert did["status"] == "skipped" and "not applicable (declared" in did["message"]

@@ -53,8 +53,10 @@ class Run:
 
 
 def run_conformance(tmp: Path, name: str, url: str, *, config: str, extra: tuple[str, ...] = (),
-                    env: dict[str, str] | None = None, kill_after: float = 300) -> tuple[int, float, int, str, str, Path]:
-    """`conformance run bindu` as a user runs it; (exit code, seconds, peak MB, stdout, stderr, report dir)."""
+                    env: dict[str, str] | None = None,
+                    kill_after: float = 300) -> tuple[int, float, int, str, str, Path]:
+    """`conformance run bindu` as a user runs it; (exit code, seconds, peak MB, stdout, stderr,
+    report dir)."""
     work = tmp / name
     work.mkdir()
     (work / "conformance.yaml").write_text(config, encoding="utf-8")
@@ -128,7 +130,8 @@ def runs(tmp_path_factory, elsewhere) -> dict[str, Run]:
 def test_a_broken_target_ends_the_run_cleanly(runs, name):
     run = runs[name]
     expected = BEHAVIOURS[name][2]
-    transcript = f"exit {run.code} after {run.seconds:.1f} s, {run.peak_mb} MB\n{run.out[-3000:]}\n{run.err[-3000:]}"
+    transcript = (f"exit {run.code} after {run.seconds:.1f} s, {run.peak_mb} "
+                  f"MB\n{run.out[-3000:]}\n{run.err[-3000:]}")
     assert run.code == expected, transcript
     # ends within its deadline plus a margin: the preflight's attempts, each cut at the
     # exchange deadline, plus start-up and reports (the same runs never ended before)
@@ -195,7 +198,8 @@ def test_secrets_echoed_by_the_target_are_redacted_everywhere(runs, tmp_path):
             texts[str(path.relative_to(run.report))] = path.read_text(encoding="utf-8", errors="replace")
     cases = sorted((run.report / "cases").glob("*.json"))
     assert cases, "the echoing target fails requirements, so there are case files"
-    reproducer = subprocess.run([sys.executable, "-m", "conformance.cli", "replay", "--pytest", str(cases[0])],
+    reproducer = subprocess.run([sys.executable, "-m", "conformance.cli", "replay",
+                                 "--pytest", str(cases[0])],
                                 cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert reproducer.returncode == 0, reproducer.stderr
     texts["replay --pytest"] = reproducer.stdout

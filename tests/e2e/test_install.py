@@ -152,7 +152,8 @@ def test_installed_run(installed: dict[str, Path]) -> None:
 
 
 @pytest.mark.parametrize("how", ["copied-file", "by-name"])
-def test_installed_pytest_plugin_runs_a_profile_outside_the_checkout(installed: dict[str, Path], how: str) -> None:
+def test_installed_pytest_plugin_runs_a_profile_outside_the_checkout(installed: dict[str, Path],
+                                                                     how: str) -> None:
     """`pytest bindu.yaml` on a copy of the profile (or `pytest --conformance-profile bindu`)
     in a folder of the user's: collected, graded, with the reports `conformance run` writes."""
     work = installed["work"] / how
@@ -161,11 +162,13 @@ def test_installed_pytest_plugin_runs_a_profile_outside_the_checkout(installed: 
     if how == "copied-file":
         shutil.copy(ROOT / "profiles" / "bindu.yaml", work / "bindu.yaml")
     only = [arg for rid in ONLY for arg in ("--only", rid)]
-    result = run(installed["python"], "-m", "pytest", *target, "-p", "no:cacheprovider", "--budget", "quick", *only,
+    result = run(installed["python"], "-m", "pytest", *target, "-p", "no:cacheprovider", "--budget", "quick",
+                 *only,
                  "--report", "r", cwd=work, env=clean_env(), timeout=180)
     out = result.stdout + result.stderr
     assert result.returncode == 0, out[-3000:]
-    assert f"{len(load_profile('bindu').requirements)} passed" not in out  # --only: the rest is skipped, not run
+    # --only: the rest is skipped, not run
+    assert f"{len(load_profile('bindu').requirements)} passed" not in out
     assert re.search(r"^PASS: .*Grade: ungraded\.$", result.stdout, re.M), out[-3000:]
     assert "report: r/report.html" in result.stdout
     for name in ("summary.json", "junit.xml", "report.html", "badge.svg", "allure-results"):

@@ -30,7 +30,8 @@ class Child:
     """A command in its own process group whose output is read as it comes."""
 
     def __init__(self, args: list[str], cwd: Path) -> None:
-        self.proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        self.proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True,
                                      start_new_session=True)
         self.lines: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -62,7 +63,8 @@ class Child:
         return "\n".join(self.lines)
 
 
-SIGNALS = [pytest.param(signal.SIGINT, True, id="SIGINT-group"), pytest.param(signal.SIGINT, False, id="SIGINT-main"),
+SIGNALS = [pytest.param(signal.SIGINT, True, id="SIGINT-group"),
+           pytest.param(signal.SIGINT, False, id="SIGINT-main"),
            pytest.param(signal.SIGTERM, False, id="SIGTERM-main")]
 POINTS = [pytest.param(1, id="early"), pytest.param(25, id="later")]
 
@@ -80,7 +82,8 @@ def assert_reports_say_interrupted(report: Path, sig: int, output: str) -> dict:
     junit = (report / "junit.xml").read_text(encoding="utf-8")
     assert junit.count("<testcase ") == BINDU, "every requirement is a test case, run or not"
     assert 'name="conformance.verdict" value="interrupted"' in junit
-    assert "conformance.verdict=interrupted" in (report / "allure-results" / "environment.properties").read_text()
+    assert "conformance.verdict=interrupted" in (report / "allure-results"
+                                                 / "environment.properties").read_text()
     badge = (report / "badge.svg").read_text(encoding="utf-8")
     assert "interrupted" in badge and "compliant" not in badge
     html = (report / "report.html").read_text(encoding="utf-8")
@@ -109,7 +112,8 @@ def test_an_interrupted_pytest_plugin_run_writes_every_report(tmp_path, sig, gro
     """`pytest PROFILE.yaml`, outside the checkout, with pytest's own output."""
     profile = tmp_path / "bindu.yaml"
     profile.write_bytes((Path(__file__).resolve().parents[2] / "profiles" / "bindu.yaml").read_bytes())
-    child = Child([sys.executable, "-m", "pytest", "bindu.yaml", "-v", "-p", "no:cacheprovider", "--budget", "quick",
+    child = Child([sys.executable, "-m", "pytest", "bindu.yaml", "-v", "-p", "no:cacheprovider",
+                   "--budget", "quick",
                    "--report", "r"], tmp_path)
     child.wait_for(PYTEST_LINE, 10)
     code = child.signal(sig, group)
@@ -121,7 +125,8 @@ def test_an_interrupted_pytest_plugin_run_writes_every_report(tmp_path, sig, gro
 @pytest.mark.parametrize("sig,group", SIGNALS)
 @pytest.mark.parametrize("workers", [1, 2])
 def test_an_interrupted_campaign_writes_fuzz_json(tmp_path, sig, group, workers):
-    child = Child([sys.executable, "-m", "conformance.cli", "fuzz", "bindu", "--for", "10m", "--workers", str(workers),
+    child = Child([sys.executable, "-m", "conformance.cli", "fuzz", "bindu", "--for", "10m",
+                   "--workers", str(workers),
                    "--progress", "1", "--report", "f"], tmp_path)
     child.wait_for(PROGRESS_LINE, 2)
     started = time.monotonic()

@@ -18,7 +18,8 @@ from tests import hostile
 def rpc(result_or_error: dict, status: str = "200 OK"):
     def handler(conn: hostile.Conn) -> None:
         if hostile.serving(conn):
-            conn.answer(json.dumps({"jsonrpc": "2.0", "id": conn.request_id(), **result_or_error}).encode(), status)
+            conn.answer(json.dumps({"jsonrpc": "2.0", "id": conn.request_id(), **result_or_error}).encode(),
+                        status)
     return handler
 
 
@@ -35,7 +36,8 @@ SHAPES = {
     "list result": rpc({"result": [1, "a", None]}),
     "odd error": rpc({"error": {"code": "x", "data": [1]}}, "400 Bad Request"),
     "bare array": raw(b"[]"),
-    "odd object": raw(b'{"status": "ok", "error": "nope", "structuredContent": 5, "result": {"isError": false}}'),
+    "odd object": raw(b'{"status": "ok", "error": "nope", "structuredContent": 5, "result": '
+                      b'{"isError": false}}'),
 }
 CASES = [(name, b, shape) for name in available()
          for b in (list(load_profile(name).settings.get("bindings") or {}) or [None]) for shape in SHAPES]
@@ -48,7 +50,8 @@ def test_no_check_crashes_on_an_unexpected_answer(name, binding, shape):
     server = hostile.HostileServer(SHAPES[shape])
     try:
         # no shrinking: the question is whether a check crashes, not which example is smallest
-        run = open_run(profile, server.url, config={"world": world, "timeout": 2}, token="tok-x", budget="quick",
+        run = open_run(profile, server.url, config={"world": world, "timeout": 2}, token="tok-x",
+                       budget="quick",
                        binding=binding, shrink=False)
         crashes = [(req.id, f.message) for req in profile.requirements
                    for f in execute(req, run).failures if f.kind == "crash"]

@@ -29,10 +29,12 @@ def _verdicts(report: Path) -> dict[str, str]:
 def test_workers_give_the_verdicts_and_cases_of_a_serial_run(tmp_path):
     serial, parallel = tmp_path / "serial", tmp_path / "parallel"
     one = conformance("run", "bindu", "--budget", "quick", *FAULTS, "--report", str(serial))
-    two = conformance("run", "bindu", "--budget", "quick", *FAULTS, "--report", str(parallel), "--workers", "2")
+    two = conformance("run", "bindu", "--budget", "quick", *FAULTS, "--report", str(parallel),
+                      "--workers", "2")
     assert one.returncode == two.returncode == 1, two.stdout[-2000:] + two.stderr
     assert _verdicts(parallel) == _verdicts(serial)
-    assert list(_verdicts(parallel)) == [r.id for r in load_profile("bindu").requirements]  # the profile's order
+    # the profile's order
+    assert list(_verdicts(parallel)) == [r.id for r in load_profile("bindu").requirements]
     cases = sorted(p.name for p in (serial / "cases").iterdir())
     assert cases and sorted(p.name for p in (parallel / "cases").iterdir()) == cases
     for name in cases:  # the same minimal example: the same requests, bar the fresh ids
@@ -44,16 +46,19 @@ def test_workers_give_the_verdicts_and_cases_of_a_serial_run(tmp_path):
     # + the preflight: the probe, then each configured credential tried once
     assert summary["preflight_exchanges"] == 1 + sum(
         1 for label in load_profile("bindu").settings["credentials"] if label not in ("expired",))
-    assert summary["exchanges"] == sum(r["exchanges"] for r in summary["requirements"]) + summary["preflight_exchanges"]
+    assert (summary["exchanges"]
+            == sum(r["exchanges"] for r in summary["requirements"]) + summary["preflight_exchanges"])
 
 
 def test_alone_requirements_run_last_one_at_a_time_against_a_live_target(tmp_path, serve):
     server = serve("bindu", "--control")
-    result = conformance("run", "bindu", "--config", str(server.config), "--budget", "quick", "--workers", "2",
+    result = conformance("run", "bindu", "--config", str(server.config), "--budget", "quick",
+                         "--workers", "2",
                          "--report", str(tmp_path / "r"), timeout=180)  # a stalled schedule fails, not hangs
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr
     alone = load_profile("bindu").settings["alone"]
-    order = [line.split()[2] for line in result.stdout.splitlines() if line.split()[1:2] in (["MUST"], ["SHOULD"], ["MAY"])]
+    order = [line.split()[2] for line in result.stdout.splitlines()
+             if line.split()[1:2] in (["MUST"], ["SHOULD"], ["MAY"])]
     assert len(order) == len(load_profile("bindu").requirements)
     assert set(order[-len(alone):]) == set(alone), order
 
@@ -122,7 +127,8 @@ def test_a_shared_example_database_is_a_folder_or_redis_named_in_the_config(tmp_
     shared = tmp_path / "examples"
     config = tmp_path / "run.yaml"
     config.write_text(yaml.safe_dump({"examples": str(shared)}))
-    result = conformance("run", "bindu", "--config", str(config), "--budget", "quick", "--only", "BINDU-RPC-BODY-LIMIT",
+    result = conformance("run", "bindu", "--config", str(config), "--budget", "quick",
+                         "--only", "BINDU-RPC-BODY-LIMIT",
                          "--only", "BINDU-PARAMS-VALID-MESSAGE-SEND", "--fault", "rejects_unknown_params",
                          "--report", str(tmp_path / "r"), "--workers", "2")
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr
@@ -141,7 +147,8 @@ def test_a_redis_url_gives_hypothesis_its_redis_database(tmp_path, monkeypatch):
     from conformance.examples import example_database
 
     server = fakeredis.FakeServer()
-    monkeypatch.setattr(redis.Redis, "from_url", staticmethod(lambda url, **kw: fakeredis.FakeRedis(server=server)))
+    monkeypatch.setattr(redis.Redis, "from_url",
+                        staticmethod(lambda url, **kw: fakeredis.FakeRedis(server=server)))
     one = example_database(tmp_path / "a", "redis://127.0.0.1:6379/0")
     two = example_database(tmp_path / "b", "redis://127.0.0.1:6379/0")
     assert type(one).__name__ == "RedisExampleDatabase"

@@ -64,7 +64,8 @@ def endpoint() -> dict[str, Any]:
 
 
 def offer(ref: PlazaReference, label: str, conn: str, key: str = "", **extra: Any) -> dict[str, Any]:
-    data = {"operation": "direct_offer", "connection_id": conn, "request_key": key or ref.new_uuid(), "endpoint": endpoint(), **extra}
+    data = {"operation": "direct_offer", "connection_id": conn, "request_key": key or ref.new_uuid(),
+            "endpoint": endpoint(), **extra}
     return ref.cmd_direct_offer(who(ref, label), data)
 
 
@@ -94,13 +95,15 @@ def test_every_continuation_command_is_served(ref: PlazaReference) -> None:
 
 def test_declarations_take_the_schema_defaults_and_grant_nothing(ref: PlazaReference) -> None:
     alice = who(ref, "alice")
-    out = ref.cmd_continuation_capabilities(alice, {"operation": "continuation_capabilities", "document": {"direct_send": True}})
+    out = ref.cmd_continuation_capabilities(alice, {"operation": "continuation_capabilities",
+                                                    "document": {"direct_send": True}})
     assert out["declared"]["site_mailbox"] is True and out["declared"]["direct_send"] is True
     assert not any(v for k, v in out["declared"].items() if k not in ("site_mailbox", "direct_send"))
     pending = ref.open_connection(alice.visitor_id, seeded_visitor("bob")[0])["id"]
     refused(NOT_PERMITTED, offer, ref, "alice", pending)
     bound = Principal(alice.visitor_id, alice.scopes, ACCOUNT_AGENT)
-    data = {"operation": "direct_offer", "connection_id": friends(ref), "request_key": ref.new_uuid(), "endpoint": endpoint(),
+    data = {"operation": "direct_offer", "connection_id": friends(ref), "request_key": ref.new_uuid(),
+            "endpoint": endpoint(),
             "external_owner_delegation": True}
     refused(NOT_PERMITTED, ref.cmd_direct_offer, bound, data)
 
@@ -109,7 +112,8 @@ def test_global_status_needs_no_connection(ref: PlazaReference) -> None:
     conn = friends(ref)
     out = ref.cmd_continuation_status(who(ref, "alice"), {"operation": "continuation_status"})
     assert out["scope"] == "global" and [c["connection_id"] for c in out["connections"]] == [conn]
-    refused(NOT_FOUND, ref.cmd_continuation_status, who(ref, "carol"), {"operation": "continuation_status", "connection_id": conn})
+    refused(NOT_FOUND, ref.cmd_continuation_status, who(ref, "carol"),
+            {"operation": "continuation_status", "connection_id": conn})
 
 
 def test_routing_refuses_task_and_recipient_on_continuation_commands(ref: PlazaReference) -> None:
@@ -141,8 +145,9 @@ def test_a_decision_names_both_offers_and_an_exchange_proves_nothing(ref: PlazaR
     mine = offer(ref, "alice", conn)["offer"]["offer_id"]
 
     def decide(label: str, own: str, peer: str) -> dict[str, Any]:
-        return ref.cmd_direct_decide(who(ref, label), {"operation": "direct_decide", "connection_id": conn, "offer_id": own,
-                                                       "peer_offer_id": peer, "decision": "accept"})
+        return ref.cmd_direct_decide(who(ref, label),
+                                     {"operation": "direct_decide", "connection_id": conn, "offer_id": own,
+                                      "peer_offer_id": peer, "decision": "accept"})
 
     refused(NOT_FOUND, decide, "alice", mine, ref.new_uuid())
     peer = offer(ref, "bob", conn)["offer"]["offer_id"]
@@ -150,7 +155,8 @@ def test_a_decision_names_both_offers_and_an_exchange_proves_nothing(ref: PlazaR
     assert decide("alice", mine, peer)["direct"] == "offered"
     done = decide("bob", peer, mine)
     assert done["direct"] == "exchanged" and done["direct_transport_proven"] is False
-    status = ref.cmd_continuation_status(who(ref, "alice"), {"operation": "continuation_status", "connection_id": conn})
+    status = ref.cmd_continuation_status(who(ref, "alice"),
+                                         {"operation": "continuation_status", "connection_id": conn})
     assert status["site_mailbox_fallback"]["available"] is True
 
 
@@ -163,15 +169,16 @@ def test_offers_expire_after_their_hours(ref: PlazaReference) -> None:
     states = {o["offer_id"]: o["state"] for o in ref.cmd_direct_status(who(ref, "alice"), {
         "operation": "direct_status", "connection_id": conn})["own_offers"]}
     assert states[short["offer_id"]] == "expired"
-    peer_states = [o["state"] for o in ref.cmd_direct_status(who(ref, "bob"), {"operation": "direct_status",
-                                                                               "connection_id": conn})["own_offers"]]
+    peer_states = [o["state"] for o in ref.cmd_direct_status(who(ref, "bob"), {
+        "operation": "direct_status", "connection_id": conn})["own_offers"]]
     assert peer_states == ["pending"]
 
 
 def test_plan_renews_and_bounds_texts(ref: PlazaReference) -> None:
     alice = who(ref, "alice")
     refused(INVALID_STATE, ref.cmd_plan, alice, {"operation": "plan", "renew_current": True})
-    out = ref.cmd_plan(alice, {"operation": "plan", "commission": {"goal": "Plan", "max_turns": 1, "expires_hours": 1}})
+    out = ref.cmd_plan(alice, {"operation": "plan",
+                               "commission": {"goal": "Plan", "max_turns": 1, "expires_hours": 1}})
     assert out["plan"]["turns_left"] == 1
     ref.plan_check_send(alice.visitor_id)
     ref.plan_count_send(alice.visitor_id)

@@ -20,8 +20,10 @@ PROFILE = "agent-plaza"
 STOPS = ["PLAZA-STOP", "PLAZA-STOP-CODE", "PLAZA-CMD-VALID-STOP", "PLAZA-CMD-INVALID-STOP"]
 PLANS = ["PLAZA-PLAN", "PLAZA-PLAN-BUDGET", "PLAZA-CMD-VALID-PLAN", "PLAZA-CMD-INVALID-PLAN"]
 # what only control gives: seeding many agents, moving the clock, a snapshot of the whole site
-CONTROL = ["PLAZA-PARAM-ERROR-NO-EFFECT", "PLAZA-INBOX-LIMITS", "PLAZA-INBOX-CURSOR", "PLAZA-INBOX-NOTICES", "PLAZA-ATTN-BOUNDS",
-           "PLAZA-ATTN-OVERFLOW", "PLAZA-GROUP-AUTH-EXPIRY", "PLAZA-GROUP-MAX-MEMBERS", "PLAZA-DIRECT-OFFER-EXPIRY",
+CONTROL = ["PLAZA-PARAM-ERROR-NO-EFFECT", "PLAZA-INBOX-LIMITS", "PLAZA-INBOX-CURSOR", "PLAZA-INBOX-NOTICES",
+           "PLAZA-ATTN-BOUNDS",
+           "PLAZA-ATTN-OVERFLOW", "PLAZA-GROUP-AUTH-EXPIRY", "PLAZA-GROUP-MAX-MEMBERS",
+           "PLAZA-DIRECT-OFFER-EXPIRY",
            "PLAZA-PLAN-RENEW"]
 
 
@@ -43,7 +45,8 @@ def test_a_whole_run_without_control_does_no_harm_and_reaches_nine_in_ten(live):
     assert [(r.id, v.message[:200]) for r, v in live.verdicts if v.status in ("failed", "blocked")] == []
     assert live.reached >= 0.9 * live.testable, live.figures()
     untested = {r.id: v.reason for r, v in live.verdicts if v.status == "untested"}
-    assert untested == {**{rid: "harm" for rid in STOPS + PLANS}, **{rid: "control" for rid in CONTROL}}, untested
+    assert untested == {**{rid: "harm" for rid in STOPS + PLANS},
+                        **{rid: "control" for rid in CONTROL}}, untested
     # every row that declares something lasting is kept from running (or needs control anyway)
     assert {r.id for r, _ in live.verdicts if r.lasting} == set(STOPS + PLANS + ["PLAZA-PLAN-RENEW"])
     assert live.count("passed") == live.reached == live.testable - len(STOPS + PLANS)
@@ -54,7 +57,8 @@ def test_what_cannot_be_undone_runs_on_disposable_agents():
     assert {r.id: v.status for r, v in live.verdicts} == {rid: "passed" for rid in STOPS + PLANS}, \
         [(r.id, v.message[:200]) for r, v in live.verdicts]
     # the stop rows stopped a different disposable agent each where they needed a peer that still sends
-    assert live.after["alice"]["same"]["visitor"][2] is True and live.after["bob"]["same"]["visitor"][2] is True
+    assert (live.after["alice"]["same"]["visitor"][2] is True
+            and live.after["bob"]["same"]["visitor"][2] is True)
     assert live.after["carol"]["same"]["visitor"][2] is False
     assert all(p.startswith(("alice:", "bob:")) for p in live.problems), live.problems
     assert live.run.not_put_back == []
@@ -93,25 +97,30 @@ def operators_friendship(run):
     return conn
 
 
-@pytest.mark.parametrize("config, expected", [({}, ("untested", "harm")), (disposable("alice", "bob"), ("passed", ""))])
+@pytest.mark.parametrize("config, expected",
+                         [({}, ("untested", "harm")), (disposable("alice", "bob"), ("passed", ""))])
 def test_the_operators_own_connection_is_ended_only_when_its_agents_are_disposable(config, expected):
     profile = copy.copy(load_profile(PROFILE))
-    run = open_run(profile, "reference", budget="quick", config=config, reference_options={"control": False}, shrink=False)
+    run = open_run(profile, "reference", budget="quick", config=config, reference_options={"control": False},
+                   shrink=False)
     conn = operators_friendship(run)
     before = holdings_of(profile, run)
     rows = {r.id: r for r in profile.requirements}
-    verdict = execute(rows["PLAZA-FRIEND-INVITE"], run)  # a fresh invitation needs the pair's connection ended
+    # a fresh invitation needs the pair's connection ended
+    verdict = execute(rows["PLAZA-FRIEND-INVITE"], run)
     assert (verdict.status, verdict.reason) == expected, verdict.message
     problems = compare_holdings(before, holdings_of(profile, run))
     assert run.not_put_back == []
     if expected[0] == "untested":  # nothing sent that ends it
         assert conn["state"] == ACTIVE and problems == [], problems
     else:  # the disposable pair's connection was ended for the fresh invitation, as holdings say
-        assert conn["state"] != ACTIVE and any(p.startswith("alice: connections with bob") for p in problems), problems
+        assert conn["state"] != ACTIVE and any(p.startswith("alice: connections with bob")
+                                               for p in problems), problems
 
 
 def test_configuration_elsewhere_is_judged_without_control_and_catches_its_fault():
     """Without control the blocking send is judged by its peer's reply, not the 20 s deadline."""
-    live = run_without_control(PROFILE, only=["PLAZA-WIRE-CONFIG-ELSEWHERE"], faults=("configuration_in_metadata_honoured",))
+    live = run_without_control(PROFILE, only=["PLAZA-WIRE-CONFIG-ELSEWHERE"],
+                               faults=("configuration_in_metadata_honoured",))
     assert [v.status for _, v in live.verdicts] == ["failed"], live.verdicts[0][1].message
     assert "message.metadata" in live.verdicts[0][1].message

@@ -31,7 +31,8 @@ class Ctx:
 
 
 ODD: list[Any] = [None, 7, "x", [], {}, [[[]]], {"a": {"b": [1, "2", None]}}, {"seq": True, "id": None},
-                  {"read_request": None}, {"ack_request": {"batch_id": 1}}, {"next_page_request": "x", "next_notices_request": []}]
+                  {"read_request": None}, {"ack_request": {"batch_id": 1}},
+                  {"next_page_request": "x", "next_notices_request": []}]
 
 
 @pytest.mark.parametrize("answer", ODD)
@@ -51,24 +52,30 @@ def test_a_page_of_another_shape_is_read_by_content() -> None:
     the cursor members by their names wherever they sit."""
     ctx: Any = Ctx()
     page = {"pageEntry": {"roundNo": 2, "round_no": 2, "has_more": True,
-                          "items_value": [{"id": "a", "seq": "1", "record_type": "message", "content": "hello m1"},
-                                          {"id": "b", "seq": "2", "record_type": "message", "body": {"text": "hello m2"}}]}}
+                          "items_value": [{"id": "a", "seq": "1", "record_type": "message",
+                                           "content": "hello m1"},
+                                          {"id": "b", "seq": "2", "record_type": "message",
+                                           "body": {"text": "hello m2"}}]}}
     assert [r["id"] for r in answers.records(ctx, page, "page")] == ["a", "b"]
     assert answers.bodies(ctx, page, "page", ["hello m2", "hello m1"]) == ["hello m1", "hello m2"]
     assert answers.round_of(ctx, page, "page") == 2 and answers.field(page, "has_more") is True
 
 
 def test_a_batch_is_what_its_ack_request_acknowledges() -> None:
-    data = {"batchRef": {"entries": [{"read_request": {"operation": "read_conversation"}, "eventId": "e7b1c7c2-0000-4000-8000-000000000001"}]},
-            "ack_request": {"operation": "receive_ack", "client_key": "k", "batch_id": "b", "view_id": "v", "receipt": "r"}}
+    data = {"batchRef": {"entries": [{"read_request": {"operation": "read_conversation"},
+                                      "eventId": "e7b1c7c2-0000-4000-8000-000000000001"}]},
+            "ack_request": {"operation": "receive_ack", "client_key": "k", "batch_id": "b", "view_id": "v",
+                            "receipt": "r"}}
     assert answers.ack_triple(data) == {"batch_id": "b", "view_id": "v", "receipt": "r"}
-    assert len(answers.items_of(data)) == 1 and answers.item_keys(Ctx(), data) == ["e7b1c7c2-0000-4000-8000-000000000001"]
+    assert (len(answers.items_of(data)) == 1
+            and answers.item_keys(Ctx(), data) == ["e7b1c7c2-0000-4000-8000-000000000001"])
 
 
 def test_the_readers_constants_are_the_documents() -> None:
     spec = profile().spec
     assert set(answers.FRIEND_WORK) <= set(spec["durableReceive"]["supported_work"])
-    assert set(answers.TRIPLE) <= set(spec["durableReceive"]["operation_requirements"]["receive_ack"]["required"])
+    assert (set(answers.TRIPLE)
+            <= set(spec["durableReceive"]["operation_requirements"]["receive_ack"]["required"]))
     assert spec["mailboxAttention"]["itemReadField"] == answers.ITEM_FIELD
     assert answers.ACK_FIELD in spec["durableReceive"]["native"]["consume"]
     assert all(name in spec["durableReceive"]["a2a"]["follow"] for name in answers.A2A_REQUESTS)

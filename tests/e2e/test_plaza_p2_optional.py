@@ -64,7 +64,8 @@ def verdicts(order: list[Requirement]) -> dict[str, Verdict]:
 def test_part_two_rows_name_their_feature() -> None:
     rows = part_two_rows()
     assert {r.optional for r in rows} >= set(FEATURES)
-    assert all(r.id.startswith(("PLAZA-GROUP-", "PLAZA-PRIV-", "PLAZA-CONT-", "PLAZA-DIRECT-", "PLAZA-PLAN", "PLAZA-ROUTE-",
+    assert all(r.id.startswith(("PLAZA-GROUP-", "PLAZA-PRIV-", "PLAZA-CONT-", "PLAZA-DIRECT-", "PLAZA-PLAN",
+                                "PLAZA-ROUTE-",
                                 "PLAZA-RECV-WORK-GROUP")) for r in rows)
     assert set(profile().optional) >= set(FEATURES)
 
@@ -76,13 +77,15 @@ def test_a_declined_part_two_is_untested_in_every_row(order: str) -> None:
     wrong = {rid: f"{v.status}: {v.message[:200]}" for rid, v in got.items() if v.status != "untested"}
     assert not wrong, wrong
     code = catalog_entry(profile(), UNSUPPORTED_OPERATION).code
-    unsaid = [v.message for v in got.values() if "does not serve" not in v.message or str(code) not in v.message]
+    unsaid = [v.message for v in got.values()
+              if "does not serve" not in v.message or str(code) not in v.message]
     assert not unsaid, unsaid[:3]  # each says the target's own answer
 
 
 def test_declined_commands_leave_their_valid_rows_untested_and_schemas_enforced() -> None:
     names = sorted(PART_TWO)[:6]
-    rows = [profile().requirement(f"PLAZA-CMD-{kind}-{slug(name)}") for name in names for kind in ("VALID", "INVALID")]
+    rows = [profile().requirement(f"PLAZA-CMD-{kind}-{slug(name)}") for name in names
+            for kind in ("VALID", "INVALID")]
     got = verdicts(rows)
     for name in names:
         valid, invalid = got[f"PLAZA-CMD-VALID-{slug(name)}"], got[f"PLAZA-CMD-INVALID-{slug(name)}"]

@@ -25,7 +25,8 @@ class Ctx:
 
     def __init__(self) -> None:
         self.profile = profile()
-        self.run = type("Run", (), {"credentials": {"alice": {"id": "11111111-1111-4111-8111-111111111111"}}})()
+        self.run = type("Run", (),
+                        {"credentials": {"alice": {"id": "11111111-1111-4111-8111-111111111111"}}})()
 
 
 def ctx() -> Any:
@@ -47,7 +48,8 @@ def test_the_readers_never_crash_on_odd_answers(answer: Any) -> None:
 def test_minted_ids_are_the_ones_the_request_did_not_carry() -> None:
     c: CheckContext = ctx()
     sent, made = "22222222-2222-4222-8222-222222222222", "33333333-3333-4333-8333-333333333333"
-    answer = {"x": {"owner": "11111111-1111-4111-8111-111111111111", "connection": sent, "deep": [{"id": made}]}}
+    answer = {"x": {"owner": "11111111-1111-4111-8111-111111111111", "connection": sent,
+                    "deep": [{"id": made}]}}
     assert minted(c, answer, {sent}) == [made]
 
 
@@ -55,8 +57,10 @@ def test_a_batch_is_found_wherever_it_sits() -> None:
     c: CheckContext = ctx()
     key, batch = "44444444-4444-4444-8444-444444444444", "55555555-5555-4555-8555-555555555555"
     view, receipt = "a" * 64, "B" * 43
-    for answer in ({"batch": {"batch_id": batch, "view_id": view, "receipt": receipt, "items": [{"id": key}]}},
-                   {"client_key": key, "wrapped": {"entry": {"batchId": batch, "viewId": view, "receiptInfo": receipt}}}):
+    for answer in ({"batch": {"batch_id": batch, "view_id": view, "receipt": receipt,
+                              "items": [{"id": key}]}},
+                   {"client_key": key,
+                    "wrapped": {"entry": {"batchId": batch, "viewId": view, "receiptInfo": receipt}}}):
         assert ack_fields(c, answer, key) == {"batch_id": batch, "view_id": view, "receipt": receipt}
 
 

@@ -1,6 +1,6 @@
 """The encrypted private relay (conformance/protocols/plaza/private.py, private_channels.py,
-reference_private.py, sealed.py): the suite's cryptography is the profile's (real Ed25519 and sealed boxes, the
-canonical signed bytes), the rows are sound and in the table, and each of the part's
+reference_private.py, sealed.py): the suite's cryptography is the profile's (real Ed25519 and sealed boxes,
+the canonical signed bytes), the rows are sound and in the table, and each of the part's
 faults is caught while the clean reference passes every row of the part."""
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ def rows(profile: Profile) -> list[Requirement]:
 def test_signed_bytes_are_canonical_json_without_the_signature() -> None:
     obj = {"b": "é", "a": 1, "signature": "x" * 86}
     assert signed_bytes(obj, "signature") == b'{"a":1,"b":"\xc3\xa9"}'
-    assert canonical({"z": [1, {"y": None}]}) == json.dumps({"z": [1, {"y": None}]}, separators=(",", ":")).encode()
+    assert canonical({"z": [1, {"y": None}]}) == json.dumps({"z": [1, {"y": None}]},
+                                                            separators=(",", ":")).encode()
 
 
 def test_keys_and_signatures_have_the_documents_shapes() -> None:
@@ -54,7 +55,8 @@ def test_keys_and_signatures_have_the_documents_shapes() -> None:
     assert verify_detached(pair.signing_x, signed_bytes(signed, "signature"), signed["signature"])
     flipped = {**signed, "message_id": "n"}
     assert not verify_detached(pair.signing_x, signed_bytes(flipped, "signature"), signed["signature"])
-    assert not verify_detached(KeyPair("o", "d").signing_x, signed_bytes(signed, "signature"), signed["signature"])
+    assert not verify_detached(KeyPair("o", "d").signing_x, signed_bytes(signed, "signature"),
+                               signed["signature"])
     assert not verify_detached(pair.signing_x, signed_bytes(signed, "signature"), "A" * 86)
 
 
@@ -67,7 +69,8 @@ def test_sealed_boxes_open_only_for_the_recipient() -> None:
 
 
 def test_the_suite_and_origin_are_read_from_the_document(profile: Profile) -> None:
-    assert suite_names(profile.spec) == ("agent-plaza-e2ee/1", "libsodium-sealedbox-x25519-xsalsa20poly1305-ed25519-v1")
+    assert suite_names(profile.spec) == ("agent-plaza-e2ee/1",
+                                         "libsodium-sealedbox-x25519-xsalsa20poly1305-ed25519-v1")
     assert origin_of(profile.spec) == "https://agentfairgo.com"
 
 

@@ -25,15 +25,18 @@ def test_plaza_passes_against_the_served_reference_with_every_command_served(tmp
     verdicts = {r["id"]: r["status"] for r in summary_of(report)["requirements"]}
     assert set(verdicts.values()) == {"passed"}, {k: v for k, v in verdicts.items() if v != "passed"}
     # every command of schemas.command is served: its valid inputs are tested, none untested
-    commands = [b["properties"]["operation"]["const"] for b in load_profile("agent-plaza").spec["schemas"]["command"]["anyOf"]]
-    assert len(commands) == 52 and all(verdicts[f"PLAZA-CMD-VALID-{c.replace('_', '-').upper()}"] == "passed" for c in commands)
+    commands = [b["properties"]["operation"]["const"]
+                for b in load_profile("agent-plaza").spec["schemas"]["command"]["anyOf"]]
+    assert len(commands) == 52 and all(verdicts[f"PLAZA-CMD-VALID-{c.replace('_', '-').upper()}"] == "passed"
+                                       for c in commands)
 
 
 def test_coverage_is_at_least_95_percent():
     result = conformance("list", "agent-plaza", "--coverage")
     assert result.returncode == 0, result.stderr
     covered, testable, percent, deferred = re.search(
-        r"(\d+) of (\d+) testable statements covered \(([\d.]+)%\); \d+ untestable; (\d+) deferred", result.stdout).groups()
+        r"(\d+) of (\d+) testable statements covered \(([\d.]+)%\); \d+ untestable; (\d+) deferred",
+        result.stdout).groups()
     assert float(percent) >= 95.0 and int(deferred) == 0
     assert "problem:" not in result.stdout
 

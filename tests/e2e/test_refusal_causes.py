@@ -13,7 +13,8 @@ from conformance.profiles import load_profile
 from conformance.runner import execute
 from conformance.transport.http import HttpTransport
 
-ROW = "CANON-INPUT-INVALID-SEND-TO"  # any refusal of a broken send_to input counts (the code is the profile's)
+# any refusal of a broken send_to input counts (the code is the profile's)
+ROW = "CANON-INPUT-INVALID-SEND-TO"
 
 
 class RefusingAll:
@@ -30,7 +31,8 @@ class RefusingAll:
             pass
         content = json.dumps(self.body).encode()
         await send({"type": "http.response.start", "status": self.status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(content)).encode())]})
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(content)).encode())]})
         await send({"type": "http.response.body", "body": content})
 
 
@@ -46,7 +48,8 @@ def run_behind(status, body):
 @pytest.mark.parametrize(("status", "body", "cause"), [
     (401, {"error": {"code": "UNAUTHENTICATED", "message": "no"}}, "credential refusal"),
     (429, {"error": {"code": "RATE_LIMITED", "message": "slow down"}}, "quota refusal"),
-    (400, {"error": {"code": "VALIDATION_ERROR", "message": "refused"}}, "the same request without the break got the same answer"),
+    (400, {"error": {"code": "VALIDATION_ERROR", "message": "refused"}},
+     "the same request without the break got the same answer"),
 ])
 def test_an_invalid_input_row_is_blocked_when_every_refusal_is_about_something_else(status, body, cause):
     profile, run = run_behind(status, body)
@@ -97,7 +100,8 @@ def test_a_valid_input_row_passes_where_its_inputs_were_served():
 
 @pytest.mark.parametrize(("name", "row"), [
     ("bindu", "BINDU-PARAMS-VALID-TASKS-CANCEL"), ("bindu", "BINDU-PARAMS-VALID-CONTEXTS-CLEAR"),
-    ("wever-connect", "WEVER-INPUT-VALID-DECLINE-TASK"), ("wever-connect", "WEVER-INPUT-VALID-RESPOND-CONNECTION-REQUEST"),
+    ("wever-connect", "WEVER-INPUT-VALID-DECLINE-TASK"),
+    ("wever-connect", "WEVER-INPUT-VALID-RESPOND-CONNECTION-REQUEST"),
 ])
 def test_a_valid_row_naming_objects_passes_on_the_ones_its_set_up_made(name, row, monkeypatch):
     """Generated ids name nothing the target holds: each is refused as not found, and sent only
@@ -106,7 +110,8 @@ def test_a_valid_row_naming_objects_passes_on_the_ones_its_set_up_made(name, row
     from conformance.checks import inputs
 
     profile = load_profile(name)
-    assert execute(profile.requirement(row), open_run(profile, "reference", budget="quick")).status == "passed"
+    assert (execute(profile.requirement(row), open_run(profile, "reference", budget="quick")).status
+            == "passed")
     accepted = inputs.valid_inputs_accepted
     check = profile.requirement(row).check
     while isinstance(check, functools.partial):

@@ -58,7 +58,8 @@ def pretty(body: str) -> str:
 
 
 def last_request_body(report_dir: Path, rid: str) -> str:
-    bodies = [ex["request"]["body"] for ex in case_of(report_dir, rid)["exchanges"] if ex["request"].get("body")]
+    bodies = [ex["request"]["body"] for ex in case_of(report_dir, rid)["exchanges"]
+              if ex["request"].get("body")]
     return pretty(bodies[-1])
 
 
@@ -96,7 +97,8 @@ def test_html_is_self_contained(report: Path) -> None:
         assert value[1:] in page.ids, f"link {value} has no target"
     assert not {"link", "img", "iframe", "object", "embed", "audio", "video", "source"} & set(page.tags)
     assert "@import" not in text and "url(" not in text
-    assert text.count("<script") <= 1 and len(text.split("<script>")[1].split("</script>")[0].splitlines()) <= 5
+    assert (text.count("<script") <= 1
+            and len(text.split("<script>")[1].split("</script>")[0].splitlines()) <= 5)
 
 
 def test_html_shows_grade_levels_and_failures(report: Path) -> None:
@@ -112,7 +114,8 @@ def test_html_shows_grade_levels_and_failures(report: Path) -> None:
     for rid in FAILING:
         case = case_of(report, rid)
         assert html.escape(case["message"]) in text
-        assert html.escape(f"conformance replay {report / 'cases' / (rid + '.json')} --target reference") in text
+        assert (html.escape(f"conformance replay {report / 'cases' / (rid + '.json')} --target reference")
+                in text)
         for line in case["curl"]:
             assert html.escape(line) in text
         for ex in case["exchanges"]:
@@ -141,7 +144,8 @@ def test_html_handles_baseline_and_missing_fields(tmp_path: Path) -> None:
     }
     (tmp_path / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
     text, page = parse(write_html(tmp_path, spec_text=(ROOT / "specs/bindu/openapi.yaml").read_text()))
-    assert "ungraded" in text and "known &lt;bug&gt;" in text and "t &lt;b&gt;" in text and "&lt;t&gt;" in text
+    assert ("ungraded" in text and "known &lt;bug&gt;" in text and "t &lt;b&gt;" in text
+            and "&lt;t&gt;" in text)
     assert "the profile decides" in text and "does not resolve" in text
     assert "<mark>148 |" in text  # the annotated line, marked in place
     assert all(v.startswith("#") for _, _, v in page.refs)
@@ -151,7 +155,8 @@ def test_html_handles_baseline_and_missing_fields(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("grade", sorted(COLOURS))
 def test_badge_colour_and_text(tmp_path: Path, grade: str) -> None:
-    path = write_badge(tmp_path, {"profile": "bindu", "grade": grade, "started_at": "2026-01-02T03:04:05+00:00"})
+    path = write_badge(tmp_path,
+                       {"profile": "bindu", "grade": grade, "started_at": "2026-01-02T03:04:05+00:00"})
     root = ET.parse(path).getroot()
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
     texts = "".join(root.itertext())
@@ -195,7 +200,8 @@ def test_headless_browser_renders_report(report: Path, tmp_path: Path) -> None:
     assert 'class="failure"' in dom.stdout and 'class="exchange"' in dom.stdout
 
     shot = tmp_path / "shot.png"
-    run = run_chromium(exe, tmp_path / "profile-shot", f"--screenshot={shot}", "--window-size=1280,2000", page)
+    run = run_chromium(exe, tmp_path / "profile-shot",
+                       f"--screenshot={shot}", "--window-size=1280,2000", page)
     assert run.returncode == 0, run.stderr[-2000:]
     assert shot.is_file() and shot.stat().st_size > 1000
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -204,14 +210,16 @@ def test_headless_browser_renders_report(report: Path, tmp_path: Path) -> None:
 def test_failures_and_root_causes_come_first_and_read_in_words(report: Path) -> None:
     text, page = parse(report / "report.html")
     summary = summary_of(report)
-    order = [text.index(f"<section id={name}>") for name in ("failures", "causes", "requirements", "details", "spec")]
+    order = [text.index(f"<section id={name}>")
+             for name in ("failures", "causes", "requirements", "details", "spec")]
     assert order == sorted(order), "failures, root causes, requirements, failure details, spec sources"
     listing = text.split("<section id=failures>", 1)[1].split("</section>", 1)[0]
     for rid in FAILING:  # each failure: level, id linking to its detailed entry, title and message
         (req,) = [r for r in summary["requirements"] if r["id"] == rid]
         link = listing.split(f">{rid}</a>", 1)[0].rsplit('href="#', 1)[1].split('"', 1)[0]
         assert link in page.ids and link.startswith("fail-")
-        item = listing.split(f">{rid}</a>", 1)[0].rsplit("<li", 1)[1] + listing.split(f">{rid}</a>", 1)[1].split("</li>", 1)[0]
+        item = (listing.split(f">{rid}</a>", 1)[0].rsplit("<li", 1)[1]
+                + listing.split(f">{rid}</a>", 1)[1].split("</li>", 1)[0])
         assert f"<span class=lvl>{req['level']}</span>" in item and html.escape(req["title"]) in item
         assert breakable(req["message"][:80]) in item
     causes = text.split("<section id=causes>", 1)[1].split("</section>", 1)[0]
@@ -227,7 +235,8 @@ def _case_report(root: Path, config: str | None, target: str = "reference") -> P
     (report_dir / "cases").mkdir(parents=True)
     case = {"target": target, "seed": 7, "budget": "quick", "message": "m", "exchanges": [], "curl": []}
     (report_dir / "cases" / "A-1.json").write_text(json.dumps(case), encoding="utf-8")
-    summary = {"profile": "bindu", "spec": {"path": "specs/bindu/openapi.yaml", "sha256": "x"}, "target": target,
+    summary = {"profile": "bindu", "spec": {"path": "specs/bindu/openapi.yaml", "sha256": "x"},
+               "target": target,
                "config": config, "requirements": [
                    {"id": "A-1", "level": "MUST", "title": "t", "status": "failed", "message": "m",
                     "source": {"file": "specs/bindu/openapi.yaml", "pointer": "/info"},
@@ -244,19 +253,22 @@ def replay_of(report_dir: Path) -> str:
 def test_the_replay_line_works_as_copied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     report_dir = _case_report(tmp_path, "my conf.yaml")
     monkeypatch.chdir(tmp_path)  # the folder the run was started in: the case path relative to it
-    assert replay_of(report_dir) == "conformance replay runs/r/cases/A-1.json --target reference --config 'my conf.yaml'"
+    assert (replay_of(report_dir)
+            == "conformance replay runs/r/cases/A-1.json --target reference --config 'my conf.yaml'")
     assert replay_of(Path("runs/r")) == replay_of(report_dir)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # read from another folder: the path as given
-    assert replay_of(report_dir) == (f"conformance replay {report_dir / 'cases' / 'A-1.json'} --target reference "
-                                     "--config 'my conf.yaml'")
+    assert replay_of(report_dir) == (f"conformance replay {report_dir / 'cases' / 'A-1.json'} "
+                                     "--target reference --config 'my conf.yaml'")
 
 
-def test_the_replay_line_has_no_config_when_the_run_had_none_and_never_a_secret(tmp_path: Path,
-                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_replay_line_has_no_config_when_the_run_had_none_and_never_a_secret(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    report_dir = _case_report(tmp_path, None, target="https://vendor:s3cret-token@agent.example.invalid:8443/a2a")
+    report_dir = _case_report(tmp_path, None,
+                              target="https://vendor:s3cret-token@agent.example.invalid:8443/a2a")
     line = replay_of(report_dir)
     assert line == "conformance replay runs/r/cases/A-1.json --target https://agent.example.invalid:8443/a2a"
-    assert "s3cret" not in write_html(report_dir).read_text(encoding="utf-8").split("<pre class=replay>", 1)[1][:300]
+    assert ("s3cret"
+            not in write_html(report_dir).read_text(encoding="utf-8").split("<pre class=replay>", 1)[1][:300])

@@ -52,13 +52,15 @@ def test_clean_reference_passes_everything_and_no_must_fails_on_a_variant(name, 
         changed = changed_by(profile, fault)
         missed = [r.id for r in profile.requirements if fault in r.faults and changed is not None
                   and clean.verdicts[r.id].status != "skipped" and not clean.reach[r.id] & changed]
-        assert missed == [], f"{fault} changes {sorted(changed or ())}, which the trace of {missed} does not show"
+        assert missed == [], (f"{fault} changes {sorted(changed or ())}, which the trace of {missed} "
+                              "does not show")
     problems = []
     for group in variant_groups(profile):
         by_variant = run_variants(profile, group, binding=binding, reach=clean.reach)
         for variant, verdicts in by_variant.items():
             assert verdicts or variant not in group, \
-                f"{variant} changes {sorted(changed_by(profile, variant) or ())}, which no MUST requirement reads"
+                f"{variant} changes {sorted(changed_by(profile, variant) or ())}, " \
+                "which no MUST requirement reads"
             problems += variant_problems(profile, variant, verdicts, f" over {binding}")
     assert problems == []
 
@@ -80,10 +82,12 @@ def test_a_failure_in_a_group_lands_on_the_member_that_causes_it():
     """A fault stands in for a variant that a check would wrongly fail: run beside a
     real variant, the group's failure is run again under each alone and lands on it."""
     profile = load_profile("bindu")
-    req = next(r for r in profile.requirements if r.level == "MUST" and r.faults and r.id.startswith("BINDU-AUTH"))
+    req = next(r for r in profile.requirements
+               if r.level == "MUST" and r.faults and r.id.startswith("BINDU-AUTH"))
     fault = req.faults[0]
     variant = next(v for v in sorted(profile.variants)
-                   if changed_by(profile, v) and not changed_by(profile, v) & (changed_by(profile, fault) or set()))
+                   if changed_by(profile, v)
+                   and not changed_by(profile, v) & (changed_by(profile, fault) or set()))
     reach = {r.id: frozenset() for r in profile.requirements}  # only req reads what the two change
     reach[req.id] = (changed_by(profile, fault) or frozenset()) | changed_by(profile, variant)
     result = run_variants(profile, (variant, fault), reach=reach)
@@ -102,7 +106,8 @@ def test_a_failure_only_together_is_kept_under_the_whole_group(monkeypatch):
     def fake_run(profile, names, rids, budget, seed, binding):
         if len(names) == 1:
             return {rid: Verdict("passed") for rid in rids}
-        return {rid: Verdict("failed", "together", failures=[Failure(DEFAULT_KIND, "together")]) for rid in rids}
+        return {rid: Verdict("failed", "together", failures=[Failure(DEFAULT_KIND, "together")])
+                for rid in rids}
 
     monkeypatch.setattr(selftest, "_run", fake_run)
     profile = load_profile("bindu")
@@ -151,7 +156,8 @@ def test_the_statement_map_is_complete(name):
     profile = load_profile(name)
     if profile.draft:  # a profile being built lands in steps; its issue stays open until this holds
         pytest.skip(f"{name} is a draft ({profile.draft}): its statement map is not yet complete")
-    assert map_problems(profile.statements, mapped_rows(profile.requirements), [r.id for r in profile.requirements]) == []
+    assert map_problems(profile.statements, mapped_rows(profile.requirements),
+                        [r.id for r in profile.requirements]) == []
     assert coverage(profile.statements, [r.id for r in profile.requirements]).percent >= 95.0
 
 
@@ -182,7 +188,8 @@ def test_a_profile_naming_one_requirement_id_twice_does_not_load(tmp_path, monke
     from conformance.protocols import bindu
 
     modules = bindu.PROTOCOL.modules  # the first module's rows declared a second time
-    monkeypatch.setattr(bindu, "PROTOCOL", dataclasses.replace(bindu.PROTOCOL, modules=(*modules, modules[0])))
+    monkeypatch.setattr(bindu, "PROTOCOL",
+                        dataclasses.replace(bindu.PROTOCOL, modules=(*modules, modules[0])))
     copy_of = tmp_path / "bindu.yaml"
     shutil.copy(profiles_module.profile_path("bindu"), copy_of)
     with pytest.raises(profiles_module.ProfileError, match="requirement IDs used twice: BINDU-"):

@@ -29,8 +29,10 @@ def test_the_vocabulary_is_the_manifests() -> None:
     actions = PROFILE.spec["actions"]
     a2a = PROFILE.spec["protocols"]["a2a"]
     assert VOCAB.task_id.pattern == actions["accept_task"]["inputSchema"]["properties"]["task_id"]["pattern"]
-    assert VOCAB.mailbox_id.pattern == actions["request_connection"]["inputSchema"]["properties"]["recipient_id"]["pattern"]
-    assert VOCAB.request_id.pattern == actions["respond_connection_request"]["inputSchema"]["properties"]["request_id"]["pattern"]
+    assert (VOCAB.mailbox_id.pattern
+            == actions["request_connection"]["inputSchema"]["properties"]["recipient_id"]["pattern"])
+    assert (VOCAB.request_id.pattern
+            == actions["respond_connection_request"]["inputSchema"]["properties"]["request_id"]["pattern"])
     assert VOCAB.states == tuple(a2a["state_mapping"])
     assert VOCAB.token_field == a2a["access_setup"]["token_response_field"]
     with pytest.raises(ValueError):
@@ -48,7 +50,8 @@ def test_a_task_is_found_by_its_id_and_state_wherever_they_sit(answer: Any) -> N
 
 
 def test_a_state_is_the_nearest_one_and_none_when_the_nearest_disagree() -> None:
-    assert reads.state_in({"state": "accepted", "history": [{"state": "offered"}]}, VOCAB.states) == "accepted"
+    assert (reads.state_in({"state": "accepted", "history": [{"state": "offered"}]}, VOCAB.states)
+            == "accepted")
     assert reads.state_in({"state": "accepted", "was": "offered"}, VOCAB.states) is None
     assert reads.state_in({"task_id": TASK_ID}, VOCAB.states) is None
     assert reads.state_in("not an object", VOCAB.states) is None
@@ -56,7 +59,8 @@ def test_a_state_is_the_nearest_one_and_none_when_the_nearest_disagree() -> None
 
 def test_the_tasks_carrying_a_marker_are_the_checks_own() -> None:
     marker = "conformance marker 0123456789ab"
-    inbox = {"items": [{"id": TASK_ID, "data": {"m": marker}}, {"id": OTHER_ID, "data": {"m": "someone else's"}}]}
+    inbox = {"items": [{"id": TASK_ID, "data": {"m": marker}},
+                       {"id": OTHER_ID, "data": {"m": "someone else's"}}]}
     assert reads.owners(inbox, marker, VOCAB.task_id) == {TASK_ID}
     assert reads.owners({"tasks": [{"id": OTHER_ID}]}, marker, VOCAB.task_id) == set()
     flat = {"tasks": [TASK_ID, OTHER_ID], "contents": {"m": marker}}  # no item holds the marker and one id
@@ -65,7 +69,8 @@ def test_the_tasks_carrying_a_marker_are_the_checks_own() -> None:
 
 def test_a_digest_is_a_long_hex_or_base64_string_that_is_no_id() -> None:
     hexed, based = "sha256:" + "0f" * 32, "sha-256=" + "A" * 43 + "="
-    assert reads.digests({"d": hexed, "id": TASK_ID, "m": MAILBOX_ID}, (VOCAB.task_id, VOCAB.mailbox_id)) == [hexed]
+    assert reads.digests({"d": hexed, "id": TASK_ID, "m": MAILBOX_ID},
+                         (VOCAB.task_id, VOCAB.mailbox_id)) == [hexed]
     assert reads.digests({"integrity": {"value": based}}, (VOCAB.task_id,)) == [based]
     assert reads.digests({"note": "conformance marker 0123456789ab", "at": "2026-03-10T12:00:00Z"}, ()) == []
 
@@ -100,7 +105,8 @@ def test_the_action_answers_do_not_speak_a2as_vocabulary() -> None:
 def test_every_member_renamed_crashes_no_check(monkeypatch: Any) -> None:
     """Every answer member renamed, A2A's too (nothing named): checks fail or block with
     findings, and none raises."""
-    monkeypatch.setattr(shapes, "rules_of", lambda profile: shapes.ShapeRules(frozenset(), keep_paths=("/openapi.json",)))
+    monkeypatch.setattr(shapes, "rules_of",
+                        lambda profile: shapes.ShapeRules(frozenset(), keep_paths=("/openapi.json",)))
     verdicts = _verdicts("mcp", 1)
     assert [f"{rid}: {c}" for rid, v in verdicts.items() for c in crashes(v)] == []
     findings = [f for v in verdicts.values() if v.status in ("failed", "blocked") for f in v.failures]

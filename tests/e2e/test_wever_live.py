@@ -33,13 +33,15 @@ LAST = ("WEVER-LIMIT-SENT-PER-DAY", "WEVER-LIMIT-RECEIVED-PER-DAY", "WEVER-LIMIT
 def live_run(config: dict[str, Any] | None = None, **options: Any) -> RunContext:
     """A run against the reference without control, as an operator's relay is run."""
     profile = copy.copy(load_profile(NAME))
-    return open_run(profile, "reference", budget="quick", config={"world": dict(profile.reference_world), **(config or {})},
+    return open_run(profile, "reference", budget="quick",
+                    config={"world": dict(profile.reference_world), **(config or {})},
                     reference_options={"control": False, **options}, shrink=False)
 
 
 def no_registrations_left(run: RunContext) -> None:
     """The source's registrations of the day spent (by this run's count): no mailbox of the run's own."""
-    run.quotas.spend(wever_live.REGISTRATIONS_SOURCE, wever_live.SOURCE, run.quotas.limits[wever_live.REGISTRATIONS_SOURCE])
+    run.quotas.spend(wever_live.REGISTRATIONS_SOURCE, wever_live.SOURCE,
+                     run.quotas.limits[wever_live.REGISTRATIONS_SOURCE])
 
 
 @pytest.fixture(scope="module")
@@ -54,19 +56,23 @@ def test_a_live_run_reaches_every_row_a_client_can_and_harms_no_configured_mailb
     assert bad == [], bad
     assert live.reached >= 0.95 * live.testable and live.count("untested", reason="harm") == 0, live.figures()
     untested = {r.id: v.reason for r, v in live.verdicts if v.status == "untested"}
-    assert set(untested.values()) == {"control"}, untested  # a clock or more mailboxes than a source may register
+    # a clock or more mailboxes than a source may register
+    assert set(untested.values()) == {"control"}, untested
     assert {"WEVER-LIMIT-SENT-PER-DAY", "WEVER-LIMIT-RECEIVED-PER-DAY", "WEVER-LIMIT-NEW-GRANTS-PER-DAY",
-            "WEVER-LIMIT-PENDING-REQUESTS-SENDER", "WEVER-LIMIT-REGISTRATIONS-PER-SOURCE"}.isdisjoint(untested)
+            "WEVER-LIMIT-PENDING-REQUESTS-SENDER",
+            "WEVER-LIMIT-REGISTRATIONS-PER-SOURCE"}.isdisjoint(untested)
 
 
 def test_the_mailboxes_closed_and_used_up_are_the_runs_own(whole_run):
     live = whole_run
     verdicts = {r.id: v for r, v in live.verdicts}
-    assert all(verdicts[rid].status == "passed" for rid in CLOSING), {rid: verdicts[rid].message for rid in CLOSING}
+    assert all(verdicts[rid].status == "passed" for rid in CLOSING), {rid: verdicts[rid].message
+                                                                      for rid in CLOSING}
     pool = wever_live.pool_of(live.run)
     assert len(pool.closed) == len(CLOSING) and pool.closed <= live.run.identities.created
     for label in CONFIGURED:
-        assert live.after[label]["same"]["token works"] and live.after[label]["same"] == live.before[label]["same"]
+        assert (live.after[label]["same"]["token works"]
+                and live.after[label]["same"] == live.before[label]["same"])
     registered = live.run.quotas.spent[(wever_live.REGISTRATIONS_SOURCE, wever_live.SOURCE)]
     assert registered == live.run.quotas.limits[wever_live.REGISTRATIONS_SOURCE] == len(pool.members)
 
@@ -75,9 +81,11 @@ def test_a_configured_mailbox_keeps_half_of_each_daily_quota(whole_run):
     book = whole_run.run.quotas
     for quota in wever_live.DAILY_OWN:
         for label in CONFIGURED:
-            assert book.spent[(quota, label)] <= book.limits[quota] // wever_live.CONFIGURED_SHARE, (quota, label)
+            assert book.spent[(quota, label)] <= book.limits[quota] // wever_live.CONFIGURED_SHARE, \
+                (quota, label)
     # the run's own mailboxes did the heavy lifting
-    own = sum(n for (quota, who), n in book.spent.items() if quota == wever_live.SENT and who in whole_run.run.identities.created)
+    own = sum(n for (quota, who), n in book.spent.items()
+              if quota == wever_live.SENT and who in whole_run.run.identities.created)
     assert own > 3 * sum(book.spent[(wever_live.SENT, label)] for label in CONFIGURED)
 
 
@@ -94,7 +102,8 @@ def test_rows_that_meet_a_quota_served_lower_than_the_manifest_are_blocked_namin
     blocked = {r.id: v.message for r, v in live.verdicts if v.status == "blocked"}
     assert len(blocked) >= 10, live.figures()
     assert all(quota in message for message in blocked.values()), blocked
-    assert blocked.get("WEVER-LIMIT-SENT-PER-DAY", "").startswith("set-up failed"), blocked.get("WEVER-LIMIT-SENT-PER-DAY")
+    assert (blocked.get("WEVER-LIMIT-SENT-PER-DAY",
+                        "").startswith("set-up failed")), blocked.get("WEVER-LIMIT-SENT-PER-DAY")
 
 
 def test_a_close_row_is_untested_for_harm_unless_a_mailbox_may_be_closed():
@@ -136,7 +145,8 @@ def test_changes_to_configured_mailboxes_are_put_back():
 
 def test_a_row_whose_measured_use_does_not_fit_is_untested_before_it_sends():
     profile = load_profile(NAME)
-    assert profile.quota_use["WEVER-REGISTER-TOKEN"][wever_live.REGISTRATIONS_SOURCE] == {wever_live.SOURCE: 1}
+    assert (profile.quota_use["WEVER-REGISTER-TOKEN"][wever_live.REGISTRATIONS_SOURCE]
+            == {wever_live.SOURCE: 1})
     run = live_run()
     no_registrations_left(run)
     sent = run.http.total
@@ -151,7 +161,8 @@ def test_a_configured_mailbox_past_its_share_is_not_used_for_a_row():
     run = live_run()
     no_registrations_left(run)
     for label in CONFIGURED:
-        run.quotas.spend(wever_live.SENT, label, run.quotas.limits[wever_live.SENT] // wever_live.CONFIGURED_SHARE)
+        run.quotas.spend(wever_live.SENT, label,
+                         run.quotas.limits[wever_live.SENT] // wever_live.CONFIGURED_SHARE)
     verdict = execute(run.profile.requirement("WEVER-SEND-OFFERED"), run)
     assert verdict.status == "untested" and verdict.reason == "quota", verdict.message
     assert wever_live.SENT in verdict.message
@@ -160,7 +171,8 @@ def test_a_configured_mailbox_past_its_share_is_not_used_for_a_row():
 def test_a_quota_row_is_not_judged_across_a_utc_midnight(monkeypatch):
     run = live_run()
     midnight = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    wever_live.pool_of(run).started = midnight + timedelta(minutes=1)  # the run began as the relay's counts restarted
+    # the run began as the relay's counts restarted
+    wever_live.pool_of(run).started = midnight + timedelta(minutes=1)
     verdict = execute(run.profile.requirement("WEVER-LIMIT-SENT-PER-DAY"), run)
     assert verdict.status == "untested" and "UTC midnight" in verdict.message, verdict.message
 

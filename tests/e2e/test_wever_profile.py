@@ -10,11 +10,13 @@ import pytest
 from tests.conftest import conformance
 
 
-@pytest.mark.parametrize("binding", ["http", "mcp", "mcp-stateless"])  # stateless MCP served too: no session to lean on
+# stateless MCP served too: no session to lean on
+@pytest.mark.parametrize("binding", ["http", "mcp", "mcp-stateless"])
 def test_wever_passes_against_the_served_reference_over_each_binding(tmp_path, serve, binding):
     server = serve("wever-connect", "--control")
     report = tmp_path / binding
-    result = conformance("run", "wever-connect", "--config", str(server.config), "--binding", binding, "--budget", "quick",
+    result = conformance("run", "wever-connect", "--config", str(server.config), "--binding", binding,
+                         "--budget", "quick",
                          "--report", str(report))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     summary = json.loads((report / "summary.json").read_text())

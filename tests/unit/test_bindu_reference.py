@@ -232,10 +232,12 @@ def test_contexts() -> None:
 
 def test_streaming() -> None:
     agent = Agent(streaming=True)
-    msg = {"role": "user", "parts": [{"kind": "text", "text": "s"}], "kind": "message", "message_id": str(uuid.uuid4())}
+    msg = {"role": "user", "parts": [{"kind": "text", "text": "s"}], "kind": "message",
+           "message_id": str(uuid.uuid4())}
     reply = agent.rpc("message/stream", {"message": msg})
     assert reply.status_code == 200 and reply.headers["content-type"].startswith("text/event-stream")
-    events = [json.loads(line[len("data: "):]) for line in reply.text.splitlines() if line.startswith("data: ")]
+    events = [json.loads(line[len("data: "):]) for line in reply.text.splitlines()
+              if line.startswith("data: ")]
     assert [e["result"]["status"]["state"] for e in events] == ["submitted", "completed"]
     assert all(e["id"] == 1 and e["jsonrpc"] == "2.0" for e in events)
     for event in events:
@@ -291,7 +293,8 @@ def test_protocol_errors_use_catalog_status() -> None:
     null_params = {"jsonrpc": "2.0", "id": 1, "method": "tasks/list", "params": None}
     expect_error(agent.post(json.dumps(null_params).encode()), "Invalid params")
     missing = str(uuid.uuid4())
-    assert expect_error(agent.rpc("tasks/get", {"taskId": missing}), "TaskNotFound")["data"] == {"taskId": missing}
+    assert (expect_error(agent.rpc("tasks/get", {"taskId": missing}), "TaskNotFound")["data"]
+            == {"taskId": missing})
     expect_error(agent.send(configuration={"acceptedOutputModes": ["image/png"]}), "ContentTypeNotSupported")
     assert agent.send(configuration={"acceptedOutputModes": ["*/*"]}).status_code == 200
     push = {"acceptedOutputModes": ["text/plain"], "pushNotificationConfig": {"url": "http://x"}}
@@ -319,7 +322,8 @@ def test_auth_scopes_and_ownership() -> None:
     expect_error(agent.rpc("tasks/list", {}, token="bogus"), "InvalidToken")
     expect_error(agent.rpc("tasks/list", {}, token="expired"), "TokenExpired")
     err = expect_error(agent.send(token="read"), "InsufficientPermissions")
-    assert err["message"] == "Scope 'agent:read' does not permit method 'message/send'; requires 'agent:write'"
+    assert (err["message"]
+            == "Scope 'agent:read' does not permit method 'message/send'; requires 'agent:write'")
     expect_error(agent.rpc("tasks/list", {}, token="write"), "InsufficientPermissions")
     task = agent.task(token="write")
     assert agent.rpc("tasks/get", {"taskId": task["id"]}, token="read").status_code == 200
@@ -331,7 +335,8 @@ def test_auth_scopes_and_ownership() -> None:
     assert agent.rpc("contexts/list", {}, token="other").json()["result"] == []
     expect_error(agent.send(token="other", taskId=task["id"]), "TaskNotFound")
     expect_error(agent.send(token="other", contextId=task["context_id"]), "ContextNotFound")
-    expect_error(agent.rpc("contexts/clear", {"contextId": task["context_id"]}, token="other"), "ContextNotFound")
+    expect_error(agent.rpc("contexts/clear", {"contextId": task["context_id"]}, token="other"),
+                 "ContextNotFound")
     # the token of an inactive client is invalid
     inactive = Agent(tokens={"t": TokenInfo("c", ("agent:read",), active=False)})
     expect_error(inactive.rpc("tasks/list", {}, token="t"), "InvalidToken")
@@ -361,7 +366,8 @@ def test_did_signing_gates() -> None:
     assert agent.signed(LIST_BODY).status_code == 200
     raw = json.dumps(LIST_BODY).encode()
     assert did_reason(agent.post(raw, did["token"], {"X-DID": did["id"]})) == "missing_signature_headers"
-    assert did_reason(agent.post(raw, did["token"], {"X-DID-Signature": "abc"})) == "missing_signature_headers"
+    assert (did_reason(agent.post(raw, did["token"], {"X-DID-Signature": "abc"}))
+            == "missing_signature_headers")
     assert did_reason(agent.signed(LIST_BODY, token="full")) == "did_mismatch"  # gate 1
     assert did_reason(agent.signed(LIST_BODY, did="did:bindu:someone-else")) == "did_mismatch"  # gate 2
     assert did_reason(agent.signed(LIST_BODY, timestamp=NOW - 301)) == "timestamp_out_of_window"
@@ -376,7 +382,8 @@ def test_did_signing_gates() -> None:
     # auth off: the key is found by DID; an unknown DID has none
     open_agent = Agent(auth=False)
     assert open_agent.signed(LIST_BODY, token="").status_code == 200
-    assert did_reason(open_agent.signed(LIST_BODY, did="did:bindu:nobody", token="")) == "public_key_unavailable"
+    assert (did_reason(open_agent.signed(LIST_BODY, did="did:bindu:nobody", token=""))
+            == "public_key_unavailable")
 
 
 # ---------------------------------------------------------------------- REST
@@ -390,7 +397,8 @@ def test_discovery_endpoints() -> None:
     assert_valid("AgentCard", card)
     assert card["did"] == agent.ref.agent_did and card["url"] == "http://reference.local/"
     assert card["capabilities"]["streaming"] is False
-    assert Agent(streaming=True).http.get("/.well-known/agent.json").json()["capabilities"]["streaming"] is True
+    assert (Agent(streaming=True).http.get("/.well-known/agent.json").json()["capabilities"]["streaming"]
+            is True)
     assert agent.http.head("/.well-known/agent.json").status_code == 200
     options = agent.http.options("/.well-known/agent.json")
     assert options.status_code == 204 and options.headers["access-control-allow-origin"] == "*"
@@ -427,11 +435,13 @@ def test_negotiation() -> None:
     good = agent.http.post("/agent/negotiation", json={"task_summary": "echo some text", "weights": weights})
     assert_valid("NegotiationResponse", good.json())
     assert good.json()["can_handle"] is True and 0.5 <= good.json()["score"] <= 1
-    request = {"task_summary": "render a video", "output_mime_types": ["video/mp4"], "weights": weights, "min_score": 0.9}
+    request = {"task_summary": "render a video", "output_mime_types": ["video/mp4"], "weights": weights,
+               "min_score": 0.9}
     poor = agent.http.post("/agent/negotiation", json=request).json()
     assert_valid("NegotiationResponse", poor)
     assert poor["can_handle"] is False and poor["score"] < good.json()["score"]
-    heavy = agent.http.post("/agent/negotiation", json={"task_summary": "echo", "weights": {"skill_match": 5}})
+    heavy = agent.http.post("/agent/negotiation",
+                            json={"task_summary": "echo", "weights": {"skill_match": 5}})
     assert heavy.status_code == 400  # weights out of [0, 1]
     assert agent.http.post("/agent/negotiation", json={"weights": weights}).status_code == 400
 
@@ -515,7 +525,8 @@ def _history_after_feedback(agent: Agent) -> int:
 
 def _signature_ok(agent: Agent) -> bool:
     part = agent.task()["artifacts"][0]["parts"][0]
-    return signing.verify_signature(agent.ref.agent_public_key, part["text"].encode(), part["metadata"]["did.message.signature"])
+    return signing.verify_signature(agent.ref.agent_public_key, part["text"].encode(),
+                                    part["metadata"]["did.message.signature"])
 
 
 def _dedupe(agent: Agent) -> bool:
@@ -587,7 +598,8 @@ def _count(agent: Agent, method: str, params: dict[str, Any]) -> int:
 
 
 def _stream(agent: Agent) -> list[Any]:
-    message = {"role": "user", "parts": [{"kind": "text", "text": "x"}], "kind": "message", "message_id": TASK_ID, "taskId": CTX_ID}
+    message = {"role": "user", "parts": [{"kind": "text", "text": "x"}], "kind": "message",
+               "message_id": TASK_ID, "taskId": CTX_ID}
     agent.ref.config.streaming = True
     reply = agent.rpc("message/stream", {"message": message}, rid=5)
     return [json.loads(line[5:]) for line in reply.text.splitlines() if line.startswith("data:")]
@@ -613,11 +625,13 @@ PROBES: dict[str, Probe] = {
     "caller_task_id_refused": lambda a: _code(a.send(taskId=TASK_ID)),
     "dedupes_message_id": _dedupe,
     "ignores_output_modes": lambda a: _code(a.send(configuration={"acceptedOutputModes": ["image/png"]})),
-    "history_length_ignored": lambda a: len(a.task(configuration={"acceptedOutputModes": ["*/*"], "historyLength": 0})["history"]),
+    "history_length_ignored": lambda a: len(a.task(configuration={"acceptedOutputModes": ["*/*"],
+                                                                  "historyLength": 0})["history"]),
     "list_history_caps_tasks": _list_caps,
     "contexts_history_ignored": _contexts_cap,
     "cancel_terminal_succeeds": lambda a: _code(a.rpc("tasks/cancel", {"taskId": a.task()["id"]})),
-    "cancel_noop": lambda a: a.rpc("tasks/cancel", {"taskId": _worked(a, "working")["id"]}).json()["result"]["status"]["state"],
+    "cancel_noop": lambda a: a.rpc("tasks/cancel", {"taskId": _worked(a, "working")["id"]})
+                             .json()["result"]["status"]["state"],
     "terminal_task_reopened": lambda a: _code(a.send(taskId=a.task()["id"])),
     "feedback_changes_state": _history_after_feedback,
     "clear_keeps_tasks": _clear_then_get,
@@ -625,16 +639,20 @@ PROBES: dict[str, Probe] = {
     "send_continues_foreign_task": _foreign_send,
     "send_joins_foreign_context": _foreign_context,
     "cleared_context_refused": _send_after_clear,
-    "clear_purges_running": lambda a: (_worked(a, "working"), _code(a.rpc("contexts/clear", {"contextId": CTX_ID})))[1],
+    "clear_purges_running": lambda a: (_worked(a, "working"),
+                                       _code(a.rpc("contexts/clear", {"contextId": CTX_ID})))[1],
     "clear_unknown_context_succeeds": lambda a: _code(a.rpc("contexts/clear", {"contextId": CTX_ID})),
     "reference_task_rejected": lambda a: _code(a.send(referenceTaskIds=[a.task()["id"]])),
     "input_required_not_resumable": lambda a: _code(a.send(taskId=_worked(a, "input-required")["id"])),
     "stream_ignores_capability": lambda a: _code(a.rpc("message/stream", {"message": {
-        "role": "user", "parts": [{"kind": "text", "text": "x"}], "kind": "message", "message_id": TASK_ID}})),
+        "role": "user", "parts": [{"kind": "text", "text": "x"}], "kind": "message",
+        "message_id": TASK_ID}})),
     "snake_case_params_rejected": lambda a: _code(a.rpc("tasks/get", {"task_id": a.task()["id"]})),
     "camel_case_responses": lambda a: sorted(a.task()),
-    "context_missing_created_at": lambda a: (a.task(), sorted(a.rpc("contexts/list", {}).json()["result"][0]))[1],
-    "success_as_string": lambda a: a.rpc("tasks/feedback", {"taskId": a.task()["id"], "feedback": "ok"}).json()["result"],
+    "context_missing_created_at": lambda a: (a.task(),
+                                             sorted(a.rpc("contexts/list", {}).json()["result"][0]))[1],
+    "success_as_string": lambda a: a.rpc("tasks/feedback",
+                                         {"taskId": a.task()["id"], "feedback": "ok"}).json()["result"],
     "auth_not_enforced": lambda a: _code(a.rpc("tasks/list", {}, token=None)),
     "invalid_token_accepted": lambda a: _code(a.rpc("tasks/list", {}, token="bogus")),
     "expired_token_accepted": lambda a: _code(a.rpc("tasks/list", {}, token="expired")),
@@ -647,21 +665,28 @@ PROBES: dict[str, Probe] = {
     "stale_timestamp_accepted": lambda a: a.signed(LIST_BODY, timestamp=NOW - 1000).status_code,
     "did_mismatch_accepted": lambda a: a.signed(LIST_BODY, did="did:bindu:someone-else").status_code,
     "malformed_signature_crashes": lambda a: a.post(json.dumps(LIST_BODY).encode(), CREDS["did"]["token"], {
-        "X-DID": CREDS["did"]["id"], "X-DID-Timestamp": str(int(NOW)), "X-DID-Signature": "0OIl"}).status_code,
-    "partial_headers_ignored": lambda a: a.post(json.dumps(LIST_BODY).encode(), CREDS["did"]["token"], {"X-DID": CREDS["did"]["id"]}).status_code,
+        "X-DID": CREDS["did"]["id"], "X-DID-Timestamp": str(int(NOW)),
+        "X-DID-Signature": "0OIl"}).status_code,
+    "partial_headers_ignored": lambda a: a.post(json.dumps(LIST_BODY).encode(), CREDS["did"]["token"],
+                                                {"X-DID": CREDS["did"]["id"]}).status_code,
     "artifact_signature_wrong": _signature_ok,
-    "did_resolve_post_missing": lambda a: a.http.post("/did/resolve", json={"did": a.ref.agent_did}).status_code,
+    "did_resolve_post_missing": lambda a: a.http.post("/did/resolve",
+                                                      json={"did": a.ref.agent_did}).status_code,
     "card_missing_did": lambda a: "did" in a.http.get("/.well-known/agent.json").json(),
     "health_wrong_content_type": lambda a: a.http.get("/health").headers["content-type"],
     "root_not_redirect": lambda a: a.http.get("/", follow_redirects=False).status_code,
     "card_options_405": lambda a: a.http.options("/.well-known/agent.json").status_code,
     "skill_not_found_500": lambda a: a.http.get("/agent/skills/nope").status_code,
     "skill_docs_missing": lambda a: a.http.get("/agent/skills/echo-v1/documentation").status_code,
-    "negotiation_score_percent": lambda a: a.http.post("/agent/negotiation", json={"task_summary": "echo", "weights": WEIGHTS}).json()["score"],
+    "negotiation_score_percent": lambda a: a.http.post("/agent/negotiation",
+                                                       json={"task_summary": "echo", "weights": WEIGHTS})
+                                           .json()["score"],
     "metrics_json": lambda a: a.http.get("/metrics").headers["content-type"],
     "payment_session_on_unpaid": lambda a: a.http.post("/api/start-payment-session").status_code,
-    "push_config_ignored": lambda a: _code(a.send(configuration={**ANY_MODE, "pushNotificationConfig": {"url": "https://x.invalid"}})),
-    "agent_fault_internal_error": lambda a: (a.control("next_agent_fault", kind="malformed_result"), _code(a.send()))[1],
+    "push_config_ignored": lambda a: _code(
+        a.send(configuration={**ANY_MODE, "pushNotificationConfig": {"url": "https://x.invalid"}})),
+    "agent_fault_internal_error": lambda a: (a.control("next_agent_fault", kind="malformed_result"),
+                                             _code(a.send()))[1],
     "extended_card_internal_error": lambda a: _code(a.rpc("agent/getAuthenticatedExtendedCard", {})),
     "auth_required_treated_terminal": lambda a: _code(a.send(taskId=_worked(a, "auth-required")["id"])),
     "completed_without_artifacts": lambda a: len(a.task()["artifacts"]),
@@ -675,14 +700,17 @@ PROBES: dict[str, Probe] = {
     "future_timestamp_accepted": lambda a: a.signed(LIST_BODY, timestamp=NOW + 1000).status_code,
     "window_too_narrow": lambda a: a.signed(LIST_BODY, timestamp=NOW - 200).status_code,
     "body_limit_too_small": lambda a: a.post(b" " * (9 * 1024 * 1024)).status_code,
-    "negotiation_creates_task": lambda a: (a.http.post("/agent/negotiation", json={"task_summary": "echo", "weights": WEIGHTS}),
+    "negotiation_creates_task": lambda a: (a.http.post("/agent/negotiation",
+                                                       json={"task_summary": "echo", "weights": WEIGHTS}),
                                            len(a.rpc("tasks/list", {}).json()["result"]))[1],
-    "health_always_200": lambda a: (a.control("set_health", component="storage", status="error: down"), a.http.get("/health").status_code)[1],
+    "health_always_200": lambda a: (a.control("set_health", component="storage", status="error: down"),
+                                    a.http.get("/health").status_code)[1],
     "metrics_missing_series": lambda a: "agent_llm_tokens_total" in a.http.get("/metrics").text,
     "stream_events_without_id": lambda a: _stream(a)[0]["id"],
     "stream_events_of_another_task": lambda a: _stream(a)[0]["result"]["id"],
     "blocking_ignored": lambda a: (a.control("next_outcome", state="working"),
-                                   a.send(configuration={**ANY_MODE, "blocking": True}).json()["result"]["status"]["state"])[1],
+                                   a.send(configuration={**ANY_MODE, "blocking": True})
+                                   .json()["result"]["status"]["state"])[1],
 }
 
 

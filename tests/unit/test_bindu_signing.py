@@ -20,12 +20,14 @@ KNOWN_SIGNATURE = "3SfU4VPTHLbzZzCn17ZqU6y2tnzHQbdo2nnXQr6XZXk34XgyzwSKRrCYEWRmm
 
 def test_known_answer() -> None:
     headers = sign_request(ZERO_SEED, "did:bindu:test", b'{"test": "value"}', 1000)
-    assert headers == {"X-DID": "did:bindu:test", "X-DID-Timestamp": "1000", "X-DID-Signature": KNOWN_SIGNATURE}
+    assert headers == {"X-DID": "did:bindu:test", "X-DID-Timestamp": "1000",
+                       "X-DID-Signature": KNOWN_SIGNATURE}
 
 
 def test_payload_uses_default_separators_and_sorted_keys() -> None:
     payload = signing_payload(b'{"a":1}', "did:bindu:x", 5)
-    assert payload == json.dumps({"body": '{"a":1}', "did": "did:bindu:x", "timestamp": 5}, sort_keys=True).encode()
+    assert payload == json.dumps({"body": '{"a":1}', "did": "did:bindu:x", "timestamp": 5},
+                                 sort_keys=True).encode()
     assert payload.startswith(b'{"body": ')
 
 
@@ -35,9 +37,11 @@ def test_request_signature_verifies_and_rejects_tampering() -> None:
     headers = sign_request(seed, "did:bindu:me", body, 42)
     key = public_key_b58(seed)
     assert verify_signature(key, signing_payload(body, "did:bindu:me", 42), headers["X-DID-Signature"])
-    assert not verify_signature(key, signing_payload(body + b" ", "did:bindu:me", 42), headers["X-DID-Signature"])
+    assert not verify_signature(key, signing_payload(body + b" ", "did:bindu:me", 42),
+                                headers["X-DID-Signature"])
     assert not verify_signature(key, signing_payload(body, "did:bindu:me", 43), headers["X-DID-Signature"])
-    assert not verify_signature(public_key_b58(ZERO_SEED), signing_payload(body, "did:bindu:me", 42), headers["X-DID-Signature"])
+    assert not verify_signature(public_key_b58(ZERO_SEED), signing_payload(body, "did:bindu:me", 42),
+                                headers["X-DID-Signature"])
 
 
 def test_text_signature() -> None:

@@ -154,7 +154,8 @@ def test_mcp_handshake_and_tools() -> None:
     w = World()
     init = w.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})["result"]
     assert init["protocolVersion"] == "2025-06-18" and init["capabilities"]["tools"] == {"listChanged": False}
-    resp = w.client.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=w.mcp.headers({}))
+    resp = w.client.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                         headers=w.mcp.headers({}))
     assert resp.status_code == 202 and resp.content == b""
     tools = w.rpc("tools/list")["result"]["tools"]
     assert [t["name"] for t in tools] == VERBS
@@ -241,9 +242,11 @@ def test_send_to_admission_and_sessions() -> None:
     w.control("approve_request", {"requestId": first["requestId"]}, expect=409)
     w.control("approve_request", {"requestId": "nope"}, expect=404)
 
-    # open target: continue_or_create reuses owner_chat, new creates, continue_latest with nobody -> no_session
+    # open target: continue_or_create reuses owner_chat, new creates, continue_latest with nobody ->
+    # no_session
     reuse = w.ok("send_to", {"canonContactId": f"contact:{w['owner']}", "text": "x"})
-    assert reuse["conversationId"] == w["owner_chat"] and reuse["reused"] is True and reuse["created"] is False
+    assert (reuse["conversationId"] == w["owner_chat"] and reuse["reused"] is True
+            and reuse["created"] is False)
     new = w.ok("send_to", {"targetUserId": w["owner"], "text": "x", "sessionSelection": {"mode": "new"}})
     assert new["created"] is True and new["conversationId"] != w["owner_chat"]
     latest = w.ok("send_to", {"targetUserId": w["owner"], "text": "x",
@@ -282,7 +285,8 @@ def test_request_input() -> None:
     w.script("request_input", {"action": "answer", "value": "blue", "answers": {"q": {"answers": ["blue"]}}})
     got = w.ok("request_input", {"inputId": "in-1", "prompt": "colour?"})
     # value is '' when structured answers were used (request_input_result value description)
-    assert got == {"status": "submitted", "inputId": "in-1", "value": "", "answers": {"q": {"answers": ["blue"]}}}
+    assert got == {"status": "submitted", "inputId": "in-1", "value": "",
+                   "answers": {"q": {"answers": ["blue"]}}}
     w.err("request_input", {"inputId": "in-1"}, "ID_ALREADY_USED")
     w.script("request_input", {"action": "cancel"})
     assert w.ok("request_input", {})["status"] == "cancelled"
@@ -290,7 +294,8 @@ def test_request_input() -> None:
     timeout = w.ok("request_input", {"inputId": "in-t", "timeoutMs": 5000})
     assert timeout["status"] == "timeout" and w.ref.now_ms() >= start + 5000
     info = w.control("interaction", {"id": "in-t"})
-    assert info["kind"] == "input" and info["conversationId"] == w["owner_chat"] and info["status"] == "timeout"
+    assert (info["kind"] == "input" and info["conversationId"] == w["owner_chat"]
+            and info["status"] == "timeout")
     # routing: a plain request honours responseUserId; secret kinds go to the owner
     w.ok("request_input", {"inputId": "in-m", "conversationId": w["group"], "responseUserId": w["member"]})
     assert w.control("interaction", {"id": "in-m"})["responseUserId"] == w["member"]
@@ -312,11 +317,13 @@ def test_approvals_blocking() -> None:
     assert allowed == {"status": "allow", "approvalId": "a-1", "respondedBy": w["owner"],
                        "sessionRule": {"type": "approve-all"}}
     w.err("request_approval", {**base, "approvalId": "a-1"}, "ID_ALREADY_USED")
-    w.script("request_approval", {"action": "deny", "as": w["member"], "sessionRule": {"type": "approve-all"}})
+    w.script("request_approval",
+             {"action": "deny", "as": w["member"], "sessionRule": {"type": "approve-all"}})
     denied = w.ok("request_approval", {**base, "conversationId": w["group"], "responseUserId": w["member"],
                                        "allowSessionRule": True})
     assert denied["status"] == "deny" and denied["respondedBy"] == w["member"] and "sessionRule" not in denied
-    assert w.ok("request_approval", {**base, "approvalId": "a-t"}) == {"status": "timeout", "approvalId": "a-t"}
+    assert w.ok("request_approval", {**base, "approvalId": "a-t"}) == {"status": "timeout",
+                                                                       "approvalId": "a-t"}
     assert w.ok("check_approval", {"approvalId": "a-t"})["status"] == "expired"
     now = w.ref.now_ms()
     w.ok("request_approval", {**base, "mode": "detached", "expiresAt": now + APPROVAL_CEILING_MS})
@@ -395,13 +402,15 @@ def test_messages_react_forward_no_reply() -> None:
     w.err("forward", {"sourceConversationId": w["agent_group"], "targetConversationId": w["group"],
                       "messageId": w["owner_message"]}, "NOT_A_MEMBER")
     count = len(w.messages(w["owner_chat"]))
-    assert w.ok("no_reply", {"reason": "nothing to add"}) == {"status": "acknowledged", "conversationId": w["owner_chat"]}
+    assert w.ok("no_reply", {"reason": "nothing to add"}) == {"status": "acknowledged",
+                                                              "conversationId": w["owner_chat"]}
     assert len(w.messages(w["owner_chat"])) == count
 
 
 def test_groups() -> None:
     w = World()
-    made = w.ok("create_group", {"memberIds": [w["open_user"], w["approval_user"], w["closed_user"], "nobody"]})
+    made = w.ok("create_group",
+                {"memberIds": [w["open_user"], w["approval_user"], w["closed_user"], "nobody"]})
     assert made["added"] == [w["open_user"]]
     assert [p["userId"] for p in made["pending"]] == [w["approval_user"]]
     assert made["skipped"] == [{"userId": w["closed_user"], "reason": "closed"},
@@ -413,7 +422,8 @@ def test_groups() -> None:
     pending = w.ok("add_member", {"conversationId": w["agent_group"], "userId": w["approval_user"]})
     assert pending["status"] == "pending"
     assert w["approval_user"] not in w.ref.w["conversations"][w["agent_group"]]["members"]
-    assert w.ok("remove_member", {"conversationId": w["agent_group"], "userId": w["member"]}) == {"status": "removed"}
+    assert (w.ok("remove_member", {"conversationId": w["agent_group"], "userId": w["member"]})
+            == {"status": "removed"})
     assert w["member"] not in w.ref.w["conversations"][w["agent_group"]]["members"]
     assert w.ok("leave_conversation", {"conversationId": w["group"]}) == {"status": "left"}
     listed = [c["id"] for c in w.ok("list_conversations", {})["conversations"]]
@@ -486,12 +496,14 @@ def _conflict_wrong_code(w: World) -> bool:
 
 def _conflict_code_beside(w: World) -> bool:
     status, body = _conflict_answer(w)
-    return status == 409 and body.get("error", {}).get("code") != "MESSAGE_ID_EXISTS" and "MESSAGE_ID_EXISTS" in json.dumps(body)
+    return (status == 409 and body.get("error", {}).get("code") != "MESSAGE_ID_EXISTS"
+            and "MESSAGE_ID_EXISTS" in json.dumps(body))
 
 
 def _self_context(w: World, viewer_role: str) -> bool:
-    r = w.http("send_to", {"targetConversationId": w["group"], "text": "x", "sourceConversationId": w["owner_chat"],
-                           "selfContext": {"type": "cross_session", "context": "c"}})[1]
+    r = w.http("send_to",
+               {"targetConversationId": w["group"], "text": "x", "sourceConversationId": w["owner_chat"],
+                "selfContext": {"type": "cross_session", "context": "c"}})[1]
     seen = [m for m in w.messages(w["group"], w[viewer_role]) if m["messageId"] == r["messageId"]]
     return "selfContext" in seen[0]
 
@@ -559,7 +571,8 @@ def _replay_consumed(w: World) -> bool:
 
 def _unbound(w: World) -> bool:
     _decided(w)
-    return w.http("check_approval", {"approvalId": "d", "conversationId": w["group"]})[1]["status"] == "resolved"
+    return (w.http("check_approval", {"approvalId": "d", "conversationId": w["group"]})[1]["status"]
+            == "resolved")
 
 
 def _secret_routed(w: World) -> bool:
@@ -569,7 +582,8 @@ def _secret_routed(w: World) -> bool:
 
 
 def _session_rule_kept(w: World) -> bool:
-    w.script("request_approval", {"action": "allow", "as": w["member"], "sessionRule": {"type": "approve-all"}})
+    w.script("request_approval",
+             {"action": "allow", "as": w["member"], "sessionRule": {"type": "approve-all"}})
     r = w.http("request_approval", {"toolName": "t", "toolSummary": "s", "conversationId": w["group"],
                                     "responseUserId": w["member"], "allowSessionRule": True})[1]
     return "sessionRule" in r
@@ -620,11 +634,14 @@ def _reserved(w: World) -> bool:
 
 
 def _group_policy(w: World) -> bool:
-    return w["approval_user"] in w.http("create_group", {"memberIds": [w["approval_user"]]})[1].get("added", [])
+    return (w["approval_user"]
+            in w.http("create_group", {"memberIds": [w["approval_user"]]})[1].get("added", []))
 
 
 def _add_policy(w: World) -> bool:
-    return w.http("add_member", {"conversationId": w["agent_group"], "userId": w["approval_user"]})[1]["status"] == "added"
+    return (w.http("add_member",
+                   {"conversationId": w["agent_group"], "userId": w["approval_user"]})[1]["status"]
+            == "added")
 
 
 def _remove_nonadmin(w: World) -> bool:
@@ -691,7 +708,8 @@ PROBES: dict[str, Callable[[World], bool]] = {
     "conflict_code_beside_error": _conflict_code_beside,
     "reserved_ids_accepted": _reserved,
     "input_id_reuse_accepted": _reuse("request_input", "inputId", {}),
-    "approval_id_reuse_accepted": _reuse("request_approval", "approvalId", {"toolName": "t", "toolSummary": "s"}),
+    "approval_id_reuse_accepted": _reuse("request_approval", "approvalId",
+                                         {"toolName": "t", "toolSummary": "s"}),
     "self_context_leaks": lambda w: _self_context(w, "member"),
     "self_context_without_membership": _self_context_nonmember,
     "approval_required_messaged": _approval_messaged,
@@ -729,7 +747,7 @@ PROBES: dict[str, Callable[[World], bool]] = {
 }
 
 
-# ---------------------------------------------------------------- probes of the faults added with the statement map
+# -------------------------------------------------------- probes of the faults added with the statement map
 LIM = {k: int(v.value) for k, v in LIMITS.items()}
 
 
@@ -760,15 +778,18 @@ def _note_untruncated(w: World) -> bool:
 
 def _session_default(w: World) -> bool:
     first = w.http("send_to", {"targetUserId": w["open_user"], "text": "a"})[1]
-    return w.http("send_to", {"targetUserId": w["open_user"], "text": "b"})[1]["conversationId"] != first["conversationId"]
+    return (w.http("send_to", {"targetUserId": w["open_user"], "text": "b"})[1]["conversationId"]
+            != first["conversationId"])
 
 
 def _reply_to(w: World) -> bool:
-    return w.http("send_to", {"targetConversationId": w["group"], "text": "x", "messageOptions": {"replyTo": "nope"}})[0] != 200
+    return w.http("send_to", {"targetConversationId": w["group"], "text": "x",
+                              "messageOptions": {"replyTo": "nope"}})[0] != 200
 
 
 def _content_type(w: World) -> bool:
-    w.http("send_to", {"targetConversationId": w["group"], "messageOptions": {"attachments": [{"kind": "image", "url": MEDIA_URL}]}})
+    w.http("send_to", {"targetConversationId": w["group"],
+                       "messageOptions": {"attachments": [{"kind": "image", "url": MEDIA_URL}]}})
     return w.messages(w["group"])[-1]["contentType"] != "image"
 
 
@@ -778,7 +799,8 @@ def _responder(w: World) -> bool:
 
 
 def _deadline_of(w: World, **fields: Any) -> int:
-    return int(w.http("request_approval", {"toolName": "t", "toolSummary": "s", "mode": "detached", **fields})[1]["expiresAt"])
+    return int(w.http("request_approval",
+                      {"toolName": "t", "toolSummary": "s", "mode": "detached", **fields})[1]["expiresAt"])
 
 
 def _timeout_wins(w: World) -> bool:
@@ -791,12 +813,14 @@ def _timeout_ignored(w: World) -> bool:
 
 
 def _ceiling_loose(w: World) -> bool:
-    return w.http("request_approval", {"toolName": "t", "toolSummary": "s", "mode": "detached",
-                                       "expiresAt": w.ref.now_ms() + LIM["approval_ceiling_ms"] + 1000})[0] == 200
+    return w.http("request_approval",
+                  {"toolName": "t", "toolSummary": "s", "mode": "detached",
+                   "expiresAt": w.ref.now_ms() + LIM["approval_ceiling_ms"] + 1000})[0] == 200
 
 
 def _decided_now(w: World) -> str:
-    approval = w.http("request_approval", {"toolName": "t", "toolSummary": "s", "mode": "detached"})[1]["approvalId"]
+    approval = w.http("request_approval",
+                      {"toolName": "t", "toolSummary": "s", "mode": "detached"})[1]["approvalId"]
     w.control("decide_approval", {"approvalId": approval, "decision": "deny"})
     return str(approval)
 
@@ -836,7 +860,9 @@ def _creator_missing(w: World) -> bool:
 
 
 def _never_expires(w: World) -> bool:
-    approval = w.http("request_approval", {"toolName": "t", "toolSummary": "s", "mode": "detached", "timeoutMs": 60_000})[1]["approvalId"]
+    approval = w.http("request_approval",
+                      {"toolName": "t", "toolSummary": "s", "mode": "detached",
+                       "timeoutMs": 60_000})[1]["approvalId"]
     w.control("advance_clock", {"seconds": 120})
     return w.http("check_approval", {"approvalId": approval})[1]["status"] == "pending"
 
@@ -849,17 +875,20 @@ def _active_ignored(w: World) -> bool:
 
 def _kind_default(w: World) -> bool:
     w.script("request_input", {"action": "cancel"})
-    w.http("request_input", {"conversationId": w["group"], "inputId": "in-kind", "responseUserId": w["member"]})
+    w.http("request_input",
+           {"conversationId": w["group"], "inputId": "in-kind", "responseUserId": w["member"]})
     return w.control("interaction", {"id": "in-kind"})["responseUserId"] != w["member"]
 
 
 def _text_bytes(w: World) -> bool:
-    return w.http("send_to", {"targetConversationId": w["group"], "text": "é" * (LIM["text_bytes"] // 2 + 1)})[0] == 200
+    return w.http("send_to",
+                  {"targetConversationId": w["group"], "text": "é" * (LIM["text_bytes"] // 2 + 1)})[0] == 200
 
 
 def _metadata(w: World) -> bool:
     meta = {"note": "x" * LIM["metadata_utf16_units"]}
-    return w.http("send_to", {"targetConversationId": w["group"], "text": "x", "messageOptions": {"metadata": meta}})[0] == 200
+    return w.http("send_to", {"targetConversationId": w["group"], "text": "x",
+                              "messageOptions": {"metadata": meta}})[0] == 200
 
 
 def _allowlist(w: World) -> bool:
@@ -868,32 +897,40 @@ def _allowlist(w: World) -> bool:
 
 
 def _card_values(w: World) -> bool:
-    w.script("request_card", {"action": "submit", "actionId": "go", "values": {"v": "x" * LIM["card_values_bytes"]}})
+    w.script("request_card",
+             {"action": "submit", "actionId": "go", "values": {"v": "x" * LIM["card_values_bytes"]}})
     return w.http("request_card", {"card": ACTION_CARD})[1]["status"] == "submitted"
 
 
 def _seen_diff(w: World, files: list[dict[str, Any]]) -> dict[str, Any]:
-    approval = w.http("request_approval", {"toolName": "t", "toolSummary": "s", "mode": "detached", "diff": {"files": files}})[1]["approvalId"]
+    approval = w.http("request_approval",
+                      {"toolName": "t", "toolSummary": "s", "mode": "detached",
+                       "diff": {"files": files}})[1]["approvalId"]
     return dict(w.control("interaction", {"id": approval})["diff"])
 
 
 def _unclipped(w: World) -> bool:
-    seen = _seen_diff(w, [{"path": "a.py", "status": "modified", "diff": "x" * (LIM["diff_file_clip_bytes"] + 1)}])
+    seen = _seen_diff(w, [{"path": "a.py", "status": "modified",
+                           "diff": "x" * (LIM["diff_file_clip_bytes"] + 1)}])
     return len(seen["files"][0]["diff"]) > LIM["diff_file_clip_bytes"]
 
 
 def _tokens_shown(w: World) -> bool:
-    return "AKIAABCDEFGHIJKLMNOP" in json.dumps(_seen_diff(w, [{"path": "a.py", "status": "modified", "diff": "+AKIAABCDEFGHIJKLMNOP"}]))
+    return "AKIAABCDEFGHIJKLMNOP" in json.dumps(_seen_diff(w, [{"path": "a.py", "status": "modified",
+                                                                "diff": "+AKIAABCDEFGHIJKLMNOP"}]))
 
 
 def _paths_shown(w: World) -> bool:
-    return "hunter2" in json.dumps(_seen_diff(w, [{"path": ".env", "status": "modified", "diff": "+PASSWORD=hunter2"}]))
+    return "hunter2" in json.dumps(_seen_diff(w, [{"path": ".env", "status": "modified",
+                                                   "diff": "+PASSWORD=hunter2"}]))
 
 
 def _card_schema(w: World) -> bool:
     tools = {t["name"]: t for t in w.rpc("tools/list")["result"]["tools"]}
-    return "maxLength" not in json.dumps(tools["send_card"]["inputSchema"]["properties"]["card"]["properties"]["title"]) or \
-        tools["send_card"]["inputSchema"]["properties"]["card"]["properties"]["title"].get("maxLength") != LIM["card_title_authoring_chars"]
+    return "maxLength" not in json.dumps(
+        tools["send_card"]["inputSchema"]["properties"]["card"]["properties"]["title"]) or \
+        tools["send_card"]["inputSchema"]["properties"]["card"]["properties"]["title"].get("maxLength") \
+        != LIM["card_title_authoring_chars"]
 
 
 def _default_detached(w: World) -> bool:

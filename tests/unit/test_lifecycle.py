@@ -23,7 +23,8 @@ def test_the_bindu_table_reads_from_the_profile():
     profile = load_profile("bindu")
     table = read_transitions(profile.settings["lifecycle"])
     assert table["tasks/cancel"] == Transition("tasks/cancel", "open", "canceled", "TaskNotCancelable")
-    assert "tasks/feedback" not in table  # may succeed or be refused off a completed task: a Bindu rule checks it
+    # may succeed or be refused off a completed task: a Bindu rule checks it
+    assert "tasks/feedback" not in table
     assert terminal_states(profile.spec) == TERMINAL  # read from the spec, as the machine uses it
     for t in table.values():  # every refusal names an error of the spec's catalog
         assert t.refused is None or any(e.name == t.refused for e in profile.errors.values())

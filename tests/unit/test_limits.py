@@ -109,7 +109,8 @@ def test_a_spec_that_drops_the_sentence_fails_the_load() -> None:
     edited = copy.deepcopy(spec)
     card = resolve_pointer(edited, "/$defs/runtimeCard")
     card["description"] = re.sub(r"<= \d+ bytes serialized, ", "", card["description"])
-    with pytest.raises(SpecError, match=r"^limit 'card_envelope_bytes': .*#/\$defs/runtimeCard/description no longer states it"):
+    with pytest.raises(SpecError, match=r"^limit 'card_envelope_bytes': .*#/\$defs/runtimeCard/description "
+                                        r"no longer states it"):
         load_limits(settings["limits"], edited, settings["spec"])
 
 

@@ -39,8 +39,10 @@ def req(check, rid="TEST-ROW", lasting=""):
 
 def refused(ctx, status=200, body=None):
     """Log an answer as if the target had sent it."""
-    text = json.dumps(body if body is not None else {"jsonrpc": "2.0", "id": 1, "error": {"code": -32099, "message": "quota"}})
-    ctx.http.log.append(Exchange(request={"method": "POST", "url": "/"}, response={"status": status, "body": text}))
+    text = json.dumps(body if body is not None
+                      else {"jsonrpc": "2.0", "id": 1, "error": {"code": -32099, "message": "quota"}})
+    ctx.http.log.append(Exchange(request={"method": "POST", "url": "/"},
+                                 response={"status": status, "body": text}))
 
 
 # -- the pieces ------------------------------------------------------------------------
@@ -77,7 +79,8 @@ def test_a_quota_refusal_is_429_or_the_profiles_code_in_an_error_answer():
     profile = profile_with_quota()
     assert quota_refusal(profile, {"status": 429, "body": ""})
     assert quota_refusal(profile, {"status": 200, "body": json.dumps({"error": {"code": -32099}})})
-    assert quota_refusal(profile, {"status": 403, "body": json.dumps({"problem": {"kind": -32099}})}) is False  # a number only as error.code
+    # a number only as error.code
+    assert quota_refusal(profile, {"status": 403, "body": json.dumps({"problem": {"kind": -32099}})}) is False
     assert not quota_refusal(profile, {"status": 200, "body": json.dumps({"result": {"code": -32099}})})
     assert not quota_refusal(profile, {"status": 400, "body": json.dumps({"error": {"code": -32600}})})
     assert not quota_refusal(profile, None)
@@ -94,7 +97,8 @@ def test_config_disposable_must_be_true_or_false(tmp_path):
 
 def test_a_lasting_action_on_a_configured_identity_is_untested_without_control():
     run = live_run(profile_with_quota())
-    verdict = execute(req(lambda ctx: ctx.lasting("full", "closes the account"), lasting="closes the account"), run)
+    verdict = execute(req(lambda ctx: ctx.lasting("full", "closes the account"),
+                          lasting="closes the account"), run)
     assert verdict.status == "untested" and verdict.reason == "harm"
     assert "closes the account of 'full'" in verdict.message and "disposable" in verdict.message
 
@@ -102,7 +106,8 @@ def test_a_lasting_action_on_a_configured_identity_is_untested_without_control()
 def test_a_lasting_action_runs_on_a_disposable_or_created_identity_or_with_control():
     profile = profile_with_quota()
     check = req(lambda ctx: ctx.lasting("full", "closes it"), lasting="closes it")
-    assert execute(check, live_run(profile, credentials={"full": {"token": "t", "disposable": True}})).status == "passed"
+    assert (execute(check, live_run(profile, credentials={"full": {"token": "t", "disposable": True}})).status
+            == "passed")
     assert execute(check, open_run(profile, "reference", budget="quick")).status == "passed"  # control resets
 
     def made(ctx):
@@ -111,7 +116,8 @@ def test_a_lasting_action_runs_on_a_disposable_or_created_identity_or_with_contr
         ctx.fail("echo secret-of-fresh")
     run = live_run(profile)
     verdict = execute(req(made, lasting="closes it"), run)
-    assert verdict.status == "failed" and "secret-of-fresh" not in verdict.message  # adopted secrets are redacted
+    # adopted secrets are redacted
+    assert verdict.status == "failed" and "secret-of-fresh" not in verdict.message
 
 
 def test_a_check_that_does_something_lasting_must_declare_it():
@@ -153,7 +159,8 @@ def test_spending_past_the_limit_is_untested_before_anything_is_sent_and_recorde
     assert "would exceed sends_per_day_count for full" in verdict.message
     # with control the reference starts each check afresh: nothing to plan
     controlled = open_run(profile_with_quota(), "reference", budget="quick")
-    assert all(execute(req(lambda ctx: [ctx.spend(QUOTA, "full") for _ in range(3)]), controlled).status == "passed"
+    assert all(execute(req(lambda ctx: [ctx.spend(QUOTA, "full") for _ in range(3)]), controlled).status
+               == "passed"
                for _ in range(2))
 
 
@@ -174,7 +181,8 @@ def test_a_quota_refusal_the_run_met_blocks_naming_it_and_never_fails():
         ctx.fail("expected a result")
     verdict = execute(req(check), run)
     assert verdict.status == "blocked" and verdict.cause == "quota"
-    assert "blocked by a quota" in verdict.message and "sends_per_day_count 3 of 3 for full" in verdict.message
+    assert ("blocked by a quota" in verdict.message
+            and "sends_per_day_count 3 of 3 for full" in verdict.message)
 
 
 def test_a_quota_refusal_in_one_sub_check_does_not_hide_another_sub_checks_failure():
@@ -211,10 +219,15 @@ def test_the_live_gate_sets_aside_only_what_no_client_could_test():
     quota = Verdict("untested", "would exceed", reason="quota")
     passed = Verdict("passed")
     assert exit_code(results(passed, control, harm), "must", False, allow_untested=False) == EXIT_UNTESTED
-    assert exit_code(results(passed, control, harm), "must", False, allow_untested=False, live_gate=True) == EXIT_OK
-    assert exit_code(results(passed, quota), "must", False, allow_untested=False, live_gate=True) == EXIT_UNTESTED
-    assert exit_code(results(passed, Verdict("blocked", "x")), "must", False, allow_untested=False, live_gate=True) == EXIT_UNTESTED
-    assert exit_code(results(control, harm), "must", False, allow_untested=False, live_gate=True) == EXIT_UNTESTED  # never on nothing
+    assert exit_code(results(passed, control, harm), "must", False, allow_untested=False,
+                     live_gate=True) == EXIT_OK
+    assert (exit_code(results(passed, quota), "must", False, allow_untested=False, live_gate=True)
+            == EXIT_UNTESTED)
+    assert (exit_code(results(passed, Verdict("blocked", "x")), "must", False, allow_untested=False,
+                      live_gate=True) == EXIT_UNTESTED)
+    # never on nothing
+    assert (exit_code(results(control, harm), "must", False, allow_untested=False, live_gate=True)
+            == EXIT_UNTESTED)
     statement = live_statement(results(passed, control, harm), "must")["statement"]
     assert statement.startswith("MUST-compliant on 1 of 3; 1 need the test-control interface; 1 would harm")
 
@@ -234,5 +247,6 @@ def test_a_blocked_message_names_the_quota_the_refusal_names_first():
     book = QuotaBook(limits={"registrations_per_source_count": 5, "sent_tasks_per_day_count": 20})
     book.spend("registrations_per_source_count", "source", 5)
     book.spend("sent_tasks_per_day_count", "alice", 4)
-    assert book.describe(top=1, said="429 sent tasks limit reached").startswith("sent_tasks_per_day_count 4 of 20")
+    assert book.describe(top=1, said="429 sent tasks limit reached").startswith(
+        "sent_tasks_per_day_count 4 of 20")
     assert book.describe(top=1).startswith("registrations_per_source_count 5 of 5")

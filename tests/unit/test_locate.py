@@ -7,8 +7,10 @@ import pytest
 from conformance import locate
 
 ANSWER = {
-    "x": {"task": {"task_id": "tsk_0123456789abcdef01234567", "state": "offered", "note": "marker-42 inside"}},
-    "peers": [{"peer": {"public_id": "mbx_aaaaaaaaaaaaaaaaaaaaaaaa"}}, {"peer": {"public_id": "mbx_bbbbbbbbbbbbbbbbbbbbbbbb"}}],
+    "x": {"task": {"task_id": "tsk_0123456789abcdef01234567", "state": "offered",
+                   "note": "marker-42 inside"}},
+    "peers": [{"peer": {"public_id": "mbx_aaaaaaaaaaaaaaaaaaaaaaaa"}},
+              {"peer": {"public_id": "mbx_bbbbbbbbbbbbbbbbbbbbbbbb"}}],
     "other": [1, 2, 3],
 }
 
@@ -39,7 +41,8 @@ def test_a_listing_is_the_list_whose_items_carry_the_ids_the_check_created():
 
 
 def test_value_beside_an_anchor_searches_only_the_object_holding_it():
-    found = locate.value_beside(ANSWER, "tsk_0123456789abcdef01234567", lambda v: v in ("offered", "accepted"))
+    found = locate.value_beside(ANSWER, "tsk_0123456789abcdef01234567",
+                                lambda v: v in ("offered", "accepted"))
     assert found == "offered"
     assert locate.value_beside(ANSWER, "mbx_aaaaaaaaaaaaaaaaaaaaaaaa", lambda v: v == "offered") is None
 
@@ -54,15 +57,18 @@ def test_odd_answers_never_raise(odd):
 
 def test_a_search_says_what_it_looked_for():
     line = locate.Search("an object holding tsk_1", "the get_task answer").looked_for({"a": 1})
-    assert line.startswith("looked for an object holding tsk_1 anywhere in the get_task answer") and '{"a": 1}' in line
+    assert (line.startswith("looked for an object holding tsk_1 anywhere in the get_task answer")
+            and '{"a": 1}' in line)
 
 
 def test_distinct_and_new_strings_and_the_nearest_enum_value():
-    answer = {"a": "mbx_1", "b": ["mbx_2", "mbx_1"], "c": {"state": "offered", "history": [{"state": "sent"}]}}
+    answer = {"a": "mbx_1", "b": ["mbx_2", "mbx_1"],
+              "c": {"state": "offered", "history": [{"state": "sent"}]}}
     assert locate.distinct(answer, r"mbx_\d") == ["mbx_1", "mbx_2"]
     assert locate.new_strings(answer, r"mbx_\d", known=["mbx_1"]) == ["mbx_2"]
     assert locate.nearest_enum(answer, ["offered", "sent"]) == "offered"  # the history sits deeper
-    assert locate.nearest_enum({"x": "offered", "y": "sent"}, ["offered", "sent"]) is None  # two at one level disagree
+    # two at one level disagree
+    assert locate.nearest_enum({"x": "offered", "y": "sent"}, ["offered", "sent"]) is None
     assert locate.nearest_enum(answer, ["gone"]) is None
 
 
@@ -74,8 +80,10 @@ def test_members_by_a_name_the_document_gives_wherever_they_sit():
 
 
 def test_the_list_holding_most_entries_of_a_kind_and_the_list_a_cursor_ends():
-    answer = {"one": [{"t": "m"}], "two": [{"t": "m"}, {"t": "m"}, {"t": "n"}], "page": [{"id": "a"}, {"id": "cur"}]}
-    assert locate.most(answer, lambda e: e["t"] == "m") == [{"t": "m"}, {"t": "m"}]  # entries without "t" do not raise
+    answer = {"one": [{"t": "m"}], "two": [{"t": "m"}, {"t": "m"}, {"t": "n"}],
+              "page": [{"id": "a"}, {"id": "cur"}]}
+    # entries without "t" do not raise
+    assert locate.most(answer, lambda e: e["t"] == "m") == [{"t": "m"}, {"t": "m"}]
     assert locate.ending_with(answer, "cur") == answer["page"]
     assert locate.ending_with(answer, "a") is None and locate.ending_with(answer, None) is None
 
@@ -84,5 +92,6 @@ def test_the_owner_of_a_marker_and_the_json_of_text_blocks():
     answer = {"tasks": [{"id": "tsk_1", "data": {"note": "m-7"}}, {"id": "tsk_2", "data": {"note": "other"}}]}
     assert locate.owners(answer, "m-7", r"tsk_\d") == {"tsk_1"}
     assert locate.at(answer, ("tasks", 1, "id")) == "tsk_2" and locate.at(answer, ("tasks", 9)) is None
-    tool = {"content": [{"type": "text", "text": '{"code": "MESSAGE_ID_EXISTS"}'}, {"type": "text", "text": "not json"}]}
+    tool = {"content": [{"type": "text", "text": '{"code": "MESSAGE_ID_EXISTS"}'},
+                        {"type": "text", "text": "not json"}]}
     assert [locate.holds(part, "MESSAGE_ID_EXISTS") for part in locate.expanded(tool)] == [False, True]

@@ -40,7 +40,8 @@ def binding_over(profile: Any, name: str, **options: Any) -> tuple[Any, Any]:
         value = tokens.get(label)
         return value.get("token") if isinstance(value, dict) else value
 
-    return make_binding(name, profile.settings["bindings"][name], HttpTransport(app=app), token), app.state.reference
+    return (make_binding(name, profile.settings["bindings"][name], HttpTransport(app=app), token),
+            app.state.reference)
 
 
 def test_the_kit_knows_each_revision_from_its_documents():
@@ -48,11 +49,13 @@ def test_the_kit_knows_each_revision_from_its_documents():
     assert [revision(r).stateless for r in known_revisions()] == [False, False, True]
     assert newest_handshake() == "2025-11-25"
     modern = revision("2026-07-28")
-    assert (modern.error_code("HeaderMismatchError"), modern.error_code("UnsupportedProtocolVersionError")) == (-32020, -32022)
+    assert ((modern.error_code("HeaderMismatchError"), modern.error_code("UnsupportedProtocolVersionError"))
+            == (-32020, -32022))
     assert revision("2025-06-18").request_def("tools/call") == "CallToolRequest"
 
 
-@pytest.mark.parametrize(("profile", "name", "agreed"), [(CANON, "mcp", "2025-06-18"), (WEVER, "mcp", "2025-11-25")])
+@pytest.mark.parametrize(("profile", "name", "agreed"),
+                         [(CANON, "mcp", "2025-06-18"), (WEVER, "mcp", "2025-11-25")])
 def test_handshake_headers_on_every_request(profile, name, agreed):
     """initialize (asking the newest handshake revision the kit knows) carries no session
     or version header; every later POST carries the agreed MCP-Protocol-Version and the
@@ -63,7 +66,8 @@ def test_handshake_headers_on_every_request(profile, name, agreed):
     assert binding.list_tools()
     received = ref.mcp.received
     first, note, *rest = received
-    assert first["method"] == "initialize" and first["message"]["params"]["protocolVersion"] == newest_handshake()
+    assert (first["method"] == "initialize"
+            and first["message"]["params"]["protocolVersion"] == newest_handshake())
     assert "mcp-session-id" not in first["headers"] and "mcp-protocol-version" not in first["headers"]
     assert binding.client.negotiated.name == agreed  # Canon's server downgrades to the revision it speaks
     session = binding.client.session_id
@@ -89,12 +93,14 @@ def test_stateless_requests_carry_meta_and_mirrored_headers():
     for message in received:
         headers, body = message["headers"], message["message"]
         meta = body["params"]["_meta"]
-        assert meta["io.modelcontextprotocol/protocolVersion"] == headers["mcp-protocol-version"] == "2026-07-28"
+        assert (meta["io.modelcontextprotocol/protocolVersion"] == headers["mcp-protocol-version"]
+                == "2026-07-28")
         assert meta["io.modelcontextprotocol/clientCapabilities"] == {}
         assert headers["mcp-method"] == body["method"]
         if body["method"] == "tools/call":
             assert headers["mcp-name"] == body["params"]["name"]
-        assert revision("2026-07-28").violations(revision("2026-07-28").request_def(body["method"]), body) == []
+        assert revision("2026-07-28").violations(revision("2026-07-28").request_def(body["method"]),
+                                                 body) == []
 
 
 def test_the_strict_server_refuses_a_client_that_forgets_a_header():
@@ -106,7 +112,8 @@ def test_the_strict_server_refuses_a_client_that_forgets_a_header():
         assert answer.http.status in (400, 404) and answer.error, left_out
     stateless, _ = binding_over(WEVER, "mcp-stateless")
     for left_out in ("Mcp-Method", "Mcp-Name", "MCP-Protocol-Version"):
-        answer = stateless.client.request("tools/call", {"name": "get_mailbox", "arguments": {}}, headers={left_out: None})
+        answer = stateless.client.request("tools/call", {"name": "get_mailbox", "arguments": {}},
+                                          headers={left_out: None})
         assert answer.http.status == 400 and answer.error_code == -32020, left_out
 
 
@@ -151,11 +158,13 @@ class Host:
         return self.mcp_tools()[0]["inputSchema"] if name == "execute_sql" else None
 
     def mcp_tools(self) -> list[dict[str, Any]]:
-        return [{"name": "execute_sql", "inputSchema": {"type": "object", "required": ["region", "query"], "properties": {
-            "region": {"type": "string", "x-mcp-header": "Region"}, "query": {"type": "string"}}}}]
+        return [{"name": "execute_sql",
+                 "inputSchema": {"type": "object", "required": ["region", "query"], "properties": {
+                     "region": {"type": "string", "x-mcp-header": "Region"}, "query": {"type": "string"}}}}]
 
     def mcp_call_tool(self, caller: Any, params: dict[str, Any], headers: Any) -> dict[str, Any]:
-        return {"content": [{"type": "text", "text": "{}"}], "structuredContent": {"ran": params["arguments"]["query"]}}
+        return {"content": [{"type": "text", "text": "{}"}],
+                "structuredContent": {"ran": params["arguments"]["query"]}}
 
     def mcp_server_info(self) -> dict[str, str]:
         return {"name": "host", "version": "1"}
@@ -169,9 +178,12 @@ def test_x_mcp_header_parameters_are_mirrored_and_checked():
 
     http = HttpTransport(app=Starlette(routes=[Route("/mcp", endpoint, methods=["POST"])]))
     client = McpClient(http, "/mcp", "2026-07-28", dict)
-    answer = client.request("tools/call", {"name": "execute_sql", "arguments": {"region": "Zürich", "query": "select 1"}})
-    assert answer.result["structuredContent"] == {"ran": "select 1"} and answer.result["resultType"] == "complete"
-    assert answer.sent_headers["Mcp-Param-Region"] == header_value("Zürich") and "base64" in answer.sent_headers["Mcp-Param-Region"]
+    answer = client.request("tools/call",
+                            {"name": "execute_sql", "arguments": {"region": "Zürich", "query": "select 1"}})
+    assert (answer.result["structuredContent"] == {"ran": "select 1"}
+            and answer.result["resultType"] == "complete")
+    assert (answer.sent_headers["Mcp-Param-Region"] == header_value("Zürich")
+            and "base64" in answer.sent_headers["Mcp-Param-Region"])
     wrong = client.request("tools/call", {"name": "execute_sql", "arguments": {"region": "eu", "query": "x"}},
                            headers={"Mcp-Param-Region": "us"})
     assert wrong.http.status == 400 and wrong.error_code == -32020
@@ -179,25 +191,34 @@ def test_x_mcp_header_parameters_are_mirrored_and_checked():
 
 
 def test_answers_that_break_the_schema_are_quoted_with_their_path():
-    found = revision("2025-06-18").validate_answer("tools/call", {"jsonrpc": "2.0", "id": 1, "result": {"isError": False}})
+    found = revision("2025-06-18").validate_answer("tools/call",
+                                                   {"jsonrpc": "2.0", "id": 1, "result": {"isError": False}})
     assert found and found[0].startswith("/result") and "content" in found[0]
-    assert revision("2026-07-28").validate_answer("tools/list", {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}})
+    assert revision("2026-07-28").validate_answer("tools/list",
+                                                  {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}})
 
 
 def test_a_text_only_tool_result_is_a_finding_not_an_unreachable_target(tmp_path):
     """Results found in their text content: the verb rows pass, the structuredContent
     SHOULD fails, and nothing ends the run as not speaking the protocol."""
-    run = open_run(CANON, "reference", faults=("mcp_text_only_results",), budget="quick", seed=1, binding="mcp")
+    run = open_run(CANON, "reference", faults=("mcp_text_only_results",), budget="quick", seed=1,
+                   binding="mcp")
     by_id = {r.id: r for r in CANON.requirements}
-    verdicts = {rid: execute(by_id[rid], run) for rid in ("MCP-STRUCTURED", "MCP-SCHEMA", "CANON-RESULT-LIST-CONTACTS")}
-    assert verdicts["MCP-STRUCTURED"].status == "failed" and "structuredContent" in verdicts["MCP-STRUCTURED"].message
+    verdicts = {rid: execute(by_id[rid], run)
+                for rid in ("MCP-STRUCTURED", "MCP-SCHEMA", "CANON-RESULT-LIST-CONTACTS")}
+    assert (verdicts["MCP-STRUCTURED"].status == "failed"
+            and "structuredContent" in verdicts["MCP-STRUCTURED"].message)
     assert verdicts["MCP-SCHEMA"].status == "passed"
     assert verdicts["CANON-RESULT-LIST-CONTACTS"].status == "passed"
     done = conformance("run", "canon-verbs", "--binding", "mcp", "--fault", "mcp_text_only_results",
-                       "--only", "MCP-STRUCTURED", "--only", "CANON-RESULT-LIST-CONTACTS", "--report", str(tmp_path / "r"))
-    assert done.returncode == 0, done.stdout + done.stderr  # a SHOULD finding under the MUST gate, never exit 3
-    assert "FAIL     SHOULD MCP-STRUCTURED" in done.stdout and "PASS     MUST   CANON-RESULT-LIST-CONTACTS" in done.stdout
-    broken = conformance("run", "canon-verbs", "--binding", "mcp", "--fault", "mcp_tool_result_without_content",
+                       "--only", "MCP-STRUCTURED", "--only", "CANON-RESULT-LIST-CONTACTS",
+                       "--report", str(tmp_path / "r"))
+    # a SHOULD finding under the MUST gate, never exit 3
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ("FAIL     SHOULD MCP-STRUCTURED" in done.stdout
+            and "PASS     MUST   CANON-RESULT-LIST-CONTACTS" in done.stdout)
+    broken = conformance("run", "canon-verbs", "--binding", "mcp",
+                         "--fault", "mcp_tool_result_without_content",
                          "--only", "MCP-SCHEMA", "--report", str(tmp_path / "s"))
     assert broken.returncode == 1, broken.stdout + broken.stderr  # a MUST broken by a JSON-RPC answer: exit 1
     assert "/result" in broken.stdout and "content" in broken.stdout
@@ -206,7 +227,8 @@ def test_a_text_only_tool_result_is_a_finding_not_an_unreachable_target(tmp_path
 def test_every_mcp_row_cites_its_revisions_page_and_canon_gets_no_stateless_rows():
     for profile in (CANON, WEVER):
         for row in [r for r in profile.requirements if r.id.startswith("MCP-")]:
-            assert row.source.is_profile or row.source.file.startswith(("specs/mcp/", profile.spec_relpath)), row.id
+            assert (row.source.is_profile
+                    or row.source.file.startswith(("specs/mcp/", profile.spec_relpath))), row.id
             if row.source.file.endswith(".mdx"):
                 assert row.source.pointer.startswith("line "), row.id
     assert not any(r.id.startswith("MCP-STATELESS-") for r in CANON.requirements)

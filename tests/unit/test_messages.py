@@ -63,7 +63,8 @@ def test_invalid_utf8_and_deep_nesting_are_named(tmp_path, capsys, kind):
 
 
 def a_case(tmp_path) -> tuple:
-    case = Case("bindu", "BINDU-RPC-ID-ECHO", "MUST", "t", {"file": "specs/bindu/openapi.yaml", "pointer": ""},
+    case = Case("bindu", "BINDU-RPC-ID-ECHO", "MUST", "t",
+                {"file": "specs/bindu/openapi.yaml", "pointer": ""},
                 "reference", 1, "quick", "m", [])
     path = write_case(tmp_path, case)
     return path, json.loads(path.read_text())
@@ -86,7 +87,8 @@ def test_a_case_file_of_the_wrong_shape_names_the_keys(tmp_path, capsys):
     ({"source": None}, "source must be an object, not null"),
     ({"exchanges": [{"request": {}}]}, "exchanges[0]: missing key response"),
     ({"exchanges": [{"request": {}, "response": None, "extra": 1}]}, "exchanges[0]: unknown key extra"),
-    ({"exchanges": [{"request": [], "response": None}]}, "exchanges[0].request must be an object, not a list"),
+    ({"exchanges": [{"request": [], "response": None}]},
+     "exchanges[0].request must be an object, not a list"),
     ({"exchanges": [3]}, "exchanges[0] must be an object, not a number"),
 ])
 def test_a_case_value_of_the_wrong_type_is_named(tmp_path, capsys, change, expected):
@@ -99,7 +101,8 @@ def test_a_case_value_of_the_wrong_type_is_named(tmp_path, capsys, change, expec
 def test_a_case_file_that_is_not_an_object_or_not_json(tmp_path, capsys):
     path = tmp_path / "list.json"
     path.write_text("[1, 2]")
-    assert "not a conformance case file: a JSON object is expected, not a list" in one_line_error(capsys, ["replay", str(path)])
+    assert ("not a conformance case file: a JSON object is expected, not a list"
+            in one_line_error(capsys, ["replay", str(path)]))
     path.write_text("{oops")
     assert f"case {path} is not JSON" in one_line_error(capsys, ["replay", str(path)])
 
@@ -114,7 +117,8 @@ def test_a_good_case_still_round_trips(tmp_path):
     ('{"profile": "bindu"}', "missing key requirements"),
     ('{"requirements": []}', "missing key profile"),
     ('{"profile": "bindu", "requirements": {}}', "requirements must be a list"),
-    ('{"profile": "bindu", "requirements": [{"id": "X", "level": "MUST"}]}', "requirements[0].status must be text"),
+    ('{"profile": "bindu", "requirements": [{"id": "X", "level": "MUST"}]}',
+     "requirements[0].status must be text"),
 ])
 def test_a_summary_of_the_wrong_shape_is_named(tmp_path, capsys, text, expected):
     path = tmp_path / "summary.json"
@@ -126,6 +130,8 @@ def test_a_summary_of_the_wrong_shape_is_named(tmp_path, capsys, text, expected)
 def test_a_config_that_does_not_parse_is_named(tmp_path, capsys):
     config = tmp_path / "c.yaml"
     config.write_text("timeout: [1\n")
-    assert f"config {config} does not parse" in one_line_error(capsys, ["run", "bindu", "--config", str(config)])
+    assert f"config {config} does not parse" in one_line_error(
+        capsys, ["run", "bindu", "--config", str(config)])
     config.write_text("[" * 100_000)
-    assert f"config {config} does not parse" in one_line_error(capsys, ["run", "bindu", "--config", str(config)])
+    assert f"config {config} does not parse" in one_line_error(
+        capsys, ["run", "bindu", "--config", str(config)])

@@ -214,7 +214,8 @@ def test_a_broken_get_fails_naming_operation_and_check(fault, check, words):
 
 def test_a_missing_required_response_header_fails():
     ctx, http = context(make_app("missing-header"))
-    check_rest_operations(ctx, SPEC, include=lambda m, p: m == "POST", headers={"Authorization": TOKEN}, examples=3)
+    check_rest_operations(ctx, SPEC, include=lambda m, p: m == "POST", headers={"Authorization": TOKEN},
+                          examples=3)
     [failure] = ctx.subcheck_failures
     assert failure.message.startswith("POST /items: response_headers_conformance: ")
     assert "Location" in failure.message

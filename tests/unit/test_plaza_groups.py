@@ -80,9 +80,11 @@ def test_retry_is_rechecked_and_stores_once(site: Site) -> None:
     request_key = key()
     one = site.command("bob", "group_send", group_id=gid, content="once", request_key=request_key)
     two = site.command("bob", "group_send", group_id=gid, content="once", request_key=request_key)
-    assert one["message"]["id"] == two["message"]["id"] and two["replayed"] and contents(site, "alice", gid) == ["once"]
+    assert (one["message"]["id"] == two["message"]["id"] and two["replayed"]
+            and contents(site, "alice", gid) == ["once"])
     site.command("bob", "group_authorization_revoke", request_key=key())
-    site.command_error("bob", "group_send", "NOT_PERMITTED", group_id=gid, content="once", request_key=request_key)
+    site.command_error("bob", "group_send", "NOT_PERMITTED", group_id=gid, content="once",
+                       request_key=request_key)
 
 
 def test_queue_is_not_delivery_and_loop_guard(site: Site) -> None:
@@ -94,7 +96,8 @@ def test_queue_is_not_delivery_and_loop_guard(site: Site) -> None:
     assert contents(site, "bob", gid) == ["later"]
     site.command("bob", "group_send", group_id=gid, content="answer 1", request_key=key())
     site.command("alice", "group_send", group_id=gid, content="answer 2", request_key=key())
-    site.command_error("bob", "group_send", "NOT_PERMITTED", group_id=gid, content="answer 3", request_key=key())
+    site.command_error("bob", "group_send", "NOT_PERMITTED", group_id=gid, content="answer 3",
+                       request_key=key())
 
 
 def test_group_command_routing_and_work_items(site: Site) -> None:

@@ -46,9 +46,11 @@ def plaza_profile() -> Profile:
     spec = load_document(spec_path)
     document = SpecDocument(spec, spec_path.read_text(encoding="utf-8"), settings["spec"], "agent-plaza")
     return Profile(
-        name=settings["name"], title=settings["title"], spec_path=spec_path, spec_relpath=settings["spec"], spec=spec,
+        name=settings["name"], title=settings["title"], spec_path=spec_path, spec_relpath=settings["spec"],
+        spec=spec,
         spec_sha256=sha256_of(spec_path), settings=settings, operations=read_operations(document, settings),
-        errors=read_errors(document, settings), requirements=[], faults={}, create_reference=plaza.create_reference,
+        errors=read_errors(document, settings), requirements=[], faults={},
+        create_reference=plaza.create_reference,
         probe=plaza.probe, limits=plaza_limits(settings, spec),
     )
 
@@ -61,7 +63,8 @@ ENDPOINT = "/a2a/personal"
 CODES = {row.name: row.code for row in PROFILE.errors.values()}
 STATUSES = {row.name: row.http_status for row in PROFILE.errors.values()}
 NOW = 1773144000.0  # 2026-03-10T12:00:00Z
-HEADERS = {"Content-Type": "application/json", "A2A-Version": SPEC["requiredHeaders"]["A2A-Version"], "A2A-Extensions": EXT}
+HEADERS = {"Content-Type": "application/json", "A2A-Version": SPEC["requiredHeaders"]["A2A-Version"],
+           "A2A-Extensions": EXT}
 
 
 def limit(name: str) -> int:
@@ -87,7 +90,8 @@ class Site:
         return NOW + self.ticks / 1000
 
     # -- raw ----------------------------------------------------------------------------
-    def post(self, body: Any, who: str | None = "alice", headers: dict[str, str | None] | None = None) -> httpx.Response:
+    def post(self, body: Any, who: str | None = "alice",
+             headers: dict[str, str | None] | None = None) -> httpx.Response:
         hdrs: dict[str, str] = {}
         for key, value in {**HEADERS, **({"Authorization": f"Bearer {CREDS[who]['token']}"} if who else {}),
                            **(headers or {})}.items():
@@ -135,7 +139,8 @@ class Site:
         return task
 
     def command(self, who: str, operation: str, context: str | None = None, **data: Any) -> dict[str, Any]:
-        result = self.ok("SendMessage", self.params({"data": {"operation": operation, **data}}, context=context), who)
+        result = self.ok("SendMessage",
+                         self.params({"data": {"operation": operation, **data}}, context=context), who)
         part = result["message"]["parts"][0]
         assert part["data"]["operation"] == operation and part["mediaType"] == "application/json"
         payload: dict[str, Any] = part["data"]
@@ -144,7 +149,8 @@ class Site:
     def command_error(self, who: str, operation: str, name: str, **data: Any) -> dict[str, Any]:
         return self.error("SendMessage", self.params({"data": {"operation": operation, **data}}), name, who)
 
-    def invite(self, sender: str = "alice", recipient: str = "bob", text: str = "Hello, shall we compare notes?") -> str:
+    def invite(self, sender: str = "alice", recipient: str = "bob",
+               text: str = "Hello, shall we compare notes?") -> str:
         task = self.text(sender, text, to=recipient)
         connection_id: str = task["contextId"]
         return connection_id
@@ -182,7 +188,8 @@ def issues_of(error: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def test_header_checks_in_order(site: Site) -> None:
-    body = {"jsonrpc": "2.0", "id": "h", "method": "SendMessage", "params": site.params({"data": {"operation": "status"}})}
+    body = {"jsonrpc": "2.0", "id": "h", "method": "SendMessage",
+            "params": site.params({"data": {"operation": "status"}})}
     resp = site.post(body, headers={"Content-Type": "text/plain", "A2A-Version": None})
     assert resp.status_code == 415 and resp.json()["error"]["code"] == CODES["INVALID_REQUEST"]
     resp = site.post(body, who=None, headers={"A2A-Version": None})
@@ -199,10 +206,13 @@ def test_envelope_and_method_errors(site: Site) -> None:
     assert site.post(b"{nope").json()["error"]["code"] == CODES["PARSE_ERROR"]
     no_id = site.post({"jsonrpc": "2.0", "method": "GetTask", "params": {"id": "x"}}).json()
     assert no_id["error"]["code"] == CODES["INVALID_REQUEST"] and no_id["id"] is None
-    assert site.post({"jsonrpc": "1.0", "id": 1, "method": "GetTask"}).json()["error"]["code"] == CODES["INVALID_REQUEST"]
-    for method, name in [("SendStreamingMessage", "UNSUPPORTED_OPERATION"), ("SubscribeToTask", "UNSUPPORTED_OPERATION"),
+    assert (site.post({"jsonrpc": "1.0", "id": 1, "method": "GetTask"}).json()["error"]["code"]
+            == CODES["INVALID_REQUEST"])
+    for method, name in [("SendStreamingMessage", "UNSUPPORTED_OPERATION"),
+                         ("SubscribeToTask", "UNSUPPORTED_OPERATION"),
                          ("CreateTaskPushNotificationConfig", "PUSH_NOTIFICATION_NOT_SUPPORTED"),
-                         ("GetExtendedAgentCard", "EXTENDED_AGENT_CARD_NOT_CONFIGURED"), ("Nope", "METHOD_NOT_FOUND")]:
+                         ("GetExtendedAgentCard", "EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
+                         ("Nope", "METHOD_NOT_FOUND")]:
         site.error(method, {}, name)
     assert site.rpc("GetTask", {"id": "missing"}, rid=7)["id"] == 7
 
@@ -210,9 +220,11 @@ def test_envelope_and_method_errors(site: Site) -> None:
 def test_agent_card(site: Site) -> None:
     for path in ("/a2a/personal/agent-card.json", "/.well-known/agent-card.json"):
         card = site.client.get(path).json()
-        assert card["supportedInterfaces"] == [{"url": "http://reference/a2a/personal", "protocolBinding": "JSONRPC",
+        assert card["supportedInterfaces"] == [{"url": "http://reference/a2a/personal",
+                                                "protocolBinding": "JSONRPC",
                                                 "protocolVersion": "1.0"}]
-        assert {k: v for k, v in card["capabilities"].items() if k != "extensions"} == SPEC["optionalCapabilities"]
+        assert ({k: v for k, v in card["capabilities"].items() if k != "extensions"}
+                == SPEC["optionalCapabilities"])
         assert card["capabilities"]["extensions"] == [{"uri": EXT, "required": True}]
         assert card["security"] == [{"bearer": []}] and "bearer" in card["securitySchemes"]
 
@@ -288,7 +300,8 @@ def test_other_methods_params(site: Site) -> None:
     site.error("CancelTask", {}, "A2A_INVALID_PARAMETERS")
     site.error("ListTasks", {"pageSize": 101}, "A2A_INVALID_PARAMETERS")
     site.error("SendMessage", site.params({"data": {"operation": "status"}},
-                                         configuration={"taskPushNotificationConfig": {}}), "PUSH_NOTIFICATION_NOT_SUPPORTED")
+                                         configuration={"taskPushNotificationConfig": {}}),
+               "PUSH_NOTIFICATION_NOT_SUPPORTED")
 
 
 def test_issue_list_is_bounded(site: Site) -> None:
@@ -310,7 +323,8 @@ def test_invitation_accept_texts_and_pages(site: Site) -> None:
     ext = task["metadata"][EXT]
     assert task["status"]["state"] == "TASK_STATE_SUBMITTED" and ext["connection_state"] == "invitation"
     assert ext["receipt"]["message_sent"] is True and ext["receipt"]["record_type"] == "send_receipt"
-    assert set(ext["receipt"]["message"]) == {"id", "seq", "created_at", "sender", "sender_kind", "record_type"}
+    assert set(ext["receipt"]["message"]) == {"id", "seq", "created_at", "sender", "sender_kind",
+                                              "record_type"}
     # the invitation takes no further texts from either side until accepted
     site.error("SendMessage", site.params({"text": "again"}, context=conn), "NOT_PERMITTED")
     site.error("SendMessage", site.params({"text": "hi"}, context=conn), "NOT_PERMITTED", who="bob")
@@ -320,7 +334,8 @@ def test_invitation_accept_texts_and_pages(site: Site) -> None:
     assert site.command("bob", "friends")["friends"][0]["state"] == "invitation"
     site.command_error("alice", "respond", "NOT_PERMITTED", connection_id=conn, decision="accept")
     site.command_error("carol", "respond", "NOT_FOUND", connection_id=conn, decision="accept")
-    assert site.command("bob", "respond", connection_id=conn, decision="accept")["connection"]["state"] == "active"
+    assert (site.command("bob", "respond", connection_id=conn, decision="accept")["connection"]["state"]
+            == "active")
     # texts both ways, several in a row
     for i in range(30):
         site.text("bob" if i % 3 else "alice", f"message {i + 2}", context=conn)
@@ -336,9 +351,11 @@ def test_invitation_accept_texts_and_pages(site: Site) -> None:
     assert [int(m["seq"]) for m in page["messages"]] == list(range(1, 12)) and page["next_request"] is None
     # forward history followed to the end
     seen: list[int] = []
-    request: dict[str, Any] | None = {"operation": "read_conversation", "connection_id": conn, "after_seq": "0", "limit": 7}
+    request: dict[str, Any] | None = {"operation": "read_conversation", "connection_id": conn,
+                                      "after_seq": "0", "limit": 7}
     while request is not None:
-        page = site.command("alice", "read_conversation", **{k: v for k, v in request.items() if k != "operation"})
+        page = site.command("alice", "read_conversation",
+                            **{k: v for k, v in request.items() if k != "operation"})
         seen += [int(m["seq"]) for m in page["messages"]]
         assert page["has_more"] == (page["next_request"] is not None)
         request = page["next_request"]
@@ -352,27 +369,35 @@ def test_invitation_accept_texts_and_pages(site: Site) -> None:
 def test_consent_controls(site: Site) -> None:
     conn = site.invite("alice", "bob")
     site.command_error("alice", "respond", "NOT_PERMITTED", connection_id=conn, decision="decline")
-    assert site.command("bob", "respond", connection_id=conn, decision="decline")["connection"]["state"] == "declined"
+    assert (site.command("bob", "respond", connection_id=conn, decision="decline")["connection"]["state"]
+            == "declined")
     site.command_error("bob", "respond", "INVALID_STATE", connection_id=conn, decision="accept")
     # a new invitation after a decline opens a new connection; the inviter may withdraw it
     conn2 = site.invite("alice", "bob")
     assert conn2 != conn
-    assert site.command("alice", "respond", connection_id=conn2, decision="close")["connection"]["state"] == "closed"
+    assert (site.command("alice", "respond", connection_id=conn2, decision="close")["connection"]["state"]
+            == "closed")
     conn3 = site.friends("alice", "bob")
     # rounds: complete with the current round_no; the next text opens round 2
-    site.command_error("alice", "respond", "INVALID_STATE", connection_id=conn3, decision="complete", round_no=2)
-    assert site.command("alice", "respond", connection_id=conn3, decision="complete", round_no=1)["connection"]["round_no"] == 1
+    site.command_error("alice", "respond", "INVALID_STATE", connection_id=conn3, decision="complete",
+                       round_no=2)
+    assert (site.command("alice", "respond", connection_id=conn3, decision="complete",
+                         round_no=1)["connection"]["round_no"] == 1)
     assert site.text("bob", "new round", context=conn3)["metadata"][EXT]["round_no"] == 2
-    assert site.command("bob", "respond", connection_id=conn3, decision="complete")["connection"]["round_no"] == 2
+    assert (site.command("bob", "respond", connection_id=conn3, decision="complete")["connection"]["round_no"]
+            == 2)
     assert site.text("alice", "round three", context=conn3)["metadata"][EXT]["round_no"] == 3
     # block stops the peer's texts and invitations until unblock
-    assert site.command("bob", "friend_control", connection_id=conn3, decision="block")["connection"]["state"] == "blocked"
+    assert (site.command("bob", "friend_control", connection_id=conn3,
+                         decision="block")["connection"]["state"] == "blocked")
     site.error("SendMessage", site.params({"text": "hi"}, context=conn3), "NOT_PERMITTED")
     site.error("SendMessage", site.params({"text": "hi"}, to="bob"), "NOT_PERMITTED")
     site.command_error("alice", "friend_control", "NOT_PERMITTED", connection_id=conn3, decision="unblock")
-    assert site.command("bob", "friend_control", connection_id=conn3, decision="unblock")["connection"]["state"] == "active"
+    assert (site.command("bob", "friend_control", connection_id=conn3,
+                         decision="unblock")["connection"]["state"] == "active")
     site.text("alice", "thanks", context=conn3)
-    assert site.command("alice", "friend_control", connection_id=conn3, decision="remove")["connection"]["state"] == "removed"
+    assert (site.command("alice", "friend_control", connection_id=conn3,
+                         decision="remove")["connection"]["state"] == "removed")
     site.command_error("bob", "read_conversation", "NOT_PERMITTED", connection_id=conn3)
     # stop: no more sends, status says so
     assert site.command("carol", "stop") == {"operation": "stop", "stopped": True}
@@ -427,7 +452,8 @@ def test_list_tasks(site: Site) -> None:
     mine = [site.text("alice", f"t{i}", context=conn)["id"] for i in range(4)]
     page = site.ok("ListTasks", {"pageSize": 3, "historyLength": 0})
     assert page["totalSize"] == 5 and page["pageSize"] == 3 and page["nextPageToken"]
-    assert [t["id"] for t in page["tasks"]] == mine[::-1][:3] and all("history" not in t for t in page["tasks"])
+    assert ([t["id"] for t in page["tasks"]] == mine[::-1][:3]
+            and all("history" not in t for t in page["tasks"]))
     rest = site.ok("ListTasks", {"pageSize": 3, "pageToken": page["nextPageToken"]})
     assert len(rest["tasks"]) == 2 and rest["nextPageToken"] == ""
     assert site.ok("ListTasks", {"contextId": fresh()})["totalSize"] == 0
@@ -440,7 +466,8 @@ def test_replay_and_context_consumed(site: Site) -> None:
     before = site.snapshot()
     again = site.ok("SendMessage", params)["task"]
     receipt = again["metadata"][EXT]["receipt"]
-    assert again["id"] == first["id"] and receipt["message_sent"] is False and receipt["original_message_sent"] is True
+    assert (again["id"] == first["id"] and receipt["message_sent"] is False
+            and receipt["original_message_sent"] is True)
     assert receipt["message"] == first["metadata"][EXT]["receipt"]["message"]
     assert site.snapshot() == before
     other = copy.deepcopy(params)
@@ -486,8 +513,10 @@ def test_blocking_send_completes_when_the_peer_writes(site: Site) -> None:
         async with httpx.AsyncClient(transport=transport, base_url="http://reference") as client:
             async def peer() -> httpx.Response:
                 await asyncio.sleep(0.1)
-                return await client.post(ENDPOINT, **body("bob", site.params({"text": "here I am"}, context=conn)))
-            blocking = client.post(ENDPOINT, **body("alice", site.params({"text": "are you there?"}, context=conn, immediate=None)))
+                return await client.post(ENDPOINT,
+                                         **body("bob", site.params({"text": "here I am"}, context=conn)))
+            blocking = client.post(ENDPOINT, **body(
+                "alice", site.params({"text": "are you there?"}, context=conn, immediate=None)))
             return list(await asyncio.gather(blocking, peer()))
 
     started = time.monotonic()
@@ -510,7 +539,8 @@ def test_receive_pull_redelivery_ack(site: Site) -> None:
     site.text("alice", "two", context=conn)
     first = site.command("bob", "receive_pull", client_key=key, limit=2)
     batch = first["batch"]
-    assert [i["kind"] for i in batch["items"]] == ["friend_invitation", "friend_message"] and first["more_available"] is True
+    assert ([i["kind"] for i in batch["items"]] == ["friend_invitation", "friend_message"]
+            and first["more_available"] is True)
     assert len(batch["view_id"]) == 64 and len(batch["receipt"]) == 43 and uuid.UUID(batch["batch_id"])
     item = batch["items"][1]
     assert item["read_request"] == {"operation": "read_conversation", "connection_id": conn, "round_no": 1}
@@ -518,20 +548,23 @@ def test_receive_pull_redelivery_ack(site: Site) -> None:
     assert envelope["method"] == "SendMessage" and envelope["params"]["message"]["role"] == "ROLE_USER"
     assert envelope["params"]["message"]["parts"][0]["data"] == item["read_request"]
     assert "result" in site.rpc("SendMessage", envelope["params"], who="bob")
-    assert site.command("bob", "receive_pull", client_key=key, limit=5)["batch"] == batch  # redelivered unchanged
+    # redelivered unchanged
+    assert site.command("bob", "receive_pull", client_key=key, limit=5)["batch"] == batch
     status = site.command("bob", "receive_status", client_key=key)
     assert status == {"operation": "receive_status", "client_key": key, "pending_count": 3,
                       "outstanding_batch_id": batch["batch_id"]}
     ack = {k: v for k, v in first["ack_request"].items() if k != "operation"}
     done = site.command("bob", "receive_ack", **ack)
-    assert done == {"operation": "receive_ack", "acknowledged": True, "batch_id": batch["batch_id"], "acknowledged_count": 2}
+    assert done == {"operation": "receive_ack", "acknowledged": True, "batch_id": batch["batch_id"],
+                    "acknowledged_count": 2}
     assert site.command("bob", "receive_ack", **ack) == done  # after a lost answer
     site.command_error("bob", "receive_ack", "NOT_FOUND", **{**ack, "receipt": "A" * 43})
     site.command_error("alice", "receive_ack", "NOT_FOUND", **ack)
     nxt = site.command("bob", "receive_pull", client_key=key)
     assert nxt["batch"]["batch_id"] != batch["batch_id"] and nxt["more_available"] is False
     assert [i["kind"] for i in nxt["batch"]["items"]] == ["friend_message"]
-    assert site.command("bob", "receive_status", client_key=fresh())["pending_count"] == 3  # another key starts at the oldest
+    # another key starts at the oldest
+    assert site.command("bob", "receive_status", client_key=fresh())["pending_count"] == 3
 
 
 def test_receive_wait_is_bounded_by_the_deadline(site: Site) -> None:
@@ -573,7 +606,8 @@ def test_inbox_paging_and_notices(site: Site) -> None:
     assert len(seen) == len(set(seen)) == 6 and seen[0] == conn  # the accepted one was updated last
     newest = site.command("alice", "inbox", limit=1)["conversations"][0]
     by_time = site.command("alice", "inbox", before_updated_at=newest["updated_at"])["conversations"]
-    assert newest["connection_id"] not in [c["connection_id"] for c in by_time]  # a lone before_updated_at bounds by time
+    # a lone before_updated_at bounds by time
+    assert newest["connection_id"] not in [c["connection_id"] for c in by_time]
     assert {a["connection_id"] for a in agents} <= set(seen)
     notices = site.command("alice", "inbox", limit=4)
     ids = [int(n["notice_id"]) for n in notices["notices"]]
@@ -581,7 +615,8 @@ def test_inbox_paging_and_notices(site: Site) -> None:
     rest = site.command("alice", **notices["next_notices_request"])
     assert [int(n["notice_id"]) for n in rest["notices"]][0] > ids[-1]
     full = site.params({"data": {"operation": "inbox", "view": "full"}})
-    assert site.ok("SendMessage", full)["message"]["parts"][0]["data"]["conversations"][0]["last_message"]["text"]
+    assert (site.ok("SendMessage", full)["message"]["parts"][0]["data"]["conversations"][0]
+            ["last_message"]["text"])
     before = site.snapshot()
     site.ok("SendMessage", full)  # a replay re-runs the read and changes nothing
     assert site.snapshot() == before
@@ -595,7 +630,8 @@ def test_inbox_summary_bounds(site: Site) -> None:
     assert attention["pending_received_invitation_count"] == limit("attention_scan_count")
     items = attention["external_agent_items"]
     assert len(items) == limit("attention_items_count")
-    assert items[0]["decision_options"] == ["accept", "decline"] and items[0]["read_request"]["operation"] == "read_conversation"
+    assert (items[0]["decision_options"] == ["accept", "decline"]
+            and items[0]["read_request"]["operation"] == "read_conversation")
     assert attention["authority"] == SPEC["mailboxAttention"]["authority"]
     assert all(group in attention for group in SPEC["mailboxAttention"]["groups"])
     quiet = site.command("carol", "inbox_summary")["mailbox_attention"]
@@ -622,7 +658,8 @@ def test_scopes_and_owner_credential(site: Site) -> None:
     assert page["messages"][0]["sender"] == CREDS["alice"]["id"]
     assert sorted(site.command("reader", "status")["scopes"]) == sorted(CREDS["reader"]["scopes"])
     site.command_error("reader", "stop", "FORBIDDEN")
-    resp = site.post({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": site.params({"data": {"operation": "status"}})},
+    resp = site.post({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                      "params": site.params({"data": {"operation": "status"}})},
                      who="owner")
     assert resp.status_code == STATUSES["FORBIDDEN"] == 403
     assert resp.json()["error"]["data"][0]["reason"] == "FORBIDDEN"

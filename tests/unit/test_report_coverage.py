@@ -14,7 +14,8 @@ from conformance.runner import Verdict
 from conformance.statements import Statement, coverage, run_coverage
 
 
-def _statement(sid: str, checked_by: tuple[str, ...] = (), untestable: str = "", later: tuple[str, ...] = ()) -> Statement:
+def _statement(sid: str, checked_by: tuple[str, ...] = (), untestable: str = "",
+               later: tuple[str, ...] = ()) -> Statement:
     return Statement(sid, "/x", "says", "MUST", "c", checked_by, untestable, later)
 
 
@@ -48,13 +49,15 @@ def test_a_run_with_untested_and_blocked_requirements_shows_a_lower_exercised_fi
     assert whole["coverage_run"]["not_exercised"] == []
 
     profile = load_profile("bindu")
-    not_run = {r.id: ("untested" if i % 3 == 0 else "blocked") for i, r in enumerate(profile.requirements) if i % 2 == 0}
+    not_run = {r.id: ("untested" if i % 3 == 0 else "blocked") for i, r in enumerate(profile.requirements)
+               if i % 2 == 0}
     not_run[profile.requirements[1].id] = "skipped"
     summary = _summary(not_run)
     cov, run = summary["coverage"], summary["coverage_run"]
     assert cov == whole["coverage"]  # the map's static figure does not move
     assert run["testable"] == cov["testable"] and run["covered"] < cov["covered"]
-    reached = {r["id"] for r in summary["requirements"] if r["status"] in ("passed", "failed", "expected_failure")}
+    reached = {r["id"] for r in summary["requirements"]
+               if r["status"] in ("passed", "failed", "expected_failure")}
     by_id = {s.id: s for s in profile.statements}
     assert run["not_exercised"] and all(not set(by_id[s].checked_by) & reached for s in run["not_exercised"])
     assert run["covered"] + len(run["not_exercised"]) == run["testable"]

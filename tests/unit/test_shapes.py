@@ -18,8 +18,10 @@ from starlette.routing import Route
 from conformance.profiles import load_profile
 from conformance.shapes import Rewriter, ShapedApp, ShapeRules, rules_of
 
-RULES = ShapeRules(named=frozenset({"id", "state", "items"}), maps=frozenset({"labels"}), codes=frozenset({"NOT_FOUND", -32042}))
-ANSWER = {"task": {"id": "t1", "state": "offered", "sender_id": "m1"}, "items": [{"peer": {"public_id": "p1"}}]}
+RULES = ShapeRules(named=frozenset({"id", "state", "items"}), maps=frozenset({"labels"}),
+                   codes=frozenset({"NOT_FOUND", -32042}))
+ANSWER = {"task": {"id": "t1", "state": "offered", "sender_id": "m1"},
+          "items": [{"peer": {"public_id": "p1"}}]}
 
 
 def leaves(value, extras=()):
@@ -62,7 +64,8 @@ def test_a_variant_is_consistent_across_answers_and_the_same_for_the_same_seed()
 
 def test_the_jsonrpc_envelope_and_the_documents_codes_stay_and_the_profiles_codes_change():
     rw = Rewriter(RULES, 1)
-    env = rw.answer({"jsonrpc": "2.0", "id": 4, "error": {"code": -32042, "message": "not found", "data": {"why": "gone"}}}, 200)
+    env = rw.answer({"jsonrpc": "2.0", "id": 4,
+                     "error": {"code": -32042, "message": "not found", "data": {"why": "gone"}}}, 200)
     assert set(env) == {"jsonrpc", "id", "error"} and env["id"] == 4
     assert env["error"]["code"] != -32042 and isinstance(env["error"]["code"], int)
     assert env["error"]["message"] != "not found"
@@ -92,7 +95,8 @@ def _objects(value):
 def test_a_maps_keys_are_data_and_an_inner_member_has_its_own_vocabulary():
     rules = ShapeRules(named=frozenset({"data", "labels"}), maps=frozenset({"labels"}),
                        inner=(("data", ShapeRules(named=frozenset({"message_sent"}))),))
-    shaped = Rewriter(rules, 1).answer({"labels": {"some_label": "v"}, "data": {"message_sent": True, "seq": 1}}, 200)
+    shaped = Rewriter(rules, 1).answer({"labels": {"some_label": "v"},
+                                        "data": {"message_sent": True, "seq": 1}}, 200)
     assert shaped["labels"] == {"some_label": "v"}
     assert "message_sent" in shaped["data"] and "seq" not in shaped["data"]
 
@@ -106,7 +110,8 @@ def test_seed_two_moves_levels_somewhere_and_loses_no_value():
 
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["id", "state", "a_b", "cD", "task", "x"]), inner, max_size=4),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                        st.sampled_from(["id", "state", "a_b", "cD", "task", "x"]), inner, max_size=4),
                     max_leaves=20)
 
 
@@ -123,13 +128,15 @@ def test_the_wrapper_rewrites_json_and_event_streams_and_leaves_mcp_and_control_
     async def rpc(request):
         body = await request.json()
         if body.get("method") == "tools/list":
-            return JSONResponse({"jsonrpc": "2.0", "id": body["id"], "result": {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}})
+            return JSONResponse({"jsonrpc": "2.0", "id": body["id"],
+                                 "result": {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}})
         content = {"task_ref": {"id": "t1"}}
         return JSONResponse({"jsonrpc": "2.0", "id": body["id"], "result": {
             "structuredContent": content, "content": [{"type": "text", "text": json.dumps(content)}]}})
 
     async def stream(request):
-        return Response('data: {"jsonrpc": "2.0", "id": 1, "result": {"some_key": 1}}\n\n', media_type="text/event-stream")
+        return Response('data: {"jsonrpc": "2.0", "id": 1, "result": {"some_key": 1}}\n\n',
+                        media_type="text/event-stream")
 
     async def control(request):
         return JSONResponse({"some_key": 1})
@@ -139,9 +146,12 @@ def test_the_wrapper_rewrites_json_and_event_streams_and_leaves_mcp_and_control_
     shaped = ShapedApp(app, Rewriter(ShapeRules(named=frozenset({"id"})), 1))
 
     async def go():
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=shaped), base_url="http://t") as client:
-            listed = (await client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).json()
-            called = await client.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {}})
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=shaped),
+                                     base_url="http://t") as client:
+            listed = (await client.post("/mcp",
+                                        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).json()
+            called = await client.post("/mcp",
+                                       json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {}})
             sse = (await client.post("/sse", json={})).text
             ctl = (await client.post("/_control/x", json={})).json()
             return listed, called, sse, ctl
@@ -149,7 +159,8 @@ def test_the_wrapper_rewrites_json_and_event_streams_and_leaves_mcp_and_control_
     listed, called, sse, ctl = asyncio.run(go())
     assert listed["result"]["tools"][0]["inputSchema"] == {"type": "object"}
     result = called.json()["result"]
-    assert "task_ref" not in result["structuredContent"] and json.loads(result["content"][0]["text"]) == result["structuredContent"]
+    assert ("task_ref" not in result["structuredContent"]
+            and json.loads(result["content"][0]["text"]) == result["structuredContent"])
     assert int(called.headers["content-length"]) == len(called.content)
     assert "some_key" not in sse and '"result"' in sse
     assert ctl == {"some_key": 1}
@@ -157,7 +168,8 @@ def test_the_wrapper_rewrites_json_and_event_streams_and_leaves_mcp_and_control_
 
 def test_a_shapes_block_citing_what_the_document_does_not_say_does_not_load():
     profile = copy.copy(load_profile("wever-connect"))  # the loaded profile is shared: change a copy
-    profile.settings = {**profile.settings, "shapes": {"named": [{"key": "no_such_answer_field", "at": "/flow"}]}}
+    profile.settings = {**profile.settings,
+                        "shapes": {"named": [{"key": "no_such_answer_field", "at": "/flow"}]}}
     with pytest.raises(ValueError, match="does not occur at /flow"):
         rules_of(profile)
     profile.settings = {**profile.settings, "shapes": {"named_from": ["/no/such/pointer"]}}

@@ -71,7 +71,8 @@ def test_an_answer_resets_the_silence_count(server):
     http.close()
 
 
-@pytest.mark.parametrize("server", [hostile.huge_body, hostile.endless_body, hostile.gzip_bomb], indirect=True)
+@pytest.mark.parametrize("server", [hostile.huge_body, hostile.endless_body, hostile.gzip_bomb],
+                         indirect=True)
 def test_an_oversized_answer_is_cut_without_holding_it(server):
     hostile.gzip_bomb_body()
     http = HttpTransport(server.url, timeout=20, max_answer=2**20)

@@ -109,7 +109,8 @@ def test_help_documents_limits_and_exit_codes(capsys):
     with pytest.raises(SystemExit):
         cli.main(["run", "--help"])
     out = capsys.readouterr().out
-    for text in ("--max-time", "exit codes", "130", "timeout", "max_answer_mib", "redirects are never followed"):
+    for text in ("--max-time", "exit codes", "130", "timeout", "max_answer_mib",
+                 "redirects are never followed"):
         assert text in out
 
 
@@ -138,7 +139,8 @@ def test_the_seeded_utf8_table_is_what_hypothesis_computes(tmp_path):
 
 def test_skip_leaves_out_what_it_names_and_grades_nothing(tmp_path, capsys):
     assert "unknown requirement" in one_line_error(capsys, ["run", "bindu", "--skip", "NO-SUCH-*"])
-    code = cli.main(["run", "bindu", "--budget", "quick", "--only", "BINDU-RPC-*", "--skip", "BINDU-RPC-PARSE-*",
+    code = cli.main(["run", "bindu", "--budget", "quick", "--only", "BINDU-RPC-*",
+                     "--skip", "BINDU-RPC-PARSE-*",
                      "--report", str(tmp_path / "r")])
     assert code == 0, capsys.readouterr()
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())

@@ -39,9 +39,11 @@ def wever_profile() -> Profile:
     spec = load_document(spec_path)
     document = SpecDocument(spec, spec_path.read_text(encoding="utf-8"), settings["spec"], "wever-connect")
     return Profile(
-        name=settings["name"], title=settings["title"], spec_path=spec_path, spec_relpath=settings["spec"], spec=spec,
+        name=settings["name"], title=settings["title"], spec_path=spec_path, spec_relpath=settings["spec"],
+        spec=spec,
         spec_sha256=sha256_of(spec_path), settings=settings, operations=read_operations(document, settings),
-        errors=read_errors(document, settings), requirements=[], faults={}, create_reference=wever.create_reference,
+        errors=read_errors(document, settings), requirements=[], faults={},
+        create_reference=wever.create_reference,
         probe=wever.probe, limits=load_limits(settings.get("limits"), spec, settings["spec"]),
     )
 
@@ -79,7 +81,8 @@ class Relay:
 
     def __init__(self, **config: Any) -> None:
         self.at = NOW
-        self.app = create_app(PROFILE, ReferenceConfig(clock=lambda: self.at, seed=config.pop("seed", 7), **config))
+        self.app = create_app(PROFILE,
+                              ReferenceConfig(clock=lambda: self.at, seed=config.pop("seed", 7), **config))
         self.ref = self.app.state.reference
         self.client = httpx.Client(transport=InProcessTransport(self.app), base_url="http://reference")
         self.keys = 0
@@ -108,7 +111,8 @@ class Relay:
         body: dict[str, Any] = resp.json()
         return body
 
-    def err(self, action: str, args: Any, code: str, who: Caller = "alice", key: str | None = None) -> dict[str, Any]:
+    def err(self, action: str, args: Any, code: str, who: Caller = "alice",
+            key: str | None = None) -> dict[str, Any]:
         resp = self.post(action, args, who, key)
         body: dict[str, Any] = resp.json()
         assert (resp.status_code, body["error"]["code"]) == (status(code), code), (action, resp.text)
@@ -135,11 +139,13 @@ class Relay:
         return f"key-{self.keys}"
 
     def grant(self, recipient: Caller, sender: Caller) -> None:
-        assert self.ok("allow_sender", {"sender_id": self.id(sender), "allowed": True}, recipient)["allowed"] is True
+        assert (self.ok("allow_sender", {"sender_id": self.id(sender), "allowed": True}, recipient)["allowed"]
+                is True)
 
     def send(self, sender: Caller = "alice", recipient: Caller = "bob", task: Any = None,
              key: str | None = None, capability: str = CAPABILITY) -> httpx.Response:
-        body = {"recipient_id": self.id(recipient), "capability": capability, "task": TASK if task is None else task}
+        body = {"recipient_id": self.id(recipient), "capability": capability,
+                "task": TASK if task is None else task}
         return self.post("send_task", body, sender, key or self.fresh_key())
 
     def task(self, sender: Caller = "alice", recipient: Caller = "bob", **kwargs: Any) -> dict[str, Any]:
@@ -155,8 +161,9 @@ class Relay:
         return list(self.ok("inbox", {}, who)["tasks"])
 
     def opt_in(self, who: Caller, discoverable: bool = False, capabilities: list[str] | None = None) -> None:
-        self.ok("update_mailbox", {"label": "opted in", "capabilities": capabilities or [], "discoverable": discoverable,
-                                   "accepts_connection_requests": True}, who)
+        self.ok("update_mailbox",
+                {"label": "opted in", "capabilities": capabilities or [], "discoverable": discoverable,
+                 "accepts_connection_requests": True}, who)
 
     # -- A2A --------------------------------------------------------------------------
     def a2a_raw(self, body: bytes | str, who: Caller = "alice", headers: dict[str, str] | None = None,
@@ -166,16 +173,19 @@ class Relay:
         return self.client.post(A2A["endpoint"], content=body, headers=hdrs)
 
     def a2a(self, method: str, params: Any, who: Caller = "alice", **kwargs: Any) -> httpx.Response:
-        return self.a2a_raw(json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}), who, **kwargs)
+        return self.a2a_raw(json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}), who,
+                            **kwargs)
 
-    def a2a_error(self, method: str, params: Any, code: int, who: Caller = "alice", **kwargs: Any) -> dict[str, Any]:
+    def a2a_error(self, method: str, params: Any, code: int, who: Caller = "alice",
+                  **kwargs: Any) -> dict[str, Any]:
         resp = self.a2a(method, params, who, **kwargs)
         body: dict[str, Any] = resp.json()
         assert "error" in body and body["error"]["code"] == code, (resp.status_code, body)
         return body
 
     # -- MCP --------------------------------------------------------------------------
-    def mcp(self, method: str, params: Any = None, who: Caller = "alice", headers: dict[str, str] | None = None,
+    def mcp(self, method: str, params: Any = None, who: Caller = "alice",
+            headers: dict[str, str] | None = None,
             notification: bool = False) -> httpx.Response:
         """One MCP message in the era its MCP-Protocol-Version names: a stateless revision's
         _meta and mirrored headers, or the session of a handshake (tests/mcp_session.py)."""
@@ -185,7 +195,8 @@ class Relay:
         said = (headers or {}).get("MCP-Protocol-Version")
         path = SPEC["protocols"]["mcp"]["endpoint"]
         if said in known_revisions() and revision(said).stateless:
-            client = McpClient(None, path, said, dict)  # type: ignore[arg-type]  # only its headers and _meta: no request
+            # only its headers and _meta: no request
+            client = McpClient(None, path, said, dict)  # type: ignore[arg-type]
             client.tool_schemas = {}  # the manifest's actions carry no x-mcp-header
             message["params"] = client.with_meta(params or {})
             sent = {**client.headers_for(message), **self.auth(who), **(headers or {})}
@@ -196,7 +207,8 @@ class Relay:
             self.raw_mcp = RawMcp(self.client, path, "2025-11-25")
         return self.raw_mcp.post(message, self.auth(who), headers)
 
-    def tool(self, name: str, arguments: Any, who: Caller = "alice", headers: dict[str, str] | None = None) -> dict[str, Any]:
+    def tool(self, name: str, arguments: Any, who: Caller = "alice",
+             headers: dict[str, str] | None = None) -> dict[str, Any]:
         resp = self.mcp("tools/call", {"name": name, "arguments": arguments}, who, headers)
         assert resp.status_code == 200, resp.text
         result: dict[str, Any] = resp.json()["result"]
@@ -207,7 +219,8 @@ def message(data: dict[str, Any] | None = None, message_id: str = "msg-1", **ext
     """SendMessage params shaped like the manifest's example, to bob unless told."""
     params = json.loads(json.dumps(EXAMPLE["params"]))
     params["message"]["messageId"] = message_id
-    params["message"]["parts"][0]["data"] = data or {"recipient_id": CREDS["bob"]["id"], "capability": CAPABILITY, "task": TASK}
+    params["message"]["parts"][0]["data"] = data or {"recipient_id": CREDS["bob"]["id"],
+                                                     "capability": CAPABILITY, "task": TASK}
     params["message"].update(extra)
     return dict(params)
 
@@ -223,11 +236,13 @@ def relay() -> Relay:
 def test_reference_credentials_are_fixed_and_seeded(relay: Relay) -> None:
     assert reference_credentials() == CREDS and set(CREDS) == {"alice", "bob", "carol"}
     for cred in CREDS.values():
-        assert validator_for(SPEC["actions"]["allow_sender"]["inputSchema"]["properties"]["sender_id"]).is_valid(cred["id"])
+        assert validator_for(
+            SPEC["actions"]["allow_sender"]["inputSchema"]["properties"]["sender_id"]).is_valid(cred["id"])
         assert cred["token"]
     assert relay.ok("get_mailbox", {}, "alice")["mailbox_id"] == CREDS["alice"]["id"]
     bob = relay.ok("get_mailbox", {}, "bob")
-    assert bob["capabilities"] == [CAPABILITY] and relay.ok("get_mailbox", {}, "carol")["capabilities"] == [CAPABILITY]
+    assert (bob["capabilities"] == [CAPABILITY]
+            and relay.ok("get_mailbox", {}, "carol")["capabilities"] == [CAPABILITY])
     assert not bob["discoverable"] and not bob["accepts_connection_requests"] and bob["allowed_senders"] == []
 
 
@@ -254,7 +269,8 @@ def test_health_openapi_and_agent_card(relay: Relay) -> None:
     card = relay.client.get(SPEC["routes"]["agent_card"]).json()
     interface = card["supportedInterfaces"][0]
     assert interface["url"].endswith(A2A["endpoint"])
-    assert (interface["protocolBinding"], interface["protocolVersion"]) == (A2A["protocol_binding"], A2A["protocol_version"])
+    assert ((interface["protocolBinding"], interface["protocolVersion"])
+            == (A2A["protocol_binding"], A2A["protocol_version"]))
     assert card["capabilities"]["streaming"] is False and card["capabilities"]["pushNotifications"] is False
 
 
@@ -262,7 +278,8 @@ def test_health_openapi_and_agent_card(relay: Relay) -> None:
 
 
 def test_register_mailbox_result_and_token(relay: Relay) -> None:
-    made = relay.ok("register_mailbox", {"label": "new agent", "capabilities": ["csv.clean"], "discoverable": True}, None)
+    made = relay.ok("register_mailbox",
+                    {"label": "new agent", "capabilities": ["csv.clean"], "discoverable": True}, None)
     assert set(made) == {"mailbox_id", "access_token", "expires_at", "label", "capabilities", "discoverable",
                          "accepts_connection_requests"}
     assert made["accepts_connection_requests"] is False and made["discoverable"] is True
@@ -290,7 +307,8 @@ def test_registrations_service_wide_per_day(relay: Relay) -> None:
         resp = relay.ref.serve_action("register_mailbox", raw, {}, f"10.0.{i // per_source}.{i % per_source}")
         assert resp.status_code == 200
     refused = relay.ref.serve_action("register_mailbox", raw, {}, "192.0.2.1")  # a fresh source
-    assert refused.status_code == status("QUOTA_EXCEEDED") and json.loads(refused.body)["error"]["code"] == "QUOTA_EXCEEDED"
+    assert (refused.status_code == status("QUOTA_EXCEEDED")
+            and json.loads(refused.body)["error"]["code"] == "QUOTA_EXCEEDED")
 
 
 def test_active_mailboxes_cap(relay: Relay) -> None:
@@ -306,7 +324,8 @@ def test_update_mailbox_preserves_request_flag_and_grants(relay: Relay) -> None:
     view = relay.ok("update_mailbox", {"label": "Bob", "capabilities": [CAPABILITY], "discoverable": True,
                                        "accepts_connection_requests": True}, "bob")
     assert view["accepts_connection_requests"] is True and view["discoverable"] is True
-    view = relay.ok("update_mailbox", {"label": "Bob 2", "capabilities": [CAPABILITY], "discoverable": False}, "bob")
+    view = relay.ok("update_mailbox", {"label": "Bob 2", "capabilities": [CAPABILITY], "discoverable": False},
+                    "bob")
     assert view["accepts_connection_requests"] is True and view["label"] == "Bob 2"
     view = relay.ok("update_mailbox", {"label": "Bob", "capabilities": [CAPABILITY], "discoverable": False,
                                        "accepts_connection_requests": False}, "bob")
@@ -369,7 +388,8 @@ def test_find_peers_lists_only_opted_in_with_cursor(relay: Relay) -> None:
 def test_find_peers_default_page_is_the_limit(relay: Relay) -> None:
     relay.seed(limit("find_peers_limit_count") + 1, discoverable=True)
     page = relay.ok("find_peers", {}, None)
-    assert len(page["peers"]) == limit("find_peers_limit_count") and page["next"] == page["peers"][-1]["mailbox_id"]
+    assert (len(page["peers"]) == limit("find_peers_limit_count")
+            and page["next"] == page["peers"][-1]["mailbox_id"])
 
 
 # =========================================================================== grants
@@ -379,7 +399,8 @@ def test_allow_sender_grant_and_revoke(relay: Relay) -> None:
     assert relay.ok("allow_sender", {"sender_id": CREDS["alice"]["id"], "allowed": True}, "bob") == {
         "sender_id": CREDS["alice"]["id"], "allowed": True}
     assert relay.ok("get_mailbox", {}, "bob")["allowed_senders"] == [CREDS["alice"]["id"]]
-    assert relay.ok("allow_sender", {"sender_id": CREDS["alice"]["id"], "allowed": False}, "bob")["allowed"] is False
+    assert (relay.ok("allow_sender", {"sender_id": CREDS["alice"]["id"], "allowed": False}, "bob")["allowed"]
+            is False)
     relay.err("allow_sender", {"sender_id": "mbx_" + "f" * 24, "allowed": True}, "NOT_FOUND", "bob")
 
 
@@ -413,7 +434,8 @@ def test_service_new_sender_grants_per_day(relay: Relay) -> None:
     senders = relay.seed(per_recipient)
     for n in range(total):
         relay.grant(recipients[n // per_recipient], senders[n % per_recipient])
-    relay.err("allow_sender", {"sender_id": senders[0]["id"], "allowed": True}, "QUOTA_EXCEEDED", recipients[-1])
+    relay.err("allow_sender", {"sender_id": senders[0]["id"], "allowed": True}, "QUOTA_EXCEEDED",
+              recipients[-1])
 
 
 # =========================================================================== connection requests
@@ -425,7 +447,8 @@ def test_request_connection_requires_opt_in_and_grants_nothing(relay: Relay) -> 
     relay.opt_in("bob", capabilities=[CAPABILITY])
     req = relay.ok("request_connection", {"recipient_id": CREDS["bob"]["id"]}, "alice")["request"]
     assert set(req) == {"request_id", "sender_id", "recipient_id", "status", "created_at", "expires_at"}
-    assert (req["sender_id"], req["recipient_id"], req["status"]) == (CREDS["alice"]["id"], CREDS["bob"]["id"], "pending")
+    assert (req["sender_id"], req["recipient_id"], req["status"]) == (CREDS["alice"]["id"],
+                                                                      CREDS["bob"]["id"], "pending")
     assert relay.ok("get_mailbox", {}, "bob")["allowed_senders"] == []
     assert relay.send("alice", "bob").json()["error"]["code"] == "NOT_ALLOWED"
     again = relay.ok("request_connection", {"recipient_id": CREDS["bob"]["id"]}, "alice")["request"]
@@ -439,7 +462,8 @@ def test_connection_request_expires(relay: Relay) -> None:
     req = relay.ok("request_connection", {"recipient_id": CREDS["bob"]["id"]}, "alice")["request"]
     relay.advance(limit("connection_request_hours") * HOUR)
     assert relay.ok("list_connection_requests", {}, "bob")["requests"] == []
-    relay.err("respond_connection_request", {"request_id": req["request_id"], "allowed": True}, "NOT_FOUND", "bob")
+    relay.err("respond_connection_request", {"request_id": req["request_id"], "allowed": True}, "NOT_FOUND",
+              "bob")
     fresh = relay.ok("request_connection", {"recipient_id": CREDS["bob"]["id"]}, "alice")["request"]
     assert fresh["request_id"] != req["request_id"]
 
@@ -452,7 +476,8 @@ def test_denial_is_retained_until_the_original_expiry(relay: Relay) -> None:
     retry = relay.ok("request_connection", {"recipient_id": CREDS["bob"]["id"]}, "alice")["request"]
     assert retry["request_id"] == req["request_id"] and retry["status"] == "denied"
     relay.advance(limit("connection_request_hours") * HOUR - HOUR)
-    assert relay.ok("request_connection", {"recipient_id": CREDS["bob"]["id"]}, "alice")["request"]["status"] == "pending"
+    assert (relay.ok("request_connection", {"recipient_id": CREDS["bob"]["id"]}, "alice")["request"]["status"]
+            == "pending")
 
 
 def test_respond_connection_request_rules(relay: Relay) -> None:
@@ -464,7 +489,8 @@ def test_respond_connection_request_rules(relay: Relay) -> None:
     answer = relay.ok("respond_connection_request", {"request_id": rid, "allowed": True}, "bob")
     assert answer["allowed"] is True and answer["request"]["status"] == "allowed"
     assert relay.ok("get_mailbox", {}, "bob")["allowed_senders"] == [CREDS["alice"]["id"]]
-    relay.ok("allow_sender", {"sender_id": CREDS["alice"]["id"], "allowed": False}, "bob")  # a later revocation
+    # a later revocation
+    relay.ok("allow_sender", {"sender_id": CREDS["alice"]["id"], "allowed": False}, "bob")
     repeat = relay.ok("respond_connection_request", {"request_id": rid, "allowed": True}, "bob")
     assert repeat["request"]["status"] == "allowed" and repeat["allowed"] is False
     relay.err("respond_connection_request", {"request_id": rid, "allowed": False}, "INVALID_STATE", "bob")
@@ -475,7 +501,8 @@ def test_deny_revokes_the_current_grant(relay: Relay) -> None:
     relay.opt_in("bob")
     relay.grant("bob", "alice")
     req = relay.ok("request_connection", {"recipient_id": CREDS["bob"]["id"]}, "alice")["request"]
-    answer = relay.ok("respond_connection_request", {"request_id": req["request_id"], "allowed": False}, "bob")
+    answer = relay.ok("respond_connection_request", {"request_id": req["request_id"], "allowed": False},
+                      "bob")
     assert answer == {"request": {**req, "status": "denied"}, "allowed": False}
     relay.grant("bob", "alice")  # a later grant survives a repeated denial
     again = relay.ok("respond_connection_request", {"request_id": req["request_id"], "allowed": False}, "bob")
@@ -488,13 +515,15 @@ def test_allow_is_atomic_with_the_grant_cap(relay: Relay) -> None:
         relay.grant("bob", sender)
     req = relay.ok("request_connection", {"recipient_id": CREDS["bob"]["id"]}, "alice")["request"]
     before = relay.snapshot()
-    relay.err("respond_connection_request", {"request_id": req["request_id"], "allowed": True}, "QUOTA_EXCEEDED", "bob")
+    relay.err("respond_connection_request", {"request_id": req["request_id"], "allowed": True},
+              "QUOTA_EXCEEDED", "bob")
     assert relay.snapshot() == before
     assert relay.ok("list_connection_requests", {}, "bob")["requests"][0]["status"] == "pending"
 
 
 def test_pending_requests_per_sender(relay: Relay) -> None:
-    recipients = relay.seed(limit("pending_connection_requests_per_sender_count") + 1, accepts_connection_requests=True)
+    recipients = relay.seed(limit("pending_connection_requests_per_sender_count") + 1,
+                            accepts_connection_requests=True)
     for recipient in recipients[:-1]:
         relay.ok("request_connection", {"recipient_id": recipient["id"]}, "alice")
     relay.err("request_connection", {"recipient_id": recipients[-1]["id"]}, "QUOTA_EXCEEDED", "alice")
@@ -509,7 +538,8 @@ def test_pending_requests_per_recipient(relay: Relay) -> None:
 
 
 def test_connection_requests_per_sender_per_day(relay: Relay) -> None:
-    recipients = relay.seed(limit("connection_requests_per_sender_per_day_count") + 1, accepts_connection_requests=True)
+    recipients = relay.seed(limit("connection_requests_per_sender_per_day_count") + 1,
+                            accepts_connection_requests=True)
     for recipient in recipients[:-1]:
         req = relay.ok("request_connection", {"recipient_id": recipient["id"]}, "alice")["request"]
         relay.ok("respond_connection_request", {"request_id": req["request_id"], "allowed": False}, recipient)
@@ -532,7 +562,8 @@ def test_service_connection_requests_per_day(relay: Relay) -> None:
     senders = relay.seed(total // per_sender + 1)
     for n in range(total):
         recipient = recipients[n % per_sender]
-        req = relay.ok("request_connection", {"recipient_id": recipient["id"]}, senders[n // per_sender])["request"]
+        req = relay.ok("request_connection", {"recipient_id": recipient["id"]},
+                       senders[n // per_sender])["request"]
         relay.ok("respond_connection_request", {"request_id": req["request_id"], "allowed": False}, recipient)
     relay.err("request_connection", {"recipient_id": recipients[0]["id"]}, "QUOTA_EXCEEDED", senders[-1])
 
@@ -544,7 +575,8 @@ def test_send_task_result_shape(relay: Relay) -> None:
     task = relay.task()
     assert set(task) == {"task_id", "sender_id", "recipient_id", "capability", "state", "task", "result",
                          "result_digest", "created_at", "updated_at", "expires_at"}
-    assert (task["sender_id"], task["recipient_id"], task["state"]) == (CREDS["alice"]["id"], CREDS["bob"]["id"], "offered")
+    assert (task["sender_id"], task["recipient_id"], task["state"]) == (CREDS["alice"]["id"],
+                                                                        CREDS["bob"]["id"], "offered")
     assert task["task"] == TASK and task["result"] is None and task["result_digest"] is None
     assert task["task_id"].startswith("task_") and task["created_at"].endswith("Z")
     assert relay.inbox("bob") == [task]
@@ -570,8 +602,10 @@ def test_task_data_size_at_the_limit(relay: Relay) -> None:
     relay.grant("bob", "alice")
     wrapper = len(json.dumps({"x": ""}, separators=(",", ":")))
     exact = {"x": "é" * ((limit("task_or_result_bytes") - wrapper) // 2)}  # two UTF-8 bytes each
-    exact["x"] += "a" * (limit("task_or_result_bytes") - len(json.dumps(exact, separators=(",", ":"), ensure_ascii=False).encode()))
-    assert len(json.dumps(exact, separators=(",", ":"), ensure_ascii=False).encode()) == limit("task_or_result_bytes")
+    exact["x"] += "a" * (limit("task_or_result_bytes")
+                         - len(json.dumps(exact, separators=(",", ":"), ensure_ascii=False).encode()))
+    assert (len(json.dumps(exact, separators=(",", ":"), ensure_ascii=False).encode())
+            == limit("task_or_result_bytes"))
     assert relay.send(task=exact).status_code == 200
     over = {"x": exact["x"] + "a"}
     resp = relay.send(task=over)
@@ -617,9 +651,11 @@ def test_idempotent_replay_and_conflict(relay: Relay) -> None:
     again = relay.send(key="same").json()["task"]
     assert again == first and len(relay.inbox("bob")) == 1
     resp = relay.send(key="same", task={"message": "changed"})
-    assert (resp.status_code, resp.json()["error"]["code"]) == (status("IDEMPOTENCY_CONFLICT"), "IDEMPOTENCY_CONFLICT")
+    assert (resp.status_code, resp.json()["error"]["code"]) == (status("IDEMPOTENCY_CONFLICT"),
+                                                                "IDEMPOTENCY_CONFLICT")
     relay.grant("bob", "carol")
-    assert relay.send("carol", "bob", key="same").json()["task"]["task_id"] != first["task_id"]  # per-sender keys
+    # per-sender keys
+    assert relay.send("carol", "bob", key="same").json()["task"]["task_id"] != first["task_id"]
     relay.ok("allow_sender", {"sender_id": CREDS["alice"]["id"], "allowed": False}, "bob")
     assert relay.send(key="same").json()["task"]["task_id"] == first["task_id"]  # a replay needs no new grant
 
@@ -683,7 +719,8 @@ def test_task_lifecycle_and_digest(relay: Relay) -> None:
     relay.err("accept_task", tid, "NOT_ALLOWED", "alice")
     relay.err("accept_task", tid, "NOT_FOUND", "carol")
     accepted = relay.ok("accept_task", tid, "bob")["task"]
-    assert accepted["state"] == "accepted" and relay.ok("accept_task", tid, "bob")["task"]["state"] == "accepted"
+    assert (accepted["state"] == "accepted"
+            and relay.ok("accept_task", tid, "bob")["task"]["state"] == "accepted")
     assert [t["state"] for t in relay.inbox("bob")] == ["accepted"]
     relay.err("cancel_task", tid, "INVALID_STATE", "alice")
     relay.err("decline_task", tid, "INVALID_STATE", "bob")
@@ -691,7 +728,8 @@ def test_task_lifecycle_and_digest(relay: Relay) -> None:
     result = {"rows": 3, "note": "naïve"}
     relay.err("complete_task", {**tid, "result": result}, "NOT_ALLOWED", "alice")
     done = relay.ok("complete_task", {**tid, "result": result}, "bob")["task"]
-    assert done["state"] == "completed" and done["result"] == result and done["result_digest"] == digest(result)
+    assert (done["state"] == "completed" and done["result"] == result
+            and done["result_digest"] == digest(result))
     assert relay.ok("get_task", tid, "alice")["task"] == done
     relay.err("get_task", tid, "NOT_FOUND", "carol")
     relay.err("get_task", {"task_id": "task_" + "0" * 32}, "NOT_FOUND", "alice")
@@ -748,7 +786,8 @@ def test_a2a_send_get_and_state_mapping(relay: Relay) -> None:
     body = resp.json()
     assert body["id"] == 1 and body["jsonrpc"] == "2.0"
     a2a_task = body["result"]["task"]
-    assert a2a_task["status"]["state"] == MAPPING["offered"] and a2a_task["history"] == [] and "artifacts" not in a2a_task
+    assert (a2a_task["status"]["state"] == MAPPING["offered"] and a2a_task["history"] == []
+            and "artifacts" not in a2a_task)
     tid = a2a_task["id"]
     assert [t["task_id"] for t in relay.inbox("bob")] == [tid]
     relay.ok("accept_task", {"task_id": tid}, "bob")
@@ -781,17 +820,21 @@ def test_a2a_cancel_rules(relay: Relay) -> None:
 
 def test_a2a_key_namespace_is_shared_with_http(relay: Relay) -> None:
     relay.grant("bob", "alice")
-    sent = relay.a2a("SendMessage", message(message_id="stable-ü"), headers={"Idempotency-Key": "ignored"}).json()
+    sent = relay.a2a("SendMessage", message(message_id="stable-ü"),
+                     headers={"Idempotency-Key": "ignored"}).json()
     tid = sent["result"]["task"]["id"]
     key = "a2a-" + hashlib.sha256("stable-ü".encode()).hexdigest()
     assert relay.send(key=key).json()["task"]["task_id"] == tid
     assert relay.send(key="ignored").json()["task"]["task_id"] != tid  # the header was not used
     assert relay.a2a("SendMessage", message(message_id="stable-ü")).json()["result"]["task"]["id"] == tid
-    changed = message({"recipient_id": CREDS["bob"]["id"], "capability": CAPABILITY, "task": {"other": 1}}, "stable-ü")
-    assert relay.a2a_error("SendMessage", changed, -32050)["error"]["data"] == {"code": "IDEMPOTENCY_CONFLICT"}
+    changed = message({"recipient_id": CREDS["bob"]["id"], "capability": CAPABILITY, "task": {"other": 1}},
+                      "stable-ü")
+    assert (relay.a2a_error("SendMessage", changed, -32050)["error"]["data"]
+            == {"code": "IDEMPOTENCY_CONFLICT"})
     relay.ok("cancel_task", {"task_id": tid})
     relay.ok("delete_task_content", {"task_id": tid})
-    assert relay.a2a_error("SendMessage", message(message_id="stable-ü"), -32050)["error"]["data"] == {"code": "GONE"}
+    assert (relay.a2a_error("SendMessage", message(message_id="stable-ü"), -32050)["error"]["data"]
+            == {"code": "GONE"})
 
 
 UNSUPPORTED: list[tuple[str, Callable[[dict[str, Any]], None]]] = [
@@ -804,8 +847,10 @@ UNSUPPORTED: list[tuple[str, Callable[[dict[str, Any]], None]]] = [
     ("extensions", lambda p: p["message"].update(extensions=["https://example.org/ext"])),
     ("tenant", lambda p: p.update(tenant="t1")),
     ("push", lambda p: p["configuration"].update(pushNotificationConfig={"url": "https://example.org/hook"})),
-    ("text part", lambda p: p["message"]["parts"].__setitem__(0, {"text": "hello", "mediaType": "text/plain"})),
-    ("file part", lambda p: p["message"]["parts"].__setitem__(0, {"url": "https://example.org/f", "mediaType": MEDIA})),
+    ("text part",
+     lambda p: p["message"]["parts"].__setitem__(0, {"text": "hello", "mediaType": "text/plain"})),
+    ("file part",
+     lambda p: p["message"]["parts"].__setitem__(0, {"url": "https://example.org/f", "mediaType": MEDIA})),
     ("continuation", lambda p: p["message"].update(referenceTaskIds=["task_" + "0" * 32])),
 ]
 
@@ -845,9 +890,11 @@ INVALID: list[tuple[str, Callable[[dict[str, Any]], None], int]] = [
     ("no message id", lambda p: p["message"].pop("messageId"), -32602),
     ("history length", lambda p: p["configuration"].update(historyLength=2**31), -32602),
     ("history length bool", lambda p: p["configuration"].update(historyLength=True), -32602),
-    ("output modes not a list", lambda p: p["configuration"].update(acceptedOutputModes="application/json"), -32602),
+    ("output modes not a list", lambda p: p["configuration"].update(acceptedOutputModes="application/json"),
+     -32602),
     ("output modes not strings", lambda p: p["configuration"].update(acceptedOutputModes=[1]), -32602),
-    ("output modes without json", lambda p: p["configuration"].update(acceptedOutputModes=["text/plain"]), -32005),
+    ("output modes without json", lambda p: p["configuration"].update(acceptedOutputModes=["text/plain"]),
+     -32005),
 ]
 
 
@@ -880,7 +927,8 @@ def test_a2a_message_id_bytes_at_the_limit(relay: Relay) -> None:
 
 def test_a2a_envelope_errors(relay: Relay) -> None:
     assert relay.a2a_raw("{nope").json()["error"]["code"] == -32700
-    batch = relay.a2a_raw(json.dumps([{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}]))
+    batch = relay.a2a_raw(json.dumps([{"jsonrpc": "2.0", "id": 1, "method": "GetTask",
+                                       "params": {"id": "x"}}]))
     assert batch.json()["error"]["code"] == -32600
     note = relay.a2a_raw(json.dumps({"jsonrpc": "2.0", "method": "SendMessage", "params": message()}))
     assert note.json()["error"]["code"] == -32600
@@ -896,7 +944,8 @@ def test_a2a_version_and_bearer(relay: Relay) -> None:
     for who in (None, {"id": "x", "token": "forged"}):
         resp = relay.a2a("SendMessage", message(), who)
         assert resp.status_code == 401
-        assert resp.json()["error"]["code"] == -32050 and resp.json()["error"]["data"] == {"code": "UNAUTHENTICATED"}
+        assert (resp.json()["error"]["code"] == -32050
+                and resp.json()["error"]["data"] == {"code": "UNAUTHENTICATED"})
     assert relay.inbox("bob") == []
 
 
@@ -909,7 +958,8 @@ def test_a2a_limits(relay: Relay) -> None:
     deep: Any = {}
     for _ in range(limit("a2a_json_depth_count")):
         deep = {"d": deep}
-    resp = relay.a2a("SendMessage", message({"recipient_id": CREDS["bob"]["id"], "capability": CAPABILITY, "task": deep}))
+    resp = relay.a2a("SendMessage",
+                     message({"recipient_id": CREDS["bob"]["id"], "capability": CAPABILITY, "task": deep}))
     assert resp.json()["error"]["code"] == -32600
     too_large = message({"recipient_id": CREDS["bob"]["id"], "capability": CAPABILITY,
                          "task": {"x": "a" * limit("a2a_task_or_result_bytes")}})
@@ -936,7 +986,8 @@ def test_mcp_requires_bearer(relay: Relay) -> None:
 def test_mcp_handshake_version(relay: Relay) -> None:
     init = relay.mcp("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                                     "clientInfo": {"name": "t", "version": "1"}}).json()["result"]
-    assert init["protocolVersion"] == "2025-11-25" and init["capabilities"] == {"tools": {"listChanged": False}} and init["serverInfo"]
+    assert (init["protocolVersion"] == "2025-11-25"
+            and init["capabilities"] == {"tools": {"listChanged": False}} and init["serverInfo"])
     note = relay.mcp("notifications/initialized", notification=True)
     assert note.status_code == 202 and note.content == b""
     tools = relay.mcp("tools/list", {}).json()["result"]["tools"]
@@ -946,7 +997,9 @@ def test_mcp_handshake_version(relay: Relay) -> None:
         assert tool["inputSchema"] == SPEC["actions"][tool["name"]]["inputSchema"]
         assert tool["description"] == SPEC["actions"][tool["name"]]["description"]
     assert relay.mcp("bogus/method", {}).json()["error"]["code"] == -32601
-    assert relay.mcp("tools/call", {"name": "register_mailbox", "arguments": {"label": "x"}}).json()["error"]["code"] == -32602
+    assert (relay.mcp("tools/call",
+                      {"name": "register_mailbox", "arguments": {"label": "x"}}).json()["error"]["code"]
+            == -32602)
 
 
 def test_mcp_stateless_version(relay: Relay) -> None:
@@ -964,7 +1017,8 @@ def test_mcp_tool_calls_share_the_relay(relay: Relay) -> None:
     assert granted["structuredContent"] == {"sender_id": CREDS["alice"]["id"], "allowed": True}
     body = {"recipient_id": CREDS["bob"]["id"], "capability": CAPABILITY, "task": TASK}
     refused = relay.tool("send_task", body)
-    assert refused["isError"] is True and refused["structuredContent"]["error"]["code"] == "IDEMPOTENCY_KEY_REQUIRED"
+    assert (refused["isError"] is True
+            and refused["structuredContent"]["error"]["code"] == "IDEMPOTENCY_KEY_REQUIRED")
     sent = relay.tool("send_task", body, headers={"Idempotency-Key": "mcp-1"})
     assert sent["isError"] is False
     assert relay.send(key="mcp-1").json()["task"] == sent["structuredContent"]["task"]
