@@ -72,7 +72,8 @@ def main() -> int:
     start = time.perf_counter()
     total = sum(len(mutations(schema, s)) for s in samples)
     per = (time.perf_counter() - start) / len(samples) * 1000
-    print(f"mutations():                      {per:7.2f} ms per instance ({total / len(samples):.0f} breaks each)")
+    print(f"mutations():                      {per:7.2f} ms per instance ({total / len(samples):.0f} "
+          "breaks each)")
     return 0
 
 

@@ -29,7 +29,8 @@ def main(names: list[str]) -> None:
                 code, seconds, peak, out, _, _ = run_conformance(Path(tmp), name, server.url, config=config)
             finally:
                 server.stop()
-            last = [line for line in out.splitlines() if line.startswith(("PASS (", "FAIL (", "UNREACHABLE", "TIME"))]
+            last = [line for line in out.splitlines()
+                    if line.startswith(("PASS (", "FAIL (", "UNREACHABLE", "TIME"))]
             print(f"{name:18} exit {code}  {seconds:5.1f} s  {peak:4} MB  {(last or [''])[0][:90]}")
     elsewhere.stop()
 

@@ -21,14 +21,16 @@ def main(budgets: list[str]) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
             proc = subprocess.run(
-                [sys.executable, "-m", "conformance.cli", "run", "bindu", "--budget", budget, "--report", tmp],
+                [sys.executable, "-m", "conformance.cli", "run", "bindu", "--budget", budget,
+                 "--report", tmp],
                 cwd=ROOT, capture_output=True, text=True,
             )
             wall = time.perf_counter() - t0
             summary = json.loads((Path(tmp) / "summary.json").read_text())
         print(
-            f"bindu {budget:8} exit {proc.returncode}  wall {wall:6.1f} s  run {summary['duration_s']:6.1f} s  "
-            f"{summary['exchanges']:6} exchanges  {summary['exchanges_per_s']:7.1f}/s  verdict {summary['verdict']}"
+            f"bindu {budget:8} exit {proc.returncode}  wall {wall:6.1f} s  run "
+            f"{summary['duration_s']:6.1f} s  {summary['exchanges']:6} exchanges  "
+            f"{summary['exchanges_per_s']:7.1f}/s  verdict {summary['verdict']}"
         )
 
 

@@ -70,7 +70,8 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def bare_rate(profile_name: str, seconds: float, target: str = "reference", config: dict[str, Any] | None = None) -> float:
+def bare_rate(profile_name: str, seconds: float, target: str = "reference",
+              config: dict[str, Any] | None = None) -> float:
     """Requests per second of the profile's probe request, re-sent raw through the
     transport's own client (no recording, no judging): the target's speed."""
     import httpx
@@ -96,7 +97,8 @@ def bare_rate(profile_name: str, seconds: float, target: str = "reference", conf
     request = sent[-1]
     count, started = 0, time.perf_counter()
     while time.perf_counter() - started < seconds:
-        response = client.send(httpx.Request(request.method, request.url, headers=request.headers, content=request.content))
+        response = client.send(httpx.Request(request.method, request.url, headers=request.headers,
+                                             content=request.content))
         response.read()
         count += 1
     rate = count / (time.perf_counter() - started)
@@ -115,7 +117,8 @@ def hypothesis_floor(examples: int = 500) -> tuple[float, float]:
     def rate(strategy: st.SearchStrategy[Any]) -> float:
         drawn = [0]
 
-        @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck),
+        @settings(max_examples=examples, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck),
                   phases=[Phase.generate])
         @given(strategy)
         def draw(value: Any) -> None:
@@ -130,7 +133,8 @@ def hypothesis_floor(examples: int = 500) -> tuple[float, float]:
 
 def suite_run(profile: str, budget: str, workers: str, *target: str) -> tuple[dict[str, Any], int, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        wall, rss, proc = cli("run", profile, "--budget", budget, "--report", tmp, "--workers", workers, *target)
+        wall, rss, proc = cli("run", profile, "--budget", budget, "--report", tmp, "--workers", workers,
+                              *target)
         path = Path(tmp) / "summary.json"
         if not path.exists():
             sys.exit(f"{profile}: the run wrote no summary (exit {proc.returncode}): {proc.stderr[-400:]}")
@@ -158,7 +162,8 @@ def main() -> None:
     parser.add_argument("--budget", default="standard", help="the suite's budget (default standard)")
     parser.add_argument("--profiles", nargs="*", help="profiles to measure (default all)")
     parser.add_argument("--seconds", type=float, default=3.0, help="length of each bare-rate loop")
-    parser.add_argument("--where", nargs="*", default=["in-process", "loopback"], help="in-process and/or loopback")
+    parser.add_argument("--where", nargs="*", default=["in-process", "loopback"],
+                        help="in-process and/or loopback")
     parser.add_argument("--workers", default="1", help="the suite's --workers (default 1)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
@@ -169,7 +174,8 @@ def main() -> None:
     list_s = cli("list")[0]
     print(f"start-up: conformance --help {help_s:.2f} s, conformance list {list_s:.2f} s")
     ints, objects = hypothesis_floor()
-    print(f"hypothesis alone (no exchange): {ints:.0f} examples/s of integers(), {objects:.0f}/s of a small JSON object")
+    print(f"hypothesis alone (no exchange): {ints:.0f} examples/s of integers(), "
+          f"{objects:.0f}/s of a small JSON object")
     for name in names:
         first = load_profile(name).requirements[0].id
         with tempfile.TemporaryDirectory() as tmp:
@@ -192,14 +198,16 @@ def main() -> None:
                         (summary, rss, wall), suite_busy = busy(
                             server.pid, suite_run, name, args.budget, args.workers, "--config", str(config))
                         if bare_busy is not None and suite_busy is not None:
-                            target_busy = f"  target busy {bare_busy:.0%} of the bare loop, {suite_busy:.0%} of the suite run"
+                            target_busy = (f"  target busy {bare_busy:.0%} of the bare loop, "
+                                           f"{suite_busy:.0%} of the suite run")
                     finally:
                         server.terminate()
                         server.wait(10)
             rate = summary["exchanges_per_s"]
-            print(f"{name:12} {where:10} {args.budget:8} workers {args.workers:>4} bare {bare:7.1f}/s  suite {rate:7.1f}/s  "
-                  f"ratio {rate / bare:5.2f}  {summary['exchanges']:6} exchanges in {summary['duration_s']:6.1f} s "
-                  f"(wall {wall:5.1f} s)  peak RSS {rss} MB (controller)  verdict {summary['verdict']}{target_busy}", flush=True)
+            print(f"{name:12} {where:10} {args.budget:8} workers {args.workers:>4} bare {bare:7.1f}/s  suite "
+                  f"{rate:7.1f}/s  ratio {rate / bare:5.2f}  {summary['exchanges']:6} exchanges in "
+                  f"{summary['duration_s']:6.1f} s (wall {wall:5.1f} s)  peak RSS {rss} MB "
+                  f"(controller)  verdict {summary['verdict']}{target_busy}", flush=True)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ def declared() -> dict[str, Any]:
                              for r in profile.requirements},
             "order": [r.id for r in profile.requirements],
             "faults": {f: " ".join((fn.__doc__ or "").split()) for f, fn in sorted(profile.faults.items())},
-            "variants": {v: " ".join((fn.__doc__ or "").split()) for v, fn in sorted(profile.variants.items())},
+            "variants": {v: " ".join((fn.__doc__ or "").split())
+                         for v, fn in sorted(profile.variants.items())},
         }
     return out
 
@@ -51,7 +52,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("out", type=Path)
     parser.add_argument("--compare", type=Path, default=None)
-    parser.add_argument("--ignore-order", action="store_true", help="do not compare the order of requirements")
+    parser.add_argument("--ignore-order", action="store_true",
+                        help="do not compare the order of requirements")
     args = parser.parse_args()
     now = declared()
     args.out.write_text(json.dumps(now, indent=1, sort_keys=True), encoding="utf-8")

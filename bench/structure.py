@@ -89,9 +89,11 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 # is one (the old rows' closures) or calls one (a check declared in its protocol)
 FAMILIES = frozenset({
     "token_required", "token_refused", "scopes", "isolation",  # auth.py
-    "replay_once", "replay_concurrent", "conflict_refused", "never_deduplicated", "single_use",  # idempotency.py
+    # idempotency.py
+    "replay_once", "replay_concurrent", "conflict_refused", "never_deduplicated", "single_use",
     "not_found",  # errors.py
-    "valid_inputs_accepted", "invalid_inputs_rejected", "examples_refused", "invalid_code_everywhere",  # inputs.py
+    # inputs.py
+    "valid_inputs_accepted", "invalid_inputs_rejected", "examples_refused", "invalid_code_everywhere",
     "check_rest_operations",  # openapi_rest.py
 })
 
@@ -125,11 +127,13 @@ def main() -> int:
         package = ROOT / Path(*profile.settings["package"].split("."))
         lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in package.rglob("*.py"))
         family = sum(uses_family(r.check) for r in profile.requirements)
-        print(f"{name}: {len(profile.requirements)} requirements, {lines} lines in {package.relative_to(ROOT)} "
-              f"({lines / len(profile.requirements):.1f} a requirement), {family} checks from an engine family")
+        print(f"{name}: {len(profile.requirements)} requirements, {lines} lines in "
+              f"{package.relative_to(ROOT)} ({lines / len(profile.requirements):.1f} a requirement), "
+              f"{family} checks from an engine family")
     found = cycles(imports())
     print(f"import cycles: {len(found)}" + "".join(f"\n  {' -> '.join(c)}" for c in found))
-    ignores = sum(len(re.findall(r"type: ignore", p.read_text(encoding="utf-8"))) for p in (ROOT / "conformance").rglob("*.py"))
+    ignores = sum(len(re.findall(r"type: ignore", p.read_text(encoding="utf-8")))
+                  for p in (ROOT / "conformance").rglob("*.py"))
     print(f"type: ignore comments in conformance/: {ignores}")
     if shutil.which("duplicates"):
         first = subprocess.run(["duplicates", "--repo", str(ROOT / "conformance"), "--seconds", "120"],

@@ -44,7 +44,8 @@ def main() -> int:
         return 0
     before = json.loads(args.compare.read_text(encoding="utf-8"))
     changed = [(run, rid, before.get(run, {}).get(rid), now.get(run, {}).get(rid))
-               for run in sorted(set(before) | set(now)) for rid in sorted(set(before.get(run, {})) | set(now.get(run, {})))
+               for run in sorted(set(before) | set(now))
+               for rid in sorted(set(before.get(run, {})) | set(now.get(run, {})))
                if before.get(run, {}).get(rid) != now.get(run, {}).get(rid)]
     for run, rid, was, is_ in changed:
         print(f"{run} {rid}: {was} -> {is_}")
