@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests import hostile  # noqa: E402
-from tests.test_hostile_targets import BEHAVIOURS, run_conformance  # noqa: E402
+from tests.e2e.test_hostile_targets import BEHAVIOURS, run_conformance  # noqa: E402
 
 
 def main(names: list[str]) -> None:
