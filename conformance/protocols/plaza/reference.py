@@ -38,7 +38,8 @@ from conformance.model import ErrorCode, Profile
 from conformance.protocols.plaza.reference_continuation import ContinuationPart
 from conformance.protocols.plaza.reference_groups import GroupsPart
 from conformance.protocols.plaza.reference_private import PrivateRelayPart
-from conformance.protocols.plaza.site import (  # noqa: F401 (the site's names, re-exported for faults and variants)
+from conformance.protocols.plaza.site import (  # noqa: F401
+    # the site's names, re-exported for faults and variants
     ACCOUNT_AGENT,
     ACTIVE,
     BLOCKED,
