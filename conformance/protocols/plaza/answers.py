@@ -59,10 +59,6 @@ def broken(message: str, kind: str = "malformed_answer", statement: str | None =
     raise CheckFailed(message, kind, statement)
 
 
-def limit(ctx: CheckContext, name: str) -> int:
-    return ctx.limit(name)
-
-
 def walk(value: Any) -> Iterator[Any]:
     """Every value inside an answer (itself included), depth-bounded (conformance/locate.py)."""
     for found in locate.walk(value):

@@ -10,14 +10,13 @@ from typing import Any
 from conformance.check import CheckContext
 from conformance.checks.expect import expect_list, expect_mapping, expect_result
 from conformance.declare import at, requirement
-from conformance.faults import answer, replaces, returns
+from conformance.faults import answer, limit, replaces
 from conformance.protocols.plaza.answers import (
     ATTN,
     attention,
     bodies,
     field,
     follow,
-    limit,
     mentions,
     page,
     text_of,
@@ -90,16 +89,14 @@ def check_attn_shape(ctx: CheckContext) -> None:
              title="Attention lists at most {limits[attention_items_count]} items a group and counts within "
                    "the scan of {limits[attention_scan_count]}",
              source=at(f"{ATTN}/boundedObservation"),
-             faults=[returns("attention_items_unbounded", "limit", 10_000,
-                             "Attention lists every candidate item, past itemsLimit.",
-                             when=lambda name: name == "attention_items_count"),
-                     returns("attention_scan_unbounded", "limit", 10_000,
-                             "Attention scans every relationship, past scanLimit (counts cover them all).",
-                             when=lambda name: name == "attention_scan_count")])
+             faults=[limit("attention_items_unbounded", "attention_items_count", 10_000,
+                           "Attention lists every candidate item, past itemsLimit."),
+                     limit("attention_scan_unbounded", "attention_scan_count", 10_000,
+                           "Attention scans every relationship, past scanLimit (counts cover them all).")])
 def check_attn_bounds(ctx: CheckContext) -> None:
     """With more invitations than the scan: at most 4 items a group, counts within the 32 scanned."""
     c = PlazaClient(ctx)
-    scan, most = limit(ctx, "attention_scan_count"), limit(ctx, "attention_items_count")
+    scan, most = ctx.limit("attention_scan_count"), ctx.limit("attention_items_count")
     seed(c, scan + 6, ALICE)
     att = attention(c, ALICE)
     for name in groups(ctx):
@@ -128,10 +125,10 @@ def check_attn_overflow(ctx: CheckContext) -> None:
         ctx.expect(not any(att.get(f) is True for f in flags),
                    f"one invitation, yet {[(f, att.get(f)) for f in flags]}")
     with ctx.subcheck("beyond the bounds"):
-        seed(c, limit(ctx, "attention_scan_count") + 6, ALICE)
+        seed(c, ctx.limit("attention_scan_count") + 6, ALICE)
         att = attention(c, ALICE, "inbox_summary with more invitations than the scan")
         ctx.expect(any(att.get(f) is True for f in flags),
-                   f"{limit(ctx, 'attention_scan_count') + 7} invitations, yet "
+                   f"{ctx.limit('attention_scan_count') + 7} invitations, yet "
                    f"{[(f, att.get(f)) for f in flags]}: the bounds left items out")
 
 

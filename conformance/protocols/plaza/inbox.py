@@ -18,7 +18,6 @@ from conformance.protocols.plaza.answers import (
     conversation,
     field,
     follow,
-    limit,
     mentions,
 )
 from conformance.protocols.plaza.client import ALICE, PlazaClient
@@ -121,7 +120,7 @@ def check_inbox_limits(ctx: CheckContext) -> None:
     """A compact page holds 20 conversations by default, a full page 60; limit asks for
     fewer (counted over the conversations the check made)."""
     c = PlazaClient(ctx)
-    compact, full = limit(ctx, "inbox_compact_default_count"), limit(ctx, "inbox_full_default_count")
+    compact, full = ctx.limit("inbox_compact_default_count"), ctx.limit("inbox_full_default_count")
     owned = seed(c, full + 1, ALICE)
     for view, fields, want in (("compact", {}, compact), ("full", {}, full), ("compact", {"limit": 7}, 7),
                                ("full", {"limit": 7}, 7)):

@@ -39,7 +39,6 @@ from conformance.protocols.plaza.answers import (
     follow,
     ids,
     item_keys,
-    limit,
     mentions,
     page,
     pull,
@@ -195,7 +194,7 @@ def check_read_round(ctx: CheckContext) -> None:
 def check_read_views(ctx: CheckContext) -> None:
     """Both views are served; without view the page is the latest view's."""
     c = PlazaClient(ctx)
-    conn, texts = conversation(c, limit(ctx, "read_limit_default_count") + 3)
+    conn, texts = conversation(c, ctx.limit("read_limit_default_count") + 3)
     latest = page(c, ALICE, conn, "read_conversation view latest", view="latest")
     default = page(c, ALICE, conn, "read_conversation without view")
     page(c, ALICE, conn, "read_conversation view history", view="history")
@@ -240,7 +239,7 @@ def check_read_forward(ctx: CheckContext) -> None:
 def check_read_backward(ctx: CheckContext) -> None:
     """before_seq pages to the older messages of the latest view."""
     c = PlazaClient(ctx)
-    conn, _ = conversation(c, limit(ctx, "read_limit_default_count") + 4)
+    conn, _ = conversation(c, ctx.limit("read_limit_default_count") + 4)
     latest = page(c, ALICE, conn, "read_conversation view latest", view="latest")
     newest = seqs(ctx, latest, "view latest")
     ctx.expect(newest, "the latest page is empty", kind="malformed_answer")
@@ -270,7 +269,7 @@ def before_seq_ignored(ref: PlazaReference) -> None:
 def check_read_order(ctx: CheckContext) -> None:
     """Every page is chronological: latest, history, forward and older pages."""
     c = PlazaClient(ctx)
-    conn, _ = conversation(c, limit(ctx, "read_limit_default_count") + 2)
+    conn, _ = conversation(c, ctx.limit("read_limit_default_count") + 2)
     latest = page(c, ALICE, conn, "latest", view="latest")
     pages = {"view latest": latest, "view history": page(c, ALICE, conn, "history", view="history"),
              "forward from 0": page(c, BOB, conn, "forward", view="history", after_seq="0", limit=7)}
@@ -294,7 +293,7 @@ def check_read_order(ctx: CheckContext) -> None:
 def check_read_limit(ctx: CheckContext) -> None:
     """A page holds the default count without limit, exactly limit with one, and the maximum at most."""
     c = PlazaClient(ctx)
-    default, maximum = limit(ctx, "read_limit_default_count"), limit(ctx, "read_limit_maximum_count")
+    default, maximum = ctx.limit("read_limit_default_count"), ctx.limit("read_limit_maximum_count")
     conn, _ = conversation(c, maximum + 1)
     for label, fields, want in (("no limit", {}, default), ("limit 3", {"limit": 3}, 3),
                                 (f"limit {maximum}", {"limit": maximum}, maximum)):

@@ -43,7 +43,6 @@ from conformance.protocols.plaza.answers import (
     follow,
     item_keys,
     items_of,
-    limit,
     mentions,
     page,
     pull,
@@ -384,7 +383,7 @@ def check_recv_wait(ctx: CheckContext, strict: bool = False) -> None:
     """wait_seconds 0 (and none) answers at once, a short wait returns, 26 is refused
     (``strict``, the -CODE row: only the refusal's code, the rest is the MUST row's)."""
     c = PlazaClient(ctx)
-    top = limit(ctx, "wait_maximum_s")
+    top = ctx.limit("wait_maximum_s")
     key = c.client_key(CAROL)
     drain(c, CAROL, key)
     waits: list[tuple[str, dict[str, int], float]] = [

@@ -77,10 +77,6 @@ def spread(c: WeverClient, quota: str, count: int, exclude: tuple[str, ...]) -> 
                    "left (a configured mailbox keeps half of each daily quota)", "quota")
 
 
-def limit(ctx: CheckContext, name: str) -> int:
-    return ctx.limit(name)
-
-
 def seed(c: WeverClient, count: int, **fields: Any) -> list[tuple[str, RawToken]]:
     """``count`` extra mailboxes (control seed_mailboxes): (id, caller)."""
     made = c.ctx.control("seed_mailboxes", count=count, **fields).json()
@@ -148,7 +144,7 @@ def live_sent_per_day(c: WeverClient) -> None:
         c.allow(sender, recipient)
     fill(ctx, f"send_task of {sender}", left, lambda i: send_to(c, sender, c.mailbox(targets[i])))
     expect_refused(ctx, send_to(c, sender, c.mailbox(targets[-1])),
-                   f"send_task {limit(ctx, live.SENT) + 1} of one sender in one UTC day")
+                   f"send_task {ctx.limit(live.SENT) + 1} of one sender in one UTC day")
     one_day(ctx)
 
 
@@ -161,7 +157,7 @@ def check_sent_per_day(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     if ctx.run.live:
         return live_sent_per_day(c)
-    quota = limit(ctx, "sent_tasks_per_mailbox_per_day_count")
+    quota = ctx.limit("sent_tasks_per_mailbox_per_day_count")
     start_of_next_utc_day(c)
     boxes = recipients(c, 2, [SENDER])
     fill(ctx, "send_task", quota, lambda i: send_to(c, SENDER, boxes[0][0]))
@@ -188,7 +184,7 @@ def live_received_per_day(c: WeverClient) -> None:
     box = c.mailbox(recipient)
     fill(ctx, f"send_task to {recipient}", left, lambda i: send_to(c, senders[i], box))
     expect_refused(ctx, send_to(c, senders[-1], box),
-                   f"send_task {limit(ctx, live.RECEIVED) + 1} to one recipient in one UTC day")
+                   f"send_task {ctx.limit(live.RECEIVED) + 1} to one recipient in one UTC day")
     one_day(ctx)
 
 
@@ -203,7 +199,7 @@ def check_received_per_day(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     if ctx.run.live:
         return live_received_per_day(c)
-    quota = limit(ctx, "received_tasks_per_mailbox_per_day_count")
+    quota = ctx.limit("received_tasks_per_mailbox_per_day_count")
     start_of_next_utc_day(c)
     senders = seed(c, 3)  # two to fill the quota, a third with room to spare
     (box, _), = recipients(c, 1, senders)
@@ -225,7 +221,7 @@ def check_utc_day(ctx: CheckContext) -> None:
     """Quotas count per UTC day: past midnight the sender sends again."""
     beyond_a_client(ctx, "a new UTC day (control advance_clock)")
     c = WeverClient(ctx)
-    quota = limit(ctx, "sent_tasks_per_mailbox_per_day_count")
+    quota = ctx.limit("sent_tasks_per_mailbox_per_day_count")
     start_of_next_utc_day(c)
     boxes = recipients(c, 2, [SENDER])
     fill(ctx, "send_task", quota, lambda i: send_to(c, SENDER, boxes[0][0]))
@@ -271,7 +267,7 @@ def live_pending_sender(c: WeverClient) -> None:
     answered, asks opted-in mailboxes it never asked until its pending cap (by the run's
     count), each request pending in its recipient's list; one more is refused."""
     ctx = c.ctx
-    cap = limit(ctx, live.PENDING_SENDER)
+    cap = ctx.limit(live.PENDING_SENDER)
     pool = live.pool_of(ctx.run)
     known = live.identities(ctx.run)
 
@@ -325,7 +321,7 @@ def check_pending_sender(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     if ctx.run.live:
         return live_pending_sender(c)
-    cap = limit(ctx, "pending_connection_requests_per_sender_count")
+    cap = ctx.limit("pending_connection_requests_per_sender_count")
     boxes = open_recipients(c, cap + 1)
     fill(ctx, "request_connection", cap, lambda i: request(c, SENDER, boxes[i][0]))
     expect_refused(ctx, request(c, SENDER, boxes[cap][0]),
@@ -344,7 +340,7 @@ def check_requests_per_day_sender(ctx: CheckContext) -> None:
                     "a sender asking more mailboxes than a source may register in a day (control "
                     "seed_mailboxes)")
     c = WeverClient(ctx)
-    quota = limit(ctx, "connection_requests_per_sender_per_day_count")
+    quota = ctx.limit("connection_requests_per_sender_per_day_count")
     start_of_next_utc_day(c)
     boxes = open_recipients(c, quota + 1)
     for i in range(quota):
@@ -364,7 +360,7 @@ def check_requests_per_day_sender(ctx: CheckContext) -> None:
 def check_pending_recipient(ctx: CheckContext) -> None:
     beyond_a_client(ctx, "more senders than a source may register in a day (control seed_mailboxes)")
     c = WeverClient(ctx)
-    cap = limit(ctx, "pending_connection_requests_per_recipient_count")
+    cap = ctx.limit("pending_connection_requests_per_recipient_count")
     c.advertise(RECIPIENT, accepts_connection_requests=True)
     senders = seed(c, cap + 1)
     fill(ctx, "request_connection to one recipient", cap,
@@ -383,8 +379,8 @@ def check_requests_per_day_recipient(ctx: CheckContext) -> None:
     """Answered requests leave the recipient's pending cap but count for its day."""
     beyond_a_client(ctx, "more senders than a source may register in a day (control seed_mailboxes)")
     c = WeverClient(ctx)
-    quota = limit(ctx, "connection_requests_per_recipient_per_day_count")
-    cap = limit(ctx, "pending_connection_requests_per_recipient_count")
+    quota = ctx.limit("connection_requests_per_recipient_per_day_count")
+    cap = ctx.limit("pending_connection_requests_per_recipient_count")
     start_of_next_utc_day(c)
     c.advertise(RECIPIENT, accepts_connection_requests=True)
     bob = (c.mailbox(RECIPIENT), RawToken(c.token(RECIPIENT)))
@@ -411,9 +407,9 @@ def check_service_tasks(ctx: CheckContext) -> None:
     """The relay delivers at most service_tasks_per_utc_day tasks a UTC day, whoever sends."""
     beyond_a_client(ctx, "the whole service's day, and more mailboxes than a source may register (control)")
     c = WeverClient(ctx)
-    quota = limit(ctx, "service_tasks_per_day_count")
-    per = min(limit(ctx, "sent_tasks_per_mailbox_per_day_count"),
-              limit(ctx, "received_tasks_per_mailbox_per_day_count"))
+    quota = ctx.limit("service_tasks_per_day_count")
+    per = min(ctx.limit("sent_tasks_per_mailbox_per_day_count"),
+              ctx.limit("received_tasks_per_mailbox_per_day_count"))
     start_of_next_utc_day(c)
     count = -(-quota // per) + 1  # senders (and recipients) enough to reach the service quota, and one spare
     senders = seed(c, count)
@@ -435,8 +431,8 @@ def check_service_requests(ctx: CheckContext) -> None:
     every sender asks a recipient it has not asked, then the recipients answer)."""
     beyond_a_client(ctx, "the whole service's day, and more mailboxes than a source may register (control)")
     c = WeverClient(ctx)
-    quota = limit(ctx, "service_connection_requests_per_day_count")
-    per_sender = limit(ctx, "connection_requests_per_sender_per_day_count")
+    quota = ctx.limit("service_connection_requests_per_day_count")
+    per_sender = ctx.limit("connection_requests_per_sender_per_day_count")
     senders_count = -(-quota // per_sender)
     recipients_count = per_sender
     start_of_next_utc_day(c)
@@ -468,9 +464,9 @@ def check_service_grants(ctx: CheckContext) -> None:
     across recipients: each recipient allows distinct senders up to its own caps."""
     beyond_a_client(ctx, "the whole service's day, and more mailboxes than a source may register (control)")
     c = WeverClient(ctx)
-    quota = limit(ctx, "service_new_sender_grants_per_day_count")
-    per = min(limit(ctx, "new_sender_grants_per_recipient_per_day_count"),
-              limit(ctx, "allowed_senders_per_mailbox_count"))
+    quota = ctx.limit("service_new_sender_grants_per_day_count")
+    per = min(ctx.limit("new_sender_grants_per_recipient_per_day_count"),
+              ctx.limit("allowed_senders_per_mailbox_count"))
     start_of_next_utc_day(c)
     senders = seed(c, per)
     boxes = seed(c, -(-quota // per) + 1)
@@ -492,7 +488,7 @@ def check_active_mailboxes(ctx: CheckContext) -> None:
     """At most active_mailboxes mailboxes live at once: registration past it is refused."""
     beyond_a_client(ctx, "more mailboxes than a source may register in a day (control seed_mailboxes)")
     c = WeverClient(ctx)
-    cap = limit(ctx, "active_mailboxes_count")
+    cap = ctx.limit("active_mailboxes_count")
     start_of_next_utc_day(c)
     seed(c, cap - 3 - 1)  # the three run mailboxes, and room for one registration
     expect_result(ctx, c.open_call("register_mailbox", {"label": "the last one"}),
@@ -512,7 +508,7 @@ def check_active_mailboxes(ctx: CheckContext) -> None:
 def check_allowed_senders(ctx: CheckContext) -> None:
     beyond_a_client(ctx, "more senders than a source may register in a day (control seed_mailboxes)")
     c = WeverClient(ctx)
-    cap = limit(ctx, "allowed_senders_per_mailbox_count")
+    cap = ctx.limit("allowed_senders_per_mailbox_count")
     senders = seed(c, cap + 1)
     fill(ctx, "allow_sender", cap,
          lambda i: c.call("allow_sender", {"sender_id": senders[i][0], "allowed": True}, RECIPIENT))
@@ -531,7 +527,7 @@ def check_new_grants_per_day(ctx: CheckContext) -> None:
     control: the run's own recipient with least room left (at least one) grants what is
     left of its day, by the run's count."""
     c = WeverClient(ctx)
-    quota = limit(ctx, "new_sender_grants_per_recipient_per_day_count")
+    quota = ctx.limit("new_sender_grants_per_recipient_per_day_count")
     recipient: Any = RECIPIENT
     granted: Any = SENDER
     if ctx.run.live:
@@ -555,7 +551,7 @@ def check_new_grants_per_day(ctx: CheckContext) -> None:
         expect_result(ctx, c.call("allow_sender", {**sender, "allowed": False}, recipient),
                       "revoke at the cap")
     expect_refused(ctx, c.call("allow_sender", {**sender, "allowed": True}, recipient),
-                   f"new grant {limit(ctx, live.GRANTS) + 1} in one UTC day")
+                   f"new grant {ctx.limit(live.GRANTS) + 1} in one UTC day")
     one_day(ctx)
 
 
@@ -601,7 +597,7 @@ def check_registrations_per_source(ctx: CheckContext) -> None:
     """Without control the source registers what is left of its day by this run's count
     (a relay that counted earlier registrations of the source refuses sooner: blocked)."""
     c = WeverClient(ctx)
-    quota = limit(ctx, "registrations_per_source_per_day_count")
+    quota = ctx.limit("registrations_per_source_per_day_count")
     left = quota
     if ctx.run.live:
         one_day(ctx)
