@@ -29,6 +29,22 @@ from conformance.transport.binding import Binding, make_binding
 from conformance.transport.http import HttpReply, HttpTransport, RunStopped, TransportFailure
 
 
+def _draws_from_strategies_alone() -> None:
+    """Hypothesis also draws values from constants it finds in the source of "local"
+    modules: the kit's own code when it is installed editable, none when it is a wheel. The
+    same seed would send other exchanges by how the kit was installed, the kit's source says
+    nothing about a target, and reading it costs every process seconds. Its own global
+    constants stay; the source scan goes (a hypothesis without the hook is left alone)."""
+    from hypothesis.internal.conjecture import providers
+
+    if callable(getattr(providers, "_get_local_constants", None)):
+        empty = providers._local_constants
+        providers._get_local_constants = lambda: empty  # type: ignore[attr-defined]
+
+
+_draws_from_strategies_alone()
+
+
 class CheckFailed(AssertionError):
     """The target broke the requirement. ``kind`` is one of ``KINDS``
     (conformance/failures.py; an unknown kind raises ValueError here, when the
@@ -120,6 +136,9 @@ class RunContext:
     binding: str | None = None  # which of the profile's bindings the run speaks
     # ids of a live target's seeded world (config `world:`)
     world: dict[str, Any] = field(default_factory=dict)
+    # messages that drive the target to a named outcome (config `scenarios:`, the profile's
+    # `scenarios:` names the outcomes): where the agent is not the kit's to script
+    scenarios: dict[str, Any] = field(default_factory=dict)
     declared: frozenset[str] = frozenset()  # optional features the deployment declares it does not offer
     shrink: bool = True  # minimise failing examples (off where only whether a check crashes matters)
     reference: Any = None  # the built-in reference's instance, in process (selftest traces what checks read)
@@ -139,6 +158,9 @@ class RunContext:
     not_put_back: list[str] = field(default_factory=list)
     # what a protocol keeps from check to check within one run (its live-site baseline, say)
     scratch: dict[str, Any] = field(default_factory=dict)
+    # where the target says each binding lives (its path, say), found by the protocol's probe:
+    # binding name -> entry keys that replace the profile's
+    endpoints: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def target(self) -> str:
@@ -200,7 +222,7 @@ class CheckContext:
     def binding_named(self, name: str) -> Any:
         """Another of the profile's bindings, for a requirement about that surface
         whatever the run speaks (an action only one binding carries, say)."""
-        entry = self.profile.settings["bindings"][name]
+        entry = {**self.profile.settings["bindings"][name], **self.run.endpoints.get(name, {})}
         other = make_binding(name, entry, self.http, self.token)
         other.on_unauthenticated = self._needs_token
         other.before_call = self._lasting_operation

@@ -26,6 +26,7 @@ from conformance.report.summary import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_UNREACHABLE,
+    EXIT_UNTESTED,
     EXIT_USAGE,
 )
 from conformance.statements import StatementMapError
@@ -100,7 +101,8 @@ def _parser() -> argparse.ArgumentParser:
                         "see `conformance list PROFILE`)")
     s.add_argument("--binding", default=None,
                    help="which of the profile's bindings to speak (canon-verbs: http or mcp; "
-                        "default the first)")
+                        "default the first; a2a: default each one the agent card declares, one report "
+                        "each under <report>/<binding>/)")
     s.add_argument("--baseline", default=None, metavar="FILE",
                    help="YAML list of known failures (id, reason, issue): listed failures do not fail the "
                         "run, unlisted ones and stale entries do")
@@ -313,14 +315,65 @@ def print_coverage(prof: Any) -> int:
     return EXIT_OK
 
 
+# how bad an exit code is, when one command made several runs (one per binding)
+SEVERITY = (EXIT_OK, EXIT_UNTESTED, EXIT_FAILED, EXIT_UNREACHABLE, EXIT_INTERNAL, EXIT_INTERRUPTED,
+            EXIT_USAGE)
+
+
+def bindings_to_run(args: argparse.Namespace, prof: Any) -> list[str | None]:
+    """``--binding``, or each binding the target declares where its protocol reads that off
+    the target (an A2A agent card), or the profile's default. A target that does not say
+    gets one run, which reports why."""
+    from conformance.config import load_config
+    from conformance.profiles import protocol_of
+    from conformance.transport.http import HttpTransport
+
+    hook = protocol_of(prof.settings["package"]).target_bindings
+    if args.binding is not None or hook is None or len(prof.settings.get("bindings") or {}) < 2:
+        return [args.binding]
+    try:
+        target = args.target or load_config(args.config).get("target") or "reference"
+        http = (HttpTransport(app=prof.create_reference(prof)) if target == "reference"
+                else HttpTransport(base_url=target, timeout=10))
+        try:
+            names = hook(prof, http)
+        finally:
+            http.close()
+    except Exception:  # noqa: BLE001  (the run itself says what is wrong with the target or config)
+        return [None]
+    return list(names) or [None]
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    """One run, or one per binding the target declares (reports under <report>/<binding>/)."""
+    prof = load_profile(args.profile)  # surface spec errors as one line before pytest starts
+    bindings = bindings_to_run(args, prof)
+    if len(bindings) == 1:
+        return run_once(argparse.Namespace(**{**vars(args), "binding": bindings[0]}))
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    base = Path(args.report or f"reports/{args.profile}-{stamp}")
+    codes = []
+    for binding in bindings:
+        print(f"conformance: {args.profile} over {binding}, the target's interface "
+              f"{bindings.index(binding) + 1} of {len(bindings)}")
+        one = argparse.Namespace(**{**vars(args), "binding": binding, "report": str(base / str(binding)),
+                                    "junit": str(Path(args.junit).with_suffix(f".{binding}.xml"))
+                                    if args.junit else None})
+        codes.append(run_once(one))
+    worst = max(codes, key=lambda c: SEVERITY.index(c) if c in SEVERITY else len(SEVERITY))
+    print(f"conformance: {len(bindings)} runs, one per binding ({', '.join(map(str, bindings))}); "
+          f"exit {worst}; reports under {base}/")
+    return worst
+
+
+def run_once(args: argparse.Namespace) -> int:
     import pytest
 
     from conformance.options import RunOptions
     from conformance.plugin import GivenOptions, RunOutcome
 
     path = profile_path(args.profile)
-    prof = load_profile(args.profile)  # surface spec errors as one line before pytest starts
+    prof = load_profile(args.profile)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     report = Path(args.report or f"reports/{args.profile}-{stamp}")
     junit = Path(args.junit) if args.junit else report / "junit.xml"

@@ -14,7 +14,7 @@ from conformance.transport.http import validate_target_url
 from conformance.yamltext import load_yaml, read_user_text
 
 KNOWN_KEYS = {"target", "timeout", "max_answer_mib", "credentials", "control", "world", "declared",
-              "examples"}
+              "examples", "scenarios"}
 
 class ConfigError(Exception):
     """Bad input to the tool itself (exit 2)."""
@@ -40,7 +40,8 @@ def read_yaml(path: Path, what: str) -> Any:
 
 def load_config(path: str | Path | None) -> dict[str, Any]:
     """Read and check a run config (YAML); ConfigError names the first bad value.
-    Keys: target, timeout, max_answer_mib, credentials, control, world, declared, examples."""
+    Keys: target, timeout, max_answer_mib, credentials, control, world, declared, examples,
+    scenarios."""
     if path is None:
         return {}
     path = Path(path)
@@ -80,6 +81,10 @@ def load_config(path: str | Path | None) -> dict[str, Any]:
                           f"not {data['declared']!r}")
     if "examples" in data and not isinstance(data["examples"], str):
         raise ConfigError(f"{where}: examples must be a folder or a redis:// URL, not {data['examples']!r}")
+    scenarios = data.get("scenarios", {})
+    if not isinstance(scenarios, dict) or not all(isinstance(v, str | dict) for v in scenarios.values()):
+        raise ConfigError(f"{where}: scenarios must map an outcome to the message (text, or a message "
+                          f"object) that drives the target there, not {scenarios!r}")
     if "world" in data and not isinstance(data["world"], dict):
         raise ConfigError(f"{where}: world must be a mapping of role to id, "
                           f"not {type(data['world']).__name__}")

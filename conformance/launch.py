@@ -102,6 +102,7 @@ def open_run(
         database=_database(db_dir, config),
         binding=binding,
         world=dict(config.get("world") or {}),
+        scenarios=scenarios_of(profile, config.get("scenarios") or {}),
         declared=declared_features(profile, config.get("declared") or []),
         shrink=shrink,
         reference=reference,
@@ -122,6 +123,17 @@ def _database(db_dir: Path | None, config: dict[str, Any]) -> Any:
         return example_database(db_dir, value)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+
+
+def scenarios_of(profile: Profile, given: dict[str, Any]) -> dict[str, Any]:
+    """The config's ``scenarios:`` (outcome -> the message that drives the target there):
+    only outcomes the profile names (its ``scenarios:`` block)."""
+    known = profile.settings.get("scenarios") or {}
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise ConfigError(f"unknown scenarios {unknown} for profile {profile.name} "
+                          f"(known: {', '.join(sorted(known)) or 'none'})")
+    return dict(given)
 
 
 def declared_features(profile: Profile, names: list[str]) -> frozenset[str]:

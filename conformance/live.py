@@ -33,6 +33,8 @@ REASONS = {
     "quota": "would exceed a quota",
     "credential": "no credential given, or the target refused it",
     "optional": "an optional part the target does not serve",
+    "outcome": "the agent never went where the requirement needs (config scenarios: names a message that "
+               "drives it there)",
     "unreachable": "the target could not be reached",
     "stopped": "the run stopped first",
     "other": "not testable with what was given",

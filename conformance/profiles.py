@@ -178,10 +178,10 @@ def load_profile(name: str, path: Path | None = None) -> Profile:
     profile.reference_credentials = protocol.credentials(profile)
     if protocol.world is not None:
         profile.reference_world = protocol.world(profile)
-    headers_of = protocol.binding_headers(profile)
-    for binding, headers in headers_of.items():
-        profile.settings["bindings"][binding]["headers"] = {
-            **(profile.settings["bindings"][binding].get("headers") or {}), **headers}
+    for binding, added in protocol.binding_entries(profile).items():
+        entry = profile.settings["bindings"][binding]
+        for key, value in added.items():
+            entry[key] = {**(entry.get(key) or {}), **value} if key == "headers" else value
     twice = sorted(rid for rid, n in Counter(r.id for r in profile.requirements).items() if n > 1)
     if twice:
         raise ProfileError(f"profile {name}: requirement IDs used twice: {', '.join(twice)}")

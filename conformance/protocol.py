@@ -30,13 +30,17 @@ class Protocol:
       (conformance/liverun.py);
     - ``credentials(profile)``: the credentials its reference accepts; ``world(profile)``
       the seeded world its control reports (a live run names it in the config's ``world:``);
-    - ``binding_headers(profile)``: headers the document puts on each binding;
+    - ``binding_entries(profile)``: what the document adds to each binding's entry, by
+      binding (headers it puts on every call, routes read from the document);
     - ``provides``: what a shared module asks of this protocol, by name (the MCP surface);
     - ``last``: kinds of ``lasting`` whose rows run at the very end, in that order;
     - ``more_faults``: faults of its own (or of a shared module) that rows a shared module
       declares must catch in this profile, by requirement id;
     - ``first``: requirement IDs that run before every other, in that order, lasting or
-      not (a live run's rows that need identities nothing has used yet)."""
+      not (a live run's rows that need identities nothing has used yet);
+    - ``target_bindings(profile, http)``: the profile's bindings the target says it serves, in
+      its order of preference (an agent card's interfaces): a run without ``--binding``
+      speaks each of them, one report each."""
 
     create_reference: Callable[..., Any]
     probe: Callable[..., None]
@@ -44,8 +48,9 @@ class Protocol:
     modules: tuple[str, ...] = ()
     credentials: Callable[[Profile], dict[str, Any]] = _none
     world: Callable[[Profile], dict[str, Any]] | None = None
-    binding_headers: Callable[[Profile], dict[str, dict[str, str]]] = _none
+    binding_entries: Callable[[Profile], dict[str, dict[str, Any]]] = _none
     provides: Mapping[str, Callable[[Profile], Any]] = field(default_factory=dict)
     last: tuple[str, ...] = ()
     more_faults: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     first: tuple[str, ...] = ()
+    target_bindings: Callable[[Profile, Any], list[str]] | None = None

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.documents.openapi import error_catalog, jsonrpc_operations
+from conformance.documents.prose import error_table
+from conformance.documents.protojson import proto_operations
 from conformance.documents.verbs import (
     action_operations,
     method_operations,
@@ -43,6 +45,7 @@ OPERATION_READERS: dict[str, Callable[[SpecDocument, Any], dict[str, Operation]]
     "actions": lambda spec, block: action_operations(spec.doc, spec.relpath, block),
     "methods": lambda spec, block: method_operations(spec.doc, spec.relpath, block),
     "commands": lambda spec, block: union_operations(spec.doc, spec.relpath, block),
+    "proto": lambda spec, block: proto_operations(spec.doc, spec.relpath, block),
 }
 
 # profile key -> reader of error catalog rows
@@ -50,6 +53,7 @@ ERROR_READERS: dict[str, Callable[[SpecDocument, Any], dict[Any, ErrorCode]]] = 
     "error_catalog": lambda spec, block: error_catalog(spec.doc, spec.text, spec.relpath, block["pointer"],
                                                        block["columns"]),
     "errors": _profile_errors,
+    "error_table": lambda spec, block: error_table(block),
 }
 
 

@@ -5,7 +5,7 @@ Every kind answers with one ``Reply`` (ok, result, error code and message, HTTP
 status, whether the binding flagged an error), so checks are written once for
 all of them. A binding entry declares:
 
-    kind: jsonrpc-http | http-action | mcp-tools     (see BINDING_KINDS)
+    kind: jsonrpc-http | http-action | http-routes | mcp-tools     (see BINDING_KINDS)
     path: /  or  /verbs/{name}                       (endpoint; {name} is the operation)
     bearer: full                                     (the credential sent as the bearer token)
     headers: {A2A-Version: "1.0"}                    (sent with every call)
@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
+import urllib.parse
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -298,6 +300,79 @@ class HttpActionBinding(Binding):
             return self.result_reply(reply, data, data)
         return Reply(self.name, reply, False, None, code, message, reply.status >= 400, data,
                      error_data=details)
+
+
+def _query_value(value: Any) -> list[str]:
+    """One query parameter's values: booleans in lower case, numbers in decimal, a list
+    as the parameter repeated; anything else as its JSON text."""
+    if isinstance(value, bool):
+        return ["true" if value else "false"]
+    if isinstance(value, list):
+        return [v for item in value for v in _query_value(item)]
+    if isinstance(value, str):
+        return [value]
+    return [json.dumps(value)] if isinstance(value, dict) else [str(value)]
+
+
+@binding_kind
+class HttpRoutesBinding(Binding):
+    """REST routes: each operation has routes ``{verb, path, body}`` (the entry's ``routes``,
+    a protocol fills them from its document: a proto's google.api.http rules, say). A path
+    names params in braces (``/tasks/{id}:cancel``); the route taken is the one whose every
+    brace the params fill (non-empty), the one filling the most first. What the path does not
+    take travels as the JSON body (``body: "*"``) or, for a route without one, as query
+    parameters (a list repeats its parameter). 2xx is a result (an empty body an empty
+    object); anything else an error at the declared place. ``content_type`` is sent."""
+
+    kind = "http-routes"
+
+    def route(self, operation: str, params: Any) -> tuple[str, str, str, dict[str, Any]]:
+        """(verb, path, body rule, the params left) for ``params``."""
+        routes = (self.entry.get("routes") or {}).get(operation)
+        if not routes:
+            raise ValueError(f"binding {self.name}: no route for operation {operation!r}")
+        given = params if isinstance(params, dict) else {}
+
+        def names(path: str) -> list[str]:
+            return re.findall(r"\{([A-Za-z0-9_]+)\}", path)
+
+        usable = [r for r in routes if all(isinstance(given.get(n), str | int) and given.get(n) != ""
+                                           for n in names(r["path"]))]
+        chosen = max(usable, key=lambda r: len(names(r["path"])), default=routes[0])
+        taken = names(chosen["path"])
+        path = re.sub(r"\{([A-Za-z0-9_]+)\}",
+                      lambda m: urllib.parse.quote(str(given.get(m.group(1), "")), safe=""), chosen["path"])
+        rest = {k: v for k, v in given.items() if k not in taken} if isinstance(params, dict) else params
+        return chosen["verb"].upper(), self.path.rstrip("/") + path, chosen.get("body", ""), rest
+
+    def call_headers(self, caller: str | RawToken | None, idempotency_key: str | None,
+                     extra: Mapping[str, str] | None) -> dict[str, str]:
+        headers = super().call_headers(caller, idempotency_key, extra)
+        if self.entry.get("content_type") and not any(k.lower() == "content-type" for k in extra or {}):
+            headers["Content-Type"] = str(self.entry["content_type"])
+        return headers
+
+    def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None,
+              **options: Any) -> Reply:
+        verb, path, body_rule, rest = self.route(operation, params)
+        query: list[tuple[str, str]] = []
+        content: str | None = raw
+        if raw is None and body_rule:
+            content = json.dumps(rest if rest is not None else {})
+        elif raw is None and isinstance(rest, dict):
+            query = [(str(k), v) for k, value in rest.items() if value is not None
+                     for v in _query_value(value)]
+        if content is None:
+            headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+        reply = self.http.request(verb, path + ("?" + urllib.parse.urlencode(query) if query else ""),
+                                  headers=headers, content=content, timeout=options.get("timeout"))
+        data = reply.json() if reply.content else {}
+        if 200 <= reply.status < 300:
+            return self.result_reply(reply, data, data)
+        code, message, details = self.read_error(data)
+        return Reply(self.name, reply, False, None, code, message, reply.status >= 400, data,
+                     error_data=details, statuses=self.statuses,
+                     spoke=isinstance(data, dict) and "error" in data)
 
 
 @binding_kind

@@ -48,11 +48,11 @@ def credentials(profile: Profile) -> dict[str, Any]:
     return reference_credentials()
 
 
-def binding_headers(profile: Profile) -> dict[str, dict[str, str]]:
+def binding_entries(profile: Profile) -> dict[str, dict[str, dict[str, str]]]:
     """The document's requiredHeaders on every call of the jsonrpc binding (values read from the spec)."""
     from conformance.protocols.plaza.client import required_headers
 
-    return {"jsonrpc": required_headers(profile.spec)}
+    return {"jsonrpc": {"headers": required_headers(profile.spec)}}
 
 
 def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
@@ -143,4 +143,4 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
 
 
 PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings, modules=MODULES,
-                    credentials=credentials, binding_headers=binding_headers, last=(PLANS, STOPS))
+                    credentials=credentials, binding_entries=binding_entries, last=(PLANS, STOPS))
