@@ -1,0 +1,81 @@
+"""The A2A profile: any A2A 1.0 server, judged by specification 1.0.1 over the bindings
+its agent card declares (JSON-RPC, HTTP+JSON; gRPC in part 2). Where each binding lives is
+read off the card; the routes of HTTP+JSON off the proto; the agent is the target's, and
+a requirement that needs an outcome asks the reference's control, or the config's
+``scenarios:``, or is untested when the agent never went there."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from conformance.check import CheckContext, ProtocolMismatch
+from conformance.model import Profile
+from conformance.protocol import Protocol
+from conformance.transport.binding import DEFAULT
+
+
+def create_reference(profile: Profile, control: bool = True, **options: Any) -> Any:
+    """The reference ASGI app; ``app.state.reference`` is the instance faults patch."""
+    from conformance.protocols.a2a.reference import A2AReferenceConfig, create_app
+
+    return create_app(profile, A2AReferenceConfig(control=control, **options))
+
+
+def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
+    """The target serves an agent card naming the run's binding, and that binding answers
+    a GetTask in its protocol (a task id no agent issued: an error, in the binding's shape)."""
+    from conformance.protocols.a2a.client import discover
+
+    discover(ctx)
+    reply = ctx.binding.call("GetTask", {"id": "conformance-probe-no-such-task"}, caller=caller)
+    if not (reply.ok or reply.spoke or reply.status == 401):
+        raise ProtocolMismatch(f"{ctx.http.target}: the {ctx.binding.name} interface the card names does not "
+                               f"answer in its protocol: {reply.describe()}")
+
+
+def credentials(profile: Profile) -> dict[str, Any]:
+    from conformance.protocols.a2a.reference import TOKENS
+
+    return dict(TOKENS)
+
+
+def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
+    """What each caller holds at the in-process reference: its tasks as they are (a live
+    run changes only tasks it made itself)."""
+    return {label: {"same": {tid: task["status"]["state"] for tid, task in reference.tasks.items()
+                             if reference.owners.get(tid) == label},
+                    "kept": {}} for label in credentials}
+
+
+def binding_entries(profile: Profile) -> dict[str, dict[str, Any]]:
+    """The A2A-Version every call carries (the version the profile pins) and the HTTP+JSON
+    routes the proto's annotations give."""
+    from conformance.protocols.a2a.documents import rest_routes
+
+    version = {"headers": {"A2A-Version": str(profile.settings["version"])}}
+    return {"jsonrpc": version, "http-json": {**version, "routes": rest_routes(profile)}}
+
+
+# the modules declaring the profile's rows, faults and variants, by area, in the order rows run
+# (CONFORMANCE_A2A_MODULES, comma-separated, replaces the list: to try a module being written)
+PARTS = ("card", "rpc", "rest", "version", "errors", "capabilities", "send", "tasks", "listing", "multiturn",
+         "objects", "machine", "params", "agree", "auth", "xcard", "card_more", "misc",
+         "variants_wire", "variants_tasks", "variants_access", "variants_more")
+def target_bindings(profile: Profile, http: Any) -> list[str]:
+    """The profile's bindings whose interface the target's agent card declares, in the card's
+    order (section 8.3.1: the first is the preferred)."""
+    from conformance.protocols.a2a.client import CARD_PATH, interfaces
+
+    card = http.request("GET", CARD_PATH).json()
+    declared = [str(i.get("protocolBinding")) for i in interfaces(card if isinstance(card, dict) else {})]
+    by_interface = {entry.get("interface"): name for name, entry in profile.settings["bindings"].items()}
+    return list(dict.fromkeys(by_interface[i] for i in declared if i in by_interface))
+
+
+TRYING = os.environ.get("CONFORMANCE_A2A_MODULES", "")
+MODULES = tuple(f"conformance.protocols.a2a.{part}" for part in (TRYING.split(",") if TRYING else PARTS))
+
+PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings,
+                    credentials=credentials,
+                    binding_entries=binding_entries, modules=MODULES, target_bindings=target_bindings)

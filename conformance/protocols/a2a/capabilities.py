@@ -1,0 +1,170 @@
+"""Capability validation (sections 3.3.4, 13.3): an agent whose card does not declare a
+capability true refuses the operations that need it with the error section 3.3.4 names
+(push configuration: PushNotificationNotSupportedError; SendStreamingMessage and
+SubscribeToTask: UnsupportedOperationError, an event stream being an answer too;
+GetExtendedAgentCard: UnsupportedOperationError), and one that declares an extended card
+it has not configured answers ExtendedAgentCardNotConfiguredError. A row whose capability
+the card declares on is not applicable (part 2 tests streaming and push themselves)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.check import CheckContext, NotApplicable, Untested
+from conformance.declare import requirement
+from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a.client import A2AClient
+from conformance.protocols.a2a.errors import (
+    PROVOKERS,
+    REST,
+    any_task,
+    expect_carries,
+    own_task,
+    push_config,
+)
+from conformance.protocols.a2a.rest import STREAM_TIMEOUT, subscribe
+from conformance.reference import Refusal
+
+PUSH_OFF = "PushNotificationNotSupportedError"
+UNSUPPORTED = "UnsupportedOperationError"
+NOT_CONFIGURED = "ExtendedAgentCardNotConfiguredError"
+OPEN_OUTCOMES = ("input_required", "long_running")  # states a task can be subscribed to in
+
+
+def capability_off(client: A2AClient, name: str) -> None:
+    """NotApplicable when the card declares ``capabilities.<name>`` true."""
+    if client.capability(name):
+        raise NotApplicable(f"the card declares capabilities.{name}: the operations are the capability's own "
+                            "(part 2 of the profile tests them)")
+
+
+@requirement(id="A2A-CAP-PUSH-OFF", level="MUST",
+             title="Without capabilities.pushNotifications, each push configuration method (Create, Get, "
+                   "List, Delete) gets PushNotificationNotSupportedError",
+             source=docs.spec("operations related to push notification configuration (Create, Get, List",
+                              after="### 3.3.4"),
+             faults=["push_create_served", "push_list_unsupported_operation"])
+def check_push_off(ctx: CheckContext) -> None:
+    """About a task the check made (so no TaskNotFoundError can stand in for the answer)."""
+    client = A2AClient(ctx)
+    capability_off(client, "pushNotifications")
+    task = any_task(client)
+    config = {"taskId": task["id"], "id": "conformance-config"}
+    for method, params in (("CreateTaskPushNotificationConfig", push_config(task["id"])),
+                           ("GetTaskPushNotificationConfig", config),
+                           ("ListTaskPushNotificationConfigs", {"taskId": task["id"]}),
+                           ("DeleteTaskPushNotificationConfig", config)):
+        with ctx.subcheck(method):
+            expect_carries(ctx, client.call(method, params), PUSH_OFF, method)
+
+
+@check_push_off.fault
+def push_create_served(ref: Any) -> None:
+    """CreateTaskPushNotificationConfig stores the config although the card declares no push notifications."""
+    ref.op_CreateTaskPushNotificationConfig = lambda params, caller: {**params, "id": "config-1"}
+
+
+@check_push_off.fault
+def push_list_unsupported_operation(ref: Any) -> None:
+    """ListTaskPushNotificationConfigs answers UnsupportedOperationError, not
+    PushNotificationNotSupportedError."""
+    def refuse(params: Any, caller: str) -> Any:
+        raise Refusal(UNSUPPORTED, "push notifications are not supported")
+    ref.op_ListTaskPushNotificationConfigs = refuse
+
+
+def open_task(client: A2AClient) -> dict[str, Any]:
+    """A task of the check's own that is not in a terminal state (on a terminal task,
+    UnsupportedOperationError has another cause: section 9.4.6); only outcomes something
+    drives the agent to are tried (the reference's control, or the config's scenarios)."""
+    run = client.ctx.run
+    why = "nothing drives this agent to " + " or ".join(OPEN_OUTCOMES) + " (name a message under scenarios." \
+        + " or scenarios.".join(OPEN_OUTCOMES) + " in --config)"
+    for outcome in OPEN_OUTCOMES:
+        if run.control_path or outcome in run.scenarios:
+            try:
+                return own_task(client, outcome)
+            except Untested as exc:
+                why = str(exc)
+    raise Untested(f"SubscribeToTask needs a task in a state that is not terminal: {why}", "other")
+
+
+@requirement(id="A2A-CAP-STREAMING-OFF", level="MUST",
+             title="Without capabilities.streaming, SendStreamingMessage and SubscribeToTask get "
+                   "UnsupportedOperationError (an event stream is an answer too)",
+             source=docs.spec("attempts to use `SendStreamingMessage` or `SubscribeToTask` operations",
+                              after="### 3.3.4"),
+             faults=["streaming_send_served", "subscribe_push_error"])
+def check_streaming_off(ctx: CheckContext) -> None:
+    """SubscribeToTask of a task not in a terminal state (untested where the agent leaves
+    none open); over HTTP+JSON by GET, the proto's verb, else POST, section 11.3.2's."""
+    client = A2AClient(ctx)
+    capability_off(client, "streaming")
+    with ctx.subcheck("SendStreamingMessage"):
+        reply = client.call("SendStreamingMessage", {"message": client.message()}, timeout=STREAM_TIMEOUT)
+        expect_carries(ctx, reply, UNSUPPORTED, "SendStreamingMessage")
+    try:
+        task = open_task(client)
+    except Untested as exc:
+        if ctx.subcheck_failures:
+            return
+        raise Untested(f"SendStreamingMessage was refused as it must; {exc}", exc.reason) from None
+    with ctx.subcheck("SubscribeToTask"):
+        verb = "GET, then POST" if client.binding.kind == REST else "JSON-RPC"
+        expect_carries(ctx, subscribe(client, task["id"]), UNSUPPORTED,
+                       f"SubscribeToTask of a task in {task.get('status', {}).get('state')} ({verb})")
+
+
+@check_streaming_off.fault
+def streaming_send_served(ref: Any) -> None:
+    """SendStreamingMessage is served (answered as SendMessage) although the card declares no streaming."""
+    ref.op_SendStreamingMessage = ref.op_SendMessage
+
+
+@check_streaming_off.fault
+def subscribe_push_error(ref: Any) -> None:
+    """SubscribeToTask answers PushNotificationNotSupportedError, not UnsupportedOperationError."""
+    def refuse(params: Any, caller: str) -> Any:
+        raise Refusal(PUSH_OFF, "no subscriptions")
+    ref.op_SubscribeToTask = refuse
+
+
+@requirement(id="A2A-CAP-XCARD-OFF", level="MUST",
+             title="Without capabilities.extendedAgentCard, GetExtendedAgentCard gets "
+                   "UnsupportedOperationError",
+             source=docs.spec("attempts to call the Get Extended Agent Card operation **MUST** return",
+                              after="### 3.3.4"),
+             faults=["xcard_served_when_off", "xcard_off_not_configured"])
+def check_xcard_off(ctx: CheckContext) -> None:
+    client = A2AClient(ctx)
+    capability_off(client, "extendedAgentCard")
+    expect_carries(ctx, client.call("GetExtendedAgentCard", {}), UNSUPPORTED, "GetExtendedAgentCard")
+
+
+@check_xcard_off.fault
+def xcard_served_when_off(ref: Any) -> None:
+    """GetExtendedAgentCard answers a card although the public card declares no extended card."""
+    ref.op_GetExtendedAgentCard = lambda params, caller: {"name": "extended", "version": "1.0.0"}
+
+
+@check_xcard_off.fault
+def xcard_off_not_configured(ref: Any) -> None:
+    """GetExtendedAgentCard answers ExtendedAgentCardNotConfiguredError although the card declares no
+    extended card (that error is for an agent that declares one)."""
+    def refuse(params: Any, caller: str) -> Any:
+        raise Refusal(NOT_CONFIGURED, "no extended agent card")
+    ref.op_GetExtendedAgentCard = refuse
+
+
+@requirement(id="A2A-CAP-XCARD-NOT-CONFIGURED", level="MUST",
+             title="An agent declaring capabilities.extendedAgentCard without an extended card configured "
+                   "answers GetExtendedAgentCard with ExtendedAgentCardNotConfiguredError",
+             source=docs.spec("If the agent declares support but has not configured an extended card",
+                              after="### 3.3.4"),
+             faults=["xcard_declared_unconfigured_unsupported"])
+def check_xcard_not_configured(ctx: CheckContext) -> None:
+    """Not applicable where the agent serves its extended card (it is configured), or where the
+    card does not declare one."""
+    client = A2AClient(ctx)
+    for what, reply in PROVOKERS[NOT_CONFIGURED](client):
+        expect_carries(ctx, reply, NOT_CONFIGURED, what)

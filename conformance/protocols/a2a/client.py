@@ -1,0 +1,189 @@
+"""How checks talk A2A over whichever binding the run speaks: the agent card (read once a
+requirement; where each binding lives, once a run), messages, the Task of an answer, the A2A error an answer
+carries (by the JSON-RPC code of section 5.4, or by an HTTP+JSON ErrorInfo reason, or by a
+status only one error has), and driving the agent to an outcome: the reference's control,
+else the config's ``scenarios:``, else an ordinary message whose outcome is classified
+(``Untested`` when the agent went elsewhere)."""
+
+from __future__ import annotations
+
+import urllib.parse
+import uuid
+from typing import Any
+
+from conformance.check import CheckContext, ProtocolMismatch, Untested
+from conformance.protocols.a2a import documents as docs
+from conformance.transport.binding import Reply, dig
+
+CARD_PATH = "/.well-known/agent-card.json"
+CARD_KEY = "a2a card"
+
+
+def read_card(ctx: CheckContext) -> dict[str, Any]:
+    """The public agent card (section 8.2: the well-known URI), fetched once a requirement (a
+    run-wide copy would hide from the selftest's trace that a requirement reads the card)."""
+    if CARD_KEY not in ctx.scratch:
+        reply = ctx.http.request("GET", CARD_PATH, headers={"Accept": "application/json"})
+        card = reply.json()
+        if reply.status != 200 or not isinstance(card, dict):
+            raise ProtocolMismatch(f"{ctx.http.target} serves no agent card at {CARD_PATH} "
+                                   f"(HTTP {reply.status} {reply.text[:80]!r}): is this an A2A server?")
+        ctx.scratch[CARD_KEY] = card
+    card = ctx.scratch[CARD_KEY]
+    assert isinstance(card, dict)
+    return card
+
+
+def interfaces(card: dict[str, Any]) -> list[dict[str, Any]]:
+    found = card.get("supportedInterfaces")
+    return [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
+
+
+def relative(ctx: CheckContext, url: str) -> str:
+    """An interface URL as a path under the run's target (the card may name another host:
+    the run talks only to the target it was given)."""
+    base = ctx.http.target.rstrip("/")
+    if url.startswith(base):
+        return url[len(base):] or "/"
+    path = urllib.parse.urlsplit(url).path or "/"
+    prefix = urllib.parse.urlsplit(base).path.rstrip("/")
+    return path[len(prefix):] or "/" if prefix and path.startswith(prefix) else path
+
+
+def discover(ctx: CheckContext) -> None:
+    """Where each of the profile's bindings lives, by the card (``run.endpoints``)."""
+    card = read_card(ctx)
+    declared = {str(i.get("protocolBinding")): i for i in reversed(interfaces(card))}  # the first wins
+    for name, entry in ctx.profile.settings["bindings"].items():
+        found = declared.get(str(entry.get("interface")))
+        if found is not None and isinstance(found.get("url"), str):
+            ctx.run.endpoints[name] = {"path": relative(ctx, found["url"]),
+                                       "tenant": found.get("tenant") if isinstance(found.get("tenant"), str)
+                                       else ""}
+    run_binding = ctx.run.binding
+    if run_binding is not None and run_binding not in ctx.run.endpoints:
+        named = ", ".join(sorted(declared)) or "none"
+        wanted = ctx.profile.settings["bindings"][run_binding]["interface"]
+        raise ProtocolMismatch(f"the agent card declares no {wanted} interface (it declares: {named}); "
+                               "choose another with --binding")
+
+
+class A2AClient:
+    """One check's A2A calls over the run's binding (or ``binding``)."""
+
+    def __init__(self, ctx: CheckContext, binding: str | None = None) -> None:
+        self.ctx = ctx
+        if ctx.run.binding not in ctx.run.endpoints and ctx.run.binding is not None:
+            discover(ctx)
+        self.binding = ctx.binding if binding is None else ctx.binding_named(binding)
+        self.tenant = str(ctx.run.endpoints.get(self.binding.name, {}).get("tenant") or "")
+
+    @property
+    def card(self) -> dict[str, Any]:
+        return read_card(self.ctx)
+
+    def capability(self, name: str) -> bool:
+        """Section 3.3.4: a capability is on only when the card says true."""
+        return dig(self.card, "capabilities", name) is True
+
+    def call(self, method: str, params: Any, **options: Any) -> Reply:
+        """``method`` with ``params``, the interface's tenant added (section 8.3.2, rule 4)."""
+        if self.tenant and isinstance(params, dict) and "tenant" not in params:
+            params = {**params, "tenant": self.tenant}
+        return self.binding.call(method, params, **options)
+
+    # -- messages and tasks ----------------------------------------------------------
+    @staticmethod
+    def message(text: str = "hello from the conformance kit", **fields: Any) -> dict[str, Any]:
+        out = {"messageId": f"conformance-{uuid.uuid4()}", "role": docs.role_named("user"),
+               "parts": [{"text": text}]}
+        out.update({k: v for k, v in fields.items() if v is not None})
+        return out
+
+    def send(self, message: dict[str, Any] | None = None, configuration: dict[str, Any] | None = None,
+             **options: Any) -> Reply:
+        params: dict[str, Any] = {"message": message or self.message()}
+        if configuration is not None:
+            params["configuration"] = configuration
+        return self.call("SendMessage", params, **options)
+
+    def result(self, reply: Reply, what: str) -> dict[str, Any]:
+        """The result object of an answer that must be one (a finding otherwise)."""
+        if not reply.ok or not isinstance(reply.result, dict):
+            self.ctx.fail(f"{what}: expected a result, got {reply.describe()}", kind="rejected_valid")
+        assert isinstance(reply.result, dict)
+        return reply.result
+
+    def task_of(self, reply: Reply, what: str) -> dict[str, Any]:
+        """The Task of a SendMessage answer (``task``; a Message answer is untested here)."""
+        result = self.result(reply, what)
+        if "message" in result and "task" not in result:
+            raise Untested(f"{what}: the agent answered with a Message, not a Task", "outcome")
+        task = result.get("task")
+        if not isinstance(task, dict) or not isinstance(task.get("id"), str):
+            self.ctx.fail(f"{what}: the answer holds no Task with an id: {reply.describe()}",
+                          kind="malformed_answer")
+        assert isinstance(task, dict)
+        return task
+
+    def get(self, task_id: str, **params: Any) -> Reply:
+        return self.call("GetTask", {"id": task_id, **params})
+
+    def drive(self, outcome: str, **fields: Any) -> dict[str, Any]:
+        """A message that should bring the agent to ``outcome`` (a name of the profile's
+        ``scenarios:``): control scripts the reference; else the config's scenario; else,
+        for ``completed`` only, an ordinary message."""
+        if self.ctx.run.control_path:
+            self.ctx.control("script", outcome=outcome)
+            return self.message(**fields)
+        scenario = self.ctx.run.scenarios.get(outcome)
+        if isinstance(scenario, str):
+            return self.message(scenario, **fields)
+        if isinstance(scenario, dict):
+            return {**self.message(**fields), **scenario, "messageId": f"conformance-{uuid.uuid4()}",
+                    **{k: v for k, v in fields.items() if v is not None}}
+        if outcome == "completed":
+            return self.message(**fields)
+        raise Untested(f"nothing drives this agent to {outcome}: name a message under scenarios.{outcome} "
+                       "in --config", "outcome")
+
+    def task_in(self, outcome: str, configuration: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A new task that reached ``outcome``'s state (untested when the agent went elsewhere)."""
+        reply = self.send(self.drive(outcome), configuration)
+        task = self.task_of(reply, f"SendMessage driving the agent to {outcome}")
+        reached(task, outcome)
+        return task
+
+
+def state(task: Any) -> Any:
+    return dig(task, "status", "state")
+
+
+def reached(task: dict[str, Any], outcome: str) -> None:
+    """Untested unless ``task`` is in the state ``outcome`` names."""
+    wanted = docs.state_named(outcome.replace("long_running", "working"))
+    if state(task) != wanted:
+        raise Untested(f"the agent took the task to {state(task)!r}, not {wanted}: the requirement needs "
+                       f"{outcome} (scenarios.{outcome} in --config names a message that gets there)",
+                       "outcome")
+
+
+def a2a_error(ctx: CheckContext, reply: Reply) -> str | None:
+    """The A2A error (or standard JSON-RPC error) an answer carries, by name: the code of
+    a JSON-RPC error, the ErrorInfo reason of an HTTP+JSON one, or its status where only
+    one error of the table has it; None when it carries none of them."""
+    if reply.ok:
+        return None
+    by_code = {e.code: e.name for e in ctx.profile.errors.values()}
+    by_code.update({code: name for name, code in docs.jsonrpc_errors().items()})
+    if reply.binding == "jsonrpc" or ctx.profile.settings["bindings"].get(reply.binding, {}).get("kind") \
+            == "jsonrpc-http":
+        return by_code.get(reply.error_code)
+    for detail in reply.error_data if isinstance(reply.error_data, list) else []:
+        if isinstance(detail, dict) and detail.get("@type") == docs.error_info()["@type"]:
+            for e in ctx.profile.errors.values():
+                if docs.reason_of(e.name) == detail.get("reason"):
+                    return e.name
+    only = [e.name for e in ctx.profile.errors.values() if e.http_status == reply.status]
+    return only[0] if len(only) == 1 else None
+

@@ -1,0 +1,150 @@
+"""An A2A 1.0 echo agent served by the official Python SDK (``a2a-sdk``), for the kit's tests.
+
+The kit's ``a2a`` profile needs a target that is not the kit's own idea of A2A: this module
+serves the SDK's own request handler, task store and both HTTP bindings from one ASGI app, so
+what the profile reports about it is a statement about the reference implementation.
+
+    python tests/a2a_sdk_server.py --port N [--host 127.0.0.1]
+
+Routes (one uvicorn server):
+
+- ``GET  /.well-known/agent-card.json``  the agent card (the SDK's card route)
+- ``POST /jsonrpc``                       JSON-RPC binding (the SDK has no default path here:
+  ``create_jsonrpc_routes`` takes ``rpc_url``; its ``DEFAULT_RPC_URL`` constant is ``/``)
+- ``/rest/...``                           HTTP+JSON binding (``/rest/message:send``,
+  ``/rest/tasks/{id}``, ``/rest/tasks``, ``/rest/tasks/{id}:cancel``, ``/rest/extendedAgentCard``);
+  the SDK also mounts the same routes under ``/{tenant}/rest/...``
+
+The echo agent's outcome is chosen by how the message text starts, so the kit's
+``scenarios:`` can drive each path: ``input-required``, ``fail``, ``slow``, ``message``;
+anything else is echoed back as the one artifact of a completed task.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import uvicorn
+from a2a.helpers import new_text_message
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    Part,
+    Task,
+    TaskState,
+    TaskStatus,
+)
+from starlette.applications import Starlette
+
+JSONRPC_PATH = "/jsonrpc"
+REST_PREFIX = "/rest"
+SLOW_SECONDS = 2.0
+
+
+class EchoAgent(AgentExecutor):
+    """Echoes the user's text; a leading keyword picks another outcome (see the module doc)."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        text = context.get_user_input()
+        task_id, context_id = str(context.task_id), str(context.context_id)
+        if context.current_task is None and text.startswith("message"):
+            # a direct Message is only allowed as the sole reply of a new exchange
+            await event_queue.enqueue_event(new_text_message(text, context_id=context_id))
+            return
+        if context.current_task is None and context.message is not None:
+            # the SDK refuses a status update before the agent has enqueued the Task itself
+            await event_queue.enqueue_event(Task(
+                id=task_id, context_id=context_id, history=[context.message],
+                status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED)))
+        updater = TaskUpdater(event_queue, task_id, context_id)
+        await updater.start_work()
+        if text.startswith("input-required"):
+            await updater.requires_input(updater.new_agent_message([Part(text="more input, please")]))
+            return
+        if text.startswith("fail"):
+            await updater.failed(updater.new_agent_message([Part(text="failed as asked")]))
+            return
+        if text.startswith("slow"):
+            await asyncio.sleep(SLOW_SECONDS)  # long enough for a CancelTask to land
+        await updater.add_artifact([Part(text=text)], name="echo")
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        # the SDK cancels the running execute() after this returns; we only record the state
+        await TaskUpdater(event_queue, str(context.task_id), str(context.context_id)).cancel()
+
+
+def agent_card(base: str) -> AgentCard:
+    """The card naming both bindings; every optional capability is declared off, so the
+    profile can check that the SDK refuses them."""
+    return AgentCard(
+        name="a2a-sdk echo",
+        description="Echo agent served by the official A2A Python SDK (a2a-sdk) for conformance tests.",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=base + JSONRPC_PATH, protocol_binding="JSONRPC", protocol_version="1.0"),
+            AgentInterface(url=base + REST_PREFIX, protocol_binding="HTTP+JSON", protocol_version="1.0"),
+        ],
+        capabilities=AgentCapabilities(streaming=False, push_notifications=False, extended_agent_card=False),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(
+            id="echo", name="Echo", tags=["echo", "test"],
+            description="Echoes the text; a leading input-required, fail, slow or message picks"
+                        " another outcome.",
+            examples=["hello", "input-required", "fail", "slow", "message"])],
+    )
+
+
+def build_app(base: str) -> Starlette:
+    """One Starlette app with the card, the JSON-RPC route and the REST routes of one handler
+    (one task store: a task sent over one binding is visible over the other)."""
+    card = agent_card(base)
+    handler = DefaultRequestHandler(agent_executor=EchoAgent(), task_store=InMemoryTaskStore(),
+                                    agent_card=card)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        yield
+        await handler.aclose()  # no agent task left pending at shutdown
+
+    # the REST routes last: the SDK mounts them again under a catch-all "/{tenant}" prefix,
+    # which would otherwise swallow the card and JSON-RPC paths
+    routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url=JSONRPC_PATH),
+              *create_rest_routes(handler, path_prefix=REST_PREFIX)]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+async def serve(host: str, port: int) -> None:
+    """Run uvicorn and print the ready line once the socket is bound (the tests wait for it)."""
+    base = f"http://{host}:{port}"
+    server = uvicorn.Server(uvicorn.Config(build_app(base), host=host, port=port, log_level="warning",
+                                           access_log=False, timeout_graceful_shutdown=1))
+    running = asyncio.create_task(server.serve())
+    while not server.started and not running.done():
+        await asyncio.sleep(0.02)
+    if server.started:
+        print(f"listening on {base}", flush=True)
+    await running
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--host", default="127.0.0.1")
+    args = parser.parse_args()
+    asyncio.run(serve(args.host, args.port))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""The A2A profile end to end: it passes on the reference in process and served, over both
+bindings the card declares; a target that is not an A2A server, or not there, is exit 3 with
+one line saying why; each interface is found where the card says. (Every fault caught and
+every variant passed: tests/e2e/test_selftest.py, which runs every profile.)"""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import conformance, free_port
+
+
+def verdicts(report) -> dict[str, str]:
+    summary = json.loads((report / "summary.json").read_text())
+    return {r["id"]: r["status"] for r in summary["requirements"]}
+
+
+def test_a2a_passes_on_the_served_reference_over_each_interface_its_card_declares(tmp_path, serve):
+    """Served over loopback (in process, each binding: tests/e2e/test_selftest.py's clean run);
+    without --binding the run speaks each interface the card declares, one report each."""
+    server = serve("a2a", "--control")
+    result = conformance("run", "a2a", "--config", str(server.config), "--budget", "quick",
+                         "--report", str(tmp_path / "r"))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    assert "2 runs, one per binding (jsonrpc, http-json); exit 0" in result.stdout
+    for binding in ("jsonrpc", "http-json"):
+        summary = json.loads((tmp_path / "r" / binding / "summary.json").read_text())
+        assert summary["binding"] == binding
+        got = verdicts(tmp_path / "r" / binding)
+        assert set(got.values()) <= {"passed", "skipped"}, {k: v for k, v in got.items() if v != "passed"}
+        assert sum(status == "passed" for status in got.values()) >= 100, summary["counts"]
+
+
+def test_a_dead_target_is_exit_3_and_nothing_passes(tmp_path):
+    result = conformance("run", "a2a", "--target", f"http://127.0.0.1:{free_port()}", "--budget", "quick",
+                         "--report", str(tmp_path / "r"))
+    assert result.returncode == 3, result.stdout[-2000:]
+    assert "did not answer" in result.stdout
+    assert "passed" not in set(verdicts(tmp_path / "r").values())
+
+
+def test_a_server_without_an_agent_card_is_not_an_a2a_server(tmp_path, serve):
+    server = serve("bindu")  # JSON-RPC, but no /.well-known/agent-card.json
+    result = conformance("run", "a2a", "--target", server.url, "--budget", "quick",
+                         "--report", str(tmp_path / "r"))
+    assert result.returncode == 3, result.stdout[-2000:]
+    assert "serves no agent card at /.well-known/agent-card.json" in result.stdout
