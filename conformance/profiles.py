@@ -180,8 +180,8 @@ def load_profile(name: str, path: Path | None = None) -> Profile:
         profile.reference_world = protocol.world(profile)
     for binding, added in protocol.binding_entries(profile).items():
         entry = profile.settings["bindings"][binding]
-        for key, value in added.items():
-            entry[key] = {**(entry.get(key) or {}), **value} if key == "headers" else value
+        for part, value in added.items():  # not `key`: the cache key below
+            entry[part] = {**(entry.get(part) or {}), **value} if part == "headers" else value
     twice = sorted(rid for rid, n in Counter(r.id for r in profile.requirements).items() if n > 1)
     if twice:
         raise ProfileError(f"profile {name}: requirement IDs used twice: {', '.join(twice)}")
