@@ -41,7 +41,9 @@ REASONS = {
 }
 # reasons that no client of the protocol could overcome without the operator's help: a
 # server without control is gated on the rest (``--gate live``)
-BEYOND_A_CLIENT = ("control", "harm")
+# (an outcome of the agent, too: which message drives the operator's agent there is the
+# operator's to say, in the config's scenarios:)
+BEYOND_A_CLIENT = ("control", "harm", "outcome")
 
 
 @dataclass

@@ -43,8 +43,10 @@ class LiveRun:
     @property
     def testable(self) -> int:
         """Requirements a client of the protocol can test at all: all but those that need
-        control and those that do not apply."""
-        return sum(v.status != "skipped" and not (v.status == "untested" and v.reason == "control")
+        control, those that need an outcome only the operator's scenarios reach, and those that
+        do not apply."""
+        beyond = ("control", "outcome")
+        return sum(v.status != "skipped" and not (v.status == "untested" and v.reason in beyond)
                    for _, v in self.verdicts)
 
     @property
@@ -52,14 +54,15 @@ class LiveRun:
         return self.count(*REACHED)
 
     def figures(self) -> str:
-        reasons = {r: self.count("untested", reason=r) for r in ("control", "harm", "quota")}
+        reasons = {r: self.count("untested", reason=r) for r in ("control", "harm", "quota", "outcome")}
         share = self.reached / self.testable if self.testable else 0.0
         return (f"{self.run.profile.name}: {self.reached} of {self.testable} client-testable "
                 f"requirements reached a verdict ({share:.0%}); {self.count('passed')} passed, "
                 f"{self.count('failed')} failed, {self.count('blocked')} blocked, "
                 f"{self.count('untested')} untested ({reasons['control']} need control, "
                 f"{reasons['harm']} would harm a configured identity, {reasons['quota']} would exceed a "
-                f"quota); not put back: {len(self.run.not_put_back)}")
+                f"quota, {reasons['outcome']} need the operator's scenarios); not put back: "
+                f"{len(self.run.not_put_back)}")
 
 
 def compare_holdings(before: dict[str, Any], after: dict[str, Any]) -> list[str]:

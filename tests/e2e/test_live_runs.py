@@ -13,7 +13,7 @@ from tests.conftest import ROOT
 # agent-plaza's run (about 95 s) is asserted, more strictly (the exact untested set), by
 # tests/e2e/test_plaza_live_harm.py: it is not run twice
 ELSEWHERE = {"agent-plaza": "tests/e2e/test_plaza_live_harm.py"}
-PROFILES = ["bindu", "canon-verbs", "wever-connect"]
+PROFILES = ["a2a", "bindu", "canon-verbs", "wever-connect"]
 
 
 def test_every_profile_is_run_without_control_by_a_project_test():

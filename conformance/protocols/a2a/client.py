@@ -68,19 +68,28 @@ def discover(ctx: CheckContext) -> None:
                                "choose another with --binding")
 
 
+def found(ctx: CheckContext, read: Any) -> Any:
+    """``read(ctx)`` inside a check: a card that is missing, malformed or names no interface of
+    the run is a finding about the card there (the preflight's probe says it as exit 3)."""
+    try:
+        return read(ctx)
+    except ProtocolMismatch as exc:
+        ctx.fail(str(exc), kind="malformed_answer")
+
+
 class A2AClient:
     """One check's A2A calls over the run's binding (or ``binding``)."""
 
     def __init__(self, ctx: CheckContext, binding: str | None = None) -> None:
         self.ctx = ctx
         if ctx.run.binding not in ctx.run.endpoints and ctx.run.binding is not None:
-            discover(ctx)
+            found(ctx, discover)
         self.binding = ctx.binding if binding is None else ctx.binding_named(binding)
         self.tenant = str(ctx.run.endpoints.get(self.binding.name, {}).get("tenant") or "")
 
     @property
     def card(self) -> dict[str, Any]:
-        return read_card(self.ctx)
+        return found(self.ctx, read_card)
 
     def capability(self, name: str) -> bool:
         """Section 3.3.4: a capability is on only when the card says true."""
@@ -133,6 +142,8 @@ class A2AClient:
         """A message that should bring the agent to ``outcome`` (a name of the profile's
         ``scenarios:``): control scripts the reference; else the config's scenario; else,
         for ``completed`` only, an ordinary message."""
+        if outcome == "completed":  # the agent's own way (the reference's default): no script
+            return self.message(**fields)
         if self.ctx.run.control_path:
             self.ctx.control("script", outcome=outcome)
             return self.message(**fields)
