@@ -3,12 +3,106 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def cache_bytecode_outside_the_checkout() -> None:
+    """With PYTHONDONTWRITEBYTECODE set, every process of the suite (the workers, and each
+    `conformance` and `pytest` child) compiled again the modules it imports, and each pytest
+    process rewrote the asserts of some 550 modules again (10 s of CPU each). Their bytecode
+    goes to a cache in the temporary folder instead: still nothing written into the checkout."""
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
+        prefix = str(Path(tempfile.gettempdir()) / "conformance-tests-pycache")
+        del os.environ["PYTHONDONTWRITEBYTECODE"]
+        os.environ["PYTHONPYCACHEPREFIX"] = prefix  # the workers and children inherit it
+        sys.dont_write_bytecode, sys.pycache_prefix = False, prefix
+
+
+cache_bytecode_outside_the_checkout()
+
+# Rough seconds of the longest tests (3 workers on 2 cores, --durations), by node id pattern
+# under tests/e2e/; the rest count 2 s (e2e) or 0.2 s (unit). Only their order matters: keep
+# it when a test grows or a profile is added.
+LONG = {
+    "test_plaza_live_harm.py::test_a_whole_run_*": 125,
+    "test_selftest.py::test_clean_*[[]agent-plaza:*": 120,
+    "test_plaza_live.py::*": 100,
+    "test_selftest.py::test_no_must_rests_*[[]agent-plaza]": 80,
+    "test_selftest.py::test_clean_*[[]a2a:*": 75,
+    "test_selftest.py::test_no_must_rests_*[[]a2a]": 75,
+    "test_plaza_profile.py::test_plaza_passes_*": 65,
+    "test_selftest.py::test_no_must_rests_*[[]wever-connect]": 60,
+    "test_a2a_sdk.py::*": 50,
+    "test_selftest.py::test_no_must_rests_*[[]canon-verbs]": 40,
+    "test_a2a_profile.py::test_a2a_passes_*": 35,
+    "test_wever_profile.py::test_wever_passes_*": 35,
+    "test_selftest.py::test_clean_*[[]wever-connect:*": 28,
+    "test_parallel.py::test_workers_give_*": 30,
+    "test_hostile_targets.py::test_a_broken_target_*": 8,  # each; their runs are one module fixture
+    "test_docs.py::test_ci_*_recipe_*": 22,
+    "test_cli.py::test_serve_run_*": 25,
+    "test_parallel.py::test_alone_*": 20,
+    "test_gate_honesty.py::test_one_seed_*": 20,
+    "test_ci_gates.py::*": 15,
+    "test_bindings.py::test_a_live_canon_*": 20,
+    "test_selftest.py::test_clean_*[[]bindu:*": 20,
+    "test_selftest.py::test_clean_*[[]canon-verbs:*": 15,
+    "test_selftest.py::test_no_must_rests_*[[]bindu]": 13,
+    "test_malformed_answers.py::*[[]canon-verbs:*": 12,
+    "test_root_causes.py::test_a_refused_*": 18,
+    "test_wever_answers.py::*": 10,
+    "test_interrupts.py::*": 7,
+    "test_selftest.py::test_fault_is_caught*": 0.3,
+}
+
+
+def expected_seconds(item: pytest.Item) -> float:
+    nodeid = item.nodeid.replace("\\", "/")
+    under = nodeid.split("tests/e2e/", 1)[-1]
+    return next((s for pattern, s in LONG.items() if fnmatchcase(under, pattern)),
+                0.2 if "/unit/" in nodeid else 2.0)
+
+
+def shared_fixture_module(item: pytest.Item) -> str | None:
+    """The module of a test that uses a module-scoped fixture (a whole run shared by its tests)."""
+    defs = item._fixtureinfo.name2fixturedefs.values()
+    return item.nodeid.split("::")[0] if any(d[-1].scope in ("module", "class") for d in defs) else None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each worker's share starts with its longest tests, the shares about equal in time.
+
+    `--dist worksteal` hands worker k the k-th contiguous slice of the collection, and an
+    idle worker takes the end of another's queue: the slices are dealt here longest first
+    (each to the share with the least time so far), so the long runs start at once, the
+    short tests are what is left to steal at the end, and no worker is left alone with a
+    two-minute run. The tests of a module that share a module-scoped fixture stay together
+    in one share (by their summed time): another worker would make the fixture's run again."""
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault(shared_fixture_module(item) or item.nodeid, []).append(item)
+    ordered = sorted(units.values(), key=lambda unit: -sum(map(expected_seconds, unit)))
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    room, left = [], len(items)
+    for k in range(workers):  # worksteal's slices: each worker in turn, what is left // workers left
+        room.append(left // (workers - k))
+        left -= room[-1]
+    shares: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    seconds = [0.0] * workers
+    for unit in ordered:
+        fits = [k for k in range(workers) if room[k] >= len(unit)] or [room.index(max(room))]
+        k = min(fits, key=seconds.__getitem__)
+        shares[k] += unit
+        seconds[k] += sum(map(expected_seconds, unit))
+        room[k] -= len(unit)
+    items[:] = [item for share in shares for item in share]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

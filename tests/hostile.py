@@ -189,9 +189,10 @@ def endless_body(conn: Conn) -> None:
 
 @cache
 def gzip_bomb_body() -> bytes:
-    """About 1 MB of gzip that inflates to 1 GiB of zeros."""
+    """About 1 MB of gzip that inflates to 1 GiB of zeros (run-length matching: as small as
+    level 9's default search makes it, in well under half the time)."""
     zero = b"\0" * (1 << 20)
-    comp = zlib.compressobj(9, zlib.DEFLATED, 31)
+    comp = zlib.compressobj(9, zlib.DEFLATED, 31, 9, zlib.Z_RLE)
     return b"".join(comp.compress(zero) for _ in range(1024)) + comp.flush()
 
 

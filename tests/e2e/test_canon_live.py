@@ -46,6 +46,7 @@ def live():
 
 
 def test_a_live_run_leaves_the_agents_world_as_it_found_it_and_reaches_what_a_client_can(live):
+    assert live.before, "holdings() read no configured identity"
     assert live.problems == [] and live.run.not_put_back == []
     assert [(r.id, v.message[:200]) for r, v in live.verdicts if v.status in ("failed", "blocked")] == []
     assert live.count("untested", reason="harm") == len(LASTING)

@@ -180,6 +180,13 @@ def test_requirement_ids_are_unique_in_each_profile(name):
     assert sorted({i for i in ids if ids.count(i) > 1}) == []
 
 
+@pytest.mark.parametrize("name", PROFILES)
+def test_each_profile_loads_once_per_process(name):
+    """The suite loads profiles thousands of times: a profile that misses the cache (its key
+    lost to a local name, say) is parsed again each time (minutes of the suite's CPU)."""
+    assert load_profile(name) is load_profile(name)
+
+
 def test_a_profile_naming_one_requirement_id_twice_does_not_load(tmp_path, monkeypatch):
     import dataclasses
     import shutil

@@ -51,6 +51,7 @@ def whole_run():
 
 def test_a_live_run_reaches_every_row_a_client_can_and_harms_no_configured_mailbox(whole_run):
     live = whole_run
+    assert live.before, "holdings() read no configured mailbox"
     assert live.problems == [] and live.run.not_put_back == [], (live.problems, live.run.not_put_back)
     bad = [(r.id, v.status, v.message[:200]) for r, v in live.verdicts if v.status in ("failed", "blocked")]
     assert bad == [], bad
