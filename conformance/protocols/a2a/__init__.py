@@ -35,9 +35,10 @@ def probe(ctx: CheckContext, caller: Any = DEFAULT) -> None:
 
 
 def credentials(profile: Profile) -> dict[str, Any]:
-    from conformance.protocols.a2a.reference import TOKENS
+    from conformance.protocols.a2a.reference import DENIED, TOKENS
 
-    return dict(TOKENS)
+    return {label: {"token": token, "denied": DENIED[label]} if label in DENIED else token
+            for label, token in TOKENS.items()}
 
 
 def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:

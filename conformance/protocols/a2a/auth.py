@@ -11,6 +11,7 @@ for its cause: the same request with the main token must be served first)."""
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections.abc import Callable
@@ -350,3 +351,170 @@ def list_scoped_without_filter_only(ref: Any) -> None:
     caller's tasks in that context."""
     listing_for_everyone(ref, lambda params: bool(params.get(CONTEXT_ID)))
 
+
+
+# -- a caller the agent knows but does not permit -----------------------------------------
+def denied_operations(ctx: CheckContext) -> dict[str, str]:
+    """The operations the ``limited`` credential may not call, each with the permission it
+    lacks where the config names one (section 7.5: authorization is the agent's own policy,
+    so only the operator can say what a caller lacks)."""
+    given = ctx.credential("limited")
+    denied = given.get("denied") if isinstance(given, dict) else None
+    if isinstance(denied, list):
+        denied = {str(op): "" for op in denied}
+    if not isinstance(denied, dict) or not denied:
+        raise Untested("credentials.limited names no operation it is denied (give credentials.limited as "
+                       "token: and denied: [operations])", "credential")
+    return {str(op): str(permission or "") for op, permission in denied.items()}
+
+
+def limited_calls(ctx: CheckContext, client: A2AClient) -> dict[str, Callable[[Caller], Reply]]:
+    """Each core operation as a request a caller can be served: a task of the caller's own
+    to name (made by SendMessage as that caller, or, where the ``limited`` caller may not
+    send, the main caller's: another caller's task is not found, which hides its existence
+    and says nothing about permissions)."""
+    tasks: dict[str, str | None] = {}
+
+    def own_task(who: Caller) -> str:
+        key = str(who)
+        if key not in tasks:
+            reply = client.send(client.drive("completed"), caller=who)
+            tasks[key] = dig(reply.result, "task", "id") if reply.ok else None
+        found = tasks[key]
+        if not isinstance(found, str):
+            raise Untested(f"no task of this caller to name: SendMessage made none ({who})", "other")
+        return found
+    return {"SendMessage": lambda who: client.send(client.message(), caller=who),
+            "GetTask": lambda who: client.call("GetTask", {"id": own_task(who)}, caller=who),
+            "ListTasks": lambda who: client.call("ListTasks", {}, caller=who),
+            "CancelTask": lambda who: client.call("CancelTask", {"id": own_task(who)}, caller=who)}
+
+
+def each_denied(ctx: CheckContext, judge: Callable[[Reply, Reply, str, str], None]) -> None:
+    """Each denied core operation the kit can form, sent as the ``limited`` caller and judged
+    beside the main caller's same request (``judge(limited, main, operation, permission)``),
+    once the ``limited`` caller was served an operation it is not denied (a credential the
+    agent refuses outright is not one it knows)."""
+    client = A2AClient(ctx)
+    secured(client)
+    ctx.token("full")
+    ctx.token("limited")
+    denied = denied_operations(ctx)
+    calls = limited_calls(ctx, client)
+    unknown = sorted(set(denied) - set(calls))
+    if not set(denied) & set(calls):
+        raise Untested(f"credentials.limited is denied {', '.join(unknown)}: none of {', '.join(calls)}, the "
+                       "operations the kit forms", "credential")
+    answers = []
+    for allowed in [op for op in ("ListTasks", "SendMessage") if op not in denied]:
+        reply = calls[allowed]("limited")
+        if reply.ok:
+            break
+        answers.append(f"{allowed}: {reply.describe()}")
+    else:
+        if answers:
+            raise Untested(f"the limited caller was refused what credentials.limited does not deny it ("
+                           f"{'; '.join(answers)}): give a credential the agent accepts", "credential")
+    for name in [op for op in calls if op in denied]:
+        with ctx.subcheck(name):
+            main = calls[name]("full")
+            if main.status in (401, 403):
+                raise Untested(f"{name} with the main token was refused too ({main.describe()}): give a "
+                               "credential the agent permits", "credential")
+            judge(calls[name]("limited"), main, name, denied[name])
+
+
+@requirement(id="A2A-AUTH-FORBIDDEN", level="MUST",
+             title="A caller the agent accepts but does not permit an operation gets an error for it: not "
+                   "served, not a server failure, not an A2A error as if the request were let through",
+             source=docs.spec("Servers **MUST** return an authorization error when the authenticated",
+                              after="#### 3.3.2"),
+             faults=["permission_ignored", "forbidden_as_internal", "forbidden_as_unsupported"],
+             needs=["limited"])
+def check_forbidden(ctx: CheckContext) -> None:
+    """What an authorization error looks like the spec gives by example only (HTTP 403, gRPC
+    PERMISSION_DENIED, a JSON-RPC custom error), so any refusal of the caller counts but
+    these: the request served, the server failing, or an error of the A2A tables (which
+    says the request was read and failed for another reason), unless the main caller got
+    that very error for the same request (the agent may look at the task first)."""
+    def judge(reply: Reply, main: Reply, name: str, permission: str) -> None:
+        what = f"{name} as a caller the agent does not permit it"
+        ctx.expect(not reply.ok, f"{what}: served ({reply.describe()}); the spec wants an authorization "
+                                 "error", kind="auth_not_enforced")
+        if reply.ok:
+            return
+        error = error_name(ctx, reply)
+        ctx.expect(reply.status < 500 and error != INTERNAL,
+                   f"{what}: the server failed instead of refusing the caller: {reply.describe()}",
+                   kind="wrong_status")
+        ctx.expect(error not in a2a_names(ctx.profile) or error == error_name(ctx, main),
+                   f"{what}: answered {error}, as if the request had been let through (the main caller's "
+                   f"same request: {main.describe()}): {reply.describe()}", kind="auth_not_enforced")
+    each_denied(ctx, judge)
+
+
+@check_forbidden.fault
+def permission_ignored(ref: Any) -> None:
+    """A caller is served every operation whatever it is denied."""
+    @replaces(ref, "permit")
+    def permit(original: Any, method: str, caller: str) -> None:
+        return None
+
+
+@check_forbidden.fault
+def forbidden_as_internal(ref: Any) -> None:
+    """A denied operation fails the server (InternalError, HTTP 500)."""
+    @replaces(ref, "permit")
+    def permit(original: Any, method: str, caller: str) -> None:
+        try:
+            original(method, caller)
+        except Refusal as refusal:
+            raise Refusal(INTERNAL, refusal.message, status=500) from refusal
+
+
+@check_forbidden.fault
+def forbidden_as_unsupported(ref: Any) -> None:
+    """A denied operation is answered UnsupportedOperationError, as if the agent had no such
+    operation."""
+    @replaces(ref, "permit")
+    def permit(original: Any, method: str, caller: str) -> None:
+        try:
+            original(method, caller)
+        except Refusal as refusal:
+            raise Refusal("UnsupportedOperationError", refusal.message) from refusal
+
+
+def names_what_is_missing(reply: Reply, name: str, permission: str) -> bool:
+    """The refusal says what is missing: the permission the config names, else the operation
+    (found anywhere in the error's message, its details, or the challenge header)."""
+    said = " ".join([reply.error_message or "", json.dumps(reply.error_data, default=str),
+                     reply.http.headers.get("www-authenticate", "")]).lower()
+    return (permission or name).lower() in said
+
+
+@requirement(id="A2A-AUTH-FORBIDDEN-DETAIL", level="SHOULD",
+             title="The authorization error says what permission is missing (the operation, or the "
+                   "permission the config names)",
+             source=docs.spec("Servers **SHOULD** indicate what permission or scope is missing",
+                              after="#### 3.3.2"),
+             faults=["permission_unnamed"], needs=["limited"])
+def check_forbidden_detail(ctx: CheckContext) -> None:
+    def judge(reply: Reply, main: Reply, name: str, permission: str) -> None:
+        if reply.ok:
+            raise Untested(f"{name} as the limited caller was served: A2A-AUTH-FORBIDDEN says so", "other")
+        ctx.expect(names_what_is_missing(reply, name, permission),
+                   f"{name} refused without naming what is missing ({permission or name!r} appears neither "
+                   f"in the message, the details nor WWW-Authenticate): {reply.describe()}",
+                   kind="expectation")
+    each_denied(ctx, judge)
+
+
+@check_forbidden_detail.fault
+def permission_unnamed(ref: Any) -> None:
+    """The authorization error says only "forbidden"."""
+    @replaces(ref, "permit")
+    def permit(original: Any, method: str, caller: str) -> None:
+        try:
+            original(method, caller)
+        except Refusal as refusal:
+            raise Refusal(refusal.name, "forbidden", status=refusal.status) from refusal

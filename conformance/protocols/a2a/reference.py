@@ -34,7 +34,12 @@ from conformance.reference import Reference, ReferenceConfig, Refusal, is_int, s
 JSONRPC_PATH = "/a2a/jsonrpc"
 REST_PREFIX = "/a2a/rest"
 CARD_PATH = "/.well-known/agent-card.json"
-TOKENS = {"full": "a2a-reference-token-full", "other": "a2a-reference-token-other"}
+TOKENS = {"full": "a2a-reference-token-full", "other": "a2a-reference-token-other",
+          "limited": "a2a-reference-token-limited"}
+# the reference's permission model (section 7.5 leaves it to the agent): the operations a
+# caller may not call, each with the permission it lacks
+DENIED = {"limited": {"CancelTask": "tasks:cancel", "ListTasks": "tasks:list"}}
+FORBIDDEN_CODE = -31003  # a JSON-RPC custom error (section 3.3.2): outside the tables
 OUTCOMES = ("completed", "input_required", "auth_required", "failed", "rejected", "long_running", "message")
 INPUT_MODES = ["text/plain", "application/json"]
 
@@ -191,10 +196,19 @@ class A2AReference(Reference):
     def dispatch(self, method: str, params: Any, caller: str) -> Any:
         if method not in self.methods:
             raise Refusal("MethodNotFoundError", f"method {method!r} not found")
+        self.permit(method, caller)
         self.validate(method, params)
         handler = getattr(self, "op_" + method)
         with self.lock:
             return handler(params, caller)
+
+    def permit(self, method: str, caller: str) -> None:
+        """Sections 3.3.2 and 7.5: a caller the agent knows but does not permit ``method``
+        gets an authorization error naming the permission it lacks."""
+        missing = DENIED.get(caller, {}).get(method)
+        if missing:
+            raise Refusal("PermissionDenied", f"{method} needs the permission {missing!r}, which this caller "
+                                              "lacks", data={"permission": missing}, status=403)
 
     def owned_task(self, task_id: Any, caller: str) -> dict[str, Any]:
         task = self.tasks.get(task_id) if isinstance(task_id, str) else None
@@ -397,6 +411,8 @@ class A2AReference(Reference):
             return int(self.errors[refusal.name].code)
         if refusal.name in self.standard:
             return self.standard[refusal.name]
+        if refusal.status == 403:
+            return FORBIDDEN_CODE
         unauthenticated = refusal.status == 401
         return self.standard["InvalidRequestError"] if unauthenticated else self.standard["InternalError"]
 
@@ -426,12 +442,15 @@ class A2AReference(Reference):
 
     def rpc_error(self, request_id: Any, refusal: Refusal) -> Response:
         response = self.rpc_response(self.rpc_envelope(request_id, "error", self.rpc_error_object(refusal)),
-                                     401 if refusal.status == 401 else 200)
+                                     refusal.status if refusal.status in (401, 403) else 200)
         response.headers.update(self.challenge(refusal))
         return response
 
     def challenge(self, refusal: Refusal) -> dict[str, str]:
         """Sections 3.3.2 and 7.4: an authentication refusal says which scheme it wants."""
+        if refusal.status == 403 and refusal.data:  # RFC 6750 section 3.1
+            return {"WWW-Authenticate": f'Bearer realm="a2a", error="insufficient_scope", '
+                                        f'scope="{refusal.data["permission"]}"'}
         return {"WWW-Authenticate": 'Bearer realm="a2a"'} if refusal.status == 401 else {}
 
     def is_request(self, body: Any) -> bool:
@@ -467,7 +486,8 @@ class A2AReference(Reference):
         """Section 11.6: google.rpc.Status JSON under ``error``: the HTTP status as its code,
         the message, the details."""
         grpc = docs.grpc_statuses().get(refusal.name, "INVALID_ARGUMENT" if status == 400 else
-                                        "UNAUTHENTICATED" if status == 401 else "NOT_FOUND")
+                                        "UNAUTHENTICATED" if status == 401 else
+                                        "PERMISSION_DENIED" if status == 403 else "NOT_FOUND")
         return {"error": {"code": status, "status": grpc, "message": refusal.message,
                           "details": self.error_details(refusal)}}
 

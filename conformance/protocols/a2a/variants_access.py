@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse, Response
 
 from conformance.declare import variant
 from conformance.faults import answer, replaces
+from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.params import CAPABILITIES, ID, INVALID_PARAMS, capability_of, error_named
 from conformance.reference import Refusal
 
@@ -123,3 +124,42 @@ def missing_id_not_found(ref: Any) -> None:
         if method in ("GetTask", "CancelTask") and isinstance(params, dict) and ID not in params:
             raise Refusal(error_named(ref.profile, "TaskNotFoundError"), "task '' not found")
         original(method, params)
+
+
+@variant(binding_kind="jsonrpc-http")
+def forbidden_custom_code_in_data(ref: Any) -> None:
+    """Over JSON-RPC, a caller denied an operation gets a custom error at HTTP 200 saying
+    "forbidden", the permission it lacks named in ``data`` only.
+
+    allowed by: §3.3.2 "Example error codes: HTTP `403 Forbidden`, gRPC `PERMISSION_DENIED`,
+    JSON-RPC custom error" (examples; "**SHOULD** indicate what permission or scope is missing"
+    gives no place to say it)"""
+    @replaces(ref, "rpc_error")
+    def rpc_error(original: Any, request_id: Any, refusal: Refusal) -> Response:
+        if refusal.status != 403:
+            return original(request_id, refusal)  # type: ignore[no-any-return]
+        return JSONResponse({"jsonrpc": "2.0", "id": request_id,
+                             "error": {"code": CUSTOM_CODE, "message": "forbidden", "data": refusal.data}})
+
+
+@variant
+def authorized_after_lookup(ref: Any) -> None:
+    """The agent finds the task before it asks whether the caller may act on it: a denied
+    CancelTask of the caller's own finished task is TaskNotCancelableError, as it would be
+    for a caller permitted to cancel.
+
+    allowed by: §7.5 "Authorization logic is implementation-specific" (the order of the
+    checks is the agent's)"""
+    permit = ref.permit
+
+    @replaces(ref, "permit")
+    def permit_first(original: Any, method: str, caller: str) -> None:
+        if method != "CancelTask":
+            original(method, caller)
+
+    @replaces(ref, "op_CancelTask")
+    def cancel(original: Any, params: Any, caller: str) -> Any:
+        task = ref.owned_task(params.get("id"), caller)
+        if task["status"]["state"] not in docs.terminal_states():
+            permit("CancelTask", caller)
+        return original(params, caller)
