@@ -62,6 +62,7 @@ def binding_entries(profile: Profile) -> dict[str, dict[str, Any]]:
 # (CONFORMANCE_A2A_MODULES, comma-separated, replaces the list: to try a module being written)
 PARTS = ("card", "rpc", "rest", "version", "errors", "capabilities", "send", "tasks", "listing", "multiturn",
          "objects", "machine", "params", "agree", "auth", "xcard", "card_more", "misc",
+         "stream", "push", "extensions", "signing", "grpc",
          "variants_wire", "variants_tasks", "variants_access", "variants_more")
 def target_bindings(profile: Profile, http: Any) -> list[str]:
     """The profile's bindings whose interface the target's agent card declares, in the card's

@@ -18,6 +18,7 @@ import json
 import re
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -29,6 +30,10 @@ from starlette.routing import BaseRoute, Route
 from conformance.documents.schemas import validator_for
 from conformance.model import Profile
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a.reference_extensions import ExtensionParts
+from conformance.protocols.a2a.reference_push import PushParts
+from conformance.protocols.a2a.reference_signing import SigningParts
+from conformance.protocols.a2a.reference_stream import StreamParts
 from conformance.reference import Reference, ReferenceConfig, Refusal, is_int, strict_json
 
 JSONRPC_PATH = "/a2a/jsonrpc"
@@ -58,7 +63,10 @@ def rfc3339(seconds: float) -> str:
     return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-class A2AReference(Reference):
+class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, Reference):
+    """The core operations, both bindings, the card; each part of part 2 (streaming, push
+    notifications, extensions, signed cards) is a mixin in its own module."""
+
     def __init__(self, profile: Profile, config: A2AReferenceConfig) -> None:
         super().__init__(profile, config)
         self.config: A2AReferenceConfig = config
@@ -77,6 +85,11 @@ class A2AReference(Reference):
         self.updated: dict[str, float] = {}  # task id -> when its status last changed
         self.script: list[str] = []
         self.counter = 0
+        # who hears of each change of a task (streams, push deliveries): called with the task
+        # and the change as a StreamResponse (statusUpdate, artifactUpdate)
+        self.listeners: list[Callable[[dict[str, Any], dict[str, Any]], None]] = []
+        for part in (StreamParts, PushParts, ExtensionParts, SigningParts):
+            part.reset_part(self)  # type: ignore[arg-type]
 
     def digest(self) -> str:
         return json.dumps({"tasks": self.tasks, "owners": self.owners}, sort_keys=True)
@@ -130,7 +143,7 @@ class A2AReference(Reference):
         return out
 
     def serve_card(self, request: Request) -> Response:
-        card = self.card(request)
+        card = self.sign_card(self.card(request))
         return JSONResponse(card, headers={"Cache-Control": "max-age=60", "ETag": self.etag(card)})
 
     @staticmethod
@@ -149,7 +162,9 @@ class A2AReference(Reference):
 
         async def remember(request: Request) -> Response:
             self.base_url = str(request.base_url)
-            return await handle(request)  # type: ignore[no-any-return]
+            response: Response = await handle(request)
+            response.headers.update(self.extension_headers(request))
+            return response
         return remember
 
     def extended_card(self, public: dict[str, Any], caller: str) -> dict[str, Any]:
@@ -235,6 +250,13 @@ class A2AReference(Reference):
             status["message"] = self.agent_message(text, task)
         task["status"] = status
         self.updated[task["id"]] = self.now() + self.counter * 1e-6  # distinct, in the order of change
+        self.publish(task, {"statusUpdate": {"taskId": task["id"], "contextId": task["contextId"],
+                                             "status": json.loads(json.dumps(status))}})
+
+    def publish(self, task: dict[str, Any], event: dict[str, Any]) -> None:
+        """Each listener hears of a change of ``task`` (a StreamResponse, section 3.2.3)."""
+        for listener in list(self.listeners):
+            listener(task, event)
 
     def agent_message(self, text: str, task: dict[str, Any] | None = None,
                       context_id: str | None = None) -> dict[str, Any]:
@@ -245,8 +267,11 @@ class A2AReference(Reference):
         return out
 
     def complete(self, task: dict[str, Any], text: str) -> None:
-        task.setdefault("artifacts", []).append(
-            {"artifactId": self.new_id("artifact"), "name": "echo", "parts": [{"text": text}]})
+        artifact = {"artifactId": self.new_id("artifact"), "name": "echo", "parts": [{"text": text}]}
+        task.setdefault("artifacts", []).append(artifact)
+        self.publish(task, {"artifactUpdate": {"taskId": task["id"], "contextId": task["contextId"],
+                                               "artifact": json.loads(json.dumps(artifact)),
+                                               "lastChunk": True}})
         self.set_status(task, "completed")
 
     def run_agent(self, task: dict[str, Any], message: dict[str, Any], outcome: str) -> None:
@@ -367,21 +392,6 @@ class A2AReference(Reference):
             raise Refusal("InvalidParamsError", "pageToken is not one this agent issued")
         return int(found.group(1))
 
-    def op_SendStreamingMessage(self, params: dict[str, Any], caller: str) -> Any:
-        raise Refusal("UnsupportedOperationError", "streaming is not supported (capabilities.streaming)")
-
-    def op_SubscribeToTask(self, params: dict[str, Any], caller: str) -> Any:
-        raise Refusal("UnsupportedOperationError", "streaming is not supported (capabilities.streaming)")
-
-    def push_not_supported(self, params: dict[str, Any], caller: str) -> Any:
-        raise Refusal("PushNotificationNotSupportedError",
-                      "push notifications are not supported (capabilities.pushNotifications)")
-
-    op_CreateTaskPushNotificationConfig = push_not_supported
-    op_GetTaskPushNotificationConfig = push_not_supported
-    op_ListTaskPushNotificationConfigs = push_not_supported
-    op_DeleteTaskPushNotificationConfig = push_not_supported
-
     def op_GetExtendedAgentCard(self, params: dict[str, Any], caller: str) -> Any:
         """Section 3.3.4: served only where the public card declares capabilities.extendedAgentCard."""
         public = self.public_card()
@@ -476,6 +486,7 @@ class A2AReference(Reference):
         try:
             caller = self.caller(request)
             self.check_version(request)
+            self.check_extensions(request, body["method"])
             result = self.dispatch(body["method"], body.get("params", {}), caller)
         except Refusal as refusal:
             return self.rpc_error(request_id, refusal)
@@ -544,6 +555,7 @@ class A2AReference(Reference):
         try:
             caller = self.caller(request)
             self.check_version(request)
+            self.check_extensions(request, method)
             raw = await request.body()
             if raw.strip():
                 try:

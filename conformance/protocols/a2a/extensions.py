@@ -1,0 +1,1 @@
+"""Extensions (A2A-Extensions): part 2."""

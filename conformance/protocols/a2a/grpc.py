@@ -1,0 +1,1 @@
+"""The gRPC binding's own rows: part 2."""

@@ -1,0 +1,1 @@
+"""Push notifications: part 2."""

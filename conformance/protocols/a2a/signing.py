@@ -1,0 +1,1 @@
+"""Signed agent cards: part 2."""

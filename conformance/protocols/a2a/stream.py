@@ -1,0 +1,1 @@
+"""Streaming (SendStreamingMessage, SubscribeToTask): part 2."""
