@@ -7,6 +7,7 @@ reached, stopped answering or was too slow to finish, 4 internal error, 130 inte
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import os
 import socket
 import sys
@@ -127,7 +128,8 @@ def _parser() -> argparse.ArgumentParser:
                         "(they change state others read) run last, one at a time")
 
     s = sub.add_parser("fuzz", help="a long campaign: keep generating past the budgets, "
-                                    "write each new failure at once",
+                                    "write each new failure at once (`fuzz merge DIR...` joins the "
+                                    "reports of a campaign's shards)",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("profile", help="profile name, e.g. bindu")
     s.add_argument("--for", dest="duration", required=True, metavar="DURATION",
@@ -142,7 +144,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="processes generating side by side, each with its own seeds "
                         "('auto' = one per core; default 1)")
     s.add_argument("--seed", type=int, default=1,
-                   help="first seed; worker k of N in round r uses seed + k + r*N (default 1)")
+                   help="first seed; worker k of W in round r (from 0) of shard I/N uses "
+                        "seed + (r*N + I)*W + k (default 1)")
     s.add_argument("--level", default="must", choices=["must", "should", "may"],
                    help="lowest level whose failure makes the exit code 1 (default must)")
     s.add_argument("--report", default=None, metavar="DIR",
@@ -152,6 +155,14 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--progress", type=progress_seconds, default=10.0, metavar="SECONDS",
                    help="seconds between progress lines (exchanges, exchanges/s, failures so far), 0.5 to 10 "
                         "(default 10)")
+    s.add_argument("--only", action="append", default=[], metavar="ID",
+                   help="generate only for this requirement, an ID or a glob such as 'BINDU-PARAMS-*' "
+                        "(repeatable; default every requirement)")
+    s.add_argument("--shard", type=shard_of, default=None, metavar="I/N",
+                   help="this machine's part of a campaign of N machines (I from 0): its seeds are drawn by "
+                        "no other shard (give every shard the same --seed and --workers); 'N' alone takes I "
+                        "from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job). Join the shards' reports "
+                        "with `conformance fuzz merge DIR...`")
 
     s = sub.add_parser("serve", help="serve a profile's reference implementation over HTTP")
     s.add_argument("profile")
@@ -250,6 +261,22 @@ def worker_count(text: str) -> int | str:
 
 
 port_number = whole_number("port number", 1, 65535)
+
+
+def shard_of(text: str) -> tuple[int, int]:
+    """An argparse type: ``I/N`` (0 <= I < N), or ``N`` with I from $JOB_COMPLETION_INDEX."""
+    index_text, _, count_text = text.rpartition("/")
+    if not index_text and "/" not in text:
+        index_text = os.environ.get("JOB_COMPLETION_INDEX", "")
+        if not index_text:
+            raise argparse.ArgumentTypeError(f"{text!r}: give I/N, or N with $JOB_COMPLETION_INDEX set")
+    try:
+        index, count = int(index_text), int(count_text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not I/N (e.g. 0/4)") from None
+    if not 0 <= index < count:
+        raise argparse.ArgumentTypeError(f"{text!r}: I must be 0 to N-1")
+    return index, count
 
 
 def progress_seconds(text: str) -> float:
@@ -438,13 +465,20 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.fault and target != "reference":
         raise ConfigError("--fault applies to the built-in reference only")
     deviations(prof, args.fault)
+    unknown = [p for p in args.only if not any(fnmatch.fnmatchcase(r.id, p) for r in prof.requirements)]
+    if unknown:
+        raise UsageFailure(f"unknown requirement(s) {unknown}: no ID matches "
+                           f"(see `conformance list {prof.name}`)")
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     report = writable_dir(Path(args.report or f"reports/{prof.name}-fuzz-{stamp}"), "--report")
     count = workers(args.workers)
+    shard = args.shard or (0, 1)
+    part = f", shard {shard[0]}/{shard[1]}" if args.shard else ""
     print(f"conformance fuzz: profile {prof.name} against {target} for {seconds:g} s, {count} worker(s), "
-          f"seeds from {args.seed}; new failures go to {report / 'cases'}", flush=True)
+          f"seeds from {args.seed}{part}; new failures go to {report / 'cases'}", flush=True)
     result = campaign(prof.name, target, config, args.token, seconds, report, seed=args.seed, workers=count,
-                      faults=tuple(args.fault), out=lambda line: print(line, flush=True), every=args.progress)
+                      faults=tuple(args.fault), out=lambda line: print(line, flush=True), every=args.progress,
+                      shard=shard, only=tuple(args.only))
     print(f"{len(result.found)} distinct failure(s); {report / 'fuzz.json'}")
     if result.interrupted:
         print(f"{result.interrupted}: the campaign stopped early; fuzz.json holds what it found",
@@ -454,6 +488,39 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         print(f"error: {result.unreachable}", file=sys.stderr)
         return EXIT_UNREACHABLE
     return EXIT_FAILED if any(gates(f.level, args.level) for f in result.found) else EXIT_OK
+
+
+def merge_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="conformance fuzz merge",
+        description="Join the reports of a campaign's shards (each a `conformance fuzz --shard I/N` "
+                    "--report folder) into one: failures deduplicated by requirement and root cause, their "
+                    "case files, the exchanges added up, and whether the shards' seeds were disjoint.")
+    p.add_argument("folders", nargs="+", metavar="DIR", help="a shard's report folder (fuzz.json, cases/)")
+    p.add_argument("--report", default=None, metavar="DIR",
+                   help="where the merged fuzz.json, report.md and cases/ go (default "
+                        "reports/<profile>-fuzz-merged-<timestamp>)")
+    p.add_argument("--level", default="must", choices=["must", "should", "may"],
+                   help="lowest level whose failure makes the exit code 1 (default must)")
+    return p
+
+
+def cmd_fuzz_merge(args: argparse.Namespace) -> int:
+    from conformance.config import writable_dir
+    from conformance.fuzzmerge import merge, read_shard
+    from conformance.report.summary import gates
+
+    folders = [Path(f) for f in args.folders]
+    profile = read_shard(folders[0])["profile"]
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    out = writable_dir(Path(args.report or f"reports/{profile}-fuzz-merged-{stamp}"), "--report")
+    merged = merge(folders, out)
+    print(f"conformance fuzz merge: {len(merged.shards)} shard(s) of {merged.profile}, {merged.exchanges} "
+          f"exchanges, {len(merged.failures)} distinct failure(s); {out / 'fuzz.json'}, {out / 'report.md'}")
+    if merged.overlapping_seeds:
+        print(f"warning: the shards drew {len(set(merged.overlapping_seeds))} seed(s) twice (give every "
+              "shard the same --seed and --workers and its own --shard I/N)", file=sys.stderr)
+    return EXIT_FAILED if any(gates(str(f.get("level")), args.level) for f in merged.failures) else EXIT_OK
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -543,7 +610,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 COMMANDS = {"list": cmd_list, "run": cmd_run, "fuzz": cmd_fuzz, "serve": cmd_serve, "replay": cmd_replay,
             "selftest": cmd_selftest,
-            "baseline": cmd_baseline, "diff": cmd_diff}
+            "baseline": cmd_baseline, "diff": cmd_diff, "fuzz merge": cmd_fuzz_merge}
 
 
 def _terminate(signum: int, frame: Any) -> None:
@@ -560,7 +627,12 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:  # not the main thread (called from a test, say)
         pass
     parser = _parser()
-    args = parser.parse_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    if given[:2] == ["fuzz", "merge"]:  # a verb of fuzz, not a profile named merge
+        args = merge_parser().parse_args(given[2:])
+        args.command = "fuzz merge"
+    else:
+        args = parser.parse_args(given)
     if not args.command:
         parser.print_help()
         return EXIT_USAGE

@@ -79,8 +79,8 @@ def load_config(path: str | Path | None) -> dict[str, Any]:
                                    and all(isinstance(d, str) for d in data["declared"])):
         raise ConfigError(f"{where}: declared must be a list of optional feature names, "
                           f"not {data['declared']!r}")
-    if "examples" in data and not isinstance(data["examples"], str):
-        raise ConfigError(f"{where}: examples must be a folder or a redis:// URL, not {data['examples']!r}")
+    if "examples" in data:
+        shared_examples(data["examples"], "", where=f"{where}: examples")
     scenarios = data.get("scenarios", {})
     if not isinstance(scenarios, dict) or not all(isinstance(v, str | dict) for v in scenarios.values()):
         raise ConfigError(f"{where}: scenarios must map an outcome to the message (text, or a message "
@@ -100,15 +100,15 @@ def positive_number(value: Any, what: str) -> float:
 
 
 def parse_duration(text: Any, what: str = "--max-time") -> float:
-    """Seconds from ``900``, ``90s``, ``15m`` or ``2h``; ConfigError naming ``what`` (the
-    option or setting it came from) otherwise."""
+    """Seconds from ``900``, ``90s``, ``15m``, ``2h`` or ``30d``; ConfigError naming ``what``
+    (the option or setting it came from) otherwise."""
     value = str(text).strip().lower()
-    scale = {"s": 1, "m": 60, "h": 3600}.get(value[-1:], None)
+    scale = {"s": 1, "m": 60, "h": 3600, "d": 86400}.get(value[-1:], None)
     number = value[:-1] if scale else value
     try:
         seconds = float(number) * (scale or 1)
     except ValueError:
-        raise ConfigError(f"{what} {text!r} is not a duration (e.g. 900, 90s, 15m, 2h)") from None
+        raise ConfigError(f"{what} {text!r} is not a duration (e.g. 900, 90s, 15m, 2h, 30d)") from None
     return positive_number(seconds, f"{what} {text!r}")
 
 
@@ -123,3 +123,25 @@ def writable_dir(path: Path, what: str) -> Path:
         reason = exc.strerror or str(exc)
         raise ConfigError(f"{what} {path} cannot be written: {reason}") from None
     return path
+
+
+def shared_examples(value: Any, namespace: str, where: str = "config examples") -> Any:
+    """Config ``examples``: a folder or a redis:// URL, or a mapping of ``at`` (the same)
+    and ``keep`` (how long examples nobody reads are kept: a duration such as 30d, or
+    ``forever``, the default); None when not given."""
+    from datetime import timedelta
+
+    from conformance.examples import KEEP_FOREVER, SharedExamples
+
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip():
+        return SharedExamples(value.strip(), namespace=namespace)
+    if isinstance(value, dict) and set(value) <= {"at", "keep"} and isinstance(value.get("at"), str) \
+            and value["at"].strip():
+        keep = value.get("keep", "forever")
+        kept = KEEP_FOREVER if str(keep).strip().lower() == "forever" else \
+            timedelta(seconds=parse_duration(keep, f"{where}.keep"))
+        return SharedExamples(value["at"].strip(), keep=kept, namespace=namespace)
+    raise ConfigError(f"{where} must be a folder or a redis:// URL, or a mapping of at: (one of those) and "
+                      f"keep: (a duration such as 30d, or forever), not {value!r}")

@@ -5,35 +5,71 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import tempfile
 import unicodedata
+from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, InMemoryExampleDatabase
 
+# A shared database keeps what a campaign found: hypothesis's Redis database lets keys
+# expire after 8 days unread by default, which loses a long campaign's failures. Unless the
+# config says how long (``examples.keep``), keys are kept this long (about ten years).
+KEEP_FOREVER = timedelta(days=3650)
 
-def example_database(directory: Path | None, shared: str | None = None) -> ExampleDatabase:
+
+@dataclass(frozen=True)
+class SharedExamples:
+    """Where a shared example database lives (config ``examples``: a folder or a
+    redis:// URL), how long unread examples are kept, and the namespace (profile and
+    target) that keeps one campaign's examples from another's."""
+
+    at: str
+    keep: timedelta = KEEP_FOREVER
+    namespace: str = ""
+
+    @property
+    def is_redis(self) -> bool:
+        return self.at.startswith(("redis://", "rediss://", "unix://"))
+
+
+def namespace_of(profile: str, target: str) -> str:
+    """A key prefix naming the profile and the target (scheme, credentials and path left
+    out: two URLs of one server share it)."""
+    where = re.sub(r"^[a-z]+://", "", target)
+    where = where.split("@")[-1].split("/")[0] or target
+    return re.sub(r"[^A-Za-z0-9._:-]+", "_", f"{profile}:{where}")
+
+
+def example_database(directory: Path | None, shared: SharedExamples | str | None = None) -> ExampleDatabase:
     """Hypothesis's storage under ``directory`` (the example database in
     ``examples/``, its caches beside it), never in whatever folder the command
     runs in; in memory when ``directory`` is None (replays). ``shared`` (config
     ``examples``) puts the examples where other workers and machines find them: a
     folder, or a redis:// URL (hypothesis's Redis database), so a failure one finds
-    is replayed by all."""
+    is replayed by all; each profile and target in its own namespace (a key prefix,
+    or a sub-folder)."""
     from hypothesis.configuration import set_hypothesis_home_dir
 
     home = directory or Path(tempfile.gettempdir()) / "conformance-hypothesis"
     set_hypothesis_home_dir(home)
     seed_unicode_cache(home)
-    if shared and shared.startswith(("redis://", "rediss://", "unix://")):
+    if isinstance(shared, str):
+        shared = SharedExamples(shared)
+    if shared and shared.is_redis:
         try:
             import redis
             from hypothesis.extra.redis import RedisExampleDatabase
         except ImportError as exc:
-            raise ValueError(f"config examples: {shared.split('@')[-1]} needs the redis package "
+            raise ValueError(f"config examples: {shared.at.split('@')[-1]} needs the redis package "
                              "(pip install redis)") from exc
-        return RedisExampleDatabase(redis.Redis.from_url(shared))
+        prefix = f"conformance:{shared.namespace}:" if shared.namespace else "conformance:"
+        return RedisExampleDatabase(redis.Redis.from_url(shared.at), expire_after=shared.keep,
+                                    key_prefix=prefix.encode())
     if shared:
-        folder = Path(shared).expanduser()
+        folder = Path(shared.at).expanduser() / shared.namespace.replace(":", "_")
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -1,12 +1,15 @@
 """Long campaigns: `conformance fuzz PROFILE --for 2h` keeps generating past the
 budgets. Round after round every requirement runs again at the deep budget with a
 new seed (each worker its own seeds), all sharing one example database, so a
-failure one worker finds is replayed by the others. Each new failure (a requirement
+failure one worker finds is replayed by the others. A campaign of many machines runs one
+shard on each (``--shard I/N``): the seeds of shard I never meet another shard's, and
+`conformance fuzz merge` joins the shards' reports. Each new failure (a requirement
 and a root-cause signature not seen before in the campaign) is written as a case
 file at once; a progress line comes at least every 10 seconds."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import multiprocessing
 import queue
@@ -38,16 +41,28 @@ class Campaign:
 
     exchanges: dict[int, int] = field(default_factory=dict)
     rounds: dict[int, int] = field(default_factory=dict)
+    seeds: dict[int, list[int]] = field(default_factory=dict)  # worker -> the seeds it drew, in order
     found: list[Found] = field(default_factory=list)
     unreachable: str = ""
     interrupted: str = ""  # the signal that stopped the campaign, if one did
 
 
+def seed_of(seed: int, round_no: int, worker: int, workers: int, shard: tuple[int, int] = (0, 1)) -> int:
+    """The seed of ``worker`` (of ``workers`` per shard) in round ``round_no`` (from 1) of
+    shard ``shard`` = (I, N): each round takes the next N blocks of ``workers`` seeds, block I
+    for shard I, so no two workers of any shards ever draw the same seed (when every shard
+    runs the same number of workers; fuzz.json records it, and `fuzz merge` checks)."""
+    index, count = shard
+    return seed + ((round_no - 1) * count + index) * workers + worker
+
+
 def work(profile_name: str, target: str | None, config: dict[str, Any], token: str | None,
          faults: tuple[str, ...],
          seconds: float, report_dir: str, seed: int, worker: int, workers: int,
-         emit: Callable[[tuple[Any, ...]], None]) -> None:
-    """One worker's campaign: rounds of every requirement until ``seconds`` have passed."""
+         emit: Callable[[tuple[Any, ...]], None], shard: tuple[int, int] = (0, 1),
+         only: tuple[str, ...] = ()) -> None:
+    """One worker's campaign: rounds of every requirement (or those ``only`` names, as ID
+    globs) until ``seconds`` have passed."""
     from conformance.launch import open_run
     from conformance.model import Case
     from conformance.profiles import load_profile
@@ -58,7 +73,7 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
     profile = load_profile(profile_name)
     folder = Path(report_dir)
     run = open_run(profile, target, config=config, token=token, faults=faults, budget="deep",
-                   seed=seed + worker,
+                   seed=seed_of(seed, 1, worker, workers, shard),
                    db_dir=folder / ".hypothesis", max_time=seconds, reuse_examples=True)
     last = [0.0]
 
@@ -75,9 +90,12 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
     round_no = 0
     while not run.http.stopped and not run.unreachable:
         round_no += 1
-        run.seed = seed + worker + (round_no - 1) * workers
+        run.seed = seed_of(seed, round_no, worker, workers, shard)
+        emit(("seed", worker, run.seed))
         ran: set[str] = set()
         for req in profile.requirements:
+            if only and not any(fnmatch.fnmatchcase(req.id, pattern) for pattern in only):
+                continue
             if generative is not None and req.id not in generative:
                 continue
             verdict = execute(req, run)
@@ -96,7 +114,7 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
                         message=verdict.message, exchanges=verdict.exchanges, reproduce=verdict.reproduce,
                         binding=run.binding, failures=verdict.failures)
             path = write_case(folder / "cases", case)
-            numbered = path.with_name(f"{path.stem}-w{worker}r{round_no}-{len(seen)}{path.suffix}")
+            numbered = path.with_name(f"{path.stem}-s{shard[0]}w{worker}r{round_no}-{len(seen)}{path.suffix}")
             path.rename(numbered)
             emit(("found",
                   asdict(Found(req.id, req.level, key[1], verdict.message, numbered.name, worker, round_no))))
@@ -132,7 +150,7 @@ def _child(args: tuple[Any, ...], events: Any) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):  # the parent tells the workers to stop (STOP_FILE)
         signal.signal(sig, signal.SIG_IGN)
     try:
-        job(*args, emit=events.put)
+        job(*args[:-2], emit=events.put, shard=args[-2], only=args[-1])
     finally:
         events.put(("done", args[8]))
 
@@ -140,7 +158,8 @@ def _child(args: tuple[Any, ...], events: Any) -> None:
 def run_campaign(result: Campaign, profile_name: str, target: str | None, config: dict[str, Any],
                  token: str | None,
                  seconds: float, report_dir: Path, seed: int, workers: int, faults: tuple[str, ...],
-                 handle: Callable[[tuple[Any, ...]], None], progress: Callable[[], None]) -> None:
+                 handle: Callable[[tuple[Any, ...]], None], progress: Callable[[], None],
+                 shard: tuple[int, int] = (0, 1), only: tuple[str, ...] = ()) -> None:
     """The preflight, then one worker in this process or ``workers`` child processes
     (``handle`` takes their events; ``progress`` is called while none come)."""
     result.unreachable = reachable(profile_name, target, config, token, faults)
@@ -148,11 +167,12 @@ def run_campaign(result: Campaign, profile_name: str, target: str | None, config
     if result.unreachable:
         pass  # nothing to fuzz: the summary says why
     elif workers <= 1:
-        work(profile_name, target, config, token, faults, seconds, str(report_dir), seed, 0, 1, emit=handle)
+        work(profile_name, target, config, token, faults, seconds, str(report_dir), seed, 0, 1, emit=handle,
+             shard=shard, only=only)
     else:
         ctx = multiprocessing.get_context("spawn")
         events = ctx.Queue()
-        procs = [ctx.Process(target=_child, args=((*args, w, workers), events), daemon=True)
+        procs = [ctx.Process(target=_child, args=((*args, w, workers, shard, only), events), daemon=True)
                  for w in range(workers)]
         for proc in procs:
             proc.start()
@@ -175,7 +195,8 @@ def run_campaign(result: Campaign, profile_name: str, target: str | None, config
 
 def campaign(profile_name: str, target: str | None, config: dict[str, Any], token: str | None, seconds: float,
              report_dir: Path, seed: int = 1, workers: int = 1, faults: tuple[str, ...] = (),
-             out: Callable[[str], None] = print, every: float = PROGRESS_EVERY_S) -> Campaign:
+             out: Callable[[str], None] = print, every: float = PROGRESS_EVERY_S,
+             shard: tuple[int, int] = (0, 1), only: tuple[str, ...] = ()) -> Campaign:
     """Run the campaign; print progress (every ``every`` seconds) and each new failure; write fuzz.json."""
     report_dir.mkdir(parents=True, exist_ok=True)
     result = Campaign()
@@ -198,6 +219,8 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
             result.exchanges[event[1]] = event[2]
         elif kind == "round":
             result.rounds[event[1]] = event[2]
+        elif kind == "seed":
+            result.seeds.setdefault(event[1], []).append(event[2])
         elif kind == "found":
             found = Found(**event[1])
             if any((f.requirement, f.signature) == (found.requirement, found.signature)
@@ -233,7 +256,7 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
         previous = {}
     try:
         run_campaign(result, profile_name, target, config, token, seconds, report_dir, seed, workers, faults,
-                     handle, progress)
+                     handle, progress, shard, only)
     except KeyboardInterrupt:
         result.interrupted = result.interrupted or "interrupted (KeyboardInterrupt)"
     finally:
@@ -243,6 +266,8 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
         progress(final=True)
         summary = {"profile": profile_name, "target": target or config.get("target") or "reference",
                    "seconds": round(time.monotonic() - started, 1), "workers": workers, "seed": seed,
+                   "shard": f"{shard[0]}/{shard[1]}", "only": list(only),
+                   "seeds": {str(w): drawn for w, drawn in sorted(result.seeds.items())},
                    "exchanges": sum(result.exchanges.values()), "rounds": result.rounds,
                    "unreachable": result.unreachable or None, "interrupted": result.interrupted or None,
                    "failures": [asdict(f) for f in result.found]}

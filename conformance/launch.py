@@ -10,8 +10,8 @@ from typing import Any
 
 from conformance.budgets import BUDGETS
 from conformance.check import RunContext
-from conformance.config import ConfigError
-from conformance.examples import example_database
+from conformance.config import ConfigError, shared_examples
+from conformance.examples import example_database, namespace_of
 from conformance.live import disposable_labels
 from conformance.model import Profile
 from conformance.transport.http import (
@@ -99,7 +99,7 @@ def open_run(
         seed=seed,
         credentials=credentials,
         control_path=control,
-        database=_database(db_dir, config),
+        database=_database(db_dir, config, namespace_of(profile.name, target)),
         binding=binding,
         world=dict(config.get("world") or {}),
         scenarios=scenarios_of(profile, config.get("scenarios") or {}),
@@ -114,13 +114,10 @@ def open_run(
     return run
 
 
-def _database(db_dir: Path | None, config: dict[str, Any]) -> Any:
+def _database(db_dir: Path | None, config: dict[str, Any], namespace: str) -> Any:
     """The example database; config ``examples`` shares it between workers and machines."""
-    value = config.get("examples")
-    if value is not None and not isinstance(value, str):
-        raise ConfigError(f"config examples must be a folder or a redis:// URL, not {value!r}")
     try:
-        return example_database(db_dir, value)
+        return example_database(db_dir, shared_examples(config.get("examples"), namespace))
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
 

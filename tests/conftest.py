@@ -51,6 +51,7 @@ LONG = {
     "test_parallel.py::test_alone_*": 20,
     "test_gate_honesty.py::test_one_seed_*": 20,
     "test_ci_gates.py::*": 15,
+    "test_fuzz_shards.py::test_two_shards_*": 15,
     "test_bindings.py::test_a_live_canon_*": 20,
     "test_selftest.py::test_clean_*[[]bindu:*": 20,
     "test_selftest.py::test_clean_*[[]canon-verbs:*": 15,

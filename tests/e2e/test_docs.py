@@ -247,3 +247,39 @@ def test_readme_names_every_row_that_does_something_lasting(profile: str) -> Non
     named = re.findall(r"`([A-Z]+(?:-[A-Z0-9]+)+)`", row)
     assert sorted(set(named) - set(lasting)) == [], ("README names rows as lasting that declare "
                                                      "nothing lasting")
+
+
+FUZZ = ROOT / "docs" / "fuzz.md"
+
+
+def test_fuzz_recipe_manifests_are_an_indexed_job_sharing_a_redis_service() -> None:
+    """docs/fuzz.md's Kubernetes manifests, for shape: an Indexed Job whose pods each run one
+    shard (I from JOB_COMPLETION_INDEX, N its completions), a Redis Service the config's
+    examples URL names, and a merge of the shards' reports."""
+    text = FUZZ.read_text(encoding="utf-8")
+    [manifests] = fenced(section(text, "Kubernetes: an Indexed Job and a Redis service"), "yaml")[:1]
+    docs = {d["kind"]: d for d in yaml.safe_load_all(manifests)}
+    assert {"Service", "Deployment", "ConfigMap", "Job"} <= set(docs)
+    job = docs["Job"]["spec"]
+    assert job["completionMode"] == "Indexed" and job["completions"] == job["parallelism"]
+    [pod] = job["template"]["spec"]["containers"]
+    command = " ".join(pod["args"])
+    assert f"--shard {job['completions']}" in command and "conformance fuzz" in command
+    assert "$JOB_COMPLETION_INDEX" in command and "CONFORMANCE_TOKEN" in {e["name"] for e in pod["env"]}
+    config = yaml.safe_load(docs["ConfigMap"]["data"]["campaign.yaml"])
+    service = docs["Service"]
+    assert config["examples"]["at"].startswith(f"redis://{service['metadata']['name']}:"
+                                               f"{service['spec']['ports'][0]['port']}/")
+    assert service["spec"]["selector"] == docs["Deployment"]["spec"]["template"]["metadata"]["labels"]
+    from conformance.config import shared_examples
+
+    assert shared_examples(config["examples"], "x").is_redis  # the kit reads the config as written
+    assert "conformance fuzz merge" in text
+
+
+def test_fuzz_shell_recipe_gives_each_host_its_own_shard() -> None:
+    text = FUZZ.read_text(encoding="utf-8")
+    [script] = fenced(section(text, "Plain shell on several hosts"), "sh")
+    assert "--shard $I/$N" in script and "conformance fuzz merge" in script and "--seed 1" in script
+    assert re.search(r"N=(\d+)", script).group(1) == str(len(re.search(r'HOSTS="([^"]+)"', script)
+                                                              .group(1).split()))

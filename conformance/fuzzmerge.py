@@ -1,0 +1,101 @@
+"""`conformance fuzz merge DIR...`: one report for a campaign that ran as shards on many
+machines. Each shard wrote its own fuzz.json and cases/; the merge keeps one failure per
+requirement and root cause (the case file of the shard that listed it first), adds up the
+exchanges, and says whether the shards' seeds were disjoint as ``--shard`` promises."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.config import ConfigError
+
+
+@dataclass
+class Merged:
+    profile: str = ""
+    targets: list[str] = field(default_factory=list)
+    shards: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    overlapping_seeds: list[int] = field(default_factory=list)
+
+    @property
+    def exchanges(self) -> int:
+        return sum(int(s.get("exchanges") or 0) for s in self.shards)
+
+
+def read_shard(folder: Path) -> dict[str, Any]:
+    """A shard's fuzz.json, or ConfigError saying in one line why it cannot be read."""
+    path = folder / "fuzz.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{folder}: no fuzz.json (is it the --report folder of a `conformance fuzz`?)") \
+            from None
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path} cannot be read as a campaign's summary: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("failures"), list) or "profile" not in data:
+        raise ConfigError(f"{path} is not a campaign's summary (no profile or failures)")
+    return data
+
+
+def merge(folders: list[Path], out: Path) -> Merged:
+    """Join the shards in ``folders`` into ``out`` (fuzz.json, report.md, cases/)."""
+    merged = Merged()
+    seen_seeds: dict[int, str] = {}
+    kept: set[tuple[str, str]] = set()
+    (out / "cases").mkdir(parents=True, exist_ok=True)
+    for folder in folders:
+        data = read_shard(folder)
+        if merged.profile and data["profile"] != merged.profile:
+            raise ConfigError(f"{folder} is a campaign of profile {data['profile']}, the others of "
+                              f"{merged.profile}: merge one campaign at a time")
+        merged.profile = str(data["profile"])
+        if data.get("target") not in merged.targets:
+            merged.targets.append(str(data.get("target")))
+        shard = str(data.get("shard") or "0/1")
+        for worker, drawn in (data.get("seeds") or {}).items():
+            for seed in drawn:
+                where = f"shard {shard} worker {worker}"
+                if seed in seen_seeds and seen_seeds[seed] != where:
+                    merged.overlapping_seeds.append(int(seed))
+                seen_seeds.setdefault(seed, where)
+        merged.shards.append({"folder": str(folder), "shard": shard, "workers": data.get("workers"),
+                              "seconds": data.get("seconds"), "exchanges": data.get("exchanges"),
+                              "rounds": data.get("rounds"), "unreachable": data.get("unreachable"),
+                              "interrupted": data.get("interrupted")})
+        for failure in data["failures"]:
+            key = (str(failure.get("requirement")), str(failure.get("signature")))
+            found_by = f"shard {shard} worker {failure.get('worker')} round {failure.get('round')}"
+            if key in kept:
+                next(f for f in merged.failures if (f["requirement"], f["signature"]) == key)[
+                    "also_found_by"].append(found_by)
+                continue
+            kept.add(key)
+            case = folder / "cases" / str(failure.get("case"))
+            if case.is_file():
+                shutil.copy2(case, out / "cases" / case.name)
+            merged.failures.append({**failure, "found_by": found_by, "also_found_by": []})
+    write(merged, out)
+    return merged
+
+
+def write(merged: Merged, out: Path) -> None:
+    summary = {"profile": merged.profile, "targets": merged.targets, "exchanges": merged.exchanges,
+               "shards": merged.shards, "seeds_disjoint": not merged.overlapping_seeds,
+               "overlapping_seeds": sorted(set(merged.overlapping_seeds)), "failures": merged.failures}
+    (out / "fuzz.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    lines = [f"# Fuzz campaign: {merged.profile} against {', '.join(merged.targets)}", "",
+             f"{len(merged.shards)} shard(s), {merged.exchanges} exchanges, {len(merged.failures)} distinct "
+             f"failure(s); seeds {'disjoint' if not merged.overlapping_seeds else 'OVERLAPPING'}.", "",
+             "| shard | workers | seconds | exchanges | stopped |", "|---|---|---|---|---|"]
+    lines += [f"| {s['shard']} | {s['workers']} | {s['seconds']} | {s['exchanges']} | "
+              f"{s['unreachable'] or s['interrupted'] or ''} |" for s in merged.shards]
+    lines += ["", "| requirement | level | failure | case | found by |", "|---|---|---|---|---|"]
+    lines += [f"| {f['requirement']} | {f['level']} | {str(f['message'])[:200].replace('|', '/')} | "
+              f"cases/{f['case']} | {', '.join([f['found_by'], *f['also_found_by']])} |"
+              for f in merged.failures]
+    (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
