@@ -51,3 +51,28 @@ def test_the_reference_signature_verifies_with_its_jwks_and_a_changed_card_does_
     assert verifies(signature, key, {**card, "x-unknown": 1})  # the card as the proto reconstructs it
     assert not verifies(signature, key, {**card, "name": "another agent"})
     assert reference.sign_card(reference.public_card()) == card  # one card, one signature: a stable ETag
+
+
+def run_sig_valid(config, faults=()):
+    from conformance.launch import open_run
+    from conformance.profiles import load_profile
+    from conformance.runner import execute
+
+    profile = load_profile("a2a")
+    row = next(r for r in profile.requirements if r.id == "A2A-SIG-VALID")
+    return execute(row, open_run(profile, "reference", config=config, faults=faults, budget="quick"))
+
+
+def test_config_keys_are_a_trusted_key_store_before_the_jku():
+    """Section 8.4.3: "Retrieve the public key using the `kid` and `jku` (or from a trusted key
+    store)": the config's keys: decide where they name the kid; a signature that does not verify
+    with the trusted key is a finding."""
+    from conformance.protocols.a2a.reference_signing import KEY_ID, key_for
+
+    own = key_for(KEY_ID).export_public(as_dict=True)
+    assert run_sig_valid({"keys": {"keys": [own]}}).status == "passed"
+    other = key_for("conformance-another-key").export_public(as_dict=True)
+    verdict = run_sig_valid({"keys": {KEY_ID: other}})
+    assert verdict.status == "failed"
+    assert "does not verify" in verdict.failures[0].message
+    assert run_sig_valid({"keys": {"someone-else": other}}).status == "passed"  # not its kid: the jku decides

@@ -35,11 +35,17 @@ class ExtensionParts:
         return [{"uri": REQUIRED_EXTENSION, "required": True,
                  "description": "Each artifact carries a receipt of the echo; clients must declare it."}]
 
+    def declared_extensions(self) -> list[dict[str, Any]]:
+        """The extensions the card as served declares (a card edited to declare none requires none)."""
+        capabilities = self.public_card().get("capabilities")  # type: ignore[attr-defined]
+        found = capabilities.get("extensions") if isinstance(capabilities, dict) else None
+        return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
+
     def supported_extensions(self) -> set[str]:
-        return {str(e["uri"]) for e in self.card_extensions()}
+        return {str(e.get("uri")) for e in self.declared_extensions()}
 
     def required_extensions(self) -> set[str]:
-        return {str(e["uri"]) for e in self.card_extensions() if e.get("required") is True}
+        return {str(e.get("uri")) for e in self.declared_extensions() if e.get("required") is True}
 
     def used_extensions(self) -> set[str]:
         """The extensions the agent contributes to what it makes: all it supports."""
@@ -58,9 +64,9 @@ class ExtensionParts:
     def check_extensions(self, request: Any, method: str) -> None:
         """Before an operation: refuse it where a required extension was not declared
         (section 3.3.4); the request's other extensions are ignored (section 4.6.3)."""
-        asked = set(requested(request))
-        self.activated = asked & self.supported_extensions()
-        missing = sorted(self.required_extensions() - asked)
+        asked, declared = set(requested(request)), self.declared_extensions()
+        self.activated = asked & {str(e.get("uri")) for e in declared}
+        missing = sorted({str(e.get("uri")) for e in declared if e.get("required") is True} - asked)
         if missing:
             raise Refusal(MISSING, f"{method} needs the extension(s) {', '.join(missing)}: declare them in "
                                    f"{EXTENSIONS_HEADER}", data={"extensions": ",".join(missing)})

@@ -108,14 +108,31 @@ def on_target(ctx: CheckContext, url: str, card: dict[str, Any]) -> bool:
     return where.scheme in WEB and where.netloc in hosts - {""}
 
 
+def trusted(ctx: CheckContext) -> jwk.JWKSet:
+    """The run's trusted key store (config ``keys:``: a JWK Set, or key id -> public JWK)."""
+    given = ctx.run.keys
+    listed = given.get("keys") if isinstance(given.get("keys"), list) else \
+        [{**v, "kid": k} for k, v in given.items() if isinstance(v, dict)]
+    try:
+        return jwk.JWKSet.from_json(json.dumps({"keys": listed}))
+    except (JWException, ValueError, TypeError) as exc:
+        raise Untested(f"config keys: is not a set of public JWKs ({exc})", "other") from None
+
+
 def key_of(ctx: CheckContext, header: dict[str, Any], card: dict[str, Any]) -> tuple[jwk.JWK | None, str]:
-    """The public key the header's ``kid`` names in the JWKS at its ``jku`` (fetched once a
-    requirement, from the target only), or None and why."""
+    """The public key the header's ``kid`` names: in the run's trusted key store (config
+    ``keys:``), else in the JWKS at its ``jku`` (fetched once a requirement, from the target
+    only); or None and why."""
     url, kid = header.get(JKU), header.get(KID)
+    stored = trusted(ctx).get_key(kid) if ctx.run.keys and isinstance(kid, str) else None
+    if stored is not None:
+        return stored, ""
     if not isinstance(url, str):
-        return None, f"the protected header names no jku (kid {kid!r}): the kit has no key store for it"
+        return None, (f"the protected header names no jku, and config keys: holds no key {kid!r} (a trusted "
+                      "key store, section 8.4.3)")
     if not on_target(ctx, url, card):
-        return None, f"the jku {url} is not on the target {ctx.http.target}: the kit calls nothing else"
+        return None, (f"the jku {url} is not on the target {ctx.http.target} (the kit calls nothing "
+                      f"else), and config keys: holds no key {kid!r}")
     cache = ctx.scratch.setdefault("a2a jwks", {})
     if url not in cache:
         reply = ctx.http.request("GET", relative(ctx, url), headers={"Accept": "application/json"})
