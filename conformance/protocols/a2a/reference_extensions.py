@@ -7,6 +7,7 @@ support are ignored (section 4.6.3); there is no fallback from one version to an
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from conformance.protocols.a2a.client import EXTENSIONS_HEADER
@@ -18,9 +19,16 @@ MISSING = "ExtensionSupportRequiredError"
 
 
 def requested(request: Any) -> list[str]:
-    """The extension URIs of the request's A2A-Extensions header(s): comma-separated
-    (sections 9.2, 11.2), a repeated header read as one list."""
-    values = request.headers.getlist(EXTENSIONS_HEADER)
+    """The extension URIs of the request's A2A-Extensions service parameter: comma-separated
+    (sections 9.2, 10.2, 11.2), repeated entries read as one list. ``request`` is an HTTP
+    request (its headers), or the service parameters themselves (a mapping, or the key-value
+    pairs of gRPC metadata); keys are case-insensitive (section 3.2.6)."""
+    found = getattr(request, "headers", request)
+    if hasattr(found, "getlist"):
+        values = list(found.getlist(EXTENSIONS_HEADER))
+    else:
+        pairs = found.items() if isinstance(found, Mapping) else found or ()
+        values = [str(v) for k, v in pairs if str(k).lower() == EXTENSIONS_HEADER.lower()]
     return [uri.strip() for value in values for uri in value.split(",") if uri.strip()]
 
 
