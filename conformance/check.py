@@ -140,6 +140,9 @@ class RunContext:
     # `scenarios:` names the outcomes): where the agent is not the kit's to script
     scenarios: dict[str, Any] = field(default_factory=dict)
     declared: frozenset[str] = frozenset()  # optional features the deployment declares it does not offer
+    # public keys the run trusts for the target's signatures (config `keys:`): a JWK Set, or
+    # key id -> JWK
+    keys: dict[str, Any] = field(default_factory=dict)
     shrink: bool = True  # minimise failing examples (off where only whether a check crashes matters)
     reference: Any = None  # the built-in reference's instance, in process (selftest traces what checks read)
     # credentials the target refused before the run (or wanted and was not given), with

@@ -14,7 +14,7 @@ from conformance.transport.http import validate_target_url
 from conformance.yamltext import load_yaml, read_user_text
 
 KNOWN_KEYS = {"target", "timeout", "max_answer_mib", "credentials", "control", "world", "declared",
-              "examples", "scenarios"}
+              "examples", "scenarios", "keys"}
 
 class ConfigError(Exception):
     """Bad input to the tool itself (exit 2)."""
@@ -41,7 +41,7 @@ def read_yaml(path: Path, what: str) -> Any:
 def load_config(path: str | Path | None) -> dict[str, Any]:
     """Read and check a run config (YAML); ConfigError names the first bad value.
     Keys: target, timeout, max_answer_mib, credentials, control, world, declared, examples,
-    scenarios."""
+    scenarios, keys."""
     if path is None:
         return {}
     path = Path(path)
@@ -85,6 +85,9 @@ def load_config(path: str | Path | None) -> dict[str, Any]:
     if not isinstance(scenarios, dict) or not all(isinstance(v, str | dict) for v in scenarios.values()):
         raise ConfigError(f"{where}: scenarios must map an outcome to the message (text, or a message "
                           f"object) that drives the target there, not {scenarios!r}")
+    if "keys" in data and not isinstance(data["keys"], dict):
+        raise ConfigError(f"{where}: keys must be a JWK Set (a mapping with keys:) or a mapping of key id to "
+                          f"public JWK, not {type(data['keys']).__name__}")
     if "world" in data and not isinstance(data["world"], dict):
         raise ConfigError(f"{where}: world must be a mapping of role to id, "
                           f"not {type(data['world']).__name__}")

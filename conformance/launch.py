@@ -103,6 +103,7 @@ def open_run(
         binding=binding,
         world=dict(config.get("world") or {}),
         scenarios=scenarios_of(profile, config.get("scenarios") or {}),
+        keys=dict(config.get("keys") or {}),
         declared=declared_features(profile, config.get("declared") or []),
         shrink=shrink,
         reference=reference,

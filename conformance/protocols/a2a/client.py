@@ -17,6 +17,7 @@ from conformance.transport.binding import Reply, dig
 
 CARD_PATH = "/.well-known/agent-card.json"
 CARD_KEY = "a2a card"
+EXTENSIONS_HEADER = "A2A-Extensions"  # section 3.2.6's service parameter (extensions.py reads it there)
 
 
 def read_card(ctx: CheckContext) -> dict[str, Any]:
@@ -50,8 +51,27 @@ def relative(ctx: CheckContext, url: str) -> str:
     return path[len(prefix):] or "/" if prefix and path.startswith(prefix) else path
 
 
+def required_extensions(card: dict[str, Any]) -> list[str]:
+    """The URIs of the extensions the card marks ``required`` (section 4.6.1)."""
+    found = dig(card, "capabilities", "extensions")
+    return [str(e["uri"]) for e in found if isinstance(e, dict) and e.get("required") is True
+            and isinstance(e.get("uri"), str)] if isinstance(found, list) else []
+
+
+def declaring(entry: dict[str, Any], card: dict[str, Any]) -> dict[str, Any]:
+    """The binding's headers with the card's required extensions declared (section 3.3.4:
+    an agent refuses a client that does not declare them; the proto's AgentExtension.required:
+    "the client must understand and comply"), so every call reaches the agent; the rows about
+    the declaration itself (extensions.py) call without it."""
+    required = required_extensions(card)
+    if not required:
+        return {}
+    return {"headers": {**(entry.get("headers") or {}), EXTENSIONS_HEADER: ",".join(required)}}
+
+
 def discover(ctx: CheckContext) -> None:
-    """Where each of the profile's bindings lives, by the card (``run.endpoints``)."""
+    """Where each of the profile's bindings lives, by the card (``run.endpoints``), and the
+    extensions every call declares."""
     card = read_card(ctx)
     declared = {str(i.get("protocolBinding")): i for i in reversed(interfaces(card))}  # the first wins
     for name, entry in ctx.profile.settings["bindings"].items():
@@ -59,7 +79,7 @@ def discover(ctx: CheckContext) -> None:
         if found is not None and isinstance(found.get("url"), str):
             ctx.run.endpoints[name] = {"path": relative(ctx, found["url"]),
                                        "tenant": found.get("tenant") if isinstance(found.get("tenant"), str)
-                                       else ""}
+                                       else "", **declaring(entry, card)}
     run_binding = ctx.run.binding
     if run_binding is not None and run_binding not in ctx.run.endpoints:
         named = ", ".join(sorted(declared)) or "none"

@@ -132,7 +132,8 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, Referen
             "version": "1.0.0",
             "capabilities": {"streaming": self.config.streaming,
                              "pushNotifications": self.config.push_notifications,
-                             "extendedAgentCard": self.config.extended_agent_card and self.config.security},
+                             "extendedAgentCard": self.config.extended_agent_card and self.config.security,
+                             "extensions": self.card_extensions()},
             "defaultInputModes": INPUT_MODES,
             "defaultOutputModes": ["text/plain"],
             "skills": [{"id": "echo", "name": "Echo", "description": "Echoes text back.", "tags": ["echo"]}],
@@ -398,7 +399,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, Referen
         if (public.get("capabilities") or {}).get("extendedAgentCard") is not True:
             raise Refusal("UnsupportedOperationError",
                           "no extended agent card (capabilities.extendedAgentCard)")
-        return self.extended_card(public, caller)
+        return self.sign_card(self.extended_card(public, caller))
 
     # -- errors --------------------------------------------------------------------------
     def error_details(self, refusal: Refusal) -> list[dict[str, Any]]:
@@ -583,7 +584,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, Referen
         return [Route(CARD_PATH, self.endpoint("serve_card"), methods=["GET"]),
                 Route(JSONRPC_PATH, self.endpoint("jsonrpc"), methods=["POST"]),
                 Route(REST_PREFIX + "/{path:path}", self.endpoint("rest"),
-                      methods=["GET", "POST", "DELETE", "PUT", "PATCH"])]
+                      methods=["GET", "POST", "DELETE", "PUT", "PATCH"]), *self.signing_routes()]
 
 
 def create_app(profile: Profile, config: A2AReferenceConfig) -> Any:
