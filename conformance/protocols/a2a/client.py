@@ -57,7 +57,7 @@ def discover(ctx: CheckContext) -> None:
     for name, entry in ctx.profile.settings["bindings"].items():
         found = declared.get(str(entry.get("interface")))
         if found is not None and isinstance(found.get("url"), str):
-            ctx.run.endpoints[name] = {"path": relative(ctx, found["url"]),
+            ctx.run.endpoints[name] = {"path": relative(ctx, found["url"]), "url": found["url"],
                                        "tenant": found.get("tenant") if isinstance(found.get("tenant"), str)
                                        else ""}
     run_binding = ctx.run.binding
