@@ -44,6 +44,7 @@ class Service:
 
     full_name: str
     methods: dict[str, tuple[type, type, bool]]  # name -> (request class, response class, server streaming)
+    required: frozenset[str] = frozenset()  # full names of the fields the proto marks REQUIRED
 
 
 @functools.lru_cache(maxsize=4)
@@ -52,7 +53,7 @@ def service_of(proto: str, service: str) -> Service:
     from protoc's descriptor set in a pool of their own."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-    from conformance.documents.proto import compile_descriptor_set
+    from conformance.documents.proto import compile_descriptor_set, load_proto
     from conformance.profiles import DATA_ROOT
 
     path = Path(proto) if Path(proto).is_absolute() else DATA_ROOT / proto
@@ -66,8 +67,10 @@ def service_of(proto: str, service: str) -> Service:
     def cls(descriptor: Any) -> type:
         return message_factory.GetMessageClass(descriptor)  # type: ignore[no-any-return]
 
+    required = frozenset(f"{m.full_name}.{f.name}" for m in load_proto(path).messages.values()
+                         for f in m.fields if f.required)
     return Service(found.full_name, {m.name: (cls(m.input_type), cls(m.output_type), m.server_streaming)
-                                     for m in found.methods})
+                                     for m in found.methods}, required)
 
 
 @functools.lru_cache(maxsize=1)
@@ -102,8 +105,47 @@ def status_details(trailers: Mapping[str, Any]) -> tuple[list[Any] | None, str]:
         except Exception:  # noqa: BLE001  (a type no pool here knows)
             import base64
 
-            out.append({"@type": detail.type_url, "value": base64.b64encode(detail.value).decode()})
+            value = base64.b64encode(detail.value).decode()
+            out.append({"@type": detail.type_url, "value": value} if detail.type_url else {"value": value})
     return out, ""
+
+
+def to_json(message: Any, required: frozenset[str] = frozenset()) -> Any:
+    """A message as ProtoJSON the way its wire carries it: a field without presence at its
+    default value (an empty string or list, a zero) did not travel and is left out, as
+    ProtoJSON does, unless the proto marks it REQUIRED: then it is there, at that value
+    (the wire cannot tell it from absent, and the proto says it is present)."""
+    from google.protobuf import json_format
+
+    return prune(json_format.MessageToDict(message, always_print_fields_with_no_presence=True),
+                 message.DESCRIPTOR, required)
+
+
+def prune(value: Any, descriptor: Any, required: frozenset[str]) -> Any:
+    """``value`` (a message's ProtoJSON) without the defaults of its fields that have no
+    presence and are not REQUIRED."""
+    if not isinstance(value, dict) or descriptor.full_name.startswith("google.protobuf."):
+        return value
+    for f in descriptor.fields:
+        if f.json_name not in value:
+            continue
+        repeated, inner = bool(f.is_repeated), value[f.json_name]
+        if not f.has_presence and f.full_name not in required and is_default(f, inner):
+            del value[f.json_name]
+        elif f.message_type is not None and not f.message_type.GetOptions().map_entry:
+            for item in inner if repeated and isinstance(inner, list) else [inner]:
+                prune(item, f.message_type, required)
+    return value
+
+
+def is_default(field: Any, value: Any) -> bool:
+    """Whether ProtoJSON ``value`` is ``field``'s default (proto3: empty, zero, the enum's 0)."""
+    if field.is_repeated:
+        return value in ([], {})
+    if field.enum_type is not None:
+        zero = field.enum_type.values_by_number.get(0)
+        return zero is not None and value == zero.name
+    return field.message_type is None and value in ("", "0", 0, False)
 
 
 @dataclass
@@ -212,7 +254,7 @@ class GrpcBinding(Binding):
             return self.unsent(operation, headers, params, str(exc), started)
         except Exception as exc:  # noqa: BLE001  (grpc.RpcError: a status)
             return self.failed(operation, metadata, params, exc, started)
-        result = json_format.MessageToDict(answer, always_print_fields_with_no_presence=True)
+        result = to_json(answer, self.service.required)
         return self.answered(operation, metadata, params, result, state.trailing_metadata(), started)
 
     def stream(self, operation: str, request: Any, metadata: tuple[tuple[str, str], ...], timeout: float,
@@ -226,7 +268,7 @@ class GrpcBinding(Binding):
         events: list[Any] = []
         try:
             for message in responses:
-                events.append(json_format.MessageToDict(message, always_print_fields_with_no_presence=True))
+                events.append(to_json(message, self.service.required))
                 if len(events) >= MAX_EVENTS:
                     responses.cancel()
                     break
@@ -294,3 +336,15 @@ class GrpcBinding(Binding):
 
     def carries(self, params: Any) -> bool:
         return isinstance(params, dict)
+
+    def read_back(self, operation: str, params: Any) -> Any:
+        """``params`` as the server reads them once they travel as ``operation``'s request
+        message (what protobuf keeps of them); ValueError where protobuf cannot carry them."""
+        from google.protobuf import json_format
+
+        request_cls = self.service.methods[operation][0]
+        try:
+            return json_format.MessageToDict(json_format.ParseDict(params, request_cls(),
+                                                                   ignore_unknown_fields=True))
+        except (json_format.ParseError, TypeError, AttributeError) as exc:
+            raise ValueError(str(exc)) from None

@@ -1,6 +1,6 @@
 """How checks talk A2A over whichever binding the run speaks: the agent card (read once a
 requirement; where each binding lives, once a run), messages, the Task of an answer, the A2A error an answer
-carries (by the JSON-RPC code of section 5.4, or by an HTTP+JSON ErrorInfo reason, or by a
+carries (by the JSON-RPC code of section 5.4, or by an HTTP+JSON or gRPC ErrorInfo reason, or by a
 status only one error has), and driving the agent to an outcome: the reference's control,
 else the config's ``scenarios:``, else an ordinary message whose outcome is classified
 (``Untested`` when the agent went elsewhere)."""
@@ -195,6 +195,11 @@ def a2a_error(ctx: CheckContext, reply: Reply) -> str | None:
             for e in ctx.profile.errors.values():
                 if docs.reason_of(e.name) == detail.get("reason"):
                     return e.name
+    status = getattr(reply, "grpc_status", "")
+    if status:  # gRPC: the status only one error of the table has (INVALID_ARGUMENT is every
+        # validation error's too, section 10.6's example)
+        only = [name for name, grpc in docs.grpc_statuses().items() if grpc == status]
+        return only[0] if len(only) == 1 and status != "INVALID_ARGUMENT" else None
     only = [e.name for e in ctx.profile.errors.values() if e.http_status == reply.status]
     return only[0] if len(only) == 1 else None
 

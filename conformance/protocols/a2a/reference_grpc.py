@@ -118,7 +118,9 @@ class GrpcParts:
         import grpc
 
         code = grpc.StatusCode[self.grpc_status(refusal)]
-        context.set_trailing_metadata(((STATUS_DETAILS, self.grpc_trailer(refusal, code.value[0])),))
+        ref: Any = self
+        challenge = tuple((k.lower(), v) for k, v in ref.challenge(refusal).items())  # section 3.3.2
+        context.set_trailing_metadata(((STATUS_DETAILS, self.grpc_trailer(refusal, code.value[0])), *challenge))
         context.abort(code, refusal.message)
 
 
