@@ -60,6 +60,10 @@ class GrpcParts:
                 found = self._grpc_address = start_server(self)
             return str(found)
 
+    def grpc_serves(self, method: str) -> bool:
+        """Whether ``method`` of the service is served (every one is)."""
+        return True
+
     def grpc_interface(self) -> dict[str, Any]:
         """The card's entry for the gRPC binding (section 8.3.1; the URL is host:port)."""
         ref: Any = self
@@ -156,7 +160,7 @@ class Router(grpc.GenericRpcHandler):
         service, _, method = details.method.lstrip("/").rpartition("/")
         if service != ref.grpc_service_name():
             return None
-        return self.handlers.get(method) if getattr(ref, "grpc_serves", lambda m: True)(method) else None
+        return self.handlers.get(method) if ref.grpc_serves(method) else None
 
 
 def handler(weak: Any, method: str, request_cls: Any, response_cls: Any, streaming: bool) -> Any:
