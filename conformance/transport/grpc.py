@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import ipaddress
 import json
+import os
 import re
 import time
 import urllib.parse
@@ -34,6 +35,9 @@ from conformance.model import Exchange
 from conformance.transport.binding import Binding, Reply, binding_kind
 from conformance.transport.http import DEFAULT_MAX_ANSWER, HttpReply, json_excerpt
 
+# grpc's core logs to stderr (a peer going away, say): only its errors, unless the user asks
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+
 STATUS_DETAILS = "grpc-status-details-bin"  # where google.rpc.Status travels (the gRPC convention)
 MAX_EVENTS = 1000  # the most messages of one stream a call keeps
 
@@ -43,7 +47,7 @@ class Service:
     """One proto service: its full name and, per method, the request and response classes."""
 
     full_name: str
-    methods: dict[str, tuple[type, type, bool]]  # name -> (request class, response class, server streaming)
+    methods: dict[str, tuple[Any, Any, bool]]  # name -> (request class, response class, server streaming)
     required: frozenset[str] = frozenset()  # full names of the fields the proto marks REQUIRED
 
 
@@ -80,8 +84,8 @@ def http_mapping() -> dict[str, int]:
     import google.rpc
 
     text = (Path(next(iter(google.rpc.__path__))) / "code.proto").read_text()
-    return {m.group(2): int(m.group(1))
-            for m in re.finditer(r"HTTP Mapping: (\d{3})[^\n]*\n(?:\s*//[^\n]*\n)*?\s*([A-Z_]+) = \d+;", text)}
+    mapped = r"HTTP Mapping: (\d{3})[^\n]*\n(?:\s*//[^\n]*\n)*?\s*([A-Z_]+) = \d+;"
+    return {m.group(2): int(m.group(1)) for m in re.finditer(mapped, text)}
 
 
 def status_details(trailers: Mapping[str, Any]) -> tuple[list[Any] | None, str]:
@@ -211,8 +215,8 @@ class GrpcBinding(Binding):
             limit = int(getattr(self.http, "max_answer", DEFAULT_MAX_ANSWER))
             options = [("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit),
                        ("grpc.enable_retries", 0)]
-            self._channel = (grpc.secure_channel(where, grpc.ssl_channel_credentials(), options=options) if tls
-                             else grpc.insecure_channel(where, options=options))
+            self._channel = (grpc.secure_channel(where, grpc.ssl_channel_credentials(), options=options)
+                             if tls else grpc.insecure_channel(where, options=options))
         return self._channel
 
     # -- calling -------------------------------------------------------------------------
@@ -235,8 +239,8 @@ class GrpcBinding(Binding):
             request = json_format.ParseDict(params if params is not None else {}, request_cls(),
                                             ignore_unknown_fields=True)
         except (json_format.ParseError, TypeError, ValueError, AttributeError) as exc:
-            return self.unsent(operation, headers, params, f"the request cannot be expressed as "
-                                                           f"{request_cls.__name__}: {str(exc)[:200]}", started)
+            why = f"the request cannot be expressed as {request_cls.__name__}: {str(exc)[:200]}"
+            return self.unsent(operation, headers, params, why, started)
         metadata = tuple((k.lower(), v) for k, v in headers.items()
                          if v is not None and k.lower() not in ("content-type",))
         timeout = float(options.get("timeout") or self.http.timeout)
@@ -318,13 +322,13 @@ class GrpcBinding(Binding):
         # a status the client made itself (no connection, a deadline passed here) is no answer
         spoke = not (name in ("UNAVAILABLE", "DEADLINE_EXCEEDED") and not trailers)
         body = {"code": number, "status": name, "message": message, "details": details}
-        http = self.record(operation, metadata, params, http_mapping().get(name, 500), trailers, body, started,
-                           "" if spoke else f"gRPC {name}: {message}")
+        http = self.record(operation, metadata, params, http_mapping().get(name, 500), trailers, body,
+                           started, "" if spoke else f"gRPC {name}: {message}")
         if not spoke:
             self.http._no_answer(f"gRPC {name}: {message}")
-        return GrpcReply(self.name, http, False, None, number, message, True, body, statuses=False,
-                         error_data=details, spoke=spoke, grpc_status=name,
-                         **({"envelope": {**body, "unread": unread}} if unread else {}))
+        envelope = {**body, "unread": unread} if unread else body
+        return GrpcReply(self.name, http, False, None, number, message, True, envelope, statuses=False,
+                         error_data=details, spoke=spoke, grpc_status=name)
 
     def unsent(self, operation: str, headers: Mapping[str, Any], params: Any, why: str,
                started: float) -> GrpcReply:

@@ -42,7 +42,8 @@ def kind_of(ctx: CheckContext) -> str:
 def binding_only(ctx: CheckContext, kind: str) -> None:
     """A statement of one binding: not applicable over the other."""
     if kind_of(ctx) != kind:
-        which = {JSONRPC: "JSON-RPC (section 9)", REST: "HTTP+JSON (section 11)", GRPC: "gRPC (section 10)"}[kind]
+        which = {JSONRPC: "JSON-RPC (section 9)", REST: "HTTP+JSON (section 11)",
+                 GRPC: "gRPC (section 10)"}[kind]
         raise NotApplicable(f"a statement of the {which} binding; this run speaks {ctx.run.binding}")
 
 
@@ -171,7 +172,8 @@ def expect_mapped(ctx: CheckContext, reply: Reply, name: str, what: str) -> None
 
 def info_statement(kind: str = REST) -> Any:
     if kind == GRPC:
-        return docs.spec("implementations **MUST** include a `google.rpc.ErrorInfo` message", after="### 10.6")
+        return docs.spec("implementations **MUST** include a `google.rpc.ErrorInfo` message",
+                         after="### 10.6")
     return docs.spec("implementations **MUST** include a `google.rpc.ErrorInfo` object", after="### 11.6")
 
 
@@ -270,7 +272,8 @@ def invalid_params(ctx: CheckContext, reply: Reply) -> bool:
         return bool(reply.error_code == docs.jsonrpc_errors()["InvalidParamsError"])
     reasons = {docs.reason_of(name) for name in table(ctx)}
     if kind_of(ctx) == GRPC:
-        return grpc_status(reply) == "INVALID_ARGUMENT" and (info_in(reply) or {}).get("reason") not in reasons
+        return (grpc_status(reply) == "INVALID_ARGUMENT"
+                and (info_in(reply) or {}).get("reason") not in reasons)
     return reply.status == 400 and (info_in(reply) or {}).get("reason") not in reasons
 
 
@@ -410,7 +413,8 @@ def invalid_message() -> dict[str, Any]:
 
 def validation_errors(client: A2AClient) -> Iterator[tuple[str, Reply, str]]:
     """Requests that break a method's request message, with the field at fault."""
-    if client.binding.kind == GRPC:  # protobuf carries no string as a repeated Part: a REQUIRED list left empty
+    if client.binding.kind == GRPC:  # protobuf carries no string as a repeated Part: a REQUIRED list
+        # left empty instead
         yield ("SendMessage whose message has no parts",
                client.call("SendMessage", {"message": {**invalid_message(), "parts": []}}), "parts")
         return
@@ -488,8 +492,8 @@ def expect_validation(ctx: CheckContext, reply: Reply, what: str) -> None:
                    actual_code=reply.error_code)
     elif kind_of(ctx) == GRPC:  # a client's error: a status google.rpc.Code maps to a 4xx
         ctx.expect(400 <= reply.status < 500,
-                   f"{what}: a validation error must be a client error (a status google/rpc/code.proto maps to "
-                   f"a 4xx, as INVALID_ARGUMENT), got {describe(reply)}", kind="wrong_error_code")
+                   f"{what}: a validation error must be a client error (a status google/rpc/code.proto "
+                   f"maps to a 4xx, as INVALID_ARGUMENT), got {describe(reply)}", kind="wrong_error_code")
     else:
         ctx.expect(400 <= reply.status < 500, f"{what}: a validation error must be a client error (4xx), got "
                                               f"{describe(reply)}", kind="wrong_status")
@@ -543,8 +547,8 @@ check_code_message.fault(error_message_dropped)
 def check_details_typed(ctx: CheckContext) -> None:
     client = A2AClient(ctx)
     if client.binding.kind == GRPC:
-        raise NotApplicable("gRPC's status.details is a repeated google.protobuf.Any (section 10.6): an array of "
-                            "typed messages by the wire itself")
+        raise NotApplicable("gRPC's status.details is a repeated google.protobuf.Any (section 10.6): an "
+                            "array of typed messages by the wire itself")
     answers = [(what, reply) for what, reply, _name in a2a_errors(client)]
     answers += [(what, reply) for what, reply, _field in validation_errors(client)]
     for what, reply in answers:

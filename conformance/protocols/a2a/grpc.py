@@ -28,7 +28,13 @@ from conformance.protocols.a2a.errors import (
     grpc_status,
     info_statement,
 )
-from conformance.protocols.a2a.version import EMPTY_MEANS, HEADER, declared, major_minor, serves_profile_version
+from conformance.protocols.a2a.version import (
+    EMPTY_MEANS,
+    HEADER,
+    declared,
+    major_minor,
+    serves_profile_version,
+)
 
 
 def grpc_client(ctx: CheckContext) -> A2AClient:
@@ -54,8 +60,8 @@ def smallest(method: str, client: A2AClient) -> dict[str, Any]:
 
 
 @requirement(id="A2A-GRPC-SERVICE", level="MUST",
-             title="Every method of the proto's A2AService is served over gRPC at the service's full name (none "
-                   "answers UNIMPLEMENTED)",
+             title="Every method of the proto's A2AService is served over gRPC at the service's full name "
+                   "(none answers UNIMPLEMENTED)",
              source=docs.spec("**Service:** Implement the `A2AService` gRPC service", after="### 10.1"),
              faults=["grpc_service_misnamed", "grpc_method_unimplemented"])
 def check_service(ctx: CheckContext) -> None:
@@ -68,7 +74,8 @@ def check_service(ctx: CheckContext) -> None:
             ctx.expect(reply.ok or reply.spoke, f"{method}: no gRPC answer: {describe(reply)}",
                        kind="malformed_answer")
             ctx.expect(grpc_status(reply) != "UNIMPLEMENTED",
-                       f"{method}: the A2AService method is not served: {describe(reply)}", kind="wrong_error_code")
+                       f"{method}: the A2AService method is not served: {describe(reply)}",
+                       kind="wrong_error_code")
 
 
 check_service.fault(returns("grpc_service_misnamed", "grpc_service_name", "a2a.v1.A2AService",
@@ -103,12 +110,13 @@ def check_metadata(ctx: CheckContext) -> None:
 
 
 check_metadata.fault(noop("grpc_version_metadata_ignored", "grpc_check_version",
-                          "The gRPC server does not read a2a-version from the metadata: any version is served."))
+                          "The gRPC server does not read a2a-version from the metadata: any version is "
+                          "served."))
 
 
 @requirement(id="A2A-GRPC-VERSION", level="SHOULD",
-             title="The a2a-version metadata is validated: a call without it (0.3) or with a value that names "
-                   "no version the interface serves is refused with VersionNotSupportedError",
+             title="The a2a-version metadata is validated: a call without it (0.3) or with a value that "
+                   "names no version the interface serves is refused with VersionNotSupportedError",
              source=docs.spec("Servers **SHOULD** validate required service parameters", after="### 10.2"),
              faults=["grpc_version_missing_served"])
 def check_version(ctx: CheckContext) -> None:
@@ -141,8 +149,8 @@ def grpc_version_missing_served(ref: Any) -> None:
 
 
 @requirement(id="A2A-GRPC-ERRORINFO", level="MUST",
-             title="Over gRPC an A2A error's status.details hold a google.rpc.ErrorInfo with its reason and the "
-                   "a2a-protocol.org domain",
+             title="Over gRPC an A2A error's status.details hold a google.rpc.ErrorInfo with its reason and "
+                   "the a2a-protocol.org domain",
              source=info_statement(GRPC),
              faults=["grpc_error_info_missing", "error_info_reason_wrong", "error_info_domain_wrong"])
 def check_errorinfo(ctx: CheckContext) -> None:

@@ -207,7 +207,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
         errors = sorted(validator_for(schema).iter_errors(params), key=lambda e: list(e.path))
         if errors:
             path = [str(p) for p in errors[0].path]
-            if errors[0].validator == "required":  # the field at fault is the missing one (section 10.6's example)
+            if errors[0].validator == "required":  # the missing field is at fault (section 10.6's example)
                 path += re.findall(r"^'([^']+)' is a required", errors[0].message)[:1]
             where = ".".join(path) or "params"
             raise Refusal("InvalidParamsError", f"{where}: {errors[0].message[:200]}",

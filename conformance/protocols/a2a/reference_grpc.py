@@ -13,9 +13,10 @@ from __future__ import annotations
 import threading
 import weakref
 from concurrent import futures
+from types import SimpleNamespace
 from typing import Any
 
-import grpc
+import grpc  # noqa: E402,I001  (after the transport, which sets grpc's log level first)
 from starlette.datastructures import Headers, QueryParams
 
 from conformance.protocols.a2a import documents as docs
@@ -28,7 +29,9 @@ class CallMetadata:
     """A call's metadata read as the HTTP bindings read a request: ``headers`` (names in
     any case) and no query parameters."""
 
-    def __init__(self, metadata: Any) -> None:
+    def __init__(self, metadata: Any, path: str = "") -> None:
+        self.url = SimpleNamespace(path=path)  # the call's method, /package.Service/Method
+        self.method = "POST"  # a gRPC call is an HTTP/2 POST
         self.headers = Headers(raw=[(str(k).lower().encode("latin-1"), str(v).encode("latin-1"))
                                     for k, v in metadata or () if not str(k).endswith("-bin")])
         self.query_params = QueryParams("")
@@ -74,11 +77,16 @@ class GrpcParts:
         """What ``method`` answers to ``params`` (a Refusal to refuse), the service
         parameters read from the metadata (section 10.2)."""
         ref: Any = self
-        request = CallMetadata(context.invocation_metadata())
-        caller = ref.caller(request)
+        request = CallMetadata(context.invocation_metadata(), f"/{self.grpc_service_name()}/{method}")
+        caller = self.grpc_caller(request)
         self.grpc_check_version(request)
         ref.check_extensions(request, method)
         return ref.dispatch(method, params, caller)
+
+    def grpc_caller(self, request: Any) -> str:
+        """Who calls: the authorization metadata, read as the Authorization header is."""
+        ref: Any = self
+        return str(ref.caller(request))
 
     def grpc_check_version(self, request: Any) -> None:
         """The a2a-version metadata, checked as the A2A-Version header is."""
@@ -94,6 +102,8 @@ class GrpcParts:
             return table[refusal.name]
         if refusal.name == "MethodNotFoundError":
             return "UNIMPLEMENTED"
+        if refusal.name == "InternalError" or (refusal.status or 0) >= 500:
+            return "INTERNAL"
         return {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED"}.get(refusal.status or 0, "INVALID_ARGUMENT")
 
     def grpc_details(self, refusal: Refusal) -> list[dict[str, Any]]:
@@ -124,7 +134,8 @@ class GrpcParts:
         code = grpc.StatusCode[self.grpc_status(refusal)]
         ref: Any = self
         challenge = tuple((k.lower(), v) for k, v in ref.challenge(refusal).items())  # section 3.3.2
-        context.set_trailing_metadata(((STATUS_DETAILS, self.grpc_trailer(refusal, code.value[0])), *challenge))
+        details = self.grpc_trailer(refusal, code.value[0])
+        context.set_trailing_metadata(((STATUS_DETAILS, details), *challenge))
         context.abort(code, refusal.message)
 
 
@@ -178,7 +189,8 @@ def handler(weak: Any, method: str, request_cls: Any, response_cls: Any, streami
         return result
 
     def message(value: Any) -> Any:
-        return json_format.ParseDict(value if value is not None else {}, response_cls(), ignore_unknown_fields=True)
+        return json_format.ParseDict(value if value is not None else {}, response_cls(),
+                                     ignore_unknown_fields=True)
 
     def unary(request: Any, context: Any) -> Any:
         return message(answer(request, context))
