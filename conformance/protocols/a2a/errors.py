@@ -22,7 +22,7 @@ from conformance.documents.schemas import SpecError
 from conformance.faults import replaces, returns
 from conformance.model import ErrorCode, Profile
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a.client import A2AClient, a2a_error, reached
+from conformance.protocols.a2a.client import A2AClient, a2a_error, grpc_validation_status, reached
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply, first_event, is_event_stream
 from conformance.transport.http import json_excerpt
@@ -272,7 +272,7 @@ def invalid_params(ctx: CheckContext, reply: Reply) -> bool:
         return bool(reply.error_code == docs.jsonrpc_errors()["InvalidParamsError"])
     reasons = {docs.reason_of(name) for name in table(ctx)}
     if kind_of(ctx) == GRPC:
-        return (grpc_status(reply) == "INVALID_ARGUMENT"
+        return (grpc_status(reply) == grpc_validation_status()
                 and (info_in(reply) or {}).get("reason") not in reasons)
     return reply.status == 400 and (info_in(reply) or {}).get("reason") not in reasons
 

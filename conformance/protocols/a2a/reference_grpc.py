@@ -104,7 +104,10 @@ class GrpcParts:
             return "UNIMPLEMENTED"
         if refusal.name == "InternalError" or (refusal.status or 0) >= 500:
             return "INTERNAL"
-        return {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED"}.get(refusal.status or 0, "INVALID_ARGUMENT")
+        from conformance.protocols.a2a.client import grpc_validation_status
+
+        return {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED"}.get(refusal.status or 0,
+                                                                      grpc_validation_status())
 
     def grpc_details(self, refusal: Refusal) -> list[dict[str, Any]]:
         """The status's details: those the other bindings carry (ErrorInfo, BadRequest)."""
