@@ -40,6 +40,11 @@ def not_carried(profile: Profile, binding: str | None) -> list[str]:
     return list((profile.settings.get("bindings") or {}).get(binding or "", {}).get("not_carried") or [])
 
 
+def fault_bindings(profile: Profile, fault: str) -> list[str | None]:
+    """The bindings a fault is looked for over: those whose wire can carry it."""
+    return [b for b in bindings_of(profile) if fault not in not_carried(profile, b)]
+
+
 def one_binding_per_kind(profile: Profile) -> list[str | None]:
     """The first binding of each kind: shape variants rewrite the payloads, which the
     bindings of one kind (MCP in two revisions, say) carry alike."""
@@ -314,8 +319,8 @@ def _unit(profile: Profile | str, kind: str, name: str | None, budget: str, seed
                 {name: clean.reach})
     if kind == "fault":
         assert name is not None
-        carried = [b for b in bindings if name not in not_carried(profile, b)]
-        problems = fault_problems(name, {b: run_fault(profile, name, budget, seed, b) for b in carried})
+        problems = fault_problems(name, {b: run_fault(profile, name, budget, seed, b)
+                                         for b in fault_bindings(profile, name)})
         word = ("MISSED" if any(": not caught by " in p for p in problems) else "CRASHED" if problems
                 else "caught")
         return f"  fault {name:36} {word}", problems, {}

@@ -189,7 +189,6 @@ class GrpcBinding(Binding):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.service = service_of(str(self.entry["proto"]), str(self.entry["service"]))
-        self._channel: Any = None
 
     # -- where ---------------------------------------------------------------------------
     def address(self) -> tuple[str, bool]:
@@ -208,16 +207,16 @@ class GrpcBinding(Binding):
         return f"{'[' + host + ']' if ':' in host else host}:{port}", tls
 
     def channel(self) -> Any:
+        """A channel for one call, closed after it: no connection outlives the call (a target
+        that goes away meanwhile, the in-process reference ending, finds none open)."""
         import grpc
 
-        if self._channel is None:
-            where, tls = self.address()
-            limit = int(getattr(self.http, "max_answer", DEFAULT_MAX_ANSWER))
-            options = [("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit),
-                       ("grpc.enable_retries", 0)]
-            self._channel = (grpc.secure_channel(where, grpc.ssl_channel_credentials(), options=options)
-                             if tls else grpc.insecure_channel(where, options=options))
-        return self._channel
+        where, tls = self.address()
+        limit = int(getattr(self.http, "max_answer", DEFAULT_MAX_ANSWER))
+        options = [("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit),
+                   ("grpc.enable_retries", 0)]
+        return (grpc.secure_channel(where, grpc.ssl_channel_credentials(), options=options)
+                if tls else grpc.insecure_channel(where, options=options))
 
     # -- calling -------------------------------------------------------------------------
     def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None,
@@ -248,26 +247,33 @@ class GrpcBinding(Binding):
         if deadline is not None:
             timeout = max(0.001, min(timeout, deadline - time.monotonic()))
         try:
-            path = f"/{self.service.full_name}/{operation}"
-            encode, decode = (lambda m: m.SerializeToString()), response_cls.FromString
+            channel = self.channel()
+        except ValueError as exc:  # no address it may call
+            return self.unsent(operation, headers, params, str(exc), started)
+        path = f"/{self.service.full_name}/{operation}"
+        encode, decode = (lambda m: m.SerializeToString()), response_cls.FromString
+        try:
             if streaming:
-                return self.stream(operation, request, metadata, timeout, path, encode, decode, started)
-            call = self.channel().unary_unary(path, request_serializer=encode, response_deserializer=decode)
+                return self.stream(channel, operation, request, metadata, timeout, path, encode, decode,
+                                   started)
+            call = channel.unary_unary(path, request_serializer=encode, response_deserializer=decode)
             answer, state = call.with_call(request, timeout=timeout, metadata=metadata)
-        except ValueError as exc:  # grpcio refuses metadata it cannot send, or no address
+        except ValueError as exc:  # grpcio refuses metadata it cannot send
             return self.unsent(operation, headers, params, str(exc), started)
         except Exception as exc:  # noqa: BLE001  (grpc.RpcError: a status)
             return self.failed(operation, metadata, params, exc, started)
+        finally:
+            channel.close()
         result = to_json(answer, self.service.required)
         return self.answered(operation, metadata, params, result, state.trailing_metadata(), started)
 
-    def stream(self, operation: str, request: Any, metadata: tuple[tuple[str, str], ...], timeout: float,
-               path: str, encode: Any, decode: Any, started: float) -> Reply:
+    def stream(self, channel: Any, operation: str, request: Any, metadata: tuple[tuple[str, str], ...],
+               timeout: float, path: str, encode: Any, decode: Any, started: float) -> Reply:
         """A server stream read to its end (or its deadline, or MAX_EVENTS): its messages."""
         from google.protobuf import json_format
 
         params = json_format.MessageToDict(request)
-        call = self.channel().unary_stream(path, request_serializer=encode, response_deserializer=decode)
+        call = channel.unary_stream(path, request_serializer=encode, response_deserializer=decode)
         responses = call(request, timeout=timeout, metadata=metadata)
         events: list[Any] = []
         try:
