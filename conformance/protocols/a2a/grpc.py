@@ -12,7 +12,7 @@ import uuid
 from typing import Any
 
 from conformance.check import CheckContext, Untested
-from conformance.declare import requirement
+from conformance.declare import requirement, variant
 from conformance.faults import noop, replaces, returns
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient
@@ -167,3 +167,38 @@ def grpc_error_info_missing(ref: Any) -> None:
     def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
         return [d for d in original(refusal) if d.get("@type") != docs.error_info()["@type"]]
 
+
+
+# -- what the spec allows over gRPC ----------------------------------------------------------
+@variant
+def grpc_url_with_scheme(ref: Any) -> None:
+    """The card names the gRPC interface by a URL with its scheme (http://127.0.0.1:PORT), not
+    as host:port.
+
+    allowed by: specification.md section 8.4's example card declares its gRPC interface as
+    `{"url": "https://georoute-agent.example.com/a2a/grpc", "protocolBinding": "GRPC"`"""
+    @replaces(ref, "grpc_interface")
+    def interface(original: Any) -> dict[str, Any]:
+        out = dict(original())
+        return {**out, "url": f"http://{out['url']}"}
+
+
+@variant
+def grpc_error_context(ref: Any) -> None:
+    """An A2A error's ErrorInfo carries context in its metadata (the task id, a timestamp),
+    and the status carries a google.rpc.LocalizedMessage before it.
+
+    allowed by: specification.md section 10.6 "`metadata`: Optional map of additional error
+    context" (its example: task_id, timestamp) and "**Error Details**: Mapped to
+    `status.details` (repeated google.protobuf.Any messages)\""""
+    @replaces(ref, "grpc_details")
+    def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
+        out = []
+        for detail in original(refusal):
+            if detail.get("@type") == docs.error_info()["@type"]:
+                out.append({"@type": "type.googleapis.com/google.rpc.LocalizedMessage", "locale": "en-US",
+                            "message": refusal.message})
+                detail = {**detail, "metadata": {**detail.get("metadata", {}), "task_id": "t-1",
+                                                 "timestamp": "2025-11-09T10:30:00Z"}}
+            out.append(detail)
+        return out
