@@ -34,6 +34,17 @@ def bindings_of(profile: Profile) -> list[str | None]:
     return list(profile.settings.get("bindings") or {}) or [None]
 
 
+def not_carried(profile: Profile, binding: str | None) -> list[str]:
+    """The faults a binding's entry says its wire cannot carry (``not_carried:``: a JSON
+    answer's shape, say, over a binding whose messages are protobuf): not looked for there."""
+    return list((profile.settings.get("bindings") or {}).get(binding or "", {}).get("not_carried") or [])
+
+
+def fault_bindings(profile: Profile, fault: str) -> list[str | None]:
+    """The bindings a fault is looked for over: those whose wire can carry it."""
+    return [b for b in bindings_of(profile) if fault not in not_carried(profile, b)]
+
+
 def one_binding_per_kind(profile: Profile) -> list[str | None]:
     """The first binding of each kind: shape variants rewrite the payloads, which the
     bindings of one kind (MCP in two revisions, say) carry alike."""
@@ -57,6 +68,9 @@ def structural_problems(profile: Profile) -> list[str]:
                 problems.append(f"{req.id} names unknown fault {fault!r}")
     for fault in sorted(set(profile.faults) - named):
         problems.append(f"fault {fault!r} is named by no requirement")
+    for binding in bindings_of(profile):
+        problems += [f"binding {binding}: not_carried names unknown fault {f!r}"
+                     for f in not_carried(profile, binding) if f not in profile.faults]
     for name, patch in sorted(profile.variants.items()):
         if "allowed by" not in (patch.__doc__ or ""):
             problems.append(f"variant {name!r} does not quote the spec text that allows it (\"allowed by: "
@@ -305,7 +319,8 @@ def _unit(profile: Profile | str, kind: str, name: str | None, budget: str, seed
                 {name: clean.reach})
     if kind == "fault":
         assert name is not None
-        problems = fault_problems(name, {b: run_fault(profile, name, budget, seed, b) for b in bindings})
+        problems = fault_problems(name, {b: run_fault(profile, name, budget, seed, b)
+                                         for b in fault_bindings(profile, name)})
         word = ("MISSED" if any(": not caught by " in p for p in problems) else "CRASHED" if problems
                 else "caught")
         return f"  fault {name:36} {word}", problems, {}

@@ -222,8 +222,16 @@ def binding_kind(cls: type[Binding]) -> type[Binding]:
     return cls
 
 
+# kinds whose module (and its dependencies) is imported when a profile first names one
+LAZY_KINDS = {"grpc": "conformance.transport.grpc"}
+
+
 def make_binding(name: str, entry: Mapping[str, Any], http: HttpTransport, tokens: Tokens) -> Binding:
     kind = entry.get("kind")
+    if kind not in BINDING_KINDS and kind in LAZY_KINDS:
+        import importlib
+
+        importlib.import_module(LAZY_KINDS[str(kind)])
     if kind not in BINDING_KINDS:
         raise ValueError(f"binding {name!r}: unknown kind {kind!r} (known: "
                          f"{', '.join(sorted(BINDING_KINDS))})")

@@ -22,13 +22,13 @@ def test_a2a_passes_on_the_served_reference_over_each_interface_its_card_declare
     result = conformance("run", "a2a", "--config", str(server.config), "--budget", "quick",
                          "--report", str(tmp_path / "r"))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
-    assert "2 runs, one per binding (jsonrpc, http-json); exit 0" in result.stdout
-    for binding in ("jsonrpc", "http-json"):
+    assert "3 runs, one per binding (jsonrpc, http-json, grpc); exit 0" in result.stdout
+    for binding in ("jsonrpc", "http-json", "grpc"):
         summary = json.loads((tmp_path / "r" / binding / "summary.json").read_text())
         assert summary["binding"] == binding
         got = verdicts(tmp_path / "r" / binding)
         assert set(got.values()) <= {"passed", "skipped"}, {k: v for k, v in got.items() if v != "passed"}
-        assert sum(status == "passed" for status in got.values()) >= 100, summary["counts"]
+        assert sum(status == "passed" for status in got.values()) >= 95, summary["counts"]
 
 
 def test_a_dead_target_is_exit_3_and_nothing_passes(tmp_path):

@@ -17,7 +17,7 @@ from typing import Any
 
 from conformance.check import CheckContext, Untested
 from conformance.declare import requirement
-from conformance.faults import replaces
+from conformance.faults import replaces, returns
 from conformance.generation.invalid import _example
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.auth import rejected, secured
@@ -146,6 +146,15 @@ def rest_task_without_artifacts(ref: Any) -> None:
         return response
 
 
+@check_agree_task.fault
+def grpc_task_without_artifacts(ref: Any) -> None:
+    """Over gRPC, GetTask leaves the task's artifacts out (JSON-RPC and HTTP+JSON give them)."""
+    @replaces(ref, "grpc_call")
+    def grpc_call(original: Any, method: str, params: Any, context: Any) -> Any:
+        result = original(method, params, context)
+        return {k: v for k, v in result.items() if k != "artifacts"} if method == "GetTask" else result
+
+
 # -- the same operations ----------------------------------------------------------------------
 def missing(ctx: CheckContext, reply: Reply, other: Reply | None) -> bool:
     """Whether an answer says the operation is not there: JSON-RPC's -32601, or over HTTP+JSON
@@ -202,6 +211,11 @@ def jsonrpc_lacks_cancel(ref: Any) -> None:
         if isinstance(body, dict) and body.get("method") == "CancelTask":
             return ref.rpc_error(body.get("id"), Refusal(METHOD_NOT_FOUND, "method 'CancelTask' not found"))
         return await original(request)
+
+
+check_agree_operations.fault(returns("grpc_lacks_cancel", "grpc_serves", False,
+                                     "The gRPC binding does not serve CancelTask (UNIMPLEMENTED), which the "
+                                     "other bindings serve.", when=lambda method: method == "CancelTask"))
 
 
 # -- the same errors --------------------------------------------------------------------------
@@ -264,6 +278,17 @@ def rest_not_cancelable_as_unsupported(ref: Any) -> None:
         return original(refusal)
 
 
+@check_agree_errors.fault
+def grpc_not_cancelable_as_unsupported(ref: Any) -> None:
+    """Over gRPC, a task that cannot be canceled is answered UnsupportedOperationError (the
+    other bindings say TaskNotCancelableError)."""
+    @replaces(ref, "grpc_abort")
+    def grpc_abort(original: Any, context: Any, refusal: Refusal) -> None:
+        if refusal.name == "TaskNotCancelableError":
+            refusal = Refusal("UnsupportedOperationError", refusal.message)
+        original(context, refusal)
+
+
 # -- the same authentication ------------------------------------------------------------------
 @requirement(id="A2A-AGREE-AUTH", level="MUST",
              title="Where the card declares security, each binding serves the main token and rejects a "
@@ -290,3 +315,11 @@ def rest_without_auth(ref: Any) -> None:
         if request.url.path.startswith(REST_PREFIX) and not request.headers.get("authorization"):
             return "full"
         return str(original(request))
+
+
+@check_agree_auth.fault
+def grpc_without_auth(ref: Any) -> None:
+    """The gRPC binding serves calls without credentials (the other bindings reject them)."""
+    @replaces(ref, "grpc_caller")
+    def caller(original: Any, request: Any) -> str:
+        return "full" if not request.headers.get("authorization") else str(original(request))

@@ -65,7 +65,8 @@ def check_card_interfaces(ctx: CheckContext) -> None:
             continue  # gRPC (part 2) or a custom binding
         checked += 1
         with ctx.subcheck(f"{interface['protocolBinding']} at {interface['url']}"):
-            entry = {**ctx.profile.settings["bindings"][name], "path": relative(ctx, interface["url"])}
+            entry = {**ctx.profile.settings["bindings"][name], "path": relative(ctx, interface["url"]),
+                     "url": interface["url"]}
             binding = make_binding(name, entry, ctx.http, ctx.token)
             params: dict[str, Any] = {"id": "conformance-no-such-task"}
             if interface.get("tenant"):

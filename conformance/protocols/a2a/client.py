@@ -1,12 +1,14 @@
 """How checks talk A2A over whichever binding the run speaks: the agent card (read once a
 requirement; where each binding lives, once a run), messages, the Task of an answer, the A2A error an answer
-carries (by the JSON-RPC code of section 5.4, or by an HTTP+JSON ErrorInfo reason, or by a
+carries (by the JSON-RPC code of section 5.4, or by an HTTP+JSON or gRPC ErrorInfo reason, or by a
 status only one error has), and driving the agent to an outcome: the reference's control,
 else the config's ``scenarios:``, else an ordinary message whose outcome is classified
 (``Untested`` when the agent went elsewhere)."""
 
 from __future__ import annotations
 
+import functools
+import re
 import urllib.parse
 import uuid
 from typing import Any
@@ -77,7 +79,7 @@ def discover(ctx: CheckContext) -> None:
     for name, entry in ctx.profile.settings["bindings"].items():
         found = declared.get(str(entry.get("interface")))
         if found is not None and isinstance(found.get("url"), str):
-            ctx.run.endpoints[name] = {"path": relative(ctx, found["url"]),
+            ctx.run.endpoints[name] = {"path": relative(ctx, found["url"]), "url": found["url"],
                                        "tenant": found.get("tenant") if isinstance(found.get("tenant"), str)
                                        else "", **declaring(entry, card)}
     run_binding = ctx.run.binding
@@ -199,6 +201,20 @@ def reached(task: dict[str, Any], outcome: str) -> None:
                        "outcome")
 
 
+@functools.lru_cache(maxsize=1)
+def grpc_validation_status() -> str:
+    """The gRPC status section 10.6's example gives a validation error (its BadRequest)."""
+    from conformance.documents.prose import document_text
+    from conformance.documents.schemas import SpecError
+
+    text = document_text(docs.SPEC)
+    section = text[text.index("### 10.6. Error Handling"):]
+    found = re.search(r"status \{\s*code: ([A-Z_]+)[^}]*?google\.rpc\.BadRequest", section)
+    if found is None:
+        raise SpecError(f"{docs.SPEC} section 10.6 no longer shows the status of a validation error")
+    return found.group(1)
+
+
 def a2a_error(ctx: CheckContext, reply: Reply) -> str | None:
     """The A2A error (or standard JSON-RPC error) an answer carries, by name: the code of
     a JSON-RPC error, the ErrorInfo reason of an HTTP+JSON one, or its status where only
@@ -215,6 +231,11 @@ def a2a_error(ctx: CheckContext, reply: Reply) -> str | None:
             for e in ctx.profile.errors.values():
                 if docs.reason_of(e.name) == detail.get("reason"):
                     return e.name
+    status = getattr(reply, "grpc_status", "")
+    if status:  # gRPC: the status only one error of the table has (not a validation error's,
+        # which section 10.6's example gives every invalid request)
+        only = [name for name, grpc in docs.grpc_statuses().items() if grpc == status]
+        return only[0] if len(only) == 1 and status != grpc_validation_status() else None
     only = [e.name for e in ctx.profile.errors.values() if e.http_status == reply.status]
     return only[0] if len(only) == 1 else None
 

@@ -22,12 +22,12 @@ from conformance.documents.schemas import SpecError
 from conformance.faults import replaces, returns
 from conformance.model import ErrorCode, Profile
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a.client import A2AClient, a2a_error, reached
+from conformance.protocols.a2a.client import A2AClient, a2a_error, grpc_validation_status, reached
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply, first_event, is_event_stream
 from conformance.transport.http import json_excerpt
 
-JSONRPC, REST = "jsonrpc-http", "http-routes"  # the kinds of the profile's two bindings
+JSONRPC, REST, GRPC = "jsonrpc-http", "http-routes", "grpc"  # the kinds of the profile's bindings
 VERSION = "VersionNotSupportedError"
 Provocations = Iterator[tuple[str, Reply]]
 
@@ -42,7 +42,8 @@ def kind_of(ctx: CheckContext) -> str:
 def binding_only(ctx: CheckContext, kind: str) -> None:
     """A statement of one binding: not applicable over the other."""
     if kind_of(ctx) != kind:
-        which = "JSON-RPC (section 9)" if kind == JSONRPC else "HTTP+JSON (section 11)"
+        which = {JSONRPC: "JSON-RPC (section 9)", REST: "HTTP+JSON (section 11)",
+                 GRPC: "gRPC (section 10)"}[kind]
         raise NotApplicable(f"a statement of the {which} binding; this run speaks {ctx.run.binding}")
 
 
@@ -107,12 +108,16 @@ def form(ctx: CheckContext, name: str) -> str:
     err = table(ctx)[name]
     if kind_of(ctx) == JSONRPC:
         return f"JSON-RPC code {err.code}"
+    if kind_of(ctx) == GRPC:
+        return f"gRPC {docs.grpc_statuses()[name]} with an ErrorInfo whose reason is {docs.reason_of(name)}"
     return f"HTTP {err.http_status} with an ErrorInfo whose reason is {docs.reason_of(name)}"
 
 
 def typed(ctx: CheckContext, reply: Reply, err: ErrorCode) -> dict[str, Any]:
     if kind_of(ctx) == JSONRPC:
         return {"expected_code": err.code, "actual_code": reply.error_code}
+    if kind_of(ctx) == GRPC:
+        return {"expected_code": docs.grpc_statuses()[err.name], "actual_code": grpc_status(reply)}
     return {"expected_status": err.http_status, "actual_status": reply.status}
 
 
@@ -139,6 +144,20 @@ def expect_mapped(ctx: CheckContext, reply: Reply, name: str, what: str) -> None
                    f"{what}: expected the JSON-RPC error {err.code} ({name}), got {describe(reply)}",
                    kind="wrong_error_code", statement=statement, **typed(ctx, reply, err))
         return
+    if kind_of(ctx) == GRPC:
+        wanted = docs.grpc_statuses()[name]
+        with ctx.subcheck("gRPC status"):
+            ctx.expect(grpc_status(reply) == wanted,
+                       f"{what}: {name} came with gRPC status {grpc_status(reply) or 'none'}, the table says "
+                       f"{wanted}: {describe(reply)}", kind="wrong_error_code", statement=statement,
+                       **typed(ctx, reply, err))
+        with ctx.subcheck("ErrorInfo"):
+            reason = (info_in(reply) or {}).get("reason")
+            ctx.expect(reason == docs.reason_of(name),
+                       f"{what}: the status's details hold no ErrorInfo with reason {docs.reason_of(name)} "
+                       f"(reason: {reason!r}): {describe(reply)}", kind="wrong_error_code",
+                       statement=str(info_statement(GRPC)))
+        return
     with ctx.subcheck("HTTP status"):
         ctx.expect(reply.status == err.http_status,
                    f"{what}: {name} came with HTTP {reply.status}, the table says {err.http_status}: "
@@ -151,8 +170,16 @@ def expect_mapped(ctx: CheckContext, reply: Reply, name: str, what: str) -> None
                    statement=str(info_statement()))
 
 
-def info_statement() -> Any:
+def info_statement(kind: str = REST) -> Any:
+    if kind == GRPC:
+        return docs.spec("implementations **MUST** include a `google.rpc.ErrorInfo` message",
+                         after="### 10.6")
     return docs.spec("implementations **MUST** include a `google.rpc.ErrorInfo` object", after="### 11.6")
+
+
+def grpc_status(reply: Reply) -> str:
+    """The name of a gRPC answer's status ("" for another binding's answer)."""
+    return str(getattr(reply, "grpc_status", ""))
 
 
 # -- the requests that cause each error ------------------------------------------------
@@ -239,10 +266,14 @@ def content_type_not_supported(client: A2AClient) -> Provocations:
 
 
 def invalid_params(ctx: CheckContext, reply: Reply) -> bool:
-    """A validation refusal: -32602, or over HTTP+JSON a 400 naming no error of the table."""
+    """A validation refusal: -32602, or over HTTP+JSON a 400 (over gRPC INVALID_ARGUMENT)
+    naming no error of the table."""
     if kind_of(ctx) == JSONRPC:
         return bool(reply.error_code == docs.jsonrpc_errors()["InvalidParamsError"])
     reasons = {docs.reason_of(name) for name in table(ctx)}
+    if kind_of(ctx) == GRPC:
+        return (grpc_status(reply) == grpc_validation_status()
+                and (info_in(reply) or {}).get("reason") not in reasons)
     return reply.status == 400 and (info_in(reply) or {}).get("reason") not in reasons
 
 
@@ -269,7 +300,7 @@ class Provoked:
     label: str  # as the statement map names its rows
     error: str
     provoke: Callable[[A2AClient], Provocations]
-    faults: tuple[str, ...] = ()  # named over both bindings
+    faults: tuple[str, ...] = ()  # named over every binding
     rest_info: bool = True  # the HTTP+JSON row catches a missing ErrorInfo
     mapping: bool = True  # the reference answers it: the code and status faults apply
 
@@ -305,6 +336,13 @@ def mapping_faults(profile: Profile, provoked: Provoked, kind: str) -> list[Any]
         return [returns(f"{stem}_jsonrpc_code_wrong", "jsonrpc_code", code,
                         f"{provoked.error} is answered with JSON-RPC code {code}, not {err.code}.",
                         when=lambda refusal, name=provoked.error: refusal.name == name), *faults]
+    if kind == GRPC:
+        wanted = docs.grpc_statuses()[provoked.error]
+        other = next(s for s in docs.grpc_statuses().values() if s != wanted)
+        return [returns(f"{stem}_grpc_status_wrong", "grpc_status", other,
+                        f"{provoked.error} is answered with gRPC status {other}, not {wanted}.",
+                        when=lambda refusal, name=provoked.error: refusal.name == name),
+                *(["grpc_error_info_missing"] if provoked.rest_info else []), *faults]
     status = next(e.http_status for e in rows.values() if e.http_status != err.http_status)
     info = ["rest_error_info_missing"] if provoked.rest_info else []
     return [returns(f"{stem}_http_status_wrong", "http_status", status,
@@ -346,7 +384,9 @@ def mapped_members(profile: Profile) -> Iterator[Each]:
         err = rows[provoked.error]
         for kind, suffix, shown in ((JSONRPC, "JSONRPC", f"JSON-RPC code {err.code}"),
                                     (REST, "REST", f"HTTP {err.http_status} with an ErrorInfo whose reason "
-                                                   f"is {docs.reason_of(err.name)}")):
+                                                   f"is {docs.reason_of(err.name)}"),
+                                    (GRPC, "GRPC", f"gRPC {docs.grpc_statuses()[err.name]} with an ErrorInfo "
+                                                   f"whose reason is {docs.reason_of(err.name)}")):
             yield Each({"error": provoked.error, "kind": kind}, source=err.source,
                        faults=mapping_faults(profile, provoked, kind),
                        labels={"label": provoked.label, "binding": suffix, "form": shown})
@@ -373,6 +413,11 @@ def invalid_message() -> dict[str, Any]:
 
 def validation_errors(client: A2AClient) -> Iterator[tuple[str, Reply, str]]:
     """Requests that break a method's request message, with the field at fault."""
+    if client.binding.kind == GRPC:  # protobuf carries no string as a repeated Part: a REQUIRED list
+        # left empty instead
+        yield ("SendMessage whose message has no parts",
+               client.call("SendMessage", {"message": {**invalid_message(), "parts": []}}), "parts")
+        return
     yield ("SendMessage whose message.parts is not an array",
            client.call("SendMessage", {"message": invalid_message()}), "parts")
     if client.binding.kind == JSONRPC:  # over HTTP+JSON the id is a path segment: always a string
@@ -416,6 +461,11 @@ def expect_code(ctx: CheckContext, reply: Reply, name: str, what: str) -> None:
                    kind="wrong_error_code",
                    statement=str(err.source), **typed(ctx, reply, err))
         return
+    if kind_of(ctx) == GRPC:
+        ctx.expect(grpc_status(reply) == docs.grpc_statuses()[name],
+                   f"{what}: {name} wants gRPC status {docs.grpc_statuses()[name]}, got {describe(reply)}",
+                   kind="wrong_error_code", statement=str(err.source), **typed(ctx, reply, err))
+        return
     ctx.expect(reply.status == err.http_status == reply.error_code,
                f"{what}: {name} wants HTTP {err.http_status}, as the status and as error.code; got "
                f"{describe(reply)}", kind="wrong_status", statement=str(err.source), **typed(ctx, reply, err))
@@ -440,6 +490,10 @@ def expect_validation(ctx: CheckContext, reply: Reply, what: str) -> None:
                    kind="wrong_error_code",
                    statement=str(docs.spec("| `-32602`", after="### 9.5")), expected_code=code,
                    actual_code=reply.error_code)
+    elif kind_of(ctx) == GRPC:  # a client's error: a status google.rpc.Code maps to a 4xx
+        ctx.expect(400 <= reply.status < 500,
+                   f"{what}: a validation error must be a client error (a status google/rpc/code.proto "
+                   f"maps to a 4xx, as INVALID_ARGUMENT), got {describe(reply)}", kind="wrong_error_code")
     else:
         ctx.expect(400 <= reply.status < 500, f"{what}: a validation error must be a client error (4xx), got "
                                               f"{describe(reply)}", kind="wrong_status")
@@ -457,6 +511,10 @@ def validation_as_internal_error(ref: Any) -> None:
     def status(original: Any, refusal: Any) -> int:
         return 500 if refusal.name == "InvalidParamsError" else int(original(refusal))
 
+    @replaces(ref, "grpc_status")
+    def grpc(original: Any, refusal: Any) -> str:
+        return "INTERNAL" if refusal.name == "InvalidParamsError" else str(original(refusal))
+
 
 def error_message_dropped(ref: Any) -> None:
     """Errors carry no message (JSON-RPC error.message, HTTP+JSON error.message)."""
@@ -470,6 +528,12 @@ def error_message_dropped(ref: Any) -> None:
         body["error"].pop("message", None)
         return dict(body)
 
+    @replaces(ref, "grpc_abort")
+    def grpc(original: Any, context: Any, refusal: Any) -> None:
+        silent = Refusal(refusal.name, data=refusal.data, status=refusal.status)
+        silent.message = ""
+        original(context, silent)
+
 
 check_code_message.fault(validation_as_internal_error)
 check_code_message.fault(error_message_dropped)
@@ -482,6 +546,9 @@ check_code_message.fault(error_message_dropped)
              faults=["error_details_untyped", "error_details_not_array"])
 def check_details_typed(ctx: CheckContext) -> None:
     client = A2AClient(ctx)
+    if client.binding.kind == GRPC:
+        raise NotApplicable("gRPC's status.details is a repeated google.protobuf.Any (section 10.6): an "
+                            "array of typed messages by the wire itself")
     answers = [(what, reply) for what, reply, _name in a2a_errors(client)]
     answers += [(what, reply) for what, reply, _field in validation_errors(client)]
     for what, reply in answers:

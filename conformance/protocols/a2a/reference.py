@@ -31,6 +31,7 @@ from conformance.documents.schemas import validator_for
 from conformance.model import Profile
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.reference_extensions import ExtensionParts
+from conformance.protocols.a2a.reference_grpc import GrpcParts
 from conformance.protocols.a2a.reference_push import PushParts
 from conformance.protocols.a2a.reference_signing import SigningParts
 from conformance.protocols.a2a.reference_stream import StreamParts
@@ -63,7 +64,7 @@ def rfc3339(seconds: float) -> str:
     return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, Reference):
+class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcParts, Reference):
     """The core operations, both bindings, the card; each part of part 2 (streaming, push
     notifications, extensions, signed cards) is a mixin in its own module."""
 
@@ -128,6 +129,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, Referen
                  "protocolVersion": self.config.version},
                 {"url": base + REST_PREFIX, "protocolBinding": "HTTP+JSON",
                  "protocolVersion": self.config.version},
+                self.grpc_interface(),
             ],
             "version": "1.0.0",
             "capabilities": {"streaming": self.config.streaming,
@@ -205,7 +207,10 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, Referen
         schema = self.schemas.schema(self.methods[method].request, "answer")
         errors = sorted(validator_for(schema).iter_errors(params), key=lambda e: list(e.path))
         if errors:
-            where = ".".join(str(p) for p in errors[0].path) or "params"
+            path = [str(p) for p in errors[0].path]
+            if errors[0].validator == "required":  # the missing field is at fault (section 10.6's example)
+                path += re.findall(r"^'([^']+)' is a required", errors[0].message)[:1]
+            where = ".".join(path) or "params"
             raise Refusal("InvalidParamsError", f"{where}: {errors[0].message[:200]}",
                           data={"field": where})
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext, Untested
+from conformance.check import CheckContext, NotApplicable, Untested
 from conformance.declare import requirement
 from conformance.faults import noop, replaces
 from conformance.protocols.a2a import documents as docs
@@ -150,6 +150,9 @@ def check_query_param(ctx: CheckContext) -> None:
     are headers, and section 3.6.2 does not say servers read the parameter: a SHOULD. Over
     JSON-RPC the parameter goes on the endpoint's URL (a POST has no other query)."""
     client = A2AClient(ctx)
+    if client.binding.kind == "grpc":
+        raise NotApplicable("a request parameter is an HTTP URL's: over gRPC service parameters are metadata "
+                            "only (section 10.2)")
     pinned = serves_profile_version(client)
     task = any_task(client)
     bare = versionless(client)
