@@ -52,7 +52,7 @@ INPUT_MODES = ["text/plain", "application/json"]
 @dataclass
 class A2AReferenceConfig(ReferenceConfig):
     streaming: bool = False  # part 1: the card declares each capability off
-    push_notifications: bool = False
+    push_notifications: bool = True  # part 2: push notifications (reference_push.py)
     extended_agent_card: bool = False  # on: an extended card for authenticated callers (section 3.1.11)
     security: bool = True  # the card declares a bearer scheme, and calls need a token
     version: str = "1.0"  # the A2A-Version the interfaces serve (Major.Minor)
