@@ -301,7 +301,7 @@ class HttpTransport:
         self.silent = 0  # consecutive exchanges that got no answer
         self.answered = 0  # exchanges that got an answer
         self.on_exchange: Any = None  # called after each exchange (progress display)
-        self.closing: list[Any] = []  # what lives as long as the run's client (a webhook receiver), closed with it
+        self.closing: list[Any] = []  # what lives as long as the client (a webhook receiver): closed with it
         if app is not None:
             from conformance.transport.inprocess import InProcessTransport
 

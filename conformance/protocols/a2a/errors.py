@@ -308,7 +308,8 @@ def mapping_faults(profile: Profile, provoked: Provoked, kind: str) -> list[Any]
         return faults
     stem = docs.reason_of(provoked.error).lower()
     return [after_setup(provoked.setup, globals()[f] if isinstance(f, str) else f,
-                        f"{stem}_error_info_missing" if f == "rest_error_info_missing" else None) for f in faults]
+                        f"{stem}_error_info_missing" if f == "rest_error_info_missing" else None)
+            for f in faults]
 
 
 def after_setup(setup: Callable[[Any], None], patch: Any, name: str | None) -> Any:

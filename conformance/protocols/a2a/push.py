@@ -12,6 +12,7 @@ again when the check ends. Rows are not applicable where the card declares push 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import ipaddress
 import json
 import secrets
@@ -102,8 +103,10 @@ def create(ctx: CheckContext, client: A2AClient, task_id: str, url: str, what: s
         config_id = result.get(ID)
         ctx.expect(isinstance(config_id, str) and config_id,
                    f"CreateTaskPushNotificationConfig answered a config without an id: {reply.describe()}; "
-                   "section 3.1.7 answers the created configuration with its assigned ID", kind="malformed_answer")
-    ctx.put_back(f"the push config {config_id} of task {task_id}", lambda: removed(client, task_id, config_id))
+                   "section 3.1.7 answers the created configuration with its assigned ID",
+                   kind="malformed_answer")
+    made = str(config_id)
+    ctx.put_back(f"the push config {made} of task {task_id}", lambda: removed(client, task_id, made))
     return result
 
 
@@ -173,7 +176,8 @@ def check_create(ctx: CheckContext) -> None:
     ctx.expect(config.get(URL) == url, f"CreateTaskPushNotificationConfig answered url {config.get(URL)!r}, "
                                        f"not the {url!r} it was sent", kind="expectation")
     ctx.expect(config.get(TASK_ID) in (None, "", task["id"]),
-               f"CreateTaskPushNotificationConfig for task {task['id']} answered taskId {config.get(TASK_ID)!r}",
+               f"CreateTaskPushNotificationConfig for task {task['id']} answered taskId "
+               f"{config.get(TASK_ID)!r}",
                kind="expectation")
     reply = client.call(GET, {TASK_ID: task["id"], ID: config[ID]})
     ctx.expect(reply.ok and isinstance(reply.result, dict) and reply.result.get(ID) == config[ID],
@@ -199,8 +203,8 @@ def push_create_not_stored(ref: Any) -> None:
              faults=["push_answer_scheme_dropped",
                      answer("push_list_url_dropped", "op_ListTaskPushNotificationConfigs",
                             "ListTaskPushNotificationConfigs answers configs without their url.",
-                            edit=lambda out, *a: {**out, "configs": [{k: v for k, v in c.items() if k != "url"}
-                                                                     for c in out["configs"]]})])
+                            edit=lambda out, *a: {**out, "configs": [
+                                {k: v for k, v in c.items() if k != "url"} for c in out["configs"]]})])
 def check_shape(ctx: CheckContext) -> None:
     """A config with authentication (scheme Bearer, as section 4.3.3's example) read back by
     each method (``AuthenticationInfo.scheme`` is REQUIRED too: a2a.proto line 329)."""
@@ -214,7 +218,8 @@ def check_shape(ctx: CheckContext) -> None:
         shape(ctx, config, "the CreateTaskPushNotificationConfig answer")
     with ctx.subcheck(GET):
         reply = client.call(GET, {TASK_ID: task["id"], ID: config[ID]})
-        shape(ctx, client.result(reply, "GetTaskPushNotificationConfig"), "the GetTaskPushNotificationConfig answer")
+        shape(ctx, client.result(reply, "GetTaskPushNotificationConfig"),
+              "the GetTaskPushNotificationConfig answer")
     with ctx.subcheck(LIST):
         for item in listed(ctx, client, task["id"], "ListTaskPushNotificationConfigs"):
             shape(ctx, item, "a config of the ListTaskPushNotificationConfigs answer")
@@ -232,8 +237,8 @@ def push_answer_scheme_dropped(ref: Any) -> None:
 
 
 @requirement(id="A2A-PUSH-GET", level="MUST",
-             title="GetTaskPushNotificationConfig answers the config asked for (its id) with its webhook URL, "
-                   "and the scheme of its authentication where it shows one",
+             title="GetTaskPushNotificationConfig answers the config asked for (its id) with its webhook "
+                   "URL, and the scheme of its authentication where it shows one",
              source=docs.spec("The operation MUST return configuration details including webhook URL",
                               after="#### 3.1.8"),
              faults=[answer("push_get_other_url", "op_GetTaskPushNotificationConfig",
@@ -256,14 +261,16 @@ def check_get(ctx: CheckContext) -> None:
         with ctx.subcheck(f"config {n}"):
             reply = client.call(GET, {TASK_ID: task["id"], ID: config[ID]})
             got = client.result(reply, f"GetTaskPushNotificationConfig of config {config[ID]}")
-            ctx.expect(got.get(ID) == config[ID], f"GetTaskPushNotificationConfig of {config[ID]} answered id "
-                                                  f"{got.get(ID)!r}", kind="expectation")
+            ctx.expect(got.get(ID) == config[ID],
+                       f"GetTaskPushNotificationConfig of {config[ID]} answered id {got.get(ID)!r}",
+                       kind="expectation")
             ctx.expect(got.get(URL) == url, f"GetTaskPushNotificationConfig of {config[ID]} answered url "
                                             f"{got.get(URL)!r}, not {url!r}", kind="expectation")
             shown = got.get(AUTHENTICATION)
             ctx.expect(not isinstance(shown, dict) or str(shown.get(SCHEME, "")).lower() == "bearer",
                        f"GetTaskPushNotificationConfig of {config[ID]} answered the authentication scheme "
-                       f"{shown.get(SCHEME) if isinstance(shown, dict) else None!r}, not Bearer", kind="expectation")
+                       f"{shown.get(SCHEME) if isinstance(shown, dict) else None!r}, not Bearer",
+                       kind="expectation")
 
 
 @requirement(id="A2A-PUSH-GET-MISSING", level="MUST",
@@ -309,7 +316,8 @@ def push_get_missing_served(ref: Any) -> None:
                               after="#### 3.1.9"),
              faults=[answer("push_list_first_only", "op_ListTaskPushNotificationConfigs",
                             "ListTaskPushNotificationConfigs shows the first config only, and no next page.",
-                            edit=lambda out, *a: {**out, "configs": out["configs"][:1], "nextPageToken": ""})])
+                            edit=lambda out, *a: {**out, "configs": out["configs"][:1],
+                                                  "nextPageToken": ""})])
 def check_list(ctx: CheckContext) -> None:
     client = push_client(ctx)
     task = any_task(client)
@@ -320,7 +328,8 @@ def check_list(ctx: CheckContext) -> None:
     shown = {c.get(ID) for c in listed(ctx, client, task["id"], "ListTaskPushNotificationConfigs")}
     missing = [m for m in made if m not in shown]
     ctx.expect(not missing, f"ListTaskPushNotificationConfigs of task {task['id']} does not show the configs "
-                            f"{missing} the check created (it shows {sorted(map(str, shown))})", kind="expectation")
+                            f"{missing} the check created (it shows {sorted(map(str, shown))})",
+               kind="expectation")
 
 
 @requirement(id="A2A-PUSH-DELETE", level="MUST",
@@ -340,7 +349,8 @@ def check_delete(ctx: CheckContext) -> None:
     with ctx.subcheck(GET):
         after = client.call(GET, {TASK_ID: task["id"], ID: config[ID]})
         ctx.expect(not after.ok, f"GetTaskPushNotificationConfig of the deleted config {config[ID]} still "
-                                 f"answers it: {after.describe()} (section 3.1.8: it MUST fail)", kind="expectation")
+                                 f"answers it: {after.describe()} (section 3.1.8: it MUST fail)",
+                   kind="expectation")
     with ctx.subcheck(LIST):
         shown = {c.get(ID) for c in listed(ctx, client, task["id"], "ListTaskPushNotificationConfigs")}
         ctx.expect(config[ID] not in shown, f"ListTaskPushNotificationConfigs still shows the deleted config "
@@ -357,7 +367,8 @@ def push_delete_noop(ref: Any) -> None:
 
 
 def served_or_gone(ctx: CheckContext, reply: Reply) -> bool:
-    """A repeated delete's answer: served, or TaskNotFoundError (the config is gone: the effect is the same)."""
+    """A repeated delete's answer: served, or TaskNotFoundError (the config is gone: the
+    effect is the same)."""
     return reply.ok or carries(ctx, reply, NOT_FOUND)
 
 
@@ -382,7 +393,8 @@ def check_delete_idempotent(ctx: CheckContext) -> None:
             ok = reply.ok if n == 1 else served_or_gone(ctx, reply)
             ctx.expect(ok and error_name(ctx, reply) != INTERNAL,
                        f"DeleteTaskPushNotificationConfig of config {gone}, time {n}: {reply.describe()}"
-                       + (" (a repeated delete must have the same effect)" if n == 2 else ""), kind="expectation")
+                       + (" (a repeated delete must have the same effect)" if n == 2 else ""),
+                       kind="expectation")
     with ctx.subcheck("the other config"):
         reply = client.call(GET, {TASK_ID: task["id"], ID: kept})
         ctx.expect(reply.ok, f"after deleting config {gone} twice, the task's other config {kept} is gone: "
@@ -429,13 +441,14 @@ def check_scoped(ctx: CheckContext) -> None:
     ref = {TASK_ID: task["id"], ID: config[ID]}
     with ctx.subcheck(GET):
         reply = client.call(GET, ref, caller="other")
-        ctx.expect(not reply.ok, f"GetTaskPushNotificationConfig of another caller's config was served to the "
-                                 f"other caller: {reply.describe()}", kind="auth_not_enforced")
+        ctx.expect(not reply.ok, f"GetTaskPushNotificationConfig of another caller's config was served to "
+                                 f"the other caller: {reply.describe()}", kind="auth_not_enforced")
     with ctx.subcheck(LIST):
         reply = client.call(LIST, {TASK_ID: task["id"]}, caller="other")
         shown = json.dumps(reply.result) if reply.ok else ""
-        ctx.expect(config[ID] not in shown, f"ListTaskPushNotificationConfigs of another caller's task shows its "
-                                            f"config {config[ID]}: {reply.describe()}", kind="auth_not_enforced")
+        ctx.expect(config[ID] not in shown,
+                   f"ListTaskPushNotificationConfigs of another caller's task shows its config {config[ID]}: "
+                   f"{reply.describe()}", kind="auth_not_enforced")
     with ctx.subcheck(CREATE):
         reply = client.call(CREATE, config_params(task["id"], url), caller="other")
         if reply.ok and isinstance(reply.result, dict) and isinstance(reply.result.get(ID), str):
@@ -520,7 +533,8 @@ def delivered(ctx: CheckContext, *, answers: list[int] | None = None, delete_one
         other = create(ctx, client, task["id"], found.url(deleted), what="a config deleted before the change")
         with ctx.setup("DeleteTaskPushNotificationConfig of a config the check made", by="A2A-PUSH-DELETE"):
             reply = client.call(DELETE, {TASK_ID: task["id"], ID: other[ID]})
-            ctx.expect(reply.ok, f"DeleteTaskPushNotificationConfig: {reply.describe()}", kind="rejected_valid")
+            ctx.expect(reply.ok, f"DeleteTaskPushNotificationConfig: {reply.describe()}",
+                       kind="rejected_valid")
     how = change(client, task)
     got = found.wait(box, done(task["id"]), ctx.run.http.timeout)
     return Delivered(task, box, got, how, deleted)
@@ -528,13 +542,14 @@ def delivered(ctx: CheckContext, *, answers: list[int] | None = None, delete_one
 
 def none_arrived(ctx: CheckContext, run: Delivered) -> None:
     ctx.fail(f"no delivery reached the webhook within {ctx.run.http.timeout:g} s after the task "
-             f"{run.task['id']} changed ({run.how}); section 4.3.3: agents MUST attempt delivery at least once",
+             f"{run.task['id']} changed ({run.how}); section 4.3.3: agents MUST attempt delivery at least "
+             "once",
              kind="expectation")
 
 
 @requirement(id="A2A-PUSH-DELIVERY", level="MUST",
-             title="A change of a task reaches each of its configs' webhooks as an HTTP POST of a StreamResponse "
-                   "about the task; a config deleted before gets nothing",
+             title="A change of a task reaches each of its configs' webhooks as an HTTP POST of a "
+                   "StreamResponse about the task; a config deleted before gets nothing",
              source=docs.spec("Agents MUST attempt delivery at least once for each configured webhook",
                               after="#### 4.3.3"),
              faults=[noop("push_never_delivered", "deliver_change", "No change of a task is delivered."),
@@ -615,9 +630,11 @@ def check_delivery_auth(ctx: CheckContext) -> None:
     for n, delivery in enumerate(run.deliveries[:8], 1):
         with ctx.subcheck(f"delivery {n}"):
             scheme, given = scheme_and_credentials(delivery)
-            shown = "none" if not scheme else f"{scheme} <{'the config credentials' if given == credentials else 'other credentials'}>"
+            which = "the config's credentials" if given == credentials else "other credentials"
+            shown = f"{scheme} <{which}>" if scheme else "none"
             ctx.expect(scheme == "bearer" and given == credentials,
-                       f"delivery {n} carries Authorization {shown}, not Bearer with the config's credentials",
+                       f"delivery {n} carries Authorization {shown}, not Bearer with the config's "
+                       "credentials",
                        kind="auth_not_enforced")
 
 
@@ -655,13 +672,14 @@ def check_retry(ctx: CheckContext) -> None:
         none_arrived(ctx, run)
     first = run.deliveries[0]
     ctx.expect(any(d.body == first.body for d in run.deliveries[1:]),
-               f"the delivery the webhook answered 503 was not attempted again within {ctx.run.http.timeout:g} s "
+               "the delivery the webhook answered 503 was not attempted again within "
+               f"{ctx.run.http.timeout:g} s "
                f"({len(run.deliveries)} deliveries arrived)", kind="expectation")
 
 
 @requirement(id="A2A-PUSH-SSRF", level="SHOULD",
-             title="CreateTaskPushNotificationConfig refuses webhook URLs on private, loopback (other than the "
-                   "run's receiver) and link-local addresses",
+             title="CreateTaskPushNotificationConfig refuses webhook URLs on private, loopback (other than "
+                   "the run's receiver) and link-local addresses",
              source=docs.spec("Agents **SHOULD** validate webhook URLs to prevent SSRF", after="### 13.2"),
              faults=[setting("push_ssrf_unchecked", "WEBHOOK_ALLOW", ("*",),
                              "Webhook URLs are not checked: any address is taken.")])
@@ -678,11 +696,12 @@ def check_ssrf(ctx: CheckContext) -> None:
         with ctx.subcheck(label):
             reply = client.call(CREATE, config_params(task["id"], url))
             if reply.ok and isinstance(reply.result, dict) and isinstance(reply.result.get(ID), str):
-                made = reply.result[ID]
-                ctx.put_back(f"the push config {made} to {url}", lambda made=made: removed(client, task["id"], made))
+                undo: Callable[[], bool | str] = functools.partial(removed, client, task["id"],
+                                                                   reply.result[ID])
+                ctx.put_back(f"the push config {reply.result[ID]} to {url}", undo)
             ctx.expect(not reply.ok and error_name(ctx, reply) != INTERNAL,
-                       f"CreateTaskPushNotificationConfig with the webhook {url} ({label}): {reply.describe()}; "
-                       "section 13.2 asks agents to reject it", kind="expectation")
+                       f"CreateTaskPushNotificationConfig with the webhook {url} ({label}): "
+                       f"{reply.describe()}; section 13.2 asks agents to reject it", kind="expectation")
 
 
 # -- variants ------------------------------------------------------------------------------
@@ -752,3 +771,12 @@ def push_task_snapshots(ref: Any) -> None:
             scheme, _, rest = out["Authorization"].partition(" ")
             out["Authorization"] = f"{scheme.lower()} {rest}"
         return out
+
+
+@variant
+def push_loopback_refused(ref: Any) -> None:
+    """Every loopback webhook is refused, the kit's receiver on 127.0.0.1 included.
+
+    allowed by: §13.2 "Reject private IP ranges (127.0.0.0/8, 10.0.0.0/8, 172.16.0.0/12,
+    192.168.0.0/16)" (the rows needing the receiver are then untested, with the reason)"""
+    ref.WEBHOOK_ALLOW = ()

@@ -43,7 +43,9 @@ class PushParts:
 
     # -- the four methods ------------------------------------------------------------------
     def push_enabled(self) -> None:
-        if not self.config.push_notifications:  # type: ignore[attr-defined]
+        """Section 3.3.4: served only where the card declares capabilities.pushNotifications."""
+        declared = (self.public_card().get("capabilities") or {}).get("pushNotifications")  # type: ignore[attr-defined]
+        if declared is not True:
             raise Refusal(PUSH_OFF, "push notifications are not supported (capabilities.pushNotifications)")
 
     def push_task(self, params: dict[str, Any], caller: str) -> dict[str, Any]:
