@@ -120,3 +120,26 @@ def test_the_push_rows_pass_through_the_configured_receiver(tmp_path):
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     rows = {r["id"]: r["status"] for r in summary["requirements"] if r["id"].startswith("A2A-PUSH-")}
     assert len(rows) == 12 and set(rows.values()) == {"passed"}, rows
+
+
+@pytest.mark.parametrize("fault, status", [((), "passed"), (("push_never_delivered",), "failed")])
+def test_without_an_open_task_the_config_comes_with_the_message(fault, status):
+    """No control and no scenarios: nothing opens a task to give a config by Create, so the
+    delivery row sends the config with an ordinary message (section 6.6), and deletes it after."""
+    from conformance.launch import open_run
+    from conformance.profiles import load_profile
+    from conformance.runner import execute
+
+    profile = load_profile("a2a")
+    run = open_run(profile, "reference", faults=fault, reference_options={"control": False})
+    ref, calls = run.reference, []
+    for name in ("push_from_send", "op_CreateTaskPushNotificationConfig"):
+        original = getattr(ref, name)
+        setattr(ref, name, lambda *args, _name=name, _original=original: calls.append(_name) or _original(*args))
+    try:
+        verdict = execute(profile.requirement("A2A-PUSH-DELIVERY"), run)
+        assert verdict.status == status, verdict.failures
+        assert "op_CreateTaskPushNotificationConfig" not in calls and "push_from_send" in calls
+        assert not any(ref.push_configs.values()) and not run.not_put_back
+    finally:
+        run.http.close()

@@ -683,15 +683,21 @@ class Served:
                       kind="refusal_cause")
 
 
+def undo_created(inputs: Inputs, params: Any, reply: Reply) -> None:
+    """A push config a generated Create made is deleted again (a run leaves no webhook behind)."""
+    made = dig(reply.result, ID) if reply.ok and inputs.method == "CreateTaskPushNotificationConfig" else None
+    task = dig(reply.result, TASK_ID) or (params.get(TASK_ID) if isinstance(params, dict) else None)
+    if isinstance(made, str) and isinstance(task, str):
+        inputs.client.call("DeleteTaskPushNotificationConfig", {TASK_ID: task, ID: made})
+
+
 def about_the_webhook(inputs: Inputs, params: Any) -> bool:
     """Whether a refusal of ``params`` is about its loopback webhook (section 13.2 lets an agent
     refuse one): the same request with a public webhook is not refused as invalid. A config
     that request made is deleted again."""
     control = json.loads(json.dumps(params).replace(SAFE_WEBHOOK, PUBLIC_WEBHOOK))
     reply = inputs.send(control)
-    made = dig(reply.result, ID) if reply.ok and inputs.method == "CreateTaskPushNotificationConfig" else None
-    if isinstance(made, str) and isinstance(control.get(TASK_ID), str):
-        inputs.client.call("DeleteTaskPushNotificationConfig", {TASK_ID: control[TASK_ID], ID: made})
+    undo_created(inputs, control, reply)
     return outcome(inputs.ctx, reply) != "invalid"
 
 
@@ -730,6 +736,7 @@ def check_valid(ctx: CheckContext, method: str) -> None:
                        f"{what} was refused as {outcome(ctx, reply)}, not with an A2A error about the state: "
                        f"{reply.describe()}", kind="rejected_valid")
             served.count(reply, expected, in_world)
+            undo_created(inputs, params, reply)
 
     for example in inputs.examples():
         body(example)

@@ -41,6 +41,7 @@ TASK_ID, ID, URL, CONFIGS, NEXT, PAGE_TOKEN, AUTHENTICATION, SCHEME, CREDENTIALS
     "taskId", "id", "url", "configs", "nextPageToken", "pageToken", "authentication", "scheme", "credentials",
     "token")
 CONFIG = "TaskPushNotificationConfig"
+(CONFIG_IN_SEND,) = named("taskPushNotificationConfig")
 MAX_PAGES = 20
 # webhook URLs section 13.2 says to reject: one of each range it names, on the discard port
 PRIVATE_URLS = {"127.0.0.0/8 (another loopback address than the receiver's)": "http://127.0.0.2:9/conformance",
@@ -517,15 +518,22 @@ class Delivered:
 
 def delivered(ctx: CheckContext, *, answers: list[int] | None = None, delete_one: bool = False,
               done: Callable[[str], Callable[[list[Delivery]], bool]] = about, **fields: Any) -> Delivered:
-    """A task the check opened, a config (with ``fields``) delivering to a box of the
-    receiver (its first answers ``answers``), the task changed, and what the box got by the
-    time ``done`` holds or the run's timeout passed. ``delete_one``: a second config,
-    deleted before the change, to another box."""
+    """A config (with ``fields``) delivering to a box of the receiver (its first answers
+    ``answers``), a change of its task, and what the box got by the time ``done`` holds or
+    the run's timeout passed. The task is one the check opened (input-required or working),
+    given the config by Create, then answered or canceled; where nothing opens one, an
+    ordinary message carrying the config (SendMessage's ``taskPushNotificationConfig``,
+    section 6.6). ``delete_one``: a second config, deleted before the change, to another box
+    (on an opened task only)."""
     client = push_client(ctx)
     found = receiver(ctx)
     reaches_receiver(ctx, found)
-    task = open_task(client)
     box = found.open_box(answers)
+    try:
+        task = open_task(client)
+    except Untested as why:
+        task, how = sent_with_config(ctx, client, found.url(box), str(why), **fields)
+        return Delivered(task, box, found.wait(box, done(task["id"]), ctx.run.http.timeout), how)
     create(ctx, client, task["id"], found.url(box), **fields)
     deleted = None
     if delete_one:
@@ -538,6 +546,38 @@ def delivered(ctx: CheckContext, *, answers: list[int] | None = None, delete_one
     how = change(client, task)
     got = found.wait(box, done(task["id"]), ctx.run.http.timeout)
     return Delivered(task, box, got, how, deleted)
+
+
+def sent_with_config(ctx: CheckContext, client: A2AClient, url: str, why: str,
+                     **fields: Any) -> tuple[dict[str, Any], str]:
+    """An ordinary message whose configuration carries a push config to ``url``: its task
+    (untested where the agent answers a Message, or refuses the loopback webhook); the
+    task's configs to ``url`` are deleted when the check ends."""
+    config = {CONFIG_IN_SEND: {URL: url, **{k: v for k, v in fields.items() if v is not None}}}
+    reply = client.send(client.drive("completed"), configuration=config)
+    if not reply.ok and loopback(url):
+        raise Untested(f"SendMessage with a push config to the kit's loopback webhook {url} was refused "
+                       f"({reply.describe()}; section 13.2 lets an agent refuse it), and no task could be "
+                       f"opened to give it one by Create ({why})", "other")
+    with ctx.setup("SendMessage carrying a push config (configuration.taskPushNotificationConfig)"):
+        task = client.task_of(reply, "SendMessage carrying a push config")
+    ctx.put_back(f"the push configs of task {task['id']} to the kit's webhook",
+                 functools.partial(removed_to, client, task["id"], url))
+    return task, "SendMessage carrying the config (no open task: " + why[:120] + ")"
+
+
+def removed_to(client: A2AClient, task_id: str, url: str) -> bool | str:
+    """Delete the task's configs that call ``url`` (their ids are the agent's)."""
+    reply = client.call(LIST, {TASK_ID: task_id})
+    if not reply.ok or not isinstance(reply.result, dict):
+        return carries(client.ctx, reply, NOT_FOUND) or reply.describe()
+    configs = reply.result.get(CONFIGS)
+    for config in configs if isinstance(configs, list) else []:
+        if isinstance(config, dict) and config.get(URL) == url and isinstance(config.get(ID), str):
+            outcome = removed(client, task_id, config[ID])
+            if outcome is not True:
+                return outcome
+    return True
 
 
 def none_arrived(ctx: CheckContext, run: Delivered) -> None:
@@ -571,8 +611,9 @@ def check_delivery(ctx: CheckContext) -> None:
     ctx.expect(about(run.task["id"])(run.deliveries),
                f"no delivery names the task {run.task['id']} that changed (got {len(run.deliveries)})",
                kind="expectation")
+    if run.deleted is None:
+        return  # the config came with the message: no open task to delete one on
     with ctx.subcheck("the deleted config"):
-        assert run.deleted is not None
         ctx.expect(not run.deleted.deliveries,
                    f"the config deleted before the change got {len(run.deleted.deliveries)} deliveries; "
                    "section 3.1.10: no further notifications after deletion", kind="expectation",
@@ -780,3 +821,4 @@ def push_loopback_refused(ref: Any) -> None:
     allowed by: §13.2 "Reject private IP ranges (127.0.0.0/8, 10.0.0.0/8, 172.16.0.0/12,
     192.168.0.0/16)" (the rows needing the receiver are then untested, with the reason)"""
     ref.WEBHOOK_ALLOW = ()
+

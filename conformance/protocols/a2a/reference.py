@@ -308,6 +308,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, Referen
             self.owners[task["id"]] = caller
             self.set_status(task, "submitted")
             task["history"] = []
+        self.push_from_send(task, config)  # part 2: the request's push config (reference_push.py)
         message.update({"taskId": task["id"], "contextId": task["contextId"]})
         task.setdefault("history", []).append(message)
         if outcome == "message":

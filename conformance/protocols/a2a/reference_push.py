@@ -57,12 +57,7 @@ class PushParts:
     def op_CreateTaskPushNotificationConfig(self, params: dict[str, Any], caller: str) -> Any:
         task = self.push_task(params, caller)
         self.check_webhook(params.get("url"))
-        config_id = params.get("id") or self.new_id("push")  # type: ignore[attr-defined]
-        config = {k: json.loads(json.dumps(params[k])) for k in ("url", "token", "authentication")
-                  if params.get(k) not in (None, "")}
-        config.update({"id": config_id, "taskId": task["id"]})
-        self.push_configs.setdefault(task["id"], {})[config_id] = config
-        return self.config_view(config)
+        return self.config_view(self.store_config(task, params))
 
     def op_GetTaskPushNotificationConfig(self, params: dict[str, Any], caller: str) -> Any:
         task = self.push_task(params, caller)
@@ -80,6 +75,30 @@ class PushParts:
         more = start + int(size) < len(configs)
         token = base64.urlsafe_b64encode(f"push:{start + int(size)}".encode()).decode() if more else ""
         return {"configs": [self.config_view(c) for c in page], "nextPageToken": token}
+
+    def push_from_send(self, task: dict[str, Any], configuration: dict[str, Any]) -> None:
+        """SendMessage's ``configuration.taskPushNotificationConfig`` (section 6.6): a config of
+        the task the message makes or continues; a webhook refused takes a new task back."""
+        given = configuration.get("taskPushNotificationConfig")
+        declared = (self.public_card().get("capabilities") or {}).get("pushNotifications")  # type: ignore[attr-defined]
+        if not isinstance(given, dict) or declared is not True:
+            return
+        try:
+            self.check_webhook(given.get("url"))
+        except Refusal:
+            if task.get("history") == []:  # made by this message: it never was
+                self.tasks.pop(task["id"], None)  # type: ignore[attr-defined]
+                self.owners.pop(task["id"], None)  # type: ignore[attr-defined]
+            raise
+        self.store_config(task, given)
+
+    def store_config(self, task: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        config_id = params.get("id") or self.new_id("push")  # type: ignore[attr-defined]
+        config = {k: json.loads(json.dumps(params[k])) for k in ("url", "token", "authentication")
+                  if params.get(k) not in (None, "")}
+        config.update({"id": config_id, "taskId": task["id"]})
+        self.push_configs.setdefault(task["id"], {})[config_id] = config
+        return config
 
     def push_page_start(self, token: str, total: int) -> int:
         if not token:
