@@ -135,7 +135,8 @@ def test_without_an_open_task_the_config_comes_with_the_message(fault, status):
     ref, calls = run.reference, []
     for name in ("push_from_send", "op_CreateTaskPushNotificationConfig"):
         original = getattr(ref, name)
-        setattr(ref, name, lambda *args, _name=name, _original=original: calls.append(_name) or _original(*args))
+        setattr(ref, name,
+                lambda *args, _name=name, _original=original: calls.append(_name) or _original(*args))
     try:
         verdict = execute(profile.requirement("A2A-PUSH-DELIVERY"), run)
         assert verdict.status == status, verdict.failures
