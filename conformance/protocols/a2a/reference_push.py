@@ -1,12 +1,13 @@
 """The reference's push notifications (sections 3.1.7-3.1.10, 4.3, 13.2): a mixin of
-A2AReference. Configs live per task, seen only by the task's owner (section 13.1); each
+A2AReference. Configs live per task, seen only by the task's owner (section 13.1), made by
+CreateTaskPushNotificationConfig or carried by a SendMessage (section 6.6); each
 change a task publishes is POSTed as its StreamResponse to every config of the task over
 real HTTP, with the config's authentication (``Authorization: <scheme> <credentials>``),
 a 10 s timeout and a few retries with exponential backoff. Webhook URLs on private,
 loopback or link-local addresses are refused (section 13.2's SSRF advice) except the hosts
 of ``WEBHOOK_ALLOW`` (the allowlist 13.2 mentions: the loopback address the kit's receiver
-listens on). With ``config.push_notifications`` off every method is refused as section
-3.3.4 says."""
+listens on). Where the card it serves does not declare capabilities.pushNotifications
+(``config.push_notifications`` off, say) every method is refused as section 3.3.4 says."""
 
 from __future__ import annotations
 
