@@ -823,3 +823,30 @@ def push_loopback_refused(ref: Any) -> None:
     192.168.0.0/16)" (the rows needing the receiver are then untested, with the reason)"""
     ref.WEBHOOK_ALLOW = ()
 
+
+
+@variant
+def push_answers_without_task_id(ref: Any) -> None:
+    """Configs are answered without their taskId (the request named the task).
+
+    allowed by: a2a.proto TaskPushNotificationConfig "string task_id = 3;" (not REQUIRED)"""
+    @replaces(ref, "config_view")
+    def view(original: Any, config: Any) -> Any:
+        out = original(config)
+        out.pop("taskId", None)
+        return out
+
+
+@variant
+def push_foreign_task_forbidden(ref: Any) -> None:
+    """A push config request about another caller's task gets HTTP 403 (a permission refusal),
+    not TaskNotFoundError.
+
+    allowed by: §13.1 "Authorization boundaries are defined by each agent's authorization
+    model, not prescribed by the protocol\""""
+    @replaces(ref, "push_task")
+    def task(original: Any, params: Any, caller: str) -> Any:
+        task_id = params.get("taskId")
+        if task_id in ref.tasks and ref.owners.get(task_id) != caller:
+            raise Refusal("PermissionDenied", "the task is another caller's", status=403)
+        return original(params, caller)
