@@ -164,6 +164,8 @@ class RunContext:
     # where the target says each binding lives (its path, say), found by the protocol's probe:
     # binding name -> entry keys that replace the profile's
     endpoints: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # the webhook receiver's settings (config `receiver:`): the URL targets call, the local port
+    receiver: dict[str, Any] = field(default_factory=dict)
 
     @property
     def target(self) -> str:

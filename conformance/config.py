@@ -14,7 +14,7 @@ from conformance.transport.http import validate_target_url
 from conformance.yamltext import load_yaml, read_user_text
 
 KNOWN_KEYS = {"target", "timeout", "max_answer_mib", "credentials", "control", "world", "declared",
-              "examples", "scenarios", "keys"}
+              "examples", "scenarios", "keys", "receiver"}
 
 class ConfigError(Exception):
     """Bad input to the tool itself (exit 2)."""
@@ -41,7 +41,7 @@ def read_yaml(path: Path, what: str) -> Any:
 def load_config(path: str | Path | None) -> dict[str, Any]:
     """Read and check a run config (YAML); ConfigError names the first bad value.
     Keys: target, timeout, max_answer_mib, credentials, control, world, declared, examples,
-    scenarios, keys."""
+    scenarios, keys, receiver."""
     if path is None:
         return {}
     path = Path(path)
@@ -88,10 +88,30 @@ def load_config(path: str | Path | None) -> dict[str, Any]:
     if "keys" in data and not isinstance(data["keys"], dict):
         raise ConfigError(f"{where}: keys must be a JWK Set (a mapping with keys:) or a mapping of key id to "
                           f"public JWK, not {type(data['keys']).__name__}")
+    if "receiver" in data:
+        data["receiver"] = receiver_settings(data["receiver"], where)
     if "world" in data and not isinstance(data["world"], dict):
         raise ConfigError(f"{where}: world must be a mapping of role to id, "
                           f"not {type(data['world']).__name__}")
     return data
+
+
+def receiver_settings(value: Any, where: str) -> dict[str, Any]:
+    """Config ``receiver:``: the URL a target calls to reach the run's webhook receiver (a
+    forward to its local port), as text or ``{url, port}``; ``port`` the local port to listen on."""
+    settings = {"url": value} if isinstance(value, str) else value
+    if not isinstance(settings, dict) or set(settings) - {"url", "port"}:
+        raise ConfigError(f"{where}: receiver must be a URL, or a mapping of url and port, not {value!r}")
+    url = settings.get("url")
+    if url is not None:
+        try:
+            validate_target_url(url)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"{where}: receiver.url: {exc}") from None
+    port = settings.get("port")
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536):
+        raise ConfigError(f"{where}: receiver.port must be a port number (1-65535), not {port!r}")
+    return {k: v for k, v in settings.items() if v is not None}
 
 
 def positive_number(value: Any, what: str) -> float:

@@ -108,6 +108,7 @@ def open_run(
         shrink=shrink,
         reference=reference,
         reuse_examples=bool(config.get("examples")) if reuse_examples is None else reuse_examples,
+        receiver=dict(config.get("receiver") or {}),
     )
     run.identities.disposable = disposable_labels(credentials)
     run.quotas.limits = {name: int(profile.limits[name].value)

@@ -301,6 +301,7 @@ class HttpTransport:
         self.silent = 0  # consecutive exchanges that got no answer
         self.answered = 0  # exchanges that got an answer
         self.on_exchange: Any = None  # called after each exchange (progress display)
+        self.closing: list[Any] = []  # what lives as long as the client (a webhook receiver): closed with it
         if app is not None:
             from conformance.transport.inprocess import InProcessTransport
 
@@ -328,6 +329,8 @@ class HttpTransport:
             )
 
     def close(self) -> None:
+        while self.closing:
+            self.closing.pop()()
         self._client.__exit__(None, None, None)
 
     def check_running(self) -> None:

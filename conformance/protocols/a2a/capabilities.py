@@ -21,6 +21,7 @@ from conformance.protocols.a2a.errors import (
     expect_carries,
     own_task,
     push_config,
+    push_declared_off,
 )
 from conformance.protocols.a2a.rest import STREAM_TIMEOUT, subscribe
 from conformance.reference import Refusal
@@ -61,13 +62,16 @@ def check_push_off(ctx: CheckContext) -> None:
 @check_push_off.fault
 def push_create_served(ref: Any) -> None:
     """CreateTaskPushNotificationConfig stores the config although the card declares no push notifications."""
+    push_declared_off(ref)
     ref.op_CreateTaskPushNotificationConfig = lambda params, caller: {**params, "id": "config-1"}
 
 
 @check_push_off.fault
 def push_list_unsupported_operation(ref: Any) -> None:
     """ListTaskPushNotificationConfigs answers UnsupportedOperationError, not
-    PushNotificationNotSupportedError."""
+    PushNotificationNotSupportedError (the card declaring no push notifications)."""
+    push_declared_off(ref)
+
     def refuse(params: Any, caller: str) -> Any:
         raise Refusal(UNSUPPORTED, "push notifications are not supported")
     ref.op_ListTaskPushNotificationConfigs = refuse

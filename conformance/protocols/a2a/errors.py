@@ -8,6 +8,7 @@ answer as one error of the table serve capabilities.py and version.py too."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import uuid
@@ -303,12 +304,21 @@ class Provoked:
     faults: tuple[str, ...] = ()  # named over every binding
     rest_info: bool = True  # the HTTP+JSON row catches a missing ErrorInfo
     mapping: bool = True  # the reference answers it: the code and status faults apply
+    # what a fault first changes so the reference answers the error (a capability it declares on)
+    setup: Callable[[Any], None] | None = None
+
+
+def push_declared_off(ref: Any) -> None:
+    """The reference declares (and serves) no push notifications: its faults of the push-off
+    error start from there, the reference serving push by default."""
+    ref.config = dataclasses.replace(ref.config, push_notifications=False)
 
 
 PROVOKED = (
     Provoked("TASK-NOT-FOUND", "TaskNotFoundError", task_not_found),
     Provoked("TASK-NOT-CANCELABLE", "TaskNotCancelableError", task_not_cancelable),
-    Provoked("PUSH-NOT-SUPPORTED", "PushNotificationNotSupportedError", push_not_supported),
+    Provoked("PUSH-NOT-SUPPORTED", "PushNotificationNotSupportedError", push_not_supported,
+             setup=push_declared_off),
     Provoked("UNSUPPORTED-OPERATION", "UnsupportedOperationError", unsupported_operation),
     # a 400 without ErrorInfo may be a validation refusal: untested, not failed
     Provoked("CONTENT-TYPE-NOT-SUPPORTED", "ContentTypeNotSupportedError", content_type_not_supported,
@@ -323,6 +333,29 @@ PROVOKERS = {p.error: p.provoke for p in PROVOKED}
 
 
 def mapping_faults(profile: Profile, provoked: Provoked, kind: str) -> list[Any]:
+    """The mapping faults (``mapped_faults``), each starting with the provocation's ``setup``."""
+    faults = mapped_faults(profile, provoked, kind)
+    if provoked.setup is None:
+        return faults
+    stem = docs.reason_of(provoked.error).lower()
+    return [after_setup(provoked.setup, globals()[f] if isinstance(f, str) else f,
+                        f"{stem}_error_info_missing" if f == "rest_error_info_missing" else None)
+            for f in faults]
+
+
+def after_setup(setup: Callable[[Any], None], patch: Any, name: str | None) -> Any:
+    """``patch`` applied after ``setup`` (under ``name``, where the bare patch is shared)."""
+    def apply(ref: Any) -> None:
+        setup(ref)
+        patch(ref)
+
+    apply.__name__ = apply.__qualname__ = name or patch.__name__
+    apply.__doc__ = f"{(setup.__doc__ or '').splitlines()[0]} Then: {patch.__doc__}"
+    apply.__module__ = patch.__module__
+    return apply
+
+
+def mapped_faults(profile: Profile, provoked: Provoked, kind: str) -> list[Any]:
     """The error's JSON-RPC code, or its HTTP status, answered as another's; over HTTP+JSON
     its ErrorInfo left out; and the faults of its own provocation."""
     faults: list[Any] = list(provoked.faults)

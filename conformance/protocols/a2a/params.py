@@ -53,6 +53,7 @@ from conformance.reference import Refusal
 from conformance.transport.binding import Reply, _query_value, dig
 
 SAFE_WEBHOOK = "http://127.0.0.1:9/conformance-webhook"  # the loopback's discard port: nothing listens
+PUBLIC_WEBHOOK = "https://conformance.invalid/a2a-webhook"  # no address 13.2 asks to refuse; never resolves
 UNSUPPORTED_MEDIA = "application/x-conformance-unknown"  # a well-formed media type no agent claims
 
 
@@ -245,6 +246,7 @@ class Safe:
     method: str
     world: list[str] = field(default_factory=list)  # tasks the check created, for ids that name a task
     used: int = 0
+    config: str | None = None  # a push config of the world's task the check created (push declared on)
 
     @property
     def request(self) -> str:
@@ -333,7 +335,7 @@ class Safe:
         if owner == "TaskPushNotificationConfig" and self.method == "SendMessage":
             return DROP
         if key == ID and "PushNotification" in owner:
-            return fresh("unknown-config")
+            return self.config if task and self.config else fresh("unknown-config")
         return task or fresh("unknown-task")
 
     def media(self, drawn: str) -> str:
@@ -414,6 +416,24 @@ class Inputs:
         reply = self.client.send(self.client.drive("completed"))
         task_id = dig(reply.result, "task", "id") if reply.ok else None
         self.safe.world = [task_id] if isinstance(task_id, str) else []
+        self.make_config()
+
+    def make_config(self) -> None:
+        """Where the request names a push config (Get, Delete) and the card declares push
+        notifications: a config of the world's task, so an answer about it shows the request
+        was read (a config no agent issued gets TaskNotFoundError unread); deleted at the end."""
+        fields = {f.json_name for f in docs.proto().message(self.safe.request).fields}
+        need = capability_of(self.ctx.profile, self.method)
+        if not self.safe.world or ID not in fields or need is None or not self.client.capability(need[0]) \
+                or "PushNotification" not in self.safe.request:
+            return
+        task_id = self.safe.world[0]
+        reply = self.client.call("CreateTaskPushNotificationConfig", {TASK_ID: task_id, URL: SAFE_WEBHOOK})
+        config = dig(reply.result, ID) if reply.ok else None
+        if isinstance(config, str) and config:
+            self.safe.config = config
+            self.ctx.put_back(f"the push config {config} of task {task_id}", lambda: self.client.call(
+                "DeleteTaskPushNotificationConfig", {TASK_ID: task_id, ID: config}).status < 500)
 
     def examples(self) -> list[Any]:
         """The schema's smallest request and its fullest (every optional member the schema
@@ -669,6 +689,24 @@ class Served:
                       kind="refusal_cause")
 
 
+def undo_created(inputs: Inputs, params: Any, reply: Reply) -> None:
+    """A push config a generated Create made is deleted again (a run leaves no webhook behind)."""
+    made = dig(reply.result, ID) if reply.ok and inputs.method == "CreateTaskPushNotificationConfig" else None
+    task = dig(reply.result, TASK_ID) or (params.get(TASK_ID) if isinstance(params, dict) else None)
+    if isinstance(made, str) and isinstance(task, str):
+        inputs.client.call("DeleteTaskPushNotificationConfig", {TASK_ID: task, ID: made})
+
+
+def about_the_webhook(inputs: Inputs, params: Any) -> bool:
+    """Whether a refusal of ``params`` is about its loopback webhook (section 13.2 lets an agent
+    refuse one): the same request with a public webhook is not refused as invalid. A config
+    that request made is deleted again."""
+    control = json.loads(json.dumps(params).replace(SAFE_WEBHOOK, PUBLIC_WEBHOOK))
+    reply = inputs.send(control)
+    undo_created(inputs, control, reply)
+    return outcome(inputs.ctx, reply) != "invalid"
+
+
 @requirement(id="A2A-PARAMS-VALID-{slug}", level="MUST",
              title="Generated {method} requests the proto calls valid are not refused as invalid",
              source=docs.spec("Servers **MUST** return appropriate errors", after="#### 3.3.2"),
@@ -695,7 +733,8 @@ def check_valid(ctx: CheckContext, method: str) -> None:
                 served.set_aside.append(f"{reply.describe()} (a refusal about the caller)")
                 continue
             name = error_name(ctx, reply)
-            if webhook_refusable and outcome(ctx, reply) == "invalid" and SAFE_WEBHOOK in json.dumps(params):
+            if webhook_refusable and outcome(ctx, reply) == "invalid" and SAFE_WEBHOOK in json.dumps(params) \
+                    and about_the_webhook(inputs, params):
                 served.set_aside.append(f"{reply.describe()} (a loopback webhook: section 13.2 lets an agent "
                                         "refuse it)")
                 continue
@@ -703,6 +742,7 @@ def check_valid(ctx: CheckContext, method: str) -> None:
                        f"{what} was refused as {outcome(ctx, reply)}, not with an A2A error about the state: "
                        f"{reply.describe()}", kind="rejected_valid")
             served.count(reply, expected, in_world)
+            undo_created(inputs, params, reply)
 
     for example in inputs.examples():
         body(example)

@@ -53,7 +53,7 @@ INPUT_MODES = ["text/plain", "application/json"]
 @dataclass
 class A2AReferenceConfig(ReferenceConfig):
     streaming: bool = False  # part 1: the card declares each capability off
-    push_notifications: bool = False
+    push_notifications: bool = True  # part 2: push notifications (reference_push.py)
     extended_agent_card: bool = False  # on: an extended card for authenticated callers (section 3.1.11)
     security: bool = True  # the card declares a bearer scheme, and calls need a token
     version: str = "1.0"  # the A2A-Version the interfaces serve (Major.Minor)
@@ -314,6 +314,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
             self.owners[task["id"]] = caller
             self.set_status(task, "submitted")
             task["history"] = []
+        self.push_from_send(task, config)  # part 2: the request's push config (reference_push.py)
         message.update({"taskId": task["id"], "contextId": task["contextId"]})
         task.setdefault("history", []).append(message)
         if outcome == "message":
