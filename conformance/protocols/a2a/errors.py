@@ -338,9 +338,19 @@ def mapping_faults(profile: Profile, provoked: Provoked, kind: str) -> list[Any]
     if provoked.setup is None:
         return faults
     stem = docs.reason_of(provoked.error).lower()
-    return [after_setup(provoked.setup, globals()[f] if isinstance(f, str) else f,
-                        f"{stem}_error_info_missing" if f == "rest_error_info_missing" else None)
+    shared = {"rest_error_info_missing": f"{stem}_error_info_missing",
+              "grpc_error_info_missing": f"{stem}_grpc_error_info_missing"}
+    return [after_setup(provoked.setup, named_patch(f) if isinstance(f, str) else f, shared.get(f))
             for f in faults]
+
+
+def named_patch(name: str) -> Any:
+    """A fault named in a row's list: this module's, or the gRPC rows' (grpc.py)."""
+    if name in globals():
+        return globals()[name]
+    from conformance.protocols.a2a import grpc as grpc_rows
+
+    return getattr(grpc_rows, name)
 
 
 def after_setup(setup: Callable[[Any], None], patch: Any, name: str | None) -> Any:
