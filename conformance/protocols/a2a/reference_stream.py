@@ -111,7 +111,8 @@ class StreamParts:
             return self.open_stream([result], None)
         task = result["task"]
         mine = [event for task_id, event in heard if task_id == task["id"]]
-        started = [i for i, e in enumerate(mine) if (e.get("statusUpdate") or {}).get("status") == task["status"]]
+        started = [i for i, e in enumerate(mine)
+                   if (e.get("statusUpdate") or {}).get("status") == task["status"]]
         return self.open_stream([{"task": task}, *mine[started[-1] + 1 if started else 0:]], task["id"])
 
     def op_SubscribeToTask(self, params: dict[str, Any], caller: str) -> Any:
@@ -147,7 +148,8 @@ class StreamParts:
             artifact["parts"].append({"text": chunk})
             ref.publish(task, {"artifactUpdate": {
                 "taskId": task["id"], "contextId": task["contextId"],
-                "artifact": {"artifactId": artifact["artifactId"], "name": "echo", "parts": [{"text": chunk}]},
+                "artifact": {"artifactId": artifact["artifactId"], "name": "echo",
+                             "parts": [{"text": chunk}]},
                 "append": i > 0, "lastChunk": i == len(chunks) - 1}})
         ref.set_status(task, "completed")
 
@@ -168,7 +170,8 @@ class StreamParts:
             finally:
                 if stream.hear in self.listeners:  # type: ignore[attr-defined]
                     self.listeners.remove(stream.hear)  # type: ignore[attr-defined]
-        return StreamingResponse(body(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+        return StreamingResponse(body(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache"})
 
     def sse_event(self, payload: Any) -> str:
         """One server-sent event whose data is ``payload`` as JSON."""

@@ -14,13 +14,14 @@ see it change while subscribed, the reference's control (``progress_on_subscribe
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.check import CheckContext, NotApplicable, Untested
-from conformance.declare import requirement
+from conformance.declare import requirement, variant
 from conformance.documents.schemas import schema_errors
 from conformance.faults import replaces
 from conformance.protocols.a2a import documents as docs
@@ -187,8 +188,8 @@ def working_task(client: A2AClient) -> dict[str, Any]:
         task = task_from(client, reply, "SendMessage driving the agent to long_running")
     working = docs.state_named("working")
     if state(task) != working:
-        raise Untested(f"the agent took the task to {state(task)!r}, not {working}: a subscription needs a task "
-                       "that is not terminal (scenarios.long_running in --config)", "outcome")
+        raise Untested(f"the agent took the task to {state(task)!r}, not {working}: a subscription needs a "
+                       "task that is not terminal (scenarios.long_running in --config)", "outcome")
     return task
 
 
@@ -224,7 +225,8 @@ def shape_problems(ctx: CheckContext, stream: Stream) -> list[str]:
             continue
         errors = schema_errors(schema, event.payload, limit=2)
         if errors:
-            out.append(f"event {n + 1} is no StreamResponse ({'; '.join(errors)}): {json_excerpt(event.value)}")
+            out.append(f"event {n + 1} is no StreamResponse ({'; '.join(errors)}): "
+                       f"{json_excerpt(event.value)}")
     return out
 
 
@@ -262,12 +264,13 @@ def rebuilt(stream: Stream) -> tuple[dict[str, list[Any]], list[str]]:
     problems = []
     for event in stream.events:
         if event.kind == "task" and isinstance(event.body, dict):
-            for artifact in event.body.get("artifacts") or []:
-                if isinstance(artifact, dict) and isinstance(artifact.get("artifactId"), str):
-                    built[artifact["artifactId"]] = list(artifact.get("parts") or [])
+            for shown in event.body.get("artifacts") or []:
+                if isinstance(shown, dict) and isinstance(shown.get("artifactId"), str):
+                    built[shown["artifactId"]] = list(shown.get("parts") or [])
         if event.kind != "artifactUpdate" or not isinstance(event.body, dict):
             continue
-        artifact = event.body.get("artifact") if isinstance(event.body.get("artifact"), dict) else {}
+        found = event.body.get("artifact")
+        artifact: dict[str, Any] = found if isinstance(found, dict) else {}
         key, parts = artifact.get("artifactId"), list(artifact.get("parts") or [])
         if not isinstance(key, str):
             continue
@@ -319,7 +322,8 @@ def rehear(ref: Any, stream: Any, hear: Any) -> None:
 @requirement(id="A2A-STREAM-SSE", level="MUST",
              title="SendStreamingMessage is answered HTTP 200, Content-Type text/event-stream, each event's "
                    "data JSON (JSON-RPC at its method, HTTP+JSON at POST /message:stream)",
-             source=docs.spec("**Response:** HTTP 200 with `Content-Type: text/event-stream`", after="#### 9.4.2"))
+             source=docs.spec("**Response:** HTTP 200 with `Content-Type: text/event-stream`",
+                              after="#### 9.4.2"))
 def check_sse(ctx: CheckContext) -> None:
     """Section 11.7 says the same of HTTP+JSON ("Content-Type: text/event-stream", "the
     `data` field containing JSON serializations"); the route is the proto's."""
@@ -347,7 +351,8 @@ def stream_as_json(ref: Any) -> None:
 @requirement(id="A2A-STREAM-EVENT-SHAPE", level="MUST",
              title="Each streamed event is a whole answer of the binding holding one StreamResponse (a "
                    "JSON-RPC response to the request; over HTTP+JSON the StreamResponse itself)",
-             source=docs.spec('data: {"jsonrpc": "2.0", "id": 1, "result": { /* StreamResponse', after="#### 9.4.2"))
+             source=docs.spec('data: {"jsonrpc": "2.0", "id": 1, "result": { /* StreamResponse',
+                              after="#### 9.4.2"))
 def check_event_shape(ctx: CheckContext) -> None:
     """Judged by the StreamResponse schema the kit loads (exactly one of task, message,
     statusUpdate, artifactUpdate, each with its REQUIRED members: the proto's oneof and
@@ -363,6 +368,9 @@ def check_event_shape(ctx: CheckContext) -> None:
     for stream in streams:
         with ctx.subcheck(stream.what):
             expect_stream(ctx, stream)
+            ctx.expect(bool(stream.events), f"{stream.what}: no whole event arrived (section 3.1.2: the "
+                                            f"Task or Message first): {stream.describe()}",
+                       kind="malformed_answer")
             problems = shape_problems(ctx, stream)
             ctx.expect(not problems, f"{stream.what}: " + "; ".join(problems[:3]), kind="schema_mismatch")
 
@@ -420,8 +428,8 @@ def stream_without_task(ref: Any) -> None:
 
 @requirement(id="A2A-STREAM-MESSAGE-ONLY", level="MUST",
              title="A streamed Message answer is exactly one Message, and the stream closes",
-             source=docs.spec("the stream MUST contain exactly one `Message` object and then close immediately",
-                              after="#### 3.1.2"))
+             source=docs.spec("the stream MUST contain exactly one `Message` object and then close "
+                              "immediately", after="#### 3.1.2"))
 def check_message_only(ctx: CheckContext) -> None:
     """Driven to the message outcome (control, or scenarios.message); a Task answer leaves it
     untested (section 3.1.2: the agent MAY answer either)."""
@@ -431,8 +439,8 @@ def check_message_only(ctx: CheckContext) -> None:
     expect_stream(ctx, stream)
     if not any(e.kind == "message" for e in stream.events):
         raise Untested(f"{stream.what}: the agent streamed no Message ({stream.describe()})", "outcome")
-    ctx.expect(stream.closed, f"{stream.what}: the stream was not closed after its Message: {stream.describe()}",
-               kind="expectation")
+    ctx.expect(stream.closed, f"{stream.what}: the stream was not closed after its Message: "
+                              f"{stream.describe()}", kind="expectation")
     ctx.expect([e.kind for e in stream.events] == ["message"],
                f"{stream.what}: a Message stream holds {len(stream.events)} events, not exactly one Message: "
                f"{stream.describe()}", kind="expectation")
@@ -449,7 +457,8 @@ def message_stream_goes_on(ref: Any) -> None:
 @requirement(id="A2A-STREAM-CLOSE-TERMINAL", level="MUST",
              title="A streamed task's stream carries its terminal state and the server closes it there "
                    "(only a final Task snapshot may follow)",
-             source=docs.spec("The stream MUST close when the task reaches a terminal state", after="#### 3.1.2"))
+             source=docs.spec("The stream MUST close when the task reaches a terminal state",
+                              after="#### 3.1.2"))
 def check_close_terminal(ctx: CheckContext) -> None:
     """Section 11.7 "MAY optionally resend a final `Task` snapshot before closing". A stream
     still open at the kit's deadline is a finding quoting what arrived."""
@@ -518,7 +527,8 @@ def check_sub_route(ctx: CheckContext) -> None:
 
 @check_sub_route.fault
 def subscribe_unrouted(ref: Any) -> None:
-    """SubscribeToTask has no route or method: 404 over HTTP+JSON (both verbs), MethodNotFound over JSON-RPC."""
+    """SubscribeToTask has no route or method: 404 over HTTP+JSON (both verbs), MethodNotFound over
+    JSON-RPC."""
     def refuse(params: Any, caller: str) -> Any:
         raise Refusal("MethodNotFoundError", "no such method", status=404)
     ref.op_SubscribeToTask = refuse
@@ -643,7 +653,8 @@ def subscription_goes_on_after_terminal(ref: Any) -> None:
 
 
 @requirement(id="A2A-SUB-TERMINAL-REFUSED", level="MUST",
-             title="SubscribeToTask of a task in a terminal state gets UnsupportedOperationError, not a stream",
+             title="SubscribeToTask of a task in a terminal state gets UnsupportedOperationError, not a "
+                   "stream",
              source=docs.spec("The operation is attempted on a task that is in a terminal state",
                               after="#### 3.1.6"))
 def check_sub_terminal(ctx: CheckContext) -> None:
@@ -684,13 +695,14 @@ def check_sub_scoped(ctx: CheckContext) -> None:
     reply = client.call("SubscribeToTask", {"id": task["id"]}, caller="other", timeout=rest.STREAM_TIMEOUT,
                         request_id=request_id)
     if client.binding.kind == REST and not reached(ctx, reply):
-        reply = post_verb(client, "SubscribeToTask").call("SubscribeToTask", {"id": task["id"]}, caller="other",
-                                                         timeout=rest.STREAM_TIMEOUT)
+        reply = post_verb(client, "SubscribeToTask").call("SubscribeToTask", {"id": task["id"]},
+                                                         caller="other", timeout=rest.STREAM_TIMEOUT)
     shown = task["id"] in reply.http.text and (reply.ok or is_event_stream(reply.http))
-    ctx.expect(not shown, f"SubscribeToTask of another caller's task {task['id']}: streamed to the other caller "
-                          f"({describe(reply)})", kind="auth_not_enforced")
+    ctx.expect(not shown, f"SubscribeToTask of another caller's task {task['id']}: streamed to the other "
+                          f"caller ({describe(reply)})", kind="auth_not_enforced")
     ctx.expect(not reply.ok or a2a_error(ctx, reply) is not None,
-               f"SubscribeToTask of another caller's task: served: {describe(reply)}", kind="auth_not_enforced")
+               f"SubscribeToTask of another caller's task: served: {describe(reply)}",
+               kind="auth_not_enforced")
 
 
 @check_sub_scoped.fault
@@ -700,3 +712,52 @@ def subscription_of_any_owner(ref: Any) -> None:
     def subscribe(original: Any, params: Any, caller: str) -> Any:
         owner = ref.owners.get(params.get("id"))
         return original(params, owner or caller)
+
+
+# -- variants: what the documents allow that the reference does not choose --------------------
+@variant
+def streaming_declared_off(ref: Any) -> None:
+    """The card declares capabilities.streaming false, and both streaming methods are refused
+    with UnsupportedOperationError (the rows above are then not applicable; A2A-CAP-STREAMING-OFF
+    and the generated-input rows judge the refusals).
+
+    allowed by: specs/a2a/specification.md section 3.3.4 "If `AgentCard.capabilities.streaming` is
+    `false` or not present, attempts to use `SendStreamingMessage` or `SubscribeToTask` operations
+    **MUST** return [`UnsupportedOperationError`]" (streaming is a capability an agent declares)"""
+    ref.config = dataclasses.replace(ref.config, streaming=False)
+
+
+@variant
+def stream_final_task_snapshot(ref: Any) -> None:
+    """A task's stream resends the Task as it ended before it closes.
+
+    allowed by: specs/a2a/specification.md section 11.7 "Implementations SHOULD avoid re-ordering
+    events and MAY optionally resend a final `Task` snapshot before closing\""""
+    @replaces(ref, "sse")
+    def sse(original: Any, stream: Any, wrap: Any) -> Any:
+        if stream.task_id is None:
+            return original(stream, wrap)
+
+        async def with_snapshot(idle: float) -> Any:
+            async for event in type(stream).events(stream, idle):
+                yield event
+            yield {"task": ref.view(ref.tasks[stream.task_id])}
+        stream.events = with_snapshot
+        return original(stream, wrap)
+
+
+@variant
+def sse_framing(ref: Any) -> None:
+    """Each event is framed as the SSE standard allows: a comment first, ``event`` and ``id``
+    fields, the JSON spread over several ``data`` lines, CRLF line ends.
+
+    allowed by: specs/a2a/specification.md section 11.7 "REST streaming uses Server-Sent Events
+    with the `data` field containing JSON serializations of the protocol data objects" (the
+    other fields and the framing are the SSE standard's: "data" lines join with a line feed)"""
+    numbers = iter(range(1, 1 << 30))
+
+    @replaces(ref, "sse_event")
+    def sse_event(original: Any, payload: Any) -> str:
+        lines = json.dumps(payload, indent=1).split("\n")
+        return (": conformance\r\nevent: message\r\nid: " + str(next(numbers)) + "\r\n"
+                + "".join(f"data: {line}\r\n" for line in lines) + "\r\n")
