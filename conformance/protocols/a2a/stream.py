@@ -486,7 +486,8 @@ def stream_goes_on_after_terminal(ref: Any) -> None:
              title="A streamed task's updates are every change in the order it happened: the last state is "
                    "the one GetTask shows afterwards, and the artifact updates build its artifacts",
              source=docs.spec("All implementations MUST deliver events in the order they were generated",
-                              after="#### 3.5.2"))
+                              after="#### 3.5.2"),
+             faults=["streamed_task_left_working"])
 def check_order(ctx: CheckContext) -> None:
     """``append`` adds to the artifact of that id sent before, ``lastChunk`` ends it (the
     proto's TaskArtifactUpdateEvent): applied in the order streamed they must build what
