@@ -11,9 +11,10 @@ interrupted state, at which point the stream closes"), or after ``stream_idle`` 
 nothing to send: in process no other request can reach the reference while a stream is
 being read, so a stream waiting for a change nothing will make would never end.
 
-Control ``progress_on_subscribe`` (``id``) makes a working task's next subscription see the
-agent work: a status update with a message, an artifact in two chunks (the second with
-``append``, ``lastChunk``), then completed."""
+Control ``progress_on_subscribe`` (``id``, ``streams``) makes the next subscriptions of a
+working task (one, or ``streams`` open at once) see the agent work it: a status update with a
+message, an artifact in two chunks (the second with ``append``, ``lastChunk``), then
+completed."""
 
 from __future__ import annotations
 
@@ -83,7 +84,8 @@ class StreamParts:
 
     def reset_part(self) -> None:
         """This part's share of the world as it starts (A2AReference.reset)."""
-        self.on_subscribe: set[str] = set()  # type: ignore[misc]
+        self.on_subscribe: dict[str, int] = {}  # type: ignore[misc]  # task id -> subscriptions awaited
+        self.subscribed: dict[str, int] = {}  # type: ignore[misc]  # task id -> subscriptions so far
 
     # -- the operations --------------------------------------------------------------------
     def streams_served(self) -> None:
@@ -124,8 +126,9 @@ class StreamParts:
             raise Refusal("UnsupportedOperationError", f"task {task['id']} is {task['status']['state']}: "
                                                        "there is nothing to subscribe to")
         stream = self.open_stream([{"task": ref.view(task)}], task["id"])
-        if task["id"] in self.on_subscribe:
-            self.on_subscribe.discard(task["id"])
+        self.subscribed[task["id"]] = self.subscribed.get(task["id"], 0) + 1
+        if self.subscribed[task["id"]] >= self.on_subscribe.get(task["id"], 1 << 30):
+            del self.on_subscribe[task["id"]]
             self.progress(task)
         return stream
 
@@ -154,10 +157,14 @@ class StreamParts:
         ref.set_status(task, "completed")
 
     def control_progress_on_subscribe(self, args: dict[str, Any]) -> Response:
-        """The next subscription of task ``id`` sees the agent work it to completion."""
-        if str(args.get("id")) not in self.tasks:  # type: ignore[attr-defined]
+        """Once ``streams`` (default 1) more subscriptions of task ``id`` are open, the agent
+        works it to completion: each of them sees it."""
+        task_id, streams = str(args.get("id")), args.get("streams", 1)
+        if task_id not in self.tasks:  # type: ignore[attr-defined]
             return JSONResponse({"error": "no such task"}, status_code=404)
-        self.on_subscribe.add(str(args["id"]))
+        if not isinstance(streams, int) or isinstance(streams, bool) or streams < 1:
+            return JSONResponse({"error": "streams must be a positive integer"}, status_code=400)
+        self.on_subscribe[task_id] = self.subscribed.get(task_id, 0) + streams
         return JSONResponse({"ok": True})
 
     # -- the wire --------------------------------------------------------------------------

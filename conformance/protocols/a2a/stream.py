@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -689,8 +691,13 @@ def subscription_of_terminal_task_served(ref: Any) -> None:
 def check_sub_scoped(ctx: CheckContext) -> None:
     """The agent's authorization model decides how (TaskNotFoundError, or an authorization
     error): any refusal passes; a stream showing the task does not."""
+    from conformance.protocols.a2a.auth import secured
+
     client = A2AClient(ctx)
     streaming_on(client)
+    secured(client)  # without security every caller is one: there is no other caller's task
+    ctx.token("full")
+    ctx.token("other")
     task = working_task(client)
     request_id = f"conformance-{uuid.uuid4()}"
     reply = client.call("SubscribeToTask", {"id": task["id"]}, caller="other", timeout=rest.STREAM_TIMEOUT,
@@ -713,6 +720,98 @@ def subscription_of_any_owner(ref: Any) -> None:
     def subscribe(original: Any, params: Any, caller: str) -> Any:
         owner = ref.owners.get(params.get("id"))
         return original(params, owner or caller)
+
+
+@requirement(id="A2A-SUB-BROADCAST", level="MUST",
+             title="Two subscriptions open at once to one task both get every change, the same events in "
+                   "the same order",
+             source=docs.spec("Events MUST be broadcast to all active streams for that task",
+                              after="#### 3.5.2"))
+def check_broadcast(ctx: CheckContext) -> None:
+    """Two subscriptions of a working task, each read in a thread of its own; the change
+    comes from control (the agent works the task once both are open) or, without control,
+    from the protocol: a CancelTask once both have had time to open (``SETTLE``). Only streams
+    whose Task first shows the task still working are compared: one opened after the change
+    saw less, as it may."""
+    client = A2AClient(ctx)
+    streaming_on(client)
+    task = working_task(client)
+    controlled = bool(ctx.run.control_path)
+    if controlled:
+        ctx.control("progress_on_subscribe", id=task["id"], streams=2)
+    streams, crashed = two_subscriptions(client, task["id"], controlled)
+    if crashed:
+        raise crashed[0]
+    before = [s for s in streams
+              if s.events and s.events[0].kind == "task" and s.events[0].state == state(task)]
+    for stream in streams:
+        with ctx.subcheck(stream.what):
+            expect_stream(ctx, stream)
+            ctx.expect(stream.closed, f"{stream.what}: the server did not close the stream once the task "
+                                      f"ended: {stream.describe()}", kind="no_answer")
+    if len(before) < 2:
+        raise Untested(f"of two subscriptions, {len(before)} began while the task was still working "
+                       f"({'; '.join(s.describe() for s in streams)})", "other")
+    first, second = ([json.dumps(e.payload, sort_keys=True) for e in s.events[1:]] for s in before)
+    with ctx.subcheck("the same events"):
+        ctx.expect(bool(first) and first == second,
+                   f"two subscriptions of task {task['id']} got different events: {len(first)} after the "
+                   f"first's Task ({before[0].describe()}), {len(second)} after the second's "
+                   f"({before[1].describe()})", kind="expectation")
+
+
+SETTLE = 1.0  # seconds the subscriptions have to open before a live run's CancelTask
+
+
+def two_subscriptions(client: A2AClient, task_id: str,
+                      controlled: bool) -> tuple[list[Stream], list[BaseException]]:
+    """Two subscriptions of ``task_id`` read at once (each in a thread); without control, a
+    CancelTask is the change they must both see."""
+    got: dict[str, Stream] = {}
+    crashed: list[BaseException] = []
+
+    def follow(name: str) -> None:
+        try:
+            got[name] = subscription(client, task_id, f"SubscribeToTask ({name} of two)")
+        except BaseException as exc:  # noqa: BLE001 - raised again in the check's own thread
+            crashed.append(exc)
+
+    threads = [threading.Thread(target=follow, args=(name,), daemon=True) for name in ("first", "second")]
+    for thread in threads:
+        thread.start()
+    if not controlled:
+        time.sleep(SETTLE)
+        canceled = client.call("CancelTask", {"id": task_id})
+        if not canceled.ok:
+            for thread in threads:
+                thread.join(rest.STREAM_TIMEOUT + 5)
+            raise Untested(f"CancelTask of the working task {task_id}, the change both subscriptions should "
+                           f"see, was refused: {describe(canceled)}", "outcome")
+    for thread in threads:
+        thread.join(rest.STREAM_TIMEOUT + 5)
+    return [got[name] for name in ("first", "second") if name in got], crashed
+
+
+@check_broadcast.fault
+def broadcast_to_first_only(ref: Any) -> None:
+    """Only the first open subscription of a task hears its changes; a second gets the Task and
+    then, at the end, nothing."""
+    listening: set[str] = set()
+
+    @replaces(ref, "open_stream")
+    def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
+        stream = original(first, task_id)
+        if task_id is None or task_id not in listening:
+            listening.add(task_id)
+            return stream
+        hear = stream.hear
+
+        def only_the_end(task: Any, event: Any) -> None:
+            held = len(stream.queue)
+            hear(task, event)
+            del stream.queue[held:]
+        rehear(ref, stream, only_the_end)
+        return stream
 
 
 # -- variants: what the documents allow that the reference does not choose --------------------
