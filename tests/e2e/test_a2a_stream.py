@@ -138,7 +138,7 @@ def test_the_served_reference_passes_the_streaming_rows_over_a_socket(binding):
     served = Served(None)
     served.ref.config = dataclasses.replace(served.ref.config, control=True)
     rows = (*ROWS, "A2A-STREAM-TASK-FIRST", "A2A-SUB-TASK-FIRST", "A2A-SUB-UPDATES", "A2A-SUB-CLOSE-TERMINAL",
-            "A2A-SUB-TERMINAL-REFUSED", "A2A-SUB-BROADCAST")
+            "A2A-SUB-TERMINAL-REFUSED", "A2A-SUB-BROADCAST", "A2A-STREAM-AUTH-REQUIRED-OPEN")
     try:
         got = {rid: v for rid, v in verdicts(served, binding, rows=rows, control=True)}
     finally:

@@ -287,7 +287,7 @@ class TaskMachine(ProfileMachine):
         through its updates to the last state streamed (what GetTask must show later)."""
         from conformance.protocols.a2a.stream import expect_stream, open_stream
 
-        outcomes = [o for o in self.starts if o != "long_running"]  # a stream stays open on it
+        outcomes = [o for o in self.starts if o not in ("long_running", "auth_required")]  # streams stay open
         outcome = data.draw(st.sampled_from(outcomes), label="outcome")
         what = f"SendStreamingMessage ({outcome})"
         stream = open_stream(self.c, "SendStreamingMessage", {"message": driven(self.c, outcome)}, what)

@@ -7,9 +7,11 @@ Task or Message first), then, while the task is not in a terminal or interrupted
 ``text/event-stream``, one event per SSE ``data:`` line: a JSON-RPC response envelope over
 JSON-RPC, a StreamResponse over HTTP+JSON. The stream closes after the event that takes the
 task to a terminal or interrupted state (section 11.7: "until the task reaches a terminal or
-interrupted state, at which point the stream closes"), or after ``stream_idle`` seconds with
-nothing to send: in process no other request can reach the reference while a stream is
-being read, so a stream waiting for a change nothing will make would never end.
+interrupted state, at which point the stream closes"), but auth-required, where section
+7.6.1 asks the agent to keep it open (control ``authorize`` is the credential arriving out
+of band: the agent completes the task), or after ``stream_idle`` seconds with
+nothing to send: a stream waiting for a change nothing makes would never end, and a check
+reading it whole would wait with it.
 
 Control ``progress_on_subscribe`` (``id``, ``streams``) makes the next subscriptions of a
 working task (one, or ``streams`` open at once) see the agent work it: a status update with a
@@ -47,10 +49,10 @@ def event_state(event: dict[str, Any]) -> Any:
 class EventStream:
     """A streamed answer: the events so far and, while ``open``, those ``hear`` adds."""
 
-    def __init__(self, first: list[dict[str, Any]], task_id: str | None) -> None:
+    def __init__(self, first: list[dict[str, Any]], task_id: str | None, ends: tuple[str, ...]) -> None:
         self.queue = [copy(e) for e in first]
         self.task_id = task_id
-        self.ends = (*docs.terminal_states(), *docs.interrupted_states())
+        self.ends = ends
         self.open = task_id is not None and not any(event_state(e) in self.ends for e in first)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.wake: asyncio.Event | None = None
@@ -132,8 +134,14 @@ class StreamParts:
             self.progress(task)
         return stream
 
+    def stream_ends(self) -> tuple[str, ...]:
+        """The states a stream closes at: terminal, and interrupted (section 11.7) but
+        auth-required, where section 7.6.1 asks that streams stay open for the credential."""
+        return (*docs.terminal_states(),
+                *(s for s in docs.interrupted_states() if s != docs.state_named("auth_required")))
+
     def open_stream(self, first: list[dict[str, Any]], task_id: str | None) -> EventStream:
-        stream = EventStream(first, task_id)
+        stream = EventStream(first, task_id, self.stream_ends())
         if stream.open:
             self.listeners.append(stream.hear)  # type: ignore[attr-defined]
         return stream
@@ -165,6 +173,16 @@ class StreamParts:
         if not isinstance(streams, int) or isinstance(streams, bool) or streams < 1:
             return JSONResponse({"error": "streams must be a positive integer"}, status_code=400)
         self.on_subscribe[task_id] = self.subscribed.get(task_id, 0) + streams
+        return JSONResponse({"ok": True})
+
+    def control_authorize(self, args: dict[str, Any]) -> Response:
+        """The credential a task in auth-required waits for arrives out of band (section 7.6.1):
+        the agent goes on and completes the task."""
+        ref: Any = self
+        task = ref.tasks.get(str(args.get("id")))
+        if task is None or task["status"]["state"] != docs.state_named("auth_required"):
+            return JSONResponse({"error": "no such task waiting for authorization"}, status_code=404)
+        ref.complete(task, ref.text_of(task["history"][-1]) if task.get("history") else "")
         return JSONResponse({"ok": True})
 
     # -- the wire --------------------------------------------------------------------------

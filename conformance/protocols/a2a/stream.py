@@ -814,6 +814,76 @@ def broadcast_to_first_only(ref: Any) -> None:
         return stream
 
 
+@requirement(id="A2A-STREAM-AUTH-REQUIRED-OPEN", level="SHOULD",
+             title="A streamed task that goes to auth-required keeps its stream open: once the credential "
+                   "arrives out of band, the same stream carries the rest",
+             source=docs.spec("the agent SHOULD maintain any active response streams", after="#### 7.6.1"),
+             needs=("control",))
+def check_auth_required_open(ctx: CheckContext) -> None:
+    """SendStreamingMessage driven to auth-required, read in a thread; the kit finds the task
+    (ListTasks, by the message it sent), control gives the agent the credential out of band,
+    and the stream must go on to the task's end. Section 11.7 lets a stream close at an
+    interrupted state, so this is the SHOULD of 7.6.1, not a MUST."""
+    client = A2AClient(ctx)
+    streaming_on(client)
+    if not ctx.run.control_path:
+        ctx.needs_control("a credential the agent receives out of band (section 7.6.1)")
+    message = driven(client, "auth_required")
+    got: dict[str, Any] = {}
+
+    def follow() -> None:
+        try:
+            got["stream"] = open_stream(client, "SendStreamingMessage", {"message": message},
+                                        "SendStreamingMessage (auth_required)")
+        except BaseException as exc:  # noqa: BLE001 - raised again in the check's own thread
+            got["crash"] = exc
+
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    task_id = waiting_task(client, message["messageId"], thread)
+    if task_id is not None:
+        ctx.control("authorize", id=task_id)
+    thread.join(rest.STREAM_TIMEOUT + 5)
+    if "crash" in got:
+        raise got["crash"]
+    stream: Stream = got["stream"]
+    expect_stream(ctx, stream)
+    waiting = docs.state_named("auth_required")
+    at = next((n for n, e in enumerate(stream.events) if e.state == waiting), None)
+    if task_id is None or at is None:
+        raise Untested(f"the agent took no streamed task to {waiting} ({stream.describe()})", "outcome")
+    later = [e.state for e in stream.events[at + 1:] if e.state]
+    ctx.expect(any(s in docs.terminal_states() for s in later),
+               f"{stream.what}: the stream ended at {waiting}; once the credential arrived the task went on "
+               f"without it (states streamed after it: {later or 'none'}): {stream.describe()}",
+               kind="expectation")
+
+
+def waiting_task(client: A2AClient, message_id: str, thread: threading.Thread) -> str | None:
+    """The id of the task holding ``message_id`` once the agent set it to auth-required (ListTasks
+    of that state, a few times while the stream opens); None if it never does."""
+    waiting = docs.state_named("auth_required")
+    for _ in range(40):
+        reply = client.call("ListTasks", {"status": waiting})
+        tasks = reply.result.get("tasks") if reply.ok and isinstance(reply.result, dict) else None
+        for task in tasks if isinstance(tasks, list) else []:
+            history = task.get("history") if isinstance(task, dict) else None
+            if any(isinstance(m, dict) and m.get("messageId") == message_id for m in history or []):
+                return str(task.get("id"))
+        if not thread.is_alive() and tasks is not None:
+            return None
+        time.sleep(0.05)
+    return None
+
+
+@check_auth_required_open.fault
+def auth_required_closes_stream(ref: Any) -> None:
+    """A stream closes when its task goes to auth-required (the credential comes later)."""
+    @replaces(ref, "stream_ends")
+    def ends(original: Any) -> tuple[str, ...]:
+        return (*original(), docs.state_named("auth_required"))
+
+
 # -- variants: what the documents allow that the reference does not choose --------------------
 @variant
 def streaming_declared_off(ref: Any) -> None:
