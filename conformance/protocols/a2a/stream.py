@@ -145,8 +145,10 @@ def open_stream(client: A2AClient, method: str, params: dict[str, Any], what: st
     try:
         reply = caller.call(method, params, timeout=rest.STREAM_TIMEOUT, request_id=request_id)
     except TransportFailure as exc:
-        last = ctx.http.log[-1].response if ctx.http.log else None
-        text = str((last or {}).get("body") or "")
+        cut = [e for e in reversed(ctx.http.log) if e.error]  # another thread's may be later
+        mine = next((e for e in cut if request_id in str(e.request.get("body") or "")),
+                    cut[0] if cut else None)
+        text = str(((mine.response if mine else None) or {}).get("body") or "")
         return Stream(what, None, read_events(text, client.binding.kind, request_id), str(exc), request_id)
     events = read_events(reply.http.text, client.binding.kind, request_id) if is_event_stream(reply.http) \
         else []
