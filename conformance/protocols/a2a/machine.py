@@ -359,9 +359,9 @@ class TaskMachine(ProfileMachine):
 
 
 @requirement(id="A2A-TASK-MACHINE", level="MUST",
-             title="Under any sequence of new tasks, follow-ups, messages to finished tasks, cancels, "
-                   "GetTask and ListTasks, a terminal task never changes and GetTask and ListTasks agree "
-                   "with the last answer (stateful)",
+             title="Under any sequence of new tasks (sent or streamed), follow-ups, messages to finished "
+                   "tasks, cancels, subscriptions, GetTask and ListTasks, a terminal task never changes and "
+                   "GetTask and ListTasks agree with the last answer (stateful)",
              source=proto_at("This is a terminal state."),
              faults=["list_shows_first_state", "waiting_cancel_not_stored", "canceled_task_resumes",
                      "streamed_task_left_working"])
