@@ -475,12 +475,25 @@ class ShapedApp:
 
         start: dict[str, Any] = {}
         body: list[bytes] = []
+        streaming = bytearray()  # an event stream's text not yet rewritten (a line cut short)
 
         async def sending(message: dict[str, Any]) -> None:
             if keep[0]:
                 await send(message)
             elif message["type"] == "http.response.start":
                 start.update(message)
+                if "event-stream" in content_type(start):  # passed on as it comes, line by line
+                    await send({**start, "headers": [(k, v) for k, v in start.get("headers", [])
+                                                     if k.lower() != b"content-length"]})
+            elif message["type"] == "http.response.body" and "event-stream" in content_type(start):
+                streaming.extend(message.get("body", b""))
+                more = bool(message.get("more_body"))
+                cut = streaming.rfind(b"\n") + 1 if more else len(streaming)
+                ready = bytes(streaming[:cut])
+                del streaming[:cut]
+                out = self.rewrite(ready, content_type(start), int(start.get("status", 200)), rewriter) \
+                    if ready else b""
+                await send({"type": "http.response.body", "body": out, "more_body": more})
             elif message["type"] == "http.response.body":
                 body.append(message.get("body", b""))
                 if not message.get("more_body"):
@@ -517,6 +530,12 @@ class ShapedApp:
                 lines.append(line)
             return "\n".join(lines).encode()
         return content
+
+
+def content_type(start: dict[str, Any]) -> str:
+    """The Content-Type of an ASGI response start message ("" without one)."""
+    return next((v.decode("latin-1") for k, v in start.get("headers", [])
+                 if k.lower() == b"content-type"), "")
 
 
 def shaped(app: Any, profile: Profile, seed: int) -> ShapedApp:

@@ -6,24 +6,45 @@ was a third of the suite's time, and made the reference look slower in process t
 over loopback. Here one private event loop runs the app to completion for each
 request, in this thread. Requests from several threads (concurrent replays) take
 turns: each thread has its own loop, and one request runs at a time, so the app sees
-them one after another as a single-threaded server would (the references never wait
-on one request for another). An exception in the app is a 500 answer (as a real
-server would give), never an exception of the check."""
+them one after another as a single-threaded server would. One answer waits on others:
+an event stream (``text/event-stream``) follows changes later requests make, so once its
+headers are sent the others may run, as they would beside a server's open stream (a
+reference's stream wakes across threads). An exception in the app is a 500 answer (as a
+real server would give), never an exception of the check."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from typing import Any
 
 import httpx
 
 
 class InProcessTransport(httpx.BaseTransport):
     def __init__(self, app: object) -> None:
-        self._asgi = httpx.ASGITransport(app=app, raise_app_exceptions=False)  # type: ignore[arg-type]
+        self._asgi = httpx.ASGITransport(app=self._streams_let_others_in(app),  # type: ignore[arg-type]
+                                         raise_app_exceptions=False)
         self._loops = threading.local()
         self._every: list[asyncio.AbstractEventLoop] = []
         self._turn = threading.Lock()
+        self._holding = threading.local()  # whether this thread's request holds the turn
+
+    def _streams_let_others_in(self, app: Any) -> Any:
+        async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+            async def sending(message: Any) -> None:
+                if message.get("type") == "http.response.start" and any(
+                        name.lower() == b"content-type" and value.startswith(b"text/event-stream")
+                        for name, value in message.get("headers") or []):
+                    self._let_others_in()
+                await send(message)
+            await app(scope, receive, sending)
+        return wrapped
+
+    def _let_others_in(self) -> None:
+        if getattr(self._holding, "turn", False):
+            self._holding.turn = False
+            self._turn.release()
 
     def _loop(self) -> asyncio.AbstractEventLoop:
         loop = getattr(self._loops, "loop", None)
@@ -42,8 +63,12 @@ class InProcessTransport(httpx.BaseTransport):
             return response.status_code, response.headers, content
 
         loop = self._loop()
-        with self._turn:
+        self._turn.acquire()
+        self._holding.turn = True
+        try:
             status, headers, content = loop.run_until_complete(call())
+        finally:
+            self._let_others_in()
         return httpx.Response(status, headers=headers, stream=httpx.ByteStream(content), request=request)
 
     def close(self) -> None:

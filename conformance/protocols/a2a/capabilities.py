@@ -8,6 +8,7 @@ the card declares on is not applicable (part 2 tests streaming and push themselv
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from conformance.check import CheckContext, NotApplicable, Untested
@@ -119,15 +120,24 @@ def check_streaming_off(ctx: CheckContext) -> None:
                        f"SubscribeToTask of a task in {task.get('status', {}).get('state')} ({verb})")
 
 
+def streaming_off(ref: Any) -> None:
+    """The card declares capabilities.streaming off (the reference's default is on)."""
+    ref.config = dataclasses.replace(ref.config, streaming=False)
+
+
 @check_streaming_off.fault
 def streaming_send_served(ref: Any) -> None:
     """SendStreamingMessage is served (answered as SendMessage) although the card declares no streaming."""
+    streaming_off(ref)
     ref.op_SendStreamingMessage = ref.op_SendMessage
 
 
 @check_streaming_off.fault
 def subscribe_push_error(ref: Any) -> None:
-    """SubscribeToTask answers PushNotificationNotSupportedError, not UnsupportedOperationError."""
+    """SubscribeToTask answers PushNotificationNotSupportedError, not UnsupportedOperationError,
+    where the card declares no streaming."""
+    streaming_off(ref)
+
     def refuse(params: Any, caller: str) -> Any:
         raise Refusal(PUSH_OFF, "no subscriptions")
     ref.op_SubscribeToTask = refuse

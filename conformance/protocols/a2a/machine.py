@@ -1,7 +1,9 @@
 """The A2A task model, and the hypothesis state machine that drives a target through it:
-new tasks (each outcome the agent can be driven to, in new or shared contexts), follow-ups
-on tasks the agent asked for input on, messages to finished tasks, cancels of any task,
-GetTask and ListTasks, in any order. After every step the target agrees with the model:
+new tasks (each outcome the agent can be driven to, in new or shared contexts, sent or
+streamed), follow-ups on tasks the agent asked for input on, messages to finished tasks,
+cancels of any task, subscriptions (to a task the agent works on, where control has it work
+while the kit is subscribed; to a finished task, refused), GetTask and ListTasks, in any
+order. After every step the target agrees with the model:
 
 - a terminal task never changes again (its state and its artifacts), whatever is sent;
 - GetTask and ListTasks show a task as the last answer about it left it; a task the agent
@@ -22,7 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
 from conformance.check import CheckContext
-from conformance.declare import requirement
+from conformance.declare import fault, requirement
 from conformance.faults import replaces
 from conformance.machine import ProfileMachine
 from conformance.protocols.a2a import documents as docs
@@ -274,6 +276,78 @@ class TaskMachine(ProfileMachine):
             self.follow(known, mine[0], f"ListTasks of context {context}")
             known.listed = known.state
 
+    # -- streams ----------------------------------------------------------------------------
+    def streams(self) -> bool:
+        return self.c.capability("streaming")
+
+    @precondition(lambda self: len(self.tasks) < MOST_TASKS and self.streams())
+    @rule(data=st.data())
+    def stream_send(self, data: st.DataObject) -> None:
+        """A new task sent by SendStreamingMessage: the stream's Task is the model's, followed
+        through its updates to the last state streamed (what GetTask must show later)."""
+        from conformance.protocols.a2a.stream import expect_stream, open_stream
+
+        outcomes = [o for o in self.starts if o not in ("long_running", "auth_required")]  # streams stay open
+        outcome = data.draw(st.sampled_from(outcomes), label="outcome")
+        what = f"SendStreamingMessage ({outcome})"
+        stream = open_stream(self.c, "SendStreamingMessage", {"message": driven(self.c, outcome)}, what)
+        expect_stream(self.ctx, stream)
+        first = stream.events[0] if stream.events else None
+        if first is not None and first.kind == "message":
+            self.ctx.machine_stats["stream answered with a Message"] += 1
+            return
+        self.ctx.expect(first is not None and first.kind == "task" and isinstance(first.body, dict)
+                        and isinstance(first.body.get("id"), str),
+                        f"{what}: the stream does not begin with a Task: {stream.describe()}",
+                        kind="expectation")
+        assert first is not None
+        known = self.record(first.body, what)
+        self.streamed(known, stream)
+
+    def streamed(self, known: Tracked, stream: Any) -> None:
+        """The model follows ``known`` through a stream's status updates; a task it finished
+        keeps the artifacts the stream built."""
+        from conformance.protocols.a2a.stream import rebuilt
+
+        for event in stream.events[1:]:
+            if event.state is not None and known.state not in self.terminal:
+                known.state = str(event.state)
+                if known.state in self.terminal:
+                    known.artifacts = list(rebuilt(stream)[0])
+        self.ctx.machine_stats[f"streamed to {known.state}"] += 1
+
+    @precondition(lambda self: self.streams() and bool(self.ctx.run.control_path)
+                  and bool(self.untried("subscribe", self.moving)))
+    @rule(data=st.data())
+    def subscribe_working(self, data: st.DataObject) -> None:
+        """A subscription to a task the agent works on sees it to its end (control has the
+        agent work it while the kit is subscribed)."""
+        from conformance.protocols.a2a.stream import expect_stream, subscription
+
+        known = data.draw(st.sampled_from(self.untried("subscribe", self.moving)), label="task")
+        known.probed.add(("subscribe", known.state))
+        self.ctx.control("progress_on_subscribe", id=known.id)
+        stream = subscription(self.c, known.id, f"SubscribeToTask of the {known.state} task {known.id}")
+        expect_stream(self.ctx, stream)
+        first = stream.events[0] if stream.events else None
+        if first is not None and first.kind == "task" and isinstance(first.body, dict):
+            self.follow(known, first.body, stream.what)
+        self.streamed(known, stream)
+
+    @precondition(lambda self: self.streams() and bool(self.untried("subscribe", self.terminal)))
+    @rule(data=st.data())
+    def subscribe_finished(self, data: st.DataObject) -> None:
+        """A subscription to a finished task is refused, and the task stays as it was."""
+        from conformance.protocols.a2a.stream import subscription
+
+        known = data.draw(st.sampled_from(self.untried("subscribe", self.terminal)), label="task")
+        known.probed.add(("subscribe", known.state))
+        stream = subscription(self.c, known.id, f"SubscribeToTask of the {known.state} task {known.id}")
+        self.ctx.expect(stream.reply is not None and not stream.reply.ok and not stream.events,
+                        f"{stream.what}: streamed, not refused: {stream.describe()}", kind="accepted_invalid")
+        self.ctx.machine_stats[f"subscription to a {known.state} task: refused"] += 1
+        self.read(known, f"after a subscription to the {known.state} task")
+
     def listed(self, context: str) -> list[dict[str, Any]]:
         pages = walk(self.c, {"contextId": context}, PAGES, f"ListTasks of context {context}")
         return [t for page in pages for t in page["tasks"]]
@@ -285,11 +359,12 @@ class TaskMachine(ProfileMachine):
 
 
 @requirement(id="A2A-TASK-MACHINE", level="MUST",
-             title="Under any sequence of new tasks, follow-ups, messages to finished tasks, cancels, "
-                   "GetTask and ListTasks, a terminal task never changes and GetTask and ListTasks agree "
-                   "with the last answer (stateful)",
+             title="Under any sequence of new tasks (sent or streamed), follow-ups, messages to finished "
+                   "tasks, cancels, subscriptions, GetTask and ListTasks, a terminal task never changes and "
+                   "GetTask and ListTasks agree with the last answer (stateful)",
              source=proto_at("This is a terminal state."),
-             faults=["list_shows_first_state", "waiting_cancel_not_stored", "canceled_task_resumes"])
+             faults=["list_shows_first_state", "waiting_cancel_not_stored", "canceled_task_resumes",
+                     "streamed_task_left_working"])
 def check_task_machine(ctx: CheckContext) -> None:
     ctx.run_machine(TaskMachine)
 
@@ -335,3 +410,16 @@ def canceled_task_resumes(ref: Any) -> None:
             task["status"] = {**task["status"], "state": docs.state_named("working")}
         return dict(original(params, caller))
 
+
+
+@fault
+def streamed_task_left_working(ref: Any) -> None:
+    """A task sent by SendStreamingMessage streams its completion, but is stored as it started
+    (working)."""
+    @replaces(ref, "op_SendStreamingMessage")
+    def op(original: Any, params: dict[str, Any], caller: str) -> Any:
+        stream = original(params, caller)
+        task = ref.tasks.get(stream.task_id) if stream.task_id else None
+        if task is not None:
+            task["status"] = {**task["status"], "state": docs.state_named("working")}
+        return stream

@@ -34,7 +34,7 @@ from conformance.protocols.a2a.reference_extensions import ExtensionParts
 from conformance.protocols.a2a.reference_grpc import GrpcParts
 from conformance.protocols.a2a.reference_push import PushParts
 from conformance.protocols.a2a.reference_signing import SigningParts
-from conformance.protocols.a2a.reference_stream import StreamParts
+from conformance.protocols.a2a.reference_stream import EventStream, StreamParts
 from conformance.reference import Reference, ReferenceConfig, Refusal, is_int, strict_json
 
 JSONRPC_PATH = "/a2a/jsonrpc"
@@ -52,7 +52,7 @@ INPUT_MODES = ["text/plain", "application/json"]
 
 @dataclass
 class A2AReferenceConfig(ReferenceConfig):
-    streaming: bool = False  # part 1: the card declares each capability off
+    streaming: bool = True  # SendStreamingMessage and SubscribeToTask as SSE (reference_stream.py)
     push_notifications: bool = True  # part 2: push notifications (reference_push.py)
     extended_agent_card: bool = False  # on: an extended card for authenticated callers (section 3.1.11)
     security: bool = True  # the card declares a bearer scheme, and calls need a token
@@ -497,6 +497,8 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
             result = self.dispatch(body["method"], body.get("params", {}), caller)
         except Refusal as refusal:
             return self.rpc_error(request_id, refusal)
+        if isinstance(result, EventStream):  # section 9.4.2: each event a response envelope
+            return self.sse(result, lambda event: self.rpc_envelope(request_id, "result", event))
         return self.rpc_response(self.rpc_envelope(request_id, "result", result))
 
     # -- HTTP+JSON -----------------------------------------------------------------------
@@ -576,6 +578,8 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
             result = self.dispatch(method, params, caller)
         except Refusal as refusal:
             return self.rest_error(refusal)
+        if isinstance(result, EventStream):  # section 11.7: each event a StreamResponse
+            return self.sse(result, lambda event: event)
         return self.rest_result(method, result)
 
     def rest_result(self, method: str, result: Any) -> Response:

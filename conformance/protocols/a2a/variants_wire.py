@@ -5,6 +5,7 @@ fail on one (`conformance selftest`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from starlette.responses import JSONResponse
@@ -67,6 +68,8 @@ def card_capabilities_absent(ref: Any) -> None:
 
     allowed by: specification.md section 3.3.4 "If `AgentCard.capabilities.pushNotifications` is
     `false` or not present" (and likewise streaming and extendedAgentCard)"""
+    ref.config = dataclasses.replace(ref.config, streaming=False)  # what the card says, the agent does
+
     @replaces(ref, "card")
     def card(original: Any, request: Any) -> dict[str, Any]:
         return {**original(request), "capabilities": {}}
