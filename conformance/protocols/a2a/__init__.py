@@ -1,6 +1,6 @@
 """The A2A profile: any A2A 1.0 server, judged by specification 1.0.1 over the bindings
-its agent card declares (JSON-RPC, HTTP+JSON; gRPC in part 2). Where each binding lives is
-read off the card; the routes of HTTP+JSON off the proto; the agent is the target's, and
+its agent card declares (JSON-RPC, HTTP+JSON, gRPC). Where each binding lives is read off
+the card; the routes of HTTP+JSON and the gRPC messages off the proto; the agent is the target's, and
 a requirement that needs an outcome asks the reference's control, or the config's
 ``scenarios:``, or is untested when the agent never went there."""
 
@@ -50,12 +50,12 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
 
 
 def binding_entries(profile: Profile) -> dict[str, dict[str, Any]]:
-    """The A2A-Version every call carries (the version the profile pins) and the HTTP+JSON
-    routes the proto's annotations give."""
+    """The A2A-Version every call carries (the version the profile pins; over gRPC as
+    metadata) and the HTTP+JSON routes the proto's annotations give."""
     from conformance.protocols.a2a.documents import rest_routes
 
     version = {"headers": {"A2A-Version": str(profile.settings["version"])}}
-    return {"jsonrpc": version, "http-json": {**version, "routes": rest_routes(profile)}}
+    return {"jsonrpc": version, "http-json": {**version, "routes": rest_routes(profile)}, "grpc": version}
 
 
 # the modules declaring the profile's rows, faults and variants, by area, in the order rows run
@@ -64,6 +64,8 @@ PARTS = ("card", "rpc", "rest", "version", "errors", "capabilities", "send", "ta
          "objects", "machine", "params", "agree", "auth", "xcard", "card_more", "misc",
          "stream", "push", "extensions", "signing", "grpc",
          "variants_wire", "variants_tasks", "variants_access", "variants_more")
+
+
 def target_bindings(profile: Profile, http: Any) -> list[str]:
     """The profile's bindings whose interface the target's agent card declares, in the card's
     order (section 8.3.1: the first is the preferred)."""
