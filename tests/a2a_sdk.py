@@ -43,9 +43,9 @@ def sdk_server(timeout: float = 20.0) -> Iterator[str]:
 
     Ready means the child printed its ``listening on`` line (so the port is its own, not
     another test's server that took the same free port) and its card answers."""
-    port = _free_port()
+    port, grpc_port = _free_port(), _free_port()
     base = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen([sys.executable, str(SERVER), "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, str(SERVER), "--port", str(port), "--grpc-port", str(grpc_port)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output: list[str] = []
     listening = threading.Event()

@@ -1,12 +1,15 @@
 """An A2A 1.0 echo agent served by the official Python SDK (``a2a-sdk``), for the kit's tests.
 
 The kit's ``a2a`` profile needs a target that is not the kit's own idea of A2A: this module
-serves the SDK's own request handler, task store and both HTTP bindings from one ASGI app, so
-what the profile reports about it is a statement about the reference implementation.
+serves the SDK's own request handler and task store over all three bindings (both HTTP
+bindings from one ASGI app, gRPC from the SDK's ``GrpcHandler`` on a second port), so what the
+profile reports about it is a statement about the reference implementation. Streaming is
+declared on (the SDK serves it over SSE and gRPC server streams); push notifications and the
+extended card are declared off.
 
-    python tests/a2a_sdk_server.py --port N [--host 127.0.0.1]
+    python tests/a2a_sdk_server.py --port N [--grpc-port M] [--host 127.0.0.1]
 
-Routes (one uvicorn server):
+Routes (one uvicorn server, and the gRPC server at ``host:M``):
 
 - ``GET  /.well-known/agent-card.json``  the agent card (the SDK's card route)
 - ``POST /jsonrpc``                       JSON-RPC binding (the SDK has no default path here:
@@ -27,11 +30,12 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
+import grpc
 import uvicorn
 from a2a.helpers import new_text_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.request_handlers import DefaultRequestHandler, GrpcHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import (
@@ -43,6 +47,7 @@ from a2a.types import (
     Task,
     TaskState,
     TaskStatus,
+    a2a_pb2_grpc,
 )
 from starlette.applications import Starlette
 
@@ -84,9 +89,9 @@ class EchoAgent(AgentExecutor):
         await TaskUpdater(event_queue, str(context.task_id), str(context.context_id)).cancel()
 
 
-def agent_card(base: str) -> AgentCard:
-    """The card naming both bindings; every optional capability is declared off, so the
-    profile can check that the SDK refuses them."""
+def agent_card(base: str, grpc_address: str) -> AgentCard:
+    """The card naming the three bindings; streaming on, push notifications and the extended
+    card off, so the profile can check that the SDK refuses them."""
     return AgentCard(
         name="a2a-sdk echo",
         description="Echo agent served by the official A2A Python SDK (a2a-sdk) for conformance tests.",
@@ -94,8 +99,9 @@ def agent_card(base: str) -> AgentCard:
         supported_interfaces=[
             AgentInterface(url=base + JSONRPC_PATH, protocol_binding="JSONRPC", protocol_version="1.0"),
             AgentInterface(url=base + REST_PREFIX, protocol_binding="HTTP+JSON", protocol_version="1.0"),
+            AgentInterface(url=grpc_address, protocol_binding="GRPC", protocol_version="1.0"),
         ],
-        capabilities=AgentCapabilities(streaming=False, push_notifications=False, extended_agent_card=False),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=False, extended_agent_card=False),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[AgentSkill(
@@ -106,12 +112,16 @@ def agent_card(base: str) -> AgentCard:
     )
 
 
-def build_app(base: str) -> Starlette:
-    """One Starlette app with the card, the JSON-RPC route and the REST routes of one handler
-    (one task store: a task sent over one binding is visible over the other)."""
-    card = agent_card(base)
-    handler = DefaultRequestHandler(agent_executor=EchoAgent(), task_store=InMemoryTaskStore(),
-                                    agent_card=card)
+def build_handler(base: str, grpc_address: str) -> tuple[AgentCard, DefaultRequestHandler]:
+    """The card and one request handler (one task store: a task sent over one binding is
+    visible over the others)."""
+    card = agent_card(base, grpc_address)
+    return card, DefaultRequestHandler(agent_executor=EchoAgent(), task_store=InMemoryTaskStore(),
+                                       agent_card=card)
+
+
+def build_app(card: AgentCard, handler: DefaultRequestHandler) -> Starlette:
+    """One Starlette app with the card, the JSON-RPC route and the REST routes of the handler."""
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -125,25 +135,37 @@ def build_app(base: str) -> Starlette:
     return Starlette(routes=routes, lifespan=lifespan)
 
 
-async def serve(host: str, port: int) -> None:
-    """Run uvicorn and print the ready line once the socket is bound (the tests wait for it)."""
+async def serve(host: str, port: int, grpc_port: int) -> None:
+    """Run the gRPC server and uvicorn, and print the ready line once both sockets are bound
+    (the tests wait for it)."""
     base = f"http://{host}:{port}"
-    server = uvicorn.Server(uvicorn.Config(build_app(base), host=host, port=port, log_level="warning",
-                                           access_log=False, timeout_graceful_shutdown=1))
+    card, handler = build_handler(base, f"{host}:{grpc_port}")
+    rpc = grpc.aio.server()
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), rpc)
+    rpc.add_insecure_port(f"{host}:{grpc_port}")
+    await rpc.start()
+    server = uvicorn.Server(uvicorn.Config(build_app(card, handler), host=host, port=port,
+                                           log_level="warning", access_log=False,
+                                           timeout_graceful_shutdown=1))
     running = asyncio.create_task(server.serve())
     while not server.started and not running.done():
         await asyncio.sleep(0.02)
     if server.started:
         print(f"listening on {base}", flush=True)
-    await running
+    try:
+        await running
+    finally:
+        await rpc.stop(1)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--grpc-port", type=int, default=0,
+                        help="the gRPC server's port (default: --port + 1)")
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args()
-    asyncio.run(serve(args.host, args.port))
+    asyncio.run(serve(args.host, args.port, args.grpc_port or args.port + 1))
 
 
 if __name__ == "__main__":

@@ -86,12 +86,14 @@ def send(client: httpx.Client, base: str, text: str, message_id: str, **ids: str
     return task
 
 
-def test_card_names_both_bindings(base: str, client: httpx.Client) -> None:
+def test_card_names_the_three_bindings(base: str, client: httpx.Client) -> None:
     card = client.get(f"{base}/.well-known/agent-card.json").json()
     interfaces = {(i["protocolBinding"], i["protocolVersion"], i["url"]) for i in card["supportedInterfaces"]}
-    assert interfaces == {("JSONRPC", "1.0", f"{base}/jsonrpc"), ("HTTP+JSON", "1.0", f"{base}/rest")}
-    off = {"streaming": False, "pushNotifications": False, "extendedAgentCard": False}
-    assert card["capabilities"] == off
+    [grpc] = [url for binding, _, url in interfaces if binding == "GRPC"]
+    assert interfaces == {("JSONRPC", "1.0", f"{base}/jsonrpc"), ("HTTP+JSON", "1.0", f"{base}/rest"),
+                          ("GRPC", "1.0", grpc)} and grpc.startswith("127.0.0.1:")
+    declared = {"streaming": True, "pushNotifications": False, "extendedAgentCard": False}
+    assert card["capabilities"] == declared
 
 
 def test_send_message_completes_and_is_read_back_on_both_bindings(base: str, client: httpx.Client) -> None:

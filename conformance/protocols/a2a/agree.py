@@ -238,10 +238,10 @@ def check_agree_errors(ctx: CheckContext) -> None:
                 what = f"{method} naming {named}"
                 compared(ctx, what, {name: call(c, method, smallest(c, method, in_world, task))
                                      for name, c in clients.items()})
-            broken = first_break(ctx, clients, method, task)
+            broken, carriers = first_break(ctx, clients, method, task)
             if broken is not None:
                 compared(ctx, f"{method} breaking '{broken.violation.keyword}' at {broken.violation.pointer}",
-                         {name: call(c, method, broken.instance) for name, c in clients.items()})
+                         {name: call(clients[name], method, broken.instance) for name in carriers})
 
 
 def call(client: A2AClient, method: str, params: Any) -> Reply:
@@ -256,15 +256,19 @@ def call(client: A2AClient, method: str, params: Any) -> Reply:
     return reply
 
 
-def first_break(ctx: CheckContext, clients: dict[str, A2AClient], method: str, task: str) -> Any:
-    """The first break of the method's requests (the sweep) every binding carries."""
-    carriers = [Inputs(ctx, method, binding=name) for name in clients]
-    for inputs in carriers:
+def first_break(ctx: CheckContext, clients: dict[str, A2AClient], method: str,
+                task: str) -> tuple[Any, list[str]]:
+    """The first break of the method's requests (the sweep) that two bindings or more carry,
+    and the bindings that carry it (a break one wire cannot carry, such as a JSON type
+    protobuf refuses, is still compared between the others)."""
+    readers = {name: Inputs(ctx, method, binding=name) for name in clients}
+    for inputs in readers.values():
         inputs.safe.world = [task]
-    for bad in carriers[0].sweep("must"):
-        if all(inputs.carried(bad.instance) for inputs in carriers):
-            return bad
-    return None
+    for bad in next(iter(readers.values())).sweep("must"):
+        carriers = [name for name, inputs in readers.items() if inputs.carried(bad.instance)]
+        if len(carriers) >= 2:
+            return bad, carriers
+    return None, []
 
 
 @check_agree_errors.fault
