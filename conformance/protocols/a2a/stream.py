@@ -428,6 +428,15 @@ def stream_events_of_the_other_binding(ref: Any) -> None:
 
 
 @check_event_shape.fault
+def stream_event_empty(ref: Any) -> None:
+    """After its first event a stream sends a StreamResponse holding none of task, message,
+    statusUpdate, artifactUpdate (a wire any binding carries: an empty protobuf message too)."""
+    @replaces(ref, "open_stream")
+    def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
+        return original([*first[:1], {}, *first[1:]], task_id)
+
+
+@check_event_shape.fault
 def status_update_without_context(ref: Any) -> None:
     """Streamed status updates leave out their REQUIRED contextId."""
     @replaces(ref, "sse_event")
