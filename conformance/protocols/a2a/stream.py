@@ -176,8 +176,8 @@ def open_stream(client: A2AClient, method: str, params: dict[str, Any], what: st
         text = str(((mine.response if mine else None) or {}).get("body") or "")
         return Stream(what, None, read_events(text, client.binding.kind, request_id), str(exc), request_id)
     events = reply_events(reply, client.binding.kind, request_id)
-    cut = str(getattr(reply, "cut", "") or "")  # a gRPC stream the kit stopped reading: as one cut above
-    return Stream(what, None if cut else reply, events, cut, request_id)
+    stopped = str(getattr(reply, "cut", "") or "")  # a gRPC stream the kit stopped reading: as one cut above
+    return Stream(what, None if stopped else reply, events, stopped, request_id)
 
 
 def streaming_on(client: A2AClient) -> None:
