@@ -76,6 +76,14 @@ class EventStream:
         if self.loop is not None and self.wake is not None:
             self.loop.call_soon_threadsafe(self.wake.set)
 
+    def stop(self) -> None:
+        """The reader went away (a gRPC call cancelled, its deadline passed): a thread waiting
+        for the next event ends now, not ``idle`` seconds later."""
+        with self.lock:
+            self.open = False
+            self.queue.clear()
+            self.lock.notify_all()
+
     def __iter__(self) -> Iterator[dict[str, Any]]:
         """The events read in a plain thread (the gRPC binding's server stream): those queued,
         then each one ``hear`` adds, until the stream closes or ``idle`` seconds pass with
