@@ -160,6 +160,7 @@ class GrpcReply(Reply):
 
     grpc_status: str = "OK"
     events: list[Any] | None = None  # a stream's messages, in order
+    cut: str = ""  # why a stream's reading ended before the server ended it (the deadline, MAX_EVENTS)
 
     def describe(self) -> str:
         if self.ok:
@@ -276,10 +277,12 @@ class GrpcBinding(Binding):
         call = channel.unary_stream(path, request_serializer=encode, response_deserializer=decode)
         responses = call(request, timeout=timeout, metadata=metadata)
         events: list[Any] = []
+        cut = ""
         try:
             for message in responses:
                 events.append(to_json(message, self.service.required))
                 if len(events) >= MAX_EVENTS:
+                    cut = f"{MAX_EVENTS} messages read, the most a call keeps"
                     responses.cancel()
                     break
         except Exception as exc:  # noqa: BLE001  (grpc.RpcError)
@@ -288,8 +291,11 @@ class GrpcBinding(Binding):
                 reply = self.failed(operation, metadata, params, exc, started)
                 reply.events = events
                 return reply
-        return self.answered(operation, metadata, params, events, responses.trailing_metadata() or (),
-                             started, events=events)
+            cut = cut or f"still open after {timeout:g} s (gRPC {getattr(code, 'name', '')})"
+        reply = self.answered(operation, metadata, params, events, responses.trailing_metadata() or (),
+                              started, events=events)
+        reply.cut = cut
+        return reply
 
     # -- answers -------------------------------------------------------------------------
     def record(self, operation: str, metadata: Any, params: Any, status: int, trailers: Any, body: Any,
@@ -310,7 +316,7 @@ class GrpcBinding(Binding):
                          text.encode(), exchange)
 
     def answered(self, operation: str, metadata: Any, params: Any, result: Any, trailers: Any,
-                 started: float, events: list[Any] | None = None) -> Reply:
+                 started: float, events: list[Any] | None = None) -> GrpcReply:
         http = self.record(operation, metadata, params, 200, tuple(trailers), result, started)
         self.http.silent = 0
         return GrpcReply(self.name, http, True, result, envelope=result, statuses=False, spoke=True,

@@ -10,6 +10,8 @@ import pytest
 
 from conformance.launch import open_run
 from conformance.profiles import load_profile
+from conformance.protocols.a2a.client import EXTENSIONS_HEADER
+from conformance.protocols.a2a.reference_extensions import REQUIRED_EXTENSION
 from conformance.transport.grpc import GrpcBinding, to_json
 from tests.conftest import in_process
 
@@ -29,10 +31,11 @@ def grpc_binding(run, url: str | None = None) -> GrpcBinding:
 
 def test_a_call_answers_protojson_and_an_error_its_status_and_error_info(run):
     binding = grpc_binding(run)
+    needed = {EXTENSIONS_HEADER: REQUIRED_EXTENSION}  # the reference's card requires it (section 3.3.4)
     sent = binding.call("SendMessage", {"message": {"messageId": "m-1", "role": "ROLE_USER",
-                                                    "parts": [{"text": "hi"}]}})
+                                                    "parts": [{"text": "hi"}]}}, headers=needed)
     assert sent.ok and sent.result["task"]["status"]["state"] == "TASK_STATE_COMPLETED", sent.describe()
-    missing = binding.call("GetTask", {"id": "no-such-task"})
+    missing = binding.call("GetTask", {"id": "no-such-task"}, headers=needed)
     assert not missing.ok and missing.spoke and missing.grpc_status == "NOT_FOUND"
     info = [d for d in missing.error_data if d["@type"].endswith("google.rpc.ErrorInfo")]
     assert info and info[0]["reason"] == "TASK_NOT_FOUND" and info[0]["domain"] == "a2a-protocol.org"
@@ -82,3 +85,31 @@ def test_the_grpc_rows_pass_on_the_reference(capsys, tmp_path):
     for rid in ("A2A-GRPC-SERVICE", "A2A-GRPC-METADATA", "A2A-GRPC-VERSION", "A2A-GRPC-ERRORINFO",
                 "A2A-ERR-TASK-NOT-FOUND-GRPC", "A2A-AGREE-TASK"):
         assert got[rid] == "passed", (rid, got)
+
+
+def test_a_grpc_stream_of_the_reference_is_judged_by_the_stream_rows():
+    """The reference's EventStream read by grpcio's thread pool: the stream rows judge its
+    messages as they judge SSE events (A2A-STREAM-SSE, of SSE itself, is not applicable), and
+    an empty StreamResponse among them is caught over gRPC too."""
+    from conformance.runner import execute
+
+    profile = load_profile("a2a")
+    by_id = {r.id: r for r in profile.requirements}
+    rows = ("A2A-STREAM-SSE", "A2A-STREAM-EVENT-SHAPE", "A2A-STREAM-TASK-FIRST", "A2A-STREAM-ORDER",
+            "A2A-SUB-UPDATES", "A2A-SUB-CLOSE-TERMINAL")
+    clean = open_run(profile, "reference", binding="grpc")
+    try:
+        got = {rid: execute(by_id[rid], clean) for rid in rows}
+        streamed = [e for e in clean.http.log if e.request["url"].endswith("/SubscribeToTask")]
+    finally:
+        clean.http.close()
+    assert got.pop("A2A-STREAM-SSE").status == "skipped"
+    assert {rid: v.status for rid, v in got.items()} == dict.fromkeys(got, "passed"), \
+        {rid: v.message for rid, v in got.items() if v.status != "passed"}
+    assert streamed and json.loads(streamed[-1].response["body"])[0]["task"]["id"]
+    faulty = open_run(profile, "reference", faults=("stream_event_empty",), binding="grpc", shrink=False)
+    try:
+        shape = execute(by_id["A2A-STREAM-EVENT-SHAPE"], faulty)
+    finally:
+        faulty.http.close()
+    assert shape.status == "failed" and "event 2 is no StreamResponse" in shape.message, shape.message

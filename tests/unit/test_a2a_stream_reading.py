@@ -55,3 +55,22 @@ def test_only_a_task_snapshot_may_follow_the_terminal_state():
     assert terminal_problems(stream_of(chunk(["x"]), done, snapshot)) == []
     assert terminal_problems(stream_of(done, chunk(["x"])))
     assert terminal_problems(stream_of(chunk(["x"])))  # no terminal state at all
+
+
+def test_a_grpc_stream_is_read_by_its_messages_whatever_its_body_says():
+    """A gRPC server stream's messages are the events (each a whole answer: no envelope), and
+    a stream is one that ended with status OK."""
+    import httpx
+
+    from conformance.protocols.a2a.stream import reply_events, streamed
+    from conformance.transport.grpc import GrpcReply
+    from conformance.transport.http import HttpReply
+
+    messages = [{"task": {"id": "t"}}, {"statusUpdate": {"taskId": "t"}}]
+    http = HttpReply(200, httpx.Headers({}), json.dumps(messages).encode(), None)
+    reply = GrpcReply("grpc", http, True, messages, events=messages)
+    events = reply_events(reply, "grpc", "r1")
+    assert streamed(reply) and [e.kind for e in events] == ["task", "statusUpdate"]
+    assert not any(e.problem for e in events)
+    refused = GrpcReply("grpc", http, False, None, 9, "no", events=[])
+    assert not streamed(refused) and reply_events(refused, "grpc", "r1") == []

@@ -200,6 +200,9 @@ def handler(weak: Any, method: str, request_cls: Any, response_cls: Any, streami
 
     def stream(request: Any, context: Any) -> Any:
         result = answer(request, context)
+        stop = getattr(result, "stop", None)
+        if callable(stop):  # a stream the caller stops reading frees its thread at once
+            context.add_callback(stop)
         for event in [result] if isinstance(result, dict) or result is None else result:
             yield message(event)
 

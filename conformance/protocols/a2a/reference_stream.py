@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -47,25 +48,58 @@ def event_state(event: dict[str, Any]) -> Any:
 
 
 class EventStream:
-    """A streamed answer: the events so far and, while ``open``, those ``hear`` adds."""
+    """A streamed answer: the events so far and, while ``open``, those ``hear`` adds. Read
+    by SSE in an event loop (``events``) or by gRPC in a thread of its pool (iterating it);
+    ``lock`` guards the queue for the latter (a fault holds it to change the queue at once
+    with ``hear``)."""
 
-    def __init__(self, first: list[dict[str, Any]], task_id: str | None, ends: tuple[str, ...]) -> None:
+    def __init__(self, first: list[dict[str, Any]], task_id: str | None, ends: tuple[str, ...],
+                 idle: float = STREAM_IDLE, done: Callable[[], None] = lambda: None) -> None:
         self.queue = [copy(e) for e in first]
         self.task_id = task_id
         self.ends = ends
         self.open = task_id is not None and not any(event_state(e) in self.ends for e in first)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.wake: asyncio.Event | None = None
+        self.lock = threading.Condition(threading.RLock())
+        self.idle, self.done = idle, done  # how long a thread's reader waits; what ends the listening
 
     def hear(self, task: dict[str, Any], event: dict[str, Any]) -> None:
         """A listener of ``publish()``: a change of this stream's task."""
-        if not self.open or task.get("id") != self.task_id:
-            return
-        self.queue.append(copy(event))
-        if event_state(event) in self.ends:
-            self.open = False
+        with self.lock:
+            if not self.open or task.get("id") != self.task_id:
+                return
+            self.queue.append(copy(event))
+            if event_state(event) in self.ends:
+                self.open = False
+            self.lock.notify_all()
         if self.loop is not None and self.wake is not None:
             self.loop.call_soon_threadsafe(self.wake.set)
+
+    def stop(self) -> None:
+        """The reader went away (a gRPC call cancelled, its deadline passed): a thread waiting
+        for the next event ends now, not ``idle`` seconds later."""
+        with self.lock:
+            self.open = False
+            self.queue.clear()
+            self.lock.notify_all()
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """The events read in a plain thread (the gRPC binding's server stream): those queued,
+        then each one ``hear`` adds, until the stream closes or ``idle`` seconds pass with
+        nothing to send (as ``events``)."""
+        try:
+            while True:
+                with self.lock:
+                    if not self.queue and self.open and \
+                            not self.lock.wait_for(lambda: bool(self.queue) or not self.open, self.idle):
+                        self.open = False
+                    if not self.queue and not self.open:
+                        return
+                    event = self.queue.pop(0)
+                yield event
+        finally:
+            self.done()
 
     async def events(self, idle: float) -> AsyncIterator[dict[str, Any]]:
         self.loop, self.wake = asyncio.get_running_loop(), asyncio.Event()
@@ -141,10 +175,16 @@ class StreamParts:
                 *(s for s in docs.interrupted_states() if s != docs.state_named("auth_required")))
 
     def open_stream(self, first: list[dict[str, Any]], task_id: str | None) -> EventStream:
-        stream = EventStream(first, task_id, self.stream_ends())
+        stream = EventStream(first, task_id, self.stream_ends(), self.stream_idle)
+        stream.done = lambda: self.unlisten(stream)
         if stream.open:
             self.listeners.append(stream.hear)  # type: ignore[attr-defined]
         return stream
+
+    def unlisten(self, stream: EventStream) -> None:
+        """The stream is read to its end: its listener (a fault's in its place) goes."""
+        if stream.hear in self.listeners:  # type: ignore[attr-defined]
+            self.listeners.remove(stream.hear)  # type: ignore[attr-defined]
 
     def progress(self, task: dict[str, Any]) -> None:
         """The agent works a task to its end: a working status with a message, an artifact
@@ -193,8 +233,7 @@ class StreamParts:
                 async for event in stream.events(self.stream_idle):
                     yield self.sse_event(wrap(event))
             finally:
-                if stream.hear in self.listeners:  # type: ignore[attr-defined]
-                    self.listeners.remove(stream.hear)  # type: ignore[attr-defined]
+                self.unlisten(stream)
         return StreamingResponse(body(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 

@@ -29,7 +29,15 @@ from conformance.faults import replaces
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a import rest
 from conformance.protocols.a2a.client import A2AClient, a2a_error, state
-from conformance.protocols.a2a.errors import REST, describe, expect_carries, own_task, task_from
+from conformance.protocols.a2a.errors import (
+    GRPC,
+    REST,
+    describe,
+    expect_carries,
+    kind_of,
+    own_task,
+    task_from,
+)
 from conformance.protocols.a2a.rest import post_verb, reached
 from conformance.protocols.a2a.send import driven
 from conformance.reference import Refusal
@@ -85,7 +93,7 @@ class Stream:
 
     @property
     def is_stream(self) -> bool:
-        return self.reply is None or (self.reply.status == 200 and is_event_stream(self.reply.http))
+        return self.reply is None or streamed(self.reply)
 
     def describe(self) -> str:
         """A short account quoting what arrived."""
@@ -114,6 +122,23 @@ def sse_events(text: str) -> list[str]:
             data.append(value[1:] if value.startswith(" ") else value)
             pending = True
     return out
+
+
+def streamed(reply: Reply) -> bool:
+    """Whether ``reply`` is a stream as its binding gives one: a gRPC server stream ended with
+    status OK (section 10's ``stream StreamResponse``), else HTTP 200 with text/event-stream."""
+    if isinstance(getattr(reply, "events", None), list):
+        return reply.ok
+    return reply.status == 200 and is_event_stream(reply.http)
+
+
+def reply_events(reply: Reply, binding_kind: str, request_id: Any) -> list[Event]:
+    """The events of a streamed answer whatever its binding: each message of a gRPC server
+    stream (a StreamResponse as ProtoJSON: the binding's whole answer), else the SSE events."""
+    messages = getattr(reply, "events", None)
+    if isinstance(messages, list):
+        return [Event(json.dumps(m), m, m) for m in messages]
+    return read_events(reply.http.text, binding_kind, request_id) if is_event_stream(reply.http) else []
 
 
 def read_events(text: str, binding_kind: str, request_id: Any) -> list[Event]:
@@ -150,9 +175,9 @@ def open_stream(client: A2AClient, method: str, params: dict[str, Any], what: st
                     cut[0] if cut else None)
         text = str(((mine.response if mine else None) or {}).get("body") or "")
         return Stream(what, None, read_events(text, client.binding.kind, request_id), str(exc), request_id)
-    events = read_events(reply.http.text, client.binding.kind, request_id) if is_event_stream(reply.http) \
-        else []
-    return Stream(what, reply, events, request_id=request_id)
+    events = reply_events(reply, client.binding.kind, request_id)
+    stopped = str(getattr(reply, "cut", "") or "")  # a gRPC stream the kit stopped reading: as one cut above
+    return Stream(what, None if stopped else reply, events, stopped, request_id)
 
 
 def streaming_on(client: A2AClient) -> None:
@@ -162,9 +187,12 @@ def streaming_on(client: A2AClient) -> None:
 
 
 def expect_stream(ctx: CheckContext, stream: Stream) -> None:
-    """A streamed answer: HTTP 200, text/event-stream (a finding otherwise)."""
-    ctx.expect(stream.is_stream, f"{stream.what}: not an event stream (HTTP 200, text/event-stream): "
-                                 f"{stream.describe()}", kind="malformed_answer")
+    """A streamed answer: HTTP 200, text/event-stream; over gRPC a server stream ending OK
+    (a finding otherwise)."""
+    shape = "a gRPC server stream ending with status OK" if kind_of(ctx) == GRPC else \
+        "HTTP 200, text/event-stream"
+    ctx.expect(stream.is_stream, f"{stream.what}: not an event stream ({shape}): {stream.describe()}",
+               kind="malformed_answer")
 
 
 def send_stream(client: A2AClient, outcome: str = "completed") -> Stream:
@@ -316,10 +344,14 @@ def against_task(ctx: CheckContext, client: A2AClient, stream: Stream, task_id: 
 
 
 def rehear(ref: Any, stream: Any, hear: Any) -> None:
-    """A fault's listener in place of ``stream``'s own."""
+    """A fault's listener in place of ``stream``'s own, run holding the stream's lock (a
+    reader in another thread sees the queue only as the fault leaves it)."""
+    def locked(task: Any, event: Any) -> None:
+        with stream.lock:
+            hear(task, event)
     if stream.hear in ref.listeners:
-        ref.listeners[ref.listeners.index(stream.hear)] = hear
-    stream.hear = hear
+        ref.listeners[ref.listeners.index(stream.hear)] = locked
+    stream.hear = locked
 
 
 # -- SendStreamingMessage ---------------------------------------------------------------------
@@ -331,6 +363,10 @@ def rehear(ref: Any, stream: Any, hear: Any) -> None:
 def check_sse(ctx: CheckContext) -> None:
     """Section 11.7 says the same of HTTP+JSON ("Content-Type: text/event-stream", "the
     `data` field containing JSON serializations"); the route is the proto's."""
+    if kind_of(ctx) == GRPC:
+        raise NotApplicable("a statement of the HTTP bindings' Server-Sent Events; the gRPC binding streams "
+                            "the proto's `stream StreamResponse` (section 10), whose messages the other "
+                            "stream rows judge")
     client = A2AClient(ctx)
     streaming_on(client)
     stream = send_stream(client)
@@ -389,6 +425,15 @@ def stream_events_of_the_other_binding(ref: Any) -> None:
             wrapped = wrap(event)
             return event if wrapped is not event else {"jsonrpc": "2.0", "id": 1, "result": event}
         return original(stream, other)
+
+
+@check_event_shape.fault
+def stream_event_empty(ref: Any) -> None:
+    """After its first event a stream sends a StreamResponse holding none of task, message,
+    statusUpdate, artifactUpdate (a wire any binding carries: an empty protobuf message too)."""
+    @replaces(ref, "open_stream")
+    def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
+        return original([*first[:1], {}, *first[1:]], task_id)
 
 
 @check_event_shape.fault
