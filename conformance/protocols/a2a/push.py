@@ -25,6 +25,7 @@ from conformance.declare import requirement, variant
 from conformance.documents.schemas import schema_errors
 from conformance.faults import answer, noop, replaces, setting
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a.auth import secured
 from conformance.protocols.a2a.capabilities import open_task
 from conformance.protocols.a2a.client import A2AClient, state
 from conformance.protocols.a2a.errors import any_task, carries, expect_carries
@@ -437,6 +438,7 @@ def check_scoped(ctx: CheckContext) -> None:
     """Refused (whatever the error), or for List shown without the config and for Delete
     without effect (the main caller still finds it)."""
     client = push_client(ctx)
+    secured(client)  # without security every caller is one: there is no other caller's config
     ctx.token("other")
     task = any_task(client)
     config, url = stored(ctx, client, task["id"])
