@@ -1,5 +1,5 @@
 """The kit against a real A2A server: the official Python SDK (a2a-sdk, its 1.x line speaks
-A2A 1.0) with a small echo agent on loopback (tests/a2a_sdk_server.py), over both bindings
+A2A 1.0) with a small echo agent on loopback (tests/a2a_sdk_server.py), over the three bindings
 its card declares, with the scenarios that drive its agent (texts it understands). The
 verdicts must be the ones docs/a2a.md documents, each with the spec text it breaks: every
 requirement not listed there passes or is skipped (a statement of the other binding)."""
@@ -49,9 +49,9 @@ def test_the_sdk_server_gets_the_documented_verdicts(tmp_path: Path):
         result = conformance("run", "a2a", "--target", url, "--budget", "quick", "--config", str(config),
                              "--report", str(tmp_path / "r"))
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr  # the SDK fails MUST rows
-    assert "2 runs, one per binding (jsonrpc, http-json)" in result.stdout
+    assert "3 runs, one per binding (jsonrpc, http-json, grpc)" in result.stdout
     got = {}
-    for binding in ("jsonrpc", "http-json"):
+    for binding in ("jsonrpc", "http-json", "grpc"):
         summary = json.loads((tmp_path / "r" / binding / "summary.json").read_text())
         for row in summary["requirements"]:
             assert row["status"] != "crashed" and "crash" not in (row.get("kinds") or []), row
