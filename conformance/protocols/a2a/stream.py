@@ -504,6 +504,17 @@ def message_stream_goes_on(ref: Any) -> None:
         return original(first * 2 if task_id is None else first, task_id)
 
 
+def expect_closed_at_terminal(ctx: CheckContext, stream: Stream) -> None:
+    """The server closed ``stream``, and it ends with the task's terminal state (sections
+    3.1.2 and 3.1.6 say it of both kinds of stream)."""
+    with ctx.subcheck("closed"):
+        ctx.expect(stream.closed, f"{stream.what}: the server did not close the stream: {stream.describe()}",
+                   kind="no_answer")
+    with ctx.subcheck("terminal"):
+        problems = terminal_problems(stream)
+        ctx.expect(not problems, f"{stream.what}: " + "; ".join(problems), kind="expectation")
+
+
 @requirement(id="A2A-STREAM-CLOSE-TERMINAL", level="MUST",
              title="A streamed task's stream carries its terminal state and the server closes it there "
                    "(only a final Task snapshot may follow)",
@@ -515,12 +526,7 @@ def check_close_terminal(ctx: CheckContext) -> None:
     client = A2AClient(ctx)
     streaming_on(client)
     stream = task_stream(client)
-    with ctx.subcheck("closed"):
-        ctx.expect(stream.closed, f"{stream.what}: the server did not close the stream: {stream.describe()}",
-                   kind="no_answer")
-    with ctx.subcheck("terminal"):
-        problems = terminal_problems(stream)
-        ctx.expect(not problems, f"{stream.what}: " + "; ".join(problems), kind="expectation")
+    expect_closed_at_terminal(ctx, stream)
 
 
 @check_close_terminal.fault
@@ -679,12 +685,7 @@ def check_sub_close(ctx: CheckContext) -> None:
     client = A2AClient(ctx)
     streaming_on(client)
     _task, stream = watched(client)
-    with ctx.subcheck("closed"):
-        ctx.expect(stream.closed, f"{stream.what}: the server did not close the stream: {stream.describe()}",
-                   kind="no_answer")
-    with ctx.subcheck("terminal"):
-        problems = terminal_problems(stream)
-        ctx.expect(not problems, f"{stream.what}: " + "; ".join(problems), kind="expectation")
+    expect_closed_at_terminal(ctx, stream)
 
 
 @check_sub_close.fault
