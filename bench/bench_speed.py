@@ -11,6 +11,9 @@ For each profile:
 - suite rate: exchanges per second of `conformance run PROFILE --budget B`, and its ratio
   to the bare rate; peak RSS of the suite's process (its own: tests/peak_memory.py);
 - the floor: examples per second hypothesis draws with no exchange at all;
+- a fuzz campaign's CPU milliseconds per exchange against the served reference, split by
+  phase (conformance/ledger.py: generation, transport, judging, recording), from the
+  campaign's fuzz.json (--fuzz-seconds 0 leaves it out);
 - on loopback, how busy the served target was (its CPU time over the wall time) in the
   bare loop and in the suite's run: a suite far below the bare rate with an idle target
   is bound by its own work (generation, judging), not by the target.
@@ -84,16 +87,16 @@ def bare_rate(profile_name: str, seconds: float, target: str = "reference",
     run = open_run(profile, target, config=config or {}, budget="quick")
     client: httpx.Client = run.http._client  # noqa: SLF001 - the bare client under the recorder
     sent: list[httpx.Request] = []
-    send = client.send
+    build = client.build_request
 
-    def capture(request: httpx.Request, **kw: Any) -> httpx.Response:
-        sent.append(request)
-        return send(request, **kw)
+    def capture(*args: Any, **kw: Any) -> httpx.Request:
+        sent.append(build(*args, **kw))
+        return sent[-1]
 
-    client.send = capture  # type: ignore[method-assign]
+    client.build_request = capture  # type: ignore[method-assign]
     probe_req = next(r for r in profile.requirements)
     profile.probe(CheckContext(run, probe_req))
-    client.send = send  # type: ignore[method-assign]
+    client.build_request = build  # type: ignore[method-assign]
     request = sent[-1]
     count, started = 0, time.perf_counter()
     while time.perf_counter() - started < seconds:
@@ -141,6 +144,22 @@ def suite_run(profile: str, budget: str, workers: str, *target: str) -> tuple[di
         return json.loads(path.read_text()), rss, wall
 
 
+def fuzz_split(profile: str, seconds: float, config: Path) -> tuple[int, dict[str, float]]:
+    """(exchanges, CPU ms per exchange by phase) of a fuzz campaign of ``seconds`` against
+    the target ``config`` names (one worker: the phases are its own process's)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [sys.executable, "-m", "conformance.cli", "fuzz", profile, "--config", str(config),
+                   "--for", f"{seconds:g}s", "--report", tmp, "--progress", "3600"]
+        proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        path = Path(tmp) / "fuzz.json"
+        if not path.exists():
+            sys.exit(f"{profile}: the campaign wrote no fuzz.json (exit {proc.returncode}): "
+                     f"{proc.stderr[-400:]}")
+        found = json.loads(path.read_text())
+    exchanges = max(int(found["exchanges"]), 1)
+    return found["exchanges"], {phase: ms / exchanges for phase, ms in found["cpu_ms"].items()}
+
+
 def serve(profile: str, port: int, config: Path) -> subprocess.Popen[str]:
     proc = subprocess.Popen([sys.executable, "-m", "conformance.cli", "serve", profile, "--port", str(port),
                              "--control", "--write-config", str(config)], cwd=ROOT, text=True,
@@ -165,6 +184,8 @@ def main() -> None:
     parser.add_argument("--where", nargs="*", default=["in-process", "loopback"],
                         help="in-process and/or loopback")
     parser.add_argument("--workers", default="1", help="the suite's --workers (default 1)")
+    parser.add_argument("--fuzz-seconds", type=float, default=60.0,
+                        help="length of the fuzz campaign split by phase, on loopback (default 60; 0: none)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from conformance.profiles import available, load_profile
@@ -200,6 +221,13 @@ def main() -> None:
                         if bare_busy is not None and suite_busy is not None:
                             target_busy = (f"  target busy {bare_busy:.0%} of the bare loop, "
                                            f"{suite_busy:.0%} of the suite run")
+                        if args.fuzz_seconds > 0:
+                            exchanges, split = fuzz_split(name, args.fuzz_seconds, config)
+                            kit = sum(ms for phase, ms in split.items() if phase != "target in process")
+                            phases = " + ".join(f"{phase} {ms:.2f}" for phase, ms in split.items()
+                                                if phase != "target in process")
+                            print(f"{name:12} fuzz {args.fuzz_seconds:g} s on loopback: {exchanges} "
+                                  f"exchanges, kit CPU {kit:.2f} ms per exchange = {phases}", flush=True)
                     finally:
                         server.terminate()
                         server.wait(10)

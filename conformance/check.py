@@ -23,6 +23,7 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 from conformance.budgets import Budget
 from conformance.evidence import answer_of, blamed, breaking
 from conformance.failures import DEFAULT_KIND, Failure, check_kind
+from conformance.ledger import LEDGER
 from conformance.live import REASONS, Identities, PutBack, QuotaBook
 from conformance.model import Exchange, Profile, Requirement
 from conformance.transport.binding import Binding, make_binding
@@ -535,7 +536,8 @@ class CheckContext:
         @given(strategy)
         def prop(example: Any) -> None:
             self.begin_example()
-            body(example)
+            with LEDGER.charge("judging"):
+                body(example)
 
         # the example database keys a test by its source: every for_all shares this
         # one, so the key names the requirement and the call
@@ -545,7 +547,8 @@ class CheckContext:
         test = self.settings(examples)(self._decorate(prop, call))
         self._hypothesis_depth += 1
         try:
-            test()
+            with LEDGER.charge("generation"):  # hypothesis drawing examples: all but the body
+                test()
         except Exception as exc:
             self._capture(exc, call)
             raise

@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.ledger import BUCKETS, LEDGER
+
 PROGRESS_EVERY_S = 10.0
 STOP_FILE = ".stop"  # in the report folder: written by the signalled parent, read by every worker
 
@@ -45,6 +47,7 @@ class Campaign:
     found: list[Found] = field(default_factory=list)
     unreachable: str = ""
     interrupted: str = ""  # the signal that stopped the campaign, if one did
+    cpu_ms: dict[int, dict[str, float]] = field(default_factory=dict)  # worker -> CPU by phase (ledger.py)
 
 
 def seed_of(seed: int, round_no: int, worker: int, workers: int, shard: tuple[int, int] = (0, 1)) -> int:
@@ -84,6 +87,7 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
             emit(("progress", worker, run.http.total))
 
     run.http.on_exchange = tick
+    before = LEDGER.milliseconds()  # this worker's share of the process's ledger
     run.http.stop_file = folder / STOP_FILE  # the campaign's parent writes it when signalled
     seen: set[tuple[str, str]] = set()
     generative: set[str] | None = None  # after the first round, only requirements that generate inputs
@@ -113,9 +117,11 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
                         source=req.source.to_json(), target=run.target, seed=run.seed, budget="deep",
                         message=verdict.message, exchanges=verdict.exchanges, reproduce=verdict.reproduce,
                         binding=run.binding, failures=verdict.failures)
-            path = write_case(folder / "cases", case)
-            numbered = path.with_name(f"{path.stem}-s{shard[0]}w{worker}r{round_no}-{len(seen)}{path.suffix}")
-            path.rename(numbered)
+            with LEDGER.charge("recording"):
+                path = write_case(folder / "cases", case)
+                numbered = path.with_name(
+                    f"{path.stem}-s{shard[0]}w{worker}r{round_no}-{len(seen)}{path.suffix}")
+                path.rename(numbered)
             emit(("found",
                   asdict(Found(req.id, req.level, key[1], verdict.message, numbered.name, worker, round_no))))
         generative = ran if generative is None else generative
@@ -123,6 +129,8 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
         if not generative:
             break  # nothing generates: one round says it all
     emit(("progress", worker, run.http.total))
+    spent = LEDGER.milliseconds()
+    emit(("cpu", worker, {bucket: round(ms - before[bucket], 1) for bucket, ms in spent.items()}))
     if run.unreachable:
         emit(("unreachable", worker, run.unreachable))
     run.http.close()
@@ -232,6 +240,8 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
                 f"cases/{found.case}]")
         elif kind == "unreachable":
             result.unreachable = event[2]
+        elif kind == "cpu":
+            result.cpu_ms[event[1]] = event[2]
         progress()
 
     from conformance.transport.http import write_stop_file
@@ -269,6 +279,8 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
                    "shard": f"{shard[0]}/{shard[1]}", "only": list(only),
                    "seeds": {str(w): drawn for w, drawn in sorted(result.seeds.items())},
                    "exchanges": sum(result.exchanges.values()), "rounds": result.rounds,
+                   "cpu_ms": {b: round(sum(w.get(b, 0.0) for w in result.cpu_ms.values()), 1)
+                              for b in BUCKETS},
                    "unreachable": result.unreachable or None, "interrupted": result.interrupted or None,
                    "failures": [asdict(f) for f in result.found]}
         (report_dir / "fuzz.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

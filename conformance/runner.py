@@ -25,6 +25,7 @@ from conformance.check import (
 )
 from conformance.evidence import Root, accepted_features, root_of
 from conformance.failures import Failure, summarize
+from conformance.ledger import LEDGER
 from conformance.model import Exchange, Requirement
 from conformance.transport.http import RunStopped, TargetUnreachable, TransportFailure
 
@@ -77,6 +78,11 @@ def verdict_from_json(data: dict[str, Any]) -> Verdict:
 def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any] | None = None) -> Verdict:
     """Run one requirement against the run's target and judge it. Every message
     goes through the run's redactor: a target may echo a secret back."""
+    with LEDGER.charge("judging"):  # what no inner phase (drawing, sending, recording) is charged
+        return _execute(requirement, run, reproduce)
+
+
+def _execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any] | None) -> Verdict:
     started = time.perf_counter()
     count_before = run.http.total
     ctx = CheckContext(run, requirement, reproduce)

@@ -184,7 +184,8 @@ def run_variants(profile: Profile, group: tuple[str, ...], budget: str = "quick"
     a clean run's); the others run as they did on the clean reference, and passed.
     The group's variants run together on one reference. A requirement that does not
     pass there runs again under each of its variants alone, so a failure names its
-    variant (and one variant cannot hide another's failure by stopping the check);
+    variant (and one variant cannot hide another's failure by stopping the check): one
+    run per variant, of all such requirements it reaches, as a server showing only it;
     where every one alone passes, the group's verdict is kept under the name ``a+b+c``
     of the whole group: a server may show them all at once. A variant of one binding
     kind's behaviour (its ``binding_kind``) runs only over bindings of that kind."""
@@ -198,16 +199,15 @@ def run_variants(profile: Profile, group: tuple[str, ...], budget: str = "quick"
                          and (reach is None or changed is None or bool(reach.get(r.id, changed) & changed))]
     together = _run(profile, group, {rid for rids in reached.values() for rid in rids}, budget, seed, binding)
     result: dict[str, dict[str, Verdict]] = {name: {} for name in group}
+    again = {rid for rid, verdict in together.items()
+             if verdict.status not in ("passed", "skipped") and len(group) > 1}
+    alone = {name: _run(profile, (name,), again & set(reached[name]), budget, seed, binding)
+             for name in group if again & set(reached[name])}
     for rid, verdict in together.items():
         names = [name for name in group if rid in reached[name]]
-        if verdict.status in ("passed", "skipped") or len(group) == 1:
-            for name in names:
-                result[name][rid] = verdict
-            continue
-        alone = {name: _run(profile, (name,), {rid}, budget, seed, binding)[rid] for name in names}
-        for name, single in alone.items():
-            result[name][rid] = single
-        if all(v.status in ("passed", "skipped") for v in alone.values()):
+        for name in names:
+            result[name][rid] = alone[name][rid] if rid in again else verdict
+        if rid in again and all(alone[name][rid].status in ("passed", "skipped") for name in names):
             result.setdefault("+".join(group), {})[rid] = verdict
     return result
 

@@ -27,20 +27,20 @@ def cache_bytecode_outside_the_checkout() -> None:
 
 cache_bytecode_outside_the_checkout()
 
-# Rough seconds of the longest tests (3 workers on 2 cores, --durations), by node id pattern
+# Rough seconds of the longest tests (2 workers on 2 cores, --durations), by node id pattern
 # under tests/e2e/; the rest count 2 s (e2e) or 0.2 s (unit). Only their order matters: keep
 # it when a test grows or a profile is added.
 LONG = {
-    "test_plaza_live_harm.py::test_a_whole_run_*": 125,
+    "test_plaza_live_harm.py::test_a_whole_run_*": 115,
     "test_selftest.py::test_clean_*[[]agent-plaza:*": 70,
-    "test_plaza_live.py::*": 80,
-    "test_selftest.py::test_no_must_rests_*[[]agent-plaza]": 80,
-    "test_selftest.py::test_clean_*[[]a2a:grpc]": 20,
-    "test_selftest.py::test_clean_*[[]a2a:*": 105,
-    "test_selftest.py::test_no_must_rests_*[[]a2a]": 110,
+    "test_plaza_live.py::*": 95,
+    "test_selftest.py::test_no_must_rests_*[[]agent-plaza]": 85,
+    "test_selftest.py::test_clean_*[[]a2a:grpc]": 75,
+    "test_selftest.py::test_clean_*[[]a2a:*": 50,
+    "test_selftest.py::test_no_must_rests_*[[]a2a]": 72,
     "test_plaza_profile.py::test_plaza_passes_*": 65,
-    "test_selftest.py::test_no_must_rests_*[[]wever-connect]": 95,
-    "test_a2a_sdk.py::*": 90,
+    "test_selftest.py::test_no_must_rests_*[[]wever-connect]": 90,
+    "test_a2a_sdk.py::*": 100,
     "test_selftest.py::test_no_must_rests_*[[]canon-verbs]": 50,
     "test_a2a_profile.py::test_a2a_passes_*": 55,
     "test_wever_profile.py::test_wever_passes_*": 35,

@@ -8,9 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
+from conformance.documents.compiled import FORMAT_CHECKER as FORMAT_CHECKER  # the checker every check applies
+from conformance.documents.compiled import Judge, judge_for
 from conformance.yamltext import load_yaml
 
 
@@ -109,11 +110,9 @@ def strip_annotations(schema: Any) -> Any:
     return out
 
 
-FORMAT_CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
-
-
-def validator_for(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
-    return jsonschema.Draft202012Validator(schema, format_checker=FORMAT_CHECKER)
+def validator_for(schema: dict[str, Any]) -> Judge:
+    """Draft 2020-12 with the installed format checkers, compiled once per schema."""
+    return judge_for(schema)
 
 
 def schema_errors(schema: dict[str, Any], instance: Any, limit: int = 3) -> list[str]:

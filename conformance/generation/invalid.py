@@ -17,7 +17,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.documents.schemas import FORMAT_CHECKER, validator_for
+from conformance.documents.compiled import FORMAT_CHECKER
+from conformance.documents.schemas import validator_for
 from conformance.generation.compiler import index_of
 from conformance.generation.strategies import strategy_for
 
@@ -73,44 +74,13 @@ def _small_validator(schema: dict[str, Any]) -> Any:
     return _validator_json(json.dumps(schema, sort_keys=True, default=str))
 
 
-_REST: dict[int, tuple[Any, dict[str, Any]]] = {}
-
-
-def _without_unions(schema: dict[str, Any]) -> dict[str, Any]:
-    hit = _REST.get(id(schema))
-    if hit is not None and hit[0] is schema:
-        return hit[1]
-    if len(_REST) > 4096:
-        _REST.clear()
-    rest = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
-    _REST[id(schema)] = (schema, rest)
-    return rest
-
-
 def _valid(schema: Any, instance: Any) -> bool:
-    """Same answer as ``validator_for(schema).is_valid``, faster on a top-level union:
-    jsonschema's anyOf/oneOf gather every branch's errors; here each branch stops at
-    its first error and anyOf stops at the first branch that matches."""
+    """``validator_for(schema).is_valid``, with ``True`` and ``False`` schemas answered here."""
     if schema is True or schema == {}:
         return True
     if schema is False:
         return False
-    unions = [k for k in ("anyOf", "oneOf") if isinstance(schema.get(k), list)]
-    if not unions or "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
-        return bool(_validator(schema).is_valid(instance))
-    rest = _without_unions(schema)
-    if rest and not _validator(rest).is_valid(instance):
-        return False
-    if "anyOf" in unions and not any(_valid(b, instance) for b in schema["anyOf"]):
-        return False
-    if "oneOf" in unions:
-        hits = 0
-        for branch in schema["oneOf"]:
-            hits += _valid(branch, instance)
-            if hits > 1:
-                return False
-        return hits == 1
-    return True
+    return bool(_validator(schema).is_valid(instance))
 
 
 # ---------------------------------------------------------------- small helpers

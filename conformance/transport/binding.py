@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from conformance.ledger import LEDGER
 from conformance.transport.http import HttpReply, HttpTransport, json_excerpt
 
 # A token resolver: (credential label, required) -> token or None. The check layer
@@ -196,8 +197,9 @@ class Binding:
         if self.before_call is not None:
             self.before_call(operation, self.bearer if caller == DEFAULT
                              else caller if isinstance(caller, str) else None)
-        reply = self._send(operation, params, self.call_headers(caller, idempotency_key, headers), raw,
-                           **options)
+        with LEDGER.charge("transport"):  # the binding's framing and parsing, and the exchange
+            reply = self._send(operation, params, self.call_headers(caller, idempotency_key, headers), raw,
+                               **options)
         if (reply.status == 401 and caller == DEFAULT and self.bearer and not self.auth(DEFAULT)
             and self.on_unauthenticated):
             self.on_unauthenticated(self.bearer)  # the target wants the token the run was not given

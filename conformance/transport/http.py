@@ -23,6 +23,7 @@ import httpcore
 import httpx
 
 from conformance.jsontext import MAX_JSON_DEPTH, json_excerpt, parse_json  # noqa: F401  (re-exported)
+from conformance.ledger import LEDGER
 from conformance.model import Exchange
 
 # Bodies beyond this many characters are cut in recorded exchanges (a 10 MB probe
@@ -302,15 +303,16 @@ class HttpTransport:
         self.answered = 0  # exchanges that got an answer
         self.on_exchange: Any = None  # called after each exchange (progress display)
         self.closing: list[Any] = []  # what lives as long as the client (a webhook receiver): closed with it
+        self._app: Any = None  # the in-process reference, called without the client's layers
         if app is not None:
             from conformance.transport.inprocess import InProcessTransport
 
             self.base_url = REFERENCE_BASE
             self.target = "reference"
             self.live = False
-            self._client: httpx.Client = _Client(
-                base_url=REFERENCE_BASE, transport=InProcessTransport(app), follow_redirects=False
-            )
+            self._app = InProcessTransport(app)
+            self._client: httpx.Client = _Client(base_url=REFERENCE_BASE, transport=self._app,
+                                                 follow_redirects=False)
             self._client.__enter__()
         else:
             assert base_url is not None
@@ -361,6 +363,13 @@ class HttpTransport:
     ) -> HttpReply:
         """One exchange, bounded by the run's timeout (or ``timeout``: an exchange the
         protocol lets the server hold, a long poll say)."""
+        with LEDGER.charge("transport"):
+            return self._request(method, path, headers=headers, content=content, json_body=json_body,
+                                 params=params, timeout=timeout)
+
+    def _request(self, method: str, path: str, *, headers: Mapping[str, str] | None,
+                 content: bytes | str | None, json_body: Any, params: Mapping[str, Any] | None,
+                 timeout: float | None) -> HttpReply:
         self.check_running()
         hdrs = dict(headers or {})
         if json_body is not None:
@@ -384,9 +393,16 @@ class HttpTransport:
         resp: httpx.Response | None = None
         arrived = bytearray()
         try:
-            resp = self._client.send(req, stream=True)
+            if self._app is not None:  # in process: the same answer, without the client's layers
+                with LEDGER.charge("target in process"):
+                    status, raw_headers, whole = self._app.call(req)
+                resp = httpx.Response(status, headers=raw_headers, request=req)
+                chunks: Iterator[bytes] = iter((whole,))
+            else:
+                resp = self._client.send(req, stream=True)
+                chunks = resp.iter_raw()
             encodings = [e.strip().lower() for e in resp.headers.get("content-encoding", "").split(",")]
-            content_out, unknown = read_bounded(resp.iter_raw(), encodings, self.max_answer, arrived)
+            content_out, unknown = read_bounded(chunks, encodings, self.max_answer, arrived)
         except AnswerTooLarge:
             assert resp is not None
             self.silent = 0
@@ -435,6 +451,10 @@ class HttpTransport:
             raise TargetUnreachable(self.dead)
 
     def _remember(self, exchange: Exchange) -> None:
+        with LEDGER.charge("recording"):
+            self._keep(exchange)
+
+    def _keep(self, exchange: Exchange) -> None:
         self.log.append(exchange)
         self.total += 1
         if self.on_exchange:

@@ -23,8 +23,7 @@ import httpx
 
 class InProcessTransport(httpx.BaseTransport):
     def __init__(self, app: object) -> None:
-        self._asgi = httpx.ASGITransport(app=self._streams_let_others_in(app),  # type: ignore[arg-type]
-                                         raise_app_exceptions=False)
+        self._app = self._streams_let_others_in(app)
         self._loops = threading.local()
         self._every: list[asyncio.AbstractEventLoop] = []
         self._turn = threading.Lock()
@@ -54,22 +53,56 @@ class InProcessTransport(httpx.BaseTransport):
         return loop
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        body = request.read()
+        status, headers, content = self.call(request)
+        return httpx.Response(status, headers=headers, stream=httpx.ByteStream(content), request=request)
 
-        async def call() -> tuple[int, httpx.Headers, bytes]:
-            inner = httpx.Request(request.method, request.url, headers=request.headers, content=body)
-            response = await self._asgi.handle_async_request(inner)
-            content = b"".join([chunk async for chunk in response.stream])  # type: ignore[union-attr]
-            return response.status_code, response.headers, content
+    def call(self, request: httpx.Request) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """(status, headers, body) of the app's answer to ``request``: the ASGI exchange
+        driven here as httpx's ASGITransport drives it (the body, then a disconnect once the
+        answer is complete), without the client's and the transport's layers around it."""
+        body = request.read()
+        url = request.url
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+                 "method": request.method, "headers": [(k.lower(), v) for k, v in request.headers.raw],
+                 "scheme": url.scheme, "path": url.path, "raw_path": url.raw_path.split(b"?")[0],
+                 "query_string": url.query, "server": (url.host, url.port), "client": ("127.0.0.1", 123),
+                 "root_path": ""}
+
+        async def exchange() -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+            answer: dict[str, Any] = {"status": None, "headers": None}
+            parts: list[bytes] = []
+            complete = asyncio.Event()
+            read = False
+
+            async def receive() -> dict[str, Any]:
+                nonlocal read
+                if read:
+                    await complete.wait()
+                    return {"type": "http.disconnect"}
+                read = True
+                return {"type": "http.request", "body": body, "more_body": False}
+
+            async def send(message: Any) -> None:
+                if message["type"] == "http.response.start":
+                    answer["status"], answer["headers"] = message["status"], message.get("headers") or []
+                elif message["type"] == "http.response.body":
+                    if message.get("body") and request.method != "HEAD":
+                        parts.append(message["body"])
+                    if not message.get("more_body", False):
+                        complete.set()
+            try:
+                await self._app(scope, receive, send)
+            except Exception:  # noqa: BLE001 - an exception in the app is a 500 answer, as a server gives
+                complete.set()
+            return answer["status"] or 500, list(answer["headers"] or []), b"".join(parts)
 
         loop = self._loop()
         self._turn.acquire()
         self._holding.turn = True
         try:
-            status, headers, content = loop.run_until_complete(call())
+            return loop.run_until_complete(exchange())
         finally:
             self._let_others_in()
-        return httpx.Response(status, headers=headers, stream=httpx.ByteStream(content), request=request)
 
     def close(self) -> None:
         for loop in self._every:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+from conformance.ledger import BUCKETS
 from tests.conftest import conformance, in_process
 
 
@@ -26,6 +27,9 @@ def test_a_campaign_reports_progress_and_writes_each_new_failure_once(tmp_path):
     summary = json.loads((report / "fuzz.json").read_text())
     assert (summary["exchanges"] > 0
             and [f["requirement"] for f in summary["failures"]] == ["BINDU-RPC-BODY-LIMIT"])
+    # where both workers' CPU went, by phase (conformance/ledger.py; bench/bench_speed.py prints it)
+    assert set(summary["cpu_ms"]) == set(BUCKETS)
+    assert summary["cpu_ms"]["transport"] > 0 and summary["cpu_ms"]["judging"] > 0
 
 
 def test_a_campaign_needs_a_duration_it_can_read(tmp_path, capsys):

@@ -1,0 +1,120 @@
+"""A schema's validator, compiled: jsonschema-rs answers "is it valid?", python-jsonschema
+explains why not.
+
+Most instances the kit judges are valid (every request the references serve, every answer
+the checks read, every draw the generators filter), and python-jsonschema walks each one
+in Python, building a validator object per subschema (a third of a run's CPU). jsonschema-rs
+compiles the schema once and answers in native code; the error messages, paths and
+keywords the kit quotes still come from python-jsonschema, asked only about an instance
+already known to be invalid.
+
+The two must give the same answer. Where their semantics differ, the compiled schema is
+rewritten to defer to Python: ``pattern`` is matched with ``re.search`` as python-jsonschema
+does (ECMA-262's ``$`` does not match before a final newline, Python's does), and each
+``format`` is checked by python-jsonschema's own format checker (the formats it does not
+check are not checked). An instance jsonschema-rs cannot read (a non-string key, bytes)
+is judged by python-jsonschema alone. tests/unit/test_compiled.py holds the two to
+agreement on every schema of every spec, valid and broken instances alike."""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import jsonschema_rs
+
+FORMAT_CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
+PATTERN = "x-python-pattern"  # the custom keyword that stands for ``pattern``
+FORMATS = {f"x-python-{name}": (lambda value, name=name: FORMAT_CHECKER.conforms(value, name))
+           for name in FORMAT_CHECKER.checkers}
+# keywords whose values are data, not schemas: their members are never rewritten
+DATA = frozenset({"const", "enum", "default", "examples", "example", "x-example"})
+
+
+class PythonPattern:
+    """``pattern`` as python-jsonschema reads it: ``re.search``, Python's dialect."""
+
+    def __init__(self, parent_schema: dict[str, Any], value: str, schema_path: list[Any]) -> None:
+        self.regex = re.compile(value)
+
+    def validate(self, instance: Any) -> None:
+        if isinstance(instance, str) and not self.regex.search(instance):
+            raise ValueError(f"{instance!r} does not match {self.regex.pattern!r}")
+
+
+def deferring(schema: Any) -> Any:
+    """``schema`` with ``pattern`` and ``format`` rewritten to the Python checks above."""
+    if isinstance(schema, list):
+        return [deferring(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in DATA:
+            out[key] = value
+        elif key == "pattern" and isinstance(value, str):
+            out[PATTERN] = value
+        elif key == "format" and isinstance(value, str):
+            if f"x-python-{value}" in FORMATS:
+                out["format"] = f"x-python-{value}"
+        elif key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas") \
+                and isinstance(value, dict):
+            out[key] = {name: deferring(sub) for name, sub in value.items()}
+        else:
+            out[key] = deferring(value)
+    return out
+
+
+class Judge:
+    """The validator every check applies: ``is_valid`` and ``iter_errors`` as in
+    python-jsonschema, with the compiled answer first."""
+
+    def __init__(self, schema: Any) -> None:
+        self.schema = schema
+        self._explain: jsonschema.protocols.Validator | None = None
+        try:
+            self._fast: Any = jsonschema_rs.Draft202012Validator(
+                deferring(schema), validate_formats=True, formats=FORMATS,
+                keywords={PATTERN: PythonPattern}, offline=True)
+        except Exception:  # noqa: BLE001 - a schema it cannot compile (a remote $ref, say) is judged in Python
+            self._fast = None
+
+    @property
+    def explain(self) -> jsonschema.protocols.Validator:
+        if self._explain is None:
+            self._explain = jsonschema.Draft202012Validator(self.schema, format_checker=FORMAT_CHECKER)
+        return self._explain
+
+    def is_valid(self, instance: Any) -> bool:
+        if self._fast is not None:
+            try:
+                return bool(self._fast.is_valid(instance))
+            except (ValueError, TypeError, OverflowError):  # not JSON it can read: Python judges
+                pass
+        return bool(self.explain.is_valid(instance))
+
+    def iter_errors(self, instance: Any) -> Iterator[jsonschema.ValidationError]:
+        if self.is_valid(instance):
+            return iter(())
+        return self.explain.iter_errors(instance)
+
+
+_CACHE: OrderedDict[int, Judge] = OrderedDict()
+CACHE_SIZE = 1024
+
+
+def judge_for(schema: Any) -> Judge:
+    """The judge of ``schema``, compiled once per schema object (kept while cached, so its id
+    is not reused); the spec schemas the kit loads are never changed in place."""
+    key = id(schema)
+    judge = _CACHE.get(key)
+    if judge is not None and judge.schema is schema:
+        _CACHE.move_to_end(key)
+        return judge
+    judge = _CACHE[key] = Judge(schema)
+    if len(_CACHE) > CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return judge
