@@ -149,7 +149,7 @@ def fuzz_split(profile: str, seconds: float, config: Path) -> tuple[int, dict[st
     the target ``config`` names (one worker: the phases are its own process's)."""
     with tempfile.TemporaryDirectory() as tmp:
         command = [sys.executable, "-m", "conformance.cli", "fuzz", profile, "--config", str(config),
-                   "--for", f"{seconds:g}s", "--report", tmp, "--progress", "3600"]
+                   "--for", f"{seconds:g}s", "--report", tmp, "--progress", "10"]
         proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
         path = Path(tmp) / "fuzz.json"
         if not path.exists():
