@@ -19,6 +19,7 @@ agreement on every schema of every spec, valid and broken instances alike."""
 from __future__ import annotations
 
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
@@ -104,17 +105,21 @@ class Judge:
 
 _CACHE: OrderedDict[int, Judge] = OrderedDict()
 CACHE_SIZE = 1024
+_LOCK = threading.Lock()
 
 
 def judge_for(schema: Any) -> Judge:
     """The judge of ``schema``, compiled once per schema object (kept while cached, so its id
     is not reused); the spec schemas the kit loads are never changed in place."""
     key = id(schema)
-    judge = _CACHE.get(key)
-    if judge is not None and judge.schema is schema:
-        _CACHE.move_to_end(key)
-        return judge
-    judge = _CACHE[key] = Judge(schema)
-    if len(_CACHE) > CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    with _LOCK:  # the references' server threads and concurrent replays judge at once
+        judge = _CACHE.get(key)
+        if judge is not None and judge.schema is schema:
+            _CACHE.move_to_end(key)
+            return judge
+    judge = Judge(schema)
+    with _LOCK:
+        _CACHE[key] = judge
+        if len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
     return judge

@@ -105,3 +105,30 @@ def test_a_schema_jsonschema_rs_does_not_compile_is_judged_in_python():
 def test_a_remote_reference_is_never_fetched():
     judge = Judge({"$ref": "https://unreachable.invalid/schema.json"})
     assert judge._fast is None  # jsonschema-rs runs offline; python-jsonschema does not retrieve either
+
+
+def test_threads_judging_at_once_while_the_cache_evicts(monkeypatch):
+    """The references' server threads judge beside the checks: a lookup, an eviction and a
+    compile at once must neither raise nor mix up two schemas."""
+    import threading
+
+    from conformance.documents import compiled
+
+    monkeypatch.setattr(compiled, "CACHE_SIZE", 2)
+    schemas = [{"type": "integer", "maximum": n} for n in range(6)]
+    errors = []
+
+    def work():
+        try:
+            for i in range(300):
+                n = i % 6
+                assert judge_for(schemas[n]).is_valid(n) and not judge_for(schemas[n]).is_valid(n + 1)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
