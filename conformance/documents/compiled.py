@@ -104,7 +104,7 @@ class Judge:
 
 
 _CACHE: OrderedDict[int, Judge] = OrderedDict()
-CACHE_SIZE = 1024
+CACHE_SIZE = 4096  # the spec schemas and the subschemas the invalid generator judges
 _LOCK = threading.Lock()
 
 

@@ -48,22 +48,6 @@ Path = tuple[Any, ...]
 
 # ---------------------------------------------------------------- validators (cached)
 
-_BY_ID: dict[int, tuple[Any, Any]] = {}
-
-
-def _validator(schema: Any) -> Any:
-    """Validator of a schema object that lives as long as the caller's schema: cached by
-    ``id`` (the schema is kept in the cache so the id cannot be reused meanwhile)."""
-    hit = _BY_ID.get(id(schema))
-    if hit is not None and hit[0] is schema:
-        return hit[1]
-    if len(_BY_ID) > 4096:
-        _BY_ID.clear()
-    validator = validator_for(schema)
-    _BY_ID[id(schema)] = (schema, validator)
-    return validator
-
-
 @lru_cache(maxsize=2048)
 def _validator_json(schema_json: str) -> Any:
     return validator_for(json.loads(schema_json))
@@ -80,7 +64,7 @@ def _valid(schema: Any, instance: Any) -> bool:
         return True
     if schema is False:
         return False
-    return bool(_validator(schema).is_valid(instance))
+    return bool(validator_for(schema).is_valid(instance))
 
 
 # ---------------------------------------------------------------- small helpers
@@ -746,7 +730,7 @@ def invalid_strategy(schema: dict[str, Any]) -> st.SearchStrategy[InvalidInstanc
     """A valid instance drawn with ``strategy_for(schema)``, then one of its mutations
     (instances without any are filtered out). The mutation is picked by a drawn index,
     as ``flatmap(sampled_from)`` would, without a new strategy on every draw."""
-    root = _validator(schema)
+    root = validator_for(schema)  # compiled once per schema object (documents/compiled.py)
     candidates = strategy_for(schema).filter(root.is_valid).map(
         lambda instance: mutations(schema, instance)).filter(bool)
 
