@@ -77,35 +77,31 @@ def bare_rate(profile_name: str, seconds: float, target: str = "reference",
               config: dict[str, Any] | None = None) -> float:
     """Requests per second of the profile's probe request, re-sent raw through the
     transport's own client (no recording, no judging): the target's speed."""
-    import httpx
-
     from conformance.check import CheckContext
     from conformance.launch import open_run
     from conformance.profiles import load_profile
 
     profile = load_profile(profile_name)
     run = open_run(profile, target, config=config or {}, budget="quick")
-    client: httpx.Client = run.http._client  # noqa: SLF001 - the bare client under the recorder
-    sent: list[httpx.Request] = []
-    build = client.build_request
+    http = run.http
+    sent: list[tuple[Any, ...]] = []
+    send = http._send  # noqa: SLF001 - the bare client under the recorder
 
-    def capture(*args: Any, **kw: Any) -> httpx.Request:
-        sent.append(build(*args, **kw))
-        return sent[-1]
+    def capture(*args: Any) -> Any:
+        sent.append(args)
+        return send(*args)
 
-    client.build_request = capture  # type: ignore[method-assign]
-    probe_req = next(r for r in profile.requirements)
-    profile.probe(CheckContext(run, probe_req))
-    client.build_request = build  # type: ignore[method-assign]
-    request = sent[-1]
+    http._send = capture  # type: ignore[method-assign]  # noqa: SLF001
+    profile.probe(CheckContext(run, next(r for r in profile.requirements)))
+    http._send = send  # type: ignore[method-assign]  # noqa: SLF001
+    method, url, headers, body, _until, timeout = sent[-1]
     count, started = 0, time.perf_counter()
     while time.perf_counter() - started < seconds:
-        response = client.send(httpx.Request(request.method, request.url, headers=request.headers,
-                                             content=request.content))
-        response.read()
+        for _chunk in send(method, url, headers, body, time.monotonic() + 5.0, timeout).chunks:
+            pass
         count += 1
     rate = count / (time.perf_counter() - started)
-    run.http.close()
+    http.close()
     return rate
 
 

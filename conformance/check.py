@@ -532,12 +532,14 @@ class CheckContext:
         exchanges stay in the log."""
         self._calls += 1
         call = self._calls
+        batch = self.budget.batch
 
-        @given(strategy)
+        @given(strategy if batch == 1 else st.lists(strategy, min_size=1, max_size=batch))
         def prop(example: Any) -> None:
             self.begin_example()
             with LEDGER.charge("judging"):
-                body(example)
+                for one in [example] if batch == 1 else example:  # a failing batch shrinks to one input
+                    body(one)
 
         # the example database keys a test by its source: every for_all shares this
         # one, so the key names the requirement and the call
@@ -563,9 +565,10 @@ class CheckContext:
         bound = self._decorate(bound, call)
         self._hypothesis_depth += 1
         try:
-            run_state_machine_as_test(
-                bound, settings=self.settings(self.budget.machines, stateful_step_count=self.budget.steps)
-            )
+            with LEDGER.charge("generation"):  # the engine and its draws; rules charge judging (machine.py)
+                run_state_machine_as_test(
+                    bound, settings=self.settings(self.budget.machines, stateful_step_count=self.budget.steps)
+                )
         except Exception as exc:
             self._capture(exc, call)
             raise

@@ -1,11 +1,11 @@
 """Long campaigns: `conformance fuzz PROFILE --for 2h` keeps generating past the
-budgets. Round after round every requirement runs again at the deep budget with a
-new seed (each worker its own seeds), all sharing one example database, so a
-failure one worker finds is replayed by the others. A campaign of many machines runs one
-shard on each (``--shard I/N``): the seeds of shard I never meet another shard's, and
-`conformance fuzz merge` joins the shards' reports. Each new failure (a requirement
-and a root-cause signature not seen before in the campaign) is written as a case
-file at once; a progress line comes at least every 10 seconds."""
+budgets. Round after round every requirement runs again at the campaign budget (the deep
+one, its inputs drawn in batches) with a new seed (each worker its own seeds), all sharing
+one example database, so a failure one worker finds is replayed by the others. A
+campaign of many machines runs one shard on each (``--shard I/N``): the seeds of shard I
+never meet another shard's, and `conformance fuzz merge` joins the shards' reports. Each
+new failure (a requirement and a root-cause signature not seen before in the campaign) is
+written as a case file at once; a progress line comes at least every 10 seconds."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
 
     profile = load_profile(profile_name)
     folder = Path(report_dir)
-    run = open_run(profile, target, config=config, token=token, faults=faults, budget="deep",
+    run = open_run(profile, target, config=config, token=token, faults=faults, budget="campaign",
                    seed=seed_of(seed, 1, worker, workers, shard),
                    db_dir=folder / ".hypothesis", max_time=seconds, reuse_examples=True)
     last = [0.0]
@@ -114,7 +114,7 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
                 continue
             seen.add(key)
             case = Case(profile=profile.name, requirement=req.id, level=req.level, title=req.title,
-                        source=req.source.to_json(), target=run.target, seed=run.seed, budget="deep",
+                        source=req.source.to_json(), target=run.target, seed=run.seed, budget="campaign",
                         message=verdict.message, exchanges=verdict.exchanges, reproduce=verdict.reproduce,
                         binding=run.binding, failures=verdict.failures)
             with LEDGER.charge("recording"):

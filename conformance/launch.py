@@ -63,7 +63,7 @@ def open_run(
     config = config or {}
     target = target or config.get("target") or "reference"
     if budget not in BUDGETS:
-        raise ConfigError(f"unknown budget {budget!r} (quick, standard, deep)")
+        raise ConfigError(f"unknown budget {budget!r} ({', '.join(BUDGETS)})")
     deviations(profile, faults)
     binding = choose_binding(profile, binding)
     credentials: dict[str, Any] = {}

@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis.stateful import RULE_MARKER, RuleBasedStateMachine
 
 from conformance.check import CheckContext
+from conformance.ledger import LEDGER
 
 
 class ProfileMachine(RuleBasedStateMachine):
@@ -28,11 +29,14 @@ class ProfileMachine(RuleBasedStateMachine):
             rule = getattr(f, RULE_MARKER, None)
             if rule is not None and not getattr(rule.function, "counted", False):
                 rule.function = _counted(rule.function)
+        if "teardown" in vars(cls):  # the final comparison with the target is judging too
+            cls.teardown = _judging(vars(cls)["teardown"])  # type: ignore[method-assign]
 
     def __init__(self) -> None:
         super().__init__()
         self.ctx.begin_example()
-        self.setup()
+        with LEDGER.charge("judging"):
+            self.setup()
 
     def setup(self) -> None:
         raise NotImplementedError
@@ -42,10 +46,20 @@ def _counted(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def rule(machine: ProfileMachine, *args: Any, **kwargs: Any) -> Any:
         machine.ctx.machine_stats[f"rule {fn.__name__}"] += 1
-        return fn(machine, *args, **kwargs)
+        with LEDGER.charge("judging"):
+            return fn(machine, *args, **kwargs)
 
     rule.counted = True  # type: ignore[attr-defined]
     return rule
+
+
+def _judging(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def judged(*args: Any, **kwargs: Any) -> Any:
+        with LEDGER.charge("judging"):
+            return fn(*args, **kwargs)
+
+    return judged
 
 
 def rule_names(machine: type[RuleBasedStateMachine]) -> list[str]:

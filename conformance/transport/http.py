@@ -1,16 +1,20 @@
-"""How requests travel: an httpx client aimed at a live URL or, in-process, at an
-ASGI app. Every request is recorded as a redacted Exchange.
+"""How requests travel: over wire.py's HTTP/1.1 client to a live URL or, in process,
+straight into the reference's ASGI app; httpx gives the URL and header types. Every
+request is recorded as a redacted Exchange.
 
 A live target is a stranger: each exchange has a wall-clock deadline (connect,
 headers and body together, so a drip cannot stretch it), an answer is read as a
 stream up to a size limit (decompressed size included), redirects are never
-followed, and a target that stops answering ends the run instead of stalling it."""
+followed, no cookie an answer sets is sent back, nothing goes anywhere but the
+target (environment proxies are not used), and a target that stops answering ends
+the run instead of stalling it."""
 
 from __future__ import annotations
 
+import base64
+import http.client
 import json
 import shlex
-import threading
 import time
 import zlib
 from collections.abc import Iterator, Mapping
@@ -19,12 +23,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpcore
 import httpx
 
 from conformance.jsontext import MAX_JSON_DEPTH, json_excerpt, parse_json  # noqa: F401  (re-exported)
 from conformance.ledger import LEDGER
 from conformance.model import Exchange
+from conformance.transport.wire import Answer, ConnectFailed, RequestUnsendable, Wire
 
 # Bodies beyond this many characters are cut in recorded exchanges (a 10 MB probe
 # must not produce a 10 MB case file).
@@ -34,6 +38,17 @@ REFERENCE_BASE = "http://reference.local"
 DEFAULT_TIMEOUT = 5.0  # seconds for one whole exchange: connect, headers, body
 DEFAULT_MAX_ANSWER = 8 * 2**20  # bytes of one answer, decompressed
 DEAD_AFTER = 3  # consecutive exchanges without an answer before the target counts as gone
+USER_AGENT = "conformance-kit"
+_PORTS = {"http": 80, "https": 443}
+
+
+def _nothing() -> None:
+    pass
+
+
+def _header(raw: list[tuple[bytes, bytes]], name: bytes) -> str:
+    """The values of header ``name`` (lower case) in a raw list, joined as one."""
+    return ", ".join(v.decode("latin-1") for k, v in raw if k.lower() == name)
 
 
 class RunAborted(BaseException):  # noqa: N818 - a signal to stop, not an error of one check
@@ -137,73 +152,6 @@ def _body_text(content: bytes) -> str:
     return text
 
 
-# -- the exchange deadline ----------------------------------------------------------
-# httpx's timeouts bound each read, so a target that sends one byte a second never
-# trips them. The deadline is enforced below httpx, on every socket operation.
-
-_deadline = threading.local()
-
-
-def _clip(timeout: float | None, exc: type[Exception]) -> float | None:
-    until = getattr(_deadline, "at", None)
-    if until is None:
-        return timeout
-    left = until - time.monotonic()
-    if left <= 0:
-        raise exc("the exchange's deadline passed")
-    return left if timeout is None else min(timeout, left)
-
-
-class _DeadlineStream(httpcore.NetworkStream):
-    def __init__(self, inner: httpcore.NetworkStream) -> None:
-        self._inner = inner
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._inner.read(max_bytes, _clip(timeout, httpcore.ReadTimeout))
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, _clip(timeout, httpcore.WriteTimeout))
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
-        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname,
-                                                     _clip(timeout, httpcore.ConnectTimeout)))
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._inner.get_extra_info(info)
-
-
-class _DeadlineBackend(httpcore.NetworkBackend):
-    def __init__(self, inner: httpcore.NetworkBackend) -> None:
-        self._inner = inner
-
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                    local_address: str | None = None,
-                    socket_options: Any = None) -> httpcore.NetworkStream:
-        stream = self._inner.connect_tcp(host, port, _clip(timeout, httpcore.ConnectTimeout), local_address,
-                                         socket_options)
-        return _DeadlineStream(stream)
-
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Any = None) -> httpcore.NetworkStream:
-        return _DeadlineStream(self._inner.connect_unix_socket(path, _clip(timeout, httpcore.ConnectTimeout),
-                                                               socket_options))
-
-    def sleep(self, seconds: float) -> None:
-        self._inner.sleep(seconds)
-
-
-def _deadline_transport() -> httpx.HTTPTransport:
-    transport = httpx.HTTPTransport(retries=0)
-    pool = transport._pool  # httpx keeps its httpcore pool here (httpx < 1 is pinned)
-    assert hasattr(pool, "_network_backend"), "httpcore changed: the exchange deadline cannot be installed"
-    pool._network_backend = _DeadlineBackend(pool._network_backend)
-    return transport
-
-
 # -- bounded, decompressing reads -----------------------------------------------------
 
 
@@ -251,30 +199,6 @@ def read_bounded(chunks: Iterator[bytes], encodings: list[str], limit: int,
     return bytes(body), unknown
 
 
-class _NoCookies(httpx.Cookies):
-    def extract_cookies(self, response: httpx.Response) -> None:
-        """Keep nothing an answer sets."""
-
-
-class _Client(httpx.Client):
-    """An httpx client without a cookie jar: each request carries what its check
-    built, never a session cookie from an earlier answer (which would authenticate
-    a request meant to go without a credential, and is not in the recorded exchange
-    a case replays). It also spares a urllib request per answer, a tenth of a
-    loopback run's time."""
-
-    @property
-    def cookies(self) -> httpx.Cookies:
-        return _NO_COOKIES
-
-    @cookies.setter
-    def cookies(self, cookies: Any) -> None:
-        raise TypeError("the suite's client keeps no cookies")
-
-
-_NO_COOKIES = _NoCookies()
-
-
 class HttpTransport:
     """One client for one target. ``log`` collects the exchanges of the current
     example; ``total`` counts every exchange of the run."""
@@ -304,6 +228,8 @@ class HttpTransport:
         self.on_exchange: Any = None  # called after each exchange (progress display)
         self.closing: list[Any] = []  # what lives as long as the client (a webhook receiver): closed with it
         self._app: Any = None  # the in-process reference, called without the client's layers
+        self._wire: Wire | None = None  # the live target's client (wire.py)
+        self._urls: dict[str, httpx.URL] = {}  # path -> its URL on the target (paths repeat)
         if app is not None:
             from conformance.transport.inprocess import InProcessTransport
 
@@ -311,9 +237,6 @@ class HttpTransport:
             self.target = "reference"
             self.live = False
             self._app = InProcessTransport(app)
-            self._client: httpx.Client = _Client(base_url=REFERENCE_BASE, transport=self._app,
-                                                 follow_redirects=False)
-            self._client.__enter__()
         else:
             assert base_url is not None
             self.base_url = validate_target_url(base_url)
@@ -322,18 +245,24 @@ class HttpTransport:
             password = urlsplit(self.base_url).password
             if password:
                 self.redact.add("target.password", password)
-            self._client = _Client(
-                base_url=self.base_url,
-                timeout=httpx.Timeout(timeout),
-                follow_redirects=False,  # a redirect is an answer to judge, and never leads off the target
-                transport=_deadline_transport(),
-                headers={"Accept-Encoding": "gzip, deflate"},  # the encodings read_bounded can bound
-            )
+            base = httpx.URL(self.base_url)
+            self._wire = Wire(scheme=base.scheme, host=base.host, port=base.port or _PORTS[base.scheme])
+        self._base = httpx.URL(self.base_url + "/")
+        self._origin = (self._base.scheme, self._base.host, self._base.port)
+        self._defaults = [(b"host", self._base.netloc), (b"accept", b"*/*"),
+                          (b"accept-encoding", b"gzip, deflate"),  # the encodings read_bounded can bound
+                          (b"connection", b"keep-alive"), (b"user-agent", USER_AGENT.encode())]
+        if self._base.username or self._base.password:  # as httpx did: the URL's credentials as Basic auth
+            userinfo = f"{self._base.username}:{self._base.password}".encode()
+            self._defaults.append((b"authorization", b"Basic " + base64.b64encode(userinfo)))
 
     def close(self) -> None:
         while self.closing:
             self.closing.pop()()
-        self._client.__exit__(None, None, None)
+        if self._wire is not None:
+            self._wire.close()
+        if self._app is not None:
+            self._app.close()
 
     def check_running(self) -> None:
         """Raise RunAborted when the run must not send anything more."""
@@ -377,68 +306,101 @@ class HttpTransport:
             hdrs.setdefault("Content-Type", "application/json")
         body = content.encode() if isinstance(content, str) else content
         started = time.perf_counter()
-        req = self._client.build_request(method, path, headers=hdrs, content=body, params=params)
-        if timeout:
-            req.extensions["timeout"] = httpx.Timeout(timeout).as_dict()
+        url = self._url(path, params)
         record = {
             "method": method,
-            "url": self.redact(str(req.url).replace(REFERENCE_BASE, "")) or "/",
+            "url": self.redact(str(url).replace(REFERENCE_BASE, "")) or "/",
             "headers": {k: self.redact(v) for k, v in hdrs.items()},
             "body": self.redact(_body_text(body)) if body else None,
         }
         until = time.monotonic() + (timeout or self.timeout)
         if self.run_deadline is not None:
             until = min(until, self.run_deadline)
-        _deadline.at = until if self.live else None
-        resp: httpx.Response | None = None
+        answer: Answer | None = None
         arrived = bytearray()
         try:
-            if self._app is not None:  # in process: the same answer, without the client's layers
-                with LEDGER.charge("target in process"):
-                    status, raw_headers, whole = self._app.call(req)
-                resp = httpx.Response(status, headers=raw_headers, request=req)
-                chunks: Iterator[bytes] = iter((whole,))
-            else:
-                resp = self._client.send(req, stream=True)
-                chunks = resp.iter_raw()
-            encodings = [e.strip().lower() for e in resp.headers.get("content-encoding", "").split(",")]
-            content_out, unknown = read_bounded(chunks, encodings, self.max_answer, arrived)
+            answer = self._send(method, url, hdrs, body, until, timeout)
+            encodings = [e.strip().lower()
+                         for e in _header(answer.headers, b"content-encoding").split(",")]
+            content_out, unknown = read_bounded(answer.chunks, encodings, self.max_answer, arrived)
         except AnswerTooLarge:
-            assert resp is not None
+            assert answer is not None
+            answer.close()
             self.silent = 0
-            why = f"answer larger than {self.max_answer / 2**20:g} MiB (HTTP {resp.status_code}): cut"
-            self._fail(record, started, why, resp, arrived)
+            why = f"answer larger than {self.max_answer / 2**20:g} MiB (HTTP {answer.status}): cut"
+            self._fail(record, started, why, answer, arrived)
             raise TransportFailure(f"{method} {path}: {why}") from None
-        except (httpx.HTTPError, zlib.error, OSError) as exc:
+        except (zlib.error, OSError, http.client.HTTPException, RequestUnsendable) as exc:
+            if answer is not None:
+                answer.close()
             why = _describe_error(exc, time.monotonic() >= until)
-            self._fail(record, started, why, resp, arrived)
-            if isinstance(exc, zlib.error | httpx.LocalProtocolError | httpx.UnsupportedProtocol):
+            self._fail(record, started, why, answer, arrived)
+            if isinstance(exc, zlib.error | RequestUnsendable):
                 raise TransportFailure(f"{method} {path}: {why}") from None  # an answer, or our own request
             self._no_answer(why)
             raise TransportFailure(f"{method} {path}: no answer ({why})") from None
-        finally:
-            _deadline.at = None
-            if resp is not None:
-                resp.close()
         self.silent = 0
         self.answered += 1
+        reply_headers = httpx.Headers(answer.headers)
         response = {
-            "status": resp.status_code,
-            "headers": {k: self.redact(v) for k, v in resp.headers.items()},
+            "status": answer.status,
+            "headers": {k: self.redact(v) for k, v in reply_headers.items()},
             "body": self.redact(_body_text(content_out)) if content_out else None,
         }
         note = f"content-encoding {', '.join(unknown)} not decoded" if unknown else ""
         exchange = Exchange(record, response, (time.perf_counter() - started) * 1000, note)
         self._remember(exchange)
-        return HttpReply(resp.status_code, resp.headers, content_out, exchange)
+        return HttpReply(answer.status, reply_headers, content_out, exchange)
 
-    def _fail(self, record: dict[str, Any], started: float, why: str, response: httpx.Response | None,
+    def _url(self, path: str, params: Mapping[str, Any] | None) -> httpx.URL:
+        """``path`` on the target, as httpx would send it (percent-encoded, under the base
+        URL's own path), with ``params`` as its query."""
+        url = self._urls.get(path)
+        if url is None:
+            url = httpx.URL(path)
+            if url.is_relative_url:  # under the base URL's own path, as httpx's client merges it
+                url = self._base.copy_with(raw_path=self._base.raw_path + url.raw_path.lstrip(b"/"))
+            if len(self._urls) >= 4096:  # fuzzed paths need not repeat
+                self._urls.clear()
+            self._urls[path] = url
+        return url.copy_merge_params(params) if params else url
+
+    def _headers(self, hdrs: Mapping[str, str], body: bytes | None, method: str) -> list[tuple[bytes, bytes]]:
+        """The request's headers as sent: the check's own, then those every request carries
+        that the check did not set (httpx's set, with the client's own name)."""
+        own = [(k.encode("latin-1", "replace") if not k.isascii() else k.encode().lower(),
+                v.encode("utf-8") if not v.isascii() else v.encode()) for k, v in hdrs.items()]
+        named = {k for k, _ in own}
+        sent = [(k, v) for k, v in self._defaults if k not in named] + own
+        if b"content-length" not in named and b"transfer-encoding" not in named and (
+                body or method in ("POST", "PUT", "PATCH")):
+            sent.append((b"content-length", str(len(body or b"")).encode()))
+        return sent
+
+    def _send(self, method: str, url: httpx.URL, hdrs: Mapping[str, str], body: bytes | None, until: float,
+              timeout: float | None) -> Answer:
+        """One request out, the answer's head back (its body as chunks): in process to the
+        reference, or over the lean client (wire.py) to the live target. A URL off the
+        target is never sent (the run talks only to the target it was given)."""
+        if (url.scheme, url.host, url.port) != self._origin:
+            raise RequestUnsendable(f"{url} is not on the target {self.base_url}: the kit sends only there")
+        headers = self._headers(hdrs, body, method)
+        if self._app is not None:  # in process: the same answer, without any client's layers
+            with LEDGER.charge("target in process"):
+                status, raw_headers, whole = self._app.call(method=method, url=url, headers=headers,
+                                                            body=body or b"")
+            return Answer(status, raw_headers, iter((whole,)), _nothing)
+        assert self._wire is not None
+        return self._wire.exchange(method=method, target=url.raw_path.decode("ascii"), headers=headers,
+                                   body=body, until=until)
+
+    def _fail(self, record: dict[str, Any], started: float, why: str, answer: Answer | None,
               arrived: bytearray) -> None:
         """Record an exchange that got no usable answer, with what did arrive."""
         got = None
-        if response is not None:
-            got = {"status": response.status_code,
-                   "headers": {k: self.redact(v) for k, v in response.headers.items()},
+        if answer is not None:
+            got = {"status": answer.status,
+                   "headers": {k: self.redact(v) for k, v in httpx.Headers(answer.headers).items()},
                    "body": self.redact(_body_text(bytes(arrived))) if arrived else None}
         self._remember(Exchange(record, got, (time.perf_counter() - started) * 1000, self.redact(why)))
 
@@ -462,13 +424,16 @@ class HttpTransport:
 
 
 def _describe_error(exc: BaseException, deadline_passed: bool) -> str:
-    if isinstance(exc, httpx.TimeoutException) or deadline_passed:
+    if isinstance(exc, TimeoutError) or deadline_passed:
         return "no complete answer within the exchange's deadline"
-    if isinstance(exc, httpx.ConnectError):
+    if isinstance(exc, ConnectFailed):
         return f"cannot connect ({exc})"
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return f"not an HTTP answer or connection closed early ({exc})"
-    if isinstance(exc, httpx.LocalProtocolError):
+    if isinstance(exc, http.client.BadStatusLine) and not isinstance(exc, ConnectionError):
+        return f"not an HTTP answer (its first line: {str(exc.args[0] if exc.args else exc).strip()[:120]!r})"
+    if isinstance(exc, http.client.HTTPException | ConnectionError):
+        said = " ".join(str(exc).split())[:200] or type(exc).__name__
+        return f"not an HTTP answer or connection closed early ({said})"
+    if isinstance(exc, RequestUnsendable):
         return f"the request could not be sent as HTTP ({exc})"
     if isinstance(exc, zlib.error):
         return f"body does not decompress as its Content-Encoding says ({exc})"

@@ -53,17 +53,17 @@ class InProcessTransport(httpx.BaseTransport):
         return loop
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        status, headers, content = self.call(request)
+        status, headers, content = self.call(method=request.method, url=request.url,
+                                             headers=list(request.headers.raw), body=request.read())
         return httpx.Response(status, headers=headers, stream=httpx.ByteStream(content), request=request)
 
-    def call(self, request: httpx.Request) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-        """(status, headers, body) of the app's answer to ``request``: the ASGI exchange
+    def call(self, *, method: str, url: httpx.URL, headers: list[tuple[bytes, bytes]],
+             body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """(status, headers, body) of the app's answer to a request: the ASGI exchange
         driven here as httpx's ASGITransport drives it (the body, then a disconnect once the
-        answer is complete), without the client's and the transport's layers around it."""
-        body = request.read()
-        url = request.url
+        answer is complete), without a client's layers around it."""
         scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-                 "method": request.method, "headers": [(k.lower(), v) for k, v in request.headers.raw],
+                 "method": method, "headers": [(k.lower(), v) for k, v in headers],
                  "scheme": url.scheme, "path": url.path, "raw_path": url.raw_path.split(b"?")[0],
                  "query_string": url.query, "server": (url.host, url.port), "client": ("127.0.0.1", 123),
                  "root_path": ""}
@@ -86,7 +86,7 @@ class InProcessTransport(httpx.BaseTransport):
                 if message["type"] == "http.response.start":
                     answer["status"], answer["headers"] = message["status"], message.get("headers") or []
                 elif message["type"] == "http.response.body":
-                    if message.get("body") and request.method != "HEAD":
+                    if message.get("body") and method != "HEAD":
                         parts.append(message["body"])
                     if not message.get("more_body", False):
                         complete.set()

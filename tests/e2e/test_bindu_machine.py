@@ -21,13 +21,31 @@ def verdict():
     requirement = next(r for r in profile.requirements if r.id == "BINDU-LIFECYCLE")
     run = open_run(profile, "reference", budget=BUDGET)
     try:
-        return execute(requirement, run)
+        result = execute(requirement, run)
+        listed = run.http.request("POST", "/", headers={"Authorization": f"Bearer {run.credentials['full']}"},
+                                  json_body={"jsonrpc": "2.0", "id": "left", "method": "tasks/list",
+                                             "params": {"history_length": 0}}).json()
+        result.left = [(t["context_id"], t["status"]["state"])  # type: ignore[attr-defined]
+                       for t in listed["result"]]
+        return result
     finally:
         run.http.close()
 
 
 def test_lifecycle_passes_on_the_reference(verdict):
     assert verdict.status == "passed", verdict.message
+
+
+def test_each_run_clears_the_contexts_it_made(verdict):
+    """What the machine made it puts back (contexts/clear purges finished tasks): a long
+    campaign must not leave a tasks/list that grows with every run. A finished task stays
+    only beside one still in use (the agent may refuse to clear that context)."""
+    from conformance.protocols.bindu.machine import terminal_states
+
+    terminal = terminal_states(load_profile("bindu").spec)
+    busy = {context for context, state in verdict.left if state not in terminal}
+    assert [(c, s) for c, s in verdict.left if s in terminal and c not in busy] == []
+    assert len([s for _, s in verdict.left if s in terminal]) < len(verdict.left)
 
 
 def test_every_rule_fires_at_the_standard_budget(verdict):

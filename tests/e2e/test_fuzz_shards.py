@@ -89,6 +89,17 @@ def test_two_shards_share_a_real_redis_draw_disjoint_seeds_and_merge_into_one_re
     assert (merged_dir / "cases" / both["case"]).is_file()
     assert FAULT[0] in (merged_dir / "report.md").read_text()
 
+    # a campaign draws its inputs in batches (budget "campaign"); the case holds the one input
+    # that fails, shrunk from its batch, and replays it
+    case_path = merged_dir / "cases" / both["case"]
+    case = json.loads(case_path.read_text())
+    assert case["budget"] == "campaign"
+    bodies = [e["request"]["body"] or "" for e in case["exchanges"]]
+    sends = [body for body in bodies if '"message/send"' in body]
+    assert len([body for body in sends if "x_conformance_extra" not in body]) == 1, sends  # (and its variant)
+    again = conformance("replay", str(case_path), "--config", str(config), timeout=300)
+    assert again.returncode == 1 and f"FAIL {FAULT[0]}" in again.stdout, again.stdout + again.stderr
+
 
 def test_merge_says_when_shards_overlap_and_refuses_what_is_not_a_campaign(tmp_path, capsys):
     def shard(name, seeds, profile="bindu"):

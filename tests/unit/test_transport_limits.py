@@ -121,6 +121,12 @@ def test_parse_json_never_raises():
     deep_enough = b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH
     assert parse_json(deep_enough)[1] == ""
     assert parse_json(b"<html>502</html>")[1].startswith("not JSON")
+    # brackets counted on the parsed value: those inside strings (escaped or not) do not nest
+    wide = json.dumps([{"text": "[[[{{\\\"[" * 50, "list": [[1]]} for _ in range(300)])
+    assert parse_json(wide.encode())[1] == "" and parse_json(wide)[1] == ""
+    assert parse_json(wide.encode("utf-16"))[1] == ""
+    nested_in_wide = json.dumps([[1]] * 200 + [json.loads(just_too_deep)])
+    assert "nested deeper" in parse_json(nested_in_wide)[1]
 
 
 def test_redactor_covers_the_target_password():

@@ -1,0 +1,195 @@
+"""The live target's HTTP/1.1 client: the standard library's http.client over kept-alive
+sockets whose every read, write and connect is clipped to the exchange's deadline.
+
+Why not httpx here: on loopback an httpx exchange cost 0.9 ms of the kit's CPU and an
+http.client exchange 0.2 ms (`bench/bench_speed.py`), and a fuzz campaign is mostly
+exchanges. What httpx gave that a campaign needs is kept: one wall-clock deadline for
+connect, headers and body together (so a target that drips a byte a second cannot stretch
+it), connections kept alive and checked before reuse, TLS verified with httpx's own
+context (certifi, ``SSL_CERT_FILE``), and no redirect followed. A target reached through
+an environment proxy still goes through httpx (http.py decides)."""
+
+from __future__ import annotations
+
+import http.client
+import select
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+
+class DeadlinePassed(TimeoutError):
+    """The exchange's deadline passed before the answer was complete."""
+
+
+class ConnectFailed(OSError):
+    """No connection to the target (refused, unresolvable, TLS handshake refused)."""
+
+
+class RequestUnsendable(ValueError):
+    """Our own request is not valid HTTP (a header value with a line break, say)."""
+
+
+class _Clipped:
+    """Each blocking socket call waits at most until ``until`` (time.monotonic())."""
+
+    until: float | None = None
+
+    def _clip(self) -> None:
+        if self.until is None:
+            return
+        left = self.until - time.monotonic()
+        if left <= 0:
+            raise DeadlinePassed("the exchange's deadline passed")
+        self.settimeout(left)  # type: ignore[attr-defined]
+
+    def recv_into(self, *args: Any, **kw: Any) -> int:
+        self._clip()
+        return super().recv_into(*args, **kw)  # type: ignore[misc, no-any-return]
+
+    def recv(self, *args: Any, **kw: Any) -> bytes:
+        self._clip()
+        return super().recv(*args, **kw)  # type: ignore[misc, no-any-return]
+
+    def sendall(self, *args: Any, **kw: Any) -> None:
+        self._clip()
+        super().sendall(*args, **kw)  # type: ignore[misc]
+
+
+class DeadlineSocket(_Clipped, socket.socket):
+    pass
+
+
+class DeadlineSSLSocket(_Clipped, ssl.SSLSocket):
+    pass
+
+
+@dataclass
+class Answer:
+    """The status line and headers of an answer; ``chunks`` yields the body as it arrives
+    (raw: content-encoding is the caller's) and gives the connection back at its end."""
+
+    status: int
+    headers: list[tuple[bytes, bytes]]
+    chunks: Iterator[bytes]
+    close: Any  # call when the body is not read to its end: the connection is not reused
+
+
+class Wire:
+    """Kept-alive connections to one origin; safe to share between threads (each
+    exchange has a connection to itself)."""
+
+    def __init__(self, *, scheme: str, host: str, port: int) -> None:
+        self.scheme, self.host, self.port = scheme, host, port
+        self._idle: list[http.client.HTTPConnection] = []
+        self._lock = threading.Lock()
+        self._tls: ssl.SSLContext | None = None
+
+    def _context(self) -> ssl.SSLContext:
+        if self._tls is None:
+            import httpx
+
+            context = httpx.create_ssl_context()  # the verification httpx gave: certifi, SSL_CERT_FILE
+            context.set_alpn_protocols(["http/1.1"])
+            context.sslsocket_class = DeadlineSSLSocket
+            self._tls = context
+        return self._tls
+
+    def _connect(self, until: float) -> http.client.HTTPConnection:
+        left = until - time.monotonic()
+        if left <= 0:
+            raise DeadlinePassed("the exchange's deadline passed")
+        try:
+            raw = socket.create_connection((self.host, self.port), timeout=left)
+        except TimeoutError:
+            raise DeadlinePassed("the exchange's deadline passed while connecting") from None
+        except OSError as exc:
+            raise ConnectFailed(str(exc)) from None
+        sock: socket.socket = DeadlineSocket(fileno=raw.detach())
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.scheme == "https":
+            sock.until = until  # type: ignore[attr-defined]
+            sock.settimeout(max(until - time.monotonic(), 0.001))
+            try:
+                sock = self._context().wrap_socket(sock, server_hostname=self.host)
+            except ssl.SSLError as exc:
+                sock.close()
+                raise ConnectFailed(f"TLS: {exc}") from None
+        conn = http.client.HTTPConnection(self.host, self.port)
+        conn.sock = sock
+        return conn
+
+    def _take(self, until: float) -> http.client.HTTPConnection:
+        """An idle connection the target has not closed meanwhile, or a new one (a closed
+        one would fail the request it carries: httpx checks the same way)."""
+        while True:
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
+            if conn is None:
+                return self._connect(until)
+            sock = conn.sock
+            try:
+                readable = bool(sock is not None and select.select([sock], [], [], 0)[0])
+            except (OSError, ValueError):
+                readable = True
+            if not readable:
+                return conn
+            conn.close()  # closed by the target (or it sent something unasked): not reused
+
+    def _give_back(self, conn: http.client.HTTPConnection) -> None:
+        if conn.sock is not None:
+            conn.sock.until = None  # type: ignore[union-attr]
+            with self._lock:
+                self._idle.append(conn)
+
+    def exchange(self, *, method: str, target: str, headers: list[tuple[bytes, bytes]], body: bytes | None,
+                 until: float) -> Answer:
+        """Send one request and read the answer's head; every wait ends by ``until``."""
+        conn = self._take(until)
+        conn.sock.until = until  # type: ignore[union-attr]
+        try:
+            try:
+                conn.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
+                for name, value in headers:
+                    conn.putheader(name, value)
+            except (ValueError, UnicodeError, http.client.CannotSendRequest) as exc:
+                raise RequestUnsendable(str(exc)) from None
+            conn.endheaders(body or None)
+            response = conn.getresponse()
+        except BaseException:
+            conn.close()
+            raise
+        raw = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in response.getheaders()]
+        finished = [False]
+
+        def close() -> None:
+            if not finished[0]:
+                finished[0] = True
+                conn.close()
+
+        def chunks() -> Iterator[bytes]:
+            try:
+                while data := response.read1(65536):
+                    yield data
+            except BaseException:
+                close()
+                raise
+            if not finished[0]:
+                finished[0] = True
+                response.close()  # read to its end: the connection may carry the next request
+                if response.will_close:
+                    conn.close()
+                else:
+                    self._give_back(conn)
+
+        return Answer(response.status, raw, chunks(), close)
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
