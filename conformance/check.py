@@ -527,14 +527,17 @@ class CheckContext:
         self.failed_call = call
 
     def for_all(self, strategy: st.SearchStrategy[Any], body: Callable[[Any], None],
-                examples: int | None = None) -> None:
+                examples: int | None = None, batched: st.SearchStrategy[Any] | None = None) -> None:
         """Run ``body`` on generated examples; on failure the minimal example's
-        exchanges stay in the log."""
+        exchanges stay in the log. Where the budget judges a batch of inputs per example,
+        they are drawn from ``batched`` when given (inputs of ``strategy`` whose costly
+        part is drawn once per example: generation/variants.py)."""
         self._calls += 1
         call = self._calls
         batch = self.budget.batch
+        one = strategy if batched is None or batch == 1 else batched
 
-        @given(strategy if batch == 1 else st.lists(strategy, min_size=1, max_size=batch))
+        @given(one if batch == 1 else st.lists(one, min_size=1, max_size=batch))
         def prop(example: Any) -> None:
             self.begin_example()
             with LEDGER.charge("judging"):

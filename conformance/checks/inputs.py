@@ -21,6 +21,7 @@ from conformance.documents.schemas import schema_errors, validator_for
 from conformance.generation.compiler import one_of
 from conformance.generation.invalid import InvalidInstance, example_breaks, invalid_strategy
 from conformance.generation.strategies import strategy_for
+from conformance.generation.variants import valid_batches
 from conformance.model import Operation
 from conformance.transport.binding import Reply
 
@@ -84,7 +85,7 @@ def valid_inputs_accepted(
                 else:
                     expect_refused(ctx, reply, what)
 
-    ctx.for_all(strategy_for(op.params_schema), body)
+    ctx.for_all(strategy_for(op.params_schema), body, batched=valid_batches(op.params_schema))
     prepared.judged_some()
     served.done(f"{op.name} with schema-valid inputs")
 

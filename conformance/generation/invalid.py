@@ -729,10 +729,15 @@ def _copy(value: Any) -> Any:
 def invalid_strategy(schema: dict[str, Any]) -> st.SearchStrategy[InvalidInstance]:
     """A valid instance drawn with ``strategy_for(schema)``, then one of its mutations
     (instances without any are filtered out). The mutation is picked by a drawn index,
-    as ``flatmap(sampled_from)`` would, without a new strategy on every draw."""
+    as ``flatmap(sampled_from)`` would, without a new strategy on every draw.
+
+    The valid instance and its mutations are drawn once per generated example and shared
+    by every pick of it: where an example holds a batch of inputs (the campaign budget),
+    its breaks are all of one instance, and drawing and breaking that instance (most of
+    the cost) is paid once per batch instead of once per input."""
     root = validator_for(schema)  # compiled once per schema object (documents/compiled.py)
-    candidates = strategy_for(schema).filter(root.is_valid).map(
-        lambda instance: mutations(schema, instance)).filter(bool)
+    candidates = st.shared(strategy_for(schema).filter(root.is_valid).map(
+        lambda instance: mutations(schema, instance)).filter(bool), key=f"breaks of schema {id(schema)}")
 
     @st.composite
     def pick(draw: Any) -> InvalidInstance:

@@ -61,3 +61,81 @@ def test_a_failing_batch_shrinks_to_the_one_input_that_fails_and_the_seed_draws_
         assert seen[-1] == [9900]  # the failing example, run last: the one input, shrunk
         blobs.append(ctx.blob)
     assert blobs[0] is not None and blobs[0] == blobs[1]  # the same seed: the same failing example
+
+
+def test_a_batch_of_breaks_shares_one_drawn_instance():
+    """Drawing a valid instance and finding its breaks is most of an invalid input's cost:
+    within one example every break is of the same instance (generation/invalid.py)."""
+    from conformance.generation.invalid import InvalidInstance, invalid_strategy
+
+    ctx = context("campaign")
+    op = ctx.profile.operations["message/send"]
+    examples: list[list[InvalidInstance]] = []
+    begin = ctx.begin_example
+
+    def begin_example() -> None:
+        examples.append([])
+        begin()
+
+    ctx.begin_example = begin_example  # type: ignore[method-assign]
+    try:
+        ctx.for_all(invalid_strategy(op.params_schema), lambda bad: examples[-1].append(bad), examples=20)
+    finally:
+        ctx.run.http.close()
+    assert any(len(e) > 1 for e in examples)
+    for example in examples:
+        assert len({repr(bad.base) for bad in example}) == 1
+    assert len({repr(bad.instance) for e in examples for bad in e}) > len(examples)
+
+
+def test_valid_variants_are_valid_distinct_and_the_same_for_the_same_instance():
+    from conformance.documents.schemas import validator_for
+    from conformance.generation.invalid import _example
+    from conformance.generation.variants import variants
+
+    for name in ("canon-verbs", "bindu"):
+        varied = 0
+        for op in load_profile(name).operations.values():
+            instance = _example(op.params_schema)
+            if not isinstance(instance, dict) or not instance:
+                continue
+            found = variants(op.params_schema, instance)
+            assert found[0] == instance, op.name
+            assert all(validator_for(op.params_schema).is_valid(v) for v in found), op.name
+            assert len({repr(v) for v in found}) == len(found)
+            assert found == variants(op.params_schema, instance)
+            varied += len(found) > 1
+        assert varied >= 3, name  # (a lone required id has no valid variant: its batch is the draw)
+
+
+def test_a_batch_of_valid_inputs_is_one_drawn_instance_and_its_variants(monkeypatch):
+    from conformance.documents.schemas import validator_for
+    from conformance.generation import variants as module
+    from conformance.generation.strategies import strategy_for
+
+    drawn: list[list[str]] = []  # per draw of an instance: its variants
+    real = module.variants
+    monkeypatch.setattr(module, "variants",
+                        lambda schema, instance: drawn.append([repr(v) for v in real(schema, instance)])
+                        or real(schema, instance))
+    ctx = context("campaign")
+    op = ctx.profile.operations["message/send"]
+    examples: list[list[object]] = []
+    begin = ctx.begin_example
+
+    def begin_example() -> None:
+        examples.append([])
+        begin()
+
+    ctx.begin_example = begin_example  # type: ignore[method-assign]
+    try:
+        ctx.for_all(strategy_for(op.params_schema), lambda value: examples[-1].append(value), examples=20,
+                    batched=module.valid_batches(op.params_schema))
+    finally:
+        ctx.run.http.close()
+    judge = validator_for(op.params_schema)
+    assert all(judge.is_valid(v) for e in examples for v in e)
+    assert any(len({repr(v) for v in e}) > 1 for e in examples)
+    assert len(drawn) <= len(examples) < sum(len(e) for e in examples)  # one instance drawn per example
+    pools = [set(pool) for pool in drawn]
+    assert all(any({repr(v) for v in e} <= pool for pool in pools) for e in examples)

@@ -192,6 +192,7 @@ def skill_docs_missing(ref: BinduReference) -> None:
                             edit=lambda score, *_: score * 100)])
 def check_negotiation(ctx: CheckContext) -> None:
     from conformance.generation.strategies import strategy_for
+    from conformance.generation.variants import valid_batches
 
     req_schema = schema_at(ctx.profile.spec, "/components/schemas/NegotiationRequest")
     resp_schema = schema_at(ctx.profile.spec, "/components/schemas/NegotiationResponse")
@@ -205,7 +206,7 @@ def check_negotiation(ctx: CheckContext) -> None:
             expect_matches(ctx, resp_schema, answer, "negotiation response")
             ctx.expect(0 <= answer["score"] <= 1, f"negotiation score {answer['score']} outside 0..1")
 
-    ctx.for_all(strategy_for(req_schema), body)
+    ctx.for_all(strategy_for(req_schema), body, batched=valid_batches(req_schema))
 
 
 @requirement(id="BINDU-NEGOTIATION-ADVISORY", level="MUST", title="Negotiation never performs the task",
