@@ -537,12 +537,22 @@ class CheckContext:
         batch = self.budget.batch
         one = strategy if batched is None or batch == 1 else batched
 
-        @given(one if batch == 1 else st.lists(one, min_size=1, max_size=batch))
+        # a batch is ``batch`` picks (a drawn list length would be 1 or 2 most of the time);
+        # a pick equal to an earlier one of its example is not judged again, so a failing
+        # batch shrinks to the failing input, after at most the one its picks shrank to
+        @given(one if batch == 1 else st.lists(one, min_size=batch, max_size=batch))
         def prop(example: Any) -> None:
             self.begin_example()
             with LEDGER.charge("judging"):
-                for one in [example] if batch == 1 else example:  # a failing batch shrinks to one input
-                    body(one)
+                if batch == 1:
+                    body(example)
+                    return
+                judged: set[str] = set()
+                for value in example:
+                    key = repr(value)
+                    if key not in judged:
+                        judged.add(key)
+                        body(value)
 
         # the example database keys a test by its source: every for_all shares this
         # one, so the key names the requirement and the call

@@ -1,7 +1,8 @@
 """The campaign budget draws its inputs in batches (conformance/budgets.py): each
-generated example is a list of up to ``batch`` inputs, each judged on its own; a failing
-batch shrinks to the one input that fails, and the same seed draws the same batches (a
-case replays). The other budgets draw one input per example."""
+generated example is ``batch`` picks, each judged on its own (a pick equal to an earlier
+one of its example is not judged twice); a failing batch shrinks to the input that fails,
+after at most the one the other picks shrank to, and the same seed draws the same batches
+(a case replays). The other budgets draw one input per example."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def test_a_campaign_judges_several_inputs_per_example_the_others_one():
         b.batch == 1 for name, b in BUDGETS.items() if name != "campaign")
     batched = examples_of(context("campaign"))
     assert len(batched) <= 50 and max(len(e) for e in batched) > 1
-    assert sum(len(e) for e in batched) > 1.5 * len(batched)
+    assert sum(len(e) for e in batched) > 4 * len(batched)
     assert all(len(e) == 1 for e in examples_of(context("deep")))
 
 
@@ -58,7 +59,7 @@ def test_a_failing_batch_shrinks_to_the_one_input_that_fails_and_the_seed_draws_
         ctx, seen = context("campaign"), []
         with pytest.raises(CheckFailed, match="9900 is too large"):
             examples_of(ctx, body_fails_at=9900, seen=seen)
-        assert seen[-1] == [9900]  # the failing example, run last: the one input, shrunk
+        assert seen[-1] in ([9900], [0, 9900])  # the failing example, run last: the input, shrunk
         blobs.append(ctx.blob)
     assert blobs[0] is not None and blobs[0] == blobs[1]  # the same seed: the same failing example
 
