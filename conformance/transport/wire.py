@@ -158,7 +158,10 @@ class Wire:
                     conn.putheader(name, value)
             except (ValueError, UnicodeError, http.client.CannotSendRequest) as exc:
                 raise RequestUnsendable(str(exc)) from None
-            conn.endheaders(body or None)
+            try:
+                conn.endheaders(body or None)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the target may answer before it reads the whole body (a 413), and close
             response = conn.getresponse()
         except BaseException:
             conn.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import http.server
 import json
+import socket
 import threading
 from collections.abc import Iterator
 
@@ -59,6 +60,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
     do_HEAD = do_GET  # noqa: N815
 
     def do_POST(self) -> None:  # noqa: N802
+        if self.path == "/early":  # refuses before reading the body, then closes
+            self.answer(413, b'{"error": "too large"}', close=True)
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         type(self).seen.append({k.lower(): v for k, v in self.headers.items()} | {"path": self.path})
         self.answer(200, body)
@@ -138,4 +143,15 @@ def test_a_url_off_the_target_is_never_sent(server, monkeypatch):
     assert http.silent == 0 and Handler.seen == []
     same = f"{url(server)}/same-origin"
     assert http.request("GET", same).json() == {"path": "/same-origin"}  # direct, not via the proxy
+    http.close()
+
+
+def test_an_answer_sent_before_the_body_was_read_is_still_the_answer(server):
+    """A server may refuse a large body (413) before reading it and close: the request's
+    write then breaks, and the answer that did arrive is what the exchange got (as httpcore
+    reads it too)."""
+    http = HttpTransport(url(server), timeout=10)
+    reply = http.request("POST", "/early", content=b"x" * (8 * 2**20))
+    assert reply.status == 413 and reply.json() == {"error": "too large"}
+    assert http.silent == 0
     http.close()
