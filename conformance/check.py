@@ -345,9 +345,10 @@ class CheckContext:
             self.http.redact.add(name, secret)
 
     def put_back(self, what: str, undo: Callable[[], Any]) -> None:
-        """A reversible change made to a configured identity (``what``), undone by
-        ``undo()`` when the requirement ends, whatever its verdict; an undo that raises,
-        or returns False or a text (why), is reported as not put back."""
+        """A reversible change made to a configured identity (``what``), or what the
+        requirement made on the target, undone by ``undo()`` when the requirement ends,
+        whatever its verdict; an undo that raises, or returns False or a text (why), is
+        reported as not put back."""
         self._put_back.add(what, undo)
 
     def spend(self, quota: str, who: str, count: int = 1) -> None:
@@ -529,13 +530,14 @@ class CheckContext:
     def for_all(self, strategy: st.SearchStrategy[Any], body: Callable[[Any], None],
                 examples: int | None = None, batched: st.SearchStrategy[Any] | None = None) -> None:
         """Run ``body`` on generated examples; on failure the minimal example's
-        exchanges stay in the log. Where the budget judges a batch of inputs per example,
-        they are drawn from ``batched`` when given (inputs of ``strategy`` whose costly
-        part is drawn once per example: generation/variants.py)."""
+        exchanges stay in the log. Where the budget judges a batch of inputs per example
+        and the check offers ``batched`` (inputs of ``strategy`` whose costly part is drawn
+        once per example: generation/variants.py), a batch is drawn from it; inputs drawn
+        one by one gain nothing from a batch but a larger example to keep and shrink."""
         self._calls += 1
         call = self._calls
-        batch = self.budget.batch
-        one = strategy if batched is None or batch == 1 else batched
+        batch = self.budget.batch if batched is not None else 1
+        one: st.SearchStrategy[Any] = strategy if batched is None or batch == 1 else batched
 
         # a batch is ``batch`` picks (a drawn list length would be 1 or 2 most of the time);
         # a pick equal to an earlier one of its example is not judged again, so a failing

@@ -189,7 +189,8 @@ def invalid_inputs_rejected(
 
     for bad in example_breaks(op.params_schema) if sweep else []:
         body(bad)
-    ctx.for_all(invalid_strategy(op.params_schema), body)
+    breaks = invalid_strategy(op.params_schema)
+    ctx.for_all(breaks, body, batched=breaks)  # a batch: breaks of one drawn instance
     prepared.judged_some()
     control.done(f"{op.name} with inputs breaking one keyword")
 

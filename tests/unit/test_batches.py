@@ -22,7 +22,7 @@ def context(budget: str, seed: int = 7) -> CheckContext:
 
 
 def examples_of(ctx: CheckContext, body_fails_at: int | None = None,
-                seen: list[list[int]] | None = None) -> list[list[int]]:
+                seen: list[list[int]] | None = None, batched: bool = True) -> list[list[int]]:
     """The inputs the body saw, grouped by generated example (into ``seen``)."""
     seen = [] if seen is None else seen
     begin = ctx.begin_example
@@ -38,7 +38,8 @@ def examples_of(ctx: CheckContext, body_fails_at: int | None = None,
         ctx.expect(body_fails_at is None or value < body_fails_at, f"{value} is too large")
 
     try:
-        ctx.for_all(st.integers(0, 10_000), body, examples=50)
+        numbers = st.integers(0, 10_000)
+        ctx.for_all(numbers, body, examples=50, batched=numbers if batched else None)
     finally:
         ctx.run.http.close()
     return seen
@@ -51,6 +52,8 @@ def test_a_campaign_judges_several_inputs_per_example_the_others_one():
     assert len(batched) <= 50 and max(len(e) for e in batched) > 1
     assert sum(len(e) for e in batched) > 4 * len(batched)
     assert all(len(e) == 1 for e in examples_of(context("deep")))
+    # a check that draws its inputs one by one has nothing to share: no batch
+    assert all(len(e) == 1 for e in examples_of(context("campaign"), batched=False))
 
 
 def test_a_failing_batch_shrinks_to_the_one_input_that_fails_and_the_seed_draws_it_again():
@@ -80,7 +83,8 @@ def test_a_batch_of_breaks_shares_one_drawn_instance():
 
     ctx.begin_example = begin_example  # type: ignore[method-assign]
     try:
-        ctx.for_all(invalid_strategy(op.params_schema), lambda bad: examples[-1].append(bad), examples=20)
+        breaks = invalid_strategy(op.params_schema)
+        ctx.for_all(breaks, lambda bad: examples[-1].append(bad), examples=20, batched=breaks)
     finally:
         ctx.run.http.close()
     assert any(len(e) > 1 for e in examples)

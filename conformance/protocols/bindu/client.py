@@ -13,8 +13,8 @@ from conformance.check import CheckContext
 from conformance.documents.schemas import resolve_pointer
 from conformance.protocols.bindu.answers import expect_task, state_of
 from conformance.protocols.bindu.machine import agent_moves
-from conformance.transport.binding import DEFAULT, Reply
-from conformance.transport.http import HttpReply, json_excerpt
+from conformance.transport.binding import DEFAULT, Reply, dig
+from conformance.transport.http import HttpReply, RunAborted, TransportFailure, json_excerpt
 
 EXAMPLES = "/paths/~1/post/requestBody/content/application~1json/examples"
 
@@ -29,6 +29,7 @@ class BinduClient:
         self.examples = resolve_pointer(ctx.profile.spec, EXAMPLES)
         self._card: dict[str, Any] | None = None
         self.sent_contexts: dict[str, str] = {}  # task id -> the contextId the kit sent when it made the task
+        self.made: dict[str, Any] = {}  # context id -> the caller whose message/send made it, until cleared
 
     # -- transport ----------------------------------------------------------------
     def auth(self, caller: Any = "full") -> dict[str, str]:
@@ -38,7 +39,35 @@ class BinduClient:
     def call(self, method: str, params: Any, caller: Any = "full", **kw: Any) -> Reply:
         """``caller``: a credential label, None (no token) or a RawToken; the main
         caller ("full") is optional, as the binding's own bearer."""
-        return self.ctx.binding.call(method, params, caller=DEFAULT if caller == "full" else caller, **kw)
+        reply = self.ctx.binding.call(method, params, caller=DEFAULT if caller == "full" else caller, **kw)
+        self._remember_contexts(method, params, reply, caller)
+        return reply
+
+    # -- putting back what the run made ----------------------------------------------
+    def _remember_contexts(self, method: str, params: Any, reply: Reply, caller: Any) -> None:
+        """Each context a message/send of this check made is cleared when the requirement
+        ends (contexts/clear purges its finished tasks): a target keeps what it is sent,
+        and tasks/list answers every task the caller has, so a campaign that left its
+        tasks behind would read a list that grows with every round (past the size bound of
+        an answer, in the end). A contexts/clear the check sends itself takes it off."""
+        if method == "contexts/clear" and isinstance(params, dict):
+            self.made.pop(str(params.get("contextId")), None)
+            return
+        context = dig(reply.result, "context_id") if method == "message/send" and reply.ok else None
+        if isinstance(context, str) and context not in self.made:
+            if not self.made:
+                self.ctx.put_back("the contexts this requirement's messages made", self._clear_made)
+            self.made[context] = caller
+
+    def _clear_made(self) -> bool:
+        """Best effort, never a finding: a context still in use may be refused (-32021)."""
+        while self.made:
+            context, caller = self.made.popitem()
+            try:
+                self.call("contexts/clear", {"contextId": context}, caller)
+            except (TransportFailure, RunAborted):
+                return True  # the target or the run stopped: nothing more to put back now
+        return True
 
     def example_params(self, name: str) -> dict[str, Any]:
         return copy.deepcopy(self.examples[name]["value"]["params"])
