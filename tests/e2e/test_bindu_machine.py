@@ -73,3 +73,34 @@ def test_the_generic_transition_rule_is_replaced_by_steered_ones():
     assert "rule transition" not in names
     assert {"rule transition_open", "rule transition_terminal", "rule resume_paused",
             "rule feedback"} <= set(names)
+
+
+def test_a_requirement_clears_the_contexts_its_messages_made():
+    """Every context a message/send of a requirement made is cleared when it ends
+    (BinduClient.made): a campaign that left them behind grew every tasks/list it read."""
+    from conformance.protocols.bindu.machine import terminal_states
+
+    profile = load_profile("bindu")
+    requirement = next(r for r in profile.requirements if r.id == "BINDU-PARAMS-VALID-MESSAGE-SEND")
+    run = open_run(profile, "reference", budget="quick")
+    made: set[str] = set()
+    store = run.reference.tasks
+    original = type(store).__setitem__
+
+    class Counting(dict):  # the reference's task table, counting every task it is given
+        def __setitem__(self, key, value):
+            made.add(key)
+            original(self, key, value)
+
+    run.reference.tasks = Counting(store)
+    try:
+        result = execute(requirement, run)
+        listed = run.http.request("POST", "/", headers={"Authorization": f"Bearer {run.credentials['full']}"},
+                                  json_body={"jsonrpc": "2.0", "id": "left", "method": "tasks/list",
+                                             "params": {"history_length": 0}}).json()["result"]
+    finally:
+        run.http.close()
+    assert result.status == "passed", result.message
+    assert len(made) >= 5 and run.not_put_back == []
+    terminal = terminal_states(profile.spec)
+    assert [t for t in listed if t["status"]["state"] in terminal] == []
