@@ -6,6 +6,8 @@ after at most the one the other picks shrank to, and the same seed draws the sam
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import strategies as st
 
@@ -21,9 +23,10 @@ def context(budget: str, seed: int = 7) -> CheckContext:
     return CheckContext(run, profile.requirements[0])
 
 
-def examples_of(ctx: CheckContext, body_fails_at: int | None = None,
-                seen: list[list[int]] | None = None, batched: bool = True) -> list[list[int]]:
-    """The inputs the body saw, grouped by generated example (into ``seen``)."""
+def grouped(ctx: CheckContext, strategy: Any, *, batched: Any = None, examples: int = 50,
+            judge: Any = None, seen: list[list[Any]] | None = None) -> list[list[Any]]:
+    """The inputs ``for_all`` gave its body, grouped by generated example (into ``seen``);
+    ``judge(ctx, value)`` may fail one."""
     seen = [] if seen is None else seen
     begin = ctx.begin_example
 
@@ -33,16 +36,27 @@ def examples_of(ctx: CheckContext, body_fails_at: int | None = None,
 
     ctx.begin_example = begin_example  # type: ignore[method-assign]
 
-    def body(value: int) -> None:
+    def body(value: Any) -> None:
         seen[-1].append(value)
-        ctx.expect(body_fails_at is None or value < body_fails_at, f"{value} is too large")
+        if judge is not None:
+            judge(ctx, value)
 
     try:
-        numbers = st.integers(0, 10_000)
-        ctx.for_all(numbers, body, examples=50, batched=numbers if batched else None)
+        ctx.for_all(strategy, body, examples=examples, batched=batched)
     finally:
         ctx.run.http.close()
     return seen
+
+
+NUMBERS = st.integers(0, 10_000)
+
+
+def examples_of(ctx: CheckContext, body_fails_at: int | None = None,
+                seen: list[list[int]] | None = None, batched: bool = True) -> list[list[int]]:
+    def judge(ctx: CheckContext, value: int) -> None:
+        ctx.expect(body_fails_at is None or value < body_fails_at, f"{value} is too large")
+
+    return grouped(ctx, NUMBERS, batched=NUMBERS if batched else None, judge=judge, seen=seen)
 
 
 def test_a_campaign_judges_several_inputs_per_example_the_others_one():
@@ -73,20 +87,8 @@ def test_a_batch_of_breaks_shares_one_drawn_instance():
     from conformance.generation.invalid import InvalidInstance, invalid_strategy
 
     ctx = context("campaign")
-    op = ctx.profile.operations["message/send"]
-    examples: list[list[InvalidInstance]] = []
-    begin = ctx.begin_example
-
-    def begin_example() -> None:
-        examples.append([])
-        begin()
-
-    ctx.begin_example = begin_example  # type: ignore[method-assign]
-    try:
-        breaks = invalid_strategy(op.params_schema)
-        ctx.for_all(breaks, lambda bad: examples[-1].append(bad), examples=20, batched=breaks)
-    finally:
-        ctx.run.http.close()
+    breaks = invalid_strategy(ctx.profile.operations["message/send"].params_schema)
+    examples: list[list[InvalidInstance]] = grouped(ctx, breaks, batched=breaks, examples=20)
     assert any(len(e) > 1 for e in examples)
     for example in examples:
         assert len({repr(bad.base) for bad in example}) == 1
@@ -125,19 +127,8 @@ def test_a_batch_of_valid_inputs_is_one_drawn_instance_and_its_variants(monkeypa
                         or real(schema, instance))
     ctx = context("campaign")
     op = ctx.profile.operations["message/send"]
-    examples: list[list[object]] = []
-    begin = ctx.begin_example
-
-    def begin_example() -> None:
-        examples.append([])
-        begin()
-
-    ctx.begin_example = begin_example  # type: ignore[method-assign]
-    try:
-        ctx.for_all(strategy_for(op.params_schema), lambda value: examples[-1].append(value), examples=20,
-                    batched=module.valid_batches(op.params_schema))
-    finally:
-        ctx.run.http.close()
+    examples = grouped(ctx, strategy_for(op.params_schema), batched=module.valid_batches(op.params_schema),
+                       examples=20)
     judge = validator_for(op.params_schema)
     assert all(judge.is_valid(v) for e in examples for v in e)
     assert any(len({repr(v) for v in e}) > 1 for e in examples)
