@@ -68,6 +68,16 @@ class DeadlineSSLSocket(_Clipped, ssl.SSLSocket):
     pass
 
 
+def _readable(sock: socket.socket) -> bool:
+    """Whether an idle socket has something to read now (the peer closed it, or sent what
+    was not asked for): poll, which has no limit on descriptor numbers as select has."""
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(0))
+    return bool(select.select([sock], [], [], 0)[0])
+
+
 @dataclass
 class Answer:
     """The status line and headers of an answer; ``chunks`` yields the body as it arrives
@@ -131,9 +141,8 @@ class Wire:
                 conn = self._idle.pop() if self._idle else None
             if conn is None:
                 return self._connect(until)
-            sock = conn.sock
             try:
-                readable = bool(sock is not None and select.select([sock], [], [], 0)[0])
+                readable = conn.sock is None or _readable(conn.sock)
             except (OSError, ValueError):
                 readable = True
             if not readable:
