@@ -360,7 +360,7 @@ class HttpTransport:
             url = httpx.URL(path)
             if url.is_relative_url:  # under the base URL's own path, as httpx's client merges it
                 url = self._base.copy_with(raw_path=self._base.raw_path + url.raw_path.lstrip(b"/"))
-            if len(self._urls) >= 4096:  # fuzzed paths need not repeat
+            if len(self._urls) >= 256:  # fuzzed paths need not repeat: a small cache, kept small
                 self._urls.clear()
             self._urls[path] = url
         return url.copy_merge_params(params) if params else url
