@@ -94,10 +94,10 @@ def bare_rate(profile_name: str, seconds: float, target: str = "reference",
     http._send = capture  # type: ignore[method-assign]  # noqa: SLF001
     profile.probe(CheckContext(run, next(r for r in profile.requirements)))
     http._send = send  # type: ignore[method-assign]  # noqa: SLF001
-    method, url, headers, body, _until, timeout = sent[-1]
+    method, url, headers, body, _until = sent[-1]
     count, started = 0, time.perf_counter()
     while time.perf_counter() - started < seconds:
-        for _chunk in send(method, url, headers, body, time.monotonic() + 5.0, timeout).chunks:
+        for _chunk in send(method, url, headers, body, time.monotonic() + 5.0).chunks:
             pass
         count += 1
     rate = count / (time.perf_counter() - started)

@@ -114,7 +114,7 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
                 continue
             seen.add(key)
             case = Case(profile=profile.name, requirement=req.id, level=req.level, title=req.title,
-                        source=req.source.to_json(), target=run.target, seed=run.seed, budget="campaign",
+                        source=req.source.to_json(), target=run.target, seed=run.seed, budget=run.budget.name,
                         message=verdict.message, exchanges=verdict.exchanges, reproduce=verdict.reproduce,
                         binding=run.binding, failures=verdict.failures)
             with LEDGER.charge("recording"):

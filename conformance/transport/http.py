@@ -46,11 +46,6 @@ def _nothing() -> None:
     pass
 
 
-def _header(raw: list[tuple[bytes, bytes]], name: bytes) -> str:
-    """The values of header ``name`` (lower case) in a raw list, joined as one."""
-    return ", ".join(v.decode("latin-1") for k, v in raw if k.lower() == name)
-
-
 class RunAborted(BaseException):  # noqa: N818 - a signal to stop, not an error of one check
     """Stops the whole run, not one check. A BaseException, so that neither
     hypothesis (which would shrink on it) nor a check's ``except Exception``
@@ -319,9 +314,8 @@ class HttpTransport:
         answer: Answer | None = None
         arrived = bytearray()
         try:
-            answer = self._send(method, url, hdrs, body, until, timeout)
-            encodings = [e.strip().lower()
-                         for e in _header(answer.headers, b"content-encoding").split(",")]
+            answer = self._send(method, url, hdrs, body, until)
+            encodings = [e.strip().lower() for e in answer.header("content-encoding").split(",")]
             content_out, unknown = read_bounded(answer.chunks, encodings, self.max_answer, arrived)
         except AnswerTooLarge:
             assert answer is not None
@@ -341,7 +335,7 @@ class HttpTransport:
             raise TransportFailure(f"{method} {path}: no answer ({why})") from None
         self.silent = 0
         self.answered += 1
-        reply_headers = httpx.Headers(answer.headers)
+        reply_headers = answer.headers_view()
         response = {
             "status": answer.status,
             "headers": {k: self.redact(v) for k, v in reply_headers.items()},
@@ -377,8 +371,8 @@ class HttpTransport:
             sent.append((b"content-length", str(len(body or b"")).encode()))
         return sent
 
-    def _send(self, method: str, url: httpx.URL, hdrs: Mapping[str, str], body: bytes | None, until: float,
-              timeout: float | None) -> Answer:
+    def _send(self, method: str, url: httpx.URL, hdrs: Mapping[str, str], body: bytes | None,
+              until: float) -> Answer:
         """One request out, the answer's head back (its body as chunks): in process to the
         reference, or over the lean client (wire.py) to the live target. A URL off the
         target is never sent (the run talks only to the target it was given)."""
@@ -400,7 +394,7 @@ class HttpTransport:
         got = None
         if answer is not None:
             got = {"status": answer.status,
-                   "headers": {k: self.redact(v) for k, v in httpx.Headers(answer.headers).items()},
+                   "headers": {k: self.redact(v) for k, v in answer.headers_view().items()},
                    "body": self.redact(_body_text(bytes(arrived))) if arrived else None}
         self._remember(Exchange(record, got, (time.perf_counter() - started) * 1000, self.redact(why)))
 

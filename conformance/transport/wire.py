@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
+
 
 class DeadlinePassed(TimeoutError):
     """The exchange's deadline passed before the answer was complete."""
@@ -87,6 +89,16 @@ class Answer:
     headers: list[tuple[bytes, bytes]]
     chunks: Iterator[bytes]
     close: Any  # call when the body is not read to its end: the connection is not reused
+    _view: httpx.Headers | None = None
+
+    def headers_view(self) -> httpx.Headers:
+        """The headers as a case-insensitive multi-dict (made once)."""
+        if self._view is None:
+            self._view = httpx.Headers(self.headers)
+        return self._view
+
+    def header(self, name: str) -> str:
+        return self.headers_view().get(name, "")
 
 
 class Wire:
@@ -101,8 +113,6 @@ class Wire:
 
     def _context(self) -> ssl.SSLContext:
         if self._tls is None:
-            import httpx
-
             context = httpx.create_ssl_context()  # the verification httpx gave: certifi, SSL_CERT_FILE
             context.set_alpn_protocols(["http/1.1"])
             context.sslsocket_class = DeadlineSSLSocket

@@ -30,6 +30,7 @@ class BinduClient:
         self._card: dict[str, Any] | None = None
         self.sent_contexts: dict[str, str] = {}  # task id -> the contextId the kit sent when it made the task
         self.made: dict[str, Any] = {}  # context id -> the caller whose message/send made it, until cleared
+        self._registered = False  # whether clear_made runs when the requirement ends
 
     # -- transport ----------------------------------------------------------------
     def auth(self, caller: Any = "full") -> dict[str, str]:
@@ -45,22 +46,28 @@ class BinduClient:
 
     # -- putting back what the run made ----------------------------------------------
     def _remember_contexts(self, method: str, params: Any, reply: Reply, caller: Any) -> None:
-        """Each context a message/send of this check made is cleared when the requirement
-        ends (contexts/clear purges its finished tasks): a target keeps what it is sent,
-        and tasks/list answers every task the caller has, so a campaign that left its
-        tasks behind would read a list that grows with every round (past the size bound of
-        an answer, in the end). A contexts/clear the check sends itself takes it off."""
+        """Each context a message/send of this check made (a new one, or the fresh id the
+        kit sent) is cleared when the requirement ends (contexts/clear purges its finished
+        tasks): a target keeps what it is sent, and tasks/list answers every task the
+        caller has, so a campaign that left its tasks behind would read a list that grows
+        with every round (past the size bound of an answer, in the end). A contexts/clear
+        the check sends itself that succeeds takes it off."""
         if method == "contexts/clear" and isinstance(params, dict):
-            self.made.pop(str(params.get("contextId")), None)
+            if reply.ok:  # (a refused one, a context still in use, stays to clear at the end)
+                self.made.pop(str(params.get("contextId")), None)
             return
         context = dig(reply.result, "context_id") if method == "message/send" and reply.ok else None
-        if isinstance(context, str) and context not in self.made:
-            if not self.made:
-                self.ctx.put_back("the contexts this requirement's messages made", self._clear_made)
-            self.made[context] = caller
+        sent = dig(params, "message", "contextId")
+        if not isinstance(context, str) or context in self.made or sent not in (None, context):
+            return  # not a context this message made (the agent put it in another one)
+        if not self._registered:
+            self._registered = True
+            self.ctx.put_back("the contexts this requirement's messages made", self.clear_made)
+        self.made[context] = caller
 
-    def _clear_made(self) -> bool:
-        """Best effort, never a finding: a context still in use may be refused (-32021)."""
+    def clear_made(self) -> bool:
+        """Clear the contexts this client's messages made, each as the caller that made it.
+        Best effort, never a finding: a context still in use may be refused (-32021)."""
         while self.made:
             context, caller = self.made.popitem()
             try:
