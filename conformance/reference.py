@@ -13,7 +13,7 @@ import contextlib
 import inspect
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -26,6 +26,15 @@ from starlette.routing import BaseRoute, Route
 from conformance.model import Profile
 
 CONTROL_PATH = "/_control/{action}"
+TURN = "conformance.turn"  # the ASGI scope extension of the in-process transport (transport/inprocess.py)
+
+
+def let_others_in(scope: MutableMapping[str, Any]) -> None:
+    """Before an answer waits for another request (a peer's message): in process, where
+    requests take turns, let the others run meanwhile, as a server does; served, a no-op."""
+    turn = (scope.get("extensions") or {}).get(TURN) or {}
+    if callable(turn.get("let_others_in")):
+        turn["let_others_in"]()
 
 
 @dataclass

@@ -9,8 +9,11 @@ turns: each thread has its own loop, and one request runs at a time, so the app 
 them one after another as a single-threaded server would. One answer waits on others:
 an event stream (``text/event-stream``) follows changes later requests make, so once its
 headers are sent the others may run, as they would beside a server's open stream (a
-reference's stream wakes across threads). An exception in the app is a 500 answer (as a
-real server would give), never an exception of the check."""
+reference's stream wakes across threads). An app that waits for another request (a blocking
+send waiting for a peer's message) lets the others in the same way, through the scope's
+``extensions["conformance.turn"]["let_others_in"]`` (``conformance.reference.let_others_in``):
+a real server serves a peer while one caller waits, so the reference does too. An exception
+in the app is a 500 answer (as a real server would give), never an exception of the check."""
 
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ import threading
 from typing import Any
 
 import httpx
+
+from conformance.reference import TURN
 
 
 class InProcessTransport(httpx.BaseTransport):
@@ -66,7 +71,7 @@ class InProcessTransport(httpx.BaseTransport):
                  "method": method, "headers": [(k.lower(), v) for k, v in headers],
                  "scheme": url.scheme, "path": url.path, "raw_path": url.raw_path.split(b"?")[0],
                  "query_string": url.query, "server": (url.host, url.port), "client": ("127.0.0.1", 123),
-                 "root_path": ""}
+                 "root_path": "", "extensions": {TURN: {"let_others_in": self._let_others_in}}}
 
         async def exchange() -> tuple[int, list[tuple[bytes, bytes]], bytes]:
             answer: dict[str, Any] = {"status": None, "headers": None}

@@ -11,6 +11,7 @@ import copy
 import json
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -78,9 +79,9 @@ def fresh() -> str:
 class Site:
     """A fresh reference called in process, with helpers for the calls the tests make."""
 
-    def __init__(self) -> None:
+    def __init__(self, **config: Any) -> None:
         self.ticks = 0
-        self.app = create_app(PROFILE, ReferenceConfig(seed=11, clock=self.clock))
+        self.app = create_app(PROFILE, ReferenceConfig(seed=11, clock=self.clock, **config))
         self.ref = self.app.state.reference
         self.client = httpx.Client(transport=InProcessTransport(self.app), base_url="http://reference")
 
@@ -499,6 +500,16 @@ def test_blocking_send_deadline(site: Site) -> None:
     assert again["id"] == metadata["taskId"] and again["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
+def test_a_site_configured_with_a_shorter_deadline_keeps_it_across_resets() -> None:
+    """The tests' sites without control serve a shorter deadline than the document's 20 s."""
+    site = Site(deadline_s=0.2)
+    assert site.ref.deadline_s == 0.2 and PROFILE.limits["deadline_s"].value == 20
+    site.ref.reset()
+    conn = site.friends()
+    waiting = site.params({"text": "waiting"}, context=conn, immediate=None)
+    site.error("SendMessage", waiting, "DEADLINE_EXCEEDED")
+
+
 def test_blocking_send_completes_when_the_peer_writes(site: Site) -> None:
     """The wait holds no lock: a peer's text during it completes the task (concurrent requests)."""
     conn = site.friends()
@@ -524,6 +535,29 @@ def test_blocking_send_completes_when_the_peer_writes(site: Site) -> None:
     task = waited.json()["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_COMPLETED" and time.monotonic() - started < 2
     assert [m["role"] for m in task["history"]] == ["ROLE_USER", "ROLE_AGENT"]
+
+
+def test_in_process_a_blocking_send_lets_the_peer_in(site: Site) -> None:
+    """The kit's in-process transport serves one request at a time; a blocking send lets
+    others run while it waits (conformance.reference.let_others_in), so the peer's text,
+    sent from another thread meanwhile, completes it instead of queueing behind it until
+    the deadline."""
+    conn = site.friends()
+    site.control("set_deadline", seconds=30)
+
+    def tasks() -> dict[str, str]:
+        return {t["id"]: t["status"]["state"] for t in site.ok("ListTasks", {"contextId": conn})["tasks"]}
+
+    before = tasks()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        params = site.params({"text": "are you there?"}, context=conn, immediate=None)
+        waiting = pool.submit(site.post, {"jsonrpc": "2.0", "id": "w", "method": "SendMessage",
+                                          "params": params})
+        while "TASK_STATE_WORKING" not in [state for task, state in tasks().items() if task not in before]:
+            time.sleep(0.01)  # alice's send is stored and waiting
+        site.text("bob", "here I am", context=conn)
+        task = waiting.result(timeout=60).json()["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
 # --------------------------------------------------------------------------- durable receive

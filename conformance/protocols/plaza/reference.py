@@ -134,7 +134,7 @@ from conformance.protocols.plaza.site import (  # noqa: F401
     seeded_visitor,
     valid_request_id,
 )
-from conformance.reference import Reference, strict_json
+from conformance.reference import Reference, let_others_in, strict_json
 
 PARTS = ("groups", "private", "continuation")  # each a part_<name>.py mixin with reset_<name>
 
@@ -166,7 +166,7 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart, Reference):
         self.seq_maximum = self.exact_limit("seq_maximum_count")
         self.lock = threading.RLock()
         self.minted = 0
-        self.deadline_s: float = float(self.limit("deadline_s"))
+        self.deadline_s: float = self.served_deadline()
         self.check_document()
         self.reset()
 
@@ -268,6 +268,11 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart, Reference):
     def new_uuid(self) -> str:
         return str(uuid.UUID(bytes=self.new_bytes(16), version=4))
 
+    def served_deadline(self) -> float:
+        """The document's deadline, or the one this site was configured with."""
+        configured = getattr(self.config, "deadline_s", None)
+        return float(self.limit("deadline_s") if configured is None else configured)
+
     def new_receipt(self) -> str:
         """43 base64url characters (32 bytes), the receive_ack receipt pattern."""
         return base64.urlsafe_b64encode(self.new_bytes(32)).decode().rstrip("=")
@@ -279,7 +284,7 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart, Reference):
     def reset(self) -> None:
         """A fresh site: the seeded visitors and credentials, nothing else; default deadline."""
         self.minted = 0
-        self.deadline_s = float(self.limit("deadline_s"))
+        self.deadline_s = self.served_deadline()
         self.s = {"visitors": {}, "tokens": {}, "connections": {}, "tasks": {}, "message_ids": {}, "logs": {},
                   "receivers": {}, "notices": {}, "notice_seq": 0, "task_seq": 0, "visitor_seq": 0}
         for label, (alias, interests) in SEEDED_VISITORS.items():
@@ -1406,6 +1411,7 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart, Reference):
         with self.lock:
             outcome = self.serve_a2a(raw, request.headers)
         if isinstance(outcome, Pending):
+            let_others_in(request.scope)
             await self.wait_for(outcome.wait)
             with self.lock:
                 return self.finish_pending(outcome)

@@ -142,6 +142,11 @@ class ReferenceConfig(BaseConfig):
     makes minted ids, batches and receipts reproducible; the clock gives timestamps
     (waits use real time)."""
 
+    # the server's deadline for a blocking send, when not the document's 20 s: the tests'
+    # sites without control, so a run does not wait 20 s for each deadline row (no check
+    # judges how long the deadline is, only what ends a wait)
+    deadline_s: float | None = None
+
 
 class SiteError(Refusal):
     """A refusal named by its profile error name (profiles/agent-plaza.yaml ``errors:``),
