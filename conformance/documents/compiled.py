@@ -13,8 +13,9 @@ rewritten to defer to Python: ``pattern`` is matched with ``re.search`` as pytho
 does (ECMA-262's ``$`` does not match before a final newline, Python's does), and each
 ``format`` is checked by python-jsonschema's own format checker (the formats it does not
 check are not checked). An instance jsonschema-rs cannot read (a non-string key, bytes)
-is judged by python-jsonschema alone. tests/unit/test_compiled.py holds the two to
-agreement on every schema of every spec, valid and broken instances alike."""
+is judged by python-jsonschema alone. The dialect is Draft 2020-12 unless the caller names
+another (the MCP schemas' own ``$schema``). tests/unit/test_compiled.py
+holds the two to agreement on every schema of every spec, valid and broken instances alike."""
 
 from __future__ import annotations
 
@@ -29,8 +30,21 @@ import jsonschema_rs
 
 FORMAT_CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
 PATTERN = "x-python-pattern"  # the custom keyword that stands for ``pattern``
-FORMATS = {f"x-python-{name}": (lambda value, name=name: FORMAT_CHECKER.conforms(value, name))
-           for name in FORMAT_CHECKER.checkers}
+# python-jsonschema's dialects and jsonschema-rs's, by the draft each implements
+COMPILED = {jsonschema.Draft202012Validator: jsonschema_rs.Draft202012Validator,
+            jsonschema.Draft201909Validator: jsonschema_rs.Draft201909Validator,
+            jsonschema.Draft7Validator: jsonschema_rs.Draft7Validator,
+            jsonschema.Draft6Validator: jsonschema_rs.Draft6Validator,
+            jsonschema.Draft4Validator: jsonschema_rs.Draft4Validator}
+
+
+def formats_of(checker: jsonschema.FormatChecker) -> dict[str, Any]:
+    """Each format python-jsonschema's ``checker`` checks, as a custom format of the compiled schema."""
+    return {f"x-python-{name}": (lambda value, name=name: checker.conforms(value, name))
+            for name in checker.checkers}
+
+
+FORMATS = formats_of(FORMAT_CHECKER)
 # keywords whose values are data, not schemas: their members are never rewritten
 DATA = frozenset({"const", "enum", "default", "examples", "example", "x-example"})
 
@@ -46,10 +60,11 @@ class PythonPattern:
             raise ValueError(f"{instance!r} does not match {self.regex.pattern!r}")
 
 
-def deferring(schema: Any) -> Any:
-    """``schema`` with ``pattern`` and ``format`` rewritten to the Python checks above."""
+def deferring(schema: Any, formats: dict[str, Any] = FORMATS) -> Any:
+    """``schema`` with ``pattern`` and ``format`` rewritten to the Python checks above
+    (a format the Python side does not check is left out)."""
     if isinstance(schema, list):
-        return [deferring(item) for item in schema]
+        return [deferring(item, formats) for item in schema]
     if not isinstance(schema, dict):
         return schema
     out: dict[str, Any] = {}
@@ -59,13 +74,13 @@ def deferring(schema: Any) -> Any:
         elif key == "pattern" and isinstance(value, str):
             out[PATTERN] = value
         elif key == "format" and isinstance(value, str):
-            if f"x-python-{value}" in FORMATS:
+            if f"x-python-{value}" in formats:
                 out["format"] = f"x-python-{value}"
         elif key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas") \
                 and isinstance(value, dict):
-            out[key] = {name: deferring(sub) for name, sub in value.items()}
+            out[key] = {name: deferring(sub, formats) for name, sub in value.items()}
         else:
-            out[key] = deferring(value)
+            out[key] = deferring(value, formats)
     return out
 
 
@@ -73,12 +88,20 @@ class Judge:
     """The validator every check applies: ``is_valid`` and ``iter_errors`` as in
     python-jsonschema, with the compiled answer first."""
 
-    def __init__(self, schema: Any) -> None:
+    def __init__(self, schema: Any, *, dialect: Any = jsonschema.Draft202012Validator,
+                 formats: bool = True) -> None:
+        """``dialect``: python-jsonschema's validator class of the draft; ``formats``: check
+        ``format`` as its format checker does (False: as python-jsonschema does without a
+        checker, not at all)."""
         self.schema = schema
+        self._dialect = dialect
+        self._checker = self._dialect.FORMAT_CHECKER if formats else None
         self._explain: jsonschema.protocols.Validator | None = None
+        checks = (FORMATS if self._checker is FORMAT_CHECKER else formats_of(self._checker)) \
+            if self._checker is not None else {}
         try:
-            self._fast: Any = jsonschema_rs.Draft202012Validator(
-                deferring(schema), validate_formats=True, formats=FORMATS,
+            self._fast: Any = COMPILED[self._dialect](
+                deferring(schema, checks), validate_formats=bool(checks), formats=checks,
                 keywords={PATTERN: PythonPattern}, offline=True)
         except Exception:  # noqa: BLE001 - a schema it cannot compile (a remote $ref, say) is judged in Python
             self._fast = None
@@ -86,7 +109,7 @@ class Judge:
     @property
     def explain(self) -> jsonschema.protocols.Validator:
         if self._explain is None:
-            self._explain = jsonschema.Draft202012Validator(self.schema, format_checker=FORMAT_CHECKER)
+            self._explain = self._dialect(self.schema, format_checker=self._checker)
         return self._explain
 
     def is_valid(self, instance: Any) -> bool:

@@ -34,6 +34,7 @@ from typing import Any
 from jsonschema import validators
 from jsonschema.exceptions import best_match
 
+from conformance.documents.compiled import Judge
 from conformance.transport.http import HttpReply, HttpTransport, parse_json
 
 CLIENT_INFO = {"name": "conformance", "version": "1"}
@@ -169,10 +170,12 @@ _LISTED: weakref.WeakKeyDictionary[Any, dict[tuple[str, str, str], Any]] = weakr
 
 
 @functools.cache
-def _validator(rev: str, definition: str) -> Any:
+def _validator(rev: str, definition: str) -> Judge:
+    """The revision's ``definition``, in the schema's own dialect, formats unchecked (as
+    python-jsonschema judges without a format checker), compiled: most messages are valid."""
     doc = revision(rev)
     root = {**doc.schema, "$ref": f"#/{doc.defs_key}/{definition}"}
-    return validators.validator_for(doc.schema)(root)
+    return Judge(root, dialect=validators.validator_for(doc.schema), formats=False)
 
 
 # ----------------------------------------------------------------------------------

@@ -132,3 +132,32 @@ def test_threads_judging_at_once_while_the_cache_evicts(monkeypatch):
     for t in threads:
         t.join()
     assert errors == []
+
+
+def mcp_definitions():
+    from conformance.transport.mcp import known_revisions, revision
+
+    return [(rev, name) for rev in known_revisions() for name in revision(rev).defs]
+
+
+def test_the_mcp_messages_are_judged_in_their_schemas_own_dialect_formats_unchecked():
+    """The MCP transport judges each message against its revision's definition, in the
+    schema's own draft (2025-06-18 is Draft 7) without a format checker, as python-jsonschema
+    did before it was compiled: the example of each definition and its breaks, both ways."""
+    from jsonschema import validators
+
+    from conformance.documents.schemas import inline_refs
+    from conformance.transport.mcp import _validator, revision
+
+    compared, drafts = 0, set()
+    for rev, name in mcp_definitions():
+        doc = revision(rev)
+        judge = _validator(rev, name)
+        python = validators.validator_for(doc.schema)({**doc.schema, "$ref": f"#/{doc.defs_key}/{name}"})
+        assert judge._fast is not None, f"{rev} {name} did not compile"
+        drafts.add(type(python).__name__)
+        for bad in example_breaks(inline_refs(doc.defs[name], doc.schema))[:12]:
+            agree(judge, python, bad.base, f"{rev} {name}: the example")
+            agree(judge, python, bad.instance, f"{rev} {name}: {bad.violation}")
+            compared += 1
+    assert compared > 500 and drafts == {"Draft7Validator", "Draft202012Validator"}, (compared, drafts)
