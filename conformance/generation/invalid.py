@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from hypothesis import reject
 from hypothesis import strategies as st
 
 from conformance.documents.compiled import FORMAT_CHECKER
@@ -677,6 +679,53 @@ def _both(rest: dict[str, Any], other: Any, inst: Any) -> list[Any]:
 # ---------------------------------------------------------------- public API
 
 
+class Breaks:
+    """The single-keyword breaks of a VALID ``instance`` of an (inlined) ``schema``, each
+    verified invalid against the whole schema only when asked for: a generator that picks
+    one break pays for one verification (or a few), not for all of them.
+
+    ``candidates`` follows the walk (node keywords first, then children in the instance's
+    key order); ``at(i)`` is candidate ``i`` verified (None when the schema still accepts
+    it), remembered; ``from_index(i)`` the first verified one from ``i`` on, round the end."""
+
+    def __init__(self, schema: dict[str, Any], instance: Any) -> None:
+        walk = _Walk()
+        walk.walk(schema, instance, ())
+        self.schema, self.instance = schema, instance
+        self.candidates = walk.found
+        self._verified: dict[int, InvalidInstance | None] = {}
+        self._base: Any = _MISSING
+
+    def __len__(self) -> int:
+        return len(self.candidates)
+
+    def candidate(self, index: int) -> Any:
+        path, value, _, _ = self.candidates[index]
+        return _replace(self.instance, path, value)
+
+    def at(self, index: int) -> InvalidInstance | None:
+        if index not in self._verified:
+            _, _, violation, (anchor, at) = self.candidates[index]
+            candidate = self.candidate(index)
+            # Invalid at the anchor implies invalid at the root (the path from the root to
+            # the anchor is conjunctive); only when the anchor accepts it is the root asked.
+            broken = not _valid(anchor, _get(candidate, at)) or not _valid(self.schema, candidate)
+            if broken and self._base is _MISSING:
+                self._base = _copy(self.instance)
+            self._verified[index] = (InvalidInstance(_copy(candidate), violation, self._base) if broken
+                                     else None)
+        return self._verified[index]
+
+    def from_index(self, start: int, accept: Callable[[InvalidInstance], bool] = lambda _: True) \
+            -> InvalidInstance | None:
+        count = len(self.candidates)
+        for step in range(count):
+            found = self.at((start + step) % count)
+            if found is not None and accept(found):
+                return found
+        return None
+
+
 def mutations(schema: dict[str, Any], instance: Any) -> list[InvalidInstance]:
     """Every single-keyword break of a VALID ``instance`` of an (inlined) ``schema``,
     each verified invalid against the whole schema with ``validator_for``.
@@ -686,21 +735,17 @@ def mutations(schema: dict[str, Any], instance: Any) -> list[InvalidInstance]:
     Raises ValueError if ``instance`` is not valid to begin with."""
     if not _valid(schema, instance):
         raise ValueError("mutations() needs an instance that is valid against the schema")
-    walk = _Walk()
-    walk.walk(schema, instance, ())
+    breaks = Breaks(schema, instance)
     seen = {json.dumps(instance, sort_keys=True, default=str)}
-    base = _copy(instance)
     out: list[InvalidInstance] = []
-    for path, value, violation, (anchor, at) in walk.found:
-        candidate = _replace(instance, path, value)
-        key = json.dumps(candidate, sort_keys=True, default=str)
+    for index in range(len(breaks)):
+        key = json.dumps(breaks.candidate(index), sort_keys=True, default=str)
         if key in seen:
             continue
         seen.add(key)
-        # Invalid at the anchor implies invalid at the root (the path from the root to the
-        # anchor is conjunctive); only when the anchor accepts it is the root asked.
-        if not _valid(anchor, _get(candidate, at)) or not _valid(schema, candidate):
-            out.append(InvalidInstance(_copy(candidate), violation, base))
+        found = breaks.at(index)
+        if found is not None:
+            out.append(found)
     return out
 
 
@@ -727,21 +772,24 @@ def _copy(value: Any) -> Any:
 
 
 def invalid_strategy(schema: dict[str, Any]) -> st.SearchStrategy[InvalidInstance]:
-    """A valid instance drawn with ``strategy_for(schema)``, then one of its mutations
-    (instances without any are filtered out). The mutation is picked by a drawn index,
-    as ``flatmap(sampled_from)`` would, without a new strategy on every draw.
+    """A valid instance drawn with ``strategy_for(schema)``, then one of its breaks: the
+    candidate at a drawn index, or the first after it that the schema refuses (verified
+    then, not all of them first); an instance without any is rejected.
 
-    The valid instance and its mutations are drawn once per generated example and shared
-    by every pick of it: where an example holds a batch of inputs (the campaign budget),
-    its breaks are all of one instance, and drawing and breaking that instance (most of
-    the cost) is paid once per batch instead of once per input."""
+    The valid instance and its breaks are drawn once per generated example and shared by
+    every pick of it: where an example holds a batch of inputs (the campaign budget), its
+    breaks are all of one instance, and drawing and walking that instance (most of the
+    cost) is paid once per batch instead of once per input."""
     root = validator_for(schema)  # compiled once per schema object (documents/compiled.py)
     candidates = st.shared(strategy_for(schema).filter(root.is_valid).map(
-        lambda instance: mutations(schema, instance)).filter(bool), key=f"breaks of schema {id(schema)}")
+        lambda instance: Breaks(schema, instance)).filter(len), key=f"breaks of schema {id(schema)}")
 
     @st.composite
     def pick(draw: Any) -> InvalidInstance:
-        found = draw(candidates)
-        return found[draw(index_of(len(found)))]
+        breaks = draw(candidates)
+        found = breaks.from_index(draw(index_of(len(breaks))))
+        if found is None:
+            reject()
+        return found
 
     return pick()

@@ -365,3 +365,34 @@ def test_a_preparation_that_spoils_every_input_leaves_the_check_untested():
     with pytest.raises(Untested, match="preparation"):
         invalid_inputs_rejected(ctx, op, sent.append, None, prepare=lambda bad: valid)
     assert sent == []
+
+
+def test_breaks_are_verified_only_when_picked(monkeypatch):
+    """A generator picks one break: it verifies the candidate at its index (and the next
+    ones while the schema still accepts them), not the whole list; what it gets is what
+    the full list (mutations) holds at that place."""
+    import conformance.generation.invalid as invalid
+
+    schema = {"type": "object", "required": ["a", "b"], "additionalProperties": False,
+              "properties": {"a": {"type": "integer", "minimum": 0, "maximum": 9},
+                             "b": {"type": "string", "minLength": 1, "maxLength": 3, "enum": ["x", "yy"]},
+                             "c": {"type": "array", "items": {"type": "boolean"}, "maxItems": 2}}}
+    instance = {"a": 3, "b": "x", "c": [True]}
+    everything = mutations(schema, instance)
+    breaks = invalid.Breaks(schema, instance)
+    assert len(breaks) >= len(everything) > 10
+    calls = []
+    real = invalid._valid
+    monkeypatch.setattr(invalid, "_valid", lambda s, i: calls.append(1) or real(s, i))
+    first = breaks.from_index(5)
+    assert first is not None and not validator_for(schema).is_valid(first.instance)
+    assert 1 <= len(calls) <= 4 and len(calls) < len(breaks)  # one candidate (two judges), or a few
+    assert breaks.from_index(5) is first and len(calls) <= 4  # remembered
+    # every verified candidate is in the full list, under the same label
+    verified = [b for b in (breaks.at(i) for i in range(len(breaks))) if b is not None]
+    listed = {json.dumps(b.instance, sort_keys=True): b.violation for b in everything}
+    assert all(json.dumps(b.instance, sort_keys=True) in listed for b in verified)
+    assert {json.dumps(b.instance, sort_keys=True) for b in verified} == set(listed)
+    # the accept filter skips what it refuses
+    assert breaks.from_index(0, accept=lambda b: b.violation.keyword == "enum").violation.keyword == "enum"
+    assert breaks.from_index(0, accept=lambda b: False) is None

@@ -709,3 +709,14 @@ def test_control_reset_and_snapshot(site: Site) -> None:
     closed = create_app(PROFILE, ReferenceConfig(control=False))
     client = httpx.Client(transport=InProcessTransport(closed), base_url="http://reference")
     assert client.post("/_control/reset").status_code == 404
+
+
+def test_validators_are_compiled_once_per_document_and_patched_per_instance() -> None:
+    """Every run makes a reference (a selftest hundreds): the compiled validators are shared,
+    but a fault that replaces a command's validator changes its own instance only."""
+    first, second = Site().ref, Site().ref
+    assert first.validators.send_shell is second.validators.send_shell
+    assert first.validators.commands == second.validators.commands
+    first.validators.commands["status"] = None
+    assert second.validators.commands["status"] is not None
+    assert Site().ref.validators.commands["status"] is not None

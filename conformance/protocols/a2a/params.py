@@ -44,7 +44,7 @@ from conformance.declare import Each, fault, requirement
 from conformance.documents.schemas import SpecError, validator_for
 from conformance.faults import recodes, refuses, replaces
 from conformance.generation.compiler import index_of
-from conformance.generation.invalid import _MISSING, InvalidInstance, Violation, _example, mutations
+from conformance.generation.invalid import _MISSING, Breaks, InvalidInstance, Violation, _example, mutations
 from conformance.generation.strategies import strategy_for
 from conformance.model import Profile
 from conformance.protocols.a2a import documents as docs
@@ -534,10 +534,20 @@ class Inputs:
 
         @st.composite
         def pick(draw: Any) -> InvalidInstance:
-            found = self.breaks(self.safe(draw(drawn), in_world, tenant=True), kind)
-            if not found:
+            """The break of ``kind`` at a drawn index or the first after it (each candidate
+            verified and classified only when reached, not all of them first)."""
+            base = self.safe(draw(drawn), in_world, tenant=True)
+            if not validator_for(self.schema).is_valid(base):
                 reject()
-            return found[draw(index_of(len(found)))]
+            lazy, oneofs = Breaks(self.schema, base), oneof_breaks(self.safe.request, base)
+            count = len(lazy) + len(oneofs)
+            start = draw(index_of(count)) if count else 0
+            for step in range(count):
+                i = (start + step) % count
+                bad = lazy.at(i) if i < len(lazy) else oneofs[i - len(lazy)]
+                if bad is not None and self.classify(bad) == kind:
+                    return bad
+            reject()
         return pick()
 
 

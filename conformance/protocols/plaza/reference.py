@@ -137,6 +137,8 @@ from conformance.protocols.plaza.site import (  # noqa: F401
 from conformance.reference import Reference, let_others_in, strict_json
 
 PARTS = ("groups", "private", "continuation")  # each a part_<name>.py mixin with reset_<name>
+# the validators compiled from a document, by the id of the document they were compiled from
+_COMPILED: dict[int, tuple[dict[str, Any], Validators]] = {}
 
 
 class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart, Reference):
@@ -184,8 +186,19 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart, Reference):
         return dict(resolve_pointer(self.spec, pointer)) if pointer else {"type": "object"}
 
     def build_validators(self) -> Validators:
-        """Compile once: SendMessage without its part union (a part and its data command are
-        validated against the one branch they name, so an anyOf failure never hides the cause)."""
+        """Compile once per document (every run makes a reference, a selftest hundreds): SendMessage
+        without its part union (a part and its data command are validated against the one
+        branch they name, so an anyOf failure never hides the cause). Each instance gets its
+        own maps (a fault replaces a command's validator on its instance only)."""
+        cached = _COMPILED.get(id(self.spec))
+        if cached is None or cached[0] is not self.spec:
+            cached = _COMPILED[id(self.spec)] = (self.spec, self.compile_validators())
+        shared = cached[1]
+        return Validators(send_shell=shared.send_shell, text_part=shared.text_part,
+                          data_part_shell=shared.data_part_shell, commands=dict(shared.commands),
+                          methods=dict(shared.methods))
+
+    def compile_validators(self) -> Validators:
         send = copy.deepcopy(self.method_schema("SendMessage"))
         parts = send["properties"]["message"]["properties"]["parts"]
         part_branches = parts["items"]["anyOf"]
