@@ -1,6 +1,8 @@
 """Long campaigns: `conformance fuzz PROFILE --for 2h` keeps generating past the
-budgets. Round after round every requirement runs again at the campaign budget (the deep
-one, its inputs drawn in batches) with a new seed (each worker its own seeds), all sharing
+budgets. The first round runs every requirement at the quick budget (every requirement
+reached, and shallow failures reported, within the first minutes); then round after round
+every requirement that generates inputs runs again at the campaign budget (the deep one,
+its inputs drawn in batches) with a new seed (each worker its own seeds), all sharing
 one example database, so a failure one worker finds is replayed by the others. A
 campaign of many machines runs one shard on each (``--shard I/N``): the seeds of shard I
 never meet another shard's, and `conformance fuzz merge` joins the shards' reports. Each
@@ -20,9 +22,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.budgets import BUDGETS
 from conformance.ledger import BUCKETS, LEDGER
 
 PROGRESS_EVERY_S = 10.0
+FIRST_ROUND, ROUNDS = "quick", "campaign"  # the budgets of the first round and of the others
 STOP_FILE = ".stop"  # in the report folder: written by the signalled parent, read by every worker
 
 
@@ -75,7 +79,7 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
 
     profile = load_profile(profile_name)
     folder = Path(report_dir)
-    run = open_run(profile, target, config=config, token=token, faults=faults, budget="campaign",
+    run = open_run(profile, target, config=config, token=token, faults=faults, budget=FIRST_ROUND,
                    seed=seed_of(seed, 1, worker, workers, shard),
                    db_dir=folder / ".hypothesis", max_time=seconds, reuse_examples=True)
     last = [0.0]
@@ -95,6 +99,7 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
     while not run.http.stopped and not run.unreachable:
         round_no += 1
         run.seed = seed_of(seed, round_no, worker, workers, shard)
+        run.budget = BUDGETS[FIRST_ROUND if round_no == 1 else ROUNDS]  # a case names its round's
         emit(("seed", worker, run.seed))
         ran: set[str] = set()
         for req in profile.requirements:
