@@ -13,7 +13,9 @@ For each profile:
 - the floor: examples per second hypothesis draws with no exchange at all;
 - a fuzz campaign's CPU milliseconds per exchange against the served reference, split by
   phase (conformance/ledger.py: generation, transport, judging, recording), from the
-  campaign's fuzz.json (--fuzz-seconds 0 leaves it out);
+  campaign's fuzz.json (--fuzz-seconds 0 leaves it out), beside the bare loop's own CPU per
+  exchange (the floor of any exchange's transport on this machine: on loopback mostly the
+  kernel's socket calls);
 - on loopback, how busy the served target was (its CPU time over the wall time) in the
   bare loop and in the suite's run: a suite far below the bare rate with an idle target
   is bound by its own work (generation, judging), not by the target.
@@ -74,9 +76,11 @@ def free_port() -> int:
 
 
 def bare_rate(profile_name: str, seconds: float, target: str = "reference",
-              config: dict[str, Any] | None = None) -> float:
-    """Requests per second of the profile's probe request, re-sent raw through the
-    transport's own client (no recording, no judging): the target's speed."""
+              config: dict[str, Any] | None = None) -> tuple[float, float]:
+    """(requests per second, this process's CPU milliseconds per request) of the profile's
+    probe request, re-sent raw through the transport's own client (no recording, no
+    judging): the target's speed, and the floor of an exchange's transport CPU here (on
+    loopback mostly the kernel's socket calls, which differ from machine to machine)."""
     from conformance.check import CheckContext
     from conformance.launch import open_run
     from conformance.profiles import load_profile
@@ -95,14 +99,15 @@ def bare_rate(profile_name: str, seconds: float, target: str = "reference",
     profile.probe(CheckContext(run, next(r for r in profile.requirements)))
     http._send = send  # type: ignore[method-assign]  # noqa: SLF001
     method, url, headers, body, _until = sent[-1]
-    count, started = 0, time.perf_counter()
+    count, started, cpu = 0, time.perf_counter(), time.process_time()
     while time.perf_counter() - started < seconds:
         for _chunk in send(method, url, headers, body, time.monotonic() + 5.0).chunks:
             pass
         count += 1
     rate = count / (time.perf_counter() - started)
+    cpu_ms = (time.process_time() - cpu) * 1000 / max(count, 1)
     http.close()
-    return rate
+    return rate, cpu_ms
 
 
 def hypothesis_floor(examples: int = 500) -> tuple[float, float]:
@@ -201,7 +206,7 @@ def main() -> None:
         for where in args.where:
             target_busy = ""
             if where == "in-process":
-                bare = bare_rate(name, args.seconds)
+                bare, _ = bare_rate(name, args.seconds)
                 summary, rss, wall = suite_run(name, args.budget, args.workers)
             else:
                 with tempfile.TemporaryDirectory() as tmp:
@@ -211,7 +216,8 @@ def main() -> None:
                         import yaml
 
                         cfg = yaml.safe_load(config.read_text())
-                        bare, bare_busy = busy(server.pid, bare_rate, name, args.seconds, cfg["target"], cfg)
+                        (bare, bare_ms), bare_busy = busy(server.pid, bare_rate, name, args.seconds,
+                                                          cfg["target"], cfg)
                         (summary, rss, wall), suite_busy = busy(
                             server.pid, suite_run, name, args.budget, args.workers, "--config", str(config))
                         if bare_busy is not None and suite_busy is not None:
@@ -223,7 +229,9 @@ def main() -> None:
                             phases = " + ".join(f"{phase} {ms:.2f}" for phase, ms in split.items()
                                                 if phase != "target in process")
                             print(f"{name:12} fuzz {args.fuzz_seconds:g} s on loopback: {exchanges} "
-                                  f"exchanges, kit CPU {kit:.2f} ms per exchange = {phases}", flush=True)
+                                  f"exchanges, kit CPU {kit:.2f} ms per exchange = {phases}; the bare "
+                                  f"client {bare_ms:.2f} ms per exchange (the same request resent)",
+                                  flush=True)
                     finally:
                         server.terminate()
                         server.wait(10)
