@@ -573,17 +573,23 @@ class CheckContext:
             self._hypothesis_depth -= 1
 
     def run_machine(self, machine: type[RuleBasedStateMachine]) -> None:
-        """Run a stateful test; the machine's __init__ must call ``begin_example``."""
+        """Run a stateful test: ``machine(ctx=...)`` makes an example, whose __init__ must
+        call ``begin_example`` (``ProfileMachine`` does)."""
         self._calls += 1
         call = self._calls
-        bound = type(machine.__name__, (machine,), {"ctx": self})
-        bound = self._decorate(bound, call)
+
+        def example() -> RuleBasedStateMachine:
+            # a factory, not a subclass binding ``ctx``: hypothesis keeps what it works
+            # out about a machine class for the life of the process, one entry per class
+            return machine(ctx=self)  # type: ignore[call-arg]
+
+        example.__name__ = machine.__name__
         self._hypothesis_depth += 1
         try:
             with LEDGER.charge("generation"):  # the engine and its draws; rules charge judging (machine.py)
                 run_state_machine_as_test(
-                    bound, settings=self.settings(self.budget.machines, stateful_step_count=self.budget.steps)
-                )
+                    self._decorate(example, call),
+                    settings=self.settings(self.budget.machines, stateful_step_count=self.budget.steps))
         except Exception as exc:
             self._capture(exc, call)
             raise

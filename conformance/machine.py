@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
+from hypothesis import strategies as st
 from hypothesis.stateful import RULE_MARKER, RuleBasedStateMachine
 
 from conformance.check import CheckContext
@@ -16,8 +17,8 @@ from conformance.ledger import LEDGER
 
 
 class ProfileMachine(RuleBasedStateMachine):
-    """Base of a protocol's state machine: ``ctx`` is bound by
-    ``CheckContext.run_machine``; each run starts a fresh example and calls
+    """Base of a protocol's state machine: ``CheckContext.run_machine`` makes each
+    example with its ``ctx``; each run starts a fresh example and calls
     ``setup`` (the protocol's client and model). Every rule counts its firings in
     ``ctx.machine_stats`` ("rule NAME"), so a run can show which rules it reached."""
 
@@ -32,7 +33,8 @@ class ProfileMachine(RuleBasedStateMachine):
         if "teardown" in vars(cls):  # the final comparison with the target is judging too
             cls.teardown = _judging(vars(cls)["teardown"])  # type: ignore[method-assign]
 
-    def __init__(self) -> None:
+    def __init__(self, *, ctx: CheckContext) -> None:
+        self.ctx = ctx
         super().__init__()
         self.ctx.begin_example()
         with LEDGER.charge("judging"):
@@ -60,6 +62,20 @@ def _judging(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
 
     return judged
+
+
+T = TypeVar("T")
+
+
+def pick(data: st.DataObject, items: Sequence[T], *, label: str | None = None) -> T:
+    """One of ``items``, drawn by its index (an empty sequence rejects the example, as
+    ``sampled_from`` does). Draws from what the target gave back (ids, objects) go
+    through here: ``sampled_from`` labels its draw by the hash of its elements, and
+    hypothesis keeps a coverage tag per label for the life of the process, so ids new in
+    every example grew a campaign's memory without bound. The choices are the same."""
+    if not items:
+        return data.draw(st.nothing(), label=label)
+    return items[data.draw(st.integers(0, len(items) - 1), label=label)]
 
 
 def rule_names(machine: type[RuleBasedStateMachine]) -> list[str]:

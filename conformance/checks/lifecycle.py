@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
 from conformance.checks.expect import expect_error, expect_refused, expect_result
-from conformance.machine import ProfileMachine
+from conformance.machine import ProfileMachine, pick
 from conformance.transport.binding import Reply
 
 
@@ -108,21 +108,21 @@ class LifecycleMachine(ProfileMachine):
     @precondition(lambda self: len(self.states) < self.max_objects)
     @rule(data=st.data())
     def create(self, data: st.DataObject) -> None:
-        self.create_in(data.draw(st.sampled_from(self.starts), label="start"), data)
+        self.create_in(pick(data, self.starts, label="start"), data)
 
     @precondition(lambda self: any(s not in self.terminal for s in self.states.values()))
     @rule(data=st.data())
     def transition_open(self, data: st.DataObject) -> None:
         """A transition row applied to an open object."""
-        self.judge(data.draw(st.sampled_from([o for o, s in self.states.items() if s not in self.terminal]),
-                             label="object"), data)
+        self.judge(pick(data, [o for o, s in self.states.items() if s not in self.terminal],
+                        label="object"), data)
 
     @precondition(lambda self: any(s in self.terminal for s in self.states.values()))
     @rule(data=st.data())
     def transition_terminal(self, data: st.DataObject) -> None:
         """A transition row applied to a terminal object."""
-        self.judge(data.draw(st.sampled_from([o for o, s in self.states.items() if s in self.terminal]),
-                             label="object"), data)
+        self.judge(pick(data, [o for o, s in self.states.items() if s in self.terminal],
+                        label="object"), data)
 
     def create_in(self, state: str, data: st.DataObject) -> str:
         obj = self.create_object(state, data)
@@ -132,7 +132,7 @@ class LifecycleMachine(ProfileMachine):
     def judge(self, obj: str, data: st.DataObject) -> None:
         """Apply a transition row drawn from the table to ``obj`` and compare the answer
         (and the object's state after it) with the table's prediction."""
-        op = data.draw(st.sampled_from(sorted(self.transitions)), label="operation")
+        op = pick(data, sorted(self.transitions), label="operation")
         t, before = self.transitions[op], self.states[obj]
         what = f"{op} on {'an' if before[:1] in 'aeiou' else 'a'} {before} {self.noun}"
         reply = self.perform(op, obj)

@@ -104,3 +104,30 @@ def test_a_requirement_clears_the_contexts_its_messages_made():
     assert len(made) >= 5 and run.not_put_back == []
     terminal = terminal_states(profile.spec)
     assert [t for t in listed if t["status"]["state"] in terminal] == []
+
+
+def test_more_runs_of_the_machine_keep_no_more_hypothesis_state():
+    """A campaign runs the machine again and again on ids the target makes anew each
+    time. Hypothesis keeps a coverage tag per draw label and its rules per machine class
+    for the life of the process: drawing from those ids with ``sampled_from`` (labelled by
+    their hashes) or binding the context into a new class per run grew a 30-minute
+    campaign's memory without bound. Later runs, with other seeds, add neither."""
+    from hypothesis.internal.conjecture.data import STRUCTURAL_COVERAGE_CACHE
+    from hypothesis.stateful import RuleBasedStateMachine
+
+    profile = load_profile("bindu")
+    requirement = next(r for r in profile.requirements if r.id == "BINDU-LIFECYCLE")
+
+    def run_once(seed: int) -> None:
+        run = open_run(profile, "reference", budget="quick", seed=seed)
+        try:
+            assert execute(requirement, run).status == "passed"
+        finally:
+            run.http.close()
+
+    run_once(1)
+    tags, classes = len(STRUCTURAL_COVERAGE_CACHE), len(RuleBasedStateMachine._setup_state_per_class)
+    for seed in (2, 3):
+        run_once(seed)
+    assert len(STRUCTURAL_COVERAGE_CACHE) == tags
+    assert len(RuleBasedStateMachine._setup_state_per_class) == classes

@@ -26,7 +26,7 @@ from hypothesis.stateful import initialize, precondition, rule
 from conformance.check import CheckContext
 from conformance.declare import fault, requirement
 from conformance.faults import replaces
-from conformance.machine import ProfileMachine
+from conformance.machine import ProfileMachine, pick
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient, a2a_error, state
 from conformance.protocols.a2a.documents import proto_at
@@ -168,19 +168,19 @@ class TaskMachine(ProfileMachine):
     def send(self, data: st.DataObject) -> None:
         """A new task: any outcome the agent can be driven to, in a new context or in the
         context of a task of the run."""
-        outcome = data.draw(st.sampled_from(self.starts), label="outcome")
+        outcome = pick(data, self.starts, label="outcome")
         contexts = list(dict.fromkeys(t.context for t in self.tasks.values() if t.context))
         shared = bool(contexts) and data.draw(st.booleans(), label="shared context")
-        self.start(outcome, data.draw(st.sampled_from(contexts), label="context") if shared else "")
+        self.start(outcome, pick(data, contexts, label="context") if shared else "")
 
     # -- messages to existing tasks --------------------------------------------------------
     @precondition(lambda self: bool(self.of(frozenset(docs.interrupted_states()))))
     @rule(data=st.data())
     def follow_up_waiting(self, data: st.DataObject) -> None:
         """A message to a task waiting for input continues that task."""
-        known = data.draw(st.sampled_from(self.of(frozenset(docs.interrupted_states()))), label="task")
-        outcome = data.draw(st.sampled_from([o for o in ("completed", "input_required") if o in self.starts]),
-                            label="outcome")
+        known = pick(data, self.of(frozenset(docs.interrupted_states())), label="task")
+        outcome = pick(data, [o for o in ("completed", "input_required") if o in self.starts],
+                       label="outcome")
         reply = follow_up(self.c, {"id": known.id, "contextId": known.context or None}, outcome)
         result = result_of(self.ctx, reply, f"SendMessage continuing the {known.state} task {known.id}")
         if is_message_answer(result):
@@ -199,7 +199,7 @@ class TaskMachine(ProfileMachine):
     @rule(data=st.data())
     def message_finished(self, data: st.DataObject) -> None:
         """A message to a finished task is refused and changes nothing."""
-        known = data.draw(st.sampled_from(self.untried("message", self.terminal)), label="task")
+        known = pick(data, self.untried("message", self.terminal), label="task")
         known.probed.add(("message", known.state))
         reply = follow_up(self.c, {"id": known.id, "contextId": known.context or None})
         self.ctx.expect(not reply.ok, f"a message to the {known.state} task {known.id} was accepted: "
@@ -213,7 +213,7 @@ class TaskMachine(ProfileMachine):
     def cancel(self, data: st.DataObject) -> None:
         """A task in progress is canceled (or the agent says it cannot be); a finished one
         is refused or answered as it is, and stays so. Once per task and state."""
-        known = data.draw(st.sampled_from(self.untried("cancel")), label="task")
+        known = pick(data, self.untried("cancel"), label="task")
         before = known.state
         known.probed.add(("cancel", before))
         reply = self.c.call("CancelTask", {"id": known.id})
@@ -251,7 +251,7 @@ class TaskMachine(ProfileMachine):
     @rule(data=st.data())
     def get(self, data: st.DataObject) -> None:
         """GetTask of a task whose state moved since it was last read."""
-        known = data.draw(st.sampled_from(self.unread()), label="task")
+        known = pick(data, self.unread(), label="task")
         self.read(known, "GetTask")
 
     @precondition(lambda self: bool(self.tasks))
@@ -259,7 +259,7 @@ class TaskMachine(ProfileMachine):
     def read_again(self, data: st.DataObject) -> None:
         """GetTask of any task of the run: what there is to do once the run holds its most
         tasks and each was tried, read and listed (a finished one is read as it was)."""
-        known = data.draw(st.sampled_from(list(self.tasks.values())), label="task")
+        known = pick(data, list(self.tasks.values()), label="task")
         self.read(known, "GetTask again")
 
     @precondition(lambda self: bool(self.unlisted()))
@@ -267,7 +267,7 @@ class TaskMachine(ProfileMachine):
     def list_context(self, data: st.DataObject) -> None:
         """A context of the run holding a task that moved since it was last listed, listed
         over all its pages: each task of the run in it once, as the model has it."""
-        context = data.draw(st.sampled_from(self.unlisted()), label="context")
+        context = pick(data, self.unlisted(), label="context")
         shown = self.listed(context)
         for known in [t for t in self.tasks.values() if t.context == context]:
             mine = [t for t in shown if t.get("id") == known.id]
@@ -288,7 +288,7 @@ class TaskMachine(ProfileMachine):
         from conformance.protocols.a2a.stream import expect_stream, open_stream
 
         outcomes = [o for o in self.starts if o not in ("long_running", "auth_required")]  # streams stay open
-        outcome = data.draw(st.sampled_from(outcomes), label="outcome")
+        outcome = pick(data, outcomes, label="outcome")
         what = f"SendStreamingMessage ({outcome})"
         stream = open_stream(self.c, "SendStreamingMessage", {"message": driven(self.c, outcome)}, what)
         expect_stream(self.ctx, stream)
@@ -324,7 +324,7 @@ class TaskMachine(ProfileMachine):
         agent work it while the kit is subscribed)."""
         from conformance.protocols.a2a.stream import expect_stream, subscription
 
-        known = data.draw(st.sampled_from(self.untried("subscribe", self.moving)), label="task")
+        known = pick(data, self.untried("subscribe", self.moving), label="task")
         known.probed.add(("subscribe", known.state))
         self.ctx.control("progress_on_subscribe", id=known.id)
         stream = subscription(self.c, known.id, f"SubscribeToTask of the {known.state} task {known.id}")
@@ -340,7 +340,7 @@ class TaskMachine(ProfileMachine):
         """A subscription to a finished task is refused, and the task stays as it was."""
         from conformance.protocols.a2a.stream import subscription
 
-        known = data.draw(st.sampled_from(self.untried("subscribe", self.terminal)), label="task")
+        known = pick(data, self.untried("subscribe", self.terminal), label="task")
         known.probed.add(("subscribe", known.state))
         stream = subscription(self.c, known.id, f"SubscribeToTask of the {known.state} task {known.id}")
         self.ctx.expect(stream.reply is not None and not stream.reply.ok and not stream.events,

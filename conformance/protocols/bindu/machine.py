@@ -12,6 +12,7 @@ from hypothesis.stateful import initialize, precondition, rule
 from conformance.checks.expect import error_named, expect_catalogued, expect_result
 from conformance.checks.lifecycle import LifecycleMachine
 from conformance.documents.schemas import resolve_pointer
+from conformance.machine import pick
 from conformance.protocols.bindu.answers import history_of, state_of, task_result, tasks_listed
 
 STATE = "/components/schemas/TaskStatus/properties/state"
@@ -147,7 +148,7 @@ class TaskLifecycle(LifecycleMachine):
     def create_object(self, state: str, data: st.DataObject) -> str:
         known = list(dict.fromkeys(self.context.values()))  # draws must not depend on id values
         same = bool(known) and data.draw(st.booleans(), label="same context")
-        context = data.draw(st.sampled_from(known), label="context") if same else "new"
+        context = pick(data, known, label="context") if same else "new"
         # without control: the task as message/send answered it (the model follows the target)
         task = self.client.new_task(state, context_id=context, wait=self.controlled)
         self.context[task["id"]] = self.client.context_of(task)
@@ -199,14 +200,14 @@ class TaskLifecycle(LifecycleMachine):
         if not self.controlled:
             kinds = [self.starts, self.starts]  # two tasks as the agent leaves them
         for states in kinds:
-            self.create_in(data.draw(st.sampled_from(states), label="start"), data)
+            self.create_in(pick(data, states, label="start"), data)
 
     # -- Bindu's own rules -----------------------------------------------------------
     @precondition(lambda self: any(s in PAUSED for s in self.states.values()))
     @rule(data=st.data())
     def resume_paused(self, data: st.DataObject) -> None:
         """A message to a paused task (input-required, auth-required) continues that task."""
-        task = data.draw(st.sampled_from([t for t, s in self.states.items() if s in PAUSED]), label="task")
+        task = pick(data, [t for t, s in self.states.items() if s in PAUSED], label="task")
         before = self.states[task]
         reply = self.perform("message/send", task)
         self.ctx.machine_stats[f"transition message/send from {before}: allowed"] += 1
@@ -224,7 +225,7 @@ class TaskLifecycle(LifecycleMachine):
         open_tasks = [t for t, s in self.states.items() if s not in self.terminal]
         if not open_tasks:
             return
-        task = data.draw(st.sampled_from(open_tasks))
+        task = pick(data, open_tasks)
         reply = self.ctx.control("set_state", task_id=task, state=end)
         self.states[task] = end
         answer = reply.json()
@@ -244,7 +245,7 @@ class TaskLifecycle(LifecycleMachine):
     @rule(data=st.data(), cap=st.integers(0, 3))
     def get_with_history_cap(self, data: st.DataObject, cap: int) -> None:
         # creation order: draws do not depend on ids
-        task = data.draw(st.sampled_from(self.uncapped()), label="task")
+        task = pick(data, self.uncapped(), label="task")
         self.capped[task] = (self.states[task], self.history[task])
         full = task_result(self.ctx, self.client.get(task), "tasks/get")
         capped = task_result(self.ctx, self.client.get(task, history_length=cap),
@@ -267,7 +268,7 @@ class TaskLifecycle(LifecycleMachine):
         """tasks/feedback: a completed task is rated ("Rate a completed task"); another
         one may be rated or refused with a catalogued error (the spec does not say);
         either way the task never changes. Each task is rated once per state."""
-        task = data.draw(st.sampled_from(self.unrated()), label="task")
+        task = pick(data, self.unrated(), label="task")
         self.refresh([task])
         before = self.states[task]
         self.rated.add((task, before))
@@ -292,7 +293,7 @@ class TaskLifecycle(LifecycleMachine):
         auth-required) is "running" the spec does not say: it may be kept, purged, or
         make the agent refuse. The model first asks where its running tasks are now."""
         contexts = list(dict.fromkeys(self.context[t] for t in self.states))
-        context = data.draw(st.sampled_from(contexts), label="context")
+        context = pick(data, contexts, label="context")
         members = [t for t in self.states if self.context[t] == context]
         self.refresh(members)
         reply = self.client.clear(context)

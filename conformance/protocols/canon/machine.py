@@ -21,7 +21,7 @@ from hypothesis.stateful import initialize, precondition, rule
 
 from conformance.check import CheckContext
 from conformance.checks.expect import expect_result
-from conformance.machine import ProfileMachine
+from conformance.machine import ProfileMachine, pick
 
 EMOJI = ("tada", "eyes", "+1")
 MINUTE_S = 60
@@ -126,7 +126,7 @@ class ConversationMachine(CanonParts):
     @rule(data=st.data(), emoji=st.sampled_from(EMOJI))
     def toggle(self, data: st.DataObject, emoji: str) -> None:
         """Any message, any emoji: added or removed as the model says."""
-        group, mid = data.draw(st.sampled_from(self.model.live_messages()))
+        group, mid = pick(data, self.model.live_messages())
         self._react(group, mid, emoji)
 
     def _react(self, group: str, mid: str, emoji: str) -> None:
@@ -203,7 +203,7 @@ class ApprovalMachine(CanonParts):
     @precondition(lambda self: bool(self.model.approvals))
     @rule(data=st.data())
     def check_any(self, data: st.DataObject) -> None:
-        self._check(data.draw(st.sampled_from(list(self.model.approvals.values()))))
+        self._check(pick(data, list(self.model.approvals.values())))
 
     def _advance(self, seconds: int) -> None:
         self.ctx.control("advance_clock", seconds=seconds)

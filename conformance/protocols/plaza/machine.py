@@ -20,7 +20,7 @@ from conformance import locate
 from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused
 from conformance.declare import at, requirement
-from conformance.machine import ProfileMachine
+from conformance.machine import ProfileMachine, pick
 from conformance.protocols.plaza import answers
 from conformance.protocols.plaza.answers import ack, bodies, delivered, drain, item_key, items_of
 from conformance.protocols.plaza.client import (
@@ -128,7 +128,7 @@ class PlazaMachine(ProfileMachine):
     @precondition(lambda self: any(k.state == "invitation" for k in self.connections))
     @rule(data=st.data(), accept=st.booleans())
     def decide(self, data: st.DataObject, accept: bool) -> None:
-        connection = data.draw(st.sampled_from([k for k in self.connections if k.state == "invitation"]))
+        connection = pick(data, [k for k in self.connections if k.state == "invitation"])
         decision = "accept" if accept else "decline"
         reply = self.c.command("respond", {"connection_id": connection.id, "decision": decision},
                                connection.invitee)
@@ -138,7 +138,7 @@ class PlazaMachine(ProfileMachine):
     @precondition(lambda self: bool(self.connections))
     @rule(data=st.data(), who=st.sampled_from(AGENTS))
     def say(self, data: st.DataObject, who: str) -> None:
-        connection = data.draw(st.sampled_from(self.connections))
+        connection = pick(data, self.connections)
         text = self.text()
         params = self.c.params({"text": text}, context=connection.id)
         reply = self.c.send(params, who)
@@ -152,7 +152,7 @@ class PlazaMachine(ProfileMachine):
     @precondition(lambda self: bool(self.connections))
     @rule(data=st.data(), who=st.sampled_from(AGENTS))
     def read(self, data: st.DataObject, who: str) -> None:
-        connection = data.draw(st.sampled_from(self.connections))
+        connection = pick(data, self.connections)
         reply = self.c.command("read_conversation", {"connection_id": connection.id, "limit": 50}, who)
         if not connection.has(who):
             expect_refused(self.ctx, reply, f"{who} reads a conversation it is no part of")
@@ -167,7 +167,7 @@ class PlazaMachine(ProfileMachine):
     @rule(data=st.data(), same=st.booleans())
     def replay(self, data: st.DataObject, same: bool) -> None:
         """The same send again answers the same task; another text under its messageId is refused."""
-        sent = data.draw(st.sampled_from(self.sent))
+        sent = pick(data, self.sent)
         state = sent.connection.state
         if state == "declined" or (state == "active" and not sent.connection.may_write(sent.who)):
             return  # a replay is checked again against current controls: judged elsewhere
@@ -184,7 +184,7 @@ class PlazaMachine(ProfileMachine):
     @precondition(lambda self: bool(self.sent))
     @rule(data=st.data())
     def get_task(self, data: st.DataObject) -> None:
-        sent = data.draw(st.sampled_from(self.sent))
+        sent = pick(data, self.sent)
         task = self.c.task_of(self.c.get_task(sent.task_id, sent.who), "GetTask")
         state = dig(task, "status", "state")
         self.ctx.expect(state in sent.expected(),
@@ -194,7 +194,7 @@ class PlazaMachine(ProfileMachine):
     @precondition(lambda self: any(not s.cancelled for s in self.sent))
     @rule(data=st.data())
     def cancel(self, data: st.DataObject) -> None:
-        sent = data.draw(st.sampled_from([s for s in self.sent if not s.cancelled]))
+        sent = pick(data, [s for s in self.sent if not s.cancelled])
         reply = self.c.rpc("CancelTask", {"id": sent.task_id}, sent.who)
         if sent.completed:
             expect_refused(self.ctx, reply, "CancelTask of a completed task")
@@ -235,7 +235,7 @@ class PlazaMachine(ProfileMachine):
     @precondition(lambda self: bool(self.sent))
     @rule(data=st.data())
     def stranger_get(self, data: st.DataObject) -> None:
-        sent = data.draw(st.sampled_from(self.sent))
+        sent = pick(data, self.sent)
         other = next((a for a in AGENTS if a != sent.who and not sent.connection.has(a)), None)
         if other:
             expect_refused(self.ctx, self.c.get_task(sent.task_id, other), f"{other} reads {sent.who}'s task")

@@ -38,7 +38,7 @@ from hypothesis.stateful import precondition, rule
 from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused
 from conformance.declare import at, chosen, requirement
-from conformance.machine import ProfileMachine
+from conformance.machine import ProfileMachine, pick
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, fresh_id
 from conformance.protocols.plaza.continuation import endpoint, offer_fields, offer_id, walk
 from conformance.protocols.plaza.groups import call, contents, group_id_of, ok, prop, send
@@ -233,7 +233,7 @@ class GroupMachine(ProfileMachine):
     @rule(data=st.data())
     def retry(self, data: st.DataObject) -> None:
         """The same group_send again (same request_key): rechecked, then nothing stored."""
-        sent = data.draw(st.sampled_from(self.sent))
+        sent = pick(data, self.sent)
         reply = send(self.c, sent.who, self.gid, sent.content, request_key=sent.request_key)
         allowed = self.live_grant[sent.who] and sent.who in self.joined
         self.judge(reply, allowed, f"{sent.who}'s retry of a group_send (same request_key)",
@@ -346,13 +346,13 @@ class ChannelMachine(ProfileMachine):
     @precondition(lambda self: any(ch.state != "active" for ch in self.channels))
     @rule(data=st.data(), by_offerer=st.booleans())
     def accept_channel(self, data: st.DataObject, by_offerer: bool) -> None:
-        self.accept(data.draw(st.sampled_from([ch for ch in self.channels if ch.state != "active"])),
+        self.accept(pick(data, [ch for ch in self.channels if ch.state != "active"]),
                     by_offerer)
 
     @precondition(lambda self: bool(self.channels))
     @rule(data=st.data(), who=st.sampled_from(PAIR))
     def close(self, data: st.DataObject, who: str) -> None:
-        ch = data.draw(st.sampled_from(self.channels))
+        ch = pick(data, self.channels)
         self.c.data_of(self.r.close(ch.channel, who), f"{who} closes a channel that is {ch.state}")
         ch.state = "closed"
         self.refuses(ch, other(who), f"right after {who} closed it")
@@ -361,7 +361,7 @@ class ChannelMachine(ProfileMachine):
     @rule(data=st.data(), who=st.sampled_from(PAIR), again=st.booleans())
     def send(self, data: st.DataObject, who: str, again: bool) -> None:
         """An envelope on a channel; ``again``: sent twice in a row (a retry after a lost answer)."""
-        ch = data.draw(st.sampled_from(self.channels))
+        ch = pick(data, self.channels)
         plaintext = f"private {fresh_id()}".encode()
         env = self.r.envelope(ch.channel, who, plaintext)
         reply = self.r.send(ch.channel, env, who)
@@ -379,7 +379,7 @@ class ChannelMachine(ProfileMachine):
     @rule(data=st.data())
     def replay(self, data: st.DataObject) -> None:
         """A stored envelope sent again: refused, or answered without storing it twice."""
-        self.replayed(data.draw(st.sampled_from(self.sent)))
+        self.replayed(pick(data, self.sent))
 
     def replayed(self, sent: ModelEnvelope) -> None:
         reply = self.r.send(sent.channel.channel, copy.deepcopy(sent.envelope), sent.sender)
@@ -389,7 +389,7 @@ class ChannelMachine(ProfileMachine):
     @precondition(lambda self: bool(self.channels))
     @rule(data=st.data(), who=st.sampled_from(PAIR))
     def receive(self, data: st.DataObject, who: str) -> None:
-        self.check_received(data.draw(st.sampled_from(self.channels)), who, "")
+        self.check_received(pick(data, self.channels), who, "")
 
     def check_received(self, ch: ModelChannel, who: str, when: str) -> None:
         got = self.r.received(ch.channel, who, f"{who}'s private_receive", limit=50)
@@ -416,7 +416,7 @@ class ChannelMachine(ProfileMachine):
     @precondition(lambda self: bool(self.sent))
     @rule(data=st.data(), by_sender=st.booleans())
     def ack(self, data: st.DataObject, by_sender: bool) -> None:
-        sent = data.draw(st.sampled_from(self.sent))
+        sent = pick(data, self.sent)
         who = sent.sender if by_sender else sent.recipient
         reply = self.r.run(self.r.ack(sent.channel.channel, who, sent.envelope["message_id"]), who)
         if by_sender:
@@ -474,7 +474,7 @@ class OfferMachine(ProfileMachine):
     def retry(self, data: st.DataObject, changed: bool) -> None:
         """The same request_key again: with the same data, the same offer while it stands; with
         other data, refused."""
-        o = data.draw(st.sampled_from(self.offers))
+        o = pick(data, self.offers)
         fields = copy.deepcopy(o.fields)
         if changed:
             fields["endpoint"] = endpoint(self.ctx)
@@ -491,7 +491,7 @@ class OfferMachine(ProfileMachine):
     @precondition(lambda self: bool(self.offers))
     @rule(data=st.data(), by_maker=st.booleans())
     def withdraw(self, data: st.DataObject, by_maker: bool) -> None:
-        o = data.draw(st.sampled_from(self.offers))
+        o = pick(data, self.offers)
         who = o.by if by_maker else other(o.by)
         reply = self.c.command("direct_withdraw", {"connection_id": self.connection, "offer_id": o.id}, who)
         if not by_maker or o.state not in (*LIVE_OFFER, "withdrawn"):
@@ -508,8 +508,8 @@ class OfferMachine(ProfileMachine):
     @precondition(lambda self: {o.by for o in self.offers} == set(PAIR))
     @rule(data=st.data(), who=st.sampled_from(PAIR), accept=st.booleans(), swapped=st.booleans())
     def decide(self, data: st.DataObject, who: str, accept: bool, swapped: bool) -> None:
-        own = data.draw(st.sampled_from([o for o in self.offers if o.by == who]))
-        peer = data.draw(st.sampled_from([o for o in self.offers if o.by != who]))
+        own = pick(data, [o for o in self.offers if o.by == who])
+        peer = pick(data, [o for o in self.offers if o.by != who])
         decision = "accept" if accept else "decline"
         first, second = (peer, own) if swapped else (own, peer)
         reply = self.c.command("direct_decide", {"connection_id": self.connection, "offer_id": first.id,

@@ -10,9 +10,11 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
+from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result
 from conformance.checks.lifecycle import LifecycleMachine
 from conformance.locate import Search
+from conformance.machine import pick
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, TERMINAL, WeverClient
 from conformance.protocols.wever.reads import state_in
 from conformance.transport.binding import Reply
@@ -49,7 +51,7 @@ class WeverMachine(LifecycleMachine):
 
     # -- the generic machine's hooks ------------------------------------------------
     def create_object(self, state: str, data: st.DataObject) -> str:
-        sender = data.draw(st.sampled_from(self.senders), label="sender")
+        sender = pick(data, self.senders, label="sender")
         if not self.granted[sender]:
             self.grant(sender, True)
         task = self.c.new_task(state, sender=sender, recipient=RECIPIENT)
@@ -96,6 +98,6 @@ class WeverMachine(LifecycleMachine):
         else:
             expect_refused(self.ctx, reply, f"send_task by {who}, not allowed")
 
-    def __init__(self) -> None:
+    def __init__(self, *, ctx: CheckContext) -> None:
         self.sender_of: dict[str, str] = {}
-        super().__init__()
+        super().__init__(ctx=ctx)
