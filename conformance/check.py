@@ -539,9 +539,9 @@ class CheckContext:
         batch = self.budget.batch if batched is not None else 1
         one: st.SearchStrategy[Any] = strategy if batched is None or batch == 1 else batched
 
-        # a batch is ``batch`` picks (a drawn list length would be 1 or 2 most of the time);
-        # a pick equal to an earlier one of its example is not judged again, so a failing
-        # batch shrinks to the failing input, after at most the one its picks shrank to
+        # a batch is ``batch`` picks (a drawn list length would be 1 or 2 most of the time),
+        # distinct where ``batched`` offers them so; a pick equal to an earlier one of its
+        # example is not judged again, and a case holds the exchanges of the failing pick
         @given(one if batch == 1 else st.lists(one, min_size=batch, max_size=batch))
         def prop(example: Any) -> None:
             self.begin_example()
@@ -550,10 +550,15 @@ class CheckContext:
                     body(example)
                     return
                 judged: set[str] = set()
+                picked: set[int] = set()  # a pick repeated is the same object: no repr again
                 for value in example:
+                    if id(value) in picked:
+                        continue
+                    picked.add(id(value))
                     key = repr(value)
                     if key not in judged:
                         judged.add(key)
+                        self.http.log.clear()  # independent inputs: a case holds the failing one's
                         body(value)
 
         # the example database keys a test by its source: every for_all shares this

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RULE_MARKER, RuleBasedStateMachine
 
 from conformance.check import CheckContext
+from conformance.generation.compiler import index_of
 from conformance.ledger import LEDGER
 
 
@@ -75,7 +76,7 @@ def pick(data: st.DataObject, items: Sequence[T], *, label: str | None = None) -
     every example grew a campaign's memory without bound. The choices are the same."""
     if not items:
         return data.draw(st.nothing(), label=label)
-    return items[data.draw(st.integers(0, len(items) - 1), label=label)]
+    return items[data.draw(index_of(len(items)), label=label)]
 
 
 def rule_names(machine: type[RuleBasedStateMachine]) -> list[str]:

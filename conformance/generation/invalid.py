@@ -12,7 +12,7 @@ import json
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -42,7 +42,9 @@ class Violation:
 class InvalidInstance:
     instance: Any
     violation: Violation
-    base: Any = None  # the valid instance it breaks: the same request without the break
+    # the valid instance it breaks: the same request without the break (one per drawn
+    # instance, shared by its breaks: not in the repr, which keys a batch's picks)
+    base: Any = field(default=None, repr=False)
 
 
 _MISSING: Any = object()
@@ -686,7 +688,9 @@ class Breaks:
 
     ``candidates`` follows the walk (node keywords first, then children in the instance's
     key order); ``at(i)`` is candidate ``i`` verified (None when the schema still accepts
-    it), remembered; ``from_index(i)`` the first verified one from ``i`` on, round the end."""
+    it), remembered; ``from_index(i)`` the first verified one from ``i`` on, round the end,
+    that it has not given before while there is one (one object per drawn instance: the
+    picks of a batch are distinct breaks until they run out)."""
 
     def __init__(self, schema: dict[str, Any], instance: Any) -> None:
         walk = _Walk()
@@ -694,6 +698,7 @@ class Breaks:
         self.schema, self.instance = schema, instance
         self.candidates = walk.found
         self._verified: dict[int, InvalidInstance | None] = {}
+        self._given: set[int] = set()
         self._base: Any = _MISSING
 
     def __len__(self) -> int:
@@ -719,11 +724,17 @@ class Breaks:
     def from_index(self, start: int, accept: Callable[[InvalidInstance], bool] = lambda _: True) \
             -> InvalidInstance | None:
         count = len(self.candidates)
+        again: InvalidInstance | None = None  # the first one given before, should all have been
         for step in range(count):
-            found = self.at((start + step) % count)
-            if found is not None and accept(found):
+            index = (start + step) % count
+            found = self.at(index)
+            if found is None or not accept(found):
+                continue
+            if index not in self._given:
+                self._given.add(index)
                 return found
-        return None
+            again = again or found
+        return again
 
 
 def mutations(schema: dict[str, Any], instance: Any) -> list[InvalidInstance]:
@@ -778,8 +789,8 @@ def invalid_strategy(schema: dict[str, Any]) -> st.SearchStrategy[InvalidInstanc
 
     The valid instance and its breaks are drawn once per generated example and shared by
     every pick of it: where an example holds a batch of inputs (the campaign budget), its
-    breaks are all of one instance, and drawing and walking that instance (most of the
-    cost) is paid once per batch instead of once per input."""
+    breaks are all of one instance, distinct until they run out, and drawing and walking
+    that instance (most of the cost) is paid once per batch instead of once per input."""
     root = validator_for(schema)  # compiled once per schema object (documents/compiled.py)
     candidates = st.shared(strategy_for(schema).filter(root.is_valid).map(
         lambda instance: Breaks(schema, instance)).filter(len), key=f"breaks of schema {id(schema)}")

@@ -98,15 +98,24 @@ def variants(schema: dict[str, Any], instance: Any, limit: int = MAX_VARIANTS) -
 def valid_batches(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     """One valid input, picked by a drawn index among an instance drawn with
     ``strategy_for(schema)`` and its variants; the instance and its variants are drawn once
-    per generated example and shared by every pick of it (a batch of the campaign budget).
-    Index 0 is the drawn instance itself, where shrinking leads."""
+    per generated example and shared by every pick of it (a batch of the campaign budget),
+    which takes the first one from the index on that no earlier pick took, while there is
+    one (distinct inputs: a repeated one is not judged again). Index 0 is the drawn
+    instance itself, where shrinking leads."""
     root = validator_for(schema)
-    pool = st.shared(strategy_for(schema).filter(root.is_valid).map(lambda drawn: variants(schema, drawn)),
+
+    def pool_of(drawn: Any) -> tuple[list[Any], set[int]]:
+        return variants(schema, drawn), set()  # the inputs, the indexes picks took
+
+    pool = st.shared(strategy_for(schema).filter(root.is_valid).map(pool_of),
                      key=f"variants of schema {id(schema)}")
 
     @st.composite
     def pick(draw: Any) -> Any:
-        found = draw(pool)
-        return found[draw(index_of(len(found)))]
+        found, taken = draw(pool)
+        start = draw(index_of(len(found)))
+        index = next((i for i in (*range(start, len(found)), *range(start)) if i not in taken), start)
+        taken.add(index)
+        return found[index]
 
     return pick()

@@ -126,17 +126,20 @@ class Redactor:
 
     def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
         self.secrets: dict[str, str] = {}
+        self._longest_first: list[tuple[str, str]] = []  # (secret, marker): every text of every exchange
         for label, value in (secrets or {}).items():
             self.add(label, value)
 
     def add(self, label: str, value: str | None) -> None:
         if value and len(value) >= 4:
             self.secrets[value] = label
+            self._longest_first = [(v, f"<redacted:{self.secrets[v]}>")
+                                   for v in sorted(self.secrets, key=len, reverse=True)]
 
     def __call__(self, text: str) -> str:
-        for value in sorted(self.secrets, key=len, reverse=True):
+        for value, marker in self._longest_first:
             if value in text:
-                text = text.replace(value, f"<redacted:{self.secrets[value]}>")
+                text = text.replace(value, marker)
         return text
 
 

@@ -1,8 +1,9 @@
 """The campaign budget draws its inputs in batches (conformance/budgets.py): each
-generated example is ``batch`` picks, each judged on its own (a pick equal to an earlier
-one of its example is not judged twice); a failing batch shrinks to the input that fails,
-after at most the one the other picks shrank to, and the same seed draws the same batches
-(a case replays). The other budgets draw one input per example."""
+generated example is ``batch`` picks, each judged on its own (distinct while the pool
+lasts; a pick equal to an earlier one of its example is not judged twice); a failing batch
+shrinks to the input that fails, after at most the one the other picks shrank to, its case
+holds that input's exchanges, and the same seed draws the same batches (a case replays).
+The other budgets draw one input per example."""
 
 from __future__ import annotations
 
@@ -135,3 +136,48 @@ def test_a_batch_of_valid_inputs_is_one_drawn_instance_and_its_variants(monkeypa
     assert len(drawn) <= len(examples) < sum(len(e) for e in examples)  # one instance drawn per example
     pools = [set(pool) for pool in drawn]
     assert all(any({repr(v) for v in e} <= pool for pool in pools) for e in examples)
+
+
+def test_the_picks_of_a_batch_are_distinct_until_its_pool_runs_out(monkeypatch):
+    """A batch of 16 picks among one drawn instance's breaks (or its valid variants) takes
+    each at most once while others are left: a batch of 16 random indexes repeated some
+    (six distinct Bindu breaks per batch, of 16 picks), and a repeat is not judged again."""
+    from hypothesis import given, settings
+
+    from conformance.generation import variants as module
+    from conformance.generation.invalid import Breaks, invalid_strategy
+
+    pools: list[list[Any]] = []
+    real = module.variants
+    monkeypatch.setattr(module, "variants", lambda schema, instance: pools.append(real(schema, instance))
+                        or pools[-1])
+    schema = load_profile("bindu").operations["message/send"].params_schema
+    batch = BUDGETS["campaign"].batch
+    sizes = []
+
+    @settings(max_examples=15, database=None, deadline=None)
+    @given(st.lists(invalid_strategy(schema), min_size=batch, max_size=batch),
+           st.lists(module.valid_batches(schema), min_size=batch, max_size=batch))
+    def picks(bad: list[Any], good: list[Any]) -> None:
+        fresh = Breaks(schema, bad[0].base)
+        verified = sum(fresh.at(i) is not None for i in range(len(fresh)))
+        assert len({id(b) for b in bad}) == min(batch, verified)
+        assert all(g in pools[-1] for g in good)  # one pool per example, drawn last
+        assert len({id(g) for g in good}) == min(batch, len(pools[-1]))
+        sizes.append(len({id(b) for b in bad}))
+
+    picks()
+    assert max(sizes) == batch  # an instance with more breaks than a batch gives a full one
+
+
+def test_a_case_of_a_batch_holds_the_exchanges_of_its_failing_pick_only():
+    ctx = context("campaign")
+
+    def judge(ctx: CheckContext, value: int) -> None:
+        assert ctx.http.log == [], "an earlier pick's exchanges are still in the log"
+        ctx.http.request("GET", "/health")
+        ctx.expect(value < 9900, f"{value} is too large")
+
+    with pytest.raises(CheckFailed, match="is too large") as failed:
+        grouped(ctx, NUMBERS, batched=NUMBERS, judge=judge)
+    assert len(ctx.http.log) == 1 and failed.value is not None
