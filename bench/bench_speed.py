@@ -15,7 +15,8 @@ For each profile:
   phase (conformance/ledger.py: generation, transport, judging, recording), from the
   campaign's fuzz.json (--fuzz-seconds 0 leaves it out), beside the bare loop's own CPU per
   exchange (the floor of any exchange's transport on this machine: on loopback mostly the
-  kernel's socket calls);
+  kernel's socket calls) and their ratio, which compares machines: a campaign's figures
+  move with the machine it runs on, the ratio much less;
 - on loopback, how busy the served target was (its CPU time over the wall time) in the
   bare loop and in the suite's run: a suite far below the bare rate with an idle target
   is bound by its own work (generation, judging), not by the target.
@@ -230,7 +231,9 @@ def main() -> None:
                                                 if phase != "target in process")
                             print(f"{name:12} fuzz {args.fuzz_seconds:g} s on loopback: {exchanges} "
                                   f"exchanges, kit CPU {kit:.2f} ms per exchange = {phases}; the bare "
-                                  f"client {bare_ms:.2f} ms per exchange (the same request resent)",
+                                  f"client {bare_ms:.2f} ms per exchange (the same request resent): "
+                                  f"{kit / bare_ms if bare_ms else float('nan'):.1f} bare exchanges' CPU "
+                                  "(machines differ; the ratio compares them)",
                                   flush=True)
                     finally:
                         server.terminate()
