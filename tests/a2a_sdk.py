@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import socket
 import subprocess
 import sys
 import threading
@@ -17,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+
+from tests.conftest import free_port
 
 SERVER = Path(__file__).resolve().parent / "a2a_sdk_server.py"
 CARD_PATH = "/.well-known/agent-card.json"
@@ -31,19 +32,13 @@ def sdk_available() -> bool:
     return True
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def sdk_server(timeout: float = 20.0) -> Iterator[str]:
     """Yield the base URL (``http://127.0.0.1:<port>``) of a fresh SDK echo server.
 
     Ready means the child printed its ``listening on`` line (so the port is its own, not
     another test's server that took the same free port) and its card answers."""
-    port, grpc_port = _free_port(), _free_port()
+    port, grpc_port = free_port(), free_port()
     base = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen([sys.executable, str(SERVER), "--port", str(port), "--grpc-port", str(grpc_port)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -1,4 +1,5 @@
 import gc
+import itertools
 import os
 import socket
 import subprocess
@@ -121,10 +122,36 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return (os.cpu_count() or 1) + 1
 
 
+_PORTS_PER_WORKER = 500
+_next_port = itertools.count()
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port for a child server, free now and out of other hands until it binds.
+
+    Not ``bind(0)``: the kernel hands the same ephemeral range to every client connection
+    and every other worker's ``bind(0)``, so a port freed here was sometimes taken before
+    the child bound it (CI: "address already in use"). Each xdist worker instead takes its
+    own block of ports below the ephemeral range, and skips any port in use now."""
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+    low = _ephemeral_low()
+    first = max(1024, low - _PORTS_PER_WORKER * (worker + 1))
+    for _ in range(_PORTS_PER_WORKER):
+        port = first + next(_next_port) % _PORTS_PER_WORKER
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free loopback port in {first}-{first + _PORTS_PER_WORKER - 1}")
 
 
 def conformance(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
