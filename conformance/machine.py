@@ -10,23 +10,46 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from hypothesis import strategies as st
+from hypothesis.control import current_build_context
 from hypothesis.stateful import RULE_MARKER, RuleBasedStateMachine
 
 from conformance.check import CheckContext
 from conformance.generation.compiler import index_of
 from conformance.ledger import LEDGER
 
+FIRST_STEP = "conformance_first_step"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def first_step(**arguments: st.SearchStrategy[Any]) -> Callable[[F], F]:
+    """Mark a method to run once at the start of every example, after ``setup`` and
+    before any rule, its arguments drawn like a rule's (hypothesis's ``@initialize``).
+
+    Not ``@initialize`` itself: hypothesis builds new strategies for each such rule in
+    every example (``st.tuples(st.just(rule), ...)``), each a new entry in its strategy
+    cache; in a campaign that was most of the cache's churn and of the memory a long run
+    gained. These arguments are one strategy, built when the class is."""
+    def mark(fn: F) -> F:
+        setattr(fn, FIRST_STEP, st.fixed_dictionaries(arguments))
+        return fn
+
+    return mark
+
 
 class ProfileMachine(RuleBasedStateMachine):
     """Base of a protocol's state machine: ``CheckContext.run_machine`` makes each
     example with its ``ctx``; each run starts a fresh example and calls
-    ``setup`` (the protocol's client and model). Every rule counts its firings in
-    ``ctx.machine_stats`` ("rule NAME"), so a run can show which rules it reached."""
+    ``setup`` (the protocol's client and model), then its ``first_step`` methods. Every
+    rule counts its firings in ``ctx.machine_stats`` ("rule NAME"), so a run can show
+    which rules it reached."""
 
     ctx: CheckContext
+    first_steps: tuple[tuple[Callable[..., Any], st.SearchStrategy[dict[str, Any]]], ...] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        cls.first_steps = tuple((f, getattr(f, FIRST_STEP)) for _, f in inspect.getmembers(cls)
+                                if hasattr(f, FIRST_STEP))
         for f in vars(cls).values():
             rule = getattr(f, RULE_MARKER, None)
             if rule is not None and not getattr(rule.function, "counted", False):
@@ -40,6 +63,10 @@ class ProfileMachine(RuleBasedStateMachine):
         self.ctx.begin_example()
         with LEDGER.charge("judging"):
             self.setup()
+        for step, arguments in self.first_steps:
+            drawn = current_build_context().data.draw(arguments)
+            with LEDGER.charge("judging"):
+                step(self, **drawn)
 
     def setup(self) -> None:
         raise NotImplementedError

@@ -111,9 +111,12 @@ def test_more_runs_of_the_machine_keep_no_more_hypothesis_state():
     time. Hypothesis keeps a coverage tag per draw label and its rules per machine class
     for the life of the process: drawing from those ids with ``sampled_from`` (labelled by
     their hashes) or binding the context into a new class per run grew a 30-minute
-    campaign's memory without bound. Later runs, with other seeds, add neither."""
+    campaign's memory without bound. Its strategy cache is bounded, but ``@initialize``
+    put a new strategy in it for every example (see ``first_step``), which churned it and
+    the allocator's arenas. Later runs, with other seeds, add none of these."""
     from hypothesis.internal.conjecture.data import STRUCTURAL_COVERAGE_CACHE
     from hypothesis.stateful import RuleBasedStateMachine
+    from hypothesis.strategies._internal.utils import _STRATEGY_CACHE
 
     profile = load_profile("bindu")
     requirement = next(r for r in profile.requirements if r.id == "BINDU-LIFECYCLE")
@@ -127,7 +130,9 @@ def test_more_runs_of_the_machine_keep_no_more_hypothesis_state():
 
     run_once(1)
     tags, classes = len(STRUCTURAL_COVERAGE_CACHE), len(RuleBasedStateMachine._setup_state_per_class)
+    strategies = set(_STRATEGY_CACHE)  # keys, not the count: the cache may be full already
     for seed in (2, 3):
         run_once(seed)
+    assert set(_STRATEGY_CACHE) - strategies == set()
     assert len(STRUCTURAL_COVERAGE_CACHE) == tags
     assert len(RuleBasedStateMachine._setup_state_per_class) == classes

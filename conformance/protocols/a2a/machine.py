@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, precondition, rule
+from hypothesis.stateful import precondition, rule
 
 from conformance.check import CheckContext
 from conformance.declare import fault, requirement
 from conformance.faults import replaces
-from conformance.machine import ProfileMachine, pick
+from conformance.machine import ProfileMachine, first_step, pick
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient, a2a_error, state
 from conformance.protocols.a2a.documents import proto_at
@@ -136,7 +136,7 @@ class TaskMachine(ProfileMachine):
         return got
 
     # -- starting ----------------------------------------------------------------------
-    @initialize()
+    @first_step()
     def first_tasks(self) -> None:
         """A finished task and one the agent asks for input on (where it can be driven
         there), so every rule has a task to work on from the first step."""

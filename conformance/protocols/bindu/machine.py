@@ -7,12 +7,12 @@ import re
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, precondition, rule
+from hypothesis.stateful import precondition, rule
 
 from conformance.checks.expect import error_named, expect_catalogued, expect_result
 from conformance.checks.lifecycle import LifecycleMachine
 from conformance.documents.schemas import resolve_pointer
-from conformance.machine import pick
+from conformance.machine import first_step, pick
 from conformance.protocols.bindu.answers import history_of, state_of, task_result, tasks_listed
 
 STATE = "/components/schemas/TaskStatus/properties/state"
@@ -190,7 +190,7 @@ class TaskLifecycle(LifecycleMachine):
         listed = tasks_listed(self.ctx, self.client.list_tasks(history_length=0), "tasks/list")
         return {str(t["id"]): str(state_of(t)) for t in listed if isinstance(state_of(t), str)}
 
-    @initialize(data=st.data())
+    @first_step(data=st.data())
     def first_tasks(self, data: st.DataObject) -> None:
         """Every run starts with a task in each paused state, a running and a terminal one,
         so each rule has one to work on."""

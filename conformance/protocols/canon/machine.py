@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, precondition, rule
+from hypothesis.stateful import precondition, rule
 
 from conformance.check import CheckContext
 from conformance.checks.expect import expect_result
-from conformance.machine import ProfileMachine, pick
+from conformance.machine import ProfileMachine, first_step, pick
 
 EMOJI = ("tada", "eyes", "+1")
 MINUTE_S = 60
@@ -92,7 +92,7 @@ class ConversationMachine(CanonParts):
         made = expect_result(self.ctx, reply, "create_group", ["conversationId"])
         self.model.member_of.append(made["conversationId"])
 
-    @initialize()
+    @first_step()
     def start(self) -> None:
         self._create()
 
