@@ -42,3 +42,34 @@ def test_first_steps_run_once_per_example_after_setup_and_before_any_rule():
     assert starts <= set(range(6))
     assert len(starts) > 1, "the first step's argument is not drawn"
     assert ctx.machine_stats["rule step"] > 0
+
+
+def test_a_machine_example_runs_the_budget_s_steps_after_its_first_steps():
+    """The first steps take none of the budget's steps (hypothesis counted an
+    ``@initialize`` rule as one). Counted, the rules of Bindu's lifecycle caught the fault
+    ``feedback_changes_state`` at the quick budget at 37 of 40 seeds against 40 of 40."""
+    from conformance.check import CheckContext
+    from conformance.launch import open_run
+    from conformance.profiles import load_profile
+
+    per_example: list[int] = []
+
+    class Machine(ProfileMachine):
+        def setup(self) -> None:
+            per_example.append(0)
+
+        @first_step()
+        def begin(self) -> None:
+            pass
+
+        @rule()
+        def step(self) -> None:
+            per_example[-1] += 1
+
+    profile = load_profile("bindu")
+    run = open_run(profile, "reference", budget="quick", seed=1)
+    try:
+        CheckContext(run, profile.requirements[0]).run_machine(Machine)
+    finally:
+        run.http.close()
+    assert per_example and max(per_example) == run.budget.steps, per_example
