@@ -790,7 +790,14 @@ def invalid_strategy(schema: dict[str, Any]) -> st.SearchStrategy[InvalidInstanc
     The valid instance and its breaks are drawn once per generated example and shared by
     every pick of it: where an example holds a batch of inputs (the campaign budget), its
     breaks are all of one instance, distinct until they run out, and drawing and walking
-    that instance (most of the cost) is paid once per batch instead of once per input."""
+    that instance (most of the cost) is paid once per batch instead of once per input.
+    One strategy per schema's text for the process, as ``valid_batches``."""
+    return _invalid_strategy(json.dumps(schema, sort_keys=True))
+
+
+@lru_cache(maxsize=256)
+def _invalid_strategy(schema_json: str) -> st.SearchStrategy[InvalidInstance]:
+    schema = json.loads(schema_json)
     root = validator_for(schema)  # compiled once per schema object (documents/compiled.py)
     candidates = st.shared(strategy_for(schema).filter(root.is_valid).map(
         lambda instance: Breaks(schema, instance)).filter(len), key=f"breaks of schema {id(schema)}")

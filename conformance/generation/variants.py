@@ -13,7 +13,9 @@ one input that fails."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 from hypothesis import strategies as st
@@ -101,7 +103,17 @@ def valid_batches(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     per generated example and shared by every pick of it (a batch of the campaign budget),
     which takes the first one from the index on that no earlier pick took, while there is
     one (distinct inputs: a repeated one is not judged again). Index 0 is the drawn
-    instance itself, where shrinking leads."""
+    instance itself, where shrinking leads.
+
+    One strategy per schema's text for the process, as ``strategy_for``: built again in
+    every round of a campaign, each was new to hypothesis's strategy cache (and so was the
+    batch made of it), which churned the cache and the allocator's arenas."""
+    return _valid_batches(json.dumps(schema, sort_keys=True))
+
+
+@lru_cache(maxsize=256)
+def _valid_batches(schema_json: str) -> st.SearchStrategy[Any]:
+    schema = json.loads(schema_json)
     root = validator_for(schema)
 
     def pool_of(drawn: Any) -> tuple[list[Any], set[int]]:

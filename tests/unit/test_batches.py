@@ -181,3 +181,30 @@ def test_a_case_of_a_batch_holds_the_exchanges_of_its_failing_pick_only():
     with pytest.raises(CheckFailed, match="is too large"):
         grouped(ctx, NUMBERS, batched=NUMBERS, judge=judge)
     assert len(ctx.http.log) == 1  # the failing pick's one exchange
+
+
+def test_a_later_round_adds_nothing_to_hypothesis_s_strategy_cache():
+    """A campaign builds each check's strategies again every round. Built anew, each was a
+    new entry in hypothesis's (bounded) strategy cache, and so was the batch of it, which
+    churned the cache and grew a campaign's memory; built once per schema, a later round
+    finds them all (and the same schema's text, in another object, the same strategy)."""
+    import copy
+
+    from hypothesis.strategies._internal.utils import _STRATEGY_CACHE
+
+    from conformance.generation.invalid import invalid_strategy
+    from conformance.generation.variants import valid_batches
+
+    schema = load_profile("bindu").operations["message/send"].params_schema
+    assert invalid_strategy(schema) is invalid_strategy(copy.deepcopy(schema))
+    assert valid_batches(schema) is valid_batches(copy.deepcopy(schema))
+
+    def a_round() -> None:
+        for make in (invalid_strategy, valid_batches):
+            drawn = make(copy.deepcopy(schema))
+            grouped(context("campaign"), drawn, batched=drawn, examples=5)
+
+    a_round()
+    before = set(_STRATEGY_CACHE)  # keys, not the count: the cache may be full already
+    a_round()
+    assert set(_STRATEGY_CACHE) - before == set()
