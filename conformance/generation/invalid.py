@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from conformance.documents.compiled import FORMAT_CHECKER
 from conformance.documents.schemas import validator_for
 from conformance.generation.compiler import index_of
-from conformance.generation.strategies import strategy_for
+from conformance.generation.strategies import once_per_schema, strategy_for
 
 __all__ = ["InvalidInstance", "Violation", "invalid_strategy", "mutations"]
 
@@ -782,6 +782,7 @@ def _copy(value: Any) -> Any:
     return value
 
 
+@once_per_schema
 def invalid_strategy(schema: dict[str, Any]) -> st.SearchStrategy[InvalidInstance]:
     """A valid instance drawn with ``strategy_for(schema)``, then one of its breaks: the
     candidate at a drawn index, or the first after it that the schema refuses (verified
@@ -791,13 +792,7 @@ def invalid_strategy(schema: dict[str, Any]) -> st.SearchStrategy[InvalidInstanc
     every pick of it: where an example holds a batch of inputs (the campaign budget), its
     breaks are all of one instance, distinct until they run out, and drawing and walking
     that instance (most of the cost) is paid once per batch instead of once per input.
-    One strategy per schema's text for the process, as ``valid_batches``."""
-    return _invalid_strategy(json.dumps(schema, sort_keys=True))
-
-
-@lru_cache(maxsize=256)
-def _invalid_strategy(schema_json: str) -> st.SearchStrategy[InvalidInstance]:
-    schema = json.loads(schema_json)
+    Built once per schema's text (``once_per_schema``), as ``strategy_for``."""
     root = validator_for(schema)  # compiled once per schema object (documents/compiled.py)
     candidates = st.shared(strategy_for(schema).filter(root.is_valid).map(
         lambda instance: Breaks(schema, instance)).filter(len), key=f"breaks of schema {id(schema)}")

@@ -8,8 +8,9 @@ import base64
 import copy
 import json
 from collections import deque
-from functools import lru_cache
-from typing import Any
+from collections.abc import Callable
+from functools import lru_cache, wraps
+from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
@@ -134,11 +135,27 @@ def _for_generation(schema: Any) -> Any:
     return out
 
 
-@lru_cache(maxsize=256)
-def _strategy_cached(schema_json: str) -> st.SearchStrategy[Any]:
+S = TypeVar("S")
+
+
+def once_per_schema(build: Callable[[dict[str, Any]], S]) -> Callable[[dict[str, Any]], S]:
+    """``build(schema)`` once per schema's text for the process (the last 256 texts), on
+    its own copy of the schema. A strategy built again for an equal schema (every round of
+    a campaign) is new to hypothesis's bounded strategy cache, and so is every strategy
+    built on it: that churned the cache and the allocator's arenas."""
+    cached = lru_cache(maxsize=256)(lambda text: build(json.loads(text)))
+
+    @wraps(build)
+    def by_text(schema: dict[str, Any]) -> S:
+        return cached(json.dumps(schema, sort_keys=True))
+
+    return by_text
+
+
+@once_per_schema
+def _strategy(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     from conformance.generation.compiler import compile_schema
 
-    schema = json.loads(schema_json)
     # compile_schema gives each oneOf/anyOf branch its own strategy (the per-branch
     # split) and falls back to hypothesis-jsonschema only for what it does not cover.
     strategy = compile_schema(_for_generation(schema), CUSTOM_FORMATS)
@@ -150,4 +167,4 @@ def _strategy_cached(schema_json: str) -> st.SearchStrategy[Any]:
 def strategy_for(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     """A hypothesis strategy of instances valid (by ``validator_for``) against an
     already-inlined schema."""
-    return _strategy_cached(json.dumps(strip_annotations(schema), sort_keys=True))
+    return _strategy(strip_annotations(schema))

@@ -13,16 +13,14 @@ one input that fails."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Any
 
 from hypothesis import strategies as st
 
 from conformance.documents.schemas import validator_for
 from conformance.generation.compiler import index_of
-from conformance.generation.strategies import strategy_for
+from conformance.generation.strategies import once_per_schema, strategy_for
 
 MAX_VARIANTS = 24  # per drawn instance: enough for a batch, bounded work per draw
 
@@ -97,6 +95,7 @@ def variants(schema: dict[str, Any], instance: Any, limit: int = MAX_VARIANTS) -
     return out
 
 
+@once_per_schema
 def valid_batches(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     """One valid input, picked by a drawn index among an instance drawn with
     ``strategy_for(schema)`` and its variants; the instance and its variants are drawn once
@@ -105,15 +104,7 @@ def valid_batches(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     one (distinct inputs: a repeated one is not judged again). Index 0 is the drawn
     instance itself, where shrinking leads.
 
-    One strategy per schema's text for the process, as ``strategy_for``: built again in
-    every round of a campaign, each was new to hypothesis's strategy cache (and so was the
-    batch made of it), which churned the cache and the allocator's arenas."""
-    return _valid_batches(json.dumps(schema, sort_keys=True))
-
-
-@lru_cache(maxsize=256)
-def _valid_batches(schema_json: str) -> st.SearchStrategy[Any]:
-    schema = json.loads(schema_json)
+    Built once per schema's text (``once_per_schema``), as ``strategy_for``."""
     root = validator_for(schema)
 
     def pool_of(drawn: Any) -> tuple[list[Any], set[int]]:
