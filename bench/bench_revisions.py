@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_speed import cpu_seconds, free_port  # noqa: E402
+from bench.bench_speed import cpu_seconds, free_port, serve  # noqa: E402
 
 
 @dataclass
@@ -61,28 +60,10 @@ def drop(folder: Path) -> None:
     subprocess.run(["git", "worktree", "remove", "--force", str(folder)], cwd=ROOT, capture_output=True)
 
 
-def serve(tree: Path, profile: str, config: Path) -> subprocess.Popen[bytes]:
-    """The revision's own reference, on loopback, and its config written to ``config``."""
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "conformance.cli", "serve", profile, "--port", str(port),
-                             "--control", "--write-config", str(config)], cwd=tree,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                if config.exists():
-                    return proc
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    sys.exit(f"{tree.name}: the served {profile} reference did not start")
-
-
 def campaign(tree: Path, profile: str, seconds: float) -> Measure:
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "target.yaml"
-        server = serve(tree, profile, config)
+        server = serve(profile, free_port(), config, cwd=tree)
         try:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             target_before, started = cpu_seconds(server.pid), time.perf_counter()

@@ -162,9 +162,10 @@ def fuzz_split(profile: str, seconds: float, config: Path) -> tuple[int, dict[st
     return found["exchanges"], {phase: ms / exchanges for phase, ms in found["cpu_ms"].items()}
 
 
-def serve(profile: str, port: int, config: Path) -> subprocess.Popen[str]:
+def serve(profile: str, port: int, config: Path, cwd: Path = ROOT) -> subprocess.Popen[str]:
+    """The profile's reference served on loopback (the code in ``cwd``), its config written."""
     proc = subprocess.Popen([sys.executable, "-m", "conformance.cli", "serve", profile, "--port", str(port),
-                             "--control", "--write-config", str(config)], cwd=ROOT, text=True,
+                             "--control", "--write-config", str(config)], cwd=cwd, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
