@@ -1,5 +1,5 @@
-"""A fuzz campaign's cost per exchange at two (or more) git revisions, side by side in one
-run. Prints figures; asserts nothing.
+"""A fuzz campaign's cost per exchange at two (or more) git revisions, side by side.
+Prints figures; asserts nothing.
 
     .venv/bin/python bench/bench_revisions.py 5256d40 HEAD [--profiles bindu canon-verbs]
         [--seconds 60] [--rounds 4]
