@@ -480,6 +480,9 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                       faults=tuple(args.fault), out=lambda line: print(line, flush=True), every=args.progress,
                       shard=shard, only=tuple(args.only))
     print(f"{len(result.found)} distinct failure(s); {report / 'fuzz.json'}")
+    if result.replayed:
+        print(f"{sum(result.replayed.values())} example(s) that other processes stored were replayed "
+              "from the shared database (config examples)")
     if result.interrupted:
         print(f"{result.interrupted}: the campaign stopped early; fuzz.json holds what it found",
               file=sys.stderr)

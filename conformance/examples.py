@@ -8,6 +8,7 @@ import json
 import re
 import tempfile
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -35,6 +36,40 @@ class SharedExamples:
         return self.at.startswith(("redis://", "rediss://", "unix://"))
 
 
+class SharedDatabase(ExampleDatabase):
+    """A shared example database that counts what this process replayed of what other
+    processes stored (other workers, other shards, earlier campaigns): the evidence that
+    sharing works, since a wrong address or prefix shares nothing and says nothing."""
+
+    def __init__(self, inner: ExampleDatabase) -> None:
+        super().__init__()
+        self.inner = inner
+        self._ours: set[tuple[bytes, bytes]] = set()  # (key, value) this process stored
+        self._theirs: set[tuple[bytes, bytes]] = set()  # (key, value) read here, stored elsewhere
+
+    @property
+    def replayed(self) -> int:
+        """Distinct examples this process read that another process stored."""
+        return len(self._theirs)
+
+    def save(self, key: bytes, value: bytes) -> None:
+        self._ours.add((key, value))
+        self.inner.save(key, value)
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        for value in self.inner.fetch(key):
+            if (key, value) not in self._ours:
+                self._theirs.add((key, value))
+            yield value
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        self.inner.delete(key, value)
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        self._ours.add((dest, value))
+        self.inner.move(src, dest, value)
+
+
 def namespace_of(profile: str, target: str) -> str:
     """A key prefix naming the profile and the target (scheme, credentials and path left
     out: two URLs of one server share it)."""
@@ -49,8 +84,8 @@ def example_database(directory: Path | None, shared: SharedExamples | str | None
     runs in; in memory when ``directory`` is None (replays). ``shared`` (config
     ``examples``) puts the examples where other workers and machines find them: a
     folder, or a redis:// URL (hypothesis's Redis database), so a failure one finds
-    is replayed by all; each profile and target in its own namespace (a key prefix,
-    or a sub-folder)."""
+    is replayed by all (``SharedDatabase`` counts what came from elsewhere); each
+    profile and target in its own namespace (a key prefix, or a sub-folder)."""
     from hypothesis.configuration import set_hypothesis_home_dir
 
     home = directory or Path(tempfile.gettempdir()) / "conformance-hypothesis"
@@ -66,8 +101,8 @@ def example_database(directory: Path | None, shared: SharedExamples | str | None
             raise ValueError(f"config examples: {shared.at.split('@')[-1]} needs the redis package "
                              "(pip install redis)") from exc
         prefix = f"conformance:{shared.namespace}:" if shared.namespace else "conformance:"
-        return RedisExampleDatabase(redis.Redis.from_url(shared.at), expire_after=shared.keep,
-                                    key_prefix=prefix.encode())
+        return SharedDatabase(RedisExampleDatabase(redis.Redis.from_url(shared.at), expire_after=shared.keep,
+                                                   key_prefix=prefix.encode()))
     if shared:
         folder = Path(shared.at).expanduser() / shared.namespace.replace(":", "_")
         try:
@@ -75,7 +110,7 @@ def example_database(directory: Path | None, shared: SharedExamples | str | None
         except OSError as exc:
             raise ValueError(
                 f"config examples: folder {folder} cannot be created: {exc.strerror or exc}") from None
-        return DirectoryBasedExampleDatabase(str(folder))
+        return SharedDatabase(DirectoryBasedExampleDatabase(str(folder)))
     if directory is None:
         return InMemoryExampleDatabase()
     (directory / "examples").mkdir(parents=True, exist_ok=True)

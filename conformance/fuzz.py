@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.budgets import BUDGETS
+from conformance.examples import SharedDatabase
 from conformance.ledger import BUCKETS, LEDGER
 
 PROGRESS_EVERY_S = 10.0
@@ -52,6 +53,8 @@ class Campaign:
     unreachable: str = ""
     interrupted: str = ""  # the signal that stopped the campaign, if one did
     cpu_ms: dict[int, dict[str, float]] = field(default_factory=dict)  # worker -> CPU by phase (ledger.py)
+    # worker -> distinct examples it read from the shared database that another process stored
+    replayed: dict[int, int] = field(default_factory=dict)
 
 
 def seed_of(seed: int, round_no: int, worker: int, workers: int, shard: tuple[int, int] = (0, 1)) -> int:
@@ -134,6 +137,8 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
         if not generative:
             break  # nothing generates: one round says it all
     emit(("progress", worker, run.http.total))
+    if isinstance(run.database, SharedDatabase):
+        emit(("replayed", worker, run.database.replayed))
     spent = LEDGER.milliseconds()
     emit(("cpu", worker, {bucket: round(ms - before[bucket], 1) for bucket, ms in spent.items()}))
     if run.unreachable:
@@ -247,6 +252,8 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
             result.unreachable = event[2]
         elif kind == "cpu":
             result.cpu_ms[event[1]] = event[2]
+        elif kind == "replayed":
+            result.replayed[event[1]] = event[2]
         progress()
 
     from conformance.transport.http import write_stop_file
@@ -286,6 +293,7 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
                    "exchanges": sum(result.exchanges.values()), "rounds": result.rounds,
                    "cpu_ms": {b: round(sum(w.get(b, 0.0) for w in result.cpu_ms.values()), 1)
                               for b in BUCKETS},
+                   "replayed_from_shared": sum(result.replayed.values()) if result.replayed else None,
                    "unreachable": result.unreachable or None, "interrupted": result.interrupted or None,
                    "failures": [asdict(f) for f in result.found]}
         (report_dir / "fuzz.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

@@ -65,7 +65,9 @@ def merge(folders: list[Path], out: Path) -> Merged:
                 seen_seeds.setdefault(seed, where)
         merged.shards.append({"folder": str(folder), "shard": shard, "workers": data.get("workers"),
                               "seconds": data.get("seconds"), "exchanges": data.get("exchanges"),
-                              "rounds": data.get("rounds"), "unreachable": data.get("unreachable"),
+                              "rounds": data.get("rounds"),
+                              "replayed_from_shared": data.get("replayed_from_shared"),
+                              "unreachable": data.get("unreachable"),
                               "interrupted": data.get("interrupted")})
         for failure in data["failures"]:
             key = (str(failure.get("requirement")), str(failure.get("signature")))
@@ -91,8 +93,10 @@ def write(merged: Merged, out: Path) -> None:
     lines = [f"# Fuzz campaign: {merged.profile} against {', '.join(merged.targets)}", "",
              f"{len(merged.shards)} shard(s), {merged.exchanges} exchanges, {len(merged.failures)} distinct "
              f"failure(s); seeds {'disjoint' if not merged.overlapping_seeds else 'OVERLAPPING'}.", "",
-             "| shard | workers | seconds | exchanges | stopped |", "|---|---|---|---|---|"]
+             "| shard | workers | seconds | exchanges | replayed from others | stopped |",
+             "|---|---|---|---|---|---|"]
     lines += [f"| {s['shard']} | {s['workers']} | {s['seconds']} | {s['exchanges']} | "
+              f"{'' if s.get('replayed_from_shared') is None else s['replayed_from_shared']} | "
               f"{s['unreachable'] or s['interrupted'] or ''} |" for s in merged.shards]
     lines += ["", "| requirement | level | failure | case | found by |", "|---|---|---|---|---|"]
     lines += [f"| {f['requirement']} | {f['level']} | {str(f['message'])[:200].replace('|', '/')} | "

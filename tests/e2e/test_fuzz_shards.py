@@ -1,6 +1,6 @@
 """A campaign over many machines: shards that draw disjoint seeds, share a real Redis
-server as their example database (each replays what the other stored, kept past
-hypothesis's 8-day default), and one merged report. The Redis server is Debian's
+server as their example database (each replays what the other stored, as its fuzz.json
+counts, kept past hypothesis's 8-day default), and one merged report. The Redis server is Debian's
 `redis-server` (`.ci/run` installs it), started here on loopback."""
 
 from __future__ import annotations
@@ -54,26 +54,33 @@ def test_two_shards_share_a_real_redis_draw_disjoint_seeds_and_merge_into_one_re
     base = yaml.safe_load(server.config.read_text())
     config.write_text(yaml.safe_dump({**base, "examples": {"at": redis_url, "keep": "30d"}}))
     client = redis.Redis.from_url(redis_url)
-    shards = []
-    for index in (0, 1):
-        if index == 1:
-            hits = int(client.info("stats")["keyspace_hits"])
-        report = tmp_path / f"shard{index}"
+
+    def shard(index, report):
         result = conformance("fuzz", "bindu", "--for", "4s", "--shard", f"{index}/2", "--config", str(config),
                              "--only", FAULT[0], "--progress", "1", "--report", str(report), timeout=300)
         assert result.returncode == 1, result.stdout[-2000:] + result.stderr
         assert f"shard {index}/2" in result.stdout
-        shards.append(json.loads((report / "fuzz.json").read_text()))
-        if index == 0:  # what shard 0 found is in Redis, under the campaign's prefix, kept 30 days
-            keys = client.keys(f"conformance:bindu:127.0.0.1:{server.port}:*".encode())
-            assert keys, client.keys(b"*")[:5]
-            assert all(client.ttl(k) > 8 * 86400 for k in keys)
-    assert int(client.info("stats")["keyspace_hits"]) > hits  # shard 1 read the examples shard 0 stored
+        found = json.loads((report / "fuzz.json").read_text())
+        assert FAULT[0] in [f["requirement"] for f in found["failures"]], found["failures"]
+        return found
+
+    # shard 0 on an empty database stores its failure under the campaign's prefix, kept 30
+    # days, and replays nothing another process stored; shard 1 then replays it
+    shards = [shard(0, tmp_path / "shard0")]
+    keys = client.keys(f"conformance:bindu:127.0.0.1:{server.port}:*".encode())
+    assert keys, client.keys(b"*")[:5]
+    assert all(client.ttl(k) > 8 * 86400 for k in keys)
+    assert shards[0]["replayed_from_shared"] == 0, shards[0]
+    shards.append(shard(1, tmp_path / "shard1"))
+    assert shards[1]["replayed_from_shared"] > 0, shards[1]
+    # and the other way round, on an empty database again
+    client.flushdb()
+    first = shard(1, tmp_path / "again1")
+    assert first["replayed_from_shared"] == 0, first
+    assert shard(0, tmp_path / "again0")["replayed_from_shared"] > 0
     drawn = [set(s["seeds"]["0"]) for s in shards]
     assert drawn[0] and drawn[1] and not drawn[0] & drawn[1], drawn
     assert [s["shard"] for s in shards] == ["0/2", "1/2"]
-    for s in shards:
-        assert FAULT[0] in [f["requirement"] for f in s["failures"]], s["failures"]
 
     merged_dir = tmp_path / "merged"
     result = conformance("fuzz", "merge", str(tmp_path / "shard0"), str(tmp_path / "shard1"),
@@ -81,6 +88,7 @@ def test_two_shards_share_a_real_redis_draw_disjoint_seeds_and_merge_into_one_re
     assert result.returncode == 1, result.stdout + result.stderr  # a MUST failure was found
     merged = json.loads((merged_dir / "fuzz.json").read_text())
     assert merged["seeds_disjoint"] is True
+    assert [s["replayed_from_shared"] for s in merged["shards"]] == [0, shards[1]["replayed_from_shared"]]
     assert merged["exchanges"] == sum(s["exchanges"] for s in shards)
     keys = [(f["requirement"], f["signature"]) for f in merged["failures"]]
     assert len(keys) == len(set(keys))

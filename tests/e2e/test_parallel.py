@@ -151,6 +151,14 @@ def test_a_redis_url_gives_hypothesis_its_redis_database(tmp_path, monkeypatch):
                         staticmethod(lambda url, **kw: fakeredis.FakeRedis(server=server)))
     one = example_database(tmp_path / "a", "redis://127.0.0.1:6379/0")
     two = example_database(tmp_path / "b", "redis://127.0.0.1:6379/0")
-    assert type(one).__name__ == "RedisExampleDatabase"
+    assert type(one.inner).__name__ == "RedisExampleDatabase"
     one.save(b"requirement-key", b"a failing example")
+    assert list(one.fetch(b"requirement-key")) == [b"a failing example"]
+    assert one.replayed == 0  # its own example: nothing came from elsewhere
     assert list(two.fetch(b"requirement-key")) == [b"a failing example"]
+    assert list(two.fetch(b"requirement-key")) == [b"a failing example"]
+    assert two.replayed == 1  # the other's example, counted once however often it is read
+    two.save(b"requirement-key", b"another")
+    one.move(b"requirement-key", b"requirement-key.secondary", b"a failing example")
+    assert sorted(one.fetch(b"requirement-key")) == [b"another"] and one.replayed == 1
+    assert list(one.fetch(b"requirement-key.secondary")) == [b"a failing example"] and one.replayed == 1
