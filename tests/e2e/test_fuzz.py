@@ -30,6 +30,8 @@ def test_a_campaign_reports_progress_and_writes_each_new_failure_once(tmp_path):
     # where both workers' CPU went, by phase (conformance/ledger.py; bench/bench_speed.py prints it)
     assert set(summary["cpu_ms"]) == set(BUCKETS)
     assert summary["cpu_ms"]["transport"] > 0 and summary["cpu_ms"]["judging"] > 0
+    # no shared database configured: nothing to count, and nothing said of one
+    assert summary["replayed_from_shared"] is None and "shared database" not in result.stdout
 
 
 def test_a_campaign_needs_a_duration_it_can_read(tmp_path, capsys):
