@@ -141,6 +141,8 @@ def free_port() -> int:
     the child bound it (CI: "address already in use"). Each xdist worker instead takes its
     own block of ports below the ephemeral range, and skips any port in use now."""
     worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+    # several checkouts testing side by side on one machine each take other blocks
+    worker += 8 * int(os.environ.get("CONFORMANCE_TEST_PORT_BLOCK", "0") or 0)
     low = _ephemeral_low()
     first = max(1024, low - _PORTS_PER_WORKER * (worker + 1))
     for _ in range(_PORTS_PER_WORKER):
