@@ -210,6 +210,10 @@ class CheckContext:
         self.spent: defaultdict[str, Counter[str]] = defaultdict(Counter)
         # refusals for a quota set aside (the run spent it: blocked, not failed)
         self.quota_refusals: list[str] = []
+        # expectations weighed outside set-up steps: a check that weighed none passes nothing
+        # (the runner makes it untested, reason ``unjudged``)
+        self.judged = 0
+        self._setting_up = 0
 
     @property
     def binding_name(self) -> str | None:
@@ -306,7 +310,14 @@ class CheckContext:
         """Drive what the wire cannot (see DESIGN.md, control interface)."""
         if not self.run.control_path:
             self.needs_control(f"control action {action!r}")
-        reply = self.http.request("POST", f"{self.run.control_path}/{action}", json_body=payload)
+        try:
+            reply = self.http.request("POST", f"{self.run.control_path}/{action}", json_body=payload)
+        except TransportFailure as exc:  # the control interface's doing (or the kit's), never the target's
+            raise Blocked(f"the control interface ({self.run.control_path}) gave no usable answer to "
+                          f"{action!r}: {_clean_message(exc)}", "control") from None
+        if reply.status >= 500:
+            raise Blocked(f"the control interface ({self.run.control_path}) failed on {action!r}: "
+                          f"HTTP {reply.status} {reply.text[:100]}", "control")
         if reply.status >= 400:
             raise Untested(f"control action {action!r} refused: HTTP {reply.status} {reply.text[:100]}",
                            "control")
@@ -387,7 +398,13 @@ class CheckContext:
 
     def expect(self, condition: Any, message: str, kind: str = DEFAULT_KIND, statement: str | None = None,
                **typed: Any) -> None:
+        """The target's answer is weighed: ``condition`` must hold, else the requirement is
+        broken (``message``, ``kind``, ``statement`` and ``typed`` as ``fail`` takes them). Only
+        what a check expects outside its set-up steps (``setup``) counts as judging: a
+        requirement whose check judged nothing is untested, never passed."""
         check_kind(kind)  # a wrong kind is the check's defect: raise even when the condition holds
+        if not self._setting_up:
+            self.judged += 1
         if not condition:
             raise CheckFailed(message, kind, statement, **typed)
 
@@ -456,6 +473,8 @@ class CheckContext:
         except TransportFailure as exc:
             if in_hypothesis:
                 raise
+            if exc.cause != "target":  # the kit's or the control interface's doing: no finding
+                raise Blocked(f"{label}: {not_the_target(exc)}", exc.cause) from None
             self._record(typed_failure(Failure("no_answer", _clean_message(exc), None, label), self.http.log))
         finally:
             self._subcheck_path = outer
@@ -469,6 +488,7 @@ class CheckContext:
         if by == self.requirement.id:
             yield
             return
+        self._setting_up += 1
         try:
             yield
         except (CheckFailed, TransportFailure) as exc:
@@ -476,8 +496,12 @@ class CheckContext:
             if spent:
                 raise Blocked(f"set-up failed: {what}: {spent}", "quota") from exc
             owner = f" (the subject of {by})" if by else ""
+            if isinstance(exc, TransportFailure) and exc.cause != "target":
+                raise Blocked(f"set-up failed: {what}: {not_the_target(exc)}", exc.cause) from exc
             kind = exc.kind if isinstance(exc, CheckFailed) else "no_answer"
             raise Blocked(f"set-up failed: {what}{owner}: {_clean_message(exc)}", kind) from exc
+        finally:
+            self._setting_up -= 1
 
     def keep_evidence(self) -> None:
         """Keep the exchanges logged so far in the case should the check fail later:
@@ -600,6 +624,13 @@ class CheckContext:
             raise
         finally:
             self._hypothesis_depth -= 1
+
+
+def not_the_target(exc: TransportFailure) -> str:
+    """A request failure that is not the target's doing, in words that say whose it is."""
+    whose = {"kit": "the kit could not send its own request",
+             "control": "the control interface the config names gave no usable answer"}[exc.cause]
+    return f"{whose} ({_clean_message(exc)}): not a finding about the target"
 
 
 def _clean_message(exc: BaseException) -> str:

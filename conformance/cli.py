@@ -172,6 +172,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="serve with this named fault or variant (repeatable)")
     s.add_argument("--control", action="store_true",
                    help="enable the control interface under /_control (off by default)")
+    s.add_argument("--control-port", type=port_number, default=None, metavar="PORT",
+                   help="serve the control interface on this port of --host instead, and not on --port "
+                        "(as an admin port beside a server is); implies --control")
     s.add_argument("--shapes", type=int, default=None, metavar="SEED",
                    help="serve the answers in a shape variant: keys the document does not name renamed, "
                         "wrapped or moved, the profile's error codes and messages changed, "
@@ -479,7 +482,10 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     result = campaign(prof.name, target, config, args.token, seconds, report, seed=args.seed, workers=count,
                       faults=tuple(args.fault), out=lambda line: print(line, flush=True), every=args.progress,
                       shard=shard, only=tuple(args.only))
-    print(f"{len(result.found)} distinct failure(s); {report / 'fuzz.json'}")
+    errors = (f", {len(result.kit_errors)} internal error(s) of conformance (bugs of the kit, not findings "
+              "about the target: set CONFORMANCE_DEBUG=1 for the traceback and please report them)"
+              if result.kit_errors else "")
+    print(f"{len(result.failures)} distinct failure(s){errors}; {report / 'fuzz.json'}")
     if result.replayed:
         print(f"{sum(result.replayed.values())} example(s) that other processes stored were replayed "
               "from the shared database (config examples)")
@@ -490,7 +496,9 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if result.unreachable:
         print(f"error: {result.unreachable}", file=sys.stderr)
         return EXIT_UNREACHABLE
-    return EXIT_FAILED if any(gates(f.level, args.level) for f in result.found) else EXIT_OK
+    if result.kit_errors:
+        return EXIT_INTERNAL
+    return EXIT_FAILED if any(gates(f.level, args.level) for f in result.failures) else EXIT_OK
 
 
 def merge_parser() -> argparse.ArgumentParser:
@@ -523,27 +531,38 @@ def cmd_fuzz_merge(args: argparse.Namespace) -> int:
     if merged.overlapping_seeds:
         print(f"warning: the shards drew {len(set(merged.overlapping_seeds))} seed(s) twice (give every "
               "shard the same --seed and --workers and its own --shard I/N)", file=sys.stderr)
+    if merged.kit_errors:
+        return EXIT_INTERNAL
     return EXIT_FAILED if any(gates(str(f.get("level")), args.level) for f in merged.failures) else EXIT_OK
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    import asyncio
+
     import uvicorn
     import yaml
 
     from conformance.launch import CONTROL_PREFIX, reference_app
 
     prof = load_profile(args.profile)
-    app = reference_app(prof, args.fault, shapes=args.shapes, control=args.control)
+    control = args.control or args.control_port is not None
+    app = reference_app(prof, args.fault, shapes=args.shapes, control=control)
     base = f"http://{args.host}:{args.port}"
-    try:  # one line now rather than uvicorn's log later
-        with socket.create_server((args.host, args.port)):
-            pass
-    except OSError as exc:
-        raise UsageFailure(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    ports = [args.port] if args.control_port is None else [args.port, args.control_port]
+    if len(set(ports)) < len(ports):
+        raise UsageFailure("--control-port must differ from --port")
+    for port in ports:
+        try:  # one line now rather than uvicorn's log later
+            with socket.create_server((args.host, port)):
+                pass
+        except OSError as exc:
+            raise UsageFailure(f"cannot listen on {args.host}:{port}: {exc.strerror or exc}") from None
+    control_at = (f"http://{args.host}:{args.control_port}{CONTROL_PREFIX}" if args.control_port is not None
+                  else base + CONTROL_PREFIX)
     if args.write_config:
         config: dict[str, Any] = {"target": base, "credentials": prof.reference_credentials}
-        if args.control:
-            config["control"] = base + CONTROL_PREFIX
+        if control:
+            config["control"] = control_at
         elif prof.reference_world:  # what an operator names without control: the seeded world
             config["world"] = prof.reference_world
         try:
@@ -553,9 +572,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 f"--write-config {args.write_config} cannot be written: {exc.strerror or exc}") from None
     faults = f", faults: {', '.join(args.fault)}" if args.fault else ""
     faults += f", shape variant {args.shapes}" if args.shapes is not None else ""
-    print(f"serving the {prof.name} reference on {base} (control: {'on' if args.control else 'off'}{faults})",
-          flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    print(f"serving the {prof.name} reference on {base} "
+          f"(control: {control_at if control else 'off'}{faults})", flush=True)
+    if args.control_port is None:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+        return EXIT_OK
+    from conformance.reference import split_control
+
+    served, admin = split_control(app, CONTROL_PREFIX)
+    servers = [uvicorn.Server(uvicorn.Config(one, host=args.host, port=port, log_level="warning"))
+               for one, port in ((served, args.port), (admin, args.control_port))]
+
+    async def both() -> None:
+        tasks = [asyncio.ensure_future(server.serve()) for server in servers]
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for server in servers:  # a signal reaches the one whose handler came last: stop the other too
+            server.should_exit = True
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    asyncio.run(both())
     return EXIT_OK
 
 

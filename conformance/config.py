@@ -73,8 +73,8 @@ def load_config(path: str | Path | None) -> dict[str, Any]:
         if isinstance(value, dict) and "disposable" in value and not isinstance(value["disposable"], bool):
             raise ConfigError(f"{where}: credentials.{label}.disposable must be true or false, "
                               f"not {value['disposable']!r}")
-    if "control" in data and not isinstance(data["control"], str):
-        raise ConfigError(f"{where}: control must be a URL or a path (text), not {data['control']!r}")
+    if "control" in data:
+        data["control"] = control_url(data["control"], where)
     if "declared" in data and not (isinstance(data["declared"], list)
                                    and all(isinstance(d, str) for d in data["declared"])):
         raise ConfigError(f"{where}: declared must be a list of optional feature names, "
@@ -94,6 +94,18 @@ def load_config(path: str | Path | None) -> dict[str, Any]:
         raise ConfigError(f"{where}: world must be a mapping of role to id, "
                           f"not {type(data['world']).__name__}")
     return data
+
+
+def control_url(value: Any, where: str) -> str:
+    """Config ``control:``: an http(s) URL (on the target's origin or any other: an admin port,
+    a control adapter beside the server) or a path on the target (``/_control``)."""
+    if isinstance(value, str) and value.startswith("/"):
+        return value.rstrip("/")
+    try:
+        return validate_target_url(value)
+    except (ValueError, TypeError):
+        raise ConfigError(f"{where}: control must be an http(s) URL (e.g. http://127.0.0.1:3774/_control) "
+                          f"or a path on the target (e.g. /_control), not {value!r}") from None
 
 
 def receiver_settings(value: Any, where: str) -> dict[str, Any]:

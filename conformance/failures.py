@@ -5,9 +5,12 @@ kind="wrong_error_code", statement="specs/x.yaml#/...")``. The kind travels with
 failure into the verdict, the case file, summary.json, report.html and baselines
 (an entry may name a kind). Pick the most specific kind that fits; ``expectation``
 is the default when none does. Two kinds are set by the runner, never by a check:
-``no_answer`` (the transport got no usable answer) and ``crash`` (the check raised
-an exception it did not foresee: a defect of the check or an answer it did not
-expect, which ``selftest`` never counts as catching a fault).
+``no_answer`` (the target gave no usable answer) and ``crash`` (the check raised
+an exception it did not foresee: the kit's own error, never a finding about the target;
+the requirement is blocked by it, the run exits 4, and ``selftest`` never counts it as
+catching a fault). A request the kit itself could not send, or one to the control
+interface that got no answer, is no finding either: it blocks (cause ``kit`` or
+``control``, conformance/transport/http.py ``CAUSES``).
 
 The shape follows schemathesis's typed failures (DESIGN.md, "Patterns worth borrowing").
 """
@@ -32,11 +35,13 @@ KINDS: dict[str, str] = {
                         "both or neither of result and error)",
     "no_answer": "the target sent no usable answer: timeout, reset, oversized (set by the runner)",
     "flaky": "hypothesis saw a failure that did not happen again on the same input (set by the runner)",
-    "crash": "the check raised an exception it did not foresee: not a finding about the target "
-             "(set by the runner)",
+    "crash": "the kit's own error: the check raised an exception it did not foresee (its defect, or an "
+             "answer it did not turn into a finding); never a finding about the target: the requirement is "
+             "blocked and the run exits 4 (set by the runner)",
 }
 
 DEFAULT_KIND = "expectation"
+KIT_ERROR = "crash"  # the kind of the kit's own error (a Failure kept for the report, never the target's)
 
 
 def check_kind(kind: str) -> str:

@@ -24,6 +24,7 @@ from typing import Any
 
 from conformance.budgets import BUDGETS
 from conformance.examples import SharedDatabase
+from conformance.failures import KIT_ERROR
 from conformance.ledger import BUCKETS, LEDGER
 
 PROGRESS_EVERY_S = 10.0
@@ -40,6 +41,7 @@ class Found:
     case: str
     worker: int
     round: int
+    kind: str = "failure"  # or "kit_error": the kit's own error, never a finding about the target
 
 
 @dataclass
@@ -55,6 +57,16 @@ class Campaign:
     cpu_ms: dict[int, dict[str, float]] = field(default_factory=dict)  # worker -> CPU by phase (ledger.py)
     # worker -> distinct examples it read from the shared database that another process stored
     replayed: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def failures(self) -> list[Found]:
+        """What the target got wrong."""
+        return [f for f in self.found if f.kind != "kit_error"]
+
+    @property
+    def kit_errors(self) -> list[Found]:
+        """Where the kit's own code failed (exit 4): never the target's."""
+        return [f for f in self.found if f.kind == "kit_error"]
 
 
 def seed_of(seed: int, round_no: int, worker: int, workers: int, shard: tuple[int, int] = (0, 1)) -> int:
@@ -115,7 +127,8 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
                 ran.add(req.id)
             if run.http.stopped or run.unreachable:
                 break
-            if verdict.status != "failed":
+            kit_error = any(f.kind == KIT_ERROR for f in verdict.failures)
+            if verdict.status != "failed" and not kit_error:
                 continue
             key = (req.id, signature(verdict))
             if key in seen:
@@ -130,8 +143,8 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
                 numbered = path.with_name(
                     f"{path.stem}-s{shard[0]}w{worker}r{round_no}-{len(seen)}{path.suffix}")
                 path.rename(numbered)
-            emit(("found",
-                  asdict(Found(req.id, req.level, key[1], verdict.message, numbered.name, worker, round_no))))
+            emit(("found", asdict(Found(req.id, req.level, key[1], verdict.message, numbered.name, worker,
+                                        round_no, "kit_error" if verdict.status != "failed" else "failure"))))
         generative = ran if generative is None else generative
         emit(("round", worker, round_no))
         if not generative:
@@ -227,8 +240,9 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
             return
         shown[0] = now
         total, elapsed = sum(result.exchanges.values()), now - started
+        errors = f", {len(result.kit_errors)} kit errors" if result.kit_errors else ""
         out(f"[{int(elapsed) // 60:02}:{int(elapsed) % 60:02}] {total} exchanges "
-            f"({total / max(elapsed, 1e-9):.1f}/s), {len(result.found)} failures, "
+            f"({total / max(elapsed, 1e-9):.1f}/s), {len(result.failures)} failures{errors}, "
             f"round {max(result.rounds.values(), default=0) + 1}")
 
     def handle(event: tuple[Any, ...]) -> None:
@@ -246,8 +260,12 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
                 (report_dir / "cases" / found.case).unlink(missing_ok=True)  # another worker found it first
                 return
             result.found.append(found)
-            out(f"NEW FAILURE {found.level} {found.requirement}: {found.message[:160]} [case: "
-                f"cases/{found.case}]")
+            if found.kind == "kit_error":
+                out(f"KIT ERROR (a bug of conformance, not a finding about the target) {found.requirement}: "
+                    f"{found.message[:160]} [case: cases/{found.case}]")
+            else:
+                out(f"NEW FAILURE {found.level} {found.requirement}: {found.message[:160]} [case: "
+                    f"cases/{found.case}]")
         elif kind == "unreachable":
             result.unreachable = event[2]
         elif kind == "cpu":
@@ -295,6 +313,7 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
                               for b in BUCKETS},
                    "replayed_from_shared": sum(result.replayed.values()) if result.replayed else None,
                    "unreachable": result.unreachable or None, "interrupted": result.interrupted or None,
-                   "failures": [asdict(f) for f in result.found]}
+                   "failures": [asdict(f) for f in result.failures],
+                   "kit_errors": [asdict(f) for f in result.kit_errors]}
         (report_dir / "fuzz.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return result

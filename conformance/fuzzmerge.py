@@ -20,6 +20,7 @@ class Merged:
     targets: list[str] = field(default_factory=list)
     shards: list[dict[str, Any]] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
+    kit_errors: list[dict[str, Any]] = field(default_factory=list)  # the kit's own, never the target's
     overlapping_seeds: list[int] = field(default_factory=list)
 
     @property
@@ -46,7 +47,7 @@ def merge(folders: list[Path], out: Path) -> Merged:
     """Join the shards in ``folders`` into ``out`` (fuzz.json, report.md, cases/)."""
     merged = Merged()
     seen_seeds: dict[int, str] = {}
-    kept: set[tuple[str, str]] = set()
+    kept: set[tuple[int, tuple[str, str]]] = set()
     (out / "cases").mkdir(parents=True, exist_ok=True)
     for folder in folders:
         data = read_shard(folder)
@@ -69,18 +70,20 @@ def merge(folders: list[Path], out: Path) -> Merged:
                               "replayed_from_shared": data.get("replayed_from_shared"),
                               "unreachable": data.get("unreachable"),
                               "interrupted": data.get("interrupted")})
-        for failure in data["failures"]:
-            key = (str(failure.get("requirement")), str(failure.get("signature")))
-            found_by = f"shard {shard} worker {failure.get('worker')} round {failure.get('round')}"
-            if key in kept:
-                next(f for f in merged.failures if (f["requirement"], f["signature"]) == key)[
-                    "also_found_by"].append(found_by)
-                continue
-            kept.add(key)
-            case = folder / "cases" / str(failure.get("case"))
-            if case.is_file():
-                shutil.copy2(case, out / "cases" / case.name)
-            merged.failures.append({**failure, "found_by": found_by, "also_found_by": []})
+        kinds = ((merged.failures, data["failures"]), (merged.kit_errors, data.get("kit_errors") or []))
+        for into, found in kinds:
+            for failure in found:
+                key = (str(failure.get("requirement")), str(failure.get("signature")))
+                found_by = f"shard {shard} worker {failure.get('worker')} round {failure.get('round')}"
+                if (id(into), key) in kept:
+                    next(f for f in into if (f["requirement"], f["signature"]) == key)[
+                        "also_found_by"].append(found_by)
+                    continue
+                kept.add((id(into), key))
+                case = folder / "cases" / str(failure.get("case"))
+                if case.is_file():
+                    shutil.copy2(case, out / "cases" / case.name)
+                into.append({**failure, "found_by": found_by, "also_found_by": []})
     write(merged, out)
     return merged
 
@@ -88,7 +91,8 @@ def merge(folders: list[Path], out: Path) -> Merged:
 def write(merged: Merged, out: Path) -> None:
     summary = {"profile": merged.profile, "targets": merged.targets, "exchanges": merged.exchanges,
                "shards": merged.shards, "seeds_disjoint": not merged.overlapping_seeds,
-               "overlapping_seeds": sorted(set(merged.overlapping_seeds)), "failures": merged.failures}
+               "overlapping_seeds": sorted(set(merged.overlapping_seeds)), "failures": merged.failures,
+               "kit_errors": merged.kit_errors}
     (out / "fuzz.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     lines = [f"# Fuzz campaign: {merged.profile} against {', '.join(merged.targets)}", "",
              f"{len(merged.shards)} shard(s), {merged.exchanges} exchanges, {len(merged.failures)} distinct "
@@ -102,4 +106,10 @@ def write(merged: Merged, out: Path) -> None:
     lines += [f"| {f['requirement']} | {f['level']} | {str(f['message'])[:200].replace('|', '/')} | "
               f"cases/{f['case']} | {', '.join([f['found_by'], *f['also_found_by']])} |"
               for f in merged.failures]
+    if merged.kit_errors:
+        lines += ["", "Internal errors of conformance (bugs of the kit, never findings about the target):",
+                  "",
+                  "| requirement | error | case | found by |", "|---|---|---|---|"]
+        lines += [f"| {f['requirement']} | {str(f['message'])[:200].replace('|', '/')} | cases/{f['case']} | "
+                  f"{', '.join([f['found_by'], *f['also_found_by']])} |" for f in merged.kit_errors]
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")

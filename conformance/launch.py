@@ -10,7 +10,7 @@ from typing import Any
 
 from conformance.budgets import BUDGETS
 from conformance.check import RunContext
-from conformance.config import ConfigError, shared_examples
+from conformance.config import ConfigError, control_url, shared_examples
 from conformance.examples import example_database, namespace_of
 from conformance.live import disposable_labels
 from conformance.model import Profile
@@ -92,6 +92,8 @@ def open_run(
                          **http_kwargs)
     if max_time is not None:
         http.run_deadline = time.monotonic() + max_time
+    if control and http.live and "://" in control:  # a control interface on another port or host
+        http.allow(control_url(control, "control"), "control")
     run = RunContext(
         profile=profile,
         http=http,

@@ -37,6 +37,7 @@ REASONS = {
                "drives it there)",
     "unreachable": "the target could not be reached",
     "stopped": "the run stopped first",
+    "unjudged": "the check weighed no answer of the target (nothing passes on nothing)",
     "other": "not testable with what was given",
 }
 # reasons that no client of the protocol could overcome without the operator's help: a

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.check import CheckContext, CheckFailed, ProtocolMismatch, RunContext, Untested
+from conformance.config import ConfigError
 from conformance.evidence import answered
 from conformance.model import Profile, Requirement, Source
 from conformance.transport.http import DEAD_AFTER, RunAborted, RunStopped, TransportFailure
@@ -61,6 +62,8 @@ def preflight(run: RunContext, *, credentials: bool = True) -> Preflight:
             found.unreachable = run.http.redact(str(exc))
             break
     run.unreachable = found.unreachable or run.unreachable
+    if not run.unreachable and not run.http.stopped:
+        check_control(run)
     if credentials and not run.unreachable and not run.http.stopped:
         try:
             check_credentials(run.profile, ctx)
@@ -69,6 +72,23 @@ def preflight(run: RunContext, *, credentials: bool = True) -> Preflight:
     found.refused = dict(run.refused)
     run.http.log.clear()
     return found
+
+
+def check_control(run: RunContext) -> None:
+    """A control interface the config names (on the target's origin or another: an admin
+    port, an adapter beside the server) must answer; one that does not is the config's
+    problem, said in one line before anything runs (ConfigError: exit 2), never a failure
+    of the target. Any HTTP answer will do here (a GET changes nothing, whatever the
+    interface does with it); an action it then refuses leaves the rows that need it
+    untested with its answer, and one it fails on blocks them (``CheckContext.control``)."""
+    if not run.control_path or not run.http.live:
+        return
+    try:
+        run.http.request("GET", f"{run.control_path}/snapshot")
+    except TransportFailure as exc:
+        why = str(exc).split(": ", 1)[-1]
+        raise ConfigError(f"control {run.control_path} does not answer ({why}): check config control:, or "
+                          "leave it out to run without the control interface") from None
 
 
 REFUSED_STATUS = 401  # HTTP's "no valid credentials": a 403 is an authenticated caller without the right

@@ -166,3 +166,18 @@ class Reference:
         app = Starlette(routes=self.routes(), middleware=list(middleware))
         app.state.reference = self
         return app
+
+
+def split_control(app: Any, prefix: str) -> tuple[Any, Any]:
+    """The app as two: the wire without the control interface under ``prefix``, and the
+    control interface alone (served on an admin port of its own: ``conformance serve
+    --control-port``); each answers 404 to what it does not serve."""
+    def serving(control: bool) -> Any:
+        async def asgi(scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+            path = str(scope.get("path") or "")
+            if scope["type"] == "http" and path.startswith(prefix + "/") != control:
+                await JSONResponse({"error": "Not Found"}, status_code=404)(scope, receive, send)
+                return
+            await app(scope, receive, send)
+        return asgi
+    return serving(False), serving(True)

@@ -3,6 +3,8 @@ out of a check (conformance/check.py is what the check sees)."""
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -21,10 +23,11 @@ from conformance.check import (
     Untested,
     _clean_message,
     not_served,
+    not_the_target,
     typed_failure,
 )
 from conformance.evidence import Root, accepted_features, root_of
-from conformance.failures import Failure, summarize
+from conformance.failures import KIT_ERROR, Failure, summarize
 from conformance.ledger import LEDGER
 from conformance.model import Exchange, Requirement
 from conformance.transport.http import RunStopped, TargetUnreachable, TransportFailure
@@ -94,6 +97,14 @@ def _execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any
         sub-check found stays found, whatever ended the check after it; blocked when
         a quota the run spent itself refused what it needed, and nothing else failed."""
         failures = list(ctx.subcheck_failures) + ([final] if final else [])
+        if status == "passed" and not failures and not ctx.quota_refusals and not ctx.judged:
+            status, reason = "untested", "unjudged"
+            message = ("nothing judged: the check reached its end without weighing any answer of the target "
+                       "(a requirement never passes on nothing)")
+        if failures and all(f.kind == KIT_ERROR for f in failures):
+            # the kit's own error ended the check and nothing about the target was found first
+            status, cause = "blocked", KIT_ERROR
+            message = f"internal error of conformance, not a finding about the target: {summarize(failures)}"
         if ctx.quota_refusals and not failures and status == "passed":
             status, cause = "blocked", "quota"
             message = ctx.quota_refusals[0] + (f" (and {len(ctx.quota_refusals) - 1} more sub-checks)"
@@ -101,10 +112,10 @@ def _execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any
         elif ctx.quota_refusals and failures:
             message = (f"{message} ({len(ctx.quota_refusals)} sub-check(s) blocked by a quota "
                        "the run spent)").strip()
-        if failures and status != "failed":
+        if any(f.kind != KIT_ERROR for f in failures) and status != "failed":
             note = f" (then {status}: {message})" if message else ""
             status, message = "failed", summarize(failures, ctx.subchecks_entered) + note
-        elif failures:
+        elif failures and status == "failed":
             message = summarize(failures, ctx.subchecks_entered)
         if status == "failed":  # every finding names the statement it breaks, with its place in the spec
             own = str(requirement.source)
@@ -185,22 +196,28 @@ def _execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any
 
 
 def judged(exc: Exception, verdict: Callable[..., Verdict], log: list[Exchange]) -> Verdict:
-    """The verdict of an exception that ended a check while the run went on."""
+    """The verdict of an exception that ended a check while the run went on: a finding
+    only when the target is to blame (a check's CheckFailed, no usable answer from the
+    target, an answer that did not recur on the same input); a request the kit or the
+    control interface could not make blocks; anything else is the kit's own error."""
     if isinstance(exc, CheckFailed):
         return verdict("failed", final=exc.failure(log))
     if isinstance(exc, TransportFailure):
+        if exc.cause != "target":
+            return verdict("blocked", not_the_target(exc), cause=exc.cause)
         return verdict("failed", final=typed_failure(Failure("no_answer", _clean_message(exc)), log))
-    if isinstance(exc, hypothesis.errors.HypothesisException):
-        # FlakyFailure: a failure that did not recur on the same input (the target
-        # answered inconsistently); any other (Unsatisfiable, InvalidArgument, a
-        # flaky strategy) is the check's own defect
-        kind = "flaky" if isinstance(exc, hypothesis.errors.FlakyFailure) else "crash"
-        return verdict("failed", final=Failure(kind, f"{type(exc).__name__}: {_clean_message(exc)}"))
-    # an answer the check did not foresee, or a defect of the check
+    if isinstance(exc, hypothesis.errors.FlakyFailure):
+        # a failure that did not recur on the same input: the target answered inconsistently
+        return verdict("failed", final=Failure("flaky", f"{type(exc).__name__}: {_clean_message(exc)}"))
+    # the kit's own error: a defect of the check (an answer it did not foresee is one too:
+    # a check turns every answer into a finding or a verdict), or hypothesis refusing the
+    # check's strategy (Unsatisfiable, InvalidArgument)
     tb = traceback.extract_tb(exc.__traceback__)[-1]
     where = f"{Path(tb.filename).name}:{tb.lineno}"
-    return verdict("failed",
-                   final=Failure("crash", f"unexpected {type(exc).__name__}: {_one_line(exc)} (at {where})"))
+    if os.environ.get("CONFORMANCE_DEBUG"):
+        traceback.print_exception(exc, file=sys.stderr)
+    what = f"unexpected {type(exc).__name__}: {_one_line(exc)} (at {where})"
+    return verdict("failed", final=Failure(KIT_ERROR, what))
 
 
 def _one_line(exc: BaseException) -> str:

@@ -67,7 +67,8 @@ def write_badge(report_dir: Path, summary: dict[str, Any]) -> Path:
     grade = str(summary.get("grade") or "ungraded")
     day = str(summary.get("started_at") or "")[:10]
     # an ungraded badge says why: a stopped or partial run is no grade of the implementation
-    word = {"interrupted": "interrupted", "unreachable": "unreachable", "time limit": "time limit"}.get(
+    word = {"interrupted": "interrupted", "unreachable": "unreachable", "time limit": "time limit",
+            "kit error": "kit error"}.get(
         str(summary.get("verdict")), grade)
     live = summary.get("live") or {}
     if summary.get("gate") == "live" and summary.get("verdict") == "pass" and live:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import __version__
-from conformance.failures import DEFAULT_KIND, Failure
+from conformance.failures import DEFAULT_KIND, KIT_ERROR, Failure
 from conformance.live import BEYOND_A_CLIENT
 from conformance.model import LEVELS, Profile, Requirement
 from conformance.report.rootcause import group
@@ -82,11 +82,17 @@ def live_statement(results: list[Result], gate: str) -> dict[str, Any]:
     return {"held": held, "of": len(mine), "need_control": control, "would_harm": harm, "statement": text}
 
 
+def kit_errors(results: list[Result]) -> list[Result]:
+    """Requirements the kit's own error ended (never a finding about the target)."""
+    return [r for r in results if any(f.kind == KIT_ERROR for f in r.verdict.failures)]
+
+
 def exit_code(results: list[Result], gate: str, unreachable: bool, stale: bool = False,
               stopped: str | None = None,
               allow_untested: bool = True, live_gate: bool = False) -> int:
-    """130 interrupted; 3 unreachable; 1 an unlisted failure at a gating level, or a
-    stale baseline entry; 3 the time limit cut the run short; 5 no gating requirement
+    """130 interrupted; 3 unreachable; 4 the kit's own error ended a requirement (whatever
+    its level: the run is not the whole truth, and the worse news); 1 an unlisted failure at
+    a gating level, or a stale baseline entry; 3 the time limit cut the run short; 5 no gating requirement
     ran to a verdict (a gate never passes on nothing, whatever ``allow_untested``
     says), or one was untested or blocked (unless ``allow_untested``; with
     ``live_gate``, but for those no client could test: control, harm); else 0.
@@ -95,6 +101,8 @@ def exit_code(results: list[Result], gate: str, unreachable: bool, stale: bool =
         return EXIT_INTERRUPTED
     if unreachable:
         return EXIT_UNREACHABLE
+    if kit_errors(results):
+        return EXIT_INTERNAL
     failed = any(r.verdict.status == "failed" and gates(r.requirement.level, gate) for r in results)
     if failed or stale:
         return EXIT_FAILED
@@ -115,6 +123,8 @@ def verdict_word(results: list[Result], gate: str, unreachable: bool, stale: boo
         return "interrupted"
     if code == EXIT_UNREACHABLE:
         return "time limit" if stopped == "time" and not unreachable else "unreachable"
+    if code == EXIT_INTERNAL:
+        return "kit error"
     if code == EXIT_FAILED:
         return "fail"
     if code == EXIT_UNTESTED or incomplete(results, gate, live_gate):
@@ -149,6 +159,10 @@ def verdict_reason(results: list[Result], gate: str, verdict: str, *, stale: int
             parts.append(f"{plural(stale, 'baseline entry')} stale (the requirement now passes: "
                          "delete the entry)")
         return "; ".join(parts)
+    if verdict == "kit error":
+        return (f"{plural(len(kit_errors(results)), 'requirement')} ended on an internal error of "
+                "conformance (a bug of the kit, not a finding about the target: set CONFORMANCE_DEBUG=1 for "
+                "the traceback and please report it)")
     if not gating_reached(results, gate):
         return f"no requirement at level {level} or above ran to a verdict: nothing was tested"
     held = (f"no requirement at level {level} or above failed outside the baseline "

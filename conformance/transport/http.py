@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import re
 import shlex
 import time
 import zlib
@@ -39,6 +40,10 @@ DEFAULT_TIMEOUT = 5.0  # seconds for one whole exchange: connect, headers, body
 DEFAULT_MAX_ANSWER = 8 * 2**20  # bytes of one answer, decompressed
 DEAD_AFTER = 3  # consecutive exchanges without an answer before the target counts as gone
 USER_AGENT = "conformance-kit"
+# what http.client (the live wire) refuses to send in a header's name and value: refused in
+# process too, so that a run sends the same requests either way
+_TOKEN = re.compile(rb"[^:\s][^:\r\n]*")
+_BREAKS_LINE = re.compile(rb"\n(?![ \t])|\r(?![ \t\n])")
 _PORTS = {"http": 80, "https": 443}
 
 
@@ -76,8 +81,20 @@ def write_stop_file(path: Path, reason: str) -> None:
         pass  # the signalled process still stops; the others finish their item or get the signal too
 
 
+# whose doing a request's failure is: the target's (no usable answer), the kit's own (its
+# request could not be sent as HTTP, or was addressed where the run sends nothing), or the
+# control interface's the config names (a set-up step the target is not to blame for)
+CAUSES = ("target", "kit", "control")
+
+
 class TransportFailure(Exception):
-    """One request got no usable answer (timeout, reset, oversized answer)."""
+    """One request got no usable answer (timeout, reset, oversized answer); ``cause`` says
+    whose doing that is (``CAUSES``): only a ``target`` failure is a finding about the target."""
+
+    def __init__(self, message: str, cause: str = "target") -> None:
+        super().__init__(message)
+        assert cause in CAUSES, cause
+        self.cause = cause
 
 
 @dataclass
@@ -227,6 +244,9 @@ class HttpTransport:
         self.closing: list[Any] = []  # what lives as long as the client (a webhook receiver): closed with it
         self._app: Any = None  # the in-process reference, called without the client's layers
         self._wire: Wire | None = None  # the live target's client (wire.py)
+        # origins beyond the target that the user's config names (its control interface, say):
+        # (scheme, host, port) -> (what it is, its client)
+        self._others: dict[tuple[str, str, int | None], tuple[str, Wire]] = {}
         self._urls: dict[str, httpx.URL] = {}  # path -> its URL on the target (paths repeat)
         if app is not None:
             from conformance.transport.inprocess import InProcessTransport
@@ -254,9 +274,25 @@ class HttpTransport:
             userinfo = f"{self._base.username}:{self._base.password}".encode()
             self._defaults.append((b"authorization", b"Basic " + base64.b64encode(userinfo)))
 
+    def allow(self, url: str, role: str) -> None:
+        """Let the run send to ``url``'s origin too: a URL the user's config names (``role``:
+        "control", say). Nothing else beyond the target is ever sent to. A failure to get an
+        answer there is that origin's (``TransportFailure.cause``), never the target's, and
+        does not count towards the target being gone."""
+        parts = httpx.URL(validate_target_url(url) + "/")
+        origin = (parts.scheme, parts.host, parts.port)
+        if origin == self._origin or origin in self._others:
+            return
+        self._others[origin] = (role, Wire(scheme=parts.scheme, host=parts.host,
+                                           port=parts.port or _PORTS[parts.scheme]))
+        if parts.password:
+            self.redact.add(f"{role}.password", parts.password)
+
     def close(self) -> None:
         while self.closing:
             self.closing.pop()()
+        for _role, wire in self._others.values():
+            wire.close()
         if self._wire is not None:
             self._wire.close()
         if self._app is not None:
@@ -316,6 +352,8 @@ class HttpTransport:
             until = min(until, self.run_deadline)
         answer: Answer | None = None
         arrived = bytearray()
+        role = self._role(url)
+        cause = "target" if role == "target" else "control" if role == "control" else "kit"
         try:
             answer = self._send(method, url, hdrs, body, until)
             encodings = [e.strip().lower() for e in answer.header("content-encoding").split(",")]
@@ -323,21 +361,28 @@ class HttpTransport:
         except AnswerTooLarge:
             assert answer is not None
             answer.close()
-            self.silent = 0
+            if role == "target":
+                self.silent = 0
             why = f"answer larger than {self.max_answer / 2**20:g} MiB (HTTP {answer.status}): cut"
             self._fail(record, started, why, answer, arrived)
-            raise TransportFailure(f"{method} {path}: {why}") from None
-        except (zlib.error, OSError, http.client.HTTPException, RequestUnsendable) as exc:
+            raise TransportFailure(f"{method} {path}: {why}", cause) from None
+        except RequestUnsendable as exc:  # the kit's own request: never the target's doing
+            why = _describe_error(exc, False)
+            self._fail(record, started, why, None, arrived)
+            raise TransportFailure(f"{method} {path}: not sent: {why}", "kit") from None
+        except (zlib.error, OSError, http.client.HTTPException) as exc:
             if answer is not None:
                 answer.close()
             why = _describe_error(exc, time.monotonic() >= until)
             self._fail(record, started, why, answer, arrived)
-            if isinstance(exc, zlib.error | RequestUnsendable):
-                raise TransportFailure(f"{method} {path}: {why}") from None  # an answer, or our own request
-            self._no_answer(why)
-            raise TransportFailure(f"{method} {path}: no answer ({why})") from None
-        self.silent = 0
-        self.answered += 1
+            if isinstance(exc, zlib.error):
+                raise TransportFailure(f"{method} {path}: {why}", cause) from None  # an answer
+            if role == "target":
+                self._no_answer(why)
+            raise TransportFailure(f"{method} {path}: no answer ({why})", cause) from None
+        if role == "target":
+            self.silent = 0
+            self.answered += 1
         reply_headers = answer.headers_view()
         response = {
             "status": answer.status,
@@ -362,13 +407,27 @@ class HttpTransport:
             self._urls[path] = url
         return url.copy_merge_params(params) if params else url
 
-    def _headers(self, hdrs: Mapping[str, str], body: bytes | None, method: str) -> list[tuple[bytes, bytes]]:
+    def _role(self, url: httpx.URL) -> str:
+        origin = (url.scheme, url.host, url.port)
+        if origin == self._origin:
+            return "target"
+        return self._others[origin][0] if origin in self._others else "kit"
+
+    def _headers(self, hdrs: Mapping[str, str], body: bytes | None, method: str,
+                 url: httpx.URL) -> list[tuple[bytes, bytes]]:
         """The request's headers as sent: the check's own, then those every request carries
-        that the check did not set (httpx's set, with the client's own name)."""
+        that the check did not set (httpx's set, with the client's own name; the Host of
+        the origin it goes to, and the target's Basic auth only to the target)."""
         own = [(k.encode("latin-1", "replace") if not k.isascii() else k.encode().lower(),
                 v.encode("utf-8") if not v.isascii() else v.encode()) for k, v in hdrs.items()]
         named = {k for k, _ in own}
-        sent = [(k, v) for k, v in self._defaults if k not in named] + own
+        defaults = self._defaults
+        if (url.scheme, url.host, url.port) != self._origin:
+            defaults = [(b"host", url.netloc), *[(k, v) for k, v in defaults[1:5]]]
+            if url.username or url.password:
+                userinfo = f"{url.username}:{url.password}".encode()
+                defaults.append((b"authorization", b"Basic " + base64.b64encode(userinfo)))
+        sent = [(k, v) for k, v in defaults if k not in named] + own
         if b"content-length" not in named and b"transfer-encoding" not in named and (
                 body or method in ("POST", "PUT", "PATCH")):
             sent.append((b"content-length", str(len(body or b"")).encode()))
@@ -377,19 +436,25 @@ class HttpTransport:
     def _send(self, method: str, url: httpx.URL, hdrs: Mapping[str, str], body: bytes | None,
               until: float) -> Answer:
         """One request out, the answer's head back (its body as chunks): in process to the
-        reference, or over the lean client (wire.py) to the live target. A URL off the
-        target is never sent (the run talks only to the target it was given)."""
-        if (url.scheme, url.host, url.port) != self._origin:
-            raise RequestUnsendable(f"{url} is not on the target {self.base_url}: the kit sends only there")
-        headers = self._headers(hdrs, body, method)
-        if self._app is not None:  # in process: the same answer, without any client's layers
+        reference, or over the lean client (wire.py) to the live target or another origin
+        the config names (``allow``). Any other URL is never sent: the run talks only to
+        the target it was given and the URLs the user's config names."""
+        origin = (url.scheme, url.host, url.port)
+        wire = self._wire if origin == self._origin else self._others.get(origin, (None, None))[1]
+        if wire is None and not (self._app is not None and origin == self._origin):
+            raise RequestUnsendable(f"{url} is neither on the target {self.base_url} nor a URL the config "
+                                    "names: the kit sends only there")
+        headers = self._headers(hdrs, body, method, url)
+        for name, value in headers:  # what no HTTP/1.1 request can carry, in process as on the wire
+            if not _TOKEN.fullmatch(name) or _BREAKS_LINE.search(value):
+                raise RequestUnsendable(f"header {name!r}: {value[:60]!r} cannot be sent in HTTP/1.1")
+        if wire is None:  # in process: the same answer, without any client's layers
             with LEDGER.charge("target in process"):
                 status, raw_headers, whole = self._app.call(method=method, url=url, headers=headers,
                                                             body=body or b"")
             return Answer(status, raw_headers, iter((whole,)), _nothing)
-        assert self._wire is not None
-        return self._wire.exchange(method=method, target=url.raw_path.decode("ascii"), headers=headers,
-                                   body=body, until=until)
+        return wire.exchange(method=method, target=url.raw_path.decode("ascii"), headers=headers,
+                             body=body, until=until)
 
     def _fail(self, record: dict[str, Any], started: float, why: str, answer: Answer | None,
               arrived: bytearray) -> None:

@@ -17,6 +17,7 @@ def asking(answer, asked):
             asked.append(1)
             return answer
         ctx.require_served(FEATURE, probe)
+        ctx.expect(True, "the row's own judgement")
     return check
 
 
@@ -51,6 +52,6 @@ def test_only_a_feature_the_spec_makes_optional_can_be_declined():
     row = profile.requirements[0]
     run = open_run(profile, "reference", budget="quick")
     bad = dataclasses.replace(row, check=lambda ctx: ctx.require_served("no_such_part", lambda: None))
-    verdict = execute(bad, run)  # a bug of the check: reported as its crash, never as untested
-    assert verdict.status == "failed" and [f.kind for f in verdict.failures] == ["crash"]
+    verdict = execute(bad, run)  # a bug of the check: the kit's own error, never untested or failed
+    assert verdict.status == "blocked" and [f.kind for f in verdict.failures] == ["crash"]
     assert "not an optional feature" in verdict.message

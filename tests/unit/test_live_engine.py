@@ -34,7 +34,10 @@ def live_run(profile, **config):
 
 
 def req(check, rid="TEST-ROW", lasting=""):
-    return Requirement(rid, "SHOULD", "a test row", Source("profile", "test"), check, (), lasting=lasting)
+    def weighing(ctx):  # a row weighs an answer, or it passes nothing (untested, reason unjudged)
+        check(ctx)
+        ctx.expect(True, "the row's own judgement")
+    return Requirement(rid, "SHOULD", "a test row", Source("profile", "test"), weighing, (), lasting=lasting)
 
 
 def refused(ctx, status=200, body=None):
@@ -122,7 +125,9 @@ def test_a_lasting_action_runs_on_a_disposable_or_created_identity_or_with_contr
 
 def test_a_check_that_does_something_lasting_must_declare_it():
     verdict = execute(req(lambda ctx: ctx.lasting("full", "closes it")), live_run(profile_with_quota()))
-    assert verdict.status == "failed" and "declares nothing lasting" in verdict.message
+    # the check's defect: the kit's own error, never the target's failure
+    assert verdict.status == "blocked" and verdict.cause == "crash"
+    assert "declares nothing lasting" in verdict.message
 
 
 def test_the_profiles_lasting_operations_are_guarded_in_the_binding():

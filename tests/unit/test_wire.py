@@ -138,8 +138,9 @@ def test_a_url_off_the_target_is_never_sent(server, monkeypatch):
 
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
     http = HttpTransport(url(server), timeout=5)
-    with pytest.raises(TransportFailure, match="not on the target"):
+    with pytest.raises(TransportFailure, match="neither on the target .* nor a URL the config names") as why:
         http.request("GET", "http://127.0.0.1:9/elsewhere")
+    assert why.value.cause == "kit"  # the kit's own refusal: never the target's failure
     assert http.silent == 0 and Handler.seen == []
     same = f"{url(server)}/same-origin"
     assert http.request("GET", same).json() == {"path": "/same-origin"}  # direct, not via the proxy
@@ -154,4 +155,33 @@ def test_an_answer_sent_before_the_body_was_read_is_still_the_answer(server):
     reply = http.request("POST", "/early", content=b"x" * (8 * 2**20))
     assert reply.status == 413 and reply.json() == {"error": "too large"}
     assert http.silent == 0
+    http.close()
+
+
+def test_an_origin_the_config_names_is_sent_to_with_its_own_host_and_its_failures_are_its_own(server):
+    """The control interface on an admin port (HttpTransport.allow): reached with its own Host
+    and none of the target URL's credentials; no answer there is the control's doing and never
+    counts towards the target being gone."""
+    from conformance.transport.http import DEAD_AFTER, TransportFailure
+
+    target = url(server).replace("http://", "http://user:pw@")
+    admin = url(server).replace("127.0.0.1", "localhost")  # the same server, another origin
+    http = HttpTransport(target, timeout=5)
+    http.allow(admin + "/_control", "control")
+    Handler.seen.clear()
+    assert http.request("GET", admin + "/_control/snapshot").json() == {"path": "/_control/snapshot"}
+    seen = Handler.seen[-1]
+    assert seen["host"] == admin.removeprefix("http://") and "authorization" not in seen
+    http.request("GET", "/on-target")
+    assert Handler.seen[-1]["host"] == url(server).removeprefix("http://")
+    assert Handler.seen[-1]["authorization"].startswith("Basic ")
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        gone = f"http://127.0.0.1:{s.getsockname()[1]}"
+    http.allow(gone, "control")
+    for _ in range(DEAD_AFTER + 1):
+        with pytest.raises(TransportFailure) as why:
+            http.request("POST", gone + "/_control/reset", json_body={})
+        assert why.value.cause == "control"
+    assert http.dead is None and http.silent == 0  # the target is not gone for it
     http.close()

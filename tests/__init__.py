@@ -1,0 +1,1 @@
+"""The project's own tests (a package, so that ``tests.conftest`` is the one conftest module)."""

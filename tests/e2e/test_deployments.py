@@ -1,0 +1,70 @@
+"""Every way the README lets a user deploy a target gives the same verdicts: the kit's own
+configuration never becomes the target's failure (issue 45).
+
+Each profile's served reference is run three ways, as operators deploy servers:
+
+- the control interface on the target's origin (``control: http://host:port/_control``);
+- the control interface on an admin port of its own (``conformance serve --control-port``);
+- the target behind a reverse proxy, under a path of the proxy's host, with control reached
+  beside it, directly (tests/proxy.py: Host rewritten, X-Forwarded-* added).
+
+The verdicts of the three runs must be equal, requirement by requirement, and none failed
+or blocked (the reference is correct). Before the transport honoured the config's control
+URL, the second and third ways failed 106 to 209 MUSTs on Wever and Plaza."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import conformance, free_port
+from tests.proxy import proxy
+
+# one binding each where a profile has several: the A2A gRPC binding lives on a port of its own
+# that the card names (no HTTP proxy carries it), the other bindings are the same wire
+PROFILES = {"bindu": [], "canon-verbs": [], "wever-connect": [], "agent-plaza": [],
+            "a2a": ["--binding", "http-json"]}
+
+
+def verdicts(report: Path) -> dict[str, str]:
+    summary = json.loads((report / "summary.json").read_text(encoding="utf-8"))
+    return {r["id"]: r["status"] for r in summary["requirements"]}
+
+
+def run(profile: str, config: dict, tmp: Path, name: str) -> dict[str, str]:
+    path = tmp / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    result = conformance("run", profile, "--config", str(path), "--budget", "quick", "--seed", "3",
+                         "--report", str(tmp / name), *PROFILES[profile])
+    assert result.returncode in (0, 5), result.stdout[-3000:] + result.stderr[-2000:]
+    return verdicts(tmp / name)
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_control_elsewhere_and_a_proxy_in_front_give_the_verdicts_of_the_plain_run(profile, serve, tmp_path):
+    plain = serve(profile, "--control")
+    config = yaml.safe_load(plain.config.read_text(encoding="utf-8"))
+    assert config["control"] == plain.url + "/_control"
+    at_home = run(profile, config, tmp_path, "same-origin")
+
+    admin = serve(profile, "--control-port", str(free_port()))
+    config = yaml.safe_load(admin.config.read_text(encoding="utf-8"))
+    assert not config["control"].startswith(admin.url)  # an admin port of its own
+    elsewhere = run(profile, config, tmp_path, "control-port")
+
+    behind = serve(profile, "--control")
+    config = yaml.safe_load(behind.config.read_text(encoding="utf-8"))
+    with proxy(behind.url, prefix="/agent") as front:
+        config["target"] = front  # control stays the server's own URL, beside the proxy
+        proxied = run(profile, config, tmp_path, "behind-proxy")
+
+    wrong = {rid: status for rid, status in at_home.items() if status in ("failed", "blocked")}
+    assert wrong == {}, f"the clean reference {profile} failed or blocked: {wrong}"
+    assert {rid for rid, s in at_home.items() if s == "passed"}, "nothing passed"
+    assert elsewhere == at_home, {r: (at_home.get(r), elsewhere.get(r)) for r in at_home
+                                  if elsewhere.get(r) != at_home[r]}
+    assert proxied == at_home, {r: (at_home.get(r), proxied.get(r)) for r in at_home
+                                if proxied.get(r) != at_home[r]}
