@@ -42,6 +42,14 @@ KINDS: dict[str, str] = {
 
 DEFAULT_KIND = "expectation"
 KIT_ERROR = "crash"  # the kind of the kit's own error (a Failure kept for the report, never the target's)
+# the causes of a blocked requirement that are not the target's doing, in words (any other
+# cause is the kind of the target's finding that refused a set-up step)
+NOT_THE_TARGET = {
+    KIT_ERROR: "the kit's own error (exit 4)",
+    "kit": "a request the kit could not send",
+    "control": "the control interface the config names",
+    "quota": "a quota this run spent itself",
+}
 
 
 def check_kind(kind: str) -> str:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
+from conformance.failures import NOT_THE_TARGET
 from conformance.model import LEVELS
 from conformance.yamltext import load_yaml
 
@@ -432,8 +433,11 @@ def render_failure_list(summary: dict[str, Any], fail_ids: dict[str, str], has_c
     notes = []
     if counts.get("blocked"):
         where = ' (see <a href="#causes">root causes</a>)' if has_causes else ""
-        notes.append(f"{counts['blocked']} blocked: a set-up step the target refused kept them from "
-                     f"running{where}")
+        by = summary.get("blocked_causes") or {"set-up refused": counts["blocked"]}
+        named = ", ".join(f"{n} by {e(NOT_THE_TARGET.get(cause, 'a set-up step the target refused'))}"
+                          for cause, n in by.items())
+        notes.append(f"{counts['blocked']} blocked: kept from running to a verdict, never failed ({named})"
+                     f"{where}")
     if counts.get("untested"):
         notes.append(f"{counts['untested']} untested: not run to a verdict (a credential or control missing, "
                      "or the run stopped); their reasons are in the requirements table")

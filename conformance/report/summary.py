@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import __version__
-from conformance.failures import DEFAULT_KIND, KIT_ERROR, Failure
+from conformance.failures import DEFAULT_KIND, KIT_ERROR, NOT_THE_TARGET, Failure
 from conformance.live import BEYOND_A_CLIENT
 from conformance.model import LEVELS, Profile, Requirement
 from conformance.report.rootcause import group
@@ -272,6 +272,7 @@ def build_summary(
         # what a server without control is gated on, and why the rest was not run
         "live": live_statement(results, gate),
         "untested_reasons": untested_reasons(results),
+        "blocked_causes": blocked_causes(results),
         "not_put_back": list(not_put_back or []),  # changes to configured identities the run could not undo
         "interrupted": kind == "signal",
         "config": config,
@@ -309,6 +310,7 @@ def build_summary(
                 "message": r.verdict.message,
                 **({"reason": r.verdict.reason} if r.verdict.status == "untested" and r.verdict.reason
                    else {}),
+                **({"cause": r.verdict.cause} if r.verdict.status == "blocked" and r.verdict.cause else {}),
                 "failures": failure_entries(r),
                 **({"baseline": r.baseline} if r.baseline else {}),
             }
@@ -323,6 +325,17 @@ def untested_reasons(results: list[Result]) -> dict[str, int]:
     for r in results:
         if r.verdict.status == "untested":
             key = r.verdict.reason or "other"
+            counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def blocked_causes(results: list[Result]) -> dict[str, int]:
+    """How many requirements are blocked by each cause: the ``NOT_THE_TARGET`` ones by name,
+    the rest as ``set-up refused`` (a set-up step the target refused)."""
+    counts: dict[str, int] = {}
+    for r in results:
+        if r.verdict.status == "blocked":
+            key = r.verdict.cause if r.verdict.cause in NOT_THE_TARGET else "set-up refused"
             counts[key] = counts.get(key, 0) + 1
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 

@@ -168,6 +168,11 @@ def test_a_control_interface_that_fails_blocks_what_needs_it_and_fails_nothing(s
     assert blocked and all("the control interface" in r["message"] and "HTTP 502" in r["message"]
                            for r in blocked), [r["message"] for r in blocked]
     assert {"BINDU-CANCEL-RUNNING", "BINDU-INPUT-REQUIRED-RESUME"} <= {r["id"] for r in blocked}
+    assert {r["cause"] for r in blocked} == {"control"}
+    assert summary["blocked_causes"] == {"control": len(blocked)}
+    page = (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
+    assert (f"{len(blocked)} blocked: kept from running to a verdict, never failed ({len(blocked)} by the "
+            "control interface the config names)") in page
 
 
 # -- the kit's own error ------------------------------------------------------------------
@@ -202,6 +207,7 @@ def test_an_exception_in_the_kit_is_its_own_error_exit_4_never_the_targets_failu
     summary = summary_of(tmp_path / "r")
     row = next(r for r in summary["requirements"] if r["id"] == "BINDU-RPC-METHOD-NOT-FOUND")
     assert row["status"] == "blocked" and summary["counts"]["failed"] == 0
+    assert row["cause"] == "crash" and summary["blocked_causes"] == {"crash": 1}
     assert row["message"].startswith("internal error of conformance, not a finding about the target: "
                                      "unexpected KeyError")
     assert summary["verdict"] == "kit error"
