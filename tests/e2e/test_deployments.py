@@ -68,3 +68,16 @@ def test_control_elsewhere_and_a_proxy_in_front_give_the_verdicts_of_the_plain_r
                                   if elsewhere.get(r) != at_home[r]}
     assert proxied == at_home, {r: (at_home.get(r), proxied.get(r)) for r in at_home
                                 if proxied.get(r) != at_home[r]}
+
+
+def test_control_as_a_path_on_the_target_is_the_same_run(serve, tmp_path):
+    """The README's third shape of control: a path on the target (``control: /_control``),
+    here with the target under a proxy's path, where the path is the proxy's to carry."""
+    plain = serve("bindu", "--control")
+    config = yaml.safe_load(plain.config.read_text(encoding="utf-8"))
+    at_home = run("bindu", config, tmp_path, "url")
+    with proxy(plain.url, prefix="/agent") as front:
+        config.update(target=front, control="/_control")
+        as_path = run("bindu", config, tmp_path, "path")
+    assert as_path == at_home and set(at_home.values()) <= {"passed", "skipped"}, (
+        {r: (at_home[r], as_path.get(r)) for r in at_home if as_path.get(r) != at_home[r]})
