@@ -59,28 +59,44 @@ def clip_utf8(text: str, limit: int) -> str:
     return text.encode()[:limit].decode(errors="ignore")
 
 
-def follow_descriptions(ctx: CheckContext, c: CanonClient, verb: str, value: Any) -> Any:
-    """A schema-valid input made to follow the rules the descriptions add: text required
-    unless attachments carry the content, text and captions within their byte limits (UTF-8),
-    turnMetadata within its size, attachment URLs from the target's upload flow."""
+def under(keep: str, *parts: str | int) -> bool:
+    """Whether ``keep`` (the pointer an invalid input breaks) is the node at ``parts`` or
+    below it: a preparation leaves that part as it was drawn."""
+    at = "".join(f"/{p}" for p in parts)
+    return keep == at or keep.startswith(at + "/")
+
+
+def follow_descriptions(ctx: CheckContext, c: CanonClient, verb: str, value: Any, keep: str = "\0") -> Any:
+    """A copy of a generated input made to follow the rules the descriptions add: text
+    required unless attachments carry the content, text and captions within their byte
+    limits (UTF-8), turnMetadata within its size, attachment URLs from the target's upload
+    flow. Any JSON value is taken (an input breaking the schema has members of any type);
+    what is not what a rule reads is left as it is, and so is the part under ``keep``."""
     if not isinstance(value, dict):
         return value
+    value = copy.deepcopy(value)
     limits = ctx.profile.limits
-    if verb in ("send_to", "forward") and isinstance(value.get("text"), str):
+    if verb in ("send_to", "forward") and isinstance(value.get("text"), str) and not under(keep, "text"):
         limit = limits["text_bytes" if verb == "send_to" else "caption_bytes"]
         value["text"] = clip_utf8(value["text"], int(limit.value))
     opts = value.get("messageOptions")
-    if isinstance(opts, dict):
-        for att in opts.get("attachments") or []:
+    options = opts if isinstance(opts, dict) else {}
+    attachments = options.get("attachments")
+    for index, att in enumerate(attachments if isinstance(attachments, list) else []):
+        if (isinstance(att, dict) and isinstance(att.get("url"), str) and att["url"]
+                and not under(keep, "messageOptions", "attachments", index)):
             att["url"] = c.role("media_url")
-        meta = opts.get("metadata")
-        units = int(limits["metadata_utf16_units"].value)
-        if isinstance(meta, dict) and len(json.dumps(meta, separators=(",", ":"), ensure_ascii=False)
-                                          .encode("utf-16-le")) // 2 > units:
-            opts["metadata"] = {}
-    if verb == "send_to" and "text" not in value and not (opts or {}).get("attachments"):
+    meta = options.get("metadata")
+    units = int(limits["metadata_utf16_units"].value)
+    if (isinstance(meta, dict) and not under(keep, "messageOptions", "metadata")
+            and len(json.dumps(meta, separators=(",", ":"), ensure_ascii=False).encode("utf-16-le")) // 2
+            > units):
+        options["metadata"] = {}
+    carried = isinstance(opts, dict) and isinstance(opts.get("attachments"), list) and opts["attachments"]
+    if verb == "send_to" and "text" not in value and not carried and not under(keep, "text"):
         value["text"] = "conformance check"
-    if verb == "send_to" and "selfContext" in value and "sourceConversationId" not in value:
+    if (verb == "send_to" and "selfContext" in value and "sourceConversationId" not in value
+            and not under(keep, "sourceConversationId")):
         value["sourceConversationId"] = c.role("owner_chat")  # a selfContext needs a source the agent is in
     return value
 
@@ -121,12 +137,12 @@ def in_world(c: CanonClient, verb: str, value: Any, keep: str = "\0") -> Any:
         return value
     out = dict(value)
     for prop, role in WORLD_IDS.get(verb, {}).items():
-        if prop in out and not (keep + "/").startswith(f"/{prop}/") and not keep.startswith(f"/{prop}"):
+        if prop in out and not under(keep, prop):
             named = c.made(role) if role in MADE else c.role(role)
             out[prop] = [named] if prop == "memberIds" else named
     card = out.get("card")
     if (verb == "request_card" and isinstance(card, dict) and isinstance(card.get("blocks"), list)
-            and not keep.startswith("/card")):
+            and not under(keep, "card")):
         actions = {"type": "actions", "actions": [{"id": "ok", "label": "OK"}]}
         out["card"] = {**card, "blocks": [*card["blocks"][:-1], actions]}
     if verb in HUMAN_VERBS and not c.humans:
@@ -259,12 +275,13 @@ def check_invalid_inputs(ctx: CheckContext, verb: Verb) -> None:
     op = ctx.profile.operations[verb.name]
 
     def in_target_world(bad: InvalidInstance) -> Any:
-        instance = follow_descriptions(ctx, c, verb.name, copy.deepcopy(in_world(c, verb.name, bad.instance,
-                                                                                 keep=bad.violation.pointer)))
         schema = validator_for(op.params_schema)
         if schema.is_valid(bad.instance):
             # the same request without the break (the engine's control): served as it is meant
-            return instance
+            return follow_descriptions(ctx, c, verb.name, in_world(c, verb.name, bad.instance))
+        keep = bad.violation.pointer
+        named = in_world(c, verb.name, bad.instance, keep=keep)
+        instance = follow_descriptions(ctx, c, verb.name, named, keep)
         # naming the world's objects, or following the descriptions, may have mended it: then send it as
         # generated
         return bad.instance if schema.is_valid(instance) else instance
