@@ -29,7 +29,7 @@ from conformance.documents.schemas import validator_for
 from conformance.generation.compiler import index_of
 from conformance.generation.strategies import once_per_schema, strategy_for
 
-__all__ = ["InvalidInstance", "Violation", "invalid_strategy", "mutations"]
+__all__ = ["InvalidInstance", "Violation", "example_breaks", "invalid_strategy", "mutations", "small_example"]
 
 
 @dataclass(frozen=True)
@@ -970,6 +970,15 @@ def mutations(schema: dict[str, Any], instance: Any) -> list[InvalidInstance]:
         if found is not None:
             out.append(found)
     return out
+
+
+def small_example(schema: Any) -> Any:
+    """A small deterministic instance of ``schema`` (its required members, the first enum
+    value, the least number): ValueError when none is found."""
+    value = _example(schema)
+    if value is _MISSING:
+        raise ValueError("no small example of this schema")
+    return value
 
 
 def example_breaks(schema: dict[str, Any]) -> list[InvalidInstance]:

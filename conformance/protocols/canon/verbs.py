@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.check import CheckContext
+from conformance.checks.expect import refused_as
 from conformance.checks.inputs import (
     examples_refused,
     invalid_inputs_rejected,
@@ -20,12 +21,12 @@ from conformance.checks.inputs import (
 )
 from conformance.declare import Each, at, fault, requirement, slug
 from conformance.documents.schemas import validator_for
-from conformance.faults import answer, noop, replaces
-from conformance.generation.invalid import InvalidInstance
+from conformance.faults import answer, noop, recodes, replaces
+from conformance.generation.invalid import InvalidInstance, small_example
 from conformance.model import Operation, Profile
-from conformance.protocols.canon.client import CanonClient
+from conformance.protocols.canon.client import CanonClient, fresh
 from conformance.protocols.canon.reference import CanonReference, VerbError
-from conformance.protocols.canon.shared import DEFS, HUMAN_VERBS, MINUTE_MS, REJECTION
+from conformance.protocols.canon.shared import CODES, DEFS, HUMAN_VERBS, MINUTE_MS, REJECTION
 
 # request_approval properties whose out-of-enum strings the spec lets a server drop or
 # store instead of refusing (riskLevel: "silently dropped, not rejected"; risk, category: "Advisory")
@@ -263,9 +264,14 @@ def tolerated(op: Operation, bad: InvalidInstance) -> bool:
             and isinstance(bad.instance, dict) and isinstance(bad.instance.get(v.pointer[1:]), str))
 
 
+# send_to's input is a oneOf (one target): a tool schema without it, enforced over MCP, takes
+# inputs with no target or two (the http binding has no tool schema: not_carried there)
+INVALID_FAULTS = {"send_to": ("accepts_invalid_input", "mcp_tool_one_of_flattened")}
+
+
 @requirement(id="CANON-INPUT-INVALID-{verb.slug}", level="MUST",
              title="{verb.name} inputs breaking one schema rule are refused and change nothing",
-             source=at(DEFS), each=each_verb({}),
+             source=at(DEFS), each=each_verb(INVALID_FAULTS),
              faults=[noop("accepts_invalid_input", "validate_input",
                           "Inputs are never validated against <verb>_input.")])
 def check_invalid_inputs(ctx: CheckContext, verb: Verb) -> None:
@@ -305,6 +311,63 @@ def validation_after_write(ref: CanonReference) -> None:
 
 
 # ----------------------------------------------------------------------------------
+# a conversation that does not exist
+# ----------------------------------------------------------------------------------
+# Conversations a verb names without acting in them: check_approval answers an approval checked
+# from another conversation "unknown" (CANON-APPROVAL-*), no_reply posts nothing, and send_to's
+# sourceConversationId is a selfContext's provenance, read only with one (CANON-SELF-CONTEXT-SOURCE).
+NOT_ACTED_IN = {("check_approval", "conversationId"), ("no_reply", "conversationId"),
+                ("send_to", "sourceConversationId")}
+
+
+def conversation_members(profile: Profile) -> list[tuple[str, str]]:
+    """(verb, property) for each top-level input property naming a conversation
+    (``conversationId``, ``targetConversationId``, ...) that the verb acts in."""
+    out = []
+    for verb, op in profile.operations.items():
+        props = op.params_schema.get("properties") or {}
+        out += [(verb, name) for name in props
+                if name.lower().endswith("conversationid") and (verb, name) not in NOT_ACTED_IN]
+    return out
+
+
+fault(recodes("unknown_conversation_not_a_member", "conversation",
+              lambda err: VerbError("NOT_A_MEMBER", "the agent is not a member"),
+              "A conversation that does not exist is refused as NOT_A_MEMBER (403), not "
+              "CONVERSATION_NOT_FOUND.",
+              catch=VerbError, when=lambda err: err.code == "CONVERSATION_NOT_FOUND"))
+
+
+@requirement(id="CANON-CONVERSATION-UNKNOWN", level="MUST",
+             title="A verb acting in a conversation that does not exist is refused and changes nothing",
+             source=at(DEFS), code="CONVERSATION_NOT_FOUND",
+             code_faults=(*CODES, "unknown_conversation_not_a_member"))
+def check_unknown_conversation(ctx: CheckContext, strict: bool = False) -> None:
+    """Each verb's realistic input with one conversation it names replaced by an id nobody
+    made: the message, card, reaction or membership change it asks for has nowhere to go."""
+    c = CanonClient(ctx)
+    for verb, prop in conversation_members(ctx.profile):
+        with ctx.subcheck(f"{verb} {prop}"):
+            payload = {**success_payload(c, verb), prop: fresh("conv")}
+            before = c.snapshot()
+            refused_as(ctx, c.call(verb, payload), "CONVERSATION_NOT_FOUND",
+                       f"{verb} naming {prop} {payload[prop]}, which does not exist", strict)
+            ctx.expect(c.snapshot() == before,
+                       f"{verb} naming a conversation that does not exist changed the target's state",
+                       kind="state_changed")
+
+
+@check_unknown_conversation.fault
+def unknown_conversation_made(ref: CanonReference) -> None:
+    """A conversation id nobody made is taken as a new direct conversation of the agent's."""
+    @replaces(ref, "conversation")
+    def conversation(original: Any, conv_id: str) -> dict[str, Any]:
+        if conv_id not in ref.w["conversations"]:
+            return ref.add_conversation("direct", [ref.agent], owner=None, conv_id=conv_id)
+        return original(conv_id)
+
+
+# ----------------------------------------------------------------------------------
 # results
 # ----------------------------------------------------------------------------------
 # Verbs whose results carry no status need faults of their own. check_approval reads an
@@ -315,17 +378,101 @@ RESULT_FAULTS = {"list_contacts": ("contact_items_incomplete",),
                  "check_approval": ("check_approval_status_renamed",)}
 
 
+def other_branch(schema: dict[str, Any], result: Any) -> Any:
+    """``result`` turned into an instance of the next branch of ``schema``'s oneOf that the
+    whole schema accepts (the result's own values kept where that branch takes them): a
+    result valid under the verb's result schema, answering another request."""
+    branches = schema.get("oneOf") or []
+    whole = validator_for(schema)
+    own = next((i for i, b in enumerate(branches) if validator_for(b).is_valid(result)), None)
+    if own is None or not isinstance(result, dict):
+        return result
+    for step in range(1, len(branches)):
+        branch = branches[(own + step) % len(branches)]
+        other = small_example(branch)
+        judge = validator_for(branch)
+        kept = {k: v for k, v in result.items() if k in other and judge.is_valid({**other, k: v})}
+        candidate = {**other, **kept}
+        if whole.is_valid(candidate) and not validator_for(branches[own]).is_valid(candidate):
+            return candidate
+    return result
+
+
+def other_branch_fault(verb: str, schema: dict[str, Any]) -> Any:
+    """The fault of ``verb``'s result row: its results answer another branch of the union."""
+    return answer(f"{verb}_result_other_branch", "finish_result",
+                  f"{verb} results answer the next branch of {verb}_result's oneOf (valid under the schema, "
+                  "but not the branch the request selected).",
+                  edit=lambda result, name, *_: other_branch(schema, result) if name == verb else result)
+
+
+def result_members(profile: Profile) -> list[Each]:
+    """``each=`` of the result rows: one member per verb citing its result schema, with its
+    faults (those of ``RESULT_FAULTS``, else the declaration's), and where the result is a
+    union, the fault answering another branch of it."""
+    out = []
+    for name, op in profile.operations.items():
+        faults: list[Any] = list(RESULT_FAULTS.get(name, ("result_status_renamed",)))
+        if isinstance((op.result_schema or {}).get("oneOf"), list):
+            faults.append(other_branch_fault(name, op.result_schema or {}))
+        out.append(Each(args={"verb": Verb(name)}, source=at(f"{DEFS}/{name}_result"), faults=faults))
+    return out
+
+
+def selected_statuses(c: CanonClient, verb: str) -> tuple[tuple[str, ...], str] | None:
+    """The statuses of the branch of ``verb``'s result that ``success_payload`` selects,
+    with why (None where the request selects none: a human the kit does not script may
+    answer any way). By the document: a send to a conversation the agent is in is sent
+    (send_to_input: known-conversation sends -> POST /messages/send); mode detached
+    "returns pending immediately" (request_approval_input); a target that needs no policy
+    approval is added (add_member_result: only "targets needing policy approval yield an
+    exact pending group invite"); a detached approval nobody decided is pending; a scripted
+    human's answer is the answer (control)."""
+    if verb == "send_to":
+        return ("messaged",), "a send to a conversation the agent is in (send_to_input)"
+    if verb == "add_member":
+        return ("added",), "adding a user whose admission policy is open (add_member_result)"
+    if verb == "request_approval":
+        if c.humans:
+            return ("allow",), "a blocking approval the scripted human allows"
+        return ("pending",), "mode detached (request_approval_input: returns pending immediately)"
+    if not c.humans:
+        return None
+    scripted = {"request_input": (("submitted",), "a question the scripted human answers"),
+                "request_card": (("submitted",), "a card the scripted human submits"),
+                "check_approval": (("pending",), "a detached approval nobody has decided")}
+    return scripted.get(verb)
+
+
+def status_of(branch: Any) -> list[Any]:
+    """The statuses a branch of a result schema names (its status const or enum)."""
+    status = (branch.get("properties") or {}).get("status") if isinstance(branch, dict) else None
+    if not isinstance(status, dict):
+        return []
+    return [status["const"]] if "const" in status else list(status.get("enum") or [])
+
+
 @requirement(id="CANON-RESULT-{verb.slug}", level="MUST",
-             title="{verb.name} results match {verb.name}_result",
-             source=at(DEFS), each=each_verb(RESULT_FAULTS, result=True),
+             title="{verb.name} results match {verb.name}_result (the branch the request selects)",
+             source=at(DEFS), each=result_members,
              faults=[answer("result_status_renamed", "finish_result",
                             'Every success result says status "ok".',
                             edit=lambda result, *_: {**result, "status": "ok"} if "status" in result
                             else result)])
 def check_result(ctx: CheckContext, verb: Verb) -> None:
+    """A result drove to success matches <verb>_result; where that is a union, the branch
+    the request selects by the document (``selected_statuses``)."""
     c = CanonClient(ctx)
-    result_matches(ctx, ctx.profile.operations[verb.name], success_call(c, verb.name),
-                   f"{verb.name} driven to success")
+    op = ctx.profile.operations[verb.name]
+    reply = success_call(c, verb.name)
+    union = isinstance((op.result_schema or {}).get("oneOf"), list)
+    chosen = selected_statuses(c, verb.name) if union else None
+    if chosen is None:
+        result_matches(ctx, op, reply, f"{verb.name} driven to success")
+        return
+    statuses, why = chosen
+    result_matches(ctx, op, reply, f"{verb.name} driven to success",
+                   selected=lambda branch: bool(set(status_of(branch)) & set(statuses)), selection=why)
 
 
 fault(answer("check_approval_status_renamed", "finish_result",
