@@ -78,9 +78,10 @@ def valid_inputs_accepted(
                 continue
             if answer_check:
                 answer_check(ctx, reply, what)
+            # judged, served or not: a valid input is never refused as one that breaks its schema
+            ctx.expect(reply.ok or reply.error_code not in rejected, f"{what} rejected: {reply.describe()}",
+                       kind="rejected_valid")
             if not reply.ok:
-                ctx.expect(reply.error_code not in rejected, f"{what} rejected: {reply.describe()}",
-                           kind="rejected_valid")
                 if catalogued:
                     expect_catalogued(ctx, reply, what, require_error=True)
                 else:
