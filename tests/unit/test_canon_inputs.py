@@ -127,3 +127,109 @@ def test_breaks_of_every_member_type_are_prepared(client, verb):
         assert out[member] == odd
 
     check()
+
+
+# ---------------------------------------------------------------- what a client may send
+def owned_pointers(schema: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Where the document says an id is the client's own: an idempotency key, a single-use id."""
+    if not isinstance(schema, dict):
+        return []
+    text = schema.get("description")
+    here = [path] if isinstance(text, str) and ("idempotency key" in text or "single-use id" in text) else []
+    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    return here + [p for name, sub in props.items() for p in owned_pointers(sub, (*path, name))]
+
+
+def at_path(value: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def client_rule_breaks(ref: Any, c: CanonClient, verb: str, sent: dict[str, Any]) -> list[str]:
+    """What the document's client-side rules say of one prepared valid input, judged against
+    the reference's world (who is a member of what, which URLs its upload flow issued)."""
+    out = []
+    convs = ref.w["conversations"]
+    agent = ref.agent
+    opts = sent.get("messageOptions") if isinstance(sent.get("messageOptions"), dict) else {}
+    meta = opts.get("metadata")
+    if isinstance(meta, dict) and "type" in meta:
+        out.append("metadata.type is the server's (receipt types are server-owned)")
+    for att in opts.get("attachments") or []:
+        if not ref.attachment_allowed(att["url"]):
+            out.append(f"attachment url {att['url']!r} is not from the target's upload flow")
+    if "text" in sent and verb in ("send_to", "forward"):
+        limit = "text_bytes" if verb == "send_to" else "caption_bytes"
+        if not ref.text_fits(sent["text"], limit):
+            out.append(f"text over {limit}")
+    if "metadata" in opts and not ref.metadata_fits(opts["metadata"]):
+        out.append("metadata over its UTF-16 size")
+    if verb == "send_to" and "text" not in sent and not opts.get("attachments"):
+        out.append("send_to with neither text nor attachments")
+    card = sent.get("card")
+    if isinstance(card, dict) and ref.card_secret_keys(card):
+        out.append(f"card keys {ref.card_secret_keys(card)} bear secrets")
+    named = sent.get("conversationId") or sent.get("targetConversationId")
+    members = convs[named]["members"] if named in convs else [agent, sent.get("targetUserId")]
+    for mention in opts.get("mentions") or []:
+        if mention not in members:
+            out.append(f"mention {mention!r} is not a member of the conversation")
+    asked = convs.get(sent.get("conversationId") or ref.w["active_conversation"])  # bindings default to it
+    if "responseUserId" in sent and not (asked and ref.is_human_member(asked, sent["responseUserId"])):
+        out.append(f"responseUserId {sent['responseUserId']!r} is not a human member")
+    if "selfContext" in sent:
+        source = convs.get(sent.get("sourceConversationId"))
+        if source is None or agent not in source["members"]:
+            out.append("a selfContext without a source conversation the agent is in")
+    for prop in ("conversationId", "targetConversationId", "sourceConversationId"):
+        if prop in sent and sent[prop] not in convs:
+            out.append(f"{prop} {sent[prop]!r} names no conversation of the world")
+    for prop in ("targetUserId", "responseUserId", "contactUserId", "userId"):
+        if prop in sent and sent[prop] not in ref.w["users"]:
+            out.append(f"{prop} {sent[prop]!r} names no user of the world")
+    return out
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_generated_valid_inputs_are_what_a_client_may_send(client, verb):
+    """Each valid input CANON-INPUT-VALID-* sends, as prepared (the world's objects named, the
+    descriptions' rules followed): only fields and values a client may send (no server-owned
+    metadata type, no secret-bearing card key, mentions of members, a human responder,
+    attachments from the upload flow), and the ids the client owns (each idempotency key and
+    single-use id the document names) fresh: used by no other input and by no one in the world."""
+    ctx, c = client
+    ref = ctx.run.reference
+    schema = PROFILE.operations[verb].params_schema
+    judge = validator_for(schema)
+    owned = owned_pointers(schema)
+    used: dict[str, Any] = {}
+    world_ids = set(ref.w["roles"].values())
+    sent_count = [0]
+
+    @settings(SETTINGS, max_examples=40)
+    @given(strategy_for(schema))
+    def check(value: Any) -> None:
+        sent = prepared_valid(ctx, c, verb, value)
+        assert judge.is_valid(sent), sent
+        assert client_rule_breaks(ref, c, verb, sent) == [], (value, sent)
+        for path in owned:
+            mine = at_path(sent, path)
+            if mine is not None:
+                assert mine not in used and mine not in world_ids, (path, mine, used.get(mine))
+                used[mine] = sent
+        sent_count[0] += 1
+
+    check()
+    assert sent_count[0] >= (20 if schema.get("properties") else 1)
+    if verb in ("send_to", "share_contact", "request_input", "request_approval"):
+        assert owned and used, f"{verb}: no owned id was drawn to be judged"
+
+
+def test_the_owned_ids_are_those_the_document_names():
+    found = {verb: owned_pointers(PROFILE.operations[verb].params_schema) for verb in VERBS}
+    assert {v: p for v, p in found.items() if p} == {
+        "send_to": [("messageOptions", "messageId")], "request_input": [("inputId",)],
+        "request_approval": [("approvalId",)], "share_contact": [("messageId",)]}

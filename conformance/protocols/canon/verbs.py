@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -93,13 +94,70 @@ def follow_descriptions(ctx: CheckContext, c: CanonClient, verb: str, value: Any
             and len(json.dumps(meta, separators=(",", ":"), ensure_ascii=False).encode("utf-16-le")) // 2
             > units):
         options["metadata"] = {}
+    if isinstance(meta, dict) and "type" in meta and not under(keep, "messageOptions", "metadata", "type"):
+        del meta["type"]  # "receipt metadata.type values are server-owned and rejected"
+    mentions = options.get("mentions")
+    if isinstance(mentions, list) and not under(keep, "messageOptions", "mentions"):
+        member = mentioned(c, value)  # "every id must be a conversation member"
+        options["mentions"] = [member if isinstance(m, str) else m for m in mentions]
+    card = value.get("card")
+    if isinstance(card, dict) and not under(keep, "card"):  # "no secret-bearing top-level keys"
+        value["card"] = {k: v for k, v in card.items() if not SECRET_WORDS.search(k)}
     carried = isinstance(opts, dict) and isinstance(opts.get("attachments"), list) and opts["attachments"]
     if verb == "send_to" and "text" not in value and not carried and not under(keep, "text"):
         value["text"] = "conformance check"
     if (verb == "send_to" and "selfContext" in value and "sourceConversationId" not in value
             and not under(keep, "sourceConversationId")):
         value["sourceConversationId"] = c.role("owner_chat")  # a selfContext needs a source the agent is in
+    return owned_ids(ctx.profile.operations[verb].params_schema, value, keep, ())
+
+
+# what may name a secret in a card's top-level key (the document: "no secret-bearing top-level
+# keys", naming none): the kit's valid cards carry no key that could be read as one
+SECRET_WORDS = re.compile(r"secret|token|passw|api_?key|private|credential|auth|session|cookie", re.I)
+# how the document marks an id the client owns: a messageId is a "Client idempotency key", an
+# inputId or approvalId a "Durable single-use id" (reuse -> 409)
+OWNED = re.compile(r"idempotency key|single-use id", re.I)
+
+
+def owned_ids(schema: Any, value: Any, keep: str, path: tuple[Any, ...]) -> Any:
+    """``value`` with each id the document says the client owns (an idempotency key, a
+    single-use id) made fresh: a generated one may be what an earlier request already used
+    (hypothesis draws "0" often), which the document lets a server refuse or replay. Still
+    valid by the id's schema; the part under ``keep`` stays as drawn."""
+    if not isinstance(schema, dict):
+        return value
+    description = schema.get("description")
+    if isinstance(value, str) and isinstance(description, str) and OWNED.search(description) \
+            and not under(keep, *path):
+        return owned_id(schema, value)
+    props = schema.get("properties")
+    if isinstance(value, dict) and isinstance(props, dict):
+        return {k: owned_ids(props[k], v, keep, (*path, k)) if k in props else v for k, v in value.items()}
     return value
+
+
+def owned_id(schema: dict[str, Any], drawn: str) -> str:
+    """A fresh id of the client's own that its schema accepts: the drawn one with a unique
+    tail (its shape kept), else the tail alone."""
+    judge = validator_for(schema)
+    tail = fresh("k")
+    most = schema.get("maxLength")
+    for candidate in (f"{drawn[: max(0, (most or 160) - len(tail) - 1)]}-{tail}", tail):
+        if judge.is_valid(candidate):
+            return candidate
+    return drawn
+
+
+def mentioned(c: CanonClient, value: dict[str, Any]) -> str:
+    """A member of the conversation a send_to targets, as the seeded world knows it: the owner
+    in the owner chat, the user a user-targeted send opens a chat with, else the agent."""
+    target = value.get("targetConversationId")
+    if target is not None and target == c.role("owner_chat"):
+        return c.role("owner")
+    if isinstance(value.get("targetUserId"), str):
+        return str(value["targetUserId"])
+    return c.role("agent")
 
 
 # Where a generated input names an object, the seeded world's: (property, role, verbs) —
