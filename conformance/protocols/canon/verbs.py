@@ -69,11 +69,13 @@ def under(keep: str, *parts: str | int) -> bool:
 
 
 def follow_descriptions(ctx: CheckContext, c: CanonClient, verb: str, value: Any, keep: str = "\0") -> Any:
-    """A copy of a generated input made to follow the rules the descriptions add: text
-    required unless attachments carry the content, text and captions within their byte
-    limits (UTF-8), turnMetadata within its size, attachment URLs from the target's upload
-    flow. Any JSON value is taken (an input breaking the schema has members of any type);
-    what is not what a rule reads is left as it is, and so is the part under ``keep``."""
+    """A copy of a generated input made what a client may send by the rules the descriptions
+    add: text required unless attachments carry the content, text and captions within their
+    byte limits (UTF-8), turnMetadata within its size and without the server's ``type``,
+    attachment URLs from the target's upload flow, mentions of a member, no card key that
+    could bear a secret, fresh ids where the client owns them (``owned_ids``). Any JSON value
+    is taken (an input breaking the schema has members of any type); what is not what a rule
+    reads is left as it is, and so is the part under ``keep``."""
     if not isinstance(value, dict):
         return value
     value = copy.deepcopy(value)
