@@ -22,6 +22,7 @@ from conformance.generation.compiler import one_of
 from conformance.generation.invalid import InvalidInstance, example_breaks, invalid_strategy
 from conformance.generation.strategies import strategy_for
 from conformance.generation.variants import valid_batches
+from conformance.jsontext import json_excerpt
 from conformance.model import Operation
 from conformance.transport.binding import Reply
 
@@ -77,9 +78,10 @@ def valid_inputs_accepted(
                 continue
             if answer_check:
                 answer_check(ctx, reply, what)
+            # judged, served or not: a valid input is never refused as one that breaks its schema
+            ctx.expect(reply.ok or reply.error_code not in rejected, f"{what} rejected: {reply.describe()}",
+                       kind="rejected_valid")
             if not reply.ok:
-                ctx.expect(reply.error_code not in rejected, f"{what} rejected: {reply.describe()}",
-                           kind="rejected_valid")
                 if catalogued:
                     expect_catalogued(ctx, reply, what, require_error=True)
                 else:
@@ -208,12 +210,41 @@ def examples_refused(ctx: CheckContext, *, calls: Mapping[str, Callable[[], Repl
         ctx.expect(state() == before, "a refused input changed the target's state", kind="state_changed")
 
 
-def result_matches(ctx: CheckContext, op: Operation, reply: Reply, what: str | None = None) -> Any:
-    """A successful answer whose result matches the operation's result schema."""
+def result_matches(ctx: CheckContext, op: Operation, reply: Reply, what: str | None = None,
+                   selected: Callable[[Any], bool] | None = None, selection: str = "") -> Any:
+    """A successful answer whose result matches the operation's result schema. Where the
+    result schema is a union and the request selects its branch (``selected``, true of the
+    branches the request selects; ``selection`` says how it selects them), the result
+    must match one of those: a result valid under another branch answers another request."""
     result = expect_result(ctx, reply, what or op.name)
     if op.result_schema is not None:
         expect_matches(ctx, op.result_schema, result, f"{op.name} result")
+        if selected is not None:
+            expect_branch(ctx, op.result_schema, result, selected, f"{op.name} result",
+                          selection or "the request")
     return result
+
+
+def expect_branch(ctx: CheckContext, schema: dict[str, Any], instance: Any, selected: Callable[[Any], bool],
+                  what: str, selection: str) -> None:
+    """``instance`` matches one of the branches of the schema's ``oneOf`` (or ``anyOf``)
+    that ``selected`` names, not only another. A schema with no union, or no branch
+    ``selected`` names, is the check's own mistake (ValueError)."""
+    union = next((u for u in ("oneOf", "anyOf") if isinstance(schema.get(u), list)), None)
+    if union is None:
+        raise ValueError(f"{what}: its schema has no oneOf or anyOf to select a branch of")
+    branches = schema[union]
+    chosen = [i for i, branch in enumerate(branches) if selected(branch)]
+    if not chosen:
+        raise ValueError(f"{what}: no branch of its schema's {union} is what {selection} selects")
+    matched = [i for i, branch in enumerate(branches) if validator_for(branch).is_valid(instance)]
+
+    def names(indexes: list[int]) -> str:
+        return ", ".join(f"/{union}/{i}" for i in indexes) or "none"
+
+    ctx.expect(set(matched) & set(chosen),
+               f"{what} {json_excerpt(instance)} matches the branch {names(matched)} of its schema, not "
+               f"the branch {names(chosen)} that {selection} selects", kind="schema_mismatch")
 
 
 def invalid_code_everywhere(ctx: CheckContext, *, send: Callable[[str, Any], Reply], error: Any) -> None:

@@ -1,5 +1,9 @@
 """Schema-aware invalid inputs: take a valid instance of an (inlined) schema and break
 exactly one keyword of it, labelled with where the break is and which keyword it breaks.
+Beside each keyword of a node, the composition: an instance matching none of a
+``oneOf``'s or ``anyOf``'s branches and one matching two of a ``oneOf``'s, one that
+matches what a ``not`` forbids, and a ``dependentRequired`` member left out (or its
+trigger added without it), each still holding everything else about its node.
 
 Every candidate is checked with the same validator the rest of the tool uses
 (``validator_for``: Draft 2020-12 plus the installed format checkers) against the ROOT
@@ -11,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import re._parser as re_parser  # type: ignore[import-not-found]
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -24,7 +29,7 @@ from conformance.documents.schemas import validator_for
 from conformance.generation.compiler import index_of
 from conformance.generation.strategies import once_per_schema, strategy_for
 
-__all__ = ["InvalidInstance", "Violation", "invalid_strategy", "mutations"]
+__all__ = ["InvalidInstance", "Violation", "example_breaks", "invalid_strategy", "mutations", "small_example"]
 
 
 @dataclass(frozen=True)
@@ -366,10 +371,14 @@ class _Walk:
             if not isinstance(branches, list):
                 continue
             matching = [b for b in branches if _valid(b, inst)]
+            if matching and (union == "anyOf" or len(matching) == 1):
+                self._none_of(schema, union, branches, matching, inst, path)
             if union == "oneOf" and len(matching) == 1:
                 self._one_of(schema, branches, matching[0], inst, path)
             for branch in matching:
                 self.walk(branch, inst, path, anchor or (schema, path))
+        if "not" in schema:
+            self._not(schema, inst, path)
         if isinstance(inst, dict):
             for trigger, sub in (schema.get("dependentSchemas") or {}).items():
                 if trigger in inst:
@@ -559,6 +568,7 @@ class _Walk:
                           f"{name} with {len(more)} properties, above maxProperties {high}")
         for trigger, needed in (schema.get("dependentRequired") or {}).items():
             if trigger not in inst:
+                self._dependent_added(schema, inst, path, trigger, needed)
                 continue
             for prop in needed:
                 if prop in inst:
@@ -570,6 +580,58 @@ class _Walk:
                         f"dropped property {prop!r} that {trigger!r} requires",
                         _pointer((*path, prop)),
                     )
+
+    def _dependent_added(self, schema: dict[str, Any], inst: dict[str, Any], path: Path, trigger: str,
+                         needed: Any) -> None:
+        """``trigger`` (absent) added with a value valid by its own schema, without the
+        members it requires: the break of ``dependentRequired`` an instance without the
+        trigger has (everything else about the object still holds)."""
+        declared = schema.get("properties")
+        props: dict[str, Any] = declared if isinstance(declared, dict) else {}
+        value = _example(props.get(trigger, True))
+        missing = [p for p in needed if isinstance(p, str)] if isinstance(needed, list) else []
+        if value is _MISSING or not missing:
+            return
+        candidate = {**{k: v for k, v in inst.items() if k not in missing}, trigger: value}
+        if _valid(_without(schema, "dependentRequired"), candidate):
+            gone = _pointer((*path, missing[0]))
+            self.emit(path, candidate, "dependentRequired",
+                      f"added {trigger!r} without {missing[0]!r} that it requires", gone)
+
+    def _none_of(self, schema: dict[str, Any], union: str, branches: list[Any], matching: list[Any],
+                 inst: Any, path: Path) -> None:
+        """An instance that matches no branch of a ``oneOf``/``anyOf`` and still everything
+        beside it: a break of what a matching branch asks (a member it requires dropped, say),
+        taken where no other branch then matches. One of the instance's own JSON type first."""
+        rest = _without(schema, union)
+        candidates: list[tuple[Any, str]] = []
+        for branch in matching:
+            walk = _Walk()
+            walk.walk(branch, inst, ())
+            candidates += [(_replace(inst, at, value), v.description) for at, value, v, _ in walk.found]
+        kind = _json_type(inst)
+        ordered = ([c for c in candidates if _json_type(c[0]) == kind]
+                   + [c for c in candidates if _json_type(c[0]) != kind])
+        for candidate, how in ordered:
+            if _valid(rest, candidate) and not any(_valid(b, candidate) for b in branches):
+                self.emit(path, candidate, union,
+                          f"{_name(path)} matches none of the {len(branches)} {union} branches ({how})")
+                return
+
+    def _not(self, schema: dict[str, Any], inst: Any, path: Path) -> None:
+        """An instance that matches the schema under ``not`` and everything beside it."""
+        forbidden = schema["not"]
+        rest = _without(schema, "not")
+        kind = _json_type(inst)
+        declared = schema.get("properties")
+        candidates = _matching(forbidden, inst, declared if isinstance(declared, dict) else {})
+        ordered = ([c for c in candidates if _json_type(c) == kind]
+                   + [c for c in candidates if _json_type(c) != kind])
+        for candidate in ordered:
+            if _valid(forbidden, candidate) and _valid(rest, candidate):
+                self.emit(path, candidate, "not",
+                          f"{_name(path)}={_short(candidate)} matches what 'not' forbids")
+                return
 
     def _one_of(self, schema: dict[str, Any], branches: list[Any], current: Any, inst: Any,
                 path: Path) -> None:
@@ -678,6 +740,156 @@ def _both(rest: dict[str, Any], other: Any, inst: Any) -> list[Any]:
     return out
 
 
+_WITHOUT: dict[tuple[int, str], tuple[Any, Any]] = {}
+
+
+def _without(schema: dict[str, Any], keyword: str) -> Any:
+    """The node without one keyword (True when nothing is left): one object per node and
+    keyword, so its validator is compiled once (validators are kept per schema object)."""
+    key = (id(schema), keyword)
+    kept = _WITHOUT.get(key)
+    if kept is not None and kept[0] is schema:
+        return kept[1]
+    rest = {k: v for k, v in schema.items() if k != keyword} or True
+    if len(_WITHOUT) >= 4096:
+        _WITHOUT.clear()
+    _WITHOUT[key] = (schema, rest)
+    return rest
+
+
+def _matching(schema: Any, like: Any, around: dict[str, Any]) -> list[Any]:
+    """Values that may match ``schema`` (each is judged by the caller): its const, enum
+    values, small example, strings matching its pattern, and ``like`` with the members of
+    an object example added, or with the members ``schema`` requires (each an example of
+    its schema there and in ``around``, the properties beside it)."""
+    out: list[Any] = []
+    if not isinstance(schema, dict):
+        return out
+    if "const" in schema:
+        out.append(schema["const"])
+    if isinstance(schema.get("enum"), list):
+        out += schema["enum"]
+    example = _example(schema)
+    if example is not _MISSING:
+        out.append(example)
+        if isinstance(example, dict) and isinstance(like, dict):
+            out += [{**like, **example}, {**example, **like}]
+    if isinstance(schema.get("pattern"), str):
+        out += _regex_examples(schema["pattern"])
+    if isinstance(like, dict) and isinstance(schema.get("required"), list):
+        declared = schema.get("properties")
+        props: dict[str, Any] = declared if isinstance(declared, dict) else {}
+        adds = {p: _example({"allOf": [props.get(p, True), around.get(p, True)]})
+                for p in schema["required"] if p not in like}
+        if all(v is not _MISSING for v in adds.values()):
+            out.append({**like, **adds})
+    return out
+
+
+def _regex_examples(pattern: str) -> list[str]:
+    return list(_regex_examples_of(pattern))
+
+
+@lru_cache(maxsize=256)
+def _regex_examples_of(pattern: str) -> tuple[str, ...]:
+    """Short strings that match ``pattern`` (``re.search``), read off its parse: each
+    repeat at its least count and at one more, the first branch of an alternation that
+    gives one, the first character of a class. [] where the pattern is beyond this."""
+    try:
+        parsed = re_parser.parse(pattern)
+        matches = re.compile(pattern).search
+    except (re.error, RecursionError, OverflowError):
+        return ()
+    out: list[str] = []
+    for extra in (0, 1):
+        text = _from_parse(list(parsed), extra, 0)
+        if text is not None and text not in out and matches(text):
+            out.append(text)
+    return tuple(out)
+
+
+_CATEGORY_CHARS = {"CATEGORY_DIGIT": "0", "CATEGORY_NOT_DIGIT": "a", "CATEGORY_WORD": "a",
+                   "CATEGORY_NOT_WORD": "-", "CATEGORY_SPACE": " ", "CATEGORY_NOT_SPACE": "a"}
+_CHAR_POOL = "aA0_-.:x~!@#$%^&*() \t\né"
+
+
+def _from_parse(items: list[Any], extra: int, depth: int) -> str | None:
+    if depth > 20:
+        return None
+    out: list[str] = []
+    for op, av in items:
+        name = str(op)
+        if name == "LITERAL":
+            out.append(chr(av))
+        elif name == "NOT_LITERAL":
+            out.append("a" if av != ord("a") else "b")
+        elif name == "ANY":
+            out.append("a")
+        elif name in ("AT", "ASSERT", "ASSERT_NOT"):
+            continue
+        elif name == "IN":
+            char = _class_char(av)
+            if char is None:
+                return None
+            out.append(char)
+        elif name == "BRANCH":
+            for alternative in av[1]:
+                text = _from_parse(list(alternative), extra, depth + 1)
+                if text is not None:
+                    out.append(text)
+                    break
+            else:
+                return None
+        elif name == "SUBPATTERN":
+            text = _from_parse(list(av[-1]), extra, depth + 1)
+            if text is None:
+                return None
+            out.append(text)
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            low, high, sub = av
+            count = low + extra if high is re_parser.MAXREPEAT or low + extra <= high else low
+            text = _from_parse(list(sub), extra, depth + 1)
+            if text is None:
+                return None if count else ""
+            out.append(text * count)
+        else:
+            return None
+    return "".join(out)
+
+
+def _class_char(items: list[Any]) -> str | None:
+    """A character of a regex class (its first, or one outside it when negated)."""
+    negated = bool(items) and str(items[0][0]) == "NEGATE"
+
+    def inside(char: str) -> bool:
+        code = ord(char)
+        for op, av in items:
+            name = str(op)
+            if name == "LITERAL" and code == av:
+                return True
+            if name == "RANGE" and av[0] <= code <= av[1]:
+                return True
+            if name == "CATEGORY" and re.fullmatch(_CATEGORY_RE[str(av)], char):
+                return True
+        return False
+
+    if not negated:
+        for op, av in items:
+            name = str(op)
+            if name == "LITERAL":
+                return chr(av)
+            if name == "RANGE":
+                return chr(av[0])
+            if name == "CATEGORY" and str(av) in _CATEGORY_CHARS:
+                return _CATEGORY_CHARS[str(av)]
+        return None
+    return next((c for c in _CHAR_POOL if not inside(c)), None)
+
+
+_CATEGORY_RE = {"CATEGORY_DIGIT": r"\d", "CATEGORY_NOT_DIGIT": r"\D", "CATEGORY_WORD": r"\w",
+                "CATEGORY_NOT_WORD": r"\W", "CATEGORY_SPACE": r"\s", "CATEGORY_NOT_SPACE": r"\S"}
+
+
 # ---------------------------------------------------------------- public API
 
 
@@ -758,6 +970,15 @@ def mutations(schema: dict[str, Any], instance: Any) -> list[InvalidInstance]:
         if found is not None:
             out.append(found)
     return out
+
+
+def small_example(schema: Any) -> Any:
+    """A small deterministic instance of ``schema`` (its required members, the first enum
+    value, the least number): ValueError when none is found."""
+    value = _example(schema)
+    if value is _MISSING:
+        raise ValueError("no small example of this schema")
+    return value
 
 
 def example_breaks(schema: dict[str, Any]) -> list[InvalidInstance]:

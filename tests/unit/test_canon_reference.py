@@ -976,6 +976,52 @@ PROBES.update({
 })
 
 
+# what each verb's success answers on the clean reference (the status of the branch its request
+# selects), and the input that drives it there: a scripted human's answer, a detached approval
+OTHER_BRANCH: dict[str, tuple[str, Callable[[World], tuple[str, dict[str, Any]]]]] = {
+    "send_to": ("messaged", lambda w: ("send_to", {"targetConversationId": w["owner_chat"], "text": "hi"})),
+    "request_input": ("submitted", lambda w: (w.script("request_input", {"action": "answer", "value": "y"}),
+                                              ("request_input", {"prompt": "?"}))[1]),
+    "request_approval": ("allow", lambda w: (w.script("request_approval", {"action": "allow"}),
+                                             ("request_approval", {"toolName": "t", "toolSummary": "s"}))[1]),
+    "check_approval": ("pending", lambda w: ("check_approval", {"approvalId": w.ok("request_approval", {
+        "toolName": "t", "toolSummary": "s", "mode": "detached"})["approvalId"]})),
+    "request_card": ("submitted", lambda w: (w.script("request_card", {"action": "submit", "actionId": "go"}),
+                                             ("request_card", {"card": ACTION_CARD}))[1]),
+    "add_member": ("added", lambda w: ("add_member", {"conversationId": w["agent_group"],
+                                                      "userId": w["open_user"]})),
+}
+
+
+def _other_branch(verb: str) -> Callable[[World], bool]:
+    """The verb's success is still schema-valid, but in another branch than its request's."""
+    def probe(w: World) -> bool:
+        status, drive = OTHER_BRANCH[verb]
+        name, args = drive(w)
+        return w.ok(name, args)["status"] != status
+    return probe
+
+
+def _unknown_conversation(w: World) -> tuple[int, Any]:
+    return w.http("send_to", {"targetConversationId": "conv-nobody-made", "text": "x"})
+
+
+def _one_of_flattened(w: World) -> bool:
+    tools = {t["name"]: t for t in w.rpc("tools/list")["result"]["tools"]}
+    two = {"targetConversationId": w["owner_chat"], "targetUserId": w["open_user"], "text": "x"}
+    flattened = "oneOf" not in json.dumps(tools["send_to"]["inputSchema"])
+    return flattened and not w.tool("send_to", two)["isError"]
+
+
+PROBES.update({
+    **{f"{verb}_result_other_branch": _other_branch(verb) for verb in OTHER_BRANCH},
+    "unknown_conversation_made": lambda w: _unknown_conversation(w)[0] == 200,
+    "unknown_conversation_not_a_member":
+        lambda w: _unknown_conversation(w)[1]["error"]["code"] == "NOT_A_MEMBER",
+    "mcp_tool_one_of_flattened": _one_of_flattened,
+})
+
+
 def test_every_fault_has_a_probe_and_a_docstring() -> None:
     assert set(FAULTS) == set(PROBES)
     for name, fn in FAULTS.items():

@@ -43,6 +43,13 @@ def _one(schema, instance, keyword, pointer):
     return found[0]
 
 
+def _two_branches(schema, instance, pointer=""):
+    found = [m for m in _by_keyword(schema, instance, "oneOf")
+             if m.violation.pointer == pointer and "not exactly one" in m.violation.description]
+    assert found, f"no oneOf break matching two branches at {pointer!r}"
+    return found[0]
+
+
 def _errors_name(schema, instance, keyword):
     """The keyword is among jsonschema's own errors (looking inside oneOf/anyOf)."""
 
@@ -169,7 +176,13 @@ def test_dependent_required_drops_the_dependent_property():
     }
     m = _one(schema, {"card": "4111", "billing": "here"}, "dependentRequired", "/billing")
     assert m.instance == {"card": "4111"}
-    assert not _by_keyword(schema, {"billing": "here"}, "dependentRequired")
+    # without the trigger: the trigger added, what it requires left out
+    m = _one(schema, {"billing": "here"}, "dependentRequired", "/billing")
+    assert m.instance == {"card": "x"}
+    assert m.violation.description == "added 'card' without 'billing' that it requires"
+    # a trigger whose own schema has no example, or that would break another keyword, is not added
+    closed = {**schema, "maxProperties": 0}
+    assert not _by_keyword(closed, {}, "dependentRequired")
 
 
 def test_one_of_instance_matching_two_branches():
@@ -178,14 +191,69 @@ def test_one_of_instance_matching_two_branches():
         "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
         "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
     }
-    m = _one(schema, {"a": "x"}, "oneOf", "")
+    m = _two_branches(schema, {"a": "x"})
     assert m.instance == {"a": "x", "b": "x"}
     numbers = {"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 0}]}
-    assert _one(numbers, 0.5, "oneOf", "").instance == 0
-    # branches told apart by a const cannot both match: no oneOf break, no crash
+    assert _two_branches(numbers, 0.5).instance == 0
+    # branches told apart by a const cannot both match: no such oneOf break, no crash
     tagged = {"oneOf": [{"properties": {"k": {"const": "a"}}, "required": ["k"]},
                         {"properties": {"k": {"const": "b"}}, "required": ["k"]}]}
-    assert not _by_keyword(tagged, {"k": "a"}, "oneOf")
+    found = _by_keyword(tagged, {"k": "a"}, "oneOf")
+    assert not [m for m in found if "not exactly one" in m.violation.description]
+
+
+def test_one_of_instance_matching_no_branch():
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"a": {"type": "string"}, "b": {"type": "string"}, "c": {"type": "integer"}},
+        "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
+    }
+    m = _one(schema, {"a": "x", "c": 1}, "oneOf", "")
+    assert m.instance == {"c": 1}
+    assert m.violation.description == ("value matches none of the 2 oneOf branches "
+                                       "(dropped required property 'a')")
+    # nested: the pointer names the node, the rest of the instance is untouched
+    outer = {"type": "object", "properties": {"target": schema}}
+    m = _one(outer, {"target": {"b": "y"}, "d": 2}, "oneOf", "/target")
+    assert m.instance == {"target": {}, "d": 2}
+    # an instance of the node's own type first: a wrong type is the type break's business
+    scalar = {"oneOf": [{"type": "integer", "maximum": 5}, {"type": "string"}]}
+    assert _one(scalar, 3, "oneOf", "").instance == 6
+
+
+def test_any_of_instance_matching_no_branch():
+    schema = {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "integer"}]}
+    m = _one(schema, "ab", "anyOf", "")
+    assert isinstance(m.instance, str) and len(m.instance) == 4
+    assert m.violation.description.startswith("value matches none of the 2 anyOf branches (value of length 4")
+    both = {"type": "object", "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}
+    assert _one(both, {"a": 1}, "anyOf", "").instance == {}
+    # held by two branches, each through its own member: no one change breaks both, so no anyOf break
+    assert not _by_keyword(both, {"a": 1, "b": 2}, "anyOf")
+
+
+def test_not_gets_an_instance_it_forbids():
+    reserved = {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,160}$",
+                "not": {"pattern": "^(\\.{1,2}|__.*__)$"}}
+    m = _one(reserved, "abc", "not", "")
+    assert m.instance in (".", "..") and validator_for({"pattern": reserved["pattern"]}).is_valid(m.instance)
+    assert m.violation.description == 'value="." matches what \'not\' forbids'
+    obj = {"type": "object", "properties": {"x": {"type": "integer"}}, "not": {"required": ["x"]}}
+    assert _one(obj, {"y": 1}, "not", "").instance == {"y": 1, "x": 0}
+    assert _one({"not": {"type": "string"}}, 3, "not", "").instance == "x"
+    # nothing found that the rest allows: no break, no crash
+    assert not _by_keyword({"type": "integer", "not": {"type": "string"}}, 3, "not")
+
+
+@pytest.mark.parametrize(("pattern", "expected"), [
+    ("^(\\.{1,2}|__.*__)$", [".", ".."]), ("^[A-Za-z0-9_.:-]{1,160}$", ["A", "AA"]),
+    ("^[^a-z]+$", ["A", "AA"]), ("^\\d{3}-\\w*$", ["000-", "000-a"]), ("^(?:a|b)c?$", ["a", "ac"]),
+    ("(", []), ("^(a)\\1$", [])])
+def test_regex_examples(pattern, expected):
+    from conformance.generation.invalid import _regex_examples
+
+    assert _regex_examples(pattern) == expected
 
 
 @pytest.mark.parametrize(
@@ -305,7 +373,8 @@ def test_bindu_params_invalid_instances(schema):
     check()
 
 
-CANON = ["sessionSelection", "selfContext", "mediaAttachment", "check_approval_input", "react_input"]
+CANON = ["sessionSelection", "selfContext", "mediaAttachment", "check_approval_input", "react_input",
+         "messageId", "send_to_input", "share_contact_input"]
 
 
 @pytest.mark.parametrize("name", CANON)
@@ -332,6 +401,46 @@ def test_canon_send_to_input_gets_one_of_and_dependent_required_breaks():
     }
     keywords = {m.violation.keyword for m in mutations(schema, inst)}
     assert {"oneOf", "dependentRequired", "additionalProperties", "pattern", "maxLength", "const"} <= keywords
+    # no target and two targets (the oneOf at the root), a reserved messageId (not), a selfContext
+    # without its source (dependentRequired), each verified invalid and labelled
+    inst = {"targetConversationId": "c1", "text": "hello", "messageOptions": {"messageId": "m1"},
+            "sessionSelection": {"mode": "new"}}
+    found = {(m.violation.keyword, m.violation.pointer): m for m in mutations(schema, inst)}
+    targets = {"targetConversationId", "targetUserId", "canonContactId"}
+    root = [m for m in mutations(schema, inst) if (m.violation.keyword, m.violation.pointer) == ("oneOf", "")]
+    assert [len(targets & set(m.instance)) for m in root] == [0, 2]
+    assert found["not", "/messageOptions/messageId"].instance["messageOptions"]["messageId"] in (".", "..")
+    assert found["oneOf", "/sessionSelection"].instance["sessionSelection"] == {}
+    added = found["dependentRequired", "/sourceConversationId"].instance
+    assert "selfContext" in added and "sourceConversationId" not in added
+    for m in found.values():
+        _check(schema, m)
+
+
+def _every_profile_operation():
+    from conformance.profiles import load_profile
+
+    out = []
+    for name in ("bindu", "canon-verbs", "wever-connect", "agent-plaza", "a2a"):
+        profile = load_profile(name)
+        seen = set()
+        for op_name, op in sorted(profile.operations.items()):
+            key = json.dumps(op.params_schema, sort_keys=True)
+            if key not in seen:
+                seen.add(key)
+                out.append(pytest.param(op.params_schema, id=f"{name}:{op_name}"))
+    return out
+
+
+@pytest.mark.parametrize("schema", _every_profile_operation())
+def test_example_breaks_of_every_profile_are_invalid_and_labelled(schema):
+    """The sweep every invalid-input row starts with: each break of each operation's small
+    example, in every profile, is invalid, names where it is, and the keyword it breaks is
+    one jsonschema names."""
+    from conformance.generation.invalid import example_breaks
+
+    for m in example_breaks(schema):
+        _check(schema, m)
 
 
 def test_invalid_strategy_draws_violations():

@@ -14,6 +14,7 @@ from conformance.checks import auth
 from conformance.checks.expect import expect_catalogued
 from conformance.checks.inputs import invalid_code_everywhere
 from conformance.declare import chosen, code, fault, requirement
+from conformance.documents.schemas import validator_for
 from conformance.faults import noop, replaces, returns
 from conformance.model import Profile, Source
 from conformance.protocols.canon.client import CanonClient, fresh
@@ -98,6 +99,29 @@ def mcp_tool_schema_looser(ref: CanonReference) -> None:
     @replaces(ref, "tool_input_schema")
     def schema(original: Any, verb: str) -> Any:
         return _strip_additional_false(original(verb))
+
+
+def _without_one_of(schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [_without_one_of(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {k: _without_one_of(v) for k, v in schema.items() if k != "oneOf"}
+
+
+# as an MCP server that validates a call's arguments against the inputSchema its tool declares
+@fault
+def mcp_tool_one_of_flattened(ref: CanonReference) -> None:
+    """Tool inputSchemas lose every oneOf, and tools/call holds to them: send_to takes no target, or two."""
+    @replaces(ref, "tool_input_schema")
+    def schema(original: Any, verb: str) -> Any:
+        return _without_one_of(original(verb))
+
+    @replaces(ref, "validate_tool_input")
+    def validate(original: Any, verb: str, args: Any) -> None:
+        errors = list(validator_for(ref.tool_input_schema(verb)).iter_errors(args))
+        if errors:
+            raise VerbError("VALIDATION_ERROR", errors[0].message[:300])
 
 
 def mcp_surface(profile: Profile) -> McpSurface:

@@ -278,11 +278,12 @@ class CanonReference(Reference):
             where = "/" + "/".join(map(str, first.absolute_path)) if first.absolute_path else "(root)"
             raise VerbError("VALIDATION_ERROR", f"{where}: {first.message[:300]}")
 
-    def call_verb(self, verb: str, args: Any) -> dict[str, Any]:
-        """Run one verb: known verb, valid input, then the handler; VerbError on failure."""
+    def call_verb(self, verb: str, args: Any, validate: Any = None) -> dict[str, Any]:
+        """Run one verb: known verb, valid input (``validate``: the binding's check of it,
+        ``validate_input`` by default), then the handler; VerbError on failure."""
         if verb not in self.verbs:
             raise VerbError(UNKNOWN_VERB, f"unknown verb {verb!r}")
-        self.validate_input(verb, args)
+        (validate or self.validate_input)(verb, args)
         self.check_prose(verb, args)
         result = getattr(self, f"verb_{verb}")(args)
         return self.finish_result(verb, result)
@@ -1004,13 +1005,18 @@ class CanonReference(Reference):
         return [{"name": verb, "description": self.input_schemas[verb].get("description", verb),
                  "inputSchema": self.tool_input_schema(verb)} for verb in self.verbs]
 
+    def validate_tool_input(self, verb: str, args: Any) -> None:
+        """How the MCP binding checks a tool's arguments: against the verb's input schema
+        (the tool's inputSchema is that schema, its card composed: stricter, never looser)."""
+        self.validate_input(verb, args)
+
     def tool_call(self, params: dict[str, Any]) -> dict[str, Any]:
         verb = params["name"]
         args = params.get("arguments", {})
         try:
             if not isinstance(args, dict):
                 raise VerbError("VALIDATION_ERROR", "arguments is not a JSON object")
-            result = self.call_verb(verb, args)
+            result = self.call_verb(verb, args, self.validate_tool_input)
         except VerbError as err:
             body = self.error_body(err)
             return {"content": [{"type": "text", "text": err.message}], "structuredContent": body,
