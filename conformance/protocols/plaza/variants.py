@@ -135,3 +135,22 @@ def envelope_replay_answered(ref: PlazaReference) -> None:
                     "message_id": env["message_id"]}
         result: dict[str, Any] = original(who, data)
         return result
+
+
+@variant
+def notices_name_events(ref: PlazaReference) -> None:
+    """Inbox notices carry an event id of their own and the peer (id and alias), not the connection's id.
+    allowed by: /inboxPagination/noticesCursor ("notices_after and next_notices_request paginate
+    independently of the conversation history": the document gives a notice no fields)."""
+    @replaces(ref, "add_notice")
+    def add_notice(original: Any, visitor_id: str, kind: str, conn: dict[str, Any], change: str) -> None:
+        original(visitor_id, kind, conn, change)
+        notice = ref.s["notices"][visitor_id][-1]
+        notice["event_id"] = ref.new_uuid()
+        notice["peer"] = ref.person(ref.peer_of(conn, visitor_id))
+
+    @replaces(ref, "notice_view")
+    def notice_view(original: Any, notice: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = original(notice)
+        event = out.pop("event_id", None)
+        return {"event_id": event, **{k: v for k, v in out.items() if k != "connection_id"}}
