@@ -209,7 +209,7 @@ class PlazaMachine(ProfileMachine):
         reply = self.c.command("receive_pull",
                                {"client_key": self.client_key[who], "limit": limit, "wait_seconds": 0}, who)
         data = self.c.data_of(reply, f"receive_pull as {who}")
-        items = items_of(data)
+        items = items_of(self.ctx, data)
         ids = [item_key(i) for i in items]
         again = sorted(map(str, set(ids) & self.acked[who]))
         self.ctx.expect(not again, f"receive_pull as {who} delivers acknowledged work again: {again}",

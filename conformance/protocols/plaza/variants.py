@@ -24,6 +24,15 @@ def british(view: dict[str, Any], *args: Any) -> None:
         view["status"]["state"] = "TASK_STATE_CANCELLED"
 
 
+variant(answer("receive_items_without_read_requests", "receive_item",
+               "Receive items carry neither a native read_request nor an a2a_read_request (their kind,\n"
+               "event, connection and message ids only).\n"
+               "allowed by: /durableReceive/a2a/follow (\"Execute a returned a2a_read_request or\n"
+               "a2a_ack_request only when present\"); /durableReceive/read_routing/native\n"
+               "(\"read_transport=native or absent on existing social notices\").",
+               drop=["read_request", "a2a_read_request"]))
+
+
 variant(answer("cancelled_spelled_british", "task_view",
                "A cancelled task says TASK_STATE_CANCELLED (proto's older spelling).\n"
                "allowed by: /tasks/cancel (\"Only cancels this caller's task wait\": the state's name is "
