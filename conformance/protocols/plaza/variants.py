@@ -163,3 +163,24 @@ def notices_name_events(ref: PlazaReference) -> None:
         out: dict[str, Any] = original(notice)
         event = out.pop("event_id", None)
         return {"event_id": event, **{k: v for k, v in out.items() if k != "connection_id"}}
+
+
+@variant
+def inbox_cursor_refused_unless_paired(ref: PlazaReference) -> None:
+    """inbox refuses half of its conversation cursor, and a before_id that names no conversation, as an
+    invalid parameter.
+    allowed by: /inboxPagination/conversationCursor ("Copy before_updated_at and before_id together from
+    next_page_request; do not synthesize or round the timestamp")."""
+    pair = ("before_updated_at", "before_id")
+
+    @replaces(ref, "command_semantic_issues")
+    def issues(original: Any, data: dict[str, Any], base: str) -> list[Issue]:
+        found: list[Issue] = original(data, base)
+        if data.get("operation") != "inbox":
+            return found
+        given = [f for f in pair if f in data]
+        if len(given) == 1:
+            found.append(Issue(f"{base}.{pair[1] if given[0] == pair[0] else pair[0]}", "dependentRequired"))
+        elif given and data["before_id"] not in ref.s["connections"]:
+            found.append(Issue(f"{base}.before_id", "const"))
+        return found
