@@ -184,3 +184,22 @@ def inbox_cursor_refused_unless_paired(ref: PlazaReference) -> None:
         elif given and data["before_id"] not in ref.s["connections"]:
             found.append(Issue(f"{base}.before_id", "const"))
         return found
+
+
+COUNTED = ("pending_received_invitation_count", "unread_count", "scan_truncated", "more_attention_available")
+
+
+def counts_nested(out: dict[str, Any], *args: Any) -> None:
+    """A variant's edit: mailbox_attention's counts and flags under its ``counts``."""
+    counts = out.setdefault("counts", {})
+    for name in COUNTED:
+        if name in out:
+            counts[name] = out.pop(name)
+
+
+variant(answer("attention_counts_nested", "mailbox_attention",
+               "mailbox_attention keeps pending_received_invitation_count, unread_count and the overflow\n"
+               "flags under its counts object, not at its top.\n"
+               "allowed by: /mailboxAttention/pendingAndUnread and\n"
+               "/mailboxAttention/boundedObservation/moreFields (the document names the count and the\n"
+               "flags, and no place for them).", edit=counts_nested))
