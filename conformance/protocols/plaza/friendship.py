@@ -15,7 +15,7 @@ from typing import Any
 from conformance import locate
 from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result, refused_as
-from conformance.declare import at, fault, requirement
+from conformance.declare import at, chosen, fault, requirement
 from conformance.faults import answer, noop, recodes, refuses, replaces
 from conformance.protocols.plaza.answers import bodies, evidence, mentions, page
 from conformance.protocols.plaza.client import (
@@ -331,25 +331,28 @@ def texts_out_of_order(ref: PlazaReference) -> None:
 # controls: block, unblock, remove, stop
 # ----------------------------------------------------------------------------------
 @requirement(id="PLAZA-FRIEND-CONTROL", level="MUST",
-             title="friend_control block, unblock and remove govern who may write",
+             title="friend_control block, unblock and remove are served on the caller's own connection; "
+                   "after a remove the peer writes no more",
              source=at("/schemas/command/anyOf/49"),
-             faults=[noop("block_ignored", "friend_block",
-                          "friend_control block answers but the peer still writes."),
+             faults=[refuses("block_refused", "friend_block",
+                             lambda conn, caller: SiteError(NOT_PERMITTED, "blocking is not possible"),
+                             "friend_control block is refused on the caller's own active connection."),
                      noop("remove_ignored", "friend_remove", "")],
              code="NOT_PERMITTED", code_faults=["control_refusal_wrong_code"])
 def check_friend_control(ctx: CheckContext, strict: bool = False) -> None:
+    """The command's three decisions (its schema's enum) are served on the caller's own
+    connection; a removed friend writes no more in it (texts go between accepted friends,
+    /multiTurn, and the final send checks "friend_and_contact_controls",
+    /durableReceive/private_chat/accepted_friendship/final_send_checks). The document gives
+    block and unblock no meaning for sends: what the profile makes of them is
+    PLAZA-FRIEND-BLOCK's (a SHOULD)."""
     c = PlazaClient(ctx)
     connection = c.befriend()
     control = partial(c.command, "friend_control")
-    with ctx.subcheck("block"):
-        expect_result(ctx, control({"connection_id": connection, "decision": "block"}, BOB),
-                      "friend_control block")
-        refused_as(ctx, c.text(ALICE, "to a friend who blocked me", context=connection), "NOT_PERMITTED",
-                   "a text after the peer blocked", strict)
-    with ctx.subcheck("unblock"):
-        expect_result(ctx, control({"connection_id": connection, "decision": "unblock"}, BOB),
-                      "friend_control unblock")
-        c.task_of(c.text(ALICE, "after unblock", context=connection), "a text after the peer unblocked")
+    for decision in ("block", "unblock"):
+        with ctx.subcheck(decision):
+            expect_result(ctx, control({"connection_id": connection, "decision": decision}, BOB),
+                          f"friend_control {decision} by a participant of an active connection")
     with ctx.subcheck("remove"):
         served(ctx, c.text(BOB, "before the removal", context=connection), "bob's text before the removal",
                by="PLAZA-FRIEND-MESSAGE")
@@ -357,6 +360,28 @@ def check_friend_control(ctx: CheckContext, strict: bool = False) -> None:
                       "friend_control remove")
         refused_as(ctx, c.text(BOB, "to a friend who removed me", context=connection), "NOT_PERMITTED",
                    "a text after removal", strict)
+
+
+@requirement(id="PLAZA-FRIEND-BLOCK", level="SHOULD",
+             title="A block stops the peer's texts until the blocker unblocks; then they flow again",
+             source=chosen("docs/agent-plaza.md#consent-and-controls"),
+             faults=[noop("block_ignored", "friend_block",
+                          "friend_control block answers but the peer still writes."),
+                     noop("unblock_ignored", "friend_unblock",
+                          "friend_control unblock answers but the peer's texts stay refused.")])
+def check_friend_block(ctx: CheckContext) -> None:
+    """The profile's meaning of block and unblock (the document lists the decisions and
+    gives them none for sends: a site may record them without a send effect)."""
+    c = PlazaClient(ctx)
+    connection = c.befriend()
+    control = partial(c.command, "friend_control")
+    expect_result(ctx, control({"connection_id": connection, "decision": "block"}, BOB),
+                  "friend_control block")
+    refused_as(ctx, c.text(ALICE, "to a friend who blocked me", context=connection), "NOT_PERMITTED",
+               "a text after the peer blocked", False)
+    expect_result(ctx, control({"connection_id": connection, "decision": "unblock"}, BOB),
+                  "friend_control unblock")
+    c.task_of(c.text(ALICE, "after unblock", context=connection), "a text after the peer unblocked")
 
 
 fault(refuses("control_refusal_wrong_code", "check_can_text",

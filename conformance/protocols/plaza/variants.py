@@ -10,7 +10,7 @@ from conformance.declare import variant
 from conformance.faults import answer, arguments, replaces
 from conformance.protocols.plaza.message import unwrapped, wrapped
 from conformance.protocols.plaza.reference import PlazaReference
-from conformance.protocols.plaza.site import CANCELED, Issue, SiteError
+from conformance.protocols.plaza.site import ACTIVE, BLOCKED, CANCELED, Issue, SiteError
 
 variant(arguments("results_unwrapped", "result_response",
                   "SendMessage answers the bare Task or Message instead of {task} / {message}.\n"
@@ -203,3 +203,19 @@ variant(answer("attention_counts_nested", "mailbox_attention",
                "allowed by: /mailboxAttention/pendingAndUnread and\n"
                "/mailboxAttention/boundedObservation/moreFields (the document names the count and the\n"
                "flags, and no place for them).", edit=counts_nested))
+
+
+@variant
+def block_without_send_effect(ref: PlazaReference) -> None:
+    """friend_control block and unblock are served and recorded, but change who may write nothing: texts,
+    replays and private sends flow in a blocked connection as before the block.
+    allowed by: /schemas/command/anyOf/49/properties/decision (the document lists block and unblock and
+    gives them no meaning for sends)."""
+    def unblocked(conn: dict[str, Any]) -> dict[str, Any]:
+        return {**conn, "state": conn["state_before_block"] or ACTIVE} if conn["state"] == BLOCKED else conn
+
+    for method in ("check_can_text", "check_can_replay", "check_private_friendship"):
+        def check(original: Any, conn: dict[str, Any], caller: str) -> None:
+            original(unblocked(conn), caller)
+        replaces(ref, method)(check)
+
