@@ -24,6 +24,11 @@ RECEIVER_NAMESPACE = uuid.UUID("6f1d3a52-8c5e-4b1f-9a7e-2d4c8b0e5f13")  # the su
 # A2A 1.0 task states as this document names them; CANCELED also as proto's older spelling.
 SUBMITTED, WORKING, COMPLETED = "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"
 CANCELED = ("TASK_STATE_CANCELED", "TASK_STATE_CANCELLED")
+# The terminal state A2A 1.0 gives a site for a task its peer declined (specs/a2a/a2a.proto TaskState:
+# REJECTED, "the agent has decided to not perform the task ... later once an agent has determined it
+# can't or won't proceed"); never COMPLETED (no peer message came: /tasks/completed), CANCELED (only
+# CancelTask cancels: /tasks/cancel) or FAILED ("finished with an error": a decline is none).
+ENDED_BY_SITE = ("TASK_STATE_REJECTED",)
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 # states a live site's inbox row may name that need no clean-up (the profile's words; set-up only)
 CLOSED_WORDS = frozenset({"removed", "declined", "closed"})
@@ -294,5 +299,5 @@ class PlazaClient:
         return str((self.ctx.control("snapshot").json() or {}).get("digest", ""))
 
 
-__all__ = ["ALICE", "BOB", "CAROL", "CANCELED", "COMPLETED", "SUBMITTED", "WORKING", "PlazaClient", "dig",
-           "fresh_id"]
+__all__ = ["ALICE", "BOB", "CAROL", "CANCELED", "COMPLETED", "ENDED_BY_SITE", "SUBMITTED", "WORKING",
+           "PlazaClient", "dig", "fresh_id"]

@@ -21,7 +21,9 @@ from conformance.protocols.plaza.answers import bodies, evidence, mentions, page
 from conformance.protocols.plaza.client import (
     ALICE,
     BOB,
+    CANCELED,
     CAROL,
+    ENDED_BY_SITE,
     SUBMITTED,
     WORKING,
     PlazaClient,
@@ -33,10 +35,12 @@ from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.site import (
     ACTIVE,
     COMPLETED,
+    DECLINED,
     INVALID_STATE,
     INVITATION,
     NOT_FOUND,
     NOT_PERMITTED,
+    TASK_NOT_CANCELABLE,
     Issue,
     SiteError,
 )
@@ -244,18 +248,37 @@ def inviter_can_accept(ref: PlazaReference) -> None:
 
 
 @requirement(id="PLAZA-FRIEND-DECLINE", level="MUST",
-             title="A declined invitation takes no text, nor a connection its peer closed",
+             title="A declined invitation takes no text (its task open or ended by the site, then not "
+                   "cancelable), nor a connection its peer closed",
              source=at("/schemas/command/anyOf/48/properties/decision"),
              faults=["decline_ignored", noop("respond_close_ignored", "respond_close",
                                              "respond close answers as done and closes nothing.")])
 def check_decline(ctx: CheckContext) -> None:
+    """A declined invitation takes no text; its task is no peer reply (/tasks/completed): open,
+    or ended by the site as A2A 1.0 allows (REJECTED, a terminal state, so CancelTask may be
+    refused, and only then); a connection its peer closed takes no text either."""
     c = PlazaClient(ctx)
-    _, connection = c.invite()
+    task, connection = c.invite()
     with ctx.subcheck("decline"):
         expect_result(ctx, c.command("respond", {"connection_id": connection, "decision": "decline"}, BOB),
                       "respond decline")
         expect_refused(ctx, c.text(ALICE, "after a decline", context=connection),
                        "a text in a declined invitation")
+    with ctx.subcheck("the declined invitation's task"):
+        seen = c.task_of(c.get_task(str(task["id"]), ALICE), "GetTask of the declined invitation's task")
+        expect_state(ctx, seen, OPEN_STATES + ENDED_BY_SITE, "a declined invitation's task",
+                     "a decline is no peer reply: open, or ended by the site (A2A's REJECTED)")
+        reply = c.rpc("CancelTask", {"id": task["id"]}, ALICE)
+        if reply.ok:
+            expect_state(ctx, c.task_of(reply, "CancelTask of the declined invitation's task"), CANCELED,
+                         "CancelTask of a declined invitation's open task")
+        else:
+            after = c.task_of(c.get_task(str(task["id"]), ALICE), "GetTask after the refused cancel")
+            state = c.state_of(after)
+            ctx.expect(state in ENDED_BY_SITE,
+                       f"CancelTask of the declined invitation's task was refused ({reply.describe()}) while "
+                       f"the task is {state!r}: only a task in a terminal state is not cancelable",
+                       kind="state_changed")
     with ctx.subcheck("close"):
         friends = c.befriend(ALICE, CAROL)
         served(ctx, c.text(CAROL, "before the close", context=friends), "carol's text before alice closes",
@@ -270,6 +293,17 @@ def check_decline(ctx: CheckContext) -> None:
 def decline_ignored(ref: PlazaReference) -> None:
     """respond decline activates the connection instead of ending it."""
     setattr(ref, "respond_decline", ref.respond_accept)  # noqa: B010 (one method of the instance)
+
+
+@check_decline.fault
+def declined_task_not_cancelable_yet_open(ref: PlazaReference) -> None:
+    """CancelTask of a declined invitation's task is refused while the task still says it is open."""
+    @replaces(ref, "rpc_cancel_task")
+    def cancel(original: Any, call: Any) -> Any:
+        task = ref.owned_task(call.principal.visitor_id, call.params["id"])
+        if ref.s["connections"][task["connection_id"]]["state"] == DECLINED:
+            raise SiteError(TASK_NOT_CANCELABLE, "the invitation was declined")
+        return original(call)
 
 
 # ----------------------------------------------------------------------------------

@@ -10,7 +10,18 @@ from conformance.declare import variant
 from conformance.faults import answer, arguments, replaces
 from conformance.protocols.plaza.message import unwrapped, wrapped
 from conformance.protocols.plaza.reference import PlazaReference
-from conformance.protocols.plaza.site import ACTIVE, BLOCKED, CANCELED, Issue, SiteError
+from conformance.protocols.plaza.site import (
+    ACTIVE,
+    BLOCKED,
+    CANCELED,
+    DECLINED,
+    TASK_NOT_CANCELABLE,
+    TERMINAL_TASK_STATES,
+    Issue,
+    SiteError,
+)
+
+REJECTED = "TASK_STATE_REJECTED"  # A2A 1.0's (specs/a2a/a2a.proto TaskState)
 
 variant(arguments("results_unwrapped", "result_response",
                   "SendMessage answers the bare Task or Message instead of {task} / {message}.\n"
@@ -219,3 +230,22 @@ def block_without_send_effect(ref: PlazaReference) -> None:
             original(unblocked(conn), caller)
         replaces(ref, method)(check)
 
+
+@variant
+def declined_invitation_rejected(ref: PlazaReference) -> None:
+    """A declined invitation's task becomes TASK_STATE_REJECTED, and CancelTask of it is refused
+    (TASK_NOT_CANCELABLE).
+    allowed by: /wireFormat/standardReferences (A2A 1.0, specs/a2a/a2a.proto TaskState: TASK_STATE_REJECTED
+    "Indicates that the agent has decided to not perform the task. This may be done during initial task
+    creation or later ... This is a terminal state."; a task in a terminal state is not cancelable)."""
+    @replaces(ref, "task_state")
+    def task_state(original: Any, task: dict[str, Any]) -> str:
+        state: str = original(task)
+        declined = ref.s["connections"][task["connection_id"]]["state"] == DECLINED
+        return REJECTED if declined and state not in TERMINAL_TASK_STATES else state
+
+    @replaces(ref, "rpc_cancel_task")
+    def cancel(original: Any, call: Any) -> Any:
+        if ref.task_state(ref.owned_task(call.principal.visitor_id, call.params["id"])) == REJECTED:
+            raise SiteError(TASK_NOT_CANCELABLE, "the invitation was declined: its task is rejected")
+        return original(call)
