@@ -246,6 +246,17 @@ def attention(c: PlazaClient, who: str, what: str = "inbox_summary") -> dict[str
                           f"{what}: looked for {name} anywhere in the data part: {json_excerpt(data)};")
 
 
+# the count the document names (/mailboxAttention/pendingAndUnread), at no location it gives
+PENDING_COUNT = "pending_received_invitation_count"
+
+
+def attention_member(att: Any, name: str) -> Any:
+    """A member of mailbox_attention the document names (a group, a count, a flag), wherever
+    the attention puts it: the document names the members, not their place (a site may keep
+    its counts under ``counts``)."""
+    return field(att, name)
+
+
 def unchanged(c: PlazaClient, name: str, fields: dict[str, Any], who: str) -> None:
     """With control: the stored state is the same before and after the command's replay
     (the first call may record its messageId for replays; the same request again must

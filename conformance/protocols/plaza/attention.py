@@ -13,7 +13,9 @@ from conformance.declare import at, requirement
 from conformance.faults import answer, limit, replaces
 from conformance.protocols.plaza.answers import (
     ATTN,
+    PENDING_COUNT,
     attention,
+    attention_member,
     bodies,
     field,
     follow,
@@ -32,25 +34,15 @@ from conformance.transport.http import json_excerpt
 Data = dict[str, Any]
 
 
-# the count the document names (/mailboxAttention/pendingAndUnread), at no location it gives
-PENDING = "pending_received_invitation_count"
-
-
 def groups(ctx: CheckContext) -> list[str]:
     return list(ctx.profile.spec["mailboxAttention"]["groups"])
-
-
-def named(att: dict[str, Any], name: str) -> Any:
-    """A member of mailbox_attention the document names (a group, a count, a flag), wherever
-    the attention puts it: the document names the members, not their place (a site may keep
-    its counts under ``counts``)."""
-    return field(att, name)
 
 
 def items(ctx: CheckContext, att: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for name in groups(ctx):
-        rows = expect_list(ctx, named(att, name), f"mailbox_attention.{name} (looked for anywhere in it)")
+        rows = expect_list(ctx, attention_member(att, name),
+                           f"mailbox_attention.{name} (looked for anywhere in it)")
         ctx.expect(all(isinstance(r, dict) for r in rows),
                    f"mailbox_attention.{name} holds non-objects: {json_excerpt(rows)}",
                    kind="malformed_answer")
@@ -62,9 +54,9 @@ def pending_count(c: PlazaClient, who: str, what: str) -> Any:
     """The attention's pending_received_invitation_count, wherever it sits in it (a finding
     that quotes the attention when it is nowhere, or not a count)."""
     att = attention(c, who, what)
-    count = named(att, PENDING)
+    count = attention_member(att, PENDING_COUNT)
     c.ctx.expect(isinstance(count, int) and not isinstance(count, bool) and count >= 0,
-                 f"{what}: looked for {PENDING} anywhere in mailbox_attention and found {count!r}: "
+                 f"{what}: looked for {PENDING_COUNT} anywhere in mailbox_attention and found {count!r}: "
                  f"{json_excerpt(att, 400)}", kind="malformed_answer")
     return count
 
@@ -118,12 +110,13 @@ def check_attn_bounds(ctx: CheckContext) -> None:
     seed(c, scan + 6, ALICE)
     att = attention(c, ALICE)
     for name in groups(ctx):
-        rows = expect_list(ctx, named(att, name), f"mailbox_attention.{name} (looked for anywhere in it)")
+        rows = expect_list(ctx, attention_member(att, name),
+                           f"mailbox_attention.{name} (looked for anywhere in it)")
         ctx.expect(len(rows) <= most, f"mailbox_attention.{name} lists {len(rows)} items; at most {most}")
-    count = named(att, PENDING)
+    count = attention_member(att, PENDING_COUNT)
     ctx.expect(isinstance(count, int) and count <= scan,
-               f"{PENDING} {count!r} (looked for anywhere in mailbox_attention) with {scan + 6} invitations: "
-               f"counts cover the bounded scan of {scan}")
+               f"{PENDING_COUNT} {count!r} (looked for anywhere in mailbox_attention) with {scan + 6} "
+               f"invitations: counts cover the bounded scan of {scan}")
 
 
 @requirement(id="PLAZA-ATTN-OVERFLOW", level="MUST",
@@ -140,7 +133,7 @@ def check_attn_overflow(ctx: CheckContext) -> None:
     flags = ctx.profile.spec["mailboxAttention"]["boundedObservation"]["moreFields"]
     with ctx.subcheck("within the bounds"):
         att = attention(c, ALICE, "inbox_summary with one invitation")
-        said = {f: named(att, f) for f in flags}
+        said = {f: attention_member(att, f) for f in flags}
         ctx.expect(not any(v is True for v in said.values()),
                    f"one invitation, yet {said} (each looked for anywhere in mailbox_attention)")
         ctx.expect(any(mentions(i, conn) for i in items(ctx, att)),
@@ -149,7 +142,7 @@ def check_attn_overflow(ctx: CheckContext) -> None:
     with ctx.subcheck("beyond the bounds"):
         seed(c, ctx.limit("attention_scan_count") + 6, ALICE)
         att = attention(c, ALICE, "inbox_summary with more invitations than the scan")
-        said = {f: named(att, f) for f in flags}
+        said = {f: attention_member(att, f) for f in flags}
         ctx.expect(any(v is True for v in said.values()),
                    f"{ctx.limit('attention_scan_count') + 7} invitations, yet {said} (each looked for "
                    "anywhere in mailbox_attention): the bounds left items out")
