@@ -40,8 +40,9 @@ def test_the_content_readers_never_crash_on_odd_answers(answer: Any) -> None:
     ctx: Any = Ctx()
     answers.records(ctx, answer, "odd")
     answers.bodies(ctx, answer, "odd", ["known"])
-    answers.items_of(answer)
+    answers.items_of(ctx, answer)
     answers.item_keys(ctx, answer)
+    answers.batch_of(ctx, answer)
     answers.ack_triple(answer)
     answers.field(answer, "round_no")
     inbox_lists(answer, ["11111111-1111-4111-8111-111111111111"])
@@ -67,8 +68,29 @@ def test_a_batch_is_what_its_ack_request_acknowledges() -> None:
             "ack_request": {"operation": "receive_ack", "client_key": "k", "batch_id": "b", "view_id": "v",
                             "receipt": "r"}}
     assert answers.ack_triple(data) == {"batch_id": "b", "view_id": "v", "receipt": "r"}
-    assert (len(answers.items_of(data)) == 1
+    assert (len(answers.items_of(Ctx(), data)) == 1
             and answers.item_keys(Ctx(), data) == ["e7b1c7c2-0000-4000-8000-000000000001"])
+
+
+EVENT = "e7b1c7c2-0000-4000-8000-000000000001"
+TRIPLE = {"batch_id": "b7b1c7c2-0000-4000-8000-000000000002", "view_id": "a" * 64, "receipt": "r" * 43}
+
+
+@pytest.mark.parametrize("item", [
+    {"type": "friend_message", "eventId": EVENT},  # a work kind of the document, no read request
+    {"event": {"kind": "friend_invitation", "ref": EVENT}},  # the kind one level down
+    {"ref": EVENT, "what": "a message"},  # nothing the document names: the batch's entry
+])
+def test_receive_work_without_a_read_request_is_work(item: Any) -> None:
+    """An item need not carry a read request ("Execute a returned a2a_read_request ... only when
+    present"): work is what carries a document's work kind, else an entry of the batch that the
+    ack_request names; a pull that delivers none has no batch."""
+    ctx: Any = Ctx()
+    data = {"delivery": {**TRIPLE, "entries": [item]}, "ack_request": {"operation": "receive_ack", **TRIPLE}}
+    assert answers.items_of(ctx, data) == [item] and answers.item_keys(ctx, data) == [EVENT]
+    assert answers.batch_of(ctx, data) == TRIPLE
+    empty = {"delivery": None, "ack_request": None, "more": False}
+    assert answers.items_of(ctx, empty) == [] and answers.batch_of(ctx, empty) is None
 
 
 def test_the_readers_constants_are_the_documents() -> None:

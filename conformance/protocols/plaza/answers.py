@@ -6,7 +6,9 @@ The document names few answer fields and no containers (docs/architecture.md, "T
 rule"), so these readers find things by content, with conformance/locate.py: a message
 record is an object whose ``record_type`` is the document's message_record_type (or that
 carries ``seq``), a text is found by the marker the check sent, a receive item is an
-object carrying the document's ``read_request``, a batch is what its ``ack_request``
+object carrying the document's ``read_request`` or ``a2a_read_request``, or one of its work
+kinds (``/durableReceive/supported_work``: an item may carry no read request, "Execute a returned
+a2a_read_request ... only when present"), else an entry of the batch its ``ack_request``
 acknowledges, a member the document names (``round_no``, ``has_more``, ``next_request``,
 ``mailbox_attention``, ...) is found wherever the answer puts it. What a check looked for
 and did not find is a finding that says so, never a crash."""
@@ -244,6 +246,17 @@ def attention(c: PlazaClient, who: str, what: str = "inbox_summary") -> dict[str
                           f"{what}: looked for {name} anywhere in the data part: {json_excerpt(data)};")
 
 
+# the count the document names (/mailboxAttention/pendingAndUnread), at no location it gives
+PENDING_COUNT = "pending_received_invitation_count"
+
+
+def attention_member(att: Any, name: str) -> Any:
+    """A member of mailbox_attention the document names (a group, a count, a flag), wherever
+    the attention puts it: the document names the members, not their place (a site may keep
+    its counts under ``counts``)."""
+    return field(att, name)
+
+
 def unchanged(c: PlazaClient, name: str, fields: dict[str, Any], who: str) -> None:
     """With control: the stored state is the same before and after the command's replay
     (the first call may record its messageId for replays; the same request again must
@@ -265,14 +278,39 @@ def pull(c: PlazaClient, who: str, key: str, what: str, **fields: Any) -> dict[s
     return c.data_of(c.command("receive_pull", {"client_key": key, **fields}, who), what)
 
 
-def is_item(value: Any) -> bool:
-    """A receive work item: an object carrying the document's item.read_request."""
-    return isinstance(value, dict) and ITEM_FIELD in value
+def work_kinds(ctx: CheckContext) -> frozenset[str]:
+    """The document's kinds of receive work (/durableReceive/supported_work)."""
+    return frozenset(ctx.profile.spec["durableReceive"]["supported_work"])
 
 
-def items_of(data: Any) -> list[dict[str, Any]]:
-    """The work items of a pull (by content: the objects carrying read_request), in order."""
-    return most(data, is_item)
+def is_item(value: Any, kinds: frozenset[str] = frozenset()) -> bool:
+    """A receive work item, by what the document names: an object carrying item.read_request
+    or an a2a_read_request, or one of the document's work kinds (``kinds``) as a value of
+    its own or of an object it holds (an item need not carry a read request: "Execute a
+    returned a2a_read_request ... only when present")."""
+    if not isinstance(value, dict):
+        return False
+    if ITEM_FIELD in value or A2A_REQUESTS[0] in value:
+        return True
+    return bool(kinds) and any(isinstance(f.value, str) and f.value in kinds for f in locate.walk(value, 2))
+
+
+def items_of(ctx: CheckContext, data: Any) -> list[dict[str, Any]]:
+    """The work items of a pull, in order, by content: the list holding most objects that
+    is_item recognises; else, where none carries anything the document names, the entries
+    of the batch its acknowledging request names (the object holding that batch_id)."""
+    kinds = work_kinds(ctx)
+    found = most(data, lambda v: is_item(v, kinds))
+    if found:
+        return found
+    triple_of = ack_triple(data)
+    batch_id = triple_of.get("batch_id") if triple_of else None
+    if not isinstance(batch_id, str):
+        return []
+    requests = [r for r in (field(data, ACK_FIELD), field(data, A2A_REQUESTS[1])) if r is not None]
+    inside = {id(f.value) for r in requests for f in locate.walk(r)}
+    holders = [o for o in locate.objects_holding(data, batch_id) if id(o) not in inside]
+    return [i for i in most(holders[0], lambda v: isinstance(v, dict))] if holders else []
 
 
 def ack_triple(data: Any, client_key: str | None = None) -> dict[str, Any] | None:
@@ -300,11 +338,11 @@ def batch_of(ctx: CheckContext, data: Any) -> dict[str, Any] | None:
     """The pulled batch, as its acknowledging triple (ack_triple), or None when the pull
     delivered no work."""
     triple_of = ack_triple(data)
-    return triple_of if triple_of is not None and (items_of(data) or triple_of.get("batch_id")) else None
+    return triple_of if triple_of is not None and (items_of(ctx, data) or triple_of.get("batch_id")) else None
 
 
 def batch_items(ctx: CheckContext, data: Any) -> list[dict[str, Any]]:
-    return items_of(data)
+    return items_of(ctx, data)
 
 
 def item_key(item: Any) -> Any:
@@ -318,7 +356,7 @@ def item_key(item: Any) -> Any:
 
 
 def item_keys(ctx: CheckContext, data: Any) -> list[Any]:
-    return [item_key(i) for i in items_of(data)]
+    return [item_key(i) for i in items_of(ctx, data)]
 
 
 def ack(c: PlazaClient, who: str, key: str, batch: dict[str, Any], **changes: Any) -> Reply:
@@ -338,14 +376,27 @@ def delivered(c: PlazaClient, data: Any, what: str, key: str | None = None) -> d
 
 
 def drain(c: PlazaClient, who: str, key: str) -> None:
-    """Acknowledge everything pending for ``key`` (set-up)."""
+    """Acknowledge everything pending for ``key`` (set-up): pull, acknowledge the batch,
+    pull again, until a pull delivers no batch (the document's paging: "ACK a returned
+    batch and pull again while more_available"). Work is recognised by content
+    (items_of): an item without a read request is work too."""
     with c.ctx.setup(f"{who} acknowledges the pending work", by="PLAZA-RECV-ACK"):
+        seen: set[Any] = set()
         for _ in range(DRAIN_BATCHES):
             data = pull(c, who, key, "receive_pull (drain)", limit=40)
-            if not items_of(data):
+            batch = batch_of(c.ctx, data)
+            if batch is None:
+                c.ctx.expect(not items_of(c.ctx, data), "receive_pull (drain): "
+                             f"work items but nothing that acknowledges them: {json_excerpt(data)}",
+                             kind="malformed_answer")
                 return
-            expect_result(c.ctx, ack(c, who, key, delivered(c, data, "receive_pull (drain)", key)),
-                          "receive_ack (drain)")
+            if triple(c.ctx, batch) in seen:  # acknowledged, yet delivered again: PLAZA-RECV-ACK's finding
+                c.ctx.fail(f"receive_pull (drain): the batch {batch.get('batch_id')} came again after "
+                           "its receive_ack was served", kind="state_changed")
+            seen.add(triple(c.ctx, batch))
+            expect_result(c.ctx, ack(c, who, key, batch), "receive_ack (drain)")
+            if not items_of(c.ctx, data) and field(data, "more_available") is not True:
+                return
 
 
 def receiver(c: PlazaClient, who: str, *pairs: tuple[str, str]) -> str:

@@ -13,7 +13,9 @@ from conformance.declare import at, requirement
 from conformance.faults import answer, limit, replaces
 from conformance.protocols.plaza.answers import (
     ATTN,
+    PENDING_COUNT,
     attention,
+    attention_member,
     bodies,
     field,
     follow,
@@ -39,7 +41,8 @@ def groups(ctx: CheckContext) -> list[str]:
 def items(ctx: CheckContext, att: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for name in groups(ctx):
-        rows = expect_list(ctx, att.get(name), f"mailbox_attention.{name}")
+        rows = expect_list(ctx, attention_member(att, name),
+                           f"mailbox_attention.{name} (looked for anywhere in it)")
         ctx.expect(all(isinstance(r, dict) for r in rows),
                    f"mailbox_attention.{name} holds non-objects: {json_excerpt(rows)}",
                    kind="malformed_answer")
@@ -48,7 +51,14 @@ def items(ctx: CheckContext, att: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def pending_count(c: PlazaClient, who: str, what: str) -> Any:
-    return attention(c, who, what).get("pending_received_invitation_count")
+    """The attention's pending_received_invitation_count, wherever it sits in it (a finding
+    that quotes the attention when it is nowhere, or not a count)."""
+    att = attention(c, who, what)
+    count = attention_member(att, PENDING_COUNT)
+    c.ctx.expect(isinstance(count, int) and not isinstance(count, bool) and count >= 0,
+                 f"{what}: looked for {PENDING_COUNT} anywhere in mailbox_attention and found {count!r}: "
+                 f"{json_excerpt(att, 400)}", kind="malformed_answer")
+    return count
 
 
 @requirement(id="PLAZA-ATTN-SUMMARY", level="MUST", title="inbox_summary answers with mailbox_attention",
@@ -100,12 +110,13 @@ def check_attn_bounds(ctx: CheckContext) -> None:
     seed(c, scan + 6, ALICE)
     att = attention(c, ALICE)
     for name in groups(ctx):
-        rows = expect_list(ctx, att.get(name), f"mailbox_attention.{name}")
+        rows = expect_list(ctx, attention_member(att, name),
+                           f"mailbox_attention.{name} (looked for anywhere in it)")
         ctx.expect(len(rows) <= most, f"mailbox_attention.{name} lists {len(rows)} items; at most {most}")
-    count = att.get("pending_received_invitation_count")
+    count = attention_member(att, PENDING_COUNT)
     ctx.expect(isinstance(count, int) and count <= scan,
-               f"pending_received_invitation_count {count!r} with {scan + 6} invitations: counts cover the "
-               f"bounded scan of {scan}")
+               f"{PENDING_COUNT} {count!r} (looked for anywhere in mailbox_attention) with {scan + 6} "
+               f"invitations: counts cover the bounded scan of {scan}")
 
 
 @requirement(id="PLAZA-ATTN-OVERFLOW", level="MUST",
@@ -118,18 +129,23 @@ def check_attn_bounds(ctx: CheckContext) -> None:
 def check_attn_overflow(ctx: CheckContext) -> None:
     """scan_truncated or more_attention_available says what the bounds left out, and only then."""
     c = PlazaClient(ctx)
-    c.invite(CAROL, ALICE)
+    _, conn = c.invite(CAROL, ALICE)
     flags = ctx.profile.spec["mailboxAttention"]["boundedObservation"]["moreFields"]
     with ctx.subcheck("within the bounds"):
         att = attention(c, ALICE, "inbox_summary with one invitation")
-        ctx.expect(not any(att.get(f) is True for f in flags),
-                   f"one invitation, yet {[(f, att.get(f)) for f in flags]}")
+        said = {f: attention_member(att, f) for f in flags}
+        ctx.expect(not any(v is True for v in said.values()),
+                   f"one invitation, yet {said} (each looked for anywhere in mailbox_attention)")
+        ctx.expect(any(mentions(i, conn) for i in items(ctx, att)),
+                   f"within the bounds, no attention item names carol's invitation {conn}: nothing was left "
+                   f"out, so it is listed ({json_excerpt(att, 300)})")
     with ctx.subcheck("beyond the bounds"):
         seed(c, ctx.limit("attention_scan_count") + 6, ALICE)
         att = attention(c, ALICE, "inbox_summary with more invitations than the scan")
-        ctx.expect(any(att.get(f) is True for f in flags),
-                   f"{ctx.limit('attention_scan_count') + 7} invitations, yet "
-                   f"{[(f, att.get(f)) for f in flags]}: the bounds left items out")
+        said = {f: attention_member(att, f) for f in flags}
+        ctx.expect(any(v is True for v in said.values()),
+                   f"{ctx.limit('attention_scan_count') + 7} invitations, yet {said} (each looked for "
+                   "anywhere in mailbox_attention): the bounds left items out")
 
 
 @requirement(id="PLAZA-ATTN-PENDING-COUNT", level="MUST",

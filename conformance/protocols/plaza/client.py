@@ -24,9 +24,17 @@ RECEIVER_NAMESPACE = uuid.UUID("6f1d3a52-8c5e-4b1f-9a7e-2d4c8b0e5f13")  # the su
 # A2A 1.0 task states as this document names them; CANCELED also as proto's older spelling.
 SUBMITTED, WORKING, COMPLETED = "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"
 CANCELED = ("TASK_STATE_CANCELED", "TASK_STATE_CANCELLED")
+# The terminal state A2A 1.0 gives a site for a task its peer declined (specs/a2a/a2a.proto TaskState:
+# REJECTED, "the agent has decided to not perform the task ... later once an agent has determined it
+# can't or won't proceed"); never COMPLETED (no peer message came: /tasks/completed), CANCELED (only
+# CancelTask cancels: /tasks/cancel) or FAILED ("finished with an error": a decline is none).
+ENDED_BY_SITE = ("TASK_STATE_REJECTED",)
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 # states a live site's inbox row may name that need no clean-up (the profile's words; set-up only)
 CLOSED_WORDS = frozenset({"removed", "declined", "closed"})
+# what names a connection in an inbox row: the schema's command field, and A2A's message.contextId
+# (/textTarget/existingConnection: "persistent friendship connection ID")
+CONNECTION_MEMBERS = ("connection_id", "contextId")
 
 
 def fresh_id() -> str:
@@ -170,25 +178,28 @@ class PlazaClient:
         return not self.ctx.run.control_path
 
     def connections_between(self, a: str, b: str) -> list[dict[str, Any]]:
-        """The connections of ``a`` with ``b`` as either side's inbox lists them (newest
-        first: the open one, if any, is the pair's newest), found by content: each row is
-        an entry of a list that carries the peer's public id; its connection is the
-        connection_id of its read_request (a command, the schema's names), else a UUID of
-        its own other than the two agents' ids. Returns {connection_id, open, active}:
-        ``open`` unless the row names a closed state (the profile's words: a live site's
-        set-up only), ``active`` where it names active."""
+        """The connections of ``a`` with ``b`` as either side's inbox lists them, found by
+        content: a row is an entry of a list that carries the peer's public id, and its
+        connection is what the document calls one: the ``connection_id`` of its
+        read_request (a read_conversation command, the schema's names), else its own
+        ``connection_id`` or ``contextId`` member. A row that names no connection (a notice
+        about an event, say) is none: its own ids (an event's, a message's) are never
+        taken for a connection. Returns {connection_id, open, active, blocked}: ``open``
+        unless a row of it names a closed state (the profile's words: a live site's set-up
+        only; those states are final, so an older notice cannot reopen it), ``active``
+        where a row names active and none names blocked."""
         ids = {a: self.agent_id(a), b: self.agent_id(b)}
-        rows: dict[str, dict[str, Any]] = {}
+        words: dict[str, set[str]] = {}
         for who, peer in ((a, b), (b, a)):
             reply = self.command("inbox", {"view": "full"}, who)
             for row in self.rows_with(reply.result if reply.ok else None, ids[peer]):
                 connection = self.row_connection(row, set(ids.values()))
                 if connection is not None:
-                    words = {f.value for f in locate.walk(row, 2) if isinstance(f.value, str)}
-                    seen = {"connection_id": connection, "open": not words & CLOSED_WORDS,
-                            "active": "active" in words, "blocked": "blocked" in words}
-                    rows.setdefault(connection, seen)
-        return list(rows.values())
+                    words.setdefault(connection, set()).update(
+                        f.value for f in locate.walk(row, 2) if isinstance(f.value, str))
+        return [{"connection_id": connection, "open": not said & CLOSED_WORDS,
+                 "active": "active" in said and "blocked" not in said, "blocked": "blocked" in said}
+                for connection, said in words.items()]
 
     @staticmethod
     def rows_with(answer: Any, value: str) -> list[dict[str, Any]]:
@@ -198,19 +209,24 @@ class PlazaClient:
 
     @staticmethod
     def row_connection(row: dict[str, Any], agents: set[str]) -> str | None:
+        """The connection an inbox row names (connections_between), or None."""
         request = row.get("read_request")
         named = request.get("connection_id") if isinstance(request, dict) else None
-        if isinstance(named, str):
-            return named
-        own = [v for v in row.values() if isinstance(v, str) and UUID.match(v) and v not in agents]
-        return own[0] if own else None
+        if not isinstance(named, str):
+            named = next((value for name in CONNECTION_MEMBERS
+                          if isinstance(value := locate.member(row, name, 2), str)), None)
+        return named if isinstance(named, str) and UUID.match(named) and named not in agents else None
 
     def clear_pair(self, a: str, b: str, rows: list[dict[str, Any]] | None = None) -> None:
-        """End every open connection between ``a`` and ``b`` (a live site only)."""
+        """End every open connection between ``a`` and ``b`` (a live site only): those
+        either inbox lists, and those the check itself opened that it has not ended yet."""
         if not self.live():
             return
-        for row in self.connections_between(a, b) if rows is None else rows:
-            connection = row["connection_id"]
+        found = self.connections_between(a, b) if rows is None else rows
+        own = self.keeper.open_between(a, b) if self.keeper is not None else []
+        listed = {str(r["connection_id"]) for r in found}
+        for row in found + [{"connection_id": k, "open": True} for k in own if k not in listed]:
+            connection = str(row["connection_id"])
             if not row.get("open", True):
                 continue
             if self.remove(connection, a, b):
@@ -283,5 +299,5 @@ class PlazaClient:
         return str((self.ctx.control("snapshot").json() or {}).get("digest", ""))
 
 
-__all__ = ["ALICE", "BOB", "CAROL", "CANCELED", "COMPLETED", "SUBMITTED", "WORKING", "PlazaClient", "dig",
-           "fresh_id"]
+__all__ = ["ALICE", "BOB", "CAROL", "CANCELED", "COMPLETED", "ENDED_BY_SITE", "SUBMITTED", "WORKING",
+           "PlazaClient", "dig", "fresh_id"]

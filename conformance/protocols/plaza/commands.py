@@ -25,6 +25,7 @@ from conformance.model import Profile
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient
 from conformance.protocols.plaza.keeper import PLANS, STOPS
 from conformance.protocols.plaza.reference import PlazaReference
+from conformance.protocols.plaza.sending import PAIRED, RETURNED, fresh_keys, paired
 from conformance.protocols.plaza.site import Issue
 from conformance.protocols.plaza.wire import INVALID
 from conformance.transport.binding import Reply
@@ -94,8 +95,10 @@ class World:
     random connection_id, batch or group would be refused alike, valid or broken. Each
     command gets the world its caller (alice) can act in: her connection with bob, her
     receive batch, her public group (bob a member, carol applying, as the command needs) or
-    bob's, her channel with bob, both sides' open offers. Where an object cannot be made (a
-    part the target does not serve, say), the drawn value stays."""
+    bob's, her channel with bob, both sides' open offers. What a command only copies from an
+    answer (sending.RETURNED: a cursor, a message replied to, a pending request, the inbox's
+    paired cursor) is taken from a real answer, or left out. Where an object cannot be made
+    (a part the target does not serve, say), a required id stays as drawn."""
 
     GROUP_FIELDS = ("group_id",)
     CHANNEL_FIELDS = ("channel_id", "key_id", "peer_key_id")
@@ -163,7 +166,61 @@ class World:
             return self.channel()
         if name in self.OFFER_FIELDS:
             return self.offers()
+        if name == "after":  # a listing's cursor: an item it listed (discover: bob; friends: her connection)
+            after = c.agent_id(BOB) if self.command == "discover" else self.value("connection_id")
+            return {} if after is MISSING else {"after": after}
+        if name == "before_seq":
+            return self.seq_cursor()
+        if name in PAIRED[0]:
+            return self.inbox_cursor()
+        if name in ("reply_to", "request_id"):
+            return self.group_reference(name)
+        if name == "mentions":  # bob, a member of the world's group
+            return {} if self.value("group_id") is MISSING else {"mentions": [c.agent_id(BOB)]}
         return {}
+
+    def seq_cursor(self) -> dict[str, Any]:
+        """before_seq: the exact seq string of a message the site returned in the world's connection."""
+        from conformance.protocols.plaza.answers import page, records, text_of
+
+        connection = self.value("connection_id")
+        if connection is MISSING:
+            return {}
+        self.c.say(ALICE, connection, text_of("cursor"))
+        answer = page(self.c, ALICE, connection, "read_conversation")
+        seqs = [r.get("seq") for r in records(self.c.ctx, answer, "read_conversation")]
+        return {"before_seq": seqs[-1]} if seqs and isinstance(seqs[-1], str | int) else {}
+
+    def inbox_cursor(self) -> dict[str, Any]:
+        """before_updated_at and before_id together, copied from a next_page_request the site
+        returned (alice has two conversations: bob's and carol's invitation; a page of one)."""
+        from conformance.protocols.plaza.answers import field
+
+        if self.value("connection_id") is MISSING:
+            return {}
+        self.c.invite(CAROL, ALICE)
+        data = self.c.data_of(self.c.command("inbox", {"limit": 1}, ALICE), "inbox limit 1")
+        request = field(data, "next_page_request")
+        pair = {name: field(request, name) for name in PAIRED[0]}
+        return pair if all(isinstance(v, str) for v in pair.values()) else {}
+
+    def group_reference(self, name: str) -> dict[str, Any]:
+        """reply_to: a message alice sent in the world's group; request_id: alice's pending
+        group authorization request (after a revoke: a live grant covering the scopes makes
+        none). Each the id the site minted in its answer."""
+        from conformance.protocols.plaza import groups
+
+        c = self.c
+        if name == "reply_to":
+            gid = self.value("group_id")
+            if gid is MISSING:
+                return {}
+            made = groups.ok(c, ALICE, "group_send", group_id=gid, content=groups.text_of("replied to"))
+        else:
+            groups.ok(c, ALICE, "group_authorization_revoke")
+            made = groups.ok(c, ALICE, "group_authorization_request", scopes=["allow_join"])
+        fresh = groups.minted(c.ctx, made, made.sent)
+        return {name: fresh[0]} if fresh else {}
 
     def group(self) -> str:
         """The group the command acts on: bob's public one for an application or alice's
@@ -178,7 +235,8 @@ class World:
                 groups.ok(c, BOB, "group_invite", group_id=gid, visitor_id=c.agent_id(ALICE))
             return gid
         gid = groups.create(c, ALICE, visibility="public")
-        if self.command == "group_member":
+        branch = c.spec["schemas"]["command"]["anyOf"][groups.branch_index(c.ctx.profile, self.command)]
+        if self.command == "group_member" or "mentions" in branch["properties"]:
             groups.add_member(c, ALICE, BOB, gid)
         if self.command == "group_admit":
             groups.authorize(c, CAROL, allow_join=True)
@@ -255,12 +313,14 @@ class World:
             if made is not None:
                 return made
         self.ready()
-        out = copy.deepcopy(data)
-        for member in sorted(data, key=lambda m: m != "connection_id"):
+        out = paired(fresh_keys(copy.deepcopy(data)))
+        for member in sorted(out, key=lambda m: m != "connection_id"):
             real = self.value(member) if member in WORLD_FIELDS else MISSING
             if real is not MISSING:
                 out[member] = real
-        return out
+            elif member in RETURNED:  # only a value the site returned: none, so it is left out
+                del out[member]
+        return paired(out)  # a pair's half the world could not make goes with its other half
 
 
 def ch_connection(ch: Any) -> str:
@@ -282,6 +342,7 @@ def filled(world: World, bad: InvalidInstance) -> Any:
     broken_member = pointer.split("/")[1] if pointer.count("/") and not unbroken else None
     world.ready()
     out = copy.deepcopy(data)
+    out.update({k: v for k, v in fresh_keys(out).items() if k != broken_member})
     # the connection first: a channel lives in it
     for member in sorted(data, key=lambda m: m != "connection_id"):
         if member != broken_member and member != "operation":
@@ -305,7 +366,7 @@ ENVELOPE_BINDING = {"connection_id": "connection_id", "channel_id": "channel_id"
 
 
 WORLD_FIELDS = ("connection_id", "visitor_id", "message_id", "client_key", *TRIPLE, *World.GROUP_FIELDS,
-                *World.CHANNEL_FIELDS, *World.OFFER_FIELDS)
+                *World.CHANNEL_FIELDS, *World.OFFER_FIELDS, *RETURNED)
 
 
 def command_names(profile: Profile) -> list[str]:

@@ -15,13 +15,15 @@ from typing import Any
 from conformance import locate
 from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result, refused_as
-from conformance.declare import at, fault, requirement
+from conformance.declare import at, chosen, fault, requirement
 from conformance.faults import answer, noop, recodes, refuses, replaces
 from conformance.protocols.plaza.answers import bodies, evidence, mentions, page
 from conformance.protocols.plaza.client import (
     ALICE,
     BOB,
+    CANCELED,
     CAROL,
+    ENDED_BY_SITE,
     SUBMITTED,
     WORKING,
     PlazaClient,
@@ -33,10 +35,12 @@ from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.site import (
     ACTIVE,
     COMPLETED,
+    DECLINED,
     INVALID_STATE,
     INVITATION,
     NOT_FOUND,
     NOT_PERMITTED,
+    TASK_NOT_CANCELABLE,
     Issue,
     SiteError,
 )
@@ -244,18 +248,37 @@ def inviter_can_accept(ref: PlazaReference) -> None:
 
 
 @requirement(id="PLAZA-FRIEND-DECLINE", level="MUST",
-             title="A declined invitation takes no text, nor a connection its peer closed",
+             title="A declined invitation takes no text (its task open or ended by the site, then not "
+                   "cancelable), nor a connection its peer closed",
              source=at("/schemas/command/anyOf/48/properties/decision"),
              faults=["decline_ignored", noop("respond_close_ignored", "respond_close",
                                              "respond close answers as done and closes nothing.")])
 def check_decline(ctx: CheckContext) -> None:
+    """A declined invitation takes no text; its task is no peer reply (/tasks/completed): open,
+    or ended by the site as A2A 1.0 allows (REJECTED, a terminal state, so CancelTask may be
+    refused, and only then); a connection its peer closed takes no text either."""
     c = PlazaClient(ctx)
-    _, connection = c.invite()
+    task, connection = c.invite()
     with ctx.subcheck("decline"):
         expect_result(ctx, c.command("respond", {"connection_id": connection, "decision": "decline"}, BOB),
                       "respond decline")
         expect_refused(ctx, c.text(ALICE, "after a decline", context=connection),
                        "a text in a declined invitation")
+    with ctx.subcheck("the declined invitation's task"):
+        seen = c.task_of(c.get_task(str(task["id"]), ALICE), "GetTask of the declined invitation's task")
+        expect_state(ctx, seen, OPEN_STATES + ENDED_BY_SITE, "a declined invitation's task",
+                     "a decline is no peer reply: open, or ended by the site (A2A's REJECTED)")
+        reply = c.rpc("CancelTask", {"id": task["id"]}, ALICE)
+        if reply.ok:
+            expect_state(ctx, c.task_of(reply, "CancelTask of the declined invitation's task"), CANCELED,
+                         "CancelTask of a declined invitation's open task")
+        else:
+            after = c.task_of(c.get_task(str(task["id"]), ALICE), "GetTask after the refused cancel")
+            state = c.state_of(after)
+            ctx.expect(state in ENDED_BY_SITE,
+                       f"CancelTask of the declined invitation's task was refused ({reply.describe()}) while "
+                       f"the task is {state!r}: only a task in a terminal state is not cancelable",
+                       kind="state_changed")
     with ctx.subcheck("close"):
         friends = c.befriend(ALICE, CAROL)
         served(ctx, c.text(CAROL, "before the close", context=friends), "carol's text before alice closes",
@@ -270,6 +293,17 @@ def check_decline(ctx: CheckContext) -> None:
 def decline_ignored(ref: PlazaReference) -> None:
     """respond decline activates the connection instead of ending it."""
     setattr(ref, "respond_decline", ref.respond_accept)  # noqa: B010 (one method of the instance)
+
+
+@check_decline.fault
+def declined_task_not_cancelable_yet_open(ref: PlazaReference) -> None:
+    """CancelTask of a declined invitation's task is refused while the task still says it is open."""
+    @replaces(ref, "rpc_cancel_task")
+    def cancel(original: Any, call: Any) -> Any:
+        task = ref.owned_task(call.principal.visitor_id, call.params["id"])
+        if ref.s["connections"][task["connection_id"]]["state"] == DECLINED:
+            raise SiteError(TASK_NOT_CANCELABLE, "the invitation was declined")
+        return original(call)
 
 
 # ----------------------------------------------------------------------------------
@@ -331,25 +365,28 @@ def texts_out_of_order(ref: PlazaReference) -> None:
 # controls: block, unblock, remove, stop
 # ----------------------------------------------------------------------------------
 @requirement(id="PLAZA-FRIEND-CONTROL", level="MUST",
-             title="friend_control block, unblock and remove govern who may write",
+             title="friend_control block, unblock and remove are served on the caller's own connection; "
+                   "after a remove the peer writes no more",
              source=at("/schemas/command/anyOf/49"),
-             faults=[noop("block_ignored", "friend_block",
-                          "friend_control block answers but the peer still writes."),
+             faults=[refuses("block_refused", "friend_block",
+                             lambda conn, caller: SiteError(NOT_PERMITTED, "blocking is not possible"),
+                             "friend_control block is refused on the caller's own active connection."),
                      noop("remove_ignored", "friend_remove", "")],
              code="NOT_PERMITTED", code_faults=["control_refusal_wrong_code"])
 def check_friend_control(ctx: CheckContext, strict: bool = False) -> None:
+    """The command's three decisions (its schema's enum) are served on the caller's own
+    connection; a removed friend writes no more in it (texts go between accepted friends,
+    /multiTurn, and the final send checks "friend_and_contact_controls",
+    /durableReceive/private_chat/accepted_friendship/final_send_checks). The document gives
+    block and unblock no meaning for sends: what the profile makes of them is
+    PLAZA-FRIEND-BLOCK's (a SHOULD)."""
     c = PlazaClient(ctx)
     connection = c.befriend()
     control = partial(c.command, "friend_control")
-    with ctx.subcheck("block"):
-        expect_result(ctx, control({"connection_id": connection, "decision": "block"}, BOB),
-                      "friend_control block")
-        refused_as(ctx, c.text(ALICE, "to a friend who blocked me", context=connection), "NOT_PERMITTED",
-                   "a text after the peer blocked", strict)
-    with ctx.subcheck("unblock"):
-        expect_result(ctx, control({"connection_id": connection, "decision": "unblock"}, BOB),
-                      "friend_control unblock")
-        c.task_of(c.text(ALICE, "after unblock", context=connection), "a text after the peer unblocked")
+    for decision in ("block", "unblock"):
+        with ctx.subcheck(decision):
+            expect_result(ctx, control({"connection_id": connection, "decision": decision}, BOB),
+                          f"friend_control {decision} by a participant of an active connection")
     with ctx.subcheck("remove"):
         served(ctx, c.text(BOB, "before the removal", context=connection), "bob's text before the removal",
                by="PLAZA-FRIEND-MESSAGE")
@@ -357,6 +394,28 @@ def check_friend_control(ctx: CheckContext, strict: bool = False) -> None:
                       "friend_control remove")
         refused_as(ctx, c.text(BOB, "to a friend who removed me", context=connection), "NOT_PERMITTED",
                    "a text after removal", strict)
+
+
+@requirement(id="PLAZA-FRIEND-BLOCK", level="SHOULD",
+             title="A block stops the peer's texts until the blocker unblocks; then they flow again",
+             source=chosen("docs/agent-plaza.md#consent-and-controls"),
+             faults=[noop("block_ignored", "friend_block",
+                          "friend_control block answers but the peer still writes."),
+                     noop("unblock_ignored", "friend_unblock",
+                          "friend_control unblock answers but the peer's texts stay refused.")])
+def check_friend_block(ctx: CheckContext) -> None:
+    """The profile's meaning of block and unblock (the document lists the decisions and
+    gives them none for sends: a site may record them without a send effect)."""
+    c = PlazaClient(ctx)
+    connection = c.befriend()
+    control = partial(c.command, "friend_control")
+    expect_result(ctx, control({"connection_id": connection, "decision": "block"}, BOB),
+                  "friend_control block")
+    refused_as(ctx, c.text(ALICE, "to a friend who blocked me", context=connection), "NOT_PERMITTED",
+               "a text after the peer blocked", False)
+    expect_result(ctx, control({"connection_id": connection, "decision": "unblock"}, BOB),
+                  "friend_control unblock")
+    c.task_of(c.text(ALICE, "after unblock", context=connection), "a text after the peer unblocked")
 
 
 fault(refuses("control_refusal_wrong_code", "check_can_text",

@@ -151,13 +151,15 @@ def dedupe_by_text(ref: PlazaReference) -> None:
              title="A replay is checked again and never hands another agent's receipt",
              source=at("/authorization"),
              faults=[noop("replay_skips_controls", "check_can_replay",
-                          "A replay answers the stored receipt even after the peer blocked the sender."),
+                          "A replay answers the stored receipt even after the peer removed the connection."),
                      returns_arg("message_ids_global", "message_id_key", 1,
                                  "messageIds are one namespace for every "
                                  "agent: another agent's replay gets the first sender's task.")])
 def check_replay_recheck(ctx: CheckContext) -> None:
-    """A replay is checked again: refused once the peer blocked the sender; another agent
-    using the same messageId never gets the sender's receipt."""
+    """A replay is checked again ("Every request, retry, ... checks the current ... participant/contact
+    controls"): refused once the peer removed the connection (the document gives a block no
+    meaning for sends: PLAZA-FRIEND-BLOCK); another agent using the same messageId never
+    gets the sender's receipt."""
     c = PlazaClient(ctx)
     connection = c.befriend()
     params = c.params({"text": f"replayed later {fresh_id()[:6]}"}, context=connection)
@@ -167,14 +169,14 @@ def check_replay_recheck(ctx: CheckContext) -> None:
         ctx.expect(not reply.ok or not locate.holds(reply.result, first["id"]),
                    f"carol's request with alice's messageId answered alice's task {first['id']}",
                    kind="auth_not_enforced")
-    with ctx.subcheck("after the peer blocked the sender"):
-        served(ctx, c.send(copy.deepcopy(params)), "the identical replay before the block",
+    with ctx.subcheck("after the peer removed the connection"):
+        served(ctx, c.send(copy.deepcopy(params)), "the identical replay before the removal",
                by="PLAZA-IDEM-REPLAY")
-        expect_result(ctx, c.command("friend_control", {"connection_id": connection, "decision": "block"},
-                                     BOB),
-                      "friend_control block")
+        with ctx.setup("bob removes the connection", by="PLAZA-FRIEND-CONTROL"):
+            removal = {"connection_id": connection, "decision": "remove"}
+            expect_result(ctx, c.command("friend_control", removal, BOB), "friend_control remove")
         expect_refused(ctx, c.send(copy.deepcopy(params)),
-                       "the replay of a text after the peer blocked the sender")
+                       "the replay of a text after the peer removed the connection")
 
 
 def without_message_id(receipt: dict[str, Any], *args: Any) -> None:

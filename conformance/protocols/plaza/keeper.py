@@ -42,6 +42,8 @@ GRANT_COMMANDS = ("group_authorize", "group_authorization_request", "group_autho
 # commands that end or decide a connection for good
 # (and a block, which a check would not lift), by decision: never on a connection the run did not open
 ENDING = {"friend_control": ("remove", "block"), "respond": ("decline", "close", "complete")}
+# the decisions after which a connection is over for good (removed, declined, closed): nothing to put back
+ENDED = {"friend_control": ("remove",), "respond": ("decline", "close")}
 STOPS = "stopping the agent (no command resumes it; its owner must)"
 PLANS = "setting a plan (none is withdrawn over the wire, and its turns bound later texts)"
 NEVER_UNDONE = {"stop": STOPS, "plan": PLANS}
@@ -124,7 +126,9 @@ class Keeper:
         # continuation document
         self.grants: dict[str, Any] = {}
         self.documents: dict[str, Any] = {}
-        self.unsure: set[tuple[str, str]] = set()  # pairs a refused first contact may have connected
+        # pairs a refused first contact may have connected -> the texts it sent (what makes one ours)
+        self.unsure: dict[tuple[str, str], list[str]] = {}
+        self.ended: set[str] = set()  # connections made here that a served decision ended for good
         self._client: PlazaClient | None = None
 
     # -- who ---------------------------------------------------------------------------
@@ -168,6 +172,11 @@ class Keeper:
     def made(self, connection: str) -> bool:
         return connection in self.connections
 
+    def open_between(self, a: str, b: str) -> list[str]:
+        """The connections this requirement opened between ``a`` and ``b`` and has not ended."""
+        return [k for k, (inviter, invitee) in self.connections.items()
+                if {inviter, invitee} == {a, b} and k not in self.ended]
+
     def operators(self, connection: str) -> bool:
         """A connection the configured agents had before the run (not the run's)."""
         return connection in self.baseline().connections and connection not in self.connections
@@ -201,8 +210,10 @@ class Keeper:
         if not reply.ok:
             first_contact = method == "SendMessage" and command_of(method, params) is None
             peer = self.recipient_label(params) if first_contact else None
-            if peer is not None:
-                self.unsure.add((who, peer))
+            parts = dig(params, "message", "parts")
+            text = dig(parts[0], "text") if isinstance(parts, list) and parts else None
+            if peer is not None and isinstance(text, str) and text:
+                self.unsure.setdefault((who, peer), []).append(text)
             return
         with contextlib.suppress(Exception):  # noting never ends a check
             self.note(method, params, who, reply)
@@ -236,6 +247,9 @@ class Keeper:
         if data is None:
             return
         operation = data["operation"]
+        connection = data.get("connection_id")
+        if data.get("decision") in ENDED.get(operation, ()) and isinstance(connection, str):
+            self.ended.add(connection)
         if operation == "group_create":
             gid = self.minted_group(data, reply)
             if gid:
@@ -321,19 +335,32 @@ class Keeper:
                 self.expect(problems, f"{who}'s key {key_id} revoked",
                             self.send("private_key_revoke", {"key_id": key_id}, who))
             self.restore_documents(problems)
-            for a, b in sorted(self.unsure):
+            for (a, b), texts in sorted(self.unsure.items()):
                 with contextlib.suppress(Exception):
-                    for row in self.client().connections_between(a, b):
-                        connection = str(row["connection_id"])
-                        if row.get("open") and connection not in self.baseline().connections:
-                            self.connections.setdefault(connection, (a, b))
+                    self.adopt_unsure(a, b, texts)
             for connection, (inviter, invitee) in reversed(list(self.connections.items())):
+                if connection in self.ended:
+                    continue
                 if not self.end_connection(connection, inviter, invitee):
                     problems.append(f"connection {connection} of {inviter} with {invitee or 'a visitor'} "
                                     "not ended")
         finally:
             self.sweeping = False
         return "; ".join(problems) or None
+
+    def adopt_unsure(self, a: str, b: str, texts: list[str]) -> None:
+        """A refused (or cut) first contact of ``a`` to ``b`` whose connection the answer did
+        not name: an open connection of the pair that was not there before the run is the
+        requirement's own only when ``a`` reads one of the texts it sent in it (nothing
+        another made, and no notice, is taken for the run's)."""
+        for row in self.client().connections_between(a, b):
+            connection = str(row["connection_id"])
+            known = connection in self.baseline().connections or connection in self.connections
+            if not row.get("open") or known:
+                continue
+            reply = self.send("read_conversation", {"connection_id": connection}, a)
+            if reply is not None and reply.ok and any(locate.with_marker(reply.result, t) for t in texts):
+                self.connections[connection] = (a, b)
 
     def send(self, operation: str, fields: dict[str, Any], who: str) -> Reply | None:
         """A command of the put-back (a fresh request_key where its branch takes one)."""

@@ -2,7 +2,8 @@
 decide, write, read, replay, cancel, pull and acknowledge in any order, and the site
 must agree with the model after every step: who may write (consent), what each
 participant reads (every stored text once, in order), what a stranger sees (nothing),
-each task's state (open until a later peer message, cancelled only while open), and
+each task's state (open until a later peer message, cancelled only while open; a declined
+invitation's task open or ended by the site: A2A 1.0's REJECTED, then not cancelable), and
 durable receive (work waits until acknowledged, an unacknowledged batch comes again, an
 acknowledged one never does, and every text a peer wrote is announced)."""
 
@@ -29,6 +30,7 @@ from conformance.protocols.plaza.client import (
     CANCELED,
     CAROL,
     COMPLETED,
+    ENDED_BY_SITE,
     SUBMITTED,
     WORKING,
     PlazaClient,
@@ -64,11 +66,20 @@ class Sent:
     params: dict[str, Any]
     cancelled: bool = False
     completed: bool = False
+    ended: str | None = None  # the terminal state the site gave it once its peer declined
+
+    def declined(self) -> bool:
+        """Its peer declined the invitation it carries: the site may end it (ENDED_BY_SITE)."""
+        return self.connection.state == "declined" and not self.cancelled and not self.completed
 
     def expected(self) -> tuple[str, ...]:
         if self.cancelled:
             return CANCELED
-        return (COMPLETED,) if self.completed else OPEN
+        if self.ended is not None:
+            return (self.ended,)  # terminal: it stays
+        if self.completed:
+            return (COMPLETED,)
+        return OPEN + ENDED_BY_SITE if self.declined() else OPEN
 
 
 class PlazaMachine(ProfileMachine):
@@ -190,14 +201,28 @@ class PlazaMachine(ProfileMachine):
         self.ctx.expect(state in sent.expected(),
                         f"the task of {sent.who}'s text #{sent.index + 1} is {state!r}, "
                         f"the model says {' or '.join(sent.expected())}", kind="state_changed")
+        if state in ENDED_BY_SITE:
+            sent.ended = str(state)
 
     @precondition(lambda self: any(not s.cancelled for s in self.sent))
     @rule(data=st.data())
     def cancel(self, data: st.DataObject) -> None:
         sent = pick(data, [s for s in self.sent if not s.cancelled])
         reply = self.c.rpc("CancelTask", {"id": sent.task_id}, sent.who)
-        if sent.completed:
-            expect_refused(self.ctx, reply, "CancelTask of a completed task")
+        if sent.completed or sent.ended is not None:
+            state = "completed" if sent.completed else sent.ended
+            expect_refused(self.ctx, reply, f"CancelTask of a {state} task")
+            return
+        if sent.declined() and not reply.ok:
+            # the site ended the declined invitation's task (a terminal state is not cancelable): it says so
+            task = self.c.task_of(self.c.get_task(sent.task_id, sent.who), "GetTask after a refused cancel")
+            state = dig(task, "status", "state")
+            self.ctx.expect(state in ENDED_BY_SITE,
+                            f"CancelTask of {sent.who}'s declined invitation was refused "
+                            f"({reply.describe()}) while its task is {state!r}: only a task in a terminal "
+                            "state is not cancelable",
+                            kind="state_changed")
+            sent.ended = str(state)
             return
         self.c.task_of(reply, "CancelTask of an open task")
         sent.cancelled = True
@@ -209,7 +234,7 @@ class PlazaMachine(ProfileMachine):
         reply = self.c.command("receive_pull",
                                {"client_key": self.client_key[who], "limit": limit, "wait_seconds": 0}, who)
         data = self.c.data_of(reply, f"receive_pull as {who}")
-        items = items_of(data)
+        items = items_of(self.ctx, data)
         ids = [item_key(i) for i in items]
         again = sorted(map(str, set(ids) & self.acked[who]))
         self.ctx.expect(not again, f"receive_pull as {who} delivers acknowledged work again: {again}",

@@ -24,6 +24,7 @@ from conformance.generation.invalid import InvalidInstance, invalid_strategy
 from conformance.model import Operation
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
 from conformance.protocols.plaza.reference import PlazaReference
+from conformance.protocols.plaza.sending import get_task_as_a_client, message_as_a_client
 from conformance.protocols.plaza.site import INVALID_PARAMETERS, Issue, Principal, SiteError
 from conformance.protocols.plaza.wire import INVALID, detail_type, error_info, walk_values
 from conformance.transport.binding import Reply
@@ -44,18 +45,28 @@ def text_operation(op: Operation) -> Operation:
     return Operation(op.name, schema, None, op.source)
 
 
-def in_connection(connection: Callable[[], str], params: Any, broken_at: str | None = None) -> Any:
-    """A generated text sent where it can be served: in a real connection of alice's
-    (contextId), without a taskId of no task or a push config (refused for what they
-    are), returning at once; what the break (``broken_at``, a pointer) is about stays."""
+def in_connection(spec: dict[str, Any], connection: Callable[[], str], params: Any,
+                  broken_at: str | None = None, own_task: Callable[[], str] | None = None) -> Any:
+    """A generated text sent where it can be served and as a client may send it
+    (sending.py): in a real connection of alice's (contextId), a fresh messageId, without a
+    taskId of no task or a push config (refused for what they are), its referenceTaskIds
+    alice's own task (``own_task``; else none), returning at once; what the break
+    (``broken_at``, a pointer) is about stays."""
     if not isinstance(params, dict) or not isinstance(params.get("message"), dict):
         return params
-    params = copy.deepcopy(params)
-    message = params["message"]
 
     def free(pointer: str) -> bool:
         return broken_at is None or not (broken_at == pointer or broken_at.startswith(pointer + "/")
                                          or pointer.startswith(broken_at + "/"))
+
+    params = message_as_a_client(spec, params, free)
+    message = params["message"]
+    references = message.get("referenceTaskIds")
+    if isinstance(references, list) and free("/message/referenceTaskIds"):
+        if references and own_task is not None:
+            message["referenceTaskIds"] = [own_task()]
+        else:
+            message.pop("referenceTaskIds")
 
     if free("/message/contextId"):
         message["contextId"] = connection()
@@ -96,9 +107,11 @@ def has_reference_task_ids(params: Any) -> bool:
 def check_send_valid(ctx: CheckContext) -> None:
     c = PlazaClient(ctx)  # a reset site: alice's connection with bob is made afresh
     connection = functools.cache(lambda: c.befriend(ALICE, BOB))
+    task = functools.cache(lambda: str(c.say(ALICE, connection(), "a task to refer to")["id"]))
     valid_inputs_accepted(ctx, op=text_operation(ctx.profile.operations["SendMessage"]), call=c.send,
                           rejections=(INVALID,),
-                          prepare=lambda p: in_connection(connection, p), catalogued=False)
+                          prepare=lambda p: in_connection(c.spec, connection, p, own_task=task),
+                          catalogued=False)
 
 
 @requirement(id="PLAZA-SEND-PARAMS-INVALID", level="MUST",
@@ -110,7 +123,7 @@ def check_send_invalid(ctx: CheckContext) -> None:
     connection = functools.cache(lambda: c.befriend(ALICE, BOB))
     def prepare(bad: InvalidInstance) -> Any:
         broken_at = None if bad.instance is bad.base else bad.violation.pointer
-        return in_connection(connection, bad.instance, broken_at)
+        return in_connection(c.spec, connection, bad.instance, broken_at)
 
     invalid_inputs_rejected(ctx, op=text_operation(ctx.profile.operations["SendMessage"]), call=c.send,
                             error=INVALID, prepare=prepare)
@@ -143,7 +156,7 @@ def check_get_task_valid(ctx: CheckContext) -> None:
     task = functools.cache(lambda: str(c.say(ALICE, c.befriend(ALICE, BOB), "a task to read")["id"]))
 
     def own(params: Any) -> Any:
-        return {**params, "id": task()} if isinstance(params, dict) else params
+        return {**get_task_as_a_client(params), "id": task()} if isinstance(params, dict) else params
     valid_inputs_accepted(ctx, op=ctx.profile.operations["GetTask"], call=lambda p: c.rpc("GetTask", p),
                           rejections=(INVALID,), prepare=own, catalogued=False)
 

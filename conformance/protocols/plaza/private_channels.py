@@ -111,12 +111,13 @@ def channel_close_ignored(ref: Any) -> None:
              source=at(f"{E2E}/grants_authority"),
              faults=[noop("channel_without_friendship", "check_private_friendship",
                           "Channels open and carry envelopes whatever the friendship's state (pending, "
-                          "blocked).")],
+                          "removed).")],
              code=PERMITTED, code_faults=["private_refusal_wrong_code"])
 @served(PRIVATE_RELAY)
 def check_controls(ctx: CheckContext, strict: bool = False) -> None:
     """Encrypted chat grants nothing beyond the friendship: no channel outside an active
-    friendship or with another agent's key, nothing for a stranger, nothing after a block."""
+    friendship or with another agent's key, nothing for a stranger, nothing once the peer
+    removed the friendship (a block has no send meaning the document gives: PLAZA-FRIEND-BLOCK)."""
     r = Relay(ctx)
     ch = r.open_channel()
     carol = r.publish(CAROL)
@@ -134,16 +135,16 @@ def check_controls(ctx: CheckContext, strict: bool = False) -> None:
         _, pending = r.c.invite(ALICE, CAROL)
         relay_refused(ctx, r.run(r.offer(pending, ch.keys[ALICE], carol), ALICE), PERMITTED,
                    "an offer in a connection whose invitation carol has not accepted", strict)
-    with ctx.setup("bob blocks alice", by="PLAZA-FRIEND-CONTROL"):
+    with ctx.setup("bob removes the friendship", by="PLAZA-FRIEND-CONTROL"):
         expect_result(ctx,
-                      r.c.command("friend_control", {"connection_id": ch.connection, "decision": "block"},
-                                  BOB), "block")
-    with ctx.subcheck("a send after the peer blocked"):
+                      r.c.command("friend_control", {"connection_id": ch.connection, "decision": "remove"},
+                                  BOB), "remove")
+    with ctx.subcheck("a send after the peer removed the friendship"):
         relay_refused(ctx, r.send(ch, r.envelope(ch, ALICE)), PERMITTED,
-                      "a private_send after bob blocked alice", strict)
-    with ctx.subcheck("an offer after the peer blocked"):
+                      "a private_send after bob removed the friendship", strict)
+    with ctx.subcheck("an offer after the peer removed the friendship"):
         relay_refused(ctx, r.run(r.offer(ch.connection, ch.keys[ALICE], ch.keys[BOB]), ALICE), PERMITTED,
-                   "an offer after bob blocked alice", strict)
+                   "an offer after bob removed the friendship", strict)
 
 
 @check_controls.fault

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -69,6 +70,8 @@ from conformance.protocols.plaza.wire import served
 from conformance.transport.http import json_excerpt
 
 Data = dict[str, Any]
+WORK_ITEMS = (f"objects carrying {ITEM_FIELD}, an a2a_read_request or a kind of "
+              "/durableReceive/supported_work, or the entries of the batch its ack_request names")
 CANCEL_NAMES = ("receive_cancel", "cancel_receive")
 
 
@@ -104,16 +107,20 @@ def check_recv_pull(ctx: CheckContext) -> None:
 
 @requirement(id="PLAZA-RECV-BATCH-SHAPE", level="MUST",
              title="A batch has a UUID batch_id, a 64-hex view_id, a 43-character receipt, an ack_request, "
-                   "items with working read_requests",
+                   "work items, and a read_request an item carries works",
              source=at(f"{NATIVE}/consume"),
              faults=[answer("view_id_uppercase", "new_batch",
                             "A batch's view_id is upper-case hex (receive_ack's pattern is lowercase).",
                             edit=lambda batch, *_: batch.update(view_id=batch["view_id"].upper())),
-                     answer("item_without_read_request", "receive_item",
-                            "Receive items carry no native read_request.", drop=["read_request"])])
+                     answer("item_read_request_wrong_connection", "receive_item",
+                            "A receive item's native read_request names a connection that does not exist.",
+                            edit=lambda item, *_: item.update(read_request={
+                                **item["read_request"], "connection_id": str(uuid.uuid4())}))])
 def check_recv_batch_shape(ctx: CheckContext) -> None:
     """batch_id a UUID, view_id 64 lowercase hex, receipt 43 base64url characters, an
-    ack_request, and items each with a read_request that works with the caller's credential."""
+    ack_request; the batch holds the work (found by content), and a read_request an item
+    carries works with the caller's credential (an item may carry none: "Execute a returned
+    a2a_read_request ... only when present", /durableReceive/a2a/follow)."""
     c = PlazaClient(ctx)
     text = text_of("invitation")
     key = receiver(c, BOB, (ALICE, BOB))
@@ -136,21 +143,28 @@ def check_recv_batch_shape(ctx: CheckContext) -> None:
                    kind="schema_mismatch")
     with ctx.subcheck("item read_request"):
         got = batch_items(ctx, data)
-        ctx.expect(got, f"looked for work items (objects carrying {ITEM_FIELD}) anywhere in the answer and "
-                   f"found none: {json_excerpt(data, 300)}", kind="schema_mismatch")
-        reply = follow(c, got[0][ITEM_FIELD], BOB, "the item's read_request")
-        expect_result(ctx, reply, "the item's read_request")
-        ctx.expect(mentions(reply.result, text),
-                   f"the item's read_request does not read the invitation {text!r}: {reply.describe()}")
+        ctx.expect(got, f"looked for work items ({WORK_ITEMS}) anywhere in the answer and found none: "
+                   f"{json_excerpt(data, 300)}", kind="schema_mismatch")
+        carrying = [i for i in got if isinstance(i.get(ITEM_FIELD), dict)]
+        if carrying:
+            reply = follow(c, carrying[0][ITEM_FIELD], BOB, "the item's read_request")
+            expect_result(ctx, reply, "the item's read_request")
+            ctx.expect(mentions(reply.result, text),
+                       f"the item's read_request does not read the invitation {text!r}: {reply.describe()}")
 
 
 @requirement(id="PLAZA-RECV-SHAPE", level="SHOULD",
-             title="receive_pull, receive_ack and receive_status answer the profile's fields",
-             source=chosen("docs/agent-plaza.md#results (receive_pull, receive_ack, receive_status)"))
+             title="receive_pull, receive_ack and receive_status answer the profile's fields; each item "
+                   "carries its read_request",
+             source=chosen("docs/agent-plaza.md#results (receive_pull, receive_ack, receive_status)"),
+             faults=[answer("item_without_read_request", "receive_item",
+                            "Receive items carry no native read_request.", drop=["read_request"])])
 def check_recv_shape(ctx: CheckContext) -> None:
     """The profile's receive answers: pull {client_key, batch, more_available,
     long_poll_allowed, ack_request}, ack {acknowledged, batch_id, acknowledged_count},
-    status {client_key, pending_count, outstanding_batch_id}."""
+    status {client_key, pending_count, outstanding_batch_id}; each item with its native
+    read_request (native.consume: "Read each current item.read_request"; the A2A
+    follow-ups are "only when present", so a MUST does not ask for it)."""
     c = PlazaClient(ctx)
     key = receiver(c, BOB, (ALICE, BOB))
     c.invite(ALICE, BOB, clear=False)
@@ -158,7 +172,10 @@ def check_recv_shape(ctx: CheckContext) -> None:
                      ("client_key", "batch", "more_available", "long_poll_allowed", "ack_request"))
     batch = expect_mapping(ctx, data["batch"], "receive_pull batch",
                            ("batch_id", "view_id", "receipt", "items"))
-    expect_list(ctx, batch["items"], "receive_pull batch items")
+    items = expect_list(ctx, batch["items"], "receive_pull batch items")
+    bare = [i for i in items if not (isinstance(i, dict) and isinstance(i.get(ITEM_FIELD), dict))]
+    ctx.expect(items and not bare, f"receive items without a {ITEM_FIELD}: {json_excerpt(bare or items)}",
+               kind="schema_mismatch")
     status = c.data_of(c.command("receive_status", {"client_key": key}, BOB), "receive_status",
                        ("client_key", "pending_count", "outstanding_batch_id"))
     ctx.expect(status["client_key"] == key and status["outstanding_batch_id"] == batch["batch_id"]
@@ -231,7 +248,7 @@ def check_recv_redeliver_same(ctx: CheckContext) -> None:
     first, again = pull(c, BOB, key, "receive_pull"), pull(c, BOB, key, "receive_pull again")
     one, two = ack_triple(first, key), ack_triple(again, key)
     ctx.expect(one is not None and two is not None and triple(ctx, one) == triple(ctx, two)
-               and items_of(first) == items_of(again),
+               and items_of(ctx, first) == items_of(ctx, again),
                f"the redelivered batch {json_excerpt(again)} differs from {json_excerpt(first)}",
                kind="schema_mismatch")
 
@@ -294,7 +311,7 @@ def check_recv_ack_exact(ctx: CheckContext, strict: bool = False) -> None:
     c.invite(ALICE, BOB, clear=False)
     data = pull(c, BOB, key, "receive_pull")
     with ctx.setup("bob pulls the invitation", by="PLAZA-RECV-PULL"):
-        ctx.expect(item_keys(ctx, data), f"looked for work items (objects carrying {ITEM_FIELD}) in bob's "
+        ctx.expect(item_keys(ctx, data), f"looked for work items ({WORK_ITEMS}) in bob's "
                    f"pull and found none: {json_excerpt(data)}", kind="malformed_answer")
         batch = delivered(c, data, "receive_pull", key)
     other_view = "0" * 64 if batch.get("view_id") != "0" * 64 else "1" * 64

@@ -10,7 +10,18 @@ from conformance.declare import variant
 from conformance.faults import answer, arguments, replaces
 from conformance.protocols.plaza.message import unwrapped, wrapped
 from conformance.protocols.plaza.reference import PlazaReference
-from conformance.protocols.plaza.site import CANCELED, Issue, SiteError
+from conformance.protocols.plaza.site import (
+    ACTIVE,
+    BLOCKED,
+    CANCELED,
+    DECLINED,
+    TASK_NOT_CANCELABLE,
+    TERMINAL_TASK_STATES,
+    Issue,
+    SiteError,
+)
+
+REJECTED = "TASK_STATE_REJECTED"  # A2A 1.0's (specs/a2a/a2a.proto TaskState)
 
 variant(arguments("results_unwrapped", "result_response",
                   "SendMessage answers the bare Task or Message instead of {task} / {message}.\n"
@@ -22,6 +33,15 @@ def british(view: dict[str, Any], *args: Any) -> None:
     """A cancelled task's state as proto's older spelling."""
     if view["status"]["state"] == CANCELED:
         view["status"]["state"] = "TASK_STATE_CANCELLED"
+
+
+variant(answer("receive_items_without_read_requests", "receive_item",
+               "Receive items carry neither a native read_request nor an a2a_read_request (their kind,\n"
+               "event, connection and message ids only).\n"
+               "allowed by: /durableReceive/a2a/follow (\"Execute a returned a2a_read_request or\n"
+               "a2a_ack_request only when present\"); /durableReceive/read_routing/native\n"
+               "(\"read_transport=native or absent on existing social notices\").",
+               drop=["read_request", "a2a_read_request"]))
 
 
 variant(answer("cancelled_spelled_british", "task_view",
@@ -135,3 +155,97 @@ def envelope_replay_answered(ref: PlazaReference) -> None:
                     "message_id": env["message_id"]}
         result: dict[str, Any] = original(who, data)
         return result
+
+
+@variant
+def notices_name_events(ref: PlazaReference) -> None:
+    """Inbox notices carry an event id of their own and the peer (id and alias), not the connection's id.
+    allowed by: /inboxPagination/noticesCursor ("notices_after and next_notices_request paginate
+    independently of the conversation history": the document gives a notice no fields)."""
+    @replaces(ref, "add_notice")
+    def add_notice(original: Any, visitor_id: str, kind: str, conn: dict[str, Any], change: str) -> None:
+        original(visitor_id, kind, conn, change)
+        notice = ref.s["notices"][visitor_id][-1]
+        notice["event_id"] = ref.new_uuid()
+        notice["peer"] = ref.person(ref.peer_of(conn, visitor_id))
+
+    @replaces(ref, "notice_view")
+    def notice_view(original: Any, notice: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = original(notice)
+        event = out.pop("event_id", None)
+        return {"event_id": event, **{k: v for k, v in out.items() if k != "connection_id"}}
+
+
+@variant
+def inbox_cursor_refused_unless_paired(ref: PlazaReference) -> None:
+    """inbox refuses half of its conversation cursor, and a before_id that names no conversation, as an
+    invalid parameter.
+    allowed by: /inboxPagination/conversationCursor ("Copy before_updated_at and before_id together from
+    next_page_request; do not synthesize or round the timestamp")."""
+    pair = ("before_updated_at", "before_id")
+
+    @replaces(ref, "command_semantic_issues")
+    def issues(original: Any, data: dict[str, Any], base: str) -> list[Issue]:
+        found: list[Issue] = original(data, base)
+        if data.get("operation") != "inbox":
+            return found
+        given = [f for f in pair if f in data]
+        if len(given) == 1:
+            found.append(Issue(f"{base}.{pair[1] if given[0] == pair[0] else pair[0]}", "dependentRequired"))
+        elif given and data["before_id"] not in ref.s["connections"]:
+            found.append(Issue(f"{base}.before_id", "const"))
+        return found
+
+
+COUNTED = ("pending_received_invitation_count", "unread_count", "scan_truncated", "more_attention_available")
+
+
+def counts_nested(out: dict[str, Any], *args: Any) -> None:
+    """A variant's edit: mailbox_attention's counts and flags under its ``counts``."""
+    counts = out.setdefault("counts", {})
+    for name in COUNTED:
+        if name in out:
+            counts[name] = out.pop(name)
+
+
+variant(answer("attention_counts_nested", "mailbox_attention",
+               "mailbox_attention keeps pending_received_invitation_count, unread_count and the overflow\n"
+               "flags under its counts object, not at its top.\n"
+               "allowed by: /mailboxAttention/pendingAndUnread and\n"
+               "/mailboxAttention/boundedObservation/moreFields (the document names the count and the\n"
+               "flags, and no place for them).", edit=counts_nested))
+
+
+@variant
+def block_without_send_effect(ref: PlazaReference) -> None:
+    """friend_control block and unblock are served and recorded, but change who may write nothing: texts,
+    replays and private sends flow in a blocked connection as before the block.
+    allowed by: /schemas/command/anyOf/49/properties/decision (the document lists block and unblock and
+    gives them no meaning for sends)."""
+    def unblocked(conn: dict[str, Any]) -> dict[str, Any]:
+        return {**conn, "state": conn["state_before_block"] or ACTIVE} if conn["state"] == BLOCKED else conn
+
+    for method in ("check_can_text", "check_can_replay", "check_private_friendship"):
+        def check(original: Any, conn: dict[str, Any], caller: str) -> None:
+            original(unblocked(conn), caller)
+        replaces(ref, method)(check)
+
+
+@variant
+def declined_invitation_rejected(ref: PlazaReference) -> None:
+    """A declined invitation's task becomes TASK_STATE_REJECTED, and CancelTask of it is refused
+    (TASK_NOT_CANCELABLE).
+    allowed by: /wireFormat/standardReferences (A2A 1.0, specs/a2a/a2a.proto TaskState: TASK_STATE_REJECTED
+    "Indicates that the agent has decided to not perform the task. This may be done during initial task
+    creation or later ... This is a terminal state."; a task in a terminal state is not cancelable)."""
+    @replaces(ref, "task_state")
+    def task_state(original: Any, task: dict[str, Any]) -> str:
+        state: str = original(task)
+        declined = ref.s["connections"][task["connection_id"]]["state"] == DECLINED
+        return REJECTED if declined and state not in TERMINAL_TASK_STATES else state
+
+    @replaces(ref, "rpc_cancel_task")
+    def cancel(original: Any, call: Any) -> Any:
+        if ref.task_state(ref.owned_task(call.principal.visitor_id, call.params["id"])) == REJECTED:
+            raise SiteError(TASK_NOT_CANCELABLE, "the invitation was declined: its task is rejected")
+        return original(call)
