@@ -11,6 +11,7 @@ from typing import Any
 
 from conformance.check import CheckContext
 from conformance.documents.schemas import resolve_pointer
+from conformance.locate import walk
 from conformance.protocols.bindu.answers import expect_task, state_of
 from conformance.protocols.bindu.machine import agent_moves
 from conformance.transport.binding import DEFAULT, Reply, dig
@@ -88,6 +89,21 @@ class BinduClient:
                             f"agent card: HTTP {reply.status}")
             self._card = card
         return self._card
+
+    def agent_did(self) -> str:
+        """The agent's DID: the card's ``did`` (the spec's AgentCard member), or, where the
+        card holds it elsewhere (Bindu 2026.36.7 names it as the URI of a capabilities
+        extension), the first ``did:`` string the card holds. A card with none blocks the
+        row: the missing member is BINDU-REST-OPENAPI's finding (the card's schema)."""
+        card = self.card()
+        named = card.get("did")
+        if isinstance(named, str) and named:
+            return named
+        with self.ctx.setup("find the agent's DID in its card", by="BINDU-REST-OPENAPI"):
+            found = [f.value for f in walk(card) if isinstance(f.value, str) and f.value.startswith("did:")]
+            self.ctx.expect(found, f"the agent card has no did, nor any did: string: {json_excerpt(card)}",
+                            kind="malformed_answer")
+        return str(found[0])
 
     def output_modes(self) -> list[str]:
         modes = self.card().get("defaultOutputModes")
