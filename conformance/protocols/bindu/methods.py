@@ -112,10 +112,13 @@ def each_method(profile: Profile) -> list[Each]:
 
 
 def fresh_caller_ids(params: Any) -> Any:
-    """Generated params are made safe to send repeatedly: fresh caller-chosen ids."""
+    """Generated params are made safe to send repeatedly: fresh caller-chosen ids. The
+    message_id is the client's own too ("have your client generate a stable `messageId`"
+    to find a message again): a generator that draws the same uuid for two messages would
+    send one id for two messages, which no client following the spec does."""
     msg = params.get("message") if isinstance(params, dict) else None
     if isinstance(msg, dict):
-        for key in ("taskId", "contextId"):
+        for key in ("taskId", "contextId", "message_id"):
             if key in msg:
                 msg[key] = fresh_id()
     return params
