@@ -47,8 +47,8 @@ class BinduClient:
 
     # -- putting back what the run made ----------------------------------------------
     def _remember_contexts(self, method: str, params: Any, reply: Reply, caller: Any) -> None:
-        """Each context a message/send of this check made (a new one, or the fresh id the
-        kit sent) is cleared when the requirement ends (contexts/clear purges its finished
+        """Each context a message/send or message/stream of this check made (a new one, or
+        the fresh id the kit sent) is cleared when the requirement ends (contexts/clear purges its finished
         tasks): a target keeps what it is sent, and tasks/list answers every task the
         caller has, so a campaign that left its tasks behind would read a list that grows
         with every round (past the size bound of an answer, in the end). A contexts/clear
@@ -57,7 +57,10 @@ class BinduClient:
             if reply.ok:  # (a refused one, a context still in use, stays to clear at the end)
                 self.made.pop(str(params.get("contextId")), None)
             return
-        context = dig(reply.result, "context_id") if method == "message/send" and reply.ok else None
+        # a stream's first event names its task's context as a send's result does (a Task
+        # snapshot, or a status-update delta: both carry context_id)
+        started = method in ("message/send", "message/stream") and reply.ok
+        context = dig(reply.result, "context_id") if started else None
         sent = dig(params, "message", "contextId")
         if not isinstance(context, str) or context in self.made or sent not in (None, context):
             return  # not a context this message made (the agent put it in another one)
