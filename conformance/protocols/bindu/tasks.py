@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from conformance.check import CheckContext, Untested
-from conformance.checks.expect import expect_catalogued, expect_error, expect_list, expect_result, not_found
+from conformance.checks.expect import expect_catalogued, expect_error, expect_result, not_found
 from conformance.declare import at, fault, requirement
 from conformance.faults import noop, replaces, returns
 from conformance.protocols.bindu.answers import expect_done, history_of, state_of, task_result, tasks_listed
@@ -60,10 +60,10 @@ def _grow_history(c: BinduClient) -> dict[str, Any]:
 def check_history_length(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
     task = _grow_history(c)
-    full = expect_list(ctx, expect_result(ctx, c.get(task["id"]), "tasks/get", ["history"])["history"],
-                       "history")
-    ctx.expect(len(full) >= 2,
-               f"a task after a message and its answer shows only {len(full)} history entries")
+    full = history_of(ctx, task_result(ctx, c.get(task["id"]), "tasks/get"), "tasks/get")
+    if len(full) < 2:  # the Task's history is optional: a server that shows less has nothing to cap
+        raise Untested(f"tasks/get shows {len(full)} history entries of a task after a message and its "
+                       "answer (the spec's Task.history is optional): no history to cap", "other")
     for cap in (0, 1, 2):
         got = task_result(ctx, c.get(task["id"], history_length=cap), f"tasks/get historyLength={cap}")
         hist = history_of(ctx, got, f"tasks/get historyLength={cap}")
