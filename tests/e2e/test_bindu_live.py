@@ -203,3 +203,17 @@ def test_a_second_live_run_against_one_server_sees_the_same_and_leaves_the_opera
         sorted((t["id"], t["status"]["state"]) for t in held)
     contexts = _rpc(server.url, token, "contexts/list", {})
     assert sorted(c["context_id"] for c in contexts) == sorted(t["context_id"] for t in held)
+
+
+def test_a_context_the_target_chose_is_cleared_only_while_it_holds_only_the_runs_tasks():
+    """A target that puts a message sent without a contextId into the caller's oldest
+    context (the operator's, holding its tasks) has BINDU-SEND-CREATES-TASK fail, and the
+    run does not purge that context when it puts back what it made: it clears a context
+    it did not name only while contexts/list shows none but its own tasks there."""
+    rows = ["BINDU-SEND-CREATES-TASK", "BINDU-PARAMS-VALID-MESSAGE-SEND", "BINDU-PARAMS-VALID-MESSAGE-STREAM"]
+    live = run_without_control(PROFILE, only=rows, faults=("send_joins_oldest_context",), held=True)
+    assert live.problems == [], live.problems
+    verdicts = {r.id: v.status for r, v in live.verdicts}
+    assert verdicts["BINDU-SEND-CREATES-TASK"] == "failed"
+    clean = run_without_control(PROFILE, only=rows, held=True)
+    assert clean.problems == [] and clean.after["full"]["kept"] == clean.before["full"]["kept"]

@@ -709,6 +709,7 @@ PROBES: dict[str, Probe] = {
     "stream_events_without_id": lambda a: _stream(a)[0]["id"],
     "stream_events_of_another_task": lambda a: _stream(a)[0]["result"]["id"],
     "send_without_ids_refused": lambda a: _code(a.send()),
+    "send_joins_oldest_context": lambda a: len({a.task()["context_id"] for _ in range(2)}),
     "card_did_in_extension": lambda a: "did" in a.http.get("/.well-known/agent.json").json(),
     "skill_not_found_enveloped": lambda a: sorted(a.http.get("/agent/skills/nope").json()),
     "success_as_message": lambda a: a.rpc("tasks/feedback",

@@ -219,7 +219,8 @@ def check_valid_params(ctx: CheckContext, method: str) -> None:
         ctx.control("reset")
     world = InWorld.made(c, method)
     valid_inputs_accepted(ctx, ctx.profile.operations[method], lambda p: c.call(method, p), REJECTIONS,
-                          fresh_caller_ids, extra_property="x_conformance_extra", answer_check=answer_check,
+                          lambda p: c.generating(fresh_caller_ids(p)), extra_property="x_conformance_extra",
+                          answer_check=answer_check,
                           in_world=world)
 
 

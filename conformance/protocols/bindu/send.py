@@ -26,7 +26,7 @@ from conformance.protocols.bindu.answers import (
 )
 from conformance.protocols.bindu.client import BinduClient, fresh_id
 from conformance.protocols.bindu.machine import terminal_states
-from conformance.protocols.bindu.reference import BinduReference, Caller, RpcError
+from conformance.protocols.bindu.reference import BinduReference, Caller, Context, RpcError
 from conformance.transport.binding import dig
 from conformance.transport.http import json_excerpt
 
@@ -52,9 +52,15 @@ def check_send_creates_task(ctx: CheckContext) -> None:
     ids = message_ids(history_of(ctx, task, "message/send"))
     ctx.expect(msg["message_id"] in ids,
                f"the sent message is not in the task's history: {json_excerpt(task.get('history'))}")
+    had = {x["context_id"] for x in contexts_listed(ctx, c.list_contexts(), "contexts/list")}
     fresh = task_result(ctx, c.send(task_id=None, context_id=None), "message/send without ids")
     ctx.expect(fresh["id"] and fresh.get("context_id"),
                f"a task without caller ids must get a server id and context_id: {json_excerpt(fresh)}")
+    # "New contexts are created automatically when omitted": not one the caller already had
+    ctx.expect(fresh.get("context_id") not in had,
+               f"a message without a contextId was put in the caller's existing context "
+               f"{fresh.get('context_id')} (the spec: new contexts are created automatically when omitted): "
+               f"{json_excerpt(fresh)}", kind="state_changed")
     got = task_result(ctx, c.get(task["id"]), "tasks/get of the new task")
     ctx.expect(got["id"] == task["id"], f"tasks/get returned another task: {json_excerpt(got)}")
 
@@ -77,6 +83,16 @@ def send_without_ids_refused(ref: BinduReference) -> None:
             if not (message.get("taskId") and message.get("contextId")):
                 raise RpcError("Parse error", "Failed to parse JSON payload")
             return original(params, caller)
+
+
+@check_send_creates_task.fault
+def send_joins_oldest_context(ref: BinduReference) -> None:
+    """A message without a contextId is put in the caller's oldest context, not a new one."""
+    @replaces(ref, "context_for")
+    def context_for(original: Any, caller: Caller, context_id: str | None) -> Context | None:
+        if context_id is None:
+            return next((c for c in ref.contexts.values() if ref.owns(caller, c.owner)), None)
+        return original(caller, context_id)
 
 
 @check_send_creates_task.fault
