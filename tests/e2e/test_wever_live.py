@@ -234,4 +234,5 @@ def test_a_second_live_run_of_the_day_finds_less_room_and_says_so_never_a_findin
             assert row.get("reason") in ("quota", "harm", "other"), (rid, row)
         else:
             assert row["status"] == "blocked" and "registrations_per_source" in row["message"], (rid, row)
+            assert "WEVER-SEND-OFFERED" not in row["message"], (rid, row)  # a registration is no send
     assert {label: _mailbox(server.url, token) for label, token in tokens.items()} == before
