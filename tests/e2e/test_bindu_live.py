@@ -32,9 +32,9 @@ def test_a_live_run_leaves_every_caller_as_it_found_it_and_reaches_every_row_a_c
     assert live.problems == [] and live.run.not_put_back == []
     assert [(r.id, v.message[:200]) for r, v in live.verdicts if v.status in ("failed", "blocked")] == []
     assert live.count("untested") == live.count("untested", reason="control") == len(NEEDS_CONTROL)
-    assert live.testable == live.reached == len(live.verdicts) - len(NEEDS_CONTROL)  # 100% of 81
+    assert live.testable == live.reached == len(live.verdicts) - len(NEEDS_CONTROL)  # 100% of 82
     assert live.reached >= 0.9 * live.testable, live.figures()
-    assert "81 of 81 client-testable requirements reached a verdict (100%)" in live.figures()
+    assert "82 of 82 client-testable requirements reached a verdict (100%)" in live.figures()
 
 
 def test_what_needs_control_says_which_control(live):
@@ -58,8 +58,8 @@ def test_the_holdings_are_the_callers_tokens_and_what_they_own(live):
     assert len(full["kept"]["tasks"]) == 2 and len(full["kept"]["contexts"]) == 2
     assert (sorted(v for k, v in full["same"].items() if k.startswith("state of task"))
             == ["completed", "working"])
-    # the run's own tasks came beside them
-    assert live.after["full"]["kept"]["tasks"] != full["kept"]["tasks"]
+    # the run cleared every context its messages and streams made: nothing of its own is left beside them
+    assert live.after["full"]["kept"] == full["kept"]
 
 
 def test_the_holdings_see_a_canceled_task_an_erased_context_and_a_revoked_token():
@@ -153,3 +153,67 @@ def test_a_cancel_row_with_nothing_to_cancel_needs_control_rather_than_blocking(
     verdict = live.verdicts[0][1]
     assert (verdict.status, verdict.reason) == ("untested", "control"), verdict.message
     assert "finished the task it was sent at once" in verdict.message
+
+
+def _summary(report) -> dict:
+    import json
+
+    return json.loads((report / "summary.json").read_text(encoding="utf-8"))
+
+
+def _rpc(url: str, token: str, method: str, params: dict) -> dict:
+    import uuid
+
+    import httpx
+
+    body = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
+    answer = httpx.post(url, json=body, headers={"Authorization": f"Bearer {token}"}, timeout=10).json()
+    assert "result" in answer, answer
+    return answer["result"]
+
+
+def test_a_second_live_run_against_one_server_sees_the_same_and_leaves_the_operators_tasks(serve, tmp_path):
+    """Two runs without control against one served reference: the same verdict for every
+    requirement, nothing put back left undone, and the tasks the operator's caller held
+    before (made here over the protocol) still there as they were, the only ones it holds
+    after (a run clears the contexts its messages and streams made, and nothing else)."""
+    import yaml
+
+    from tests.conftest import conformance
+
+    server = serve("bindu")
+    token = yaml.safe_load(server.config.read_text())["credentials"]["full"]
+    message = {"role": "user", "kind": "message", "parts": [{"kind": "text", "text": "the operator's own"}]}
+    import uuid
+
+    held = [_rpc(server.url, token, "message/send", {"message": {**message, "message_id": str(uuid.uuid4())}})
+            for _ in range(2)]
+    runs = []
+    for name in ("first", "second"):
+        report = tmp_path / name
+        result = conformance("run", "bindu", "--config", str(server.config), "--gate", "live",
+                             "--report", str(report))
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+        runs.append(_summary(report))
+    first, second = ({r["id"]: r["status"] for r in s["requirements"]} for s in runs)
+    assert first == second
+    assert all(s["not_put_back"] == [] for s in runs)
+    tasks = _rpc(server.url, token, "tasks/list", {})
+    assert sorted((t["id"], t["status"]["state"]) for t in tasks) == \
+        sorted((t["id"], t["status"]["state"]) for t in held)
+    contexts = _rpc(server.url, token, "contexts/list", {})
+    assert sorted(c["context_id"] for c in contexts) == sorted(t["context_id"] for t in held)
+
+
+def test_a_context_the_target_chose_is_cleared_only_while_it_holds_only_the_runs_tasks():
+    """A target that puts a message sent without a contextId into the caller's oldest
+    context (the operator's, holding its tasks) has BINDU-SEND-CREATES-TASK fail, and the
+    run does not purge that context when it puts back what it made: it clears a context
+    it did not name only while contexts/list shows none but its own tasks there."""
+    rows = ["BINDU-SEND-CREATES-TASK", "BINDU-PARAMS-VALID-MESSAGE-SEND", "BINDU-PARAMS-VALID-MESSAGE-STREAM"]
+    live = run_without_control(PROFILE, only=rows, faults=("send_joins_oldest_context",), held=True)
+    assert live.problems == [], live.problems
+    verdicts = {r.id: v.status for r, v in live.verdicts}
+    assert verdicts["BINDU-SEND-CREATES-TASK"] == "failed"
+    clean = run_without_control(PROFILE, only=rows, held=True)
+    assert clean.problems == [] and clean.after["full"]["kept"] == clean.before["full"]["kept"]

@@ -46,6 +46,9 @@ PROBES = {
     "clear_keeps_empty_context": _clear_listing,
     "stream_status_deltas": lambda a: [e["result"].get("kind") for e in _stream(a)],
     "send_answers_submitted": lambda a: a.send().json()["result"]["status"]["state"],
+    "contexts_list_task_ids": lambda a: (a.task(), sorted(a.rpc("contexts/list", {}).json()["result"][0]))[1],
+    "notifications_unanswered": lambda a: a.post(b'{"jsonrpc": "2.0", "method": "tasks/list", "params": {}}')
+    .status_code,
 }
 
 

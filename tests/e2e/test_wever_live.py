@@ -185,3 +185,54 @@ def test_the_order_registers_first_and_closes_last():
     ids = [r.id for r in load_profile(NAME).requirements]
     wever = [rid for rid in ids if rid.startswith("WEVER-")]
     assert ids[:len(FIRST)] == list(FIRST) and wever[-len(LAST):] == list(LAST)
+
+
+def _mailbox(url: str, token: str) -> dict[str, Any]:
+    import httpx
+
+    reply = httpx.post(f"{url}/v1/actions/get_mailbox", json={}, headers={"Authorization": f"Bearer {token}"},
+                       timeout=10)
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    return {k: v for k, v in body.items() if "expire" not in k}  # what a run must leave as it was
+
+
+def test_a_second_live_run_of_the_day_finds_less_room_and_says_so_never_a_finding(serve, tmp_path):
+    """Two runs without control against one served relay, the same UTC day. The manifest
+    lets a source register 5 mailboxes a day and a full run registers all 5 (its closing,
+    per-day limit and registration rows need mailboxes of its own), so the second run has
+    none of its own: its rows that need one, or more of a configured mailbox's day than
+    the half a run may spend, are untested (quota, harm, or a connection request an earlier
+    run left, which is not taken for the run's own) or blocked naming the registrations
+    quota. Nothing fails, nothing crashes (WEVER-LIFECYCLE raised FlakyStrategyDefinition
+    there), every verdict the second run reaches is the first run's, and the configured
+    mailboxes are as they were."""
+    import json
+
+    import yaml
+
+    from tests.conftest import conformance
+
+    server = serve("wever-connect")
+    tokens = {label: cred["token"]
+              for label, cred in yaml.safe_load(server.config.read_text())["credentials"].items()}
+    before = {label: _mailbox(server.url, token) for label, token in tokens.items()}
+    runs = []
+    for name in ("first", "second"):
+        report = tmp_path / name
+        result = conformance("run", NAME, "--config", str(server.config), "--gate", "live",
+                             "--report", str(report))
+        assert result.returncode in (0, 5), result.stdout[-2000:] + result.stderr[-2000:]
+        runs.append({r["id"]: r for r in json.loads((report / "summary.json").read_text())["requirements"]})
+    first, second = runs
+    assert [i for i, r in first.items() if r["status"] in ("failed", "blocked")] == []
+    assert [i for i, r in second.items() if r["status"] == "failed"] == []
+    for rid, row in second.items():
+        if row["status"] == first[rid]["status"]:
+            continue
+        if row["status"] == "untested":
+            assert row.get("reason") in ("quota", "harm", "other"), (rid, row)
+        else:
+            assert row["status"] == "blocked" and "registrations_per_source" in row["message"], (rid, row)
+            assert "WEVER-SEND-OFFERED" not in row["message"], (rid, row)  # a registration is no send
+    assert {label: _mailbox(server.url, token) for label, token in tokens.items()} == before

@@ -708,6 +708,15 @@ PROBES: dict[str, Probe] = {
     "metrics_missing_series": lambda a: "agent_llm_tokens_total" in a.http.get("/metrics").text,
     "stream_events_without_id": lambda a: _stream(a)[0]["id"],
     "stream_events_of_another_task": lambda a: _stream(a)[0]["result"]["id"],
+    "send_without_ids_refused": lambda a: _code(a.send()),
+    "send_joins_oldest_context": lambda a: len({a.task()["context_id"] for _ in range(2)}),
+    "card_did_in_extension": lambda a: "did" in a.http.get("/.well-known/agent.json").json(),
+    "skill_not_found_enveloped": lambda a: sorted(a.http.get("/agent/skills/nope").json()),
+    "success_as_message": lambda a: a.rpc("tasks/feedback",
+                                          {"taskId": a.task()["id"], "feedback": "ok"}).json()["result"],
+    "feedback_refused_as_failure": lambda a: a.rpc(
+        "tasks/feedback", {"taskId": a.task()["id"], "feedback": "ok"}).json()["result"],
+    "notification_answered": lambda a: sorted(a.post(b'{"jsonrpc": "2.0", "method": "tasks/list"}').json()),
     "blocking_ignored": lambda a: (a.control("next_outcome", state="working"),
                                    a.send(configuration={**ANY_MODE, "blocking": True})
                                    .json()["result"]["status"]["state"])[1],

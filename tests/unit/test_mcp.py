@@ -237,3 +237,43 @@ def test_every_mcp_row_cites_its_revisions_page_and_canon_gets_no_stateless_rows
     levels = {r.id: r.level for r in CANON.requirements}
     assert levels["MCP-INPUT-SCHEMA"] == levels["MCP-STRUCTURED"] == "SHOULD"  # the profile's choices
     assert levels["MCP-VERSION-HEADER"] == "MUST"
+
+
+def _mcp_verdict(profile: Any, rid: str, binding: str, faults: tuple[str, ...] = (), **settings: Any) -> Any:
+    run = open_run(profile, "reference", faults=faults, budget="quick", binding=binding, shrink=False)
+    try:
+        for name, value in settings.items():
+            setattr(run.reference, name, value)
+        return execute(profile.requirement(rid), run)
+    finally:
+        run.http.close()
+
+
+@pytest.mark.parametrize(("profile", "binding", "prefix"),
+                         [(CANON, "mcp", "MCP"), (WEVER, "mcp", "MCP"),
+                          (WEVER, "mcp-stateless", "MCP-STATELESS")])
+def test_a_notification_gets_no_response_in_every_revision(profile, binding, prefix):
+    """Every MCP binding (handshake and stateless revisions) gets the row, citing its own
+    transport page; 202 with no body and a refusal with an error that has no id both pass,
+    an answer does not."""
+    rid = f"{prefix}-NOTIFICATION-NO-RESPONSE"
+    row = profile.requirement(rid)
+    assert row.level == "MUST" and "transports" in row.source.file and row.source.pointer.startswith("line ")
+    assert _mcp_verdict(profile, rid, binding).status == "passed"
+    assert _mcp_verdict(profile, rid, binding, mcp_refuse_notifications=True).status == "passed"
+    for fault in ("mcp_notification_answered", "mcp_notification_error_200"):
+        assert _mcp_verdict(profile, rid, binding, (fault,)).status == "failed", fault
+
+
+@pytest.mark.parametrize(("profile", "binding", "prefix"),
+                         [(CANON, "mcp", "MCP"), (WEVER, "mcp-stateless", "MCP-STATELESS")])
+def test_a_batch_is_refused_or_answered_as_json_rpc_answers_one(profile, binding, prefix):
+    """The revisions removed batching and say nothing of a server's answer: a SHOULD of the
+    profile that accepts the strict server's refusal and JSON-RPC 2.0's array alike."""
+    rid = f"{prefix}-BATCH"
+    row = profile.requirement(rid)
+    assert row.level == "SHOULD" and row.source.is_profile and "batching" in str(row.source)
+    assert _mcp_verdict(profile, rid, binding).status == "passed"  # HTTP 400, -32600 without id
+    assert _mcp_verdict(profile, rid, binding, mcp_batches=True).status == "passed"  # an array of answers
+    for fault in ("mcp_batch_crashes", "mcp_batch_first_only"):
+        assert _mcp_verdict(profile, rid, binding, (fault,)).status == "failed", fault

@@ -10,6 +10,7 @@ from typing import Any
 
 from conformance.check import CheckContext
 from conformance.checks.expect import expect_list, expect_mapping, expect_result
+from conformance.locate import walk
 from conformance.transport.binding import Reply, dig
 from conformance.transport.http import json_excerpt
 
@@ -63,6 +64,22 @@ def contexts_listed(ctx: CheckContext, reply: Reply, what: str) -> list[dict[str
 
 
 def task_ids_of(context: dict[str, Any]) -> list[str]:
-    """The task ids a Context lists (its ``tasks``: uuid strings; anything else is ignored)."""
-    tasks = context.get("tasks")
-    return [t for t in tasks if isinstance(t, str)] if isinstance(tasks, list) else []
+    """The strings a Context entry holds besides its own context_id, wherever they sit:
+    checks ask whether a task id they know is among them. The spec's Context names
+    ``tasks`` ("IDs of every task in this context") but makes it optional and allows other
+    members, so a server that lists them as ``task_ids`` (Bindu 2026.36.7 does) lists them
+    too; the members' names are BINDU-RESULT-CONTEXTS-LIST's subject, not every row's."""
+    own = context.get("context_id")
+    return [f.value for f in walk(context) if isinstance(f.value, str) and f.value != own]
+
+
+def expect_done(ctx: CheckContext, reply: Reply, what: str) -> Any:
+    """A success of tasks/feedback or contexts/clear that does not say it failed: the
+    spec's result is ``{success: boolean}``, so ``success: false`` is a refusal; whether
+    the result has that shape at all is BINDU-RESULT-TASKS-FEEDBACK's and
+    BINDU-RESULT-CONTEXTS-CLEAR's subject (Bindu 2026.36.7 answers ``{message, task_id}``),
+    so the rows about what the call does judge what it did, not the members it answered."""
+    result = expect_result(ctx, reply, what)
+    ctx.expect(dig(result, "success") is not False, f"{what} answered {json_excerpt(result)}: success false",
+               kind="rejected_valid")
+    return result

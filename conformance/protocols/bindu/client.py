@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import time
 import uuid
+from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.check import CheckContext
 from conformance.documents.schemas import resolve_pointer
+from conformance.locate import walk
 from conformance.protocols.bindu.answers import expect_task, state_of
 from conformance.protocols.bindu.machine import agent_moves
 from conformance.transport.binding import DEFAULT, Reply, dig
@@ -19,8 +22,21 @@ from conformance.transport.http import HttpReply, RunAborted, TransportFailure, 
 EXAMPLES = "/paths/~1/post/requestBody/content/application~1json/examples"
 
 
+UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
 def fresh_id() -> str:
     return str(uuid.uuid4())
+
+
+@dataclass
+class Made:
+    """A context a message of the check made: the caller that sent it, whether the kit
+    generated its id, and the tasks the check's messages made in it."""
+
+    caller: Any
+    named: bool
+    tasks: set[str] = field(default_factory=set)
 
 
 class BinduClient:
@@ -29,7 +45,8 @@ class BinduClient:
         self.examples = resolve_pointer(ctx.profile.spec, EXAMPLES)
         self._card: dict[str, Any] | None = None
         self.sent_contexts: dict[str, str] = {}  # task id -> the contextId the kit sent when it made the task
-        self.made: dict[str, Any] = {}  # context id -> the caller whose message/send made it, until cleared
+        self.made: dict[str, Made] = {}  # context id -> who made it and how, until cleared
+        self.generated: set[str] = set()  # the contextIds this client generated (send_params)
         self._registered = False  # whether clear_made runs when the requirement ends
 
     # -- transport ----------------------------------------------------------------
@@ -46,35 +63,72 @@ class BinduClient:
 
     # -- putting back what the run made ----------------------------------------------
     def _remember_contexts(self, method: str, params: Any, reply: Reply, caller: Any) -> None:
-        """Each context a message/send of this check made (a new one, or the fresh id the
-        kit sent) is cleared when the requirement ends (contexts/clear purges its finished
-        tasks): a target keeps what it is sent, and tasks/list answers every task the
-        caller has, so a campaign that left its tasks behind would read a list that grows
-        with every round (past the size bound of an answer, in the end). A contexts/clear
-        the check sends itself that succeeds takes it off."""
+        """Each context a message/send or message/stream of this check made is cleared when
+        the requirement ends (contexts/clear purges its finished tasks): a target keeps what
+        it is sent, and tasks/list answers every task the caller has, so a campaign that left
+        its tasks behind would read a list that grows with every round (past the size bound
+        of an answer, in the end). A contexts/clear the check sends itself that succeeds
+        takes it off. The tasks each message made are noted with their context, so that a
+        context the kit did not name itself is cleared only while it holds no other task
+        (``clear_made``)."""
         if method == "contexts/clear" and isinstance(params, dict):
             if reply.ok:  # (a refused one, a context still in use, stays to clear at the end)
                 self.made.pop(str(params.get("contextId")), None)
             return
-        context = dig(reply.result, "context_id") if method == "message/send" and reply.ok else None
+        # a stream's first event names its task's context as a send's result does (a Task
+        # snapshot, or a status-update delta: both carry context_id)
+        started = method in ("message/send", "message/stream") and reply.ok
+        context = dig(reply.result, "context_id") if started else None
+        if not isinstance(context, str):
+            return
+        task = dig(reply.result, "id") if method == "message/send" else (
+            dig(reply.result, "task_id") or dig(reply.result, "id"))
         sent = dig(params, "message", "contextId")
-        if not isinstance(context, str) or context in self.made or sent not in (None, context):
+        if context in self.made:
+            self.made[context].tasks.add(str(task))
+            return
+        if sent not in (None, context):
             return  # not a context this message made (the agent put it in another one)
         if not self._registered:
             self._registered = True
             self.ctx.put_back("the contexts this requirement's messages made", self.clear_made)
-        self.made[context] = caller
+        self.made[context] = Made(caller, named=sent in self.generated, tasks={str(task)})
 
     def clear_made(self) -> bool:
         """Clear the contexts this client's messages made, each as the caller that made it.
-        Best effort, never a finding: a context still in use may be refused (-32021)."""
+        A context whose id the kit generated is its own; one the target chose (a message sent
+        without a contextId) is cleared only when contexts/list shows it holding none but the
+        tasks the kit made: a target that put the message into a context the caller already
+        had (the operator's) must not have that context purged by the kit. Best effort, never
+        a finding: a context still in use may be refused (-32021)."""
         while self.made:
-            context, caller = self.made.popitem()
+            context, made = self.made.popitem()
             try:
-                self.call("contexts/clear", {"contextId": context}, caller)
+                if made.named or self.only_ours(context, made):
+                    self.call("contexts/clear", {"contextId": context}, made.caller)
             except (TransportFailure, RunAborted):
                 return True  # the target or the run stopped: nothing more to put back now
         return True
+
+    def only_ours(self, context: str, made: Made) -> bool:
+        """Whether the caller's contexts/list shows ``context`` holding no task id (a uuid,
+        found by content) but those the kit's messages made."""
+        reply = self.ctx.binding.call("contexts/list", {},
+                                      caller=DEFAULT if made.caller == "full" else made.caller)
+        entries = reply.result if reply.ok and isinstance(reply.result, list) else []
+        entry = next((x for x in entries if isinstance(x, dict) and x.get("context_id") == context), None)
+        if entry is None:
+            return False
+        held = {f.value.lower() for f in walk(entry) if isinstance(f.value, str) and UUID.fullmatch(f.value)}
+        return held - {context.lower()} <= {t.lower() for t in made.tasks}
+
+    def generating(self, params: Any) -> Any:
+        """``params`` whose message names a contextId the kit generated (fresh ids of generated
+        params): a context it names is its own to clear."""
+        sent = dig(params, "message", "contextId")
+        if isinstance(sent, str):
+            self.generated.add(sent)
+        return params
 
     def example_params(self, name: str) -> dict[str, Any]:
         return copy.deepcopy(self.examples[name]["value"]["params"])
@@ -88,6 +142,21 @@ class BinduClient:
                             f"agent card: HTTP {reply.status}")
             self._card = card
         return self._card
+
+    def agent_did(self) -> str:
+        """The agent's DID: the card's ``did`` (the spec's AgentCard member), or, where the
+        card holds it elsewhere (Bindu 2026.36.7 names it as the URI of a capabilities
+        extension), the first ``did:`` string the card holds. A card with none blocks the
+        row: the missing member is BINDU-REST-OPENAPI's finding (the card's schema)."""
+        card = self.card()
+        named = card.get("did")
+        if isinstance(named, str) and named:
+            return named
+        with self.ctx.setup("find the agent's DID in its card", by="BINDU-REST-OPENAPI"):
+            found = [f.value for f in walk(card) if isinstance(f.value, str) and f.value.startswith("did:")]
+            self.ctx.expect(found, f"the agent card has no did, nor any did: string: {json_excerpt(card)}",
+                            kind="malformed_answer")
+        return str(found[0])
 
     def output_modes(self) -> list[str]:
         modes = self.card().get("defaultOutputModes")
@@ -113,6 +182,8 @@ class BinduClient:
         for key, value in (("taskId", task_id), ("contextId", context_id)):
             if value == "new":
                 msg[key] = fresh_id()
+                if key == "contextId":
+                    self.generated.add(msg[key])
             elif value is None:
                 msg.pop(key, None)
             else:

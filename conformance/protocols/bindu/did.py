@@ -261,8 +261,7 @@ def no_key_accepted(ref: BinduReference) -> None:
 
 # -- artifacts and DID documents ------------------------------------------------------------
 def _agent_key(ctx: CheckContext, c: BinduClient) -> str:
-    did = c.card().get("did")
-    ctx.expect(isinstance(did, str), "the agent card has no did")
+    did = c.agent_did()
     reply = ctx.http.request("GET", "/did/resolve", params={"did": did})
     doc = reply.json()
     ctx.expect(reply.status == 200 and isinstance(doc, dict),
@@ -327,7 +326,7 @@ def artifact_signature_wrong(ref: BinduReference) -> None:
              source=at("/paths/~1did~1resolve"))
 def check_did_resolve(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
-    did = c.card().get("did")
+    did = c.agent_did()
     schema = schema_at(ctx.profile.spec, "/components/schemas/DidDocument")
     got = ctx.http.request("GET", "/did/resolve", params={"did": did})
     posted = ctx.http.request("POST", "/did/resolve", json_body={"did": did})

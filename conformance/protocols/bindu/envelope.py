@@ -13,7 +13,7 @@ from starlette.responses import Response
 from conformance.check import CheckContext
 from conformance.checks.expect import error_named, expect_catalogued, expect_error, expect_result
 from conformance.checks.jsonrpc import expect_envelope
-from conformance.declare import at, requirement
+from conformance.declare import at, chosen, requirement
 from conformance.documents.schemas import resolve_pointer
 from conformance.faults import answer, limit, recodes, replaces, returns
 from conformance.protocols.bindu.auth import plain_401
@@ -105,6 +105,46 @@ def check_array_body(ctx: CheckContext, batch: list[Any]) -> None:
                    kind="wrong_error_code")
     ctx.expect(reply.status in (200, 400), f"{what}: a batch answer came with HTTP {reply.status}",
                kind="wrong_status")
+
+
+@requirement(id="BINDU-RPC-NOTIFICATION", level="SHOULD",
+             title="A request without an id (a JSON-RPC 2.0 notification) gets no JSON-RPC response, or "
+                   "-32600",
+             source=chosen("the spec calls its envelope JSON-RPC 2.0 (/components/schemas/JsonRpcRequest "
+                           "description) and JSON-RPC 2.0 section 4.1 says a notification gets no response, "
+                           "but the same schema requires id, so a request without one is also 'JSON but not "
+                           "a valid JSON-RPC request' (-32600, /info/description); the document never lets "
+                           "a client send one, so the profile accepts both readings and asks for one of "
+                           "them"))
+def check_notification(ctx: CheckContext) -> None:
+    """A tasks/list without an id (it changes nothing, so the target doing it is harmless):
+    either no JSON-RPC response at all (JSON-RPC 2.0: an empty 2xx body), or the catalog's
+    -32600 with id null. A result, or any other error, answers what neither reading answers."""
+    body = json.dumps({"jsonrpc": "2.0", "method": "tasks/list", "params": {}})
+    reply = ctx.binding.send_raw(body)
+    unanswered = reply.status // 100 == 2 and not reply.http.content.strip()  # a 2xx, no body
+    if unanswered:
+        ctx.expect(unanswered, "no response to a notification")  # the JSON-RPC 2.0 reading
+        return
+    what = "a tasks/list notification (no id)"
+    ctx.expect(reply.error is not None,
+               f"{what} was answered as a request: {reply.describe()}; JSON-RPC 2.0 says a notification "
+               "gets no response, and the spec's request requires an id (-32600)", kind="malformed_answer")
+    expect_error(ctx, reply, "Invalid Request", what)
+    env = reply.envelope if isinstance(reply.envelope, dict) else {}
+    ctx.expect(env.get("id", "absent") is None,
+               f"{what}: the -32600 must carry id null, got {json_excerpt(reply.envelope)}",
+               kind="malformed_answer")
+
+
+@check_notification.fault
+def notification_answered(ref: BinduReference) -> None:
+    """A request without an id is served as a request: its result comes back with id null."""
+    @replaces(ref, "check_envelope")
+    def check(original: Any, body: Any) -> tuple[str, Any]:
+        if isinstance(body, dict) and "id" not in body:
+            return original({**body, "id": 0})
+        return original(body)
 
 
 @requirement(id="BINDU-RPC-METHOD-NOT-FOUND", level="MUST",

@@ -13,7 +13,7 @@ from conformance.checks.expect import error_named, expect_catalogued, expect_res
 from conformance.checks.lifecycle import LifecycleMachine
 from conformance.documents.schemas import resolve_pointer
 from conformance.machine import first_step, pick
-from conformance.protocols.bindu.answers import history_of, state_of, task_result, tasks_listed
+from conformance.protocols.bindu.answers import expect_done, history_of, state_of, task_result, tasks_listed
 
 STATE = "/components/schemas/TaskStatus/properties/state"
 PAUSED = ("input-required", "auth-required")
@@ -277,9 +277,7 @@ class TaskLifecycle(LifecycleMachine):
         outcome = "allowed" if reply.ok else "refused"
         self.ctx.machine_stats[f"transition tasks/feedback from {before}: {outcome}"] += 1
         if before == "completed" or reply.ok:
-            result = expect_result(self.ctx, reply, what)
-            self.ctx.expect(isinstance(result, dict) and result.get("success") is True,
-                            f"{what} answered {result!r}, expected success true")
+            expect_done(self.ctx, reply, what)
         else:
             expect_catalogued(self.ctx, reply, what, require_error=True)
         self.checked("tasks/feedback", task, reply)

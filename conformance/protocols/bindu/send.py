@@ -24,9 +24,9 @@ from conformance.protocols.bindu.answers import (
     task_result,
     tasks_listed,
 )
-from conformance.protocols.bindu.client import BinduClient
+from conformance.protocols.bindu.client import BinduClient, fresh_id
 from conformance.protocols.bindu.machine import terminal_states
-from conformance.protocols.bindu.reference import BinduReference, Caller, RpcError
+from conformance.protocols.bindu.reference import BinduReference, Caller, Context, RpcError
 from conformance.transport.binding import dig
 from conformance.transport.http import json_excerpt
 
@@ -52,9 +52,15 @@ def check_send_creates_task(ctx: CheckContext) -> None:
     ids = message_ids(history_of(ctx, task, "message/send"))
     ctx.expect(msg["message_id"] in ids,
                f"the sent message is not in the task's history: {json_excerpt(task.get('history'))}")
+    had = {x["context_id"] for x in contexts_listed(ctx, c.list_contexts(), "contexts/list")}
     fresh = task_result(ctx, c.send(task_id=None, context_id=None), "message/send without ids")
     ctx.expect(fresh["id"] and fresh.get("context_id"),
                f"a task without caller ids must get a server id and context_id: {json_excerpt(fresh)}")
+    # "New contexts are created automatically when omitted": not one the caller already had
+    ctx.expect(fresh.get("context_id") not in had,
+               f"a message without a contextId was put in the caller's existing context "
+               f"{fresh.get('context_id')} (the spec: new contexts are created automatically when omitted): "
+               f"{json_excerpt(fresh)}", kind="state_changed")
     got = task_result(ctx, c.get(task["id"]), "tasks/get of the new task")
     ctx.expect(got["id"] == task["id"], f"tasks/get returned another task: {json_excerpt(got)}")
 
@@ -65,6 +71,28 @@ def ignores_caller_task_id(ref: BinduReference) -> None:
     @replaces(ref, "choose_task_id")
     def choose(_original: Any, requested: str | None) -> str:
         return ref.new_id()
+
+
+@check_send_creates_task.fault
+def send_without_ids_refused(ref: BinduReference) -> None:
+    """A message without taskId or contextId (optional in UserMessage) gets -32700 (Bindu 2026.36.7)."""
+    for name in ("message_send", "message_stream"):
+        @replaces(ref, name)
+        def send(original: Any, params: dict[str, Any], caller: Caller) -> Any:
+            message = params["message"]
+            if not (message.get("taskId") and message.get("contextId")):
+                raise RpcError("Parse error", "Failed to parse JSON payload")
+            return original(params, caller)
+
+
+@check_send_creates_task.fault
+def send_joins_oldest_context(ref: BinduReference) -> None:
+    """A message without a contextId is put in the caller's oldest context, not a new one."""
+    @replaces(ref, "context_for")
+    def context_for(original: Any, caller: Caller, context_id: str | None) -> Context | None:
+        if context_id is None:
+            return next((c for c in ref.contexts.values() if ref.owns(caller, c.owner)), None)
+        return original(caller, context_id)
 
 
 @check_send_creates_task.fault
@@ -90,13 +118,17 @@ def caller_task_id_refused(ref: BinduReference) -> None:
 def check_send_findable(ctx: CheckContext) -> None:
     """The spec's recipe for a send whose answer was lost ("have your client generate a
     stable `messageId` and use `contexts/list` + `tasks/list` to check whether you've
-    already sent it"): after a message/send whose answer the kit ignores (no taskId, no
-    contextId: it knows only its message_id), tasks/list shows a task holding that
-    message_id, and contexts/list shows that task's context."""
+    already sent it"): after a message/send whose answer the kit ignores (it looks only
+    for its message_id, not for the ids it chose), tasks/list shows a task holding that
+    message_id, and contexts/list shows that task's context. The send is a set-up step:
+    a target that refuses it is blocked here, never failed for what it could not find."""
     c = BinduClient(ctx)
-    params = c.send_params(task_id=None, context_id=None)
+    params = c.send_params()  # fresh caller ids, as any client may send: the check then forgets them
     message_id = params["message"]["message_id"]
-    c.call("message/send", params)  # the answer is "lost": nothing below reads it
+    with ctx.setup("send the message whose answer is then lost", by="BINDU-SEND-CREATES-TASK"):
+        # a refused send made nothing to find (BINDU-SEND-CREATES-TASK's finding); the
+        # answer is otherwise "lost": nothing below reads it, nor the ids the kit chose
+        task_result(ctx, c.call("message/send", params), "message/send (the message then looked for)")
     listed = tasks_listed(ctx, c.list_tasks(), "tasks/list")
     mine = [t for t in listed if holds(t.get("history"), message_id)]
     search = Search(f"the message_id {message_id}", "the history of each task tasks/list answers")
@@ -115,10 +147,25 @@ def task_id_of(task: Any) -> Any:
 
 
 def resend(ctx: CheckContext) -> Callable[[], Any]:
-    """The same message/send, again and again (no caller task id)."""
+    """The same message/send, again and again (no caller task id: a repeat naming one would
+    continue that task). The first is a set-up step: a target that refuses a message without
+    a taskId, which the spec lets a client send, is BINDU-SEND-CREATES-TASK's finding, and
+    this row is blocked by it; a refused repeat is this row's."""
     c = BinduClient(ctx)
     params = c.send_params(task_id=None)
-    return lambda: c.call("message/send", params)
+    sent = 0
+
+    def send() -> Any:
+        nonlocal sent
+        sent += 1
+        reply = c.call("message/send", params)
+        if sent == 1:
+            with ctx.setup("message/send without a taskId (the server assigns the task id)",
+                           by="BINDU-SEND-CREATES-TASK"):
+                task_result(ctx, reply, "message/send without a taskId")
+        return reply
+
+    return send
 
 
 @requirement(id="BINDU-SEND-NOT-IDEMPOTENT", level="MUST", title="A repeated message/send creates a new task",
@@ -226,7 +273,10 @@ def check_push_not_supported(ctx: CheckContext) -> None:
         raise Untested("the agent card says capabilities.pushNotifications is true: there is no webhook "
                        "here to receive pushes")
     params = c.send_params()
-    params["configuration"]["pushNotificationConfig"] = {"url": "https://conformance.invalid/webhook"}
+    # the spec's pushNotificationConfig is a free object ("[Reserved]"): sent with an id and a
+    # url, as A2A shapes one, so no reading of its members makes the request itself malformed
+    params["configuration"]["pushNotificationConfig"] = {"id": fresh_id(),
+                                                         "url": "https://conformance.invalid/webhook"}
     expect_error(ctx, c.call("message/send", params), "PushNotificationNotSupported",
                  "message/send with pushNotificationConfig to an agent whose card says "
                  "pushNotifications: false")

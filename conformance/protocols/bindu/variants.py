@@ -239,3 +239,38 @@ def send_answers_submitted(ref: BinduReference) -> None:
     def control(original: Any, request: Request) -> Any:
         run_queued()
         return original(request)  # the base's control(): a coroutine its endpoint awaits
+
+
+@variant
+def contexts_list_task_ids(ref: BinduReference) -> None:
+    """contexts/list names each context's tasks ``task_ids``, beside a ``task_count``, and
+    leaves out the optional ``tasks`` (as Bindu 2026.36.7 does); history_length still caps
+    the ids listed.
+
+    allowed by: /components/schemas/Context/properties/tasks "IDs of every task in this context." (not in
+    the Context's required members, and the schema allows others)"""
+    @replaces(ref, "context_view")
+    def view(original: Any, ctx: Context, history_length: int | None = None) -> dict[str, Any]:
+        out = original(ctx, history_length)
+        out["task_ids"] = out.pop("tasks")
+        out["task_count"] = len(ctx.task_ids)
+        return out
+
+
+@variant
+def notifications_unanswered(ref: BinduReference) -> None:
+    """A request without an id is a JSON-RPC 2.0 notification: it is processed and gets no
+    response (HTTP 204, no body), instead of -32600.
+
+    allowed by: /components/schemas/JsonRpcRequest/description "JSON-RPC 2.0 request envelope." (JSON-RPC
+    2.0, section 4.1: "The Server MUST NOT reply to a Notification")"""
+    @replaces(ref, "rpc")
+    def rpc(original: Any, request: Request, raw: bytes) -> Response:
+        try:
+            body = ref.parse_json(raw)
+        except ValueError:
+            return original(request, raw)
+        if isinstance(body, dict) and "id" not in body and body.get("jsonrpc") == "2.0":
+            original(request, json.dumps({**body, "id": 0}).encode())
+            return Response(status_code=204)
+        return original(request, raw)

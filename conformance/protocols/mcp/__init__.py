@@ -7,4 +7,5 @@ beside it (tools.py: every revision; handshake.py; stateless.py), the server's v
 (conformance/transport/mcp.py)."""
 
 MODULES = ("conformance.protocols.mcp.tools", "conformance.protocols.mcp.handshake",
-           "conformance.protocols.mcp.stateless", "conformance.protocols.mcp.variants")
+           "conformance.protocols.mcp.stateless", "conformance.protocols.mcp.messages",
+           "conformance.protocols.mcp.variants")

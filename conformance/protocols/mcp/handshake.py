@@ -128,7 +128,7 @@ def check_notification(ctx: CheckContext, mcp: McpBinding) -> None:
 def mcp_notification_answered(ref: Any) -> None:
     """An accepted notification is answered 200 with a JSON body."""
     @replaces(server(ref), "notification_reply")
-    def reply(original: Any) -> McpReply:
+    def reply(original: Any, method: str = "") -> McpReply:
         return McpReply(200, {"jsonrpc": "2.0", "result": {}})
 
 

@@ -16,7 +16,9 @@ The host (a reference) gives the tools: ``mcp_versions`` (the revisions it speak
 tool), ``mcp_call_tool(caller, params, headers)`` and
 ``mcp_server_info()``, and the settings a variant changes (``mcp_sessions``: initialize
 issues a session id; ``mcp_page_size``: tools/list pages; ``mcp_streamed``: answers as
-SSE streams), read from the host so that the selftest's trace sees who reads them.
+SSE streams; ``mcp_batches``: a JSON array is answered as JSON-RPC 2.0 batch, not refused;
+``mcp_refuse_notifications``: a notification other than initialized is refused with 400),
+read from the host so that the selftest's trace sees who reads them.
 Every step is a method, so a fault patches one behaviour (faults.py next to this file)."""
 
 from __future__ import annotations
@@ -111,6 +113,9 @@ class McpServer:
             return self.end_session(headers[SESSION_HEADER])
         if http_method != "POST":
             return McpReply(405, None, {"Allow": "POST"})
+        value, error = parse_json(raw)
+        if not error and isinstance(value, list) and value and getattr(self.host, "mcp_batches", False):
+            return self.batch(http_method, caller, value, headers)
         try:
             message = self.parse(raw)
             self.received.append({"method": message.get("method"),
@@ -121,6 +126,14 @@ class McpServer:
             return self.serve_legacy(caller, message, headers)
         except RpcFault as fault:
             return self.error_reply(None, fault)
+
+    def batch(self, http_method: str, caller: Any, messages: list[Any],
+              headers: Mapping[str, str]) -> McpReply:
+        """JSON-RPC 2.0's batch (the revisions removed it; a server may still answer one):
+        each element answered in turn, the answers with a body in one array."""
+        bodies = [self.answer(http_method, caller, json.dumps(m).encode(), headers).body for m in messages]
+        answered = [b for b in bodies if b is not None]
+        return McpReply(200, answered) if answered else McpReply(202)
 
     def parse(self, raw: bytes) -> dict[str, Any]:
         value, error = parse_json(raw)
@@ -162,8 +175,13 @@ class McpServer:
             body["id"] = self.answer_id(request_id)
         return McpReply(fault.status, body)
 
-    def notification_reply(self) -> McpReply:
-        """An accepted notification: 202 with no body (transports)."""
+    def notification_reply(self, method: str = "") -> McpReply:
+        """An accepted notification: 202 with no body (transports); with the host's
+        ``mcp_refuse_notifications``, one it does not handle is refused: 400 and a JSON-RPC
+        error without an id, as the transports let a server that cannot accept it."""
+        if getattr(self.host, "mcp_refuse_notifications", False) and method != "notifications/initialized":
+            return McpReply(400, {"jsonrpc": "2.0",
+                                  "error": {"code": -32601, "message": f"notification {method} not handled"}})
         return McpReply(202)
 
     def capabilities(self) -> dict[str, Any]:
@@ -211,7 +229,7 @@ class McpServer:
         if "id" not in message:
             if method == "notifications/initialized" and session is not None:
                 session.initialized = True
-            return self.notification_reply()
+            return self.notification_reply(method)
         if session is not None:
             session.requests += 1
         try:
@@ -287,7 +305,7 @@ class McpServer:
             self.check_headers(message, headers, version)
             self.validate_request(version, message)
             if "id" not in message:
-                return self.notification_reply()
+                return self.notification_reply(method)
             result = self.dispatch(caller, method, message.get("params") or {}, headers, version)
         except RpcFault as fault:
             return self.error_reply(rid, fault)

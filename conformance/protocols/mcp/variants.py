@@ -51,3 +51,11 @@ def mcp_newest_handshake_too(ref: Any) -> None:
     allowed by: basic-lifecycle.mdx "If the server supports the requested protocol version, it **MUST**
     respond with the same version" (a server may speak more revisions than the profile names)"""
     ref.mcp_versions = [*ref.mcp_versions, newest_handshake()]
+
+variant(setting("mcp_notifications_refused", "mcp_refuse_notifications", True, """A notification the server
+    does not handle (any but notifications/initialized) is refused: HTTP 400 with a JSON-RPC error that has
+    no id.
+
+    allowed by: basic-transports.mdx "If the server cannot accept the input, it **MUST** return an HTTP error
+    status code (e.g., 400 Bad Request). The HTTP response body **MAY** comprise a JSON-RPC _error
+    response_ that has no `id`." """, binding_kind=MCP_TOOLS))

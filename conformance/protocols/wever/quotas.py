@@ -101,10 +101,18 @@ def start_of_next_utc_day(c: WeverClient) -> None:
     c.advance((midnight - now).total_seconds())
 
 
+# the row whose subject is a plain success of each action a quota row fills its quota with
+FILLED_BY = {"send_task": "WEVER-SEND-OFFERED", "request_connection": "WEVER-CONN-LIST",
+             "allow_sender": "WEVER-MAILBOX-SENDERS", "new grant": "WEVER-MAILBOX-SENDERS",
+             "register_mailbox": "WEVER-REGISTER-TOKEN"}
+
+
 def fill(ctx: CheckContext, what: str, count: int, call: Callable[[int], Any]) -> None:
-    """``count`` calls that the quota allows, each a set-up step."""
+    """``count`` calls that the quota allows, each a set-up step (a refused one blocks the
+    row, naming the row about that action: ``what`` begins with the action)."""
+    by = next((row for action, row in FILLED_BY.items() if what.startswith(action)), "")
     for i in range(count):
-        with ctx.setup(f"{what} {i + 1} of {count}", by="WEVER-SEND-OFFERED"):
+        with ctx.setup(f"{what} {i + 1} of {count}", by=by):
             expect_result(ctx, call(i), f"{what} {i + 1} of {count}")
 
 

@@ -10,7 +10,9 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from conformance.check import CheckContext
+from hypothesis.errors import Unsatisfiable
+
+from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_refused, expect_result, refused_as
 from conformance.declare import at, requirement
 from conformance.faults import replaces, returns
@@ -23,7 +25,7 @@ from conformance.protocols.wever.client import (
     WeverClient,
     fresh_marker,
 )
-from conformance.protocols.wever.machine import LIVE_MACHINES, WeverMachine
+from conformance.protocols.wever.machine import LIVE_MACHINES, UNAFFORDABLE, WeverMachine
 from conformance.protocols.wever.reads import contains, digests, marked
 from conformance.protocols.wever.reference import (
     ACCEPTED,
@@ -457,7 +459,13 @@ def check_lifecycle(ctx: CheckContext) -> None:
     spent from the day's quotas of the run's mailboxes)."""
     if ctx.run.live:
         ctx.budget = replace(ctx.budget, machines=min(ctx.budget.machines, LIVE_MACHINES))
-    ctx.run_machine(WeverMachine)
+    try:
+        ctx.run_machine(WeverMachine)
+    except Unsatisfiable:  # every example ended on a call the run could not afford
+        pass
+    unaffordable = ctx.scratch.get(UNAFFORDABLE)
+    if isinstance(unaffordable, Untested):
+        raise unaffordable
 
 
 @check_lifecycle.fault
