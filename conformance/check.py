@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, given, reproduce_failure, seed, settings
+from hypothesis import HealthCheck, Phase, given, reject, reproduce_failure, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import ExampleDatabase
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
@@ -214,6 +214,9 @@ class CheckContext:
         # (the runner makes it untested, reason ``unjudged``)
         self.judged = 0
         self._setting_up = 0
+        # a verdict other than passed or failed (untested, blocked, not applicable) decided
+        # inside a hypothesis example: raised once hypothesis is done (``verdict_ends_example``)
+        self._decided: Exception | None = None
 
     @property
     def binding_name(self) -> str | None:
@@ -515,6 +518,41 @@ class CheckContext:
         self.http.log.clear()
 
     # -- hypothesis ---------------------------------------------------------------
+    @contextmanager
+    def verdict_ends_example(self, cleaning_up: bool = False) -> Iterator[None]:
+        """Around what a hypothesis example runs (a ``for_all`` body, a machine's steps): an
+        Untested, Blocked or NotApplicable raised there decides the verdict, not a failure
+        to shrink. Hypothesis would replay the example to shrink it, against a target whose
+        state the first run changed (a quota spent, say), and crash when the replay drew
+        otherwise; instead the example is rejected, every later one too (nothing more is
+        sent, but what puts the target back: ``cleaning_up``), and the verdict is raised
+        once hypothesis is done (``_hypothesis``)."""
+        if self._decided is not None and not cleaning_up:
+            reject()
+        try:
+            yield
+        except (Untested, Blocked, NotApplicable) as exc:
+            self._decided = exc
+            reject()
+
+    @contextmanager
+    def _hypothesis(self, call: int) -> Iterator[None]:
+        """Running one hypothesis test: its failure captured for the case; a verdict decided
+        inside it (``verdict_ends_example``) raised after it, whatever hypothesis said of the
+        examples it then rejected."""
+        self._hypothesis_depth += 1
+        try:
+            yield
+        except Exception as exc:
+            if self._decided is None:
+                self._capture(exc, call)
+                raise
+        finally:
+            self._hypothesis_depth -= 1
+        if self._decided is not None:
+            decided, self._decided = self._decided, None
+            raise decided
+
     def settings(self, examples: int | None = None, **extra: Any) -> settings:
         return settings(
             max_examples=examples or self.budget.examples,
@@ -569,7 +607,7 @@ class CheckContext:
         @given(one if batch == 1 else st.lists(one, min_size=batch, max_size=batch))
         def prop(example: Any) -> None:
             self.begin_example()
-            with LEDGER.charge("judging"):
+            with LEDGER.charge("judging"), self.verdict_ends_example():
                 if batch == 1:
                     body(example)
                     return
@@ -591,15 +629,8 @@ class CheckContext:
             self._digest(call))
         # settings after @seed, which would switch the run's example database off
         test = self.settings(examples)(self._decorate(prop, call))
-        self._hypothesis_depth += 1
-        try:
-            with LEDGER.charge("generation"):  # hypothesis drawing examples: all but the body
-                test()
-        except Exception as exc:
-            self._capture(exc, call)
-            raise
-        finally:
-            self._hypothesis_depth -= 1
+        with self._hypothesis(call), LEDGER.charge("generation"):  # hypothesis drawing: all but the body
+            test()
 
     def run_machine(self, machine: type[RuleBasedStateMachine]) -> None:
         """Run a stateful test: ``machine(ctx=...)`` makes an example, whose __init__ must
@@ -613,17 +644,11 @@ class CheckContext:
             return machine(ctx=self)  # type: ignore[call-arg]
 
         example.__name__ = machine.__name__
-        self._hypothesis_depth += 1
-        try:
-            with LEDGER.charge("generation"):  # the engine and its draws; rules charge judging (machine.py)
-                run_state_machine_as_test(
-                    self._decorate(example, call),
-                    settings=self.settings(self.budget.machines, stateful_step_count=self.budget.steps))
-        except Exception as exc:
-            self._capture(exc, call)
-            raise
-        finally:
-            self._hypothesis_depth -= 1
+        # the engine and its draws; rules charge judging (machine.py)
+        with self._hypothesis(call), LEDGER.charge("generation"):
+            run_state_machine_as_test(
+                self._decorate(example, call),
+                settings=self.settings(self.budget.machines, stateful_step_count=self.budget.steps))
 
 
 def not_the_target(exc: TransportFailure) -> str:

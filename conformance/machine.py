@@ -63,11 +63,11 @@ class ProfileMachine(RuleBasedStateMachine):
         self.ctx = ctx
         super().__init__()
         self.ctx.begin_example()
-        with LEDGER.charge("judging"):
+        with LEDGER.charge("judging"), ctx.verdict_ends_example():
             self.setup()
         for step, arguments in self.first_steps:
             drawn = current_build_context().data.draw(arguments)
-            with LEDGER.charge("judging"):
+            with LEDGER.charge("judging"), ctx.verdict_ends_example():
                 step(self, **drawn)
 
     def setup(self) -> None:
@@ -78,7 +78,7 @@ def _counted(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def rule(machine: ProfileMachine, *args: Any, **kwargs: Any) -> Any:
         machine.ctx.machine_stats[f"rule {fn.__name__}"] += 1
-        with LEDGER.charge("judging"):
+        with LEDGER.charge("judging"), machine.ctx.verdict_ends_example():
             return fn(machine, *args, **kwargs)
 
     rule.counted = True  # type: ignore[attr-defined]
@@ -87,9 +87,9 @@ def _counted(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _judging(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
-    def judged(*args: Any, **kwargs: Any) -> Any:
-        with LEDGER.charge("judging"):
-            return fn(*args, **kwargs)
+    def judged(machine: ProfileMachine, *args: Any, **kwargs: Any) -> Any:
+        with LEDGER.charge("judging"), machine.ctx.verdict_ends_example(cleaning_up=True):
+            return fn(machine, *args, **kwargs)
 
     return judged
 

@@ -230,3 +230,53 @@ def test_a_campaign_reports_the_kits_own_error_apart_and_exits_4(tmp_path):
     fuzz = json.loads((tmp_path / "f" / "fuzz.json").read_text(encoding="utf-8"))
     assert fuzz["failures"] == [] and [k["requirement"] for k in fuzz["kit_errors"]] == [
         "BINDU-RPC-METHOD-NOT-FOUND"]
+
+
+# -- a verdict decided inside hypothesis ------------------------------------------------------
+
+def test_an_untested_or_blocked_verdict_inside_generated_examples_ends_them_without_a_replay(run):
+    """A body that finds it cannot go on (a quota the run spent, a set-up refused) decides
+    the verdict: hypothesis neither replays nor shrinks it (against a target the first try
+    changed, a replay drew otherwise and crashed the kit), and nothing more is sent."""
+    from hypothesis import strategies as st
+
+    from conformance.check import Blocked, Untested
+
+    for ending, status in ((Untested("the day's quota is spent", "quota"), "untested"),
+                           (Blocked("set-up failed: no task"), "blocked")):
+        calls = []
+
+        def check(ctx, ending=ending, calls=calls):
+            def body(n):
+                calls.append(n)
+                ctx.expect(tasks_list(ctx).status == 200, "tasks/list answered")
+                if len(calls) == 3:
+                    raise ending
+            ctx.for_all(st.integers(), body)
+
+        verdict = execute(requirement("SYN-DECIDED", check), run)
+        assert verdict.status == status and verdict.message == str(ending), verdict.message
+        assert len(calls) == 3 and verdict.failures == []
+
+
+def test_a_machine_step_that_decides_the_verdict_ends_the_machine(run):
+    from hypothesis.stateful import rule
+
+    from conformance.check import Untested
+    from conformance.machine import ProfileMachine
+
+    steps = []
+
+    class Spends(ProfileMachine):
+        def setup(self) -> None:
+            pass
+
+        @rule()
+        def spend(self) -> None:
+            steps.append(1)
+            self.ctx.expect(tasks_list(self.ctx).status == 200, "tasks/list answered")
+            if len(steps) == 2:
+                raise Untested("would exceed the day's quota", "quota")
+
+    verdict = execute(requirement("SYN-MACHINE", lambda ctx: ctx.run_machine(Spends)), run)
+    assert verdict.status == "untested" and verdict.reason == "quota" and len(steps) == 2, verdict.message

@@ -93,4 +93,4 @@ PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=hol
                     provides={"mcp": mcp_surface},
                     # one tool per verb and no other; a tool schema looser than its verb's
                     more_faults={"MCP-TOOLS": ("mcp_tool_extra",),
-                                 "MCP-INPUT-SCHEMA": ("mcp_tool_schema_looser",)})
+                                 "MCP-INPUT-SCHEMA": ("mcp_tool_schema_looser", "mcp_tool_one_of_flattened")})

@@ -296,7 +296,7 @@ def check_valid_inputs(ctx: CheckContext, verb: Verb) -> None:
         return follow_descriptions(ctx, c, verb.name, in_world(c, verb.name, value))
 
     valid_inputs_accepted(ctx, ctx.profile.operations[verb.name], lambda v: c.call(verb.name, v),
-                          (REJECTION,), prepare, catalogued=False)
+                          (REJECTION,), prepare)
 
 
 @check_valid_inputs.fault

@@ -14,7 +14,7 @@ from conformance.check import Blocked, CheckContext, NotApplicable
 from conformance.declare import Cite, fault, requirement
 from conformance.documents.schemas import validator_for
 from conformance.faults import replaces
-from conformance.generation.invalid import invalid_strategy
+from conformance.generation.invalid import example_breaks, invalid_strategy
 from conformance.generation.strategies import strategy_for
 from conformance.model import Profile
 from conformance.protocols.mcp.server import RpcFault
@@ -218,6 +218,9 @@ def check_input_schemas(ctx: CheckContext, mcp: McpBinding) -> None:
                    f"tool {tool}'s inputSchema accepts an input its document rejects "
                    f"({bad.violation.description}): {json_excerpt(bad.instance)}", kind="schema_mismatch")
 
+    for tool, schema in sorted(expected.items()):  # every keyword once: the schemas alone, no exchange
+        for bad in example_breaks(schema):
+            invalid((tool, bad))
     ctx.for_all(one_of([st.tuples(st.just(t), invalid_strategy(s)) for t, s in sorted(expected.items())]),
                 invalid)
 

@@ -509,7 +509,7 @@ def check_valid_command(ctx: CheckContext, name: str, slug: str) -> None:
 
     try:
         valid_inputs_accepted(ctx, op=ctx.profile.operations[name], call=call, rejections=(INVALID,),
-                              prepare=lambda d: world.valid(within_prose(ctx.profile, d)), catalogued=False)
+                              prepare=lambda d: world.valid(within_prose(ctx.profile, d)))
     except Blocked:
         if not (answered and all(unsupported(ctx, r) for r in answered)):
             raise

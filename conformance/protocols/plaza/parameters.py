@@ -110,8 +110,7 @@ def check_send_valid(ctx: CheckContext) -> None:
     task = functools.cache(lambda: str(c.say(ALICE, connection(), "a task to refer to")["id"]))
     valid_inputs_accepted(ctx, op=text_operation(ctx.profile.operations["SendMessage"]), call=c.send,
                           rejections=(INVALID,),
-                          prepare=lambda p: in_connection(c.spec, connection, p, own_task=task),
-                          catalogued=False)
+                          prepare=lambda p: in_connection(c.spec, connection, p, own_task=task))
 
 
 @requirement(id="PLAZA-SEND-PARAMS-INVALID", level="MUST",
@@ -158,7 +157,7 @@ def check_get_task_valid(ctx: CheckContext) -> None:
     def own(params: Any) -> Any:
         return {**get_task_as_a_client(params), "id": task()} if isinstance(params, dict) else params
     valid_inputs_accepted(ctx, op=ctx.profile.operations["GetTask"], call=lambda p: c.rpc("GetTask", p),
-                          rejections=(INVALID,), prepare=own, catalogued=False)
+                          rejections=(INVALID,), prepare=own)
 
 
 @requirement(id="PLAZA-GETTASK-PARAMS-INVALID", level="MUST",

@@ -181,10 +181,10 @@ def check_valid_inputs(ctx: CheckContext, action: str, slug: str) -> None:
                            f"{ctx.run.quotas.spent[(live.REGISTRATIONS_SOURCE, live.SOURCE)]}", "quota")
         ctx.budget = replace(ctx.budget, examples=min(ctx.budget.examples, left))
     if action == "close_mailbox":  # it closes its caller: a mailbox of the check's own
-        valid_inputs_accepted(ctx, op, InputWorld(c, action).call, (REJECTION,), catalogued=False)
+        valid_inputs_accepted(ctx, op, InputWorld(c, action).call, (REJECTION,))
         return
     if action not in NAMING:
-        valid_inputs_accepted(ctx, op, lambda v: c.input_call(action, v), (REJECTION,), catalogued=False)
+        valid_inputs_accepted(ctx, op, lambda v: c.input_call(action, v), (REJECTION,))
         return
     objects = (LIVE_OBJECTS if c.live else FRESH_OBJECTS) if action in CONSUMING else 1
     worlds = [InputWorld(c, action) for _ in range(objects)]
@@ -196,7 +196,7 @@ def check_valid_inputs(ctx: CheckContext, action: str, slug: str) -> None:
             return value
         return worlds[min(index, len(worlds) - 1)].name(value)
 
-    valid_inputs_accepted(ctx, op, worlds[0].call, (REJECTION,), catalogued=False, in_world=in_world)
+    valid_inputs_accepted(ctx, op, worlds[0].call, (REJECTION,), in_world=in_world)
 
 
 @fault

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import reject
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
-from conformance.check import CheckContext, Untested
+from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result
 from conformance.checks.lifecycle import LifecycleMachine
 from conformance.locate import Search
@@ -27,7 +26,6 @@ RESULT = {"answer": "machine result"}
 # Without control every task is spent from the day's quotas of the run's mailboxes: fewer
 # tasks per run of the machine, and fewer runs (WEVER-LIFECYCLE)
 LIVE_OBJECTS, LIVE_MACHINES = 2, 3
-UNAFFORDABLE = "wever machine: a call the run could not afford"  # ctx.scratch key
 
 
 class WeverMachine(LifecycleMachine):
@@ -37,7 +35,6 @@ class WeverMachine(LifecycleMachine):
 
     def protocol_setup(self) -> None:
         self.c = WeverClient(self.ctx)
-        self.c.via = self.within_plan(self.c.via)  # type: ignore[method-assign]
         self.senders = (SENDER, STRANGER)
         self.granted: dict[str, bool] = {who: False for who in self.senders}
         self.c.advertise(RECIPIENT)
@@ -45,21 +42,6 @@ class WeverMachine(LifecycleMachine):
             self.max_objects = LIVE_OBJECTS
             for who in self.senders:
                 self.c.ungranted(who, RECIPIENT)
-
-    def within_plan(self, via: Any) -> Any:
-        """A call the run cannot afford (live: a quota of the day it would exceed, or a
-        mailbox it may not use) ends the example as hypothesis's ``reject``, not as a
-        failure: an Untested raised mid-example made hypothesis replay it to shrink, and
-        the replay, with the book now fuller, drew differently (FlakyStrategyDefinition,
-        a crash of the kit, on a second live run of the day). The check raises it after
-        the machine (``check_lifecycle``)."""
-        def call(*args: Any, **kw: Any) -> Any:
-            try:
-                return via(*args, **kw)
-            except Untested as exc:
-                self.ctx.scratch[UNAFFORDABLE] = exc
-                reject()
-        return call
 
     def grant(self, who: str, allowed: bool) -> None:
         reply = self.c.grant(who, RECIPIENT, allowed=allowed)
