@@ -3,11 +3,16 @@ requests the proto calls valid are never refused as invalid, and requests breaki
 rule of the proto are refused as invalid, over whichever binding the run speaks.
 
 - A valid request is drawn from the method's request schema (the bundle's, with the proto's
-  REQUIRED fields), then made safe and meaningful (``Safe``): the ids are the kit's (fresh
-  ones no agent issued, or a task the check created), no tenant but the card's, no page
-  token the agent never issued, no client-made contextId (section 3.4.1: a client SHOULD
-  NOT send one), media types, a webhook on the loopback, the ranges the field descriptions
-  give (pageSize, historyLength >= 0), enum values by their names, timestamps in UTC.
+  REQUIRED fields), then made what a client may send (``Safe``): a message is the client's
+  (the Role the proto says is "from the client to the server"), the ids are the kit's (a
+  fresh messageId, fresh ids no agent issued, or a task the check created; references to
+  the check's own task only), no tenant but the card's, no page token the agent never
+  issued, no client-made contextId (section 3.4.1: a client SHOULD NOT send one), media
+  types the card names, a webhook on the loopback, a push authentication scheme of the
+  registry the proto names (its examples) with credentials in a header's form (token68),
+  the ranges the field descriptions give (pageSize, historyLength >= 0), enum values by
+  their names, timestamps in UTC. tests/unit/test_a2a_client_rules.py holds every method's
+  generated requests to these rules.
 - An invalid request is one single-keyword break of such a request
   (conformance/generation/invalid.py), kept only where the request message's own schema
   (open to unknown members, section 5.7) refuses it. ProtoJSON reads a null member as unset:
@@ -76,6 +81,7 @@ def named(*names: str) -> tuple[str, ...]:
     "mediaType", "acceptedOutputModes", "historyLength", "pageSize", "message", "status",
     "statusTimestampAfter", "metadata", "role")
 CAPABILITIES = named("streaming", "pushNotifications", "extendedAgentCard")
+SCHEME, CREDENTIALS = named("scheme", "credentials")
 
 
 def standard(name: str) -> str:
@@ -299,8 +305,15 @@ class Safe:
             return fresh("message")
         if key in (TASK_ID, ID) and isinstance(item, str):
             return self.task_ref(owner, key, task)
-        if key == REFERENCE_TASK_IDS and isinstance(item, list):
-            return [fresh("unknown-task") for _ in item[:2]]
+        if key == ROLE and owner == "Message":  # every message a request carries is the client's
+            return docs.client_role()
+        if key == REFERENCE_TASK_IDS and isinstance(item, list):  # tasks the client knows: its own
+            return [task] if task and item else DROP
+        if owner == "AuthenticationInfo" and key == SCHEME and isinstance(item, str):
+            schemes = docs.example_schemes()  # a scheme of the registry the proto names
+            return schemes[sum(map(ord, item)) % len(schemes)]
+        if owner == "AuthenticationInfo" and key == CREDENTIALS and isinstance(item, str):
+            return base64.b64encode(item.encode()).decode()  # in the scheme's form: a token68
         if key == URL and isinstance(item, str):
             return SAFE_WEBHOOK
         if key == MEDIA_TYPE and isinstance(item, str):
@@ -332,8 +345,9 @@ class Safe:
         """A task id: the check's own task (``task``) where the request names one, else one no
         agent issued; a push config's own id, one no agent issued; a webhook config inside a
         SendMessage names no task (the agent makes it)."""
-        if owner == "TaskPushNotificationConfig" and self.method == "SendMessage":
-            return DROP
+        if owner == "TaskPushNotificationConfig" and self.request == "SendMessageRequest":
+            return DROP  # the proto: "Task id should be empty when sending this configuration in a
+            # SendMessage"; nor does the config name an id the check made for another task
         if key == ID and "PushNotification" in owner:
             return self.config if task and self.config else fresh("unknown-config")
         return task or fresh("unknown-task")
