@@ -196,10 +196,12 @@ def task_from(client: A2AClient, reply: Reply, what: str) -> dict[str, Any]:
 
 def own_task(client: A2AClient, outcome: str = "completed") -> dict[str, Any]:
     """A task this check made, in the state ``outcome`` names (making it is a set-up step:
-    a refusal blocks the requirement; another state leaves it untested)."""
+    a refusal blocks the requirement; another state leaves it untested), once the agent
+    stopped working on it by itself (``A2AClient.settled``)."""
     with client.ctx.setup(f"a task the agent takes to {outcome}"):
         reply = client.send(client.drive(outcome))
         task = task_from(client, reply, f"SendMessage driving the agent to {outcome}")
+    task = client.settled(task)
     reached(task, outcome)
     return task
 

@@ -17,7 +17,7 @@ from typing import Any
 from conformance.check import CheckContext, Untested
 from conformance.declare import requirement
 from conformance.documents.schemas import schema_errors
-from conformance.faults import answer, arguments, limit, replaces
+from conformance.faults import answer, arguments, limit, refuses, replaces
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient, a2a_error, state
 from conformance.protocols.a2a.documents import proto_at, schema, spec
@@ -30,6 +30,7 @@ from conformance.protocols.a2a.send import (
     result_of,
     task_with_history,
 )
+from conformance.reference import Refusal
 from conformance.transport.binding import Reply, dig
 from conformance.transport.http import json_excerpt
 
@@ -99,7 +100,12 @@ def last_token(out: dict[str, Any], drop: bool) -> None:
              faults=[answer("list_without_total_size", "op_ListTasks", "ListTasks leaves out totalSize.",
                             drop=["totalSize"]),
                      answer("list_without_page_size", "op_ListTasks", "ListTasks leaves out pageSize.",
-                            drop=["pageSize"])])
+                            drop=["pageSize"]),
+                     refuses("list_tasks_unsupported", "op_ListTasks",
+                             lambda *a: Refusal("UnsupportedOperationError", "ListTasks is not supported"),
+                             "ListTasks, a core operation (section 3.1), is refused as UnsupportedOperation "
+                             "(-32004): the rows that only look through it are blocked in this row's name "
+                             "(tests/e2e/test_a2a_looks.py).")])
 def check_list_response(ctx: CheckContext) -> None:
     c = A2AClient(ctx)
     context, _ = context_tasks(c, 2)

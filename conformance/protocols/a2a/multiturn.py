@@ -22,8 +22,8 @@ from conformance.protocols.a2a.send import (
     drop_in,
     fetched,
     follow_up,
-    in_outcome,
     new_task,
+    reaching,
     result_of,
     task_answer,
 )
@@ -33,7 +33,7 @@ from conformance.transport.http import json_excerpt
 
 def asking_task(c: A2AClient) -> dict[str, Any]:
     """A new task the agent asked for input on (untested where the agent goes elsewhere)."""
-    return in_outcome(new_task(c, "input_required"), "input_required")
+    return reaching(c, "input_required")
 
 
 # -- contexts ------------------------------------------------------------------------------

@@ -182,7 +182,8 @@ class PushParts:
             try:
                 with httpx.Client(timeout=self.DELIVERY_TIMEOUT, follow_redirects=False,
                                   verify=_tls_context()) as client:
-                    status = client.post(url, content=body, headers=self.delivery_headers(config)).status_code
+                    headers = [(k.encode(), v) for k, v in self.delivery_headers(config).items()]
+                    status = client.post(url, content=body, headers=headers).status_code
             except (httpx.HTTPError, ValueError):  # a header h11 will not write (a control character)
                 continue
             if 200 <= status < 300:

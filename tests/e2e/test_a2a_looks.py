@@ -1,0 +1,34 @@
+"""One bug, one finding: where the agent refuses one operation (ListTasks answered -32004
+UnsupportedOperationError, the reference's fault ``list_tasks_unsupported``), only that
+operation's own rows fail; every row that only uses it to look (at camelCase names, enum
+names, timestamps, the history, a task's listing, ...) is blocked naming the row about it
+(A2A-LIST-RESPONSE), and nothing else changes."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import conformance
+
+LOOKING = {"A2A-JSON-CAMEL-CASE", "A2A-JSON-ENUM-NAMES", "A2A-JSON-TIMESTAMP-UTC", "A2A-JSON-TIMESTAMP-MS",
+           "A2A-JSON-ARTIFACT-PARTS", "A2A-JSON-PART-CONTENT", "A2A-TASK-HISTORY-OMITTED", "A2A-TASK-MACHINE",
+           "A2A-AGREE-TASK", "A2A-AGREE-AUTH", "A2A-AUTH-LIST-SCOPE", "A2A-IDEM-GET",
+           "A2A-STREAM-AUTH-REQUIRED-OPEN"}
+
+
+def test_rows_that_only_look_through_a_refused_operation_are_blocked_in_its_name(tmp_path):
+    result = conformance("run", "a2a", "--fault", "list_tasks_unsupported", "--binding", "jsonrpc",
+                         "--budget", "quick", "--report", str(tmp_path / "r"))
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr
+    rows = {r["id"]: r for r in json.loads((tmp_path / "r" / "summary.json").read_text())["requirements"]}
+    failed = {i for i, r in rows.items() if r["status"] == "failed"}
+    blocked = {i for i, r in rows.items() if r["status"] == "blocked"}
+    assert failed and all(i.startswith("A2A-LIST-") for i in failed), failed
+    assert "A2A-LIST-RESPONSE" in failed
+    assert blocked == LOOKING, (blocked - LOOKING, LOOKING - blocked)
+    for rid in blocked:
+        assert "(the subject of A2A-LIST-RESPONSE)" in rows[rid]["message"], rows[rid]["message"]
+        assert "-32004" in rows[rid]["message"] or "UNSUPPORTED_OPERATION" in rows[rid]["message"], rid
+    others = {i: r["status"] for i, r in rows.items() if i not in failed | blocked}
+    assert set(others.values()) <= {"passed", "skipped"}, {i: s for i, s in others.items()
+                                                          if s not in ("passed", "skipped")}
