@@ -191,8 +191,8 @@ class A2AClient:
         """A message that should bring the agent to ``outcome`` (a name of the profile's
         ``scenarios:``): control scripts the reference; else the config's scenario; else,
         for ``completed`` only, an ordinary message."""
-        if outcome == "completed":  # the agent's own way (the reference's default): no script
-            return self.message(**fields)
+        if outcome == "completed" and not self.ctx.run.scenarios.get(outcome):
+            return self.message(**fields)  # the agent's own way (the reference's default): no script
         if self.ctx.run.control_path:
             self.ctx.control("script", outcome=outcome)
             return self.message(**fields)
@@ -200,8 +200,7 @@ class A2AClient:
         if isinstance(scenario, str):
             return self.message(scenario, **fields)
         if isinstance(scenario, dict):
-            return {**self.message(**fields), **scenario, "messageId": f"conformance-{uuid.uuid4()}",
-                    **{k: v for k, v in fields.items() if v is not None}}
+            return scenario_message(self.message(**fields), scenario, fields)
         if outcome == "completed":
             return self.message(**fields)
         raise Untested(f"nothing drives this agent to {outcome}: name a message under scenarios.{outcome} "
@@ -236,6 +235,22 @@ def blocked_looks(ctx: CheckContext) -> None:
     kept = ctx.scratch.get(LOOKS_KEY) or []
     if kept:
         raise kept[0]
+
+
+def scenario_message(default: dict[str, Any], scenario: dict[str, Any],
+                     fields: dict[str, Any]) -> dict[str, Any]:
+    """The Message a config's scenario names, as the user wrote it: the kit fills in only what
+    it leaves out (a messageId, the client's role, parts) and sets the ids a check continues a
+    task with (``fields``). A messageId is the message creator's and unique per message (the
+    proto; section 3.3.1 lets an agent take a repeated one for a duplicate), and a scenario is
+    sent many times a run: a configured messageId is kept as the start of each one sent, a
+    unique suffix after it (``<configured>-<12 hex digits>``), so an agent that routes on its
+    message ids (by prefix, as the official TCK's agents do) is driven, and never sees one twice."""
+    out = {**default, **scenario, **{k: v for k, v in fields.items() if v is not None}}
+    configured = scenario.get("messageId")
+    if isinstance(configured, str) and configured:
+        out["messageId"] = f"{configured}-{uuid.uuid4().hex[:12]}"
+    return out
 
 
 def state(task: Any) -> Any:
