@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.check import CheckContext, NotApplicable, Untested
-from conformance.declare import Each, fault, requirement
+from conformance.declare import Each, fault, requirement, variant
 from conformance.documents.prose import document_text
 from conformance.documents.schemas import SpecError
 from conformance.faults import replaces, returns
@@ -730,15 +730,31 @@ def bad_request_statement(ctx: CheckContext) -> Any:
                      after="### 11.6")
 
 
+def texts_of(value: Any) -> Iterator[str]:
+    """Every string in a JSON value (its members' names aside), within a small depth."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif depth < 6 and isinstance(item, dict):
+            stack += [(v, depth + 1) for v in item.values()]
+        elif depth < 6 and isinstance(item, list):
+            stack += [(v, depth + 1) for v in item]
+
+
 @requirement(id="A2A-ERR-VALIDATION-DETAILS", level="SHOULD",
-             title="A validation error names the field at fault in a google.rpc.BadRequest detail",
+             title="A validation error names the field at fault: in a google.rpc.BadRequest detail, another "
+                   "detail, or its message",
              source=docs.spec("Servers **SHOULD** specify which parameter(s) failed validation and why",
                               after="### 3.3.2"),
-             faults=["validation_details_missing"])
+             faults=["validation_field_unnamed"])
 def check_validation_details(ctx: CheckContext) -> None:
-    """The reading of sections 9.5 and 11.6 ("**SHOULD** use well-known types such as
-    google.rpc.BadRequest to attach structured data to validation errors") and 9.5's example:
-    fieldViolations whose field ends in the parameter at fault."""
+    """Section 3.3.2's SHOULD asks that the parameter at fault be named; where is left open.
+    Sections 9.5 and 11.6 recommend google.rpc.BadRequest "such as" a well-known type, and
+    9.5's example shows fieldViolations: one form among others, not the rule. So the field may
+    be named in a BadRequest's fieldViolations, in any other detail, or in the error's message
+    (a BadRequest is not asked for: a server naming the field in its message is not failed)."""
     wanted = detail_type("BadRequest")
     for what, reply, field_name in validation_errors(A2AClient(ctx)):
         with ctx.subcheck(what):
@@ -746,15 +762,39 @@ def check_validation_details(ctx: CheckContext) -> None:
             data = reply.error_data if isinstance(reply.error_data, list) else []
             fields = [str(v.get("field")) for d in data if isinstance(d, dict) and d.get("@type") == wanted
                       for v in (d.get("fieldViolations") or []) if isinstance(v, dict)]
-            ctx.expect(any(re.search(rf"(^|\.){field_name}$", f) for f in fields),
-                       f"{what}: no {wanted} detail whose fieldViolations name {field_name!r} (fields named: "
-                       f"{fields}): {describe(reply)}", kind="expectation",
-                       statement=str(bad_request_statement(ctx)))
+            said = [reply.error_message or "", *texts_of(data)]
+            ctx.expect(any(re.search(rf"(^|\.){field_name}$", f) for f in fields)
+                       or any(re.search(rf"(?<![A-Za-z0-9_]){field_name}(?![A-Za-z0-9_])", s) for s in said),
+                       f"{what}: the error names no field {field_name!r}: neither a {wanted} detail's "
+                       f"fieldViolations (fields named: {fields}), another detail, nor the message: "
+                       f"{describe(reply)}", kind="expectation", statement=str(bad_request_statement(ctx)))
 
 
 @check_validation_details.fault
-def validation_details_missing(ref: Any) -> None:
-    """Validation errors carry no google.rpc.BadRequest."""
+def validation_field_unnamed(ref: Any) -> None:
+    """Validation errors name no field: no google.rpc.BadRequest, and a message that says only
+    that the parameters are invalid."""
+    @replaces(ref, "error_details")
+    def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
+        return [d for d in original(refusal) if d.get("@type") != detail_type("BadRequest")]
+
+    @replaces(ref, "validate")
+    def validate(original: Any, method: str, params: Any) -> None:
+        try:
+            original(method, params)
+        except Refusal as refusal:
+            raise Refusal(refusal.name, "Invalid parameters", status=refusal.status) from None
+
+
+@variant
+def validation_field_in_message(ref: Any) -> None:
+    """Validation errors carry no google.rpc.BadRequest: the field at fault is named in the
+    error's message only (the reference's messages start with it: "message.parts: ...").
+
+    allowed by: specs/a2a/specification.md section 3.3.2 "Servers **SHOULD** specify which
+    parameter(s) failed validation and why" (where is not said); 9.5 "Implementations **SHOULD**
+    use well-known types such as `google.rpc.ErrorInfo` ... or `google.rpc.BadRequest`" (an
+    example of a form, as 9.5's error example is)"""
     @replaces(ref, "error_details")
     def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
         return [d for d in original(refusal) if d.get("@type") != detail_type("BadRequest")]

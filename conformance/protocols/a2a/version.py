@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.check import CheckContext, NotApplicable, Untested
-from conformance.declare import requirement
+from conformance.declare import requirement, variant
 from conformance.faults import noop, replaces
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient, interfaces
@@ -18,6 +18,7 @@ from conformance.protocols.a2a.errors import (
     JSONRPC,
     VERSION,
     any_task,
+    carries,
     describe,
     expect_carries,
     kind_of,
@@ -139,16 +140,31 @@ def version_patch_considered(ref: Any) -> None:
             raise Refusal(VERSION, f"A2A-Version {asked} is not supported")
 
 
+def header_reading() -> str:
+    """The other reading of a version sent as a request parameter, cited: service parameters
+    travel as headers (sections 9.2 and 11.2), so a request without the header is 0.3 (3.6.2)."""
+    cited = (docs.spec("**MUST** be transmitted using standard HTTP request headers, as JSON-RPC",
+                       after="### 9.2"),
+             docs.spec("**MUST** be transmitted using standard HTTP request headers.", after="### 11.2"),
+             docs.spec("Agents MUST interpret empty value as 0.3 version", after="### 3.6.2"))
+    return "; ".join(map(str, cited))
+
+
+QUERY_PARAM = docs.spec("Clients MAY provide the `A2A-Version` as a request parameter", after="### 3.6.1")
+
+
 @requirement(id="A2A-VERSION-QUERY-PARAM", level="SHOULD",
              title="A request naming its version as the request parameter ?A2A-Version=1.0, without the "
-                   "header, is served",
-             source=docs.spec("Clients MAY provide the `A2A-Version` as a request parameter",
-                              after="### 3.6.1"),
-             faults=["version_query_ignored"])
+                   "header, is served (or, on the headers-only reading, refused as version 0.3)",
+             source=QUERY_PARAM, faults=["version_query_invalid"])
 def check_query_param(ctx: CheckContext) -> None:
-    """Section 3.6.1 lets a client send it so; sections 9.2 and 11.2 say service parameters
-    are headers, and section 3.6.2 does not say servers read the parameter: a SHOULD. Over
-    JSON-RPC the parameter goes on the endpoint's URL (a POST has no other query)."""
+    """Two readings: section 3.6.1 lets a client send the version as a request parameter, so a
+    server reads it (served); sections 9.2 and 11.2 say service parameters MUST travel as
+    headers and 3.6.2 that no version means 0.3, so a server refuses the request with
+    VersionNotSupportedError. The first passes; the second is untested, citing both (a server
+    following it is never failed); anything else follows neither (a server failure, another
+    refusal) and fails. Over JSON-RPC the parameter goes on the endpoint's URL (a POST has no
+    other query)."""
     client = A2AClient(ctx)
     if client.binding.kind == "grpc":
         raise NotApplicable("a request parameter is an HTTP URL's: over gRPC service parameters are metadata "
@@ -161,12 +177,36 @@ def check_query_param(ctx: CheckContext) -> None:
         reply = bare.call("GetTask", {"id": task["id"]})
     else:
         reply = bare.call("GetTask", {"id": task["id"], HEADER: pinned})
-    expect_served(ctx, reply, f"GetTask with ?{HEADER}={pinned} and no header")
+    what = f"GetTask with ?{HEADER}={pinned} and no header"
+    if carries(ctx, reply, VERSION):
+        raise Untested(f"{what}: refused as version {EMPTY_MEANS} ({describe(reply)}): the server reads "
+                       f"service parameters from headers only ({header_reading()}), which the document "
+                       f"allows beside {QUERY_PARAM} (a client MAY send the parameter): not judged",
+                       "other")
+    expect_served(ctx, reply, f"{what} (neither read as the version, nor refused as no version)")
 
 
 @check_query_param.fault
+def version_query_invalid(ref: Any) -> None:
+    """A request carrying the A2A-Version request parameter is refused as invalid params (neither
+    reading: the parameter is not read as the version, and the request is not taken as 0.3)."""
+    @replaces(ref, "check_version")
+    def check(original: Any, request: Any) -> None:
+        if HEADER in request.query_params and not request.headers.get(HEADER):
+            raise Refusal("InvalidParamsError", f"unknown request parameter {HEADER}")
+        original(request)
+
+
+@variant
 def version_query_ignored(ref: Any) -> None:
-    """The A2A-Version request parameter is not read (only the header is)."""
+    """The A2A-Version request parameter is not read (only the header is): a request naming its
+    version so is taken as 0.3 and refused with VersionNotSupportedError (A2A-VERSION-QUERY-PARAM
+    is then untested, citing both readings).
+
+    allowed by: specs/a2a/specification.md section 9.2 "A2A service parameters ... **MUST** be
+    transmitted using standard HTTP request headers", section 11.2 (the same for HTTP+JSON), and
+    3.6.2 "Agents MUST interpret empty value as 0.3 version"; section 3.6.1 only lets clients
+    send the parameter"""
     @replaces(ref, "requested_version")
     def requested(original: Any, request: Any) -> str:
         return str(request.headers.get(HEADER) or "").strip()
