@@ -36,3 +36,24 @@ def test_each_reading_is_accepted_and_neither_fails(tmp_path, rid, other_reading
     for where in cited:
         assert where in other["message"], other["message"]
     assert row(tmp_path, rid, neither)["status"] == "failed"
+
+
+def test_a_server_that_takes_no_batches_may_refuse_one_as_a_whole():
+    """The A2A document says nothing of batches (A2A-RPC-BATCH is the profile's SHOULD): one
+    Invalid Request for the whole array passes it as the batch's responses do."""
+    from conformance.faults import replaces
+    from conformance.launch import open_run
+    from conformance.profiles import load_profile
+    from conformance.reference import Refusal
+    from conformance.runner import execute
+
+    profile = load_profile("a2a")
+    [batch] = [r for r in profile.requirements if r.id == "A2A-RPC-BATCH"]
+    run = open_run(profile, "reference", budget="quick", binding="jsonrpc")
+    assert execute(batch, run).status == "passed"
+    ref = run.reference
+
+    @replaces(ref, "rpc_batch")
+    def refused(original, request, items):
+        return ref.rpc_error(None, Refusal("InvalidRequestError", "batches are not supported"))
+    assert execute(batch, run).status == "passed"

@@ -118,6 +118,44 @@ check_unsupported.fault(noop("version_unchecked", "check_version",
                              "The A2A-Version a request names is not checked: every version is served."))
 
 
+@requirement(id="A2A-VERSION-MINOR-UNSUPPORTED", level="MUST",
+             title="A request naming a minor version the interface does not declare (1.1, 1.9) gets "
+                   "VersionNotSupportedError, not the 1.0 semantics",
+             source=docs.spec("Agents MUST process requests using the semantics of the requested",
+                              after="### 3.6.2"),
+             faults=["version_major_only", "version_unchecked"])
+def check_minor_unsupported(ctx: CheckContext) -> None:
+    """A version is its Major.Minor (section 3.6: "identified using the `Major.Minor` elements");
+    3.6.2 serves "the semantics of the requested `A2A-Version` (matching `Major.Minor`)" and
+    refuses a version the interface does not support. An interface declaring 1.0 cannot serve
+    1.1's semantics: serving it as 1.0 (comparing the major alone) breaks both sentences.
+    Versions any interface of the card declares are left out (the agent may serve them)."""
+    client = A2AClient(ctx)
+    pinned = serves_profile_version(client)
+    _, all_declared = declared(client)
+    major = pinned.split(".")[0]
+    asked = [v for v in (f"{major}.1", f"{major}.9") if v not in all_declared]
+    if not asked:
+        raise Untested(f"the card declares {', '.join(all_declared)}: no minor version of {major} is left "
+                       "that it does not declare", "other")
+    for version in asked:
+        with ctx.subcheck(f"{HEADER}: {version}"):
+            reply = client.send(client.message(), headers={HEADER: version})
+            expect_carries(ctx, reply, VERSION,
+                           f"SendMessage with {HEADER}: {version} (the interface declares {pinned})")
+
+
+@check_minor_unsupported.fault
+def version_major_only(ref: Any) -> None:
+    """Only the major version is compared: A2A-Version 1.1 or 1.9 is served as 1.0 (what the
+    official Python SDK does)."""
+    @replaces(ref, "check_version")
+    def check(original: Any, request: Any) -> None:
+        asked = ref.requested_version(request) or EMPTY_MEANS
+        if asked.split(".")[0] != ref.config.version.split(".")[0]:
+            raise Refusal(VERSION, f"A2A-Version {asked} is not supported")
+
+
 @requirement(id="A2A-VERSION-PATCH-IGNORED", level="MUST",
              title="A patch number in A2A-Version (1.0.1) changes nothing: the request is served",
              source=docs.spec("MUST not be considered when clients and servers negotiate protocol versions",
