@@ -43,7 +43,7 @@ from typing import Any
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from conformance.check import Blocked, CheckContext, NotApplicable
+from conformance.check import Blocked, CheckContext, CheckFailed, NotApplicable
 from conformance.checks.causes import BreakControl, cause_of
 from conformance.declare import Each, fault, requirement
 from conformance.documents.schemas import SpecError, validator_for
@@ -672,8 +672,8 @@ VALID_FAULTS = {"SendMessage": ("message_metadata_refused",),
                 "SendStreamingMessage": ("message_metadata_refused",),
                 "GetTask": ("history_length_zero_refused",), "ListTasks": ("timestamp_z_refused",),
                 "CancelTask": ("cancel_metadata_refused",)}
-INVALID_FAULTS = {"SendMessage": ("role_not_validated",), "GetTask": ("history_length_not_validated",),
-                  "ListTasks": ("unknown_status_ignored",)}
+INVALID_FAULTS = {"SendMessage": ("role_not_validated", "message_id_coerced"),
+                  "GetTask": ("history_length_not_validated",), "ListTasks": ("unknown_status_ignored",)}
 
 
 def each_valid(profile: Profile) -> list[Each]:
@@ -789,13 +789,72 @@ def check_invalid(ctx: CheckContext, method: str) -> None:
     judge_breaks(ctx, inputs, "must", everything=True)
 
 
+NUMBER_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+
+
+def lossless(valid: Any, broken: Any) -> bool:
+    """Whether ``broken`` (a value of another JSON type than ``valid``) turns into a value of
+    ``valid``'s type without loss: a number or a boolean where a string is wanted (12345 read
+    as "12345"), a numeric string where a number is, "true" where a boolean is. A lenient parser
+    reads such a value as meant: a break, but the weakest evidence of one."""
+    if isinstance(valid, str):
+        return isinstance(broken, int | float) and (not isinstance(broken, float) or math.isfinite(broken))
+    if isinstance(valid, bool):
+        return broken in ("true", "false")
+    if isinstance(valid, int | float):
+        return isinstance(broken, str) and NUMBER_TEXT.fullmatch(broken) is not None
+    return False
+
+
+def strength(bad: InvalidInstance) -> int:
+    """How plainly ``bad`` breaks its request: 0 for a type break a lossless coercion undoes
+    (``lossless``), 1 for every other (a REQUIRED member missing, an enum value the proto does
+    not define, two members of a oneof, a bound, a value no reading turns into the type)."""
+    v = bad.violation
+    if v.keyword != "type" or bad.base is None:
+        return 1
+    path = v.pointer.split("/")[1:]
+    if not (path_exists(bad.base, path) and path_exists(bad.instance, path)):
+        return 1
+    return 0 if lossless(at(bad.base, path), at(bad.instance, path)) else 1
+
+
+@dataclass
+class Weakest:
+    """The findings a row holds back while it looks for a stronger one: a break only a lossless
+    coercion shows (a finding quotes the strongest break the run sent), with the exchanges that
+    showed it, raised only when the run shows no stronger one."""
+
+    ctx: CheckContext
+    held: list[tuple[CheckFailed, list[Any]]] = field(default_factory=list)
+
+    def judge(self, bad: InvalidInstance, judge: Callable[[], None]) -> None:
+        try:
+            judge()
+        except CheckFailed as exc:
+            if strength(bad):
+                raise
+            self.held.append((exc, list(self.ctx.http.log)))
+
+    def done(self) -> None:
+        if not self.held:
+            return
+        exc, log = self.held[0]
+        self.ctx.http.log[:] = log
+        raise CheckFailed(f"{exc} (the only breaks this run saw taken are type breaks a lossless coercion "
+                          f"undoes: {len(self.held)} of them)", exc.kind, exc.statement, **exc.typed)
+
+
 def judge_breaks(ctx: CheckContext, inputs: Inputs, kind: str, everything: bool,
                  judge: Callable[[Reply, str], None] | None = None) -> None:
     """Send each break of ``kind`` the binding carries (the sweep, and with ``everything``
     generated ones too) and judge each answer about its break: refused as invalid, or by
-    ``judge`` (a row asking for the code of a refusal)."""
+    ``judge`` (a row asking for the code of a refusal). The finding quotes the strongest break
+    the run shows: one a lossless coercion undoes (``strength`` 0) is held back while any
+    other might still show (``Weakest``)."""
     allowed = tuple(e for e in [off_error(inputs.client, inputs.method)] if e)
     control = BreakControl(ctx)
+    weakest = Weakest(ctx)
     carried = 0
 
     def body(bad: InvalidInstance) -> None:
@@ -810,14 +869,15 @@ def judge_breaks(ctx: CheckContext, inputs: Inputs, kind: str, everything: bool,
         if not reply.ok and not control.about_the_break(reply, lambda: inputs.send(bad.base)):
             return
         if judge is None:
-            refused_as_invalid(ctx, reply, what, allowed)
+            weakest.judge(bad, lambda: refused_as_invalid(ctx, reply, what, allowed))
         elif not reply.ok:  # an accepted break is the method's own row's finding
-            judge(reply, what)
+            weakest.judge(bad, lambda: judge(reply, what))
 
     for bad in inputs.sweep(kind):
         body(bad)
     if everything:
         ctx.for_all(inputs.strategy(kind), body)
+    weakest.done()
     if not carried:
         raise NotApplicable(f"no break of a {inputs.method} request travels over "
                             f"{inputs.client.binding.name} (its members are path segments or query text)")
@@ -976,6 +1036,19 @@ def skips_validation_at(name: str, method: str, member: str, doc: str) -> Any:
     patch.__name__ = patch.__qualname__ = name
     patch.__doc__ = doc
     return fault(patch)
+
+
+@fault
+def message_id_coerced(ref: Any) -> None:
+    """SendMessage takes a messageId given as a JSON number or boolean, read as its text (a lenient
+    parser's coercion: ProtoJSON wants a string for a string field)."""
+    @replaces(ref, "validate")
+    def validate(original: Any, method: str, params: Any) -> None:
+        message = params.get(MESSAGE) if isinstance(params, dict) else None
+        given = message.get(MESSAGE_ID) if isinstance(message, dict) else None
+        if method == "SendMessage" and isinstance(message, dict) and isinstance(given, int | float):
+            params = {**params, MESSAGE: {**message, MESSAGE_ID: json.dumps(message[MESSAGE_ID])}}
+        original(method, params)
 
 
 skips_validation_at("role_not_validated", "SendMessage", MESSAGE,
