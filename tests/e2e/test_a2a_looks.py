@@ -32,3 +32,33 @@ def test_rows_that_only_look_through_a_refused_operation_are_blocked_in_its_name
     others = {i: r["status"] for i, r in rows.items() if i not in failed | blocked}
     assert set(others.values()) <= {"passed", "skipped"}, {i: s for i, s in others.items()
                                                           if s not in ("passed", "skipped")}
+
+
+def test_rows_about_an_errors_form_are_blocked_where_the_invalid_request_they_send_is_served():
+    """A2A-ERR-CODE-MESSAGE, -DETAILS-TYPED and -VALIDATION-DETAILS judge the form of the error a
+    broken SendMessage gets; a server that serves it (a lenient parser taking parts as given)
+    shows them no error to look at: they are blocked naming A2A-PARAMS-INVALID-SEND-MESSAGE,
+    which fails on it, instead of three more failures of one bug."""
+    from conformance.faults import replaces
+    from conformance.launch import open_run
+    from conformance.profiles import load_profile
+    from conformance.runner import execute
+
+    profile = load_profile("a2a")
+    rows = {r.id: r for r in profile.requirements}
+    run = open_run(profile, "reference", budget="quick", binding="jsonrpc")
+    ref = run.reference
+
+    @replaces(ref, "validate")
+    def validate(original, method, params):
+        message = params.get("message") if isinstance(params, dict) else None
+        parts = message.get("parts") if isinstance(message, dict) else []
+        if method == "SendMessage" and not isinstance(parts, list):
+            return None  # taken as given
+        return original(method, params)
+
+    for rid in ("A2A-ERR-CODE-MESSAGE", "A2A-ERR-DETAILS-TYPED", "A2A-ERR-VALIDATION-DETAILS"):
+        verdict = execute(rows[rid], run)
+        assert verdict.status == "blocked", (rid, verdict.status, verdict.message)
+        assert "(the subject of A2A-PARAMS-INVALID-SEND-MESSAGE)" in verdict.message, verdict.message
+    assert execute(rows["A2A-PARAMS-INVALID-SEND-MESSAGE"], run).status == "failed"

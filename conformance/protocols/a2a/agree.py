@@ -49,13 +49,14 @@ def bindings(ctx: CheckContext) -> dict[str, A2AClient]:
 
 
 def new_task(ctx: CheckContext, client: A2AClient, what: str) -> dict[str, Any]:
-    """A task the check created over ``client``'s binding (untested when the agent answers
-    with a Message)."""
+    """A task the check created over ``client``'s binding, as it stands once the agent stopped
+    working on it (untested when the agent answers with a Message)."""
     with ctx.setup(what):
         reply = client.send(client.drive("completed"))
         ctx.expect(reply.ok, f"SendMessage over {client.binding.name} was refused: {reply.describe()}",
                    kind="rejected_valid")
-        return client.task_of(reply, what)
+        task = client.task_of(reply, what)
+    return client.settled(task)
 
 
 def smallest(client: A2AClient, method: str, in_world: bool, task: str | None) -> Any:

@@ -16,14 +16,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.check import CheckContext, NotApplicable, Untested
+from conformance.check import Blocked, CheckContext, NotApplicable, Untested
 from conformance.declare import Each, fault, requirement, variant
 from conformance.documents.prose import document_text
 from conformance.documents.schemas import SpecError
 from conformance.faults import replaces, returns
 from conformance.model import ErrorCode, Profile
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a.client import A2AClient, a2a_error, grpc_validation_status, reached
+from conformance.protocols.a2a.client import (
+    LOOKS_KEY,
+    A2AClient,
+    a2a_error,
+    blocked_looks,
+    grpc_validation_status,
+    reached,
+)
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply, first_event, is_event_stream
 from conformance.transport.http import json_excerpt
@@ -457,25 +464,53 @@ def invalid_message() -> dict[str, Any]:
 
 
 def validation_errors(client: A2AClient) -> Iterator[tuple[str, Reply, str]]:
-    """Requests that break a method's request message, with the field at fault."""
+    """Requests that break a method's request message, with the field at fault: only those the
+    agent refused as such (``refused``). The rows about an error's form judge what the error
+    is; one the agent served, or refused as an error of the table about something else (a
+    number read as a task id it does not know), shows no validation error to look at: that is
+    A2A-PARAMS-INVALID-*'s finding, and the row is blocked in its name."""
+    asked: list[tuple[str, str, dict[str, Any], str]]
     if client.binding.kind == GRPC:  # protobuf carries no string as a repeated Part: a REQUIRED list
         # left empty instead
-        yield ("SendMessage whose message has no parts",
-               client.call("SendMessage", {"message": {**invalid_message(), "parts": []}}), "parts")
-        return
-    yield ("SendMessage whose message.parts is not an array",
-           client.call("SendMessage", {"message": invalid_message()}), "parts")
-    if client.binding.kind == JSONRPC:  # over HTTP+JSON the id is a path segment: always a string
-        yield "GetTask whose id is a number", client.call("GetTask", {"id": 42}), "id"
+        asked = [("SendMessage whose message has no parts", "SendMessage",
+                  {"message": {**invalid_message(), "parts": []}}, "parts")]
+    else:
+        asked = [("SendMessage whose message.parts is not an array", "SendMessage",
+                  {"message": invalid_message()}, "parts")]
+        if client.binding.kind == JSONRPC:  # over HTTP+JSON the id is a path segment: always a string
+            asked.append(("GetTask whose id is a number", "GetTask", {"id": 42}, "id"))
+    for what, method, params, field_name in asked:
+        reply = client.call(method, params)
+        if refused(client, what, reply, f"A2A-PARAMS-INVALID-{docs.reason_of(method).replace('_', '-')}",
+                   a2a=False):
+            yield what, reply, field_name
+
+
+def refused(client: A2AClient, what: str, reply: Reply, by: str, a2a: bool = True) -> bool:
+    """Whether ``reply`` is an error to judge the form of: refused, and (unless ``a2a``) with no
+    error of the table below a server failure, which would say the request was read as valid (a
+    failure is judged: a validation error answered as one has the wrong code). Else the refusal
+    the row looks at never came: kept as a set-up step ``by`` is about (``blocked_looks`` raises
+    it once the other answers were judged)."""
+    if not reply.ok and (a2a or reply.status >= 500 or a2a_error(client.ctx, reply) not in table(client.ctx)):
+        return True
+    client.ctx.scratch.setdefault(LOOKS_KEY, []).append(Blocked(
+        f"set-up failed: {what} (the subject of {by}): no error to look at: {describe(reply)}",
+        kind="accepted_invalid"))
+    return False
 
 
 def a2a_errors(client: A2AClient) -> Iterator[tuple[str, Reply, str]]:
-    """Errors of the table every agent can be brought to, with their names."""
+    """Errors of the table every agent can be brought to, with their names (one the agent
+    serves instead is its mapping row's finding: ``refused``)."""
+    label = {JSONRPC: "JSONRPC", REST: "REST", GRPC: "GRPC"}[client.binding.kind]
     for provoke, name in ((task_not_found, "TaskNotFoundError"),
                           (task_not_cancelable, "TaskNotCancelableError"),
                           (unsupported_operation, "UnsupportedOperationError")):
         what, reply = next(provoke(client))
-        yield what, reply, name
+        by = f"A2A-ERR-{docs.reason_of(name).replace('_', '-')}-{label}"
+        if refused(client, what, reply, by):
+            yield what, reply, name
 
 
 @requirement(id="A2A-ERR-CODE-MESSAGE", level="MUST",
@@ -493,6 +528,7 @@ def check_code_message(ctx: CheckContext) -> None:
         with ctx.subcheck(what):
             expect_validation(ctx, reply, what)
             expect_message(ctx, reply, what)
+    blocked_looks(ctx)
 
 
 def expect_code(ctx: CheckContext, reply: Reply, name: str, what: str) -> None:
@@ -608,6 +644,7 @@ def check_details_typed(ctx: CheckContext) -> None:
             untyped = [d for d in data if not isinstance(d, dict) or not isinstance(d.get("@type"), str)]
             ctx.expect(not untyped, f"{what}: details without an @type: {json_excerpt(untyped)}",
                        kind="malformed_answer")
+    blocked_looks(ctx)
 
 
 @check_details_typed.fault
@@ -768,6 +805,7 @@ def check_validation_details(ctx: CheckContext) -> None:
                        f"{what}: the error names no field {field_name!r}: neither a {wanted} detail's "
                        f"fieldViolations (fields named: {fields}), another detail, nor the message: "
                        f"{describe(reply)}", kind="expectation", statement=str(bad_request_statement(ctx)))
+    blocked_looks(ctx)
 
 
 @check_validation_details.fault

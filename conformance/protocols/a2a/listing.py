@@ -41,8 +41,9 @@ GAP_S = 0.02  # between two tasks whose order is judged: their status timestamps
 def context_tasks(c: A2AClient, count: int, gap: float = 0.0) -> tuple[str, list[dict[str, Any]]]:
     """``count`` tasks of the check's in one context: the first one's, which the agent gave
     it; the others sent with that contextId (section 3.4.3: "to start a new task within an
-    existing conversation context")."""
-    first = new_task(c, what="SendMessage starting the check's context")
+    existing conversation context"); each as it stands once the agent stopped working on it
+    (``A2AClient.settled``: its final status, timestamp and artifacts)."""
+    first = c.settled(new_task(c, what="SendMessage starting the check's context"))
     context = first.get("contextId")
     if not isinstance(context, str) or not context:
         raise Untested(f"the agent gave its task no contextId ({json_excerpt(first)}): the listing is judged "
@@ -50,7 +51,8 @@ def context_tasks(c: A2AClient, count: int, gap: float = 0.0) -> tuple[str, list
     tasks = [first]
     for n in range(count - 1):
         time.sleep(gap)
-        tasks.append(new_task(c, what=f"SendMessage {n + 2} in the check's context", contextId=context))
+        tasks.append(c.settled(new_task(c, what=f"SendMessage {n + 2} in the check's context",
+                                        contextId=context)))
     strays = [t["id"] for t in tasks if t.get("contextId") != context]
     if strays:
         raise Untested(f"the agent put tasks {strays} sent with contextId {context} in another context "

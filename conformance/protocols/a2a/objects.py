@@ -75,6 +75,8 @@ def answers(c: A2AClient) -> list[tuple[str, str, Any]]:
         raise Untested("SendMessage: the agent answered with a Message, not a Task", OUTCOME)
     task: dict[str, Any] = sent["task"] if isinstance(sent.get("task"), dict) else {}
     out.append(("SendMessage", "SendMessageResponse", sent))
+    if task.get("id"):  # read once the agent stopped working on it: its artifacts, its timestamps
+        c.settled(task)
     looks = [("GetTask", "Task", "GetTask", {"id": task.get("id")})]
     if task.get("contextId"):
         looks.append(("ListTasks", "ListTasksResponse", "ListTasks",
