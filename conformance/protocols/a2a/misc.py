@@ -187,6 +187,8 @@ def check_bytes_base64(ctx: CheckContext) -> None:
     if not reply.ok and a2a_error(ctx, reply) == "ContentTypeNotSupportedError":
         raise Untested(f"the agent refused a raw part of media type {part['mediaType']} for its type "
                        f"({reply.describe()})", "other")
+    ctx.expect(reply.ok, f"SendMessage with a raw part in base64 was refused: {reply.describe()}",
+               kind="rejected_valid")  # accepted: judged even where no answer shows the part again
     result = result_of(ctx, reply, "SendMessage with a raw part in base64")
     answers: list[tuple[str, Any]] = [("SendMessage", result)]
     task = result.get("task")
@@ -329,8 +331,11 @@ def check_idem_send(ctx: CheckContext) -> None:
     first = c.send(message)
     task_answer(ctx, first, "SendMessage")
     again = c.send(driven(c, "completed", messageId=message["messageId"]))
-    if again.ok:
-        result_of(ctx, again, f"SendMessage repeating messageId {message['messageId']}")
+    if again.ok:  # served: the same task or a new one, as a SendMessageResponse holding one
+        answer = again.result if isinstance(again.result, dict) else {}
+        ctx.expect("task" in answer or "message" in answer,
+                   f"SendMessage repeating messageId {message['messageId']} was served with no task or "
+                   f"message: {again.describe()}", kind="malformed_answer")
         return
     ctx.expect(documented(ctx, again), f"SendMessage repeating messageId {message['messageId']} failed with "
                                        "an "
