@@ -350,7 +350,7 @@ def notification_refused(ref: Any) -> None:
         return isinstance(body, dict) and "id" in body and bool(original(body))
 
 
-@variant
+@variant(binding_kind="jsonrpc-http")
 def notification_answered_empty_200(ref: Any) -> None:
     """A notification is answered HTTP 200 with an empty body.
 
@@ -363,7 +363,7 @@ def notification_answered_empty_200(ref: Any) -> None:
         return Response(status_code=200) if out.status_code == 204 else out
 
 
-@variant
+@variant(binding_kind="jsonrpc-http")
 def notification_answered_202(ref: Any) -> None:
     """A notification is answered HTTP 202 Accepted with an empty body.
 
