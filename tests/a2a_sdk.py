@@ -1,13 +1,18 @@
-"""Start the official A2A SDK's echo server (tests/a2a_sdk_server.py) for a test.
+"""Start a real A2A server for a test: the official Python SDK's echo agent
+(tests/a2a_sdk_server.py), its agent that completes later (tests/a2a_sdk_later_server.py), or the
+official JavaScript SDK's echo agent (tests/a2a_js/server.mjs); and read the verdicts docs/a2a.md
+documents for each.
 
-A subprocess rather than an in-process app: the SDK keeps its own background asyncio tasks
-per A2A task, and the kit must reach it over real HTTP as it reaches any other target.
+A subprocess rather than an in-process app: the SDKs keep their own background tasks per A2A
+task, and the kit must reach them over real HTTP as it reaches any other target.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -17,10 +22,20 @@ from pathlib import Path
 
 import httpx
 
-from tests.conftest import free_port
+from tests.conftest import ROOT, free_port
 
-SERVER = Path(__file__).resolve().parent / "a2a_sdk_server.py"
+TESTS = Path(__file__).resolve().parent
+SERVER = TESTS / "a2a_sdk_server.py"
+LATER_SERVER = TESTS / "a2a_sdk_later_server.py"
+JS_FOLDER = TESTS / "a2a_js"  # its package.json and package-lock.json pin @a2a-js/sdk and its peers
 CARD_PATH = "/.well-known/agent-card.json"
+# the texts each test agent understands, as a run config names them
+SCENARIOS = """scenarios:
+  input_required: "input-required please"
+  failed: "fail now"
+  long_running: "slow task"
+  message: "message me"
+"""
 
 
 def sdk_available() -> bool:
@@ -33,15 +48,13 @@ def sdk_available() -> bool:
 
 
 @contextlib.contextmanager
-def sdk_server(timeout: float = 20.0) -> Iterator[str]:
-    """Yield the base URL (``http://127.0.0.1:<port>``) of a fresh SDK echo server.
+def child_server(command: list[str], base: str, timeout: float) -> Iterator[str]:
+    """Run ``command`` (a server that prints ``listening on <base>`` once bound) and yield
+    ``base`` once its card answers; stopped at the end.
 
     Ready means the child printed its ``listening on`` line (so the port is its own, not
     another test's server that took the same free port) and its card answers."""
-    port, grpc_port = free_port(), free_port()
-    base = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen([sys.executable, str(SERVER), "--port", str(port), "--grpc-port", str(grpc_port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output: list[str] = []
     listening = threading.Event()
 
@@ -57,9 +70,9 @@ def sdk_server(timeout: float = 20.0) -> Iterator[str]:
         deadline = time.monotonic() + timeout
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"a2a-sdk server exited {proc.returncode}: {''.join(output)}")
+                raise RuntimeError(f"{command[1]} exited {proc.returncode}: {''.join(output)}")
             if time.monotonic() > deadline:
-                raise RuntimeError(f"a2a-sdk server not ready in {timeout} s: {''.join(output)}")
+                raise RuntimeError(f"{command[1]} not ready in {timeout} s: {''.join(output)}")
             if listening.wait(0.1):
                 with contextlib.suppress(httpx.HTTPError):
                     if httpx.get(base + CARD_PATH, timeout=2).status_code == 200:
@@ -72,3 +85,92 @@ def sdk_server(timeout: float = 20.0) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=5)
+
+
+@contextlib.contextmanager
+def sdk_server(timeout: float = 20.0, script: Path = SERVER) -> Iterator[str]:
+    """Yield the base URL (``http://127.0.0.1:<port>``) of a fresh Python SDK server
+    (``script``: the echo agent, or ``LATER_SERVER``)."""
+    port, grpc_port = free_port(), free_port()
+    with child_server([sys.executable, str(script), "--port", str(port), "--grpc-port", str(grpc_port)],
+                      f"http://127.0.0.1:{port}", timeout) as base:
+        yield base
+
+
+def js_installed() -> str | None:
+    """Install the JavaScript server's packages into its own folder (``npm ci`` from the
+    committed lockfile) where they are not there yet; None when ready, else why not (no Node
+    or npm on the machine, or the registry out of reach)."""
+    if (JS_FOLDER / "node_modules" / "@a2a-js" / "sdk" / "package.json").exists():
+        return None if shutil.which("node") else "node is not on PATH"
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        return "Node.js and npm are not on PATH (the JavaScript SDK server needs them)"
+    done = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=JS_FOLDER,
+                          capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        return f"npm ci in {JS_FOLDER} failed: {(done.stderr or done.stdout)[-500:]}"
+    return None
+
+
+@contextlib.contextmanager
+def js_server(timeout: float = 30.0) -> Iterator[str]:
+    """Yield the base URL of a fresh JavaScript SDK server (``js_installed`` first)."""
+    port, grpc_port = free_port(), free_port()
+    node = shutil.which("node") or "node"
+    command = [node, str(JS_FOLDER / "server.mjs"), "--port", str(port), "--grpc-port", str(grpc_port)]
+    with child_server(command, f"http://127.0.0.1:{port}", timeout) as base:
+        yield base
+
+
+TABLE_ROW = re.compile(r"^\| (A2A-[A-Z0-9-]+) \| (MUST|SHOULD|MAY) \| ([a-z, -]+) \| "
+                       r"(failed|blocked|untested) \| (.*) \|$", re.M)
+
+
+def documented(heading: str) -> dict[tuple[str, str], tuple[str, str, str]]:
+    """(binding, requirement) -> (verdict, level, why) from the table under ``heading`` of
+    docs/a2a.md (the section up to the next ``## ``)."""
+    text = (ROOT / "docs" / "a2a.md").read_text(encoding="utf-8")
+    section = text.split(heading, 1)[1].split("\n## ", 1)[0]
+    out = {}
+    for rid, level, bindings, verdict, why in TABLE_ROW.findall(section):
+        for binding in (b.strip() for b in bindings.split(",")):
+            out[(binding, rid)] = (verdict, level, why)
+    return out
+
+
+def verdicts(url: str, report: Path, least_passed: int) -> dict[tuple[str, str], str]:
+    """Run the kit against ``url`` over every binding its card declares (quick budget, the
+    test agents' scenarios): (binding, requirement) -> verdict of each row that did not pass
+    or was not skipped. No row crashed, and each binding passed at least ``least_passed``."""
+    import json
+
+    from tests.conftest import conformance
+
+    config = report.parent / f"{report.name}.yaml"
+    config.write_text(SCENARIOS)
+    result = conformance("run", "a2a", "--target", url, "--budget", "quick", "--config", str(config),
+                         "--report", str(report))
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr  # they fail MUST rows
+    assert "3 runs, one per binding (jsonrpc, http-json, grpc)" in result.stdout
+    got = {}
+    for binding in ("jsonrpc", "http-json", "grpc"):
+        summary = json.loads((report / binding / "summary.json").read_text())
+        for row in summary["requirements"]:
+            assert row["status"] != "crashed" and "crash" not in (row.get("kinds") or []), row
+            if row["status"] in ("failed", "blocked", "untested"):
+                got[(binding, row["id"])] = row["status"]
+        assert summary["counts"]["passed"] >= least_passed, summary["counts"]
+    return got
+
+
+def expect_documented(got: dict[tuple[str, str], str], heading: str) -> None:
+    """The verdicts are exactly the ones docs/a2a.md lists under ``heading``, and every failure
+    it lists names the statement it breaks (a section and line of the specification, or the
+    proto's): the table is the closing note of what the server is known for."""
+    expected = documented(heading)
+    assert expected, f"docs/a2a.md lists no verdict under {heading!r}"
+    for key, (verdict, _level, why) in expected.items():
+        if verdict == "failed":
+            assert re.search(r"§\d|a2a\.proto", why), (key, "a failure the table lists without its statement")
+    assert got == {key: verdict for key, (verdict, _level, _why) in expected.items()}

@@ -28,7 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import grpc
 import uvicorn
@@ -89,12 +89,14 @@ class EchoAgent(AgentExecutor):
         await TaskUpdater(event_queue, str(context.task_id), str(context.context_id)).cancel()
 
 
-def agent_card(base: str, grpc_address: str) -> AgentCard:
+def agent_card(base: str, grpc_address: str, name: str = "a2a-sdk echo",
+               description: str = "Echo agent served by the official A2A Python SDK (a2a-sdk) for "
+                                  "conformance tests.") -> AgentCard:
     """The card naming the three bindings; streaming on, push notifications and the extended
     card off, so the profile can check that the SDK refuses them."""
     return AgentCard(
-        name="a2a-sdk echo",
-        description="Echo agent served by the official A2A Python SDK (a2a-sdk) for conformance tests.",
+        name=name,
+        description=description,
         version="1.0.0",
         supported_interfaces=[
             AgentInterface(url=base + JSONRPC_PATH, protocol_binding="JSONRPC", protocol_version="1.0"),
@@ -120,6 +122,9 @@ def build_handler(base: str, grpc_address: str) -> tuple[AgentCard, DefaultReque
                                        agent_card=card)
 
 
+Build = Callable[[str, str], tuple[AgentCard, DefaultRequestHandler]]
+
+
 def build_app(card: AgentCard, handler: DefaultRequestHandler) -> Starlette:
     """One Starlette app with the card, the JSON-RPC route and the REST routes of the handler."""
 
@@ -135,11 +140,11 @@ def build_app(card: AgentCard, handler: DefaultRequestHandler) -> Starlette:
     return Starlette(routes=routes, lifespan=lifespan)
 
 
-async def serve(host: str, port: int, grpc_port: int) -> None:
+async def serve(host: str, port: int, grpc_port: int, build: Build = build_handler) -> None:
     """Run the gRPC server and uvicorn, and print the ready line once both sockets are bound
-    (the tests wait for it)."""
+    (the tests wait for it); ``build`` makes the card and the handler (another agent)."""
     base = f"http://{host}:{port}"
-    card, handler = build_handler(base, f"{host}:{grpc_port}")
+    card, handler = build(base, f"{host}:{grpc_port}")
     rpc = grpc.aio.server()
     a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), rpc)
     rpc.add_insecure_port(f"{host}:{grpc_port}")
@@ -158,14 +163,14 @@ async def serve(host: str, port: int, grpc_port: int) -> None:
         await rpc.stop(1)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(build: Build = build_handler, doc: str | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(doc or __doc__ or "").splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--grpc-port", type=int, default=0,
                         help="the gRPC server's port (default: --port + 1)")
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args()
-    asyncio.run(serve(args.host, args.port, args.grpc_port or args.port + 1))
+    asyncio.run(serve(args.host, args.port, args.grpc_port or args.port + 1, build))
 
 
 if __name__ == "__main__":

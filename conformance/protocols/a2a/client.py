@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import functools
 import re
+import time
 import urllib.parse
 import uuid
 from typing import Any
 
-from conformance.check import CheckContext, ProtocolMismatch, Untested
+from conformance.check import Blocked, CheckContext, ProtocolMismatch, Untested
 from conformance.protocols.a2a import documents as docs
 from conformance.transport.binding import Reply, dig
 
 CARD_PATH = "/.well-known/agent-card.json"
 CARD_KEY = "a2a card"
+LOOKS_KEY = "a2a looks refused"
+# the row about each operation's answer: where another row only uses the operation to look (or
+# to set up what it judges) and the agent refuses it, that row is blocked in this one's name
+ABOUT = {"SendMessage": "A2A-SEND-RESPONSE", "GetTask": "A2A-GET-TASK", "ListTasks": "A2A-LIST-RESPONSE",
+         "CancelTask": "A2A-CANCEL-TASK"}
 EXTENSIONS_HEADER = "A2A-Extensions"  # section 3.2.6's service parameter (extensions.py reads it there)
 
 
@@ -160,12 +166,33 @@ class A2AClient:
     def get(self, task_id: str, **params: Any) -> Reply:
         return self.call("GetTask", {"id": task_id, **params})
 
+    def look(self, method: str, params: Any, what: str, **options: Any) -> dict[str, Any]:
+        """The result of a request the check only looks at (a listing it reads a task in, say):
+        a refusal is a set-up step that blocks the check in the name of the operation's own
+        row (``ABOUT``), which judges it: one bug, one finding."""
+        with self.ctx.setup(what, by=ABOUT.get(method, "")):
+            reply = self.call(method, params, **options)
+            self.ctx.expect(reply.ok and isinstance(reply.result, dict),
+                            f"{what}: expected a result, got {reply.describe()}", kind="rejected_valid")
+        assert isinstance(reply.result, dict)
+        return reply.result
+
+    def look_or_later(self, method: str, params: Any, what: str, **options: Any) -> dict[str, Any] | None:
+        """``look``, where the check has other answers to judge: a refusal is kept, and None
+        returned; ``blocked_looks`` raises it once the others were judged (a row that found
+        nothing wrong elsewhere is blocked by it, never passed without it)."""
+        try:
+            return self.look(method, params, what, **options)
+        except Blocked as exc:
+            self.ctx.scratch.setdefault(LOOKS_KEY, []).append(exc)
+            return None
+
     def drive(self, outcome: str, **fields: Any) -> dict[str, Any]:
         """A message that should bring the agent to ``outcome`` (a name of the profile's
         ``scenarios:``): control scripts the reference; else the config's scenario; else,
         for ``completed`` only, an ordinary message."""
-        if outcome == "completed":  # the agent's own way (the reference's default): no script
-            return self.message(**fields)
+        if outcome == "completed" and not self.ctx.run.scenarios.get(outcome):
+            return self.message(**fields)  # the agent's own way (the reference's default): no script
         if self.ctx.run.control_path:
             self.ctx.control("script", outcome=outcome)
             return self.message(**fields)
@@ -173,23 +200,71 @@ class A2AClient:
         if isinstance(scenario, str):
             return self.message(scenario, **fields)
         if isinstance(scenario, dict):
-            return {**self.message(**fields), **scenario, "messageId": f"conformance-{uuid.uuid4()}",
-                    **{k: v for k, v in fields.items() if v is not None}}
+            return scenario_message(self.message(**fields), scenario, fields)
         if outcome == "completed":
             return self.message(**fields)
         raise Untested(f"nothing drives this agent to {outcome}: name a message under scenarios.{outcome} "
                        "in --config", "outcome")
 
-    def task_in(self, outcome: str, configuration: dict[str, Any] | None = None) -> dict[str, Any]:
-        """A new task that reached ``outcome``'s state (untested when the agent went elsewhere)."""
-        reply = self.send(self.drive(outcome), configuration)
-        task = self.task_of(reply, f"SendMessage driving the agent to {outcome}")
-        reached(task, outcome)
+    def settled(self, task: dict[str, Any], what: str = "") -> dict[str, Any]:
+        """``task`` once the agent stopped working on it by itself: while it is in a state the
+        proto calls neither terminal nor interrupted (submitted, working), GetTask polls it
+        within the run's timeout (an agent may answer SUBMITTED and complete later: section
+        3.1.1, "Task processing MAY continue asynchronously"). The last task read (or
+        ``task`` itself) is returned, in whatever state it is: the caller judges it. A
+        GetTask the agent refuses is a set-up step A2A-GET-TASK is about."""
+        waited, pause = 0.0, POLL_FIRST
+        limit = float(getattr(self.ctx.http, "timeout", 5.0) or 5.0)
+        label = what or f"GetTask {task.get('id')} while the agent works on it"
+        while state(task) in moving() and waited < limit:
+            time.sleep(pause)
+            waited += pause
+            pause = min(pause * 2, POLL_MOST)
+            with self.ctx.setup(label, by="A2A-GET-TASK"):
+                reply = self.get(str(task["id"]))
+                got = reply.result if reply.ok else None
+                self.ctx.expect(isinstance(got, dict) and got.get("id") == task["id"],
+                                f"{label}: {reply.describe()}", kind="rejected_valid")
+            assert isinstance(got, dict)
+            task = got
         return task
+
+
+def blocked_looks(ctx: CheckContext) -> None:
+    """The first look ``look_or_later`` kept a refusal of, raised (a check's last step)."""
+    kept = ctx.scratch.get(LOOKS_KEY) or []
+    if kept:
+        raise kept[0]
+
+
+def scenario_message(default: dict[str, Any], scenario: dict[str, Any],
+                     fields: dict[str, Any]) -> dict[str, Any]:
+    """The Message a config's scenario names, as the user wrote it: the kit fills in only what
+    it leaves out (a messageId, the client's role, parts) and sets the ids a check continues a
+    task with (``fields``). A messageId is the message creator's and unique per message (the
+    proto; section 3.3.1 lets an agent take a repeated one for a duplicate), and a scenario is
+    sent many times a run: a configured messageId is kept as the start of each one sent, a
+    unique suffix after it (``<configured>-<12 hex digits>``), so an agent that routes on its
+    message ids (by prefix, as the official TCK's agents do) is driven, and never sees one twice."""
+    out = {**default, **scenario, **{k: v for k, v in fields.items() if v is not None}}
+    configured = scenario.get("messageId")
+    if isinstance(configured, str) and configured:
+        out["messageId"] = f"{configured}-{uuid.uuid4().hex[:12]}"
+    return out
 
 
 def state(task: Any) -> Any:
     return dig(task, "status", "state")
+
+
+POLL_FIRST, POLL_MOST = 0.05, 0.5  # seconds between GetTasks of a task the agent works on
+
+
+@functools.lru_cache(maxsize=1)
+def moving() -> frozenset[str]:
+    """The states in which the agent works on a task by itself (the proto's comments call them
+    neither terminal nor interrupted): the task will move on without the client."""
+    return frozenset(s for s, kind in docs.state_kinds().items() if kind == "active")
 
 
 def reached(task: dict[str, Any], outcome: str) -> None:

@@ -106,6 +106,44 @@ def state_named(word: str) -> str:
     raise SpecError(f"the proto's TaskState has no value ending in {word!r}")
 
 
+def comment_above(pattern: str, after: str = "") -> str:
+    """The ``//`` comment lines right above the first line of the proto matching ``pattern``
+    (below the line holding ``after``), joined."""
+    lines = document_text(PROTO).splitlines()
+    start = next((n for n, line in enumerate(lines) if after in line), 0) if after else 0
+    i = next((n for n in range(start, len(lines)) if re.search(pattern, lines[n])), None)
+    if i is None:
+        raise SpecError(f"{PROTO} has no line matching {pattern!r}" + (f" below {after!r}" if after else ""))
+    said = []
+    while i > 0 and lines[i - 1].strip().startswith("//"):
+        i -= 1
+        said.append(lines[i].strip().lstrip("/").strip())
+    return " ".join(reversed(said))
+
+
+@functools.lru_cache(maxsize=1)
+def client_role() -> str:
+    """The Role of a message a client sends: the value the proto says is "from the client
+    to the server" (a client sending the other is the agent speaking)."""
+    for name in proto().enums["Role"]:
+        if "from the client" in comment_above(rf"^\s*{name}\s*=", after="enum Role"):
+            return name
+    raise SpecError(f"{PROTO}: no Role value is said to be from the client")
+
+
+@functools.lru_cache(maxsize=1)
+def example_schemes() -> tuple[str, ...]:
+    """The HTTP authentication schemes the proto gives as examples for a push notification's
+    AuthenticationInfo.scheme ("from the IANA registry ... Examples: `Bearer`, ..."): what a
+    client sends there (a scheme outside the registry is no scheme a client may send)."""
+    said = comment_above(r"string scheme = ", after="message AuthenticationInfo")
+    found = re.search(r"Examples: (.*?)\.", said)
+    names = tuple(re.findall(r"`([^`]+)`", found.group(1))) if found else ()
+    if not names or "IANA registry" not in said:
+        raise SpecError(f"{PROTO}: AuthenticationInfo.scheme no longer names its registry and examples")
+    return names
+
+
 def role_named(word: str) -> str:
     for name in proto().enums["Role"]:
         if name.endswith("_" + word.upper()):

@@ -16,14 +16,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.check import CheckContext, NotApplicable, Untested
-from conformance.declare import Each, fault, requirement
+from conformance.check import Blocked, CheckContext, NotApplicable, Untested
+from conformance.declare import Each, fault, requirement, variant
 from conformance.documents.prose import document_text
 from conformance.documents.schemas import SpecError
 from conformance.faults import replaces, returns
 from conformance.model import ErrorCode, Profile
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a.client import A2AClient, a2a_error, grpc_validation_status, reached
+from conformance.protocols.a2a.client import (
+    LOOKS_KEY,
+    A2AClient,
+    a2a_error,
+    blocked_looks,
+    grpc_validation_status,
+    reached,
+)
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply, first_event, is_event_stream
 from conformance.transport.http import json_excerpt
@@ -196,10 +203,12 @@ def task_from(client: A2AClient, reply: Reply, what: str) -> dict[str, Any]:
 
 def own_task(client: A2AClient, outcome: str = "completed") -> dict[str, Any]:
     """A task this check made, in the state ``outcome`` names (making it is a set-up step:
-    a refusal blocks the requirement; another state leaves it untested)."""
+    a refusal blocks the requirement; another state leaves it untested), once the agent
+    stopped working on it by itself (``A2AClient.settled``)."""
     with client.ctx.setup(f"a task the agent takes to {outcome}"):
         reply = client.send(client.drive(outcome))
         task = task_from(client, reply, f"SendMessage driving the agent to {outcome}")
+    task = client.settled(task)
     reached(task, outcome)
     return task
 
@@ -455,25 +464,53 @@ def invalid_message() -> dict[str, Any]:
 
 
 def validation_errors(client: A2AClient) -> Iterator[tuple[str, Reply, str]]:
-    """Requests that break a method's request message, with the field at fault."""
+    """Requests that break a method's request message, with the field at fault: only those the
+    agent refused as such (``refused``). The rows about an error's form judge what the error
+    is; one the agent served, or refused as an error of the table about something else (a
+    number read as a task id it does not know), shows no validation error to look at: that is
+    A2A-PARAMS-INVALID-*'s finding, and the row is blocked in its name."""
+    asked: list[tuple[str, str, dict[str, Any], str]]
     if client.binding.kind == GRPC:  # protobuf carries no string as a repeated Part: a REQUIRED list
         # left empty instead
-        yield ("SendMessage whose message has no parts",
-               client.call("SendMessage", {"message": {**invalid_message(), "parts": []}}), "parts")
-        return
-    yield ("SendMessage whose message.parts is not an array",
-           client.call("SendMessage", {"message": invalid_message()}), "parts")
-    if client.binding.kind == JSONRPC:  # over HTTP+JSON the id is a path segment: always a string
-        yield "GetTask whose id is a number", client.call("GetTask", {"id": 42}), "id"
+        asked = [("SendMessage whose message has no parts", "SendMessage",
+                  {"message": {**invalid_message(), "parts": []}}, "parts")]
+    else:
+        asked = [("SendMessage whose message.parts is not an array", "SendMessage",
+                  {"message": invalid_message()}, "parts")]
+        if client.binding.kind == JSONRPC:  # over HTTP+JSON the id is a path segment: always a string
+            asked.append(("GetTask whose id is a number", "GetTask", {"id": 42}, "id"))
+    for what, method, params, field_name in asked:
+        reply = client.call(method, params)
+        if refused(client, what, reply, f"A2A-PARAMS-INVALID-{docs.reason_of(method).replace('_', '-')}",
+                   a2a=False):
+            yield what, reply, field_name
+
+
+def refused(client: A2AClient, what: str, reply: Reply, by: str, a2a: bool = True) -> bool:
+    """Whether ``reply`` is an error to judge the form of: refused, and (unless ``a2a``) with no
+    error of the table below a server failure, which would say the request was read as valid (a
+    failure is judged: a validation error answered as one has the wrong code). Else the refusal
+    the row looks at never came: kept as a set-up step ``by`` is about (``blocked_looks`` raises
+    it once the other answers were judged)."""
+    if not reply.ok and (a2a or reply.status >= 500 or a2a_error(client.ctx, reply) not in table(client.ctx)):
+        return True
+    client.ctx.scratch.setdefault(LOOKS_KEY, []).append(Blocked(
+        f"set-up failed: {what} (the subject of {by}): no error to look at: {describe(reply)}",
+        kind="accepted_invalid"))
+    return False
 
 
 def a2a_errors(client: A2AClient) -> Iterator[tuple[str, Reply, str]]:
-    """Errors of the table every agent can be brought to, with their names."""
+    """Errors of the table every agent can be brought to, with their names (one the agent
+    serves instead is its mapping row's finding: ``refused``)."""
+    label = {JSONRPC: "JSONRPC", REST: "REST", GRPC: "GRPC"}[client.binding.kind]
     for provoke, name in ((task_not_found, "TaskNotFoundError"),
                           (task_not_cancelable, "TaskNotCancelableError"),
                           (unsupported_operation, "UnsupportedOperationError")):
         what, reply = next(provoke(client))
-        yield what, reply, name
+        by = f"A2A-ERR-{docs.reason_of(name).replace('_', '-')}-{label}"
+        if refused(client, what, reply, by):
+            yield what, reply, name
 
 
 @requirement(id="A2A-ERR-CODE-MESSAGE", level="MUST",
@@ -491,6 +528,7 @@ def check_code_message(ctx: CheckContext) -> None:
         with ctx.subcheck(what):
             expect_validation(ctx, reply, what)
             expect_message(ctx, reply, what)
+    blocked_looks(ctx)
 
 
 def expect_code(ctx: CheckContext, reply: Reply, name: str, what: str) -> None:
@@ -606,6 +644,7 @@ def check_details_typed(ctx: CheckContext) -> None:
             untyped = [d for d in data if not isinstance(d, dict) or not isinstance(d.get("@type"), str)]
             ctx.expect(not untyped, f"{what}: details without an @type: {json_excerpt(untyped)}",
                        kind="malformed_answer")
+    blocked_looks(ctx)
 
 
 @check_details_typed.fault
@@ -728,15 +767,31 @@ def bad_request_statement(ctx: CheckContext) -> Any:
                      after="### 11.6")
 
 
+def texts_of(value: Any) -> Iterator[str]:
+    """Every string in a JSON value (its members' names aside), within a small depth."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif depth < 6 and isinstance(item, dict):
+            stack += [(v, depth + 1) for v in item.values()]
+        elif depth < 6 and isinstance(item, list):
+            stack += [(v, depth + 1) for v in item]
+
+
 @requirement(id="A2A-ERR-VALIDATION-DETAILS", level="SHOULD",
-             title="A validation error names the field at fault in a google.rpc.BadRequest detail",
+             title="A validation error names the field at fault: in a google.rpc.BadRequest detail, another "
+                   "detail, or its message",
              source=docs.spec("Servers **SHOULD** specify which parameter(s) failed validation and why",
                               after="### 3.3.2"),
-             faults=["validation_details_missing"])
+             faults=["validation_field_unnamed"])
 def check_validation_details(ctx: CheckContext) -> None:
-    """The reading of sections 9.5 and 11.6 ("**SHOULD** use well-known types such as
-    google.rpc.BadRequest to attach structured data to validation errors") and 9.5's example:
-    fieldViolations whose field ends in the parameter at fault."""
+    """Section 3.3.2's SHOULD asks that the parameter at fault be named; where is left open.
+    Sections 9.5 and 11.6 recommend google.rpc.BadRequest "such as" a well-known type, and
+    9.5's example shows fieldViolations: one form among others, not the rule. So the field may
+    be named in a BadRequest's fieldViolations, in any other detail, or in the error's message
+    (a BadRequest is not asked for: a server naming the field in its message is not failed)."""
     wanted = detail_type("BadRequest")
     for what, reply, field_name in validation_errors(A2AClient(ctx)):
         with ctx.subcheck(what):
@@ -744,15 +799,40 @@ def check_validation_details(ctx: CheckContext) -> None:
             data = reply.error_data if isinstance(reply.error_data, list) else []
             fields = [str(v.get("field")) for d in data if isinstance(d, dict) and d.get("@type") == wanted
                       for v in (d.get("fieldViolations") or []) if isinstance(v, dict)]
-            ctx.expect(any(re.search(rf"(^|\.){field_name}$", f) for f in fields),
-                       f"{what}: no {wanted} detail whose fieldViolations name {field_name!r} (fields named: "
-                       f"{fields}): {describe(reply)}", kind="expectation",
-                       statement=str(bad_request_statement(ctx)))
+            said = [reply.error_message or "", *texts_of(data)]
+            ctx.expect(any(re.search(rf"(^|\.){field_name}$", f) for f in fields)
+                       or any(re.search(rf"(?<![A-Za-z0-9_]){field_name}(?![A-Za-z0-9_])", s) for s in said),
+                       f"{what}: the error names no field {field_name!r}: neither a {wanted} detail's "
+                       f"fieldViolations (fields named: {fields}), another detail, nor the message: "
+                       f"{describe(reply)}", kind="expectation", statement=str(bad_request_statement(ctx)))
+    blocked_looks(ctx)
 
 
 @check_validation_details.fault
-def validation_details_missing(ref: Any) -> None:
-    """Validation errors carry no google.rpc.BadRequest."""
+def validation_field_unnamed(ref: Any) -> None:
+    """Validation errors name no field: no google.rpc.BadRequest, and a message that says only
+    that the parameters are invalid."""
+    @replaces(ref, "error_details")
+    def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
+        return [d for d in original(refusal) if d.get("@type") != detail_type("BadRequest")]
+
+    @replaces(ref, "validate")
+    def validate(original: Any, method: str, params: Any) -> None:
+        try:
+            original(method, params)
+        except Refusal as refusal:
+            raise Refusal(refusal.name, "Invalid parameters", status=refusal.status) from None
+
+
+@variant
+def validation_field_in_message(ref: Any) -> None:
+    """Validation errors carry no google.rpc.BadRequest: the field at fault is named in the
+    error's message only (the reference's messages start with it: "message.parts: ...").
+
+    allowed by: specs/a2a/specification.md section 3.3.2 "Servers **SHOULD** specify which
+    parameter(s) failed validation and why" (where is not said); 9.5 "Implementations **SHOULD**
+    use well-known types such as `google.rpc.ErrorInfo` ... or `google.rpc.BadRequest`" (an
+    example of a form, as 9.5's error example is)"""
     @replaces(ref, "error_details")
     def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
         return [d for d in original(refusal) if d.get("@type") != detail_type("BadRequest")]

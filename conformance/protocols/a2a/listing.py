@@ -17,7 +17,7 @@ from typing import Any
 from conformance.check import CheckContext, Untested
 from conformance.declare import requirement
 from conformance.documents.schemas import schema_errors
-from conformance.faults import answer, arguments, limit, replaces
+from conformance.faults import answer, arguments, limit, refuses, replaces
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient, a2a_error, state
 from conformance.protocols.a2a.documents import proto_at, schema, spec
@@ -30,6 +30,7 @@ from conformance.protocols.a2a.send import (
     result_of,
     task_with_history,
 )
+from conformance.reference import Refusal
 from conformance.transport.binding import Reply, dig
 from conformance.transport.http import json_excerpt
 
@@ -40,8 +41,9 @@ GAP_S = 0.02  # between two tasks whose order is judged: their status timestamps
 def context_tasks(c: A2AClient, count: int, gap: float = 0.0) -> tuple[str, list[dict[str, Any]]]:
     """``count`` tasks of the check's in one context: the first one's, which the agent gave
     it; the others sent with that contextId (section 3.4.3: "to start a new task within an
-    existing conversation context")."""
-    first = new_task(c, what="SendMessage starting the check's context")
+    existing conversation context"); each as it stands once the agent stopped working on it
+    (``A2AClient.settled``: its final status, timestamp and artifacts)."""
+    first = c.settled(new_task(c, what="SendMessage starting the check's context"))
     context = first.get("contextId")
     if not isinstance(context, str) or not context:
         raise Untested(f"the agent gave its task no contextId ({json_excerpt(first)}): the listing is judged "
@@ -49,7 +51,8 @@ def context_tasks(c: A2AClient, count: int, gap: float = 0.0) -> tuple[str, list
     tasks = [first]
     for n in range(count - 1):
         time.sleep(gap)
-        tasks.append(new_task(c, what=f"SendMessage {n + 2} in the check's context", contextId=context))
+        tasks.append(c.settled(new_task(c, what=f"SendMessage {n + 2} in the check's context",
+                                        contextId=context)))
     strays = [t["id"] for t in tasks if t.get("contextId") != context]
     if strays:
         raise Untested(f"the agent put tasks {strays} sent with contextId {context} in another context "
@@ -99,7 +102,12 @@ def last_token(out: dict[str, Any], drop: bool) -> None:
              faults=[answer("list_without_total_size", "op_ListTasks", "ListTasks leaves out totalSize.",
                             drop=["totalSize"]),
                      answer("list_without_page_size", "op_ListTasks", "ListTasks leaves out pageSize.",
-                            drop=["pageSize"])])
+                            drop=["pageSize"]),
+                     refuses("list_tasks_unsupported", "op_ListTasks",
+                             lambda *a: Refusal("UnsupportedOperationError", "ListTasks is not supported"),
+                             "ListTasks, a core operation (section 3.1), is refused as UnsupportedOperation "
+                             "(-32004): the rows that only look through it are blocked in this row's name "
+                             "(tests/e2e/test_a2a_looks.py).")])
 def check_list_response(ctx: CheckContext) -> None:
     c = A2AClient(ctx)
     context, _ = context_tasks(c, 2)

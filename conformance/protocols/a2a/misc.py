@@ -22,15 +22,15 @@ from conformance.declare import requirement
 from conformance.documents.schemas import schema_errors
 from conformance.faults import replaces
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a.client import A2AClient, a2a_error, state
+from conformance.protocols.a2a.client import A2AClient, a2a_error, blocked_looks, state
 from conformance.protocols.a2a.documents import proto_at, schema, spec
 from conformance.protocols.a2a.send import (
     OUTCOME,
     driven,
     fetched,
     follow_up,
-    in_outcome,
     new_task,
+    reaching,
     result_of,
     task_answer,
 )
@@ -187,6 +187,8 @@ def check_bytes_base64(ctx: CheckContext) -> None:
     if not reply.ok and a2a_error(ctx, reply) == "ContentTypeNotSupportedError":
         raise Untested(f"the agent refused a raw part of media type {part['mediaType']} for its type "
                        f"({reply.describe()})", "other")
+    ctx.expect(reply.ok, f"SendMessage with a raw part in base64 was refused: {reply.describe()}",
+               kind="rejected_valid")  # accepted: judged even where no answer shows the part again
     result = result_of(ctx, reply, "SendMessage with a raw part in base64")
     answers: list[tuple[str, Any]] = [("SendMessage", result)]
     task = result.get("task")
@@ -237,13 +239,17 @@ def settled(task: dict[str, Any]) -> bool:
     return state(task) in (*docs.terminal_states(), *docs.interrupted_states())
 
 
-def same_twice(ctx: CheckContext, call: Any, what: str, ignore: tuple[str, ...] = ()) -> None:
-    """``call()`` twice with nothing changed between: the same answer (``ignore``'s members aside)."""
-    first, second = call(), call()
-    for reply in (first, second):
-        ctx.expect(reply.ok, f"{what}: refused: {reply.describe()}", kind="rejected_valid")
-    views = [{k: v for k, v in r.result.items() if k not in ignore} if isinstance(r.result, dict)
-             else r.result for r in (first, second)]
+def same_twice(ctx: CheckContext, c: A2AClient, method: str, params: dict[str, Any], what: str,
+               ignore: tuple[str, ...] = ()) -> None:
+    """``method`` twice with nothing changed between: the same answer (``ignore``'s members
+    aside). The first is a look: refused, the row is blocked in the operation's own name."""
+    first = c.look_or_later(method, params, what)
+    if first is None:
+        return
+    second = c.call(method, params)
+    ctx.expect(second.ok, f"{what}: served once, then refused: {second.describe()}", kind="rejected_valid")
+    views = [{k: v for k, v in r.items() if k not in ignore} if isinstance(r, dict) else r
+             for r in (first, second.result)]
     ctx.expect(views[0] == views[1], f"{what} twice with nothing changed between answered differently: "
                                      f"{json_excerpt(views[0])} then {json_excerpt(views[1])}",
                kind="state_changed")
@@ -260,18 +266,19 @@ def check_idem_get(ctx: CheckContext) -> None:
     interrupted); ListTasks filtered to its context. A page token is opaque: a new one for
     the same page is not judged."""
     c = A2AClient(ctx)
-    task = new_task(c)
+    task = c.settled(new_task(c))
     if not settled(task):
         raise Untested(f"the agent left the task in {state(task)!r}, which may still change", OUTCOME)
     with ctx.subcheck("GetTask"):
-        same_twice(ctx, lambda: c.get(task["id"]), f"GetTask {task['id']}")
+        same_twice(ctx, c, "GetTask", {"id": task["id"]}, f"GetTask {task['id']}")
     if isinstance(task.get("contextId"), str):
         with ctx.subcheck("ListTasks"):
-            same_twice(ctx, lambda: c.call("ListTasks", {"contextId": task["contextId"]}),
+            same_twice(ctx, c, "ListTasks", {"contextId": task["contextId"]},
                        f"ListTasks of context {task['contextId']}", ignore=("nextPageToken",))
     if extended_card(c) is not None:
         with ctx.subcheck("GetExtendedAgentCard"):
-            same_twice(ctx, lambda: c.call("GetExtendedAgentCard", {}), "GetExtendedAgentCard")
+            same_twice(ctx, c, "GetExtendedAgentCard", {}, "GetExtendedAgentCard")
+    blocked_looks(ctx)
 
 
 def count_read(task: dict[str, Any]) -> None:
@@ -324,8 +331,11 @@ def check_idem_send(ctx: CheckContext) -> None:
     first = c.send(message)
     task_answer(ctx, first, "SendMessage")
     again = c.send(driven(c, "completed", messageId=message["messageId"]))
-    if again.ok:
-        result_of(ctx, again, f"SendMessage repeating messageId {message['messageId']}")
+    if again.ok:  # served: the same task or a new one, as a SendMessageResponse holding one
+        answer = again.result if isinstance(again.result, dict) else {}
+        ctx.expect("task" in answer or "message" in answer,
+                   f"SendMessage repeating messageId {message['messageId']} was served with no task or "
+                   f"message: {again.describe()}", kind="malformed_answer")
         return
     ctx.expect(documented(ctx, again), f"SendMessage repeating messageId {message['messageId']} failed with "
                                        "an "
@@ -358,7 +368,7 @@ def check_new_task_in_context(ctx: CheckContext) -> None:
     """The context is one the agent made (for a completed task of the check's); a refusal
     (section 3.4.1: agents may expire contexts) or a Message answer leaves it untested."""
     c = A2AClient(ctx)
-    first = in_outcome(new_task(c), "completed")
+    first = reaching(c)
     context = first.get("contextId")
     if not isinstance(context, str) or not context:
         raise Untested("the agent gave the task no contextId", OUTCOME)
@@ -413,7 +423,7 @@ def known_context_continues_task(ref: Any) -> None:
              faults=["results_in_status_message"])
 def check_results_as_artifacts(ctx: CheckContext) -> None:
     c = A2AClient(ctx)
-    task = fetched(c, in_outcome(new_task(c), "completed")["id"])
+    task = fetched(c, reaching(c)["id"])
     artifacts = task.get("artifacts")
     ctx.expect(isinstance(artifacts, list) and artifacts,
                f"the completed task {task['id']} has no artifacts (status message: "
@@ -448,7 +458,7 @@ def check_output_modes(ctx: CheckContext) -> None:
     modes = c.card.get("defaultOutputModes")
     modes = [m for m in modes if isinstance(m, str)] if isinstance(modes, list) else []
     accepted = ["text/plain"] if "text/plain" in modes or not modes else modes[:1]
-    task = in_outcome(new_task(c, configuration={"acceptedOutputModes": accepted}), "completed")
+    task = reaching(c, configuration={"acceptedOutputModes": accepted})
     shown = [(where, p.get("mediaType") or ("text/plain" if "text" in p else None))
              for where, p in parts_in(task.get("artifacts", []), "artifacts")]
     judged = [(where, media) for where, media in shown if isinstance(media, str)]
@@ -513,7 +523,7 @@ def check_auth_required_message(ctx: CheckContext) -> None:
     """The exception ("negotiated out-of-band or via an extension") cannot hold for the kit's
     request: it activates no extension, and negotiated nothing out of band."""
     c = A2AClient(ctx)
-    task = in_outcome(new_task(c, "auth_required"), "auth_required")
+    task = reaching(c, "auth_required")
     for what, shown in (("SendMessage", task), ("GetTask", fetched(c, task["id"]))):
         with ctx.subcheck(what):
             message = (shown.get("status") or {}).get("message")
@@ -542,7 +552,7 @@ def auth_required_without_message(ref: Any) -> None:
              faults=["auth_required_refuses_messages"])
 def check_auth_required_accepts(ctx: CheckContext) -> None:
     c = A2AClient(ctx)
-    task = in_outcome(new_task(c, "auth_required"), "auth_required")
+    task = reaching(c, "auth_required")
     reply = follow_up(c, task)
     ctx.expect(reply.ok, f"a message to task {task['id']} in {state(task)} was refused: {reply.describe()}",
                kind="rejected_valid")

@@ -18,15 +18,13 @@ from conformance.declare import chosen, requirement
 from conformance.documents.proto import Field
 from conformance.faults import answer, replaces
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a.client import A2AClient
+from conformance.protocols.a2a.client import A2AClient, blocked_looks
 from conformance.protocols.a2a.documents import proto_at, spec
 from conformance.protocols.a2a.send import (
     OUTCOME,
     drivable,
     driven,
     is_message_answer,
-    result_of,
-    task_answer,
 )
 from conformance.transport.http import json_excerpt
 
@@ -67,29 +65,40 @@ def members(message: str, value: Any, where: str) -> Iterator[Member]:
 def answers(c: A2AClient) -> list[tuple[str, str, Any]]:
     """(what, proto message, answer) of each task operation the check can drive: a
     completed task sent, read and listed (with artifacts), each other outcome the agent
-    can be driven to, a canceled task, and a direct Message answer."""
+    can be driven to, a canceled task, and a direct Message answer. The check only looks
+    at them: an operation the agent refuses leaves its answer out, and the row is blocked in
+    that operation's name once the others were judged (``blocked_looks``)."""
     ctx = c.ctx
     out: list[tuple[str, str, Any]] = []
-    reply = c.send(driven(c, "completed"))
-    task = task_answer(ctx, reply, "SendMessage")
-    out += [("SendMessage", "SendMessageResponse", reply.result),
-            ("GetTask", "Task", result_of(ctx, c.get(task["id"]), "GetTask"))]
+    sent = c.look("SendMessage", {"message": driven(c, "completed")}, "SendMessage")
+    if is_message_answer(sent):
+        raise Untested("SendMessage: the agent answered with a Message, not a Task", OUTCOME)
+    task: dict[str, Any] = sent["task"] if isinstance(sent.get("task"), dict) else {}
+    out.append(("SendMessage", "SendMessageResponse", sent))
+    if task.get("id"):  # read once the agent stopped working on it: its artifacts, its timestamps
+        c.settled(task)
+    looks = [("GetTask", "Task", "GetTask", {"id": task.get("id")})]
     if task.get("contextId"):
-        listing = c.call("ListTasks", {"contextId": task["contextId"], "includeArtifacts": True})
-        out.append(("ListTasks", "ListTasksResponse", result_of(ctx, listing, "ListTasks")))
+        looks.append(("ListTasks", "ListTasksResponse", "ListTasks",
+                      {"contextId": task["contextId"], "includeArtifacts": True}))
     for outcome in ("input_required", "failed", "message"):
         if drivable(ctx, outcome):
-            reply = c.send(driven(c, outcome))
-            out.append((f"SendMessage ({outcome})", "SendMessageResponse",
-                        result_of(ctx, reply, f"SendMessage ({outcome})")))
+            looks.append((f"SendMessage ({outcome})", "SendMessageResponse", "SendMessage",
+                          {"message": driven(c, outcome)}))
+    for what, message, method, params in looks:
+        got = c.look_or_later(method, params, what)
+        if got is not None:
+            out.append((what, message, got))
     if drivable(ctx, "long_running"):
-        reply = c.send(driven(c, "long_running"), {"returnImmediately": True})
-        result = result_of(ctx, reply, "SendMessage (long_running, returnImmediately)")
-        out.append(("SendMessage (returnImmediately)", "SendMessageResponse", result))
-        if not is_message_answer(result) and isinstance(result.get("task"), dict):
-            canceled = c.call("CancelTask", {"id": result["task"].get("id")})
-            if canceled.ok:
-                out.append(("CancelTask", "Task", canceled.result))
+        what = "SendMessage (long_running, returnImmediately)"
+        result = c.look_or_later("SendMessage", {"message": driven(c, "long_running"),
+                                                 "configuration": {"returnImmediately": True}}, what)
+        if result is not None:
+            out.append(("SendMessage (returnImmediately)", "SendMessageResponse", result))
+            if not is_message_answer(result) and isinstance(result.get("task"), dict):
+                canceled = c.call("CancelTask", {"id": result["task"].get("id")})
+                if canceled.ok:  # a refusal is allowed ("success is not guaranteed")
+                    out.append(("CancelTask", "Task", canceled.result))
     return out
 
 
@@ -100,11 +109,13 @@ def judged(ctx: CheckContext, picked: Any) -> list[tuple[str, Member]]:
 
 
 def expect_each(ctx: CheckContext, found: list[tuple[str, Member]], wrong: Any, say: Any, kind: str) -> None:
-    """One sub-check per answer: no member of it is ``wrong``."""
+    """One sub-check per answer: no member of it is ``wrong``; then an answer the agent
+    refused to give blocks the row in its operation's name."""
     for what in dict.fromkeys(w for w, _ in found):
         with ctx.subcheck(what):
             bad = [m for w, m in found if w == what and wrong(m)]
             ctx.expect(not bad, f"{what}: " + "; ".join(say(m) for m in bad[:4]), kind=kind)
+    blocked_looks(ctx)
 
 
 # -- names -----------------------------------------------------------------------------------
@@ -131,8 +142,8 @@ def check_camel_case(ctx: CheckContext) -> None:
              faults=["state_as_number", "role_as_number"])
 def check_enum_names(ctx: CheckContext) -> None:
     found = judged(ctx, lambda m: m.field is not None and m.field.kind == "enum")
-    if not found:
-        ctx.fail("no answer showed a task state or a role", kind="malformed_answer")
+    ctx.expect(found, "no answer showed a task state or a role (TaskStatus.state is REQUIRED)",
+               kind="malformed_answer")
 
     def names(m: Member) -> tuple[str, ...]:
         return docs.proto().enums.get(m.field.short_type if m.field else "", ())
@@ -176,6 +187,7 @@ def role_as_number(ref: Any) -> None:
 def timestamps(ctx: CheckContext) -> list[tuple[str, Member]]:
     found = judged(ctx, lambda m: m.field is not None and m.field.type_name == TIMESTAMP)
     if not found:
+        blocked_looks(ctx)
         raise Untested("no answer of the agent carried a timestamp (status.timestamp is optional)", OUTCOME)
     return found
 
@@ -234,6 +246,7 @@ def artifacts_changed(out: dict[str, Any], change: Any) -> None:
 def artifacts(ctx: CheckContext) -> list[tuple[str, Member]]:
     found = judged(ctx, lambda m: m.message == "Artifact" and m.key == "parts")
     if not found:
+        blocked_looks(ctx)
         raise Untested("no answer of the agent carried an artifact", OUTCOME)
     return found
 

@@ -3,11 +3,16 @@ requests the proto calls valid are never refused as invalid, and requests breaki
 rule of the proto are refused as invalid, over whichever binding the run speaks.
 
 - A valid request is drawn from the method's request schema (the bundle's, with the proto's
-  REQUIRED fields), then made safe and meaningful (``Safe``): the ids are the kit's (fresh
-  ones no agent issued, or a task the check created), no tenant but the card's, no page
-  token the agent never issued, no client-made contextId (section 3.4.1: a client SHOULD
-  NOT send one), media types, a webhook on the loopback, the ranges the field descriptions
-  give (pageSize, historyLength >= 0), enum values by their names, timestamps in UTC.
+  REQUIRED fields), then made what a client may send (``Safe``): a message is the client's
+  (the Role the proto says is "from the client to the server"), the ids are the kit's (a
+  fresh messageId, fresh ids no agent issued, or a task the check created; references to
+  the check's own task only), no tenant but the card's, no page token the agent never
+  issued, no client-made contextId (section 3.4.1: a client SHOULD NOT send one), media
+  types the card names, a webhook on the loopback, a push authentication scheme of the
+  registry the proto names (its examples) with credentials in a header's form (token68),
+  the ranges the field descriptions give (pageSize, historyLength >= 0), enum values by
+  their names, timestamps in UTC. tests/unit/test_a2a_client_rules.py holds every method's
+  generated requests to these rules.
 - An invalid request is one single-keyword break of such a request
   (conformance/generation/invalid.py), kept only where the request message's own schema
   (open to unknown members, section 5.7) refuses it. ProtoJSON reads a null member as unset:
@@ -38,7 +43,7 @@ from typing import Any
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from conformance.check import Blocked, CheckContext, NotApplicable
+from conformance.check import Blocked, CheckContext, CheckFailed, NotApplicable
 from conformance.checks.causes import BreakControl, cause_of
 from conformance.declare import Each, fault, requirement
 from conformance.documents.schemas import SpecError, validator_for
@@ -76,6 +81,7 @@ def named(*names: str) -> tuple[str, ...]:
     "mediaType", "acceptedOutputModes", "historyLength", "pageSize", "message", "status",
     "statusTimestampAfter", "metadata", "role")
 CAPABILITIES = named("streaming", "pushNotifications", "extendedAgentCard")
+SCHEME, CREDENTIALS = named("scheme", "credentials")
 
 
 def standard(name: str) -> str:
@@ -299,8 +305,15 @@ class Safe:
             return fresh("message")
         if key in (TASK_ID, ID) and isinstance(item, str):
             return self.task_ref(owner, key, task)
-        if key == REFERENCE_TASK_IDS and isinstance(item, list):
-            return [fresh("unknown-task") for _ in item[:2]]
+        if key == ROLE and owner == "Message":  # every message a request carries is the client's
+            return docs.client_role()
+        if key == REFERENCE_TASK_IDS and isinstance(item, list):  # tasks the client knows: its own
+            return [task] if task and item else DROP
+        if owner == "AuthenticationInfo" and key == SCHEME and isinstance(item, str):
+            schemes = docs.example_schemes()  # a scheme of the registry the proto names
+            return schemes[sum(map(ord, item)) % len(schemes)]
+        if owner == "AuthenticationInfo" and key == CREDENTIALS and isinstance(item, str):
+            return base64.b64encode(item.encode()).decode()  # in the scheme's form: a token68
         if key == URL and isinstance(item, str):
             return SAFE_WEBHOOK
         if key == MEDIA_TYPE and isinstance(item, str):
@@ -332,8 +345,9 @@ class Safe:
         """A task id: the check's own task (``task``) where the request names one, else one no
         agent issued; a push config's own id, one no agent issued; a webhook config inside a
         SendMessage names no task (the agent makes it)."""
-        if owner == "TaskPushNotificationConfig" and self.method == "SendMessage":
-            return DROP
+        if owner == "TaskPushNotificationConfig" and self.request == "SendMessageRequest":
+            return DROP  # the proto: "Task id should be empty when sending this configuration in a
+            # SendMessage"; nor does the config name an id the check made for another task
         if key == ID and "PushNotification" in owner:
             return self.config if task and self.config else fresh("unknown-config")
         return task or fresh("unknown-task")
@@ -658,8 +672,8 @@ VALID_FAULTS = {"SendMessage": ("message_metadata_refused",),
                 "SendStreamingMessage": ("message_metadata_refused",),
                 "GetTask": ("history_length_zero_refused",), "ListTasks": ("timestamp_z_refused",),
                 "CancelTask": ("cancel_metadata_refused",)}
-INVALID_FAULTS = {"SendMessage": ("role_not_validated",), "GetTask": ("history_length_not_validated",),
-                  "ListTasks": ("unknown_status_ignored",)}
+INVALID_FAULTS = {"SendMessage": ("role_not_validated", "message_id_coerced"),
+                  "GetTask": ("history_length_not_validated",), "ListTasks": ("unknown_status_ignored",)}
 
 
 def each_valid(profile: Profile) -> list[Each]:
@@ -775,13 +789,72 @@ def check_invalid(ctx: CheckContext, method: str) -> None:
     judge_breaks(ctx, inputs, "must", everything=True)
 
 
+NUMBER_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+
+
+def lossless(valid: Any, broken: Any) -> bool:
+    """Whether ``broken`` (a value of another JSON type than ``valid``) turns into a value of
+    ``valid``'s type without loss: a number or a boolean where a string is wanted (12345 read
+    as "12345"), a numeric string where a number is, "true" where a boolean is. A lenient parser
+    reads such a value as meant: a break, but the weakest evidence of one."""
+    if isinstance(valid, str):
+        return isinstance(broken, int | float) and (not isinstance(broken, float) or math.isfinite(broken))
+    if isinstance(valid, bool):
+        return broken in ("true", "false")
+    if isinstance(valid, int | float):
+        return isinstance(broken, str) and NUMBER_TEXT.fullmatch(broken) is not None
+    return False
+
+
+def strength(bad: InvalidInstance) -> int:
+    """How plainly ``bad`` breaks its request: 0 for a type break a lossless coercion undoes
+    (``lossless``), 1 for every other (a REQUIRED member missing, an enum value the proto does
+    not define, two members of a oneof, a bound, a value no reading turns into the type)."""
+    v = bad.violation
+    if v.keyword != "type" or bad.base is None:
+        return 1
+    path = v.pointer.split("/")[1:]
+    if not (path_exists(bad.base, path) and path_exists(bad.instance, path)):
+        return 1
+    return 0 if lossless(at(bad.base, path), at(bad.instance, path)) else 1
+
+
+@dataclass
+class Weakest:
+    """The findings a row holds back while it looks for a stronger one: a break only a lossless
+    coercion shows (a finding quotes the strongest break the run sent), with the exchanges that
+    showed it, raised only when the run shows no stronger one."""
+
+    ctx: CheckContext
+    held: list[tuple[CheckFailed, list[Any]]] = field(default_factory=list)
+
+    def judge(self, bad: InvalidInstance, judge: Callable[[], None]) -> None:
+        try:
+            judge()
+        except CheckFailed as exc:
+            if strength(bad):
+                raise
+            self.held.append((exc, list(self.ctx.http.log)))
+
+    def done(self) -> None:
+        if not self.held:
+            return
+        exc, log = self.held[0]
+        self.ctx.http.log[:] = log
+        raise CheckFailed(f"{exc} (the only breaks this run saw taken are type breaks a lossless coercion "
+                          f"undoes: {len(self.held)} of them)", exc.kind, exc.statement, **exc.typed)
+
+
 def judge_breaks(ctx: CheckContext, inputs: Inputs, kind: str, everything: bool,
                  judge: Callable[[Reply, str], None] | None = None) -> None:
     """Send each break of ``kind`` the binding carries (the sweep, and with ``everything``
     generated ones too) and judge each answer about its break: refused as invalid, or by
-    ``judge`` (a row asking for the code of a refusal)."""
+    ``judge`` (a row asking for the code of a refusal). The finding quotes the strongest break
+    the run shows: one a lossless coercion undoes (``strength`` 0) is held back while any
+    other might still show (``Weakest``)."""
     allowed = tuple(e for e in [off_error(inputs.client, inputs.method)] if e)
     control = BreakControl(ctx)
+    weakest = Weakest(ctx)
     carried = 0
 
     def body(bad: InvalidInstance) -> None:
@@ -796,14 +869,15 @@ def judge_breaks(ctx: CheckContext, inputs: Inputs, kind: str, everything: bool,
         if not reply.ok and not control.about_the_break(reply, lambda: inputs.send(bad.base)):
             return
         if judge is None:
-            refused_as_invalid(ctx, reply, what, allowed)
+            weakest.judge(bad, lambda: refused_as_invalid(ctx, reply, what, allowed))
         elif not reply.ok:  # an accepted break is the method's own row's finding
-            judge(reply, what)
+            weakest.judge(bad, lambda: judge(reply, what))
 
     for bad in inputs.sweep(kind):
         body(bad)
     if everything:
         ctx.for_all(inputs.strategy(kind), body)
+    weakest.done()
     if not carried:
         raise NotApplicable(f"no break of a {inputs.method} request travels over "
                             f"{inputs.client.binding.name} (its members are path segments or query text)")
@@ -962,6 +1036,19 @@ def skips_validation_at(name: str, method: str, member: str, doc: str) -> Any:
     patch.__name__ = patch.__qualname__ = name
     patch.__doc__ = doc
     return fault(patch)
+
+
+@fault
+def message_id_coerced(ref: Any) -> None:
+    """SendMessage takes a messageId given as a JSON number or boolean, read as its text (a lenient
+    parser's coercion: ProtoJSON wants a string for a string field)."""
+    @replaces(ref, "validate")
+    def validate(original: Any, method: str, params: Any) -> None:
+        message = params.get(MESSAGE) if isinstance(params, dict) else None
+        given = message.get(MESSAGE_ID) if isinstance(message, dict) else None
+        if method == "SendMessage" and isinstance(message, dict) and isinstance(given, int | float):
+            params = {**params, MESSAGE: {**message, MESSAGE_ID: json.dumps(message[MESSAGE_ID])}}
+        original(method, params)
 
 
 skips_validation_at("role_not_validated", "SendMessage", MESSAGE,

@@ -686,7 +686,7 @@ def check_delivery_auth(ctx: CheckContext) -> None:
 def push_delivery_auth_missing(ref: Any) -> None:
     """Deliveries carry no Authorization header."""
     @replaces(ref, "delivery_headers")
-    def headers(original: Any, config: Any) -> dict[str, str]:
+    def headers(original: Any, config: Any) -> dict[str, bytes]:
         return {k: v for k, v in original(config).items() if k != "Authorization"}
 
 
@@ -694,10 +694,11 @@ def push_delivery_auth_missing(ref: Any) -> None:
 def push_delivery_credentials_wrong(ref: Any) -> None:
     """Deliveries carry the scheme with the config's token instead of its credentials."""
     @replaces(ref, "delivery_headers")
-    def headers(original: Any, config: Any) -> dict[str, str]:
+    def headers(original: Any, config: Any) -> dict[str, bytes]:
         out = dict(original(config))
         if "Authorization" in out:
-            out["Authorization"] = out["Authorization"].split(" ")[0] + " " + str(config.get("token", "x"))
+            token = str(config.get("token", "x")).encode()
+            out["Authorization"] = out["Authorization"].split(b" ")[0] + b" " + token
         return out
 
 
@@ -809,11 +810,11 @@ def push_task_snapshots(ref: Any) -> None:
         original(task, {"task": json.loads(json.dumps(task))})
 
     @replaces(ref, "delivery_headers")
-    def headers(original: Any, config: Any) -> dict[str, str]:
+    def headers(original: Any, config: Any) -> dict[str, bytes]:
         out = dict(original(config))
         if "Authorization" in out:
-            scheme, _, rest = out["Authorization"].partition(" ")
-            out["Authorization"] = f"{scheme.lower()} {rest}"
+            scheme, _, rest = out["Authorization"].partition(b" ")
+            out["Authorization"] = scheme.lower() + b" " + rest
         return out
 
 

@@ -445,7 +445,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
         """A JSON-RPC 2.0 response: the request's id echoed, and ``result`` or ``error``."""
         return {"jsonrpc": "2.0", "id": request_id, member: value}
 
-    def rpc_response(self, envelope: dict[str, Any], status: int = 200) -> Response:
+    def rpc_response(self, envelope: Any, status: int = 200) -> Response:
         """Section 9.1: JSON-RPC answers are application/json."""
         return JSONResponse(envelope, status_code=status)
 
@@ -485,6 +485,12 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
             body = strict_json(raw)
         except (ValueError, RecursionError):
             return self.rpc_error(None, Refusal("JSONParseError", "invalid JSON payload"))
+        if isinstance(body, list):
+            return self.rpc_batch(request, body)
+        return self.rpc_one(request, body)
+
+    def rpc_one(self, request: Request, body: Any) -> Response:
+        """One JSON-RPC request object: its answer; a notification's (no ``id``) none."""
         if not self.is_request(body):
             return self.rpc_error(body.get("id") if isinstance(body, dict) and is_int(body.get("id"))
                                   or isinstance(body, dict) and isinstance(body.get("id"), str) else None,
@@ -496,10 +502,47 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
             self.check_extensions(request, body["method"])
             result = self.dispatch(body["method"], body.get("params", {}), caller)
         except Refusal as refusal:
+            if "id" not in body:
+                return self.rpc_notified(refusal)
             return self.rpc_error(request_id, refusal)
+        if "id" not in body:
+            if isinstance(result, EventStream):  # nobody reads it: the stream stops listening
+                result.stop()
+                result.done()
+            return self.rpc_notified(None)
         if isinstance(result, EventStream):  # section 9.4.2: each event a response envelope
             return self.sse(result, lambda event: self.rpc_envelope(request_id, "result", event))
         return self.rpc_response(self.rpc_envelope(request_id, "result", result))
+
+    def rpc_notified(self, refusal: Refusal | None) -> Response:
+        """A notification (a request without ``id``) was run: JSON-RPC 2.0 says the server MUST
+        NOT reply to one, so the HTTP answer carries no JSON-RPC response: 204, or the refusal's
+        status where the caller was not let in (401, 403), with its challenge and no body."""
+        if refusal is not None and refusal.status in (401, 403):
+            return Response(status_code=refusal.status, headers=self.challenge(refusal))
+        return Response(status_code=204)
+
+    def rpc_batch(self, request: Request, batch: list[Any]) -> Response:
+        """A JSON-RPC 2.0 batch (the A2A document says nothing of batches; the binding is JSON-RPC
+        2.0, which lets a client send an array): an array of the responses, one per request that
+        is no notification, in order; an empty array is one Invalid Request response; a batch of
+        notifications only, no response. A streaming method has no place in one (its answer is
+        an event stream): refused in its slot."""
+        if not batch:
+            return self.rpc_error(None, Refusal("InvalidRequestError", "an empty batch"))
+        out = []
+        for item in batch:
+            streaming = isinstance(item, dict) and item.get("method") in self.methods \
+                and self.methods[item["method"]].server_streaming
+            if streaming and "id" in item:
+                out.append(self.rpc_envelope(item.get("id"), "error", self.rpc_error_object(
+                    Refusal("InvalidRequestError", "a streaming method cannot be part of a batch"))))
+                continue
+            answer = self.rpc_one(request, item)
+            if answer.status_code == 204 or not answer.body:
+                continue
+            out.append(json.loads(bytes(answer.body)))
+        return self.rpc_response(out) if out else Response(status_code=204)
 
     # -- HTTP+JSON -----------------------------------------------------------------------
     def rest_error_body(self, refusal: Refusal, status: int) -> dict[str, Any]:

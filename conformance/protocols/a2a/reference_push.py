@@ -157,13 +157,16 @@ class PushParts:
         for config in list(self.push_configs.get(task["id"], {}).values()):
             self.deliver(config, event)
 
-    def delivery_headers(self, config: dict[str, Any]) -> dict[str, str]:
-        headers = {"Content-Type": "application/a2a+json"}
+    def delivery_headers(self, config: dict[str, Any]) -> dict[str, bytes]:
+        """The delivery's headers, their values as UTF-8 bytes: a token or a credential is the
+        client's text (the proto gives it no character set), which a str header would have to
+        be ASCII for (a UnicodeEncodeError here failed the SendMessage that carried the config)."""
+        headers = {"Content-Type": b"application/a2a+json"}
         auth = config.get("authentication")
         if isinstance(auth, dict) and auth.get("scheme"):
-            headers["Authorization"] = f"{auth['scheme']} {auth.get('credentials', '')}".strip()
+            headers["Authorization"] = f"{auth['scheme']} {auth.get('credentials', '')}".strip().encode()
         if config.get("token"):
-            headers[TOKEN_HEADER] = str(config["token"])
+            headers[TOKEN_HEADER] = str(config["token"]).encode()
         return headers
 
     def deliver(self, config: dict[str, Any], event: dict[str, Any]) -> None:
@@ -179,8 +182,9 @@ class PushParts:
             try:
                 with httpx.Client(timeout=self.DELIVERY_TIMEOUT, follow_redirects=False,
                                   verify=_tls_context()) as client:
-                    status = client.post(url, content=body, headers=self.delivery_headers(config)).status_code
-            except httpx.HTTPError:
+                    headers = [(k.encode(), v) for k, v in self.delivery_headers(config).items()]
+                    status = client.post(url, content=body, headers=headers).status_code
+            except (httpx.HTTPError, ValueError):  # a header h11 will not write (a control character)
                 continue
             if 200 <= status < 300:
                 return

@@ -14,7 +14,7 @@ from conformance.check import CheckContext, NotApplicable
 from conformance.declare import requirement
 from conformance.faults import replaces
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a.client import A2AClient
+from conformance.protocols.a2a.client import A2AClient, blocked_looks
 from conformance.protocols.a2a.errors import (
     REST,
     a2a_errors,
@@ -163,6 +163,7 @@ def check_error_body(ctx: CheckContext) -> None:
             ctx.expect(not reply.ok, f"{what}: served: {describe(reply)}", kind="accepted_invalid")
             problems = status_problems(reply)
             ctx.expect(not problems, f"{what}: " + "; ".join(problems), kind="malformed_answer")
+    blocked_looks(ctx)
 
 
 @check_error_body.fault

@@ -11,14 +11,24 @@ import json
 import uuid
 from typing import Any
 
+from starlette.responses import Response
+
 from conformance.check import CheckContext, NotApplicable
-from conformance.declare import requirement
+from conformance.checks.jsonrpc import expect_batch, expect_no_response
+from conformance.declare import chosen, requirement, variant
 from conformance.faults import replaces
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient
-from conformance.protocols.a2a.errors import JSONRPC, binding_only, describe, never_issued, task_from
+from conformance.protocols.a2a.errors import (
+    JSONRPC,
+    any_task,
+    binding_only,
+    describe,
+    never_issued,
+    task_from,
+)
 from conformance.reference import Refusal
-from conformance.transport.binding import Reply
+from conformance.transport.binding import Reply, dig
 
 
 def standard(name: str) -> int:
@@ -293,3 +303,128 @@ def rpc_tenant_refused(ref: Any) -> None:
         if isinstance(params, dict) and params.get("tenant"):
             raise Refusal("InvalidParamsError", f"unknown tenant {params['tenant']!r}")
         return original(method, params, caller)
+
+
+# -- notifications and batches: what JSON-RPC 2.0, which the binding adopts, says of them ---------
+JSONRPC_2 = docs.spec("**Protocol:** JSON-RPC 2.0 over HTTP(S)", after="### 9.1")
+
+
+@requirement(id="A2A-RPC-NOTIFICATION", level="MUST",
+             title="A JSON-RPC notification (a request without id) gets no JSON-RPC response: an answer "
+                   "without one (an empty 200, 202 or 204, say), whatever the method or its outcome",
+             source=docs.spec("All JSON-RPC requests **MUST** follow the standard JSON-RPC 2.0 format",
+                              after="### 9.3"),
+             faults=["notification_answered", "notification_refused"])
+def check_notification(ctx: CheckContext) -> None:
+    """The binding is JSON-RPC 2.0 (sections 9.1 and 9.3), whose section 4.1 says "The Server
+    MUST NOT reply to a Notification", errors included ("the Client would not be aware of any
+    errors"). Over HTTP the server still answers the HTTP request: any answer that carries no
+    JSON-RPC Response object (checks/jsonrpc.py ``expect_no_response``). Sent: requests that
+    change nothing (a task no agent issued, a listing, a method the service does not have),
+    each of which a request with an id gets a response to."""
+    binding_only(ctx, JSONRPC)
+    for what, method, params in (("GetTask of an id never issued", "GetTask", {"id": never_issued()}),
+                                 ("ListTasks", "ListTasks", {"pageSize": 1}),
+                                 ("a method the service does not have", "ConformanceNoSuchMethod", {})):
+        with ctx.subcheck(what):
+            body = {"jsonrpc": "2.0", "method": method, "params": params}
+            expect_no_response(ctx, raw(ctx, json.dumps(body)), f"the notification {json.dumps(body)}")
+
+
+@check_notification.fault
+def notification_answered(ref: Any) -> None:
+    """A notification is answered like a request, with a response whose id is null."""
+    @replaces(ref, "rpc_notified")
+    def notified(original: Any, refusal: Refusal | None) -> Any:
+        if refusal is not None:
+            return ref.rpc_error(None, refusal)
+        return ref.rpc_response(ref.rpc_envelope(None, "result", {}))
+
+
+@check_notification.fault
+def notification_refused(ref: Any) -> None:
+    """A request without id is refused as an invalid request (-32600, id null): an A2A request
+    read as needing an id (section 9.3's example has one), where JSON-RPC 2.0 says not to reply."""
+    @replaces(ref, "is_request")
+    def is_request(original: Any, body: Any) -> bool:
+        return isinstance(body, dict) and "id" in body and bool(original(body))
+
+
+@variant(binding_kind="jsonrpc-http")
+def notification_answered_empty_200(ref: Any) -> None:
+    """A notification is answered HTTP 200 with an empty body.
+
+    allowed by: JSON-RPC 2.0 (the binding's protocol: specs/a2a/specification.md section 9.1
+    "**Protocol:** JSON-RPC 2.0 over HTTP(S)"), section 4.1: the server does not reply to a
+    notification; over HTTP an empty answer of any success status carries no reply"""
+    @replaces(ref, "rpc_notified")
+    def notified(original: Any, refusal: Refusal | None) -> Any:
+        out = original(refusal)
+        return Response(status_code=200) if out.status_code == 204 else out
+
+
+@variant(binding_kind="jsonrpc-http")
+def notification_answered_202(ref: Any) -> None:
+    """A notification is answered HTTP 202 Accepted with an empty body.
+
+    allowed by: as notification_answered_empty_200 (an empty answer carries no JSON-RPC reply)"""
+    @replaces(ref, "rpc_notified")
+    def notified(original: Any, refusal: Refusal | None) -> Any:
+        out = original(refusal)
+        return Response(status_code=202) if out.status_code == 204 else out
+
+
+@requirement(id="A2A-RPC-BATCH", level="SHOULD",
+             title="A JSON-RPC batch is answered as JSON-RPC 2.0 says (an array holding each request's "
+                   "response, by its id) or refused as a whole with one error response; an empty batch "
+                   "gets one Invalid Request (-32600)",
+             source=chosen("the A2A document adopts JSON-RPC 2.0 (section 9.1, line 2235) and says nothing "
+                           "of batches: JSON-RPC 2.0 section 6 lets a client send an array of requests and "
+                           "says the server should answer an array of their responses, and an empty array "
+                           "with one Invalid Request; a server that takes no batches refuses the array "
+                           "(not a Request object) with one error. Either is asked, as a SHOULD, never a "
+                           "server failure or an answer of neither form"),
+             faults=["batch_server_failure", "batch_first_answer_only"])
+def check_batch(ctx: CheckContext) -> None:
+    """A batch of two GetTasks (the check's own task, by a string id; one never issued, by an
+    integer id); then the empty batch."""
+    binding_only(ctx, JSONRPC)
+    client = A2AClient(ctx)
+    task = any_task(client)
+    sent: list[dict[str, Any]] = [{"jsonrpc": "2.0", "id": f"conformance-{uuid.uuid4()}", "method": "GetTask",
+             "params": {"id": task["id"]}},
+            {"jsonrpc": "2.0", "id": 4242, "method": "GetTask", "params": {"id": never_issued()}}]
+    with ctx.subcheck("a batch of two GetTasks"):
+        reply = raw(ctx, json.dumps(sent))
+        body = expect_batch(ctx, reply.http, sent, f"the batch {json.dumps(sent)[:200]}", str(JSONRPC_2))
+        if isinstance(body, list):  # answered: each response is its request's
+            mine = next(v for v in body if v.get("id") == sent[0]["id"])
+            ctx.expect(dig(mine, "result", "id") == task["id"], f"the batch's GetTask of the check's task "
+                       f"{task['id']} was answered {json.dumps(mine)[:200]}", kind="expectation")
+            other = next(v for v in body if v.get("id") == sent[1]["id"])
+            ctx.expect("error" in other, f"the batch's GetTask of an id never issued was answered "
+                                         f"{json.dumps(other)[:200]}", kind="expectation")
+    with ctx.subcheck("an empty batch"):
+        reply = raw(ctx, "[]")
+        body = reply.http.json() if reply.http.text.strip() else None
+        expect_standard(ctx, reply, ("InvalidRequestError",), "an empty batch []")
+        ctx.expect(isinstance(body, dict), f"an empty batch was answered {reply.http.text[:160]!r}: JSON-RPC "
+                                           "2.0 wants one response, not an array", kind="malformed_answer")
+
+
+@check_batch.fault
+def batch_server_failure(ref: Any) -> None:
+    """A batch is answered HTTP 500."""
+    @replaces(ref, "rpc_batch")
+    def batch(original: Any, request: Any, items: list[Any]) -> Any:
+        return Response("batch failed", status_code=500)
+
+
+@check_batch.fault
+def batch_first_answer_only(ref: Any) -> None:
+    """A batch is answered with its first request's response alone, not an array."""
+    @replaces(ref, "rpc_batch")
+    def batch(original: Any, request: Any, items: list[Any]) -> Any:
+        if not items:
+            return original(request, items)
+        return ref.rpc_one(request, items[0])

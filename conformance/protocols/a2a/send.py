@@ -19,7 +19,7 @@ from conformance.documents.schemas import schema_errors
 from conformance.faults import answer, arguments, refuses, replaces
 from conformance.live import REASONS
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a.client import A2AClient, state
+from conformance.protocols.a2a.client import A2AClient, a2a_error, state
 from conformance.protocols.a2a.documents import proto_at, schema, spec
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply, dig
@@ -107,6 +107,51 @@ def in_outcome(task: dict[str, Any], outcome: str) -> dict[str, Any]:
     return task
 
 
+def reaching(c: A2AClient, outcome: str = "completed", configuration: dict[str, Any] | None = None,
+             what: str = "") -> dict[str, Any]:
+    """A new task in ``outcome``'s state once the agent stopped working on it by itself
+    (polled: ``A2AClient.settled``); untested where the agent took it elsewhere."""
+    return in_outcome(c.settled(new_task(c, outcome, configuration, what)), outcome)
+
+
+def task_in_progress(c: A2AClient) -> dict[str, Any]:
+    """A task the agent is still working on (returnImmediately on a long-running one);
+    untested when the agent finished it before the check could cancel it."""
+    task = new_task(c, "long_running", {"returnImmediately": True})
+    now = state(fetched(c, task["id"])) if state(task) not in docs.terminal_states() else state(task)
+    if now in docs.terminal_states():
+        raise Untested(f"the agent ended the long-running task ({now}) before the check could cancel it",
+                       OUTCOME)
+    return task
+
+
+def canceled_task(c: A2AClient) -> dict[str, Any]:
+    """A task the check canceled: CancelTask answered it canceled (untested where the agent
+    refused with TaskNotCancelableError, which "success is not guaranteed" allows)."""
+    task = task_in_progress(c)
+    reply = c.call("CancelTask", {"id": task["id"]})
+    if a2a_error(c.ctx, reply) == "TaskNotCancelableError":
+        raise Untested(f"the agent did not cancel its task in progress: {reply.describe()} (section 3.1.5: "
+                       "success is not guaranteed)", OUTCOME)
+    return task_result(c.ctx, reply, f"CancelTask of the task in progress {task['id']}")
+
+
+def finished(c: A2AClient, outcome: str) -> dict[str, Any]:
+    """A task of the check's in the terminal state ``outcome`` names (untested otherwise)."""
+    if outcome == "canceled":
+        if not drivable(c.ctx, "long_running"):
+            raise Untested("nothing drives the agent to a long-running task to cancel "
+                           "(scenarios.long_running)", OUTCOME)
+        task = canceled_task(c)
+        if state(task) != docs.state_named("canceled"):
+            raise Untested(f"CancelTask answered the task {state(task)!r}: A2A-CANCEL-TASK is about it",
+                           OUTCOME)
+        return task
+    if not drivable(c.ctx, outcome):
+        raise Untested(f"nothing drives this agent to {outcome} (scenarios.{outcome})", OUTCOME)
+    return reaching(c, outcome)
+
+
 def history_of(ctx: CheckContext, task: dict[str, Any], what: str) -> list[Any]:
     """A task's history as shown (absent: none)."""
     history = task.get("history", [])
@@ -138,7 +183,7 @@ def task_with_history(c: A2AClient, least: int = 2) -> dict[str, Any]:
     task = new_task(c)
     if len(history_of(c.ctx, fetched(c, task["id"]), "GetTask")) >= least:
         return task
-    task = in_outcome(new_task(c, "input_required"), "input_required")
+    task = reaching(c, "input_required")
     with c.ctx.setup("SendMessage continuing a task the agent asked for input on", by="A2A-MULTI-RESUME"):
         task_answer(c.ctx, follow_up(c, task), "SendMessage continuing a task the agent asked for input on")
     shown = history_of(c.ctx, fetched(c, task["id"]), "GetTask")
@@ -316,7 +361,7 @@ def check_send_history_length(ctx: CheckContext) -> None:
     """A task the agent asked for input on, continued with historyLength 1: the continued
     task holds both messages (untested where the agent shows fewer of them)."""
     c = A2AClient(ctx)
-    task = in_outcome(new_task(c, "input_required"), "input_required")
+    task = reaching(c, "input_required")
     reply = follow_up(c, task, configuration={"historyLength": 1})
     shown = history_of(ctx, task_answer(ctx, reply, "SendMessage continuing a task, historyLength 1"),
                        "SendMessage with historyLength 1")

@@ -35,11 +35,10 @@ from conformance.protocols.a2a.errors import (
     describe,
     expect_carries,
     kind_of,
-    own_task,
     task_from,
 )
 from conformance.protocols.a2a.rest import post_verb, reached
-from conformance.protocols.a2a.send import driven
+from conformance.protocols.a2a.send import driven, finished
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply, is_event_stream
 from conformance.transport.http import TransportFailure, json_excerpt, parse_json
@@ -526,6 +525,12 @@ def check_close_terminal(ctx: CheckContext) -> None:
     client = A2AClient(ctx)
     streaming_on(client)
     stream = task_stream(client)
+    states = [e.state for e in stream.events if e.state]
+    if stream.closed and states and states[-1] in docs.interrupted_states() \
+            and not any(s in docs.terminal_states() for s in states):
+        raise Untested(f"{stream.what}: the agent took the task to {states[-1]}, where section 11.7 closes "
+                       "the stream (\"until the task reaches a terminal or interrupted state\"): no terminal "
+                       f"state to judge ({stream.describe()})", "outcome")
     expect_closed_at_terminal(ctx, stream)
 
 
@@ -712,15 +717,27 @@ def subscription_goes_on_after_terminal(ref: Any) -> None:
              source=docs.spec("The operation is attempted on a task that is in a terminal state",
                               after="#### 3.1.6"))
 def check_sub_terminal(ctx: CheckContext) -> None:
+    """A finished task of each terminal state the agent can be driven to (polled to its end
+    where the agent answers before finishing), subscribed to; untested when none ended."""
     client = A2AClient(ctx)
     streaming_on(client)
-    task = own_task(client, "completed")
-    stream = subscription(client, task["id"], "SubscribeToTask of a completed task")
-    reply = stream.reply
-    if reply is None:
-        ctx.fail(f"{stream.what}: streamed, not refused: {stream.describe()}", kind="accepted_invalid")
-    assert reply is not None
-    expect_carries(ctx, reply, UNSUPPORTED, stream.what)
+    judged, skipped = 0, []
+    for outcome in ("completed", "failed", "rejected", "canceled"):
+        try:
+            task = finished(client, outcome)
+        except Untested as exc:
+            skipped.append(f"{outcome}: {exc}")
+            continue
+        judged += 1
+        with ctx.subcheck(str(state(task))):
+            stream = subscription(client, task["id"], f"SubscribeToTask of a {state(task)} task")
+            reply = stream.reply
+            ctx.expect(reply is not None, f"{stream.what}: streamed, not refused: {stream.describe()}",
+                       kind="accepted_invalid")
+            assert reply is not None
+            expect_carries(ctx, reply, UNSUPPORTED, stream.what)
+    if not judged:
+        raise Untested("no task of the check's reached a terminal state: " + "; ".join(skipped), "outcome")
 
 
 @check_sub_terminal.fault
@@ -784,8 +801,8 @@ def check_broadcast(ctx: CheckContext) -> None:
     """Two subscriptions of a working task, each read in a thread of its own; the change
     comes from control (the agent works the task once both are open) or, without control,
     from the protocol: a CancelTask once both have had time to open (``SETTLE``). Only streams
-    whose Task first shows the task still working are compared: one opened after the change
-    saw less, as it may."""
+    whose Task first shows the task not yet ended are compared (submitted or working: the agent
+    may have moved it on since the answer): one opened after the change saw less, as it may."""
     client = A2AClient(ctx)
     streaming_on(client)
     task = working_task(client)
@@ -795,8 +812,8 @@ def check_broadcast(ctx: CheckContext) -> None:
     streams, crashed = two_subscriptions(client, task["id"], controlled)
     if crashed:
         raise crashed[0]
-    before = [s for s in streams
-              if s.events and s.events[0].kind == "task" and s.events[0].state == state(task)]
+    before = [s for s in streams  # the task still in progress (submitted or working: it may have moved on)
+              if s.events and s.events[0].kind == "task" and s.events[0].state not in docs.terminal_states()]
     for stream in streams:
         with ctx.subcheck(stream.what):
             expect_stream(ctx, stream)
@@ -902,6 +919,8 @@ def check_auth_required_open(ctx: CheckContext) -> None:
     stream: Stream = got["stream"]
     expect_stream(ctx, stream)
     waiting = docs.state_named("auth_required")
+    if task_id is None:  # a ListTasks the agent refuses is A2A-LIST-RESPONSE's: blocked in its name
+        client.look("ListTasks", {"status": waiting}, f"ListTasks of the tasks in {waiting}")
     at = next((n for n, e in enumerate(stream.events) if e.state == waiting), None)
     if task_id is None or at is None:
         raise Untested(f"the agent took no streamed task to {waiting} ({stream.describe()})", "outcome")
@@ -918,7 +937,9 @@ def waiting_task(client: A2AClient, message_id: str, thread: threading.Thread) -
     waiting = docs.state_named("auth_required")
     for _ in range(40):
         reply = client.call("ListTasks", {"status": waiting})
-        tasks = reply.result.get("tasks") if reply.ok and isinstance(reply.result, dict) else None
+        if not reply.ok:
+            return None
+        tasks = reply.result.get("tasks") if isinstance(reply.result, dict) else None
         for task in tasks if isinstance(tasks, list) else []:
             history = task.get("history") if isinstance(task, dict) else None
             if any(isinstance(m, dict) and m.get("messageId") == message_id for m in history or []):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.check import CheckContext, NotApplicable, Untested
-from conformance.declare import requirement
+from conformance.declare import requirement, variant
 from conformance.faults import noop, replaces
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient, interfaces
@@ -18,6 +18,7 @@ from conformance.protocols.a2a.errors import (
     JSONRPC,
     VERSION,
     any_task,
+    carries,
     describe,
     expect_carries,
     kind_of,
@@ -117,6 +118,44 @@ check_unsupported.fault(noop("version_unchecked", "check_version",
                              "The A2A-Version a request names is not checked: every version is served."))
 
 
+@requirement(id="A2A-VERSION-MINOR-UNSUPPORTED", level="MUST",
+             title="A request naming a minor version the interface does not declare (1.1, 1.9) gets "
+                   "VersionNotSupportedError, not the 1.0 semantics",
+             source=docs.spec("Agents MUST process requests using the semantics of the requested",
+                              after="### 3.6.2"),
+             faults=["version_major_only", "version_unchecked"])
+def check_minor_unsupported(ctx: CheckContext) -> None:
+    """A version is its Major.Minor (section 3.6: "identified using the `Major.Minor` elements");
+    3.6.2 serves "the semantics of the requested `A2A-Version` (matching `Major.Minor`)" and
+    refuses a version the interface does not support. An interface declaring 1.0 cannot serve
+    1.1's semantics: serving it as 1.0 (comparing the major alone) breaks both sentences.
+    Versions any interface of the card declares are left out (the agent may serve them)."""
+    client = A2AClient(ctx)
+    pinned = serves_profile_version(client)
+    _, all_declared = declared(client)
+    major = pinned.split(".")[0]
+    asked = [v for v in (f"{major}.1", f"{major}.9") if v not in all_declared]
+    if not asked:
+        raise Untested(f"the card declares {', '.join(all_declared)}: no minor version of {major} is left "
+                       "that it does not declare", "other")
+    for version in asked:
+        with ctx.subcheck(f"{HEADER}: {version}"):
+            reply = client.send(client.message(), headers={HEADER: version})
+            expect_carries(ctx, reply, VERSION,
+                           f"SendMessage with {HEADER}: {version} (the interface declares {pinned})")
+
+
+@check_minor_unsupported.fault
+def version_major_only(ref: Any) -> None:
+    """Only the major version is compared: A2A-Version 1.1 or 1.9 is served as 1.0 (what the
+    official Python SDK does)."""
+    @replaces(ref, "check_version")
+    def check(original: Any, request: Any) -> None:
+        asked = ref.requested_version(request) or EMPTY_MEANS
+        if asked.split(".")[0] != ref.config.version.split(".")[0]:
+            raise Refusal(VERSION, f"A2A-Version {asked} is not supported")
+
+
 @requirement(id="A2A-VERSION-PATCH-IGNORED", level="MUST",
              title="A patch number in A2A-Version (1.0.1) changes nothing: the request is served",
              source=docs.spec("MUST not be considered when clients and servers negotiate protocol versions",
@@ -139,16 +178,31 @@ def version_patch_considered(ref: Any) -> None:
             raise Refusal(VERSION, f"A2A-Version {asked} is not supported")
 
 
+def header_reading() -> str:
+    """The other reading of a version sent as a request parameter, cited: service parameters
+    travel as headers (sections 9.2 and 11.2), so a request without the header is 0.3 (3.6.2)."""
+    cited = (docs.spec("**MUST** be transmitted using standard HTTP request headers, as JSON-RPC",
+                       after="### 9.2"),
+             docs.spec("**MUST** be transmitted using standard HTTP request headers.", after="### 11.2"),
+             docs.spec("Agents MUST interpret empty value as 0.3 version", after="### 3.6.2"))
+    return "; ".join(map(str, cited))
+
+
+QUERY_PARAM = docs.spec("Clients MAY provide the `A2A-Version` as a request parameter", after="### 3.6.1")
+
+
 @requirement(id="A2A-VERSION-QUERY-PARAM", level="SHOULD",
              title="A request naming its version as the request parameter ?A2A-Version=1.0, without the "
-                   "header, is served",
-             source=docs.spec("Clients MAY provide the `A2A-Version` as a request parameter",
-                              after="### 3.6.1"),
-             faults=["version_query_ignored"])
+                   "header, is served (or, on the headers-only reading, refused as version 0.3)",
+             source=QUERY_PARAM, faults=["version_query_invalid"])
 def check_query_param(ctx: CheckContext) -> None:
-    """Section 3.6.1 lets a client send it so; sections 9.2 and 11.2 say service parameters
-    are headers, and section 3.6.2 does not say servers read the parameter: a SHOULD. Over
-    JSON-RPC the parameter goes on the endpoint's URL (a POST has no other query)."""
+    """Two readings: section 3.6.1 lets a client send the version as a request parameter, so a
+    server reads it (served); sections 9.2 and 11.2 say service parameters MUST travel as
+    headers and 3.6.2 that no version means 0.3, so a server refuses the request with
+    VersionNotSupportedError. The first passes; the second is untested, citing both (a server
+    following it is never failed); anything else follows neither (a server failure, another
+    refusal) and fails. Over JSON-RPC the parameter goes on the endpoint's URL (a POST has no
+    other query)."""
     client = A2AClient(ctx)
     if client.binding.kind == "grpc":
         raise NotApplicable("a request parameter is an HTTP URL's: over gRPC service parameters are metadata "
@@ -161,12 +215,36 @@ def check_query_param(ctx: CheckContext) -> None:
         reply = bare.call("GetTask", {"id": task["id"]})
     else:
         reply = bare.call("GetTask", {"id": task["id"], HEADER: pinned})
-    expect_served(ctx, reply, f"GetTask with ?{HEADER}={pinned} and no header")
+    what = f"GetTask with ?{HEADER}={pinned} and no header"
+    if carries(ctx, reply, VERSION):
+        raise Untested(f"{what}: refused as version {EMPTY_MEANS} ({describe(reply)}): the server reads "
+                       f"service parameters from headers only ({header_reading()}), which the document "
+                       f"allows beside {QUERY_PARAM} (a client MAY send the parameter): not judged",
+                       "other")
+    expect_served(ctx, reply, f"{what} (neither read as the version, nor refused as no version)")
 
 
 @check_query_param.fault
+def version_query_invalid(ref: Any) -> None:
+    """A request carrying the A2A-Version request parameter is refused as invalid params (neither
+    reading: the parameter is not read as the version, and the request is not taken as 0.3)."""
+    @replaces(ref, "check_version")
+    def check(original: Any, request: Any) -> None:
+        if HEADER in request.query_params and not request.headers.get(HEADER):
+            raise Refusal("InvalidParamsError", f"unknown request parameter {HEADER}")
+        original(request)
+
+
+@variant
 def version_query_ignored(ref: Any) -> None:
-    """The A2A-Version request parameter is not read (only the header is)."""
+    """The A2A-Version request parameter is not read (only the header is): a request naming its
+    version so is taken as 0.3 and refused with VersionNotSupportedError (A2A-VERSION-QUERY-PARAM
+    is then untested, citing both readings).
+
+    allowed by: specs/a2a/specification.md section 9.2 "A2A service parameters ... **MUST** be
+    transmitted using standard HTTP request headers", section 11.2 (the same for HTTP+JSON), and
+    3.6.2 "Agents MUST interpret empty value as 0.3 version"; section 3.6.1 only lets clients
+    send the parameter"""
     @replaces(ref, "requested_version")
     def requested(original: Any, request: Any) -> str:
         return str(request.headers.get(HEADER) or "").strip()
