@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, given, reject, reproduce_failure, seed, settings
+from hypothesis import HealthCheck, Phase, given, reproduce_failure, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import ExampleDatabase
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
@@ -111,6 +111,17 @@ class Blocked(Exception):  # noqa: N818 - a verdict, like Untested
 
 class NotApplicable(Exception):
     """The requirement does not apply to this target or binding (reported skipped)."""
+
+
+class VerdictDecided(BaseException):  # noqa: N818 - a signal to stop, like RunAborted
+    """Stops a hypothesis test at once: a verdict other than passed or failed was decided
+    inside one of its examples (``CheckContext.verdict_ends_example``). A BaseException, so
+    that hypothesis neither shrinks nor replays it, and no check's ``except Exception``
+    swallows it."""
+
+    def __init__(self, verdict: Exception) -> None:
+        super().__init__(str(verdict))
+        self.verdict = verdict
 
 
 class ProtocolMismatch(Exception):
@@ -214,9 +225,6 @@ class CheckContext:
         # (the runner makes it untested, reason ``unjudged``)
         self.judged = 0
         self._setting_up = 0
-        # a verdict other than passed or failed (untested, blocked, not applicable) decided
-        # inside a hypothesis example: raised once hypothesis is done (``verdict_ends_example``)
-        self._decided: Exception | None = None
 
     @property
     def binding_name(self) -> str | None:
@@ -519,39 +527,35 @@ class CheckContext:
 
     # -- hypothesis ---------------------------------------------------------------
     @contextmanager
-    def verdict_ends_example(self, cleaning_up: bool = False) -> Iterator[None]:
+    def verdict_ends_example(self) -> Iterator[None]:
         """Around what a hypothesis example runs (a ``for_all`` body, a machine's steps): an
         Untested, Blocked or NotApplicable raised there decides the verdict, not a failure
         to shrink. Hypothesis would replay the example to shrink it, against a target whose
         state the first run changed (a quota spent, say), and crash when the replay drew
-        otherwise; instead the example is rejected, every later one too (nothing more is
-        sent, but what puts the target back: ``cleaning_up``), and the verdict is raised
-        once hypothesis is done (``_hypothesis``)."""
-        if self._decided is not None and not cleaning_up:
-            reject()
+        otherwise, or draw example after example only to reject it; instead it stops at once
+        (``VerdictDecided``, which hypothesis does not catch; a machine's teardown still puts
+        the target back) and the verdict is raised as it was (``_hypothesis``)."""
         try:
             yield
         except (Untested, Blocked, NotApplicable) as exc:
-            self._decided = exc
-            reject()
+            if self._hypothesis_depth <= 0:
+                raise
+            raise VerdictDecided(exc) from None
 
     @contextmanager
     def _hypothesis(self, call: int) -> Iterator[None]:
         """Running one hypothesis test: its failure captured for the case; a verdict decided
-        inside it (``verdict_ends_example``) raised after it, whatever hypothesis said of the
-        examples it then rejected."""
+        inside it (``verdict_ends_example``) raised as it was."""
         self._hypothesis_depth += 1
         try:
             yield
+        except VerdictDecided as decided:
+            raise decided.verdict from None
         except Exception as exc:
-            if self._decided is None:
-                self._capture(exc, call)
-                raise
+            self._capture(exc, call)
+            raise
         finally:
             self._hypothesis_depth -= 1
-        if self._decided is not None:
-            decided, self._decided = self._decided, None
-            raise decided
 
     def settings(self, examples: int | None = None, **extra: Any) -> settings:
         return settings(

@@ -88,7 +88,7 @@ def _counted(fn: Callable[..., Any]) -> Callable[..., Any]:
 def _judging(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def judged(machine: ProfileMachine, *args: Any, **kwargs: Any) -> Any:
-        with LEDGER.charge("judging"), machine.ctx.verdict_ends_example(cleaning_up=True):
+        with LEDGER.charge("judging"), machine.ctx.verdict_ends_example():
             return fn(machine, *args, **kwargs)
 
     return judged

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from types import SimpleNamespace
 
@@ -31,7 +32,8 @@ def test_first_steps_run_once_per_example_after_setup_and_before_any_rule():
             assert self.started is not None, "a rule ran before the first step"
             seen.append(("rule", self.started))
 
-    ctx = SimpleNamespace(machine_stats=Counter(), begin_example=lambda: None)
+    ctx = SimpleNamespace(machine_stats=Counter(), begin_example=lambda: None,
+                          verdict_ends_example=contextlib.nullcontext)
     run_state_machine_as_test(lambda: Machine(ctx=ctx),  # type: ignore[call-arg,arg-type]
                               settings=settings(max_examples=20, stateful_step_count=3, database=None))
     examples = [i for i, (what, _) in enumerate(seen) if what == "setup"]
