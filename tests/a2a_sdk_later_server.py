@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from a2a_sdk_server import agent_card, main  # noqa: E402
 
 LATER_SECONDS = 0.3  # how long the worker takes over an ordinary task
-SLOW_SECONDS = 3.0  # ... over a "slow" one (a CancelTask lands meanwhile)
+SLOW_SECONDS = 2.0  # ... over a "slow" one (a CancelTask lands meanwhile; as the echo server's)
 WAITING = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
 
 
