@@ -31,7 +31,7 @@ def campaign(profile: str, duration: str, workers: str, folder: Path) -> dict:
     report = folder / profile
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "conformance.cli", "fuzz", profile, "--for", duration,
-                           "--workers", workers, "--report", str(report), "--progress", "60"],
+                           "--workers", workers, "--report", str(report), "--progress", "10"],
                           cwd=ROOT, capture_output=True, text=True)
     written = report / "fuzz.json"
     summary = (json.loads(written.read_text(encoding="utf-8")) if written.exists()
