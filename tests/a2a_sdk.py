@@ -15,14 +15,10 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
-
-from tests.conftest import ROOT, free_port
+from tests.conftest import ROOT, child_server, free_port
 
 TESTS = Path(__file__).resolve().parent
 SERVER = TESTS / "a2a_sdk_server.py"
@@ -48,52 +44,13 @@ def sdk_available() -> bool:
 
 
 @contextlib.contextmanager
-def child_server(command: list[str], base: str, timeout: float) -> Iterator[str]:
-    """Run ``command`` (a server that prints ``listening on <base>`` once bound) and yield
-    ``base`` once its card answers; stopped at the end.
-
-    Ready means the child printed its ``listening on`` line (so the port is its own, not
-    another test's server that took the same free port) and its card answers."""
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    output: list[str] = []
-    listening = threading.Event()
-
-    def drain() -> None:  # also keeps the pipe from filling up with the SDK's log lines
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            output.append(line)
-            if line.startswith(f"listening on {base}"):
-                listening.set()
-
-    threading.Thread(target=drain, daemon=True).start()
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"{command[1]} exited {proc.returncode}: {''.join(output)}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{command[1]} not ready in {timeout} s: {''.join(output)}")
-            if listening.wait(0.1):
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(base + CARD_PATH, timeout=2).status_code == 200:
-                        break
-        yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-
-
-@contextlib.contextmanager
 def sdk_server(timeout: float = 20.0, script: Path = SERVER) -> Iterator[str]:
     """Yield the base URL (``http://127.0.0.1:<port>``) of a fresh Python SDK server
     (``script``: the echo agent, or ``LATER_SERVER``)."""
     port, grpc_port = free_port(), free_port()
+    base = f"http://127.0.0.1:{port}"
     with child_server([sys.executable, str(script), "--port", str(port), "--grpc-port", str(grpc_port)],
-                      f"http://127.0.0.1:{port}", timeout) as base:
+                      base, timeout, ready=base + CARD_PATH):
         yield base
 
 
@@ -119,7 +76,8 @@ def js_server(timeout: float = 30.0) -> Iterator[str]:
     port, grpc_port = free_port(), free_port()
     node = shutil.which("node") or "node"
     command = [node, str(JS_FOLDER / "server.mjs"), "--port", str(port), "--grpc-port", str(grpc_port)]
-    with child_server(command, f"http://127.0.0.1:{port}", timeout) as base:
+    base = f"http://127.0.0.1:{port}"
+    with child_server(command, base, timeout, ready=base + CARD_PATH):
         yield base
 
 

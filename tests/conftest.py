@@ -1,3 +1,4 @@
+import contextlib
 import gc
 import itertools
 import os
@@ -6,8 +7,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -225,3 +228,87 @@ def serve(tmp_path):
     yield start
     for server in servers:
         server.stop()
+
+
+def requests_sent(profile: Any, rows: list[Any], *, binding: str | None = None,
+                  budget: str = "standard") -> dict[str, list[tuple[str, str, dict[str, str], Any]]]:
+    """Every request each of ``rows`` sent to the profile's reference, each row in a run of its
+    own (each must pass there): row id -> [(method, path, headers, JSON body or None)], for the
+    tests that hold generated valid requests to what a client may send."""
+    import json
+
+    from conformance.launch import open_run
+    from conformance.runner import execute
+    from conformance.transport.http import HttpTransport
+
+    by_row: dict[str, list[tuple[str, str, dict[str, str], Any]]] = {}
+    original = HttpTransport.request
+    current: list[str] = []
+
+    def record(self: HttpTransport, method: str, path: str, **kw: Any) -> Any:
+        if current:
+            body = kw.get("content") if kw.get("json_body") is None else json.dumps(kw["json_body"])
+            text = body.decode() if isinstance(body, bytes) else body
+            by_row.setdefault(current[0], []).append(
+                (method, path, dict(kw.get("headers") or {}), json.loads(text) if text else None))
+        return original(self, method, path, **kw)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(HttpTransport, "request", record)
+    try:
+        for row in rows:
+            run = open_run(profile, "reference", budget=budget, binding=binding, shrink=False)
+            current[:] = [row.id]
+            try:
+                assert execute(row, run).status == "passed", row.id
+            finally:
+                current.clear()
+                run.http.close()
+    finally:
+        mp.undo()
+    return by_row
+
+
+@contextlib.contextmanager
+def child_server(command: list[str], base: str, timeout: float, ready: str | None = None) -> Iterator[str]:
+    """Run ``command`` (a server that prints ``listening on <base>`` once bound) and yield
+    ``base`` once it is ready; stopped at the end. Ready means the child printed its line (so
+    the port is its own, not another test's server that took the same free port) and, given
+    ``ready``, that URL answers 200."""
+    import threading
+
+    import httpx
+
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    output: list[str] = []
+    listening = threading.Event()
+
+    def drain() -> None:  # also keeps the pipe from filling up with the child's log lines
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            output.append(line)
+            if line.startswith(f"listening on {base}"):
+                listening.set()
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{command[1]} exited {proc.returncode}: {''.join(output)}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{command[1]} not ready in {timeout} s: {''.join(output)}")
+            if listening.wait(0.1):
+                if ready is None:
+                    break
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(ready, timeout=2).status_code == 200:
+                        break
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)

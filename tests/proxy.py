@@ -14,10 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,37 +80,13 @@ def proxy_app(upstream: str, prefix: str) -> Any:
 @contextlib.contextmanager
 def proxy(upstream: str, prefix: str = "", timeout: float = 20.0) -> Iterator[str]:
     """Yield the proxy's base URL (``http://127.0.0.1:<port><prefix>``) in front of ``upstream``."""
-    from tests.conftest import free_port
+    from tests.conftest import child_server, free_port
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--port", str(port),
-                             "--upstream", upstream, "--prefix", prefix],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    output: list[str] = []
-    listening = threading.Event()
-
-    def drain() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            output.append(line)
-            if line.startswith(f"listening on {base}"):
-                listening.set()
-
-    threading.Thread(target=drain, daemon=True).start()
-    try:
-        deadline = time.monotonic() + timeout
-        while not listening.wait(0.1):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the proxy did not start: {''.join(output)}")
+    with child_server([sys.executable, str(Path(__file__).resolve()), "--port", str(port), "--upstream",
+                       upstream, "--prefix", prefix], base, timeout):
         yield base + prefix
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
 
 
 def main() -> None:

@@ -17,10 +17,8 @@ import pytest
 
 from conformance.declare import slug
 from conformance.documents.schemas import resolve_pointer, validator_for
-from conformance.launch import open_run
 from conformance.profiles import load_profile
-from conformance.runner import execute
-from conformance.transport.http import HttpTransport
+from tests.conftest import requests_sent
 
 PROFILE = load_profile("bindu")
 METHOD = {f"BINDU-PARAMS-VALID-{slug(m)}": m for m in PROFILE.operations}  # row id -> its method
@@ -54,34 +52,10 @@ def objects(value: Any) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def sent(request: Any) -> dict[str, list[tuple[dict[str, str], Any]]]:
+def sent() -> dict[str, list[tuple[dict[str, str], Any]]]:
     """Every POST / each valid-params row sent to the reference: (headers, JSON body)."""
-    by_row: dict[str, list[tuple[dict[str, str], Any]]] = {}
-    original = HttpTransport.request
-    current: list[str] = []
-
-    def record(self: HttpTransport, method: str, path: str, **kw: Any) -> Any:
-        if method == "POST" and path == "/" and current:
-            body = kw.get("content") if kw.get("json_body") is None else json.dumps(kw["json_body"])
-            text = body.decode() if isinstance(body, bytes) else body
-            headers = dict(kw.get("headers") or {})
-            by_row.setdefault(current[0], []).append((headers, json.loads(text or "null")))
-        return original(self, method, path, **kw)
-
-    mp = pytest.MonkeyPatch()
-    mp.setattr(HttpTransport, "request", record)
-    try:
-        for row in VALID_ROWS:
-            run = open_run(PROFILE, "reference", budget="standard", shrink=False)
-            current[:] = [row.id]
-            try:
-                assert execute(row, run).status == "passed", row.id
-            finally:
-                current.clear()
-                run.http.close()
-    finally:
-        mp.undo()
-    return by_row
+    return {rid: [(h, body) for method, path, h, body in sent if method == "POST" and path == "/"]
+            for rid, sent in requests_sent(PROFILE, VALID_ROWS).items()}
 
 
 def drawn(sent: Any, row: Any) -> list[tuple[dict[str, str], dict[str, Any]]]:

@@ -19,6 +19,7 @@ from conformance.launch import open_run
 from conformance.profiles import load_profile
 from conformance.runner import execute
 from conformance.transport.http import HttpTransport
+from tests.conftest import requests_sent
 
 PROFILE = load_profile("wever-connect")
 ACTIONS = PROFILE.spec["actions"]
@@ -45,32 +46,9 @@ def strings(value: Any) -> list[str]:
 @pytest.fixture(scope="module")
 def sent() -> dict[str, list[tuple[str, dict[str, str], Any]]]:
     """Every POST /v1/actions/{action} each valid-input row sent over HTTP: (action, headers, body)."""
-    by_row: dict[str, list[tuple[str, dict[str, str], Any]]] = {}
-    original = HttpTransport.request
-    current: list[str] = []
-
-    def record(self: HttpTransport, method: str, path: str, **kw: Any) -> Any:
-        if method == "POST" and path.startswith("/v1/actions/") and current:
-            body = kw.get("content") if kw.get("json_body") is None else json.dumps(kw["json_body"])
-            text = body.decode() if isinstance(body, bytes) else body
-            by_row.setdefault(current[0], []).append(
-                (path.rsplit("/", 1)[-1], dict(kw.get("headers") or {}), json.loads(text or "null")))
-        return original(self, method, path, **kw)
-
-    mp = pytest.MonkeyPatch()
-    mp.setattr(HttpTransport, "request", record)
-    try:
-        for row in ROWS:
-            run = open_run(PROFILE, "reference", budget="standard", binding="http", shrink=False)
-            current[:] = [row.id]
-            try:
-                assert execute(row, run).status == "passed", row.id
-            finally:
-                current.clear()
-                run.http.close()
-    finally:
-        mp.undo()
-    return by_row
+    return {rid: [(path.rsplit("/", 1)[-1], h, body) for method, path, h, body in sent
+                  if method == "POST" and path.startswith("/v1/actions/")]
+            for rid, sent in requests_sent(PROFILE, ROWS, binding="http").items()}
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.id)
