@@ -12,10 +12,25 @@ import re
 from collections import Counter
 from typing import Any
 
-from conformance.evidence import _clip
-from conformance.failures import KINDS
+from conformance.failures import KINDS, NOT_THE_TARGET
+from conformance.report.words import clipped
 
 _RUNNER_NOTE = re.compile(r"\s*\((?:set by the runner|the default[^)]*)\)$")
+ANSWER_WORDS = 160  # characters of the answer or message a label quotes, cut after a word
+# the causes of a blocked verdict that are no failure kind, in words (never the key itself)
+CAUSES = {
+    **NOT_THE_TARGET,
+    "blocked": "a set-up step the requirement needs was refused",
+    "refusal_cause": "every refusal the requirement met was about something other than what it tests "
+                     "(the caller, a quota), so it judged nothing",
+    "kit": "the kit could not send a request the requirement needs",
+    "control": "the control interface the config names gave no usable answer",
+    "quota": "a quota this run spent itself refused what the requirement needed",
+}
+
+
+def _clip(text: str, limit: int = ANSWER_WORDS) -> str:
+    return clipped(text, limit)
 
 
 def signature(verdict: Any) -> str:
@@ -31,9 +46,11 @@ def kind_of(verdict: Any) -> str:
 
 
 def meaning(kind: str) -> str:
-    """The kind's one-line meaning from ``KINDS``, as the start of a sentence."""
-    words = _RUNNER_NOTE.sub("", KINDS[kind]) if kind in KINDS else {
-        "blocked": "a set-up step the requirement needs was refused"}.get(kind, f"the requirement {kind}")
+    """The kind's one-line meaning from ``KINDS`` (a blocked verdict's cause from ``CAUSES``),
+    as the start of a sentence; a kind neither names reads as what it did to the row, never
+    as the key itself."""
+    words = (_RUNNER_NOTE.sub("", KINDS[kind]) if kind in KINDS else CAUSES.get(kind)
+             or "the requirement could not be run to a verdict")
     return words[:1].upper() + words[1:]
 
 
@@ -70,9 +87,10 @@ def group_label(members: list[Any]) -> str:
     return label(next(r.verdict for r in failed if kind_of(r.verdict) == top))
 
 
-def group(results: list[Any]) -> list[dict[str, Any]]:
-    """Failed and blocked requirements by signature, largest group first, each with
-    the request features its members have in common (see ``in_common``)."""
+def group(results: list[Any], several: bool = False) -> list[dict[str, Any]]:
+    """Failed and blocked rows by signature, largest group first, each with the request
+    features its members have in common (see ``in_common``); with ``several`` bindings in
+    the run a row is named ``ID[binding]``, and ``bindings`` lists those its group met."""
     groups: dict[str, list[Any]] = {}
     for r in results:
         if r.verdict.status in ("failed", "blocked"):
@@ -83,7 +101,10 @@ def group(results: list[Any]) -> list[dict[str, Any]]:
     out = []
     for sig, members in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
         failing = [set(r.verdict.root.trigger) for r in members if r.verdict.root and r.verdict.root.trigger]
+        names = [f"{r.requirement.id}[{r.binding}]" if several and getattr(r, "binding", None)
+                 else r.requirement.id for r in members]
         out.append({"signature": sig, "label": group_label(members), "count": len(members),
-                    "requirements": [r.requirement.id for r in members],
+                    "requirements": names,
+                    **({"bindings": sorted({str(r.binding) for r in members})} if several else {}),
                     "request_in_common": in_common(failing, accepted)})
     return out
