@@ -27,7 +27,6 @@ from conformance.report.summary import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_UNREACHABLE,
-    EXIT_UNTESTED,
     EXIT_USAGE,
 )
 from conformance.statements import StatementMapError
@@ -100,10 +99,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--fault", action="append", default=[], metavar="NAME",
                    help="inject a named fault (or variant) into the built-in reference (repeatable; "
                         "see `conformance list PROFILE`)")
-    s.add_argument("--binding", default=None,
-                   help="which of the profile's bindings to speak (canon-verbs: http or mcp; "
-                        "default the first; a2a: default each one the agent card declares, one report "
-                        "each under <report>/<binding>/)")
+    s.add_argument("--binding", action="append", default=[], metavar="NAME",
+                   help="a binding of the profile to speak (repeatable or comma-separated; 'all' for each "
+                        "of them; canon-verbs: http, mcp). Default: each one the target declares (a2a: the "
+                        "agent card's interfaces), else the profile's first. A run over several is one run: "
+                        "one stop signal, one summary.json (a row per requirement and binding), one JUnit "
+                        "file (a suite per binding), one report.html")
     s.add_argument("--baseline", default=None, metavar="FILE",
                    help="YAML list of known failures (id, reason, issue): listed failures do not fail the "
                         "run, unlisted ones and stale entries do")
@@ -205,13 +206,16 @@ def _parser() -> argparse.ArgumentParser:
                     "stopped failing, and the ones new or gone. A regression is a requirement of "
                     "both runs that is failed now and was not (passed, untested, blocked, skipped, "
                     "or an expected failure the baseline no longer covers); one newly expected_failure "
-                    "(covered by a baseline) is not, nor is one only the new run has. "
-                    "A differing spec or binding is a warning on stderr.",
+                    "(covered by a baseline) is not, nor is one only the new run has. Runs over several "
+                    "bindings compare row by row (a requirement over one binding against itself over the "
+                    "same binding). A differing spec or binding is a warning on stderr.",
         epilog="exit codes: 0 no regression; 1 a regression; 2 a file that is not a summary, "
                "or summaries of two different profiles")
     s.add_argument("old", help="summary.json of the earlier run")
     s.add_argument("new", help="summary.json of the later run")
     s.add_argument("--json", action="store_true", help="print the changes as JSON")
+    s.add_argument("--binding", default=None, metavar="NAME",
+                   help="compare only the rows of this binding (default: every binding, row by row)")
 
     s = sub.add_parser("selftest",
                        help="prove every requirement passes the clean reference and catches its faults")
@@ -345,61 +349,17 @@ def print_coverage(prof: Any) -> int:
     return EXIT_OK
 
 
-# how bad an exit code is, when one command made several runs (one per binding)
-SEVERITY = (EXIT_OK, EXIT_UNTESTED, EXIT_FAILED, EXIT_UNREACHABLE, EXIT_INTERNAL, EXIT_INTERRUPTED,
-            EXIT_USAGE)
-
-
-def bindings_to_run(args: argparse.Namespace, prof: Any) -> list[str | None]:
-    """``--binding``, or each binding the target declares where its protocol reads that off
-    the target (an A2A agent card), or the profile's default. A target that does not say
-    gets one run, which reports why."""
-    from conformance.config import load_config
-    from conformance.profiles import protocol_of
-    from conformance.transport.http import HttpTransport
-
-    hook = protocol_of(prof.settings["package"]).target_bindings
-    if args.binding is not None or hook is None or len(prof.settings.get("bindings") or {}) < 2:
-        return [args.binding]
-    try:
-        target = args.target or load_config(args.config).get("target") or "reference"
-        http = (HttpTransport(app=prof.create_reference(prof)) if target == "reference"
-                else HttpTransport(base_url=target, timeout=10))
-        try:
-            names = hook(prof, http)
-        finally:
-            http.close()
-    except Exception:  # noqa: BLE001  (the run itself says what is wrong with the target or config)
-        return [None]
-    return list(names) or [None]
-
-
 def cmd_run(args: argparse.Namespace) -> int:
-    """One run, or one per binding the target declares (reports under <report>/<binding>/)."""
-    prof = load_profile(args.profile)  # surface spec errors as one line before pytest starts
-    bindings = bindings_to_run(args, prof)
-    if len(bindings) == 1:
-        return run_once(argparse.Namespace(**{**vars(args), "binding": bindings[0]}))
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    base = Path(args.report or f"reports/{args.profile}-{stamp}")
-    codes = []
-    for binding in bindings:
-        print(f"conformance: {args.profile} over {binding}, the target's interface "
-              f"{bindings.index(binding) + 1} of {len(bindings)}")
-        one = argparse.Namespace(**{**vars(args), "binding": binding, "report": str(base / str(binding)),
-                                    "junit": str(Path(args.junit).with_suffix(f".{binding}.xml"))
-                                    if args.junit else None})
-        codes.append(run_once(one))
-    worst = max(codes, key=lambda c: SEVERITY.index(c) if c in SEVERITY else len(SEVERITY))
-    print(f"conformance: {len(bindings)} runs, one per binding ({', '.join(map(str, bindings))}); "
-          f"exit {worst}; reports under {base}/")
-    return worst
+    """One run: every binding it speaks (those --binding names, else each the target declares,
+    else the profile's first) in one process, with one stop signal and one set of reports."""
+    load_profile(args.profile)  # surface spec errors as one line before pytest starts
+    return run_once(args)
 
 
 def run_once(args: argparse.Namespace) -> int:
     import pytest
 
-    from conformance.options import RunOptions
+    from conformance.options import RunOptions, asked_bindings
     from conformance.plugin import GivenOptions, RunOutcome
 
     path = profile_path(args.profile)
@@ -409,7 +369,8 @@ def run_once(args: argparse.Namespace) -> int:
     junit = Path(args.junit) if args.junit else report / "junit.xml"
     options = RunOptions(target=args.target, token=args.token, config_path=args.config, budget=args.budget,
                          seed=args.seed, level=args.level, only=tuple(args.only), skip=tuple(args.skip),
-                         report=report, junit=junit, faults=tuple(args.fault), binding=args.binding,
+                         report=report, junit=junit, faults=tuple(args.fault),
+                         bindings=asked_bindings(args.binding),
                          baseline_path=args.baseline, allow_untested=args.allow_untested, gate=args.gate,
                          max_time=args.max_time).checked(prof)  # every bad value as one line, before the run
     target = options.target or options.config.get("target")
@@ -638,10 +599,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from conformance.report.diff import comparable, diff_summaries, read_summary, render
 
     old, new = read_summary(Path(args.old)), read_summary(Path(args.new))
-    warning = comparable(old, new, args.old, args.new)  # ValueError (exit 2) for two profiles
+    warning = comparable(old, new, args.old, args.new, args.binding)  # ValueError (exit 2): two profiles
     if warning:
         print(warning, file=sys.stderr)
-    changes = diff_summaries(old, new)
+    changes = diff_summaries(old, new, args.binding)
     print(json.dumps(changes, indent=2) if args.json else render(changes, old, new))
     return EXIT_FAILED if changes["regressions"] else EXIT_OK
 

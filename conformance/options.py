@@ -16,10 +16,18 @@ from conformance.config import ConfigError, UsageFailure, load_config, parse_dur
 from conformance.launch import choose_binding, declared_features, deviations
 from conformance.model import Profile
 from conformance.report.baseline import Baseline, load_baseline
+from conformance.targets import ALL  # --binding all: every binding of the profile
 from conformance.transport.http import validate_target_url
 
 LEVELS = ("must", "should", "may")
 GATES = ("full", "live")
+
+
+def asked_bindings(given: Any) -> tuple[str, ...]:
+    """``--binding`` as given (repeatable, or comma-separated): the names, in order, once each."""
+    values = [given] if isinstance(given, str) else list(given or ())
+    names = [part.strip() for value in values for part in str(value).split(",") if part.strip()]
+    return tuple(dict.fromkeys(names))
 
 
 @dataclass(frozen=True)
@@ -39,7 +47,8 @@ class RunOptions:
     report: Path | None = None
     junit: Path | None = None
     faults: tuple[str, ...] = ()
-    binding: str | None = None
+    # as asked (--binding, repeatable; "all"); (): those the target declares, or the profile's first
+    bindings: tuple[str, ...] = ()
     baseline_path: str | None = None
     allow_untested: bool = False
     gate: str = "full"
@@ -56,7 +65,8 @@ class RunOptions:
         return cls(target=option.target, token=option.token, config_path=option.conformance_config,
                    budget=option.budget, seed=option.seed, level=option.level, only=tuple(option.only or ()),
                    skip=tuple(option.skip or ()), report=Path(report) if report else None,
-                   faults=tuple(option.fault or ()), binding=option.binding, baseline_path=option.baseline,
+                   faults=tuple(option.fault or ()), bindings=asked_bindings(option.binding),
+                   baseline_path=option.baseline,
                    allow_untested=bool(option.allow_untested),
                    gate=getattr(option, "conformance_gate", "full"),
                    max_time=getattr(option, "conformance_max_time", None))
@@ -94,10 +104,13 @@ class RunOptions:
             writable_dir(self.junit.parent, "--junit folder")
             if self.junit.is_dir():
                 raise UsageFailure(f"--junit {self.junit} is a folder (expected a file path, e.g. junit.xml)")
-        choose_binding(profile, self.binding)
+        for binding in self.bindings:
+            if binding != ALL:
+                choose_binding(profile, binding)
         baseline = None
         if self.baseline_path:
-            baseline = Baseline(load_baseline(self.baseline_path, {r.id for r in profile.requirements}),
+            baseline = Baseline(load_baseline(self.baseline_path, {r.id for r in profile.requirements},
+                                              list(profile.settings.get("bindings") or {})),
                                 self.baseline_path)
         return replace(self, config=config, baseline=baseline, seconds=seconds)
 
@@ -105,12 +118,12 @@ class RunOptions:
         """These options as the plugin's pytest options (xdist workers read them from there)."""
         args = ["--budget", self.budget, "--seed", str(self.seed), "--level", self.level]
         for flag, value in (("--target", self.target), ("--token", self.token),
-                            ("--config", self.config_path),
-                            ("--binding", self.binding), ("--baseline", self.baseline_path),
+                            ("--config", self.config_path), ("--baseline", self.baseline_path),
                             ("--max-time", self.max_time), ("--report", self.report)):
             if value is not None:
                 args += [flag, str(value)]
-        for flag, values in (("--only", self.only), ("--skip", self.skip), ("--fault", self.faults)):
+        for flag, values in (("--only", self.only), ("--skip", self.skip), ("--fault", self.faults),
+                             ("--binding", self.bindings)):
             for value in values:
                 args += [flag, value]
         if self.allow_untested:

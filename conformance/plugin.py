@@ -1,6 +1,7 @@
-"""The pytest plugin: a profile YAML collects as one test item per requirement
-(test id = requirement ID), run against the target the options name; at the end
-summary.json, case files and the exit code are written.
+"""The pytest plugin: a profile YAML collects as one test item per requirement and binding
+the run speaks (test id = requirement ID, ``ID[binding]`` when it speaks several), run against
+the target the options name; at the end one summary.json, one JUnit file, one report.html,
+the case files and the exit code are written for all of them.
 
 Used by `conformance run`, and directly: ``pytest profiles/bindu.yaml --target URL``."""
 
@@ -30,8 +31,11 @@ from conformance.report.badge import write_badge
 from conformance.report.baseline import Baseline
 from conformance.report.cases import write_case
 from conformance.report.html import replay_line, write_html
-from conformance.report.summary import Result, build_summary, exit_code, write_summary
+from conformance.report.junit import junit_properties, split_by_binding, write_junit
+from conformance.report.summary import Result, build_summary, exit_code, row_label, write_summary
+from conformance.report.words import clipped
 from conformance.runner import Verdict, execute, verdict_from_json, verdict_to_json
+from conformance.targets import Declared, declared, run_bindings
 from conformance.transport.http import (
     Redactor,
     write_stop_file,
@@ -39,6 +43,8 @@ from conformance.transport.http import (
 
 STASH = pytest.StashKey["RunSession"]()
 EXIT_KEY = pytest.StashKey[int]()  # the run's own exit code (pytest's codes mean other things)
+OPTIONS = pytest.StashKey["RunOptions"]()  # the run's options, checked once
+PLAN = pytest.StashKey["Plan"]()  # the bindings the run speaks, and what the target said of itself
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -60,8 +66,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="report directory (default reports/<profile>-<time>)")
     group.addoption("--fault", action="append", default=[],
                     help="inject a named fault into the built-in reference")
-    group.addoption("--binding", default=None,
-                    help="which of the profile's bindings to speak (e.g. http, mcp)")
+    group.addoption("--binding", action="append", default=[],
+                    help="a binding of the profile to speak (repeatable, or comma-separated; 'all' for each "
+                         "of them; default: each one the target declares where its protocol says, else the "
+                         "profile's first)")
     group.addoption("--baseline", default=None,
                     help="YAML list of known failures: listed failures pass, stale entries fail")
     group.addoption("--allow-untested", action="store_true",
@@ -124,8 +132,61 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 class ProfileFile(pytest.File):
     def collect(self):  # type: ignore[override]
         profile = load_profile(self.path.stem, self.path)
-        for req in profile.requirements:
-            yield RequirementItem.from_parent(self, name=req.id, requirement=req, profile=profile)
+        bindings = plan_of(self.config, profile).bindings
+        several = len(bindings) > 1
+        for binding in bindings:
+            for req in profile.requirements:
+                yield RequirementItem.from_parent(self, name=row_label(req.id, binding, several),
+                                                  requirement=req, profile=profile, binding=binding)
+
+
+class Plan:
+    """What a run speaks: its ``bindings`` in order, and ``about``, what the target said of
+    itself (name, version, where); ``said`` whether the bindings are the target's choice."""
+
+    def __init__(self, bindings: list[str | None], about: dict[str, str], said: bool) -> None:
+        self.bindings, self.about, self.said = bindings, about, said
+
+
+def session_options(config: pytest.Config, profile: Profile) -> RunOptions:
+    """The run's options, checked once (ConfigError names the first bad value): as `conformance
+    run` passed them, or from pytest's own options (a worker: in its controller's folder)."""
+    options = config.stash.get(OPTIONS, None)
+    if options is not None:
+        return options
+    worker = is_worker(config)
+    options = given_options(config) if not worker else None
+    if options is None:
+        opt = config.option
+        options = RunOptions.from_pytest(opt)
+        chosen = (config.workerinput["conformance_report"]  # type: ignore[attr-defined]
+                  if worker else opt.conformance_report)
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+        options = replace(options, report=Path(chosen or f"reports/{profile.name}-{stamp}")).checked(profile)
+    config.stash[OPTIONS] = options
+    return options
+
+
+def plan_of(config: pytest.Config, profile: Profile) -> Plan:
+    """The bindings the run speaks (a worker takes its controller's, so that every process
+    collects the same items) and what the target said of itself, asked once."""
+    plan = config.stash.get(PLAN, None)
+    if plan is not None:
+        return plan
+    if is_worker(config) and "conformance_bindings" in config.workerinput:  # type: ignore[attr-defined]
+        given = json.loads(config.workerinput["conformance_bindings"])  # type: ignore[attr-defined]
+        plan = Plan(given["bindings"], given["about"], given["said"])
+    else:
+        try:
+            options = session_options(config, profile)
+        except ConfigError:  # said in one line when the run opens (pytest_collection_finish)
+            plan = Plan(run_bindings(profile, (), Declared()), {}, False)
+        else:
+            said = declared(profile, options.target, options.config, options.faults)
+            plan = Plan(run_bindings(profile, options.bindings, said), said.about,
+                        not options.bindings and len(said.bindings) > 0)
+    config.stash[PLAN] = plan
+    return plan
 
 
 class RequirementFailed(Exception):
@@ -133,20 +194,23 @@ class RequirementFailed(Exception):
 
 
 class RequirementItem(pytest.Item):
-    def __init__(self, *, requirement: Requirement, profile: Profile, **kwargs: Any) -> None:
+    def __init__(self, *, requirement: Requirement, profile: Profile, binding: str | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.requirement = requirement
         self.profile = profile
+        self.binding = binding
         self.user_properties += [
             ("level", requirement.level),
             ("title", requirement.title),
             ("source", str(requirement.source)),
+            *([("binding", binding)] if binding else []),
         ]
 
     def runtest(self) -> None:
         session = run_session(self.config, self.profile)
-        session.nodeids[self.requirement.id] = self.nodeid
-        result = self.result = session.run(self.requirement)
+        session.nodeids[(self.requirement.id, self.binding)] = self.nodeid
+        result = self.result = session.run(self.requirement, self.binding)
         attach_to_allure(self.requirement, result)
         if result.verdict.status == "failed":
             where = f" [case: {result.case}]" if result.case else ""
@@ -164,7 +228,7 @@ class RequirementItem(pytest.Item):
         return super().repr_failure(excinfo)  # type: ignore[return-value]
 
     def reportinfo(self) -> tuple[Path, None, str]:
-        return self.path, None, self.requirement.id
+        return self.path, None, self.name
 
 
 def attach_to_allure(req: Requirement, result: Result) -> None:
@@ -173,6 +237,8 @@ def attach_to_allure(req: Requirement, result: Result) -> None:
     except ImportError:  # pragma: no cover - allure-pytest is a dependency
         return
     allure.dynamic.label("level", req.level)
+    if result.binding:
+        allure.dynamic.label("binding", result.binding)
     allure.dynamic.severity({"MUST": "critical", "SHOULD": "normal", "MAY": "minor"}[req.level])
     allure.dynamic.description(f"{req.title}\n\nSource: {req.source}")
     if result.verdict.exchanges:
@@ -223,7 +289,8 @@ MARK = {"passed": "PASS ", "failed": "FAIL ", "blocked": "BLOCKED", "untested": 
 
 
 class RunSession:
-    """The state of one run: target, results, report directory."""
+    """The state of one run: target, the bindings it speaks (a run context each), results,
+    report directory. One stop signal stops every binding; one set of reports holds them all."""
 
     def __init__(self, config: pytest.Config, profile: Profile) -> None:
         opt = config.option
@@ -232,15 +299,11 @@ class RunSession:
         self.role = "worker" if is_worker(config) else "controller" if distributed(config) else "serial"
         self.config = config
         self.profile = profile
-        options = given_options(config) if self.role != "worker" else None
-        if options is None:
-            options = RunOptions.from_pytest(opt)
-            chosen = (config.workerinput["conformance_report"]  # type: ignore[attr-defined]
-                      if self.role == "worker" else opt.conformance_report)
-            stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-            options = replace(options,
-                              report=Path(chosen or f"reports/{profile.name}-{stamp}")).checked(profile)
-        self.options = options
+        options = self.options = session_options(config, profile)
+        plan = plan_of(config, profile)
+        self.bindings: list[str | None] = list(plan.bindings)
+        self.several = len(self.bindings) > 1
+        self.about = dict(plan.about)
         self.gate = options.level
         self.only = set(options.only)
         self.skip = set(options.skip)
@@ -252,41 +315,53 @@ class RunSession:
         assert options.report is not None  # checked() made it a writable folder
         self.report_dir = options.report
         self.console = Console(bool(opt.conformance_console) and self.role != "worker")
-        self.from_workers: dict[str, Any] = {"exchanges": 0, "unreachable": None, "stopped": None}
-        self.nodeids: dict[str, str] = {}  # requirement id -> pytest node id, of the items that reported
+        self.from_workers: dict[str, Any] = {"exchanges": 0, "unreachable": {}, "stopped": None}
+        # (requirement id, binding) -> pytest node id, of the items that reported
+        self.nodeids: dict[tuple[str, str | None], str] = {}
         self.outbox: dict[str, Any] | None = None  # a worker's payload of the requirement it just ran
         self.results: list[Result] = []
         self.not_run = 0  # requirements reached after the run was stopped (one line for all)
         self.closing: list[str] = []  # the verdict lines at the end (pytest's own terminal shows them too)
         self.signalled = False
+        self.stop_reason: str | None = None  # why every binding stops (a signal), once it does
         self.config_path: str | None = options.config_path
+        self.said_unreachable: set[str | None] = set()  # bindings whose "target unreachable" was printed
         max_time = options.seconds
-        self.run_ctx: RunContext = open_run(
-            profile,
-            options.target,
-            config=options.config,
-            token=options.token,
-            faults=options.faults,
-            budget=options.budget,
-            seed=options.seed,
-            db_dir=self.report_dir.parent / ".hypothesis",
-            binding=options.binding,
-            max_time=max_time,
-        )
+        self.runs: dict[str | None, RunContext] = {}
+        for binding in self.bindings:
+            self.runs[binding] = open_run(
+                profile,
+                options.target,
+                config=options.config,
+                token=options.token,
+                faults=options.faults,
+                budget=options.budget,
+                seed=options.seed,
+                db_dir=self.report_dir.parent / ".hypothesis",
+                binding=binding,
+                max_time=max_time,
+            )
+        self.run_ctx: RunContext = self.runs[self.bindings[0]]  # the target, the redactor: one for all
         self.console.redact = self.run_ctx.http.redact
         # the controller tells its workers to stop through this file (a signal may reach the
         # controller alone); a serial run or the controller starts without one
         self.stop_file = self.report_dir / ".stop"
-        if self.role == "worker":
-            self.run_ctx.http.stop_file = self.stop_file
-        else:
+        for run in self.runs.values():
+            if self.role == "worker":
+                run.http.stop_file = self.stop_file
+            run.http.on_exchange = self._tick
+        if self.role != "worker":
             self.stop_file.unlink(missing_ok=True)
         self.baseline: Baseline | None = options.baseline
-        self.run_ctx.http.on_exchange = self._tick
         self.current = ""
+        spoken = ", ".join(str(b) for b in self.bindings if b)
+        mine = list(profile.settings.get("bindings") or {})
+        why = (" (each one the target declares)" if plan.said and self.several
+               else f" (the profile's first: --binding all speaks each of {', '.join(mine)})"
+               if len(mine) > 1 and not options.bindings and not plan.said else "")
         self.console.line(
             f"conformance: profile {profile.name} ({profile.spec_relpath}) against {self.run_ctx.target}"
-            f"{' over ' + self.run_ctx.binding if self.run_ctx.binding else ''}, "
+            f"{' over ' + spoken + why if spoken else ''}, "
             f"budget {self.budget}, seed {options.seed}, time limit {max_time:g} s"
         )
         # every process of the run stops the same way: after the exchange in flight, the
@@ -299,6 +374,10 @@ class RunSession:
             self._previous_handlers = {}
         self.preflight()
 
+    def over(self, binding: str | None) -> str:
+        """" over <binding>" where the run speaks several, else nothing."""
+        return f" over {binding}" if self.several and binding else ""
+
     def _on_signal(self, signum: int, frame: Any) -> None:
         """First signal: stop after the current exchange and write the reports.
         Second: stop at once (the reports are still written)."""
@@ -310,61 +389,97 @@ class RunSession:
                           "(send it again to stop at once)")
 
     def stop(self, reason: str) -> None:
-        """Stop the run: this process after its exchange in flight, and every worker."""
+        """Stop the run: every binding of this process after its exchange in flight, and every worker."""
         self.signalled = True
-        self.run_ctx.http.stopped = self.run_ctx.http.stopped or reason
+        self.stop_reason = self.stop_reason or reason
+        for run in self.runs.values():
+            run.http.stopped = run.http.stopped or reason
         if self.role == "controller":
             write_stop_file(self.stop_file, reason)
 
+    @property
+    def exchanges(self) -> int:
+        return sum(run.http.total for run in self.runs.values())
+
     def _tick(self) -> None:
-        self.console.progress(f"  ... {self.current}: {self.run_ctx.http.total} exchanges")
+        self.console.progress(f"  ... {self.current}: {self.exchanges} exchanges")
 
     def preflight(self) -> None:
-        """Stop early, with one line, when the target is unreachable or does not speak the protocol."""
-        found = preflight(self.run_ctx)
-        if found.unreachable:
-            self.console.line(f"error: {found.unreachable}")
-        elif found.note:
-            self.console.line(f"note: {found.note}")
-        for label, why in found.refused.items():
+        """Stop early, with one line, when the target is unreachable or does not speak the
+        protocol (over a binding: the others are still tried, unless the target gave no
+        answer at all)."""
+        said: dict[str, list[str]] = {}  # line -> the bindings it is about
+        refused: dict[str, str] = {}
+        self.preflight_exchanges = 0
+        gone = ""
+        for binding, run in self.runs.items():
+            if run.http.stopped:
+                continue
+            if gone:  # the target answered nothing over the first: no other binding is tried
+                run.unreachable = gone
+                said.setdefault(f"error: {gone}", []).append(str(binding))
+                continue
+            found = preflight(run)
+            if found.unreachable:
+                said.setdefault(f"error: {found.unreachable}", []).append(str(binding))
+                gone = found.unreachable if run.http.dead else ""
+            elif found.note:
+                said.setdefault(f"note: {found.note}", []).append(str(binding))
+            for label, why in found.refused.items():
+                refused.setdefault(label, why)
+            self.preflight_exchanges += run.http.total  # the probe and the credential checks
+        for line, bindings in said.items():
+            some = self.several and len(bindings) < len(self.bindings)
+            where = f" (over {', '.join(bindings)})" if some else ""
+            self.console.line(line + where)
+            if line.startswith("error: "):
+                self.said_unreachable |= {b for b in self.bindings if str(b) in bindings}
+        for label, why in refused.items():
             self.console.line(f"credential {label!r} {why}: the requirements that send it are untested")
-        self.preflight_exchanges = self.run_ctx.http.total  # the probe and the credential checks
 
-    def run(self, req: Requirement) -> Result:
-        self.current = req.id
-        stopped_before = bool(self.run_ctx.unreachable or self.run_ctx.http.stopped)
-        result = self.execute(req)
+    def run(self, req: Requirement, binding: str | None = None) -> Result:
+        self.current = row_label(req.id, binding, self.several)
+        run = self.runs[binding]
+        if self.stop_reason:
+            run.http.stopped = run.http.stopped or self.stop_reason
+        stopped_before = bool(run.unreachable or run.http.stopped)
+        result = self.execute(req, binding)
         self.record(result, stopped_before)
         if self.role == "worker":
             self.outbox = self.payload(result, stopped_before)
         return result
 
     def payload(self, result: Result, stopped_before: bool) -> dict[str, Any]:
-        """What a worker sends the controller about one requirement."""
-        return {"id": result.requirement.id, "verdict": verdict_to_json(result.verdict), "case": result.case,
+        """What a worker sends the controller about one row."""
+        run = self.runs[result.binding]
+        return {"id": result.requirement.id, "binding": result.binding,
+                "verdict": verdict_to_json(result.verdict), "case": result.case,
                 "baseline": result.baseline, "stale": result.stale, "stopped_before": stopped_before,
-                "unreachable": self.run_ctx.unreachable, "stopped": self.run_ctx.http.stopped or None,
-                "signalled": self.signalled, "refused": dict(self.run_ctx.refused),
-                "not_put_back": list(self.run_ctx.not_put_back)}
+                "unreachable": run.unreachable, "stopped": run.http.stopped or None,
+                "signalled": self.signalled, "refused": dict(run.refused),
+                "not_put_back": list(run.not_put_back)}
 
     def receive(self, data: dict[str, Any]) -> None:
         """The controller's side of ``payload``."""
         req = next(r for r in self.profile.requirements if r.id == data["id"])
+        binding = data.get("binding")
         result = Result(req, verdict_from_json(data["verdict"]), data["case"], data["baseline"],
-                        data["stale"])
+                        data["stale"], binding)
         if result.stale and self.baseline:
             self.baseline.stale.append(result.stale)
         self.from_workers["exchanges"] += result.verdict.exchange_count
-        for key in ("unreachable", "stopped"):
-            self.from_workers[key] = self.from_workers[key] or data[key]
+        if data["unreachable"]:
+            self.from_workers["unreachable"].setdefault(str(binding), data["unreachable"])
+        self.from_workers["stopped"] = self.from_workers["stopped"] or data["stopped"]
         if data["signalled"] and not self.signalled:  # a worker was signalled alone: all stop
             self.stop(data["stopped"] or "interrupted")
+        run = self.runs.get(binding, self.run_ctx)
         for label, why in data.get("refused", {}).items():
-            self.run_ctx.refused.setdefault(label, why)
+            run.refused.setdefault(label, why)
         for problem in data.get("not_put_back", []):
-            if problem not in self.run_ctx.not_put_back:
-                self.run_ctx.not_put_back.append(problem)
-        self.record(result, data["stopped_before"])
+            if problem not in run.not_put_back:
+                run.not_put_back.append(problem)
+        self.record(result, data["stopped_before"], data["unreachable"])
 
     def selected(self, rid: str) -> bool:
         """Chosen by --only (ids or globs), or no --only given, and not named by --skip."""
@@ -372,38 +487,39 @@ class RunSession:
             return any(fnmatch.fnmatchcase(rid, pattern) for pattern in patterns)
         return (not self.only or named(self.only)) and not named(self.skip)
 
-    def execute(self, req: Requirement) -> Result:
+    def execute(self, req: Requirement, binding: str | None) -> Result:
+        run = self.runs[binding]
         if not self.selected(req.id):
-            result = Result(req, Verdict("skipped", "not selected by --only / --skip"))
-        else:
-            verdict = execute(req, self.run_ctx)
-            result = Result(req, verdict)
-            if verdict.status == "failed":
-                case = Case(
-                    profile=self.profile.name,
-                    requirement=req.id,
-                    level=req.level,
-                    title=req.title,
-                    source=req.source.to_json(),
-                    target=self.run_ctx.target,
-                    seed=self.run_ctx.seed,
-                    budget=self.budget,
-                    message=verdict.message,
-                    exchanges=verdict.exchanges,
-                    reproduce=verdict.reproduce,
-                    binding=self.run_ctx.binding,
-                    failures=verdict.failures,
-                )
-                path = write_case(self.report_dir / "cases", case)
-                result.case = str(path.relative_to(self.report_dir))
-            if self.baseline:
-                status, entry, result.stale = self.baseline.judge(req.id, verdict.status, verdict.message,
-                                                                  verdict.failures)
-                verdict.status = status
-                result.baseline = entry.to_json() if entry else None
+            return Result(req, Verdict("skipped", "not selected by --only / --skip"), binding=binding)
+        verdict = execute(req, run)
+        result = Result(req, verdict, binding=binding)
+        if verdict.status == "failed":
+            case = Case(
+                profile=self.profile.name,
+                requirement=req.id,
+                level=req.level,
+                title=req.title,
+                source=req.source.to_json(),
+                target=run.target,
+                seed=run.seed,
+                budget=self.budget,
+                message=verdict.message,
+                exchanges=verdict.exchanges,
+                reproduce=verdict.reproduce,
+                binding=run.binding,
+                failures=verdict.failures,
+            )
+            stem = f"{req.id}.{binding}" if self.several and binding else req.id
+            path = write_case(self.report_dir / "cases", case, stem=stem)
+            result.case = str(path.relative_to(self.report_dir))
+        if self.baseline:
+            status, entry, result.stale = self.baseline.judge(req.id, verdict.status, verdict.message,
+                                                              verdict.failures, binding, self.several)
+            verdict.status = status
+            result.baseline = entry.to_json() if entry else None
         return result
 
-    def record(self, result: Result, stopped_before: bool) -> None:
+    def record(self, result: Result, stopped_before: bool, unreachable: str | None = None) -> None:
         """Keep a result and print its line."""
         req = result.requirement
         self.results.append(result)
@@ -417,10 +533,22 @@ class RunSession:
         v = result.verdict
         extra = v.message if v.status != "passed" else ""
         extra = result.stale or extra
-        self.console.line(f"{MARK[v.status]:8} {req.level:6} {req.id:40} {v.exchange_count:5} ex"
+        label = row_label(req.id, result.binding, self.several)
+        self.console.line(f"{MARK[v.status]:8} {req.level:6} {label:40} {v.exchange_count:5} ex"
                           + (f"  {one_line(extra)}" if extra else ""))
-        if self.run_ctx.unreachable:
-            self.console.line(f"error: {self.run_ctx.unreachable}")
+        run = self.runs.get(result.binding)
+        gone = unreachable or (run.unreachable if run is not None and self.role == "serial" else None)
+        if gone and result.binding not in self.said_unreachable:
+            self.said_unreachable.add(result.binding)
+            self.console.line(f"error{self.over(result.binding)}: {gone}")
+
+    def unreachable(self) -> dict[str | None, str]:
+        """Why each binding that could not be tested could not (this process's and its workers')."""
+        out = {b: run.unreachable for b, run in self.runs.items() if run.unreachable}
+        for binding, why in self.from_workers["unreachable"].items():
+            key = next((b for b in self.bindings if str(b) == binding), None)
+            out.setdefault(key, why)
+        return out
 
     def finish(self, pytest_status: int = 0) -> int:
         """Write every report of what has run (whatever stopped the run) and
@@ -429,23 +557,39 @@ class RunSession:
         for sig, handler in self._previous_handlers.items():
             signal.signal(sig, handler)
         duration = time.perf_counter() - self.t0
-        http = self.run_ctx.http
         if self.role == "worker":  # the controller reports
-            http.close()
+            for run in self.runs.values():
+                run.http.close()
             return 0
         if pytest_status == pytest.ExitCode.INTERRUPTED and not self.signalled:
             self.signalled = True  # a KeyboardInterrupt no handler of ours saw
-            http.stopped = http.stopped or "interrupted (KeyboardInterrupt)"
-        unreachable = self.run_ctx.unreachable or self.from_workers["unreachable"]
+            self.stop_reason = self.stop_reason or "interrupted (KeyboardInterrupt)"
+        by_binding = self.unreachable()
+        reasons = list(dict.fromkeys(by_binding.values()))
+        unreachable = (None if not reasons else reasons[0] if len(reasons) == 1
+                       else "; ".join(f"over {b}: {why}" for b, why in by_binding.items()))
+        if unreachable and self.several and len(by_binding) < len(self.bindings):
+            unreachable += f" (over {', '.join(str(b) for b in by_binding)})"
+        halted = next((run.http.stopped for run in self.runs.values() if run.http.stopped), None)
         stopped = None
         if self.signalled:
-            stopped = ("signal", http.stopped or self.from_workers["stopped"] or "interrupted")
-        elif http.stopped or self.from_workers["stopped"]:
-            stopped = ("time", http.stopped or self.from_workers["stopped"])
+            stopped = ("signal", self.stop_reason or halted or self.from_workers["stopped"] or "interrupted")
+        elif halted or self.from_workers["stopped"]:
+            stopped = ("time", halted or self.from_workers["stopped"])
         never_ran = self.fill_in(unreachable
                                  or (stopped[1] if stopped else "the run ended before it was reached"))
         order = {r.id: i for i, r in enumerate(self.profile.requirements)}
-        self.results.sort(key=lambda r: order[r.requirement.id])  # workers finish in any order
+        place = {b: i for i, b in enumerate(self.bindings)}
+        # workers finish in any order: by binding, then as the profile lists them
+        self.results.sort(key=lambda r: (place.get(r.binding, 0), order[r.requirement.id]))
+        if self.baseline and self.several:
+            self.baseline.settle([(r.requirement.id, r.binding, r.verdict.status) for r in self.results])
+        refused: dict[str, str] = {}
+        not_put_back: list[str] = []
+        for run in self.runs.values():
+            for label, why in run.refused.items():
+                refused.setdefault(label, why)
+            not_put_back += [p for p in run.not_put_back if p not in not_put_back]
         summary = build_summary(
             self.profile,
             self.results,
@@ -455,19 +599,21 @@ class RunSession:
             gate=self.gate,
             started_at=self.started_at,
             duration_s=duration,
-            exchanges=http.total + self.from_workers["exchanges"],
+            exchanges=self.exchanges + self.from_workers["exchanges"],
             preflight_exchanges=self.preflight_exchanges,
             unreachable=unreachable,
-            binding=self.run_ctx.binding,
+            bindings=self.bindings,
+            unreachable_by={str(b): why for b, why in by_binding.items()} if self.several else None,
             baseline=({"file": str(self.baseline.source), "stale": self.baseline.stale} if self.baseline
                       else None),
             partial=bool(self.only or self.skip),
             declared=self.run_ctx.declared,
             stopped=stopped,
             config=self.config_path,
-            refused=self.run_ctx.refused,
+            refused=refused,
             live_gate=self.live_gate,
-            not_put_back=self.run_ctx.not_put_back,
+            not_put_back=not_put_back,
+            agent=self.about,
         )
         path = write_summary(self.report_dir, summary)
         for what, write in (("report.html", lambda: write_html(self.report_dir)),
@@ -478,94 +624,110 @@ class RunSession:
                 write()
             except Exception as exc:  # summary.json is written; one broken extra must not lose it
                 self.console.line(f"warning: could not write {what}: {type(exc).__name__}: {exc}")
+        self.summary = summary
         self.stop_file.unlink(missing_ok=True)
-        c = summary["counts"]
         self.console.line()
+        self.closing_lines(summary, path, unreachable, stopped, refused, not_put_back)
+        for line in self.closing:
+            self.console.line(line)
+        for run in self.runs.values():
+            run.http.close()
+        return exit_code(self.results, self.gate, bool(unreachable),
+                         bool(self.baseline and self.baseline.stale),
+                         stopped[0] if stopped else None, allow_untested=self.allow_untested,
+                         live_gate=self.live_gate)
+
+    def closing_lines(self, summary: dict[str, Any], path: Path, unreachable: str | None,
+                      stopped: tuple[str, str] | None, refused: dict[str, str],
+                      not_put_back: list[str]) -> None:
+        """The lines that end the run's output (and pytest's terminal summary): what was not
+        run and why, the verdict in one sentence, the counts, the root causes, the replays."""
+        c = summary["counts"]
         closing = self.closing
-        if self.not_run:
-            why = unreachable or (stopped[1] if stopped else "")
-            closing.append(f"{self.not_run} requirements not run: {why}")
-        for label, why in self.run_ctx.refused.items():
+        rows = "rows (requirement and binding)" if self.several else "requirements"
+        if self.not_run:  # one line for all of them (why, once: the error above, or the stop)
+            why = ("the target could not be tested (the error above)" if unreachable
+                   else stopped[1] if stopped else "")
+            closing.append(f"{self.not_run} {rows} not run: {why}")
+        for label, why in refused.items():
             closing.append(f"credential {label!r} {why}: the requirements that send it are untested")
-        for problem in self.run_ctx.not_put_back:
+        for problem in not_put_back:
             closing.append(f"warning: not put back: {problem}")
-        reasons = summary["untested_reasons"]
-        if any(reasons.get(k) for k in ("control", "harm", "quota")):
-            closing.append(f"untested: {reasons.get('control', 0)} need the test-control interface, "
-                           f"{reasons.get('harm', 0)} would harm a configured identity, "
-                           f"{reasons.get('quota', 0)} would exceed a quota "
-                           "(summary.json lists each with its reason)")
+        closing += summary["not_reached"]
         grade = f"{summary['grade']}{'; ' + summary['grade_note'] if summary['grade_note'] else ''}"
-        closing.append(f"{summary['verdict'].upper()}: {summary['verdict_reason']}. Grade: {grade}.")
+        reason = ("the target could not be tested (the error above)" if summary["verdict"] == "unreachable"
+                  else summary["verdict_reason"])
+        closing.append(f"{summary['verdict'].upper()}: {reason}. Grade: {grade}.")
         closing.append(
             f"  {c['passed']} passed, {c['failed']} failed, "
             f"{c['expected_failures']} expected failures, {c['blocked']} blocked, {c['untested']} untested, "
-            f"{c['skipped']} skipped of {len(self.results)} requirements; {summary['exchanges']} "
+            f"{c['skipped']} skipped of {len(self.results)} {rows}; {summary['exchanges']} "
             f"exchanges in {summary['duration_s']:.1f} s ({summary['exchanges_per_s']}/s)"
         )
+        for binding, block in summary["by_binding"].items():
+            b = block["counts"]
+            closing.append(f"  {binding}: {block['verdict'].upper()}, {block['grade']}; "
+                           f"{b['passed']} passed, "
+                           f"{b['failed']} failed, {b['expected_failures']} expected failures, "
+                           f"{b['blocked']} blocked, {b['untested']} untested, {b['skipped']} skipped")
         causes = summary["root_causes"]
         if causes:
             closing.append(f"root causes ({len(causes)}, largest first):")
             for cause in causes[:10]:
                 names = ", ".join(cause["requirements"][:4]) + (" ..." if cause["count"] > 4 else "")
                 closing.append(f"  {cause['count']:3} x "
-                               f"{str(cause.get('label') or cause['signature'])[:140]}  [{names}]")
+                               f"{clipped(str(cause.get('label') or cause['signature']), 140)}  [{names}]")
                 if cause.get("request_in_common"):
                     closing.append(f"        requests in common: {'; '.join(cause['request_in_common'])}")
         for stale in summary["baseline"]["stale"] if summary["baseline"] else []:
             closing.append(f"stale: {stale}")
-        cased = [(r.requirement.id, r.case) for r in self.results if r.case and r.verdict.status == "failed"]
+        cased = [(row_label(r.requirement.id, r.binding, self.several), r.case) for r in self.results
+                 if r.case and r.verdict.status == "failed"]
         # to copy as it stands (a token comes from $CONFORMANCE_TOKEN, never from here)
-        for rid, case in cased[:5]:
-            closing.append(
-                f"replay {rid}: {replay_line(self.report_dir / case, self.run_ctx.target, self.config_path)}")
+        for label, case in cased[:5]:
+            line = replay_line(self.report_dir / case, self.run_ctx.target, self.config_path)
+            closing.append(f"replay {label}: {line}")
         if len(cased) > 5:
             closing.append(f"  ... and {len(cased) - 5} more cases in {self.report_dir / 'cases'}")
         junit = getattr(self.config.option, "xmlpath", None)
         closing.append(f"report: {path.parent / 'report.html'} (summary.json, badge.svg, cases/"
                        f"{', JUnit ' + str(junit) if junit else ''})")
-        for line in closing:
-            self.console.line(line)
-        http.close()
-        return exit_code(self.results, self.gate, bool(unreachable),
-                         bool(self.baseline and self.baseline.stale),
-                         stopped[0] if stopped else None, allow_untested=self.allow_untested,
-                         live_gate=self.live_gate)
 
     def fill_in(self, why: str) -> list[Result]:
-        """Every requirement that has no result (the run was stopped before its item
-        ran, or a worker never reported it) is untested, or skipped where not
-        selected: a stopped run never reads as fewer requirements."""
-        have = {r.requirement.id for r in self.results}
+        """Every row that has no result (the run was stopped before its item ran, or a
+        worker never reported it) is untested, or skipped where not selected: a stopped
+        run never reads as fewer requirements, over any binding."""
+        have = {(r.requirement.id, r.binding) for r in self.results}
         missing = []
-        for req in self.profile.requirements:
-            if req.id in have:
-                continue
-            if self.selected(req.id):
-                result = Result(req, Verdict("untested", f"not run: {why}"))
-                self.not_run += 1
-            else:
-                result = Result(req, Verdict("skipped", "not selected by --only / --skip"))
-            missing.append(result)
+        for binding in self.bindings:
+            for req in self.profile.requirements:
+                if (req.id, binding) in have:
+                    continue
+                if self.selected(req.id):
+                    result = Result(req, Verdict("untested", f"not run: {why}"), binding=binding)
+                    self.not_run += 1
+                else:
+                    result = Result(req, Verdict("skipped", "not selected by --only / --skip"),
+                                    binding=binding)
+                missing.append(result)
         self.results += missing
         return missing
 
     def note_in_other_reports(self, summary: dict[str, Any], never_ran: list[Result]) -> None:
         """JUnit and Allure say what summary.json says: the verdict and why as properties
-        of the suite, and a skipped test case for each requirement that never ran."""
+        of the suite, and a skipped test case for each row that never ran."""
         from _pytest.junitxml import xml_key
 
         xml = self.config.stash.get(xml_key, None)
         if xml is not None:
-            for name in ("verdict", "verdict_reason", "grade", "stopped", "gate"):
-                if summary.get(name):
-                    xml.add_global_property(f"conformance.{name}", str(summary[name]))
-            xml.add_global_property("conformance.live", summary["live"]["statement"])
+            for name, value in junit_properties(summary):
+                xml.add_global_property(name, value)
         prefix = next(iter(self.nodeids.values()), "").rpartition("::")[0] or self.profile_nodeid()
         for result in never_ran:
-            nodeid = f"{prefix}::{result.requirement.id}"
+            name = row_label(result.requirement.id, result.binding, self.several)
+            nodeid = f"{prefix}::{name}"
             reason = f"{result.verdict.status}: {result.verdict.message}"
-            location = (prefix, None, result.requirement.id)
+            location = (prefix, None, name)
             for report in (pytest.TestReport(nodeid, location, {}, "skipped", (prefix, 0, reason), "call"),
                            pytest.TestReport(nodeid, location, {}, "passed", None, "teardown")):
                 self.config.hook.pytest_runtest_logreport(report=report)
@@ -574,6 +736,7 @@ class RunSession:
             lines = [f"conformance.{k}={summary[k]}"
                      for k in ("profile", "target", "seed", "verdict", "grade", "stopped")
                      if summary.get(k) is not None]
+            lines += [f"conformance.bindings={','.join(summary['bindings'])}"] * bool(summary["bindings"])
             Path(allure_dir).mkdir(parents=True, exist_ok=True)
             (Path(allure_dir) / "environment.properties").write_text("\n".join(lines) + "\n",
                                                                      encoding="utf-8")
@@ -590,28 +753,22 @@ class RunSession:
 
 
 def reports_of_a_run_never_started(profile: Profile, report_dir: Path, why: str, *, target: str, seed: int,
-                                   budget: str,
-                                   gate: str, junit: Path) -> None:
+                                   budget: str, gate: str, junit: Path,
+                                   bindings: list[str | None] | None = None) -> None:
     """The reports of a run stopped before its session opened (a signal during start-up):
-    every requirement untested, the verdict interrupted, nothing graded."""
-    from xml.etree import ElementTree
+    every row untested, the verdict interrupted, nothing graded."""
+    from conformance.launch import choose_binding
 
-    results = [Result(req, Verdict("untested", f"not run: {why}")) for req in profile.requirements]
+    spoken = bindings or [choose_binding(profile, None)]
+    results = [Result(req, Verdict("untested", f"not run: {why}"), binding=binding)
+               for binding in spoken for req in profile.requirements]
     summary = build_summary(profile, results, target=target, seed=seed, budget=budget, gate=gate,
                             started_at=datetime.now(UTC), duration_s=0.0, exchanges=0,
-                            stopped=("signal", why))
+                            stopped=("signal", why), bindings=spoken)
     write_summary(report_dir, summary)
     write_html(report_dir)
     write_badge(report_dir, summary)
-    suite = ElementTree.Element("testsuite", name="conformance", tests=str(len(results)),
-                                skipped=str(len(results)))
-    properties = ElementTree.SubElement(suite, "properties")
-    for name in ("verdict", "verdict_reason", "grade", "stopped"):
-        ElementTree.SubElement(properties, "property", name=f"conformance.{name}", value=str(summary[name]))
-    for r in results:
-        case = ElementTree.SubElement(suite, "testcase", classname=profile.name, name=r.requirement.id)
-        ElementTree.SubElement(case, "skipped", message=r.verdict.message)
-    ElementTree.ElementTree(suite).write(junit, encoding="utf-8", xml_declaration=True)
+    write_junit(junit, summary, junit_properties(summary))
 
 
 def run_session(config: pytest.Config, profile: Profile) -> RunSession:
@@ -659,10 +816,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """Every worker writes cases and examples into the controller's report folder."""
+    """Every worker writes cases and examples into the controller's report folder, and
+    speaks the bindings the controller chose (so every process collects the same items)."""
     run = node.config.stash.get(STASH, None)
     if run is not None:
         node.workerinput["conformance_report"] = str(run.report_dir)
+        node.workerinput["conformance_bindings"] = json.dumps({"bindings": run.bindings, "about": run.about,
+                                                               "said": False})
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -673,7 +833,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     patterns = [str(p) for p in run.profile.settings.get("alone") or []]
     live = run.run_ctx.target != "reference"
-    return AloneLast(config, log, alone=lambda nodeid: live and runs_alone(patterns, nodeid.split("::")[-1]))
+    return AloneLast(config, log, alone=lambda nodeid: live and runs_alone(
+        patterns, nodeid.split("::")[-1].split("[", 1)[0]))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -697,7 +858,7 @@ class Inbox:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, "conformance", None)
         if payload is not None:
-            self.run.nodeids[payload["id"]] = report.nodeid
+            self.run.nodeids[(payload["id"], payload.get("binding"))] = report.nodeid
             self.run.receive(payload)
 
 
@@ -708,6 +869,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         code = run.finish(exitstatus)
         session.exitstatus = code
         session.config.stash[EXIT_KEY] = code
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A run over several bindings: the JUnit file pytest wrote holds one suite per binding."""
+    run = config.stash.get(STASH, None)
+    junit = getattr(config.option, "xmlpath", None)
+    summary = getattr(run, "summary", None)
+    if run is None or run.role == "worker" or not run.several or not junit or summary is None:
+        return
+    try:
+        split_by_binding(Path(junit), summary)
+    except (OSError, ValueError) as exc:  # the file pytest wrote is kept as it is
+        print(f"warning: could not give each binding its own suite in {junit}: {exc}", file=sys.stderr)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

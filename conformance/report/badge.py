@@ -33,14 +33,15 @@ def text_width(text: str) -> float:
     return width
 
 
-def badge_svg(label: str, message: str, colour: str) -> str:
-    """The SVG text of a flat badge ``label | message`` with the message on ``colour``."""
+def badge_svg(label: str, message: str, colour: str, more: str = "") -> str:
+    """The SVG text of a flat badge ``label | message`` with the message on ``colour``;
+    ``more`` is added to its title (what a reader hovering over it sees)."""
     lw = round(text_width(label) + 12)
     mw = round(text_width(message) + 12)
     total = lw + mw
     lx, mx = lw / 2, lw + mw / 2
     lab, msg = escape(label), escape(message)
-    title = escape(f"{label}: {message}", {'"': "&quot;"})
+    title = escape(f"{label}: {message}" + (f"; {more}" if more else ""), {'"': "&quot;"})
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="20" role="img" aria-label="{title}">
 <title>{title}</title>
@@ -62,6 +63,16 @@ def badge_svg(label: str, message: str, colour: str) -> str:
 """
 
 
+def not_reached_of(summary: dict[str, Any]) -> list[str]:
+    """Why rows were not run to a verdict, in the words every report uses (``breakdown``)."""
+    from conformance.report.summary import breakdown
+
+    given = summary.get("not_reached")
+    if isinstance(given, list):
+        return [str(line) for line in given]
+    return breakdown(dict(summary.get("untested_reasons") or {}), dict(summary.get("blocked_causes") or {}))
+
+
 def write_badge(report_dir: Path, summary: dict[str, Any]) -> Path:
     """Write ``report_dir/badge.svg``: "<profile> conformance" | "<grade> · <date of started_at>"."""
     grade = str(summary.get("grade") or "ungraded")
@@ -76,7 +87,11 @@ def write_badge(report_dir: Path, summary: dict[str, Any]) -> Path:
         word = f"live: {str(summary.get('level') or 'must').upper()} {live['held']} of {live['of']}"
     message = f"{word} · {day}" if day else word
     label = f"{summary.get('profile') or 'protocol'} conformance"
-    svg = badge_svg(label, message, COLOURS.get(grade if word == grade else "ungraded", COLOURS["ungraded"]))
+    bindings = [str(b) for b in summary.get("bindings") or [] if b]
+    more = "; ".join(([f"over {', '.join(bindings)}"] if len(bindings) > 1 else [])
+                     + not_reached_of(summary))
+    svg = badge_svg(label, message, COLOURS.get(grade if word == grade else "ungraded", COLOURS["ungraded"]),
+                    more)
     report_dir = Path(report_dir)
     report_dir.mkdir(parents=True, exist_ok=True)
     path = report_dir / "badge.svg"

@@ -10,10 +10,13 @@ File format (YAML), one entry per known failure::
       issue: https://example.org/issues/123   # optional
       kind: state_changed                # optional: covers only failures of this kind
       subcheck: tasks/cancel             # optional: covers only failures of this sub-check
+      binding: jsonrpc                   # optional: covers only the requirement over this binding
 
 A failed requirement is an expected failure when every one of its failures is
 covered by an entry of its own; one uncovered failure (another kind, another
-sub-check) fails the run. An entry without kind, sub-check and pattern covers them all.
+sub-check) fails the run. An entry without kind, sub-check and pattern covers them all;
+one without binding covers the requirement over every binding, and is stale only when the
+requirement passes over every binding the run spoke.
 """
 
 from __future__ import annotations
@@ -37,12 +40,19 @@ class Entry:
     issue: str | None = None
     kind: str | None = None
     subcheck: str | None = None
+    binding: str | None = None
 
     @property
     def label(self) -> str:
         label = f"{self.id}:{self.pattern}" if self.pattern else self.id
-        scope = [f"kind {self.kind}"] * bool(self.kind) + [f"sub-check {self.subcheck}"] * bool(self.subcheck)
+        scope = ([f"kind {self.kind}"] * bool(self.kind)
+                 + [f"sub-check {self.subcheck}"] * bool(self.subcheck)
+                 + [f"binding {self.binding}"] * bool(self.binding))
         return f"{label} ({', '.join(scope)})" if scope else label
+
+    def over(self, binding: str | None) -> bool:
+        """Whether this entry is about the requirement over ``binding``."""
+        return self.binding is None or binding is None or self.binding == binding
 
     def covers(self, message: str, failure: Failure | None = None) -> bool:
         """Whether this entry covers ``failure`` (or, without one, a failure with
@@ -61,10 +71,13 @@ class Entry:
     def to_json(self) -> dict[str, Any]:
         return {"entry": self.label, "reason": self.reason, **({"issue": self.issue} if self.issue else {}),
                 **({"kind": self.kind} if self.kind else {}),
-                **({"subcheck": self.subcheck} if self.subcheck else {})}
+                **({"subcheck": self.subcheck} if self.subcheck else {}),
+                **({"binding": self.binding} if self.binding else {})}
 
 
-def load_baseline(path: str | Path, known_ids: set[str]) -> list[Entry]:
+def load_baseline(path: str | Path, known_ids: set[str], bindings: list[str] | None = None) -> list[Entry]:
+    """The entries of a baseline file, each checked against the profile's requirement
+    ``known_ids`` and ``bindings``; ConfigError names the first bad one."""
     path = Path(path)
     data = read_yaml(path, "baseline")
     if data is None:
@@ -84,7 +97,12 @@ def load_baseline(path: str | Path, known_ids: set[str]) -> list[Entry]:
                               f"(one of {', '.join(KINDS)})")
         if subcheck is not None and (not isinstance(subcheck, str) or not subcheck):
             raise ConfigError(f"baseline {path} entry {index + 1}: subcheck must be a sub-check's name")
-        entries.append(Entry(rid, pattern or None, str(item["reason"]), item.get("issue"), kind, subcheck))
+        binding = item.get("binding")
+        if binding is not None and (not isinstance(binding, str) or (bindings and binding not in bindings)):
+            raise ConfigError(f"baseline {path} entry {index + 1}: binding must be one of the profile's "
+                              f"bindings ({', '.join(bindings or [])}), not {binding!r}")
+        entries.append(Entry(rid, pattern or None, str(item["reason"]), item.get("issue"), kind, subcheck,
+                             binding))
     return entries
 
 
@@ -97,12 +115,15 @@ class Baseline:
         self.stale: list[str] = []
 
     def judge(self, requirement_id: str, status: str, message: str,
-              failures: list[Failure] | None = None) -> tuple[str, Entry | None, str]:
-        """(new status, covering entry, stale message) for one requirement's verdict.
-        A failed verdict is expected when each of its ``failures`` (or, without
-        them, its message) is covered by one of the requirement's entries; the
-        entry returned is the first that covers one."""
-        mine = [e for e in self.entries if e.id == requirement_id]
+              failures: list[Failure] | None = None, binding: str | None = None,
+              several: bool = False) -> tuple[str, Entry | None, str]:
+        """(new status, covering entry, stale message) for one row's verdict: the
+        requirement over ``binding`` (of ``several`` the run speaks). A failed verdict is
+        expected when each of its ``failures`` (or, without them, its message) is covered
+        by one of the requirement's entries about that binding; the entry returned is the
+        first that covers one. A passing row makes stale the entries about its binding
+        alone; one about every binding waits for every binding (``settle``)."""
+        mine = [e for e in self.entries if e.id == requirement_id and e.over(binding)]
         if not mine:
             return status, None, ""
         if status == "failed":
@@ -114,30 +135,56 @@ class Baseline:
                 return "expected_failure", covering[0], ""
             return status, None, ""
         if status == "passed":
+            now = [e for e in mine if e.binding is not None or not several]
+            if not now:
+                return status, None, ""
+            over = f" over {binding}" if several and binding else ""
             stale = "; ".join(
-                f"baseline entry {e.label!r} is stale: {requirement_id} now passes; "
-                f"delete it from {self.source}" for e in mine
+                f"baseline entry {e.label!r} is stale: {requirement_id} now passes{over}; "
+                f"delete it from {self.source}" for e in now
             )
             self.stale.append(stale)
             return status, None, stale
         return status, None, ""
 
+    def settle(self, rows: list[tuple[str, str | None, str]]) -> list[str]:
+        """At the end of a run over several bindings: each entry about every binding whose
+        requirement passed over each binding it ran over (``rows``: id, binding, status) is
+        stale; the stale messages, also kept in ``stale``."""
+        found = []
+        for e in self.entries:
+            if e.binding is not None:
+                continue
+            statuses = [status for rid, _binding, status in rows if rid == e.id]
+            if statuses and all(s == "passed" for s in statuses):
+                found.append(f"baseline entry {e.label!r} is stale: {e.id} now passes over every binding; "
+                             f"delete it from {self.source}")
+        self.stale += found
+        return found
+
 
 def baseline_from_summary(summary: dict[str, Any]) -> str:
     """A starting baseline: every failure of a run, with its message as the reason.
     A requirement whose failures came from sub-checks gets one entry per failed
-    sub-check (with its kind), so a sub-check that starts failing later is not hidden."""
+    sub-check (with its kind), so a sub-check that starts failing later is not hidden.
+    Each entry names the binding its row was run over (a summary of a run over one
+    binding, written before rows named theirs, gives its top-level ``binding``)."""
+    from conformance.report.words import clipped
+
     entries: list[dict[str, Any]] = []
     for r in summary.get("requirements", []):
         if r.get("status") not in ("failed", "expected_failure"):
             continue
+        binding = r.get("binding", summary.get("binding"))
+        over = {"binding": binding} if isinstance(binding, str) and binding else {}
         failures = [f for f in r.get("failures") or [] if isinstance(f, dict)]
         if failures and all(f.get("subcheck") for f in failures):
             for f in failures:
-                entries.append({"id": r["id"], "reason": (f.get("message") or "known failure")[:200],
-                                "kind": f.get("kind") or "expectation", "subcheck": f["subcheck"]})
+                entries.append({"id": r["id"], "reason": clipped(f.get("message") or "known failure", 200),
+                                "kind": f.get("kind") or "expectation", "subcheck": f["subcheck"], **over})
         else:
-            entries.append({"id": r["id"], "reason": (r.get("message") or "known failure")[:200]})
+            entries.append({"id": r["id"], "reason": clipped(r.get("message") or "known failure", 200),
+                            **over})
     header = (f"# Known failures of {summary.get('profile')} against {summary.get('target')} "
               f"({summary.get('started_at')}). Give each a real reason and an issue URL.\n")
     return header + (yaml.safe_dump(entries, sort_keys=False, allow_unicode=True) if entries else "[]\n")

@@ -15,11 +15,12 @@ def case_filename(requirement_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", requirement_id) + ".json"
 
 
-def write_case(directory: Path, case: Case) -> Path:
-    """Write ``case`` under ``directory`` (curl lines filled in) and return its path."""
+def write_case(directory: Path, case: Case, stem: str | None = None) -> Path:
+    """Write ``case`` under ``directory`` as ``<stem>.json`` (the requirement's ID by default;
+    curl lines filled in) and return its path."""
     directory.mkdir(parents=True, exist_ok=True)
     case.curl = [curl_line(e) for e in case.exchanges]
-    path = directory / case_filename(case.requirement)
+    path = directory / case_filename(stem or case.requirement)
     path.write_text(json.dumps(case.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 

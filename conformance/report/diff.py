@@ -13,7 +13,12 @@ count. A requirement newly ``expected_failure`` is not a regression: a baseline 
 accepted it, as the gate does. A requirement only the new run has is listed as new with
 its status, and not counted: it was not checked before, so nothing about it changed.
 
-The spec's sha256 or the binding differing between the runs is worth a warning (the
+Runs over several bindings compare row by row: a requirement over one binding against the
+same requirement over the same binding (each summary row names its binding; a summary
+written before rows did gives its top-level ``binding``). Two runs over one binding each
+compare by requirement, whatever the binding. ``binding`` narrows both to one binding.
+
+The spec's sha256 or the bindings differing between the runs is worth a warning (the
 same requirement may then mean something else) but the diff is still made."""
 
 from __future__ import annotations
@@ -56,21 +61,49 @@ def _shape_problem(data: Any) -> str:
     return ""
 
 
-def comparable(old: dict[str, Any], new: dict[str, Any], old_name: str = "OLD", new_name: str = "NEW") -> str:
+def bindings_of(summary: dict[str, Any]) -> list[str]:
+    """The bindings a summary's rows were run over, in order."""
+    found = [str(r.get("binding", summary.get("binding"))) for r in summary["requirements"]
+             if r.get("binding", summary.get("binding"))]
+    return list(dict.fromkeys([*[str(b) for b in summary.get("bindings") or []], *found]))
+
+
+def comparable(old: dict[str, Any], new: dict[str, Any], old_name: str = "OLD", new_name: str = "NEW",
+               binding: str | None = None) -> str:
     """Check the two summaries can be compared: ValueError when they are of different
-    profiles; a one-line warning (or "") when the spec or the binding differs."""
+    profiles, or neither ran ``binding``; a one-line warning (or "") when the spec or the
+    bindings differ."""
     if old["profile"] != new["profile"]:
         raise ValueError(f"{old_name} is a summary of profile {old['profile']!r} and {new_name} of profile "
                          f"{new['profile']!r}: diff compares two runs of the same profile")
+    before, after = bindings_of(old), bindings_of(new)
+    if binding is not None and binding not in before + after:
+        raise ValueError(f"--binding {binding}: neither run spoke it ({old_name}: "
+                         f"{', '.join(before) or 'none'}; {new_name}: {', '.join(after) or 'none'})")
     notes = []
     old_sha, new_sha = _spec_sha(old), _spec_sha(new)
     if old_sha != new_sha:
         notes.append(f"the spec differs (sha256 {(old_sha or 'unknown')[:12]} in {old_name}, "
                      f"{(new_sha or 'unknown')[:12]} in {new_name})")
-    if old.get("binding") != new.get("binding"):
-        notes.append(f"the binding differs ({old.get('binding') or 'default'} in {old_name}, "
-                     f"{new.get('binding') or 'default'} in {new_name})")
+    if binding is None and before != after:
+        what = "binding" if len(before) <= 1 and len(after) <= 1 else "bindings"
+        verb = "differs" if what == "binding" else "differ"
+        notes.append(f"the {what} {verb} ({', '.join(before) or 'default'} in {old_name}, "
+                     f"{', '.join(after) or 'default'} in {new_name})")
     return f"warning: {'; '.join(notes)}: a requirement may not mean the same in both runs" if notes else ""
+
+
+def rows_by_key(summary: dict[str, Any], by_binding: bool,
+                binding: str | None = None) -> dict[tuple[str, str | None], dict[str, Any]]:
+    """The summary's rows by (id, binding), or by (id, None) where ``by_binding`` is off;
+    only those over ``binding`` when one is given."""
+    out = {}
+    for row in summary["requirements"]:
+        over = row.get("binding", summary.get("binding"))
+        if binding is not None and over != binding:
+            continue
+        out[(row["id"], over if by_binding else None)] = row
+    return out
 
 
 def _spec_sha(summary: dict[str, Any]) -> str | None:
@@ -78,31 +111,42 @@ def _spec_sha(summary: dict[str, Any]) -> str | None:
     return spec.get("sha256") if isinstance(spec, dict) else None
 
 
-def diff_summaries(old: dict[str, Any], new: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Requirements whose failing-ness changed, plus ones that appeared or disappeared, and
-    the regressions among them (``failed`` now, not before; see the module's docstring)."""
-    before = {r["id"]: r for r in old["requirements"]}
-    after = {r["id"]: r for r in new["requirements"]}
+def diff_summaries(old: dict[str, Any], new: dict[str, Any],
+                   binding: str | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Rows whose failing-ness changed, plus ones that appeared or disappeared, and the
+    regressions among them (``failed`` now, not before; see the module's docstring)."""
+    by_binding = binding is None and (len(bindings_of(old)) > 1 or len(bindings_of(new)) > 1)
+    before = rows_by_key(old, by_binding, binding)
+    after = rows_by_key(new, by_binding, binding)
     started, stopped, regressions = [], [], []
-    for rid, now in after.items():
-        was = before.get(rid)
+
+    def named(key: tuple[str, str | None]) -> dict[str, Any]:
+        return {"id": key[0], **({"binding": key[1]} if key[1] is not None else {})}
+
+    for key, now in after.items():
+        was = before.get(key)
         if was is None:
             continue
-        item = {"id": rid, "level": now["level"], "was": was["status"], "now": now["status"],
+        item = {**named(key), "level": now["level"], "was": was["status"], "now": now["status"],
                 "message": now.get("message") or ""}
         if now["status"] in FAILING and was["status"] not in FAILING:
             started.append(item)
         elif was["status"] in FAILING and now["status"] not in FAILING:
-            stopped.append({"id": rid, "level": now["level"], "now": now["status"]})
+            stopped.append({**named(key), "level": now["level"], "now": now["status"]})
         if now["status"] == "failed" and was["status"] != "failed":
             regressions.append(item)
     return {
         "started_failing": started,
         "stopped_failing": stopped,
-        "added": [{"id": rid, "status": after[rid]["status"]} for rid in after if rid not in before],
-        "removed": [{"id": rid} for rid in before if rid not in after],
+        "added": [{**named(key), "status": after[key]["status"]} for key in after if key not in before],
+        "removed": [named(key) for key in before if key not in after],
         "regressions": regressions,
     }
+
+
+def label(item: dict[str, Any]) -> str:
+    """A row's name: ``ID`` or, compared binding by binding, ``ID[binding]``."""
+    return f"{item['id']}[{item['binding']}]" if item.get("binding") else str(item["id"])
 
 
 def render(changes: dict[str, list[dict[str, Any]]], old: dict[str, Any], new: dict[str, Any]) -> str:
@@ -118,12 +162,12 @@ def render(changes: dict[str, list[dict[str, Any]]], old: dict[str, Any], new: d
         if items:
             lines += ["", f"**{title}**", ""]
             for item in items:
-                lines.append(f"- `{item['id']}`{_detail(item, title)}{_note(item)}")
+                lines.append(f"- `{label(item)}`{_detail(item, title)}{_note(item)}")
     if not any(items for _, items in sections):
         lines += ["", "No requirement changed."]
     regressions = changes.get("regressions", [])
     if regressions:
-        lines += ["", f"{len(regressions)} regression(s): {', '.join(r['id'] for r in regressions)}"]
+        lines += ["", f"{len(regressions)} regression(s): {', '.join(label(r) for r in regressions)}"]
     return "\n".join(lines)
 
 
@@ -139,4 +183,6 @@ def _detail(item: dict[str, Any], title: str) -> str:
 
 
 def _note(item: dict[str, Any]) -> str:
-    return f": {item['message'][:160]}" if item.get("message") else ""
+    from conformance.report.words import clipped
+
+    return f": {clipped(item['message'], 160)}" if item.get("message") else ""

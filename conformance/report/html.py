@@ -17,8 +17,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
-from conformance.failures import NOT_THE_TARGET
 from conformance.model import LEVELS
+from conformance.report.summary import breakdown
 from conformance.yamltext import load_yaml
 
 EXCERPT_LIMIT = 4000  # characters of a spec excerpt
@@ -117,6 +117,10 @@ ol.faillist .lvl{display:inline-block;min-width:58px;font-weight:600;font-size:1
 ol.faillist .title{font-weight:600}
 table.causes td.n{white-space:nowrap}table.causes .label{font-weight:600}
 .affected a{white-space:nowrap}
+#switch button{font:inherit;padding:2px 10px;margin:0 4px 0 0;border:1px solid var(--line);border-radius:3px;
+background:#fff;cursor:pointer}#switch button.on{background:#0b5cad;color:#fff;border-color:#0b5cad}
+.bnd{display:inline-block;padding:0 5px;border:1px solid var(--line);border-radius:3px;font-size:11.5px;
+font-family:ui-monospace,Menlo,Consolas,monospace;color:var(--muted)}
 @media (max-width:960px){td.id{white-space:normal}}
 @media (max-width:700px){main{padding:14px 12px 40px}td,th{padding:4px 5px}}
 """
@@ -125,7 +129,9 @@ table.causes td.n{white-space:nowrap}table.causes .label{font-weight:600}
 JS = """function openTarget(){var e=location.hash&&\
 document.getElementById(decodeURIComponent(location.hash.slice(1)));
 for(;e;e=e.parentElement){if(e.tagName==="DETAILS")e.open=true;}}
-window.addEventListener("hashchange",openTarget);window.addEventListener("DOMContentLoaded",openTarget);"""
+window.addEventListener("hashchange",openTarget);window.addEventListener("DOMContentLoaded",openTarget);
+function showBinding(b){document.body.dataset.binding=b;document.querySelectorAll("#switch button").forEach(\
+function(x){x.className=x.dataset.b===b?"on":"";});}"""
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
@@ -321,6 +327,67 @@ def coverage_text(summary: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def not_reached(summary: dict[str, Any]) -> list[str]:
+    """Why rows were not run to a verdict, as summary.json says it (``breakdown``'s words; a
+    summary written before it carried them is counted the same way here)."""
+    given = summary.get("not_reached")
+    if isinstance(given, list):
+        return [str(line) for line in given]
+    untested = summary.get("untested_reasons")
+    if not isinstance(untested, dict):  # older still: by status alone
+        untested = {"other": sum(r.get("status") == "untested" for r in summary.get("requirements", []))}
+    blocked = summary.get("blocked_causes")
+    if not isinstance(blocked, dict):
+        blocked = {"set-up refused": sum(r.get("status") == "blocked"
+                                         for r in summary.get("requirements", []))}
+    return breakdown({k: int(v) for k, v in untested.items() if v},
+                     {k: int(v) for k, v in blocked.items() if v})
+
+
+def several(summary: dict[str, Any]) -> bool:
+    """The run spoke more than one binding: rows are named ``ID[binding]``."""
+    return len([b for b in summary.get("bindings") or [] if b]) > 1
+
+
+def row_name(req: dict[str, Any], summary: dict[str, Any]) -> str:
+    rid = str(req.get("id", ""))
+    return f"{rid}[{req['binding']}]" if several(summary) and req.get("binding") else rid
+
+
+def binding_attr(req: dict[str, Any], summary: dict[str, Any]) -> str:
+    return f' data-binding="{e(req["binding"])}"' if several(summary) and req.get("binding") else ""
+
+
+def render_bindings(summary: dict[str, Any]) -> str:
+    """A run over several bindings: each binding's verdict, grade and counts, and a switch
+    that shows one binding's rows only (every row shows without script)."""
+    if not several(summary):
+        return ""
+    blocks = summary.get("by_binding") or {}
+    names = [str(b) for b in summary.get("bindings") or [] if b]
+    rows = []
+    for name in names:
+        block = blocks.get(name) or {}
+        counts = block.get("counts") or {}
+        tally = ", ".join(f"{counts.get(k, 0)} {label}" for k, label in LEVEL_COLUMNS if counts.get(k))
+        grade = str(block.get("grade") or "ungraded")
+        why = "; ".join(block.get("not_reached") or [])
+        rows.append(f"<tr data-binding=\"{e(name)}\"><th class=mono>{e(name)}</th>"
+                    f"<td><strong>{e(block.get('verdict', ''))}</strong></td>"
+                    f'<td><span class="v {GRADE_CLASS.get(grade, "g-none")}">{e(grade)}</span></td>'
+                    f"<td>{e(tally)}" + (f"<div class=note>{e(why)}</div>" if why else "") + "</td></tr>")
+    css = "".join(f'body[data-binding="{e(n)}"] [data-binding]:not([data-binding="{e(n)}"]){{display:none}}'
+                  for n in names)
+    buttons = "".join(f'<button type=button data-b="{e(n)}" onclick="showBinding(\'{e(n)}\')">{e(n)}</button>'
+                      for n in names)
+    return (f"<style>{css}</style><section id=bindings><h2>Bindings ({len(names)})</h2>"
+            "<p class=note>one run over each binding: every requirement is a row per binding</p>"
+            "<table class=bindings><tr><th>binding</th><th>verdict</th><th>grade</th><th>rows</th></tr>"
+            + "".join(rows) + "</table>"
+            f'<div id=switch class=note>show: <button type=button class=on data-b="" '
+            f"onclick=\"showBinding('')\">every binding</button>{buttons}</div></section>")
+
+
 def render_header(summary: dict[str, Any], grade: str, levels: dict[str, dict[str, int]]) -> str:
     """Title, verdict, grade and counts, the few facts a reader needs first; the rest of
     the run's particulars folded below them."""
@@ -328,12 +395,23 @@ def render_header(summary: dict[str, Any], grade: str, levels: dict[str, dict[st
     tool = summary.get("tool") or {}
     counts = summary.get("counts") or {}
     total = len(summary.get("requirements", []))
+    counted = "rows (requirement and binding)" if several(summary) else "requirements"
     verdict = summary.get("verdict", "")
-    facts = [
-        ("Target", f"<span class=mono>{e(summary.get('target'))}</span>"),
-        ("Spec", f"<span class=mono>{e(spec.get('path'))}</span>"),
+    agent = summary.get("agent") if isinstance(summary.get("agent"), dict) else {}
+    facts = [("Target", f"<span class=mono>{e(summary.get('target'))}</span>")]
+    if agent:
+        said = " ".join(x for x in (str(agent.get("name") or ""),
+                                    f"version {agent['version']}" if agent.get("version") else "") if x)
+        where = (f" <span class=note>(its self-description: <span class=mono>{e(agent['url'])}</span>)</span>"
+                 if agent.get("url") else "")
+        facts.append(("Agent", f"<strong>{e(said or 'unnamed')}</strong>{where}"))
+    facts += [
+        ("Spec", e(spec.get("title") or summary.get("profile") or "")),
         ("Date", e(summary.get("started_at"))),
     ]
+    bindings = [str(b) for b in summary.get("bindings") or [] if b]
+    if bindings:
+        facts.append(("Bindings" if len(bindings) > 1 else "Binding", e(", ".join(bindings))))
     cov = coverage_text(summary)
     if cov:
         facts.append(("Spec coverage", e(cov)))
@@ -341,8 +419,10 @@ def render_header(summary: dict[str, Any], grade: str, levels: dict[str, dict[st
         facts.append(("Grade", f"<strong>{e(summary['grade_note'])}</strong>"))
     details = [
         ("Profile", e(summary.get("profile"))),
-        ("Binding", e(summary.get("binding") or "—")),
-        ("Spec sha256", f"<span class=mono>{e(spec.get('sha256'))}</span>"),
+        ("Binding", e(", ".join(bindings) or summary.get("binding") or "—")),
+        ("Spec document", f"<span class=mono>{e(Path(str(spec.get('path') or '')).name)}</span> "
+                          "<span class=note>(sha256 "
+                          f"<span class=mono>{e(spec.get('sha256'))}</span>)</span>"),
         ("Seed", e(summary.get("seed"))),
         ("Budget", e(summary.get("budget"))),
         ("Gate level", e((summary.get("level") or "").upper() or "—")),
@@ -363,11 +443,10 @@ def render_header(summary: dict[str, Any], grade: str, levels: dict[str, dict[st
     reasons = summary.get("untested_reasons") or {}
     if summary.get("gate") == "live" and live.get("statement"):
         banners += f"<div class=banner><strong>Live gate:</strong> {e(live['statement'])}</div>"
-    if any(reasons.get(k) for k in ("control", "harm", "quota")):
-        banners += (f"<div class=banner><strong>Not run:</strong> {reasons.get('control', 0)} need the "
-                    f"test-control interface, {reasons.get('harm', 0)} would harm a configured identity, "
-                    f"{reasons.get('quota', 0)} would exceed a quota (each requirement's entry says "
-                    "which)</div>")
+    if any(reasons.values()) or any((summary.get("blocked_causes") or {}).values()):
+        banners += ("<div class=banner><strong>Not run to a verdict:</strong> "
+                    + e("; ".join(not_reached(summary)))
+                    + " (each row's entry says why)</div>")
     banners += "".join(f"<div class=banner><strong>Not put back:</strong> {e(problem)}</div>"
                        for problem in summary.get("not_put_back") or [])
     brief = " · ".join(e(x) for x in (f"seed {summary.get('seed')}", f"budget {summary.get('budget')}",
@@ -385,10 +464,10 @@ def render_header(summary: dict[str, Any], grade: str, levels: dict[str, dict[st
     rows = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts)
     more = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in details)
     return f"""<header>
-<h1>{e(summary.get('profile'))} conformance report</h1>
+<h1>{e(summary.get('profile'))} {e(summary.get('kind') or 'conformance')} report</h1>
 <div class=note>run verdict: <strong>{e(verdict)}</strong>\
 {' — ' + e(summary['verdict_reason']) if summary.get('verdict_reason') else ''}
- ({e(tally or 'no results')} of {total} requirements)</div>
+ ({e(tally or 'no results')} of {total} {counted})</div>
 {banners}
 <div class=top>
 <div id=grade class="{GRADE_CLASS.get(grade, 'g-none')}"><small>grade</small>{e(grade)}</div>
@@ -420,27 +499,20 @@ def render_failure_list(summary: dict[str, Any], fail_ids: dict[str, str], has_c
                                    LEVELS.index(r["level"]) if r.get("level") in LEVELS else len(LEVELS)))
     items = []
     for req in failed:
-        rid, status = str(req.get("id", "")), str(req.get("status"))
+        rid, status = row_name(req, summary), str(req.get("status"))
         ref = (f'<a class=mono href="#{e(fail_ids[rid])}">{e(rid)}</a>' if rid in fail_ids
                else f"<span class=mono>{e(rid)}</span>")
         message = (f"<div class=note>{breakable(clip(str(req['message'])))}</div>" if req.get("message")
                    else "")
-        items.append(f'<li class="f-{e(status)}">'
+        items.append(f'<li class="f-{e(status)}"{binding_attr(req, summary)}>'
                      f'<span class="v v-{e(status)}">{e(STATUS_LABEL.get(status, status))}</span> '
                      f"<span class=lvl>{e(req.get('level'))}</span> {ref} — "
                      f"<span class=title>{e(req.get('title'))}</span>{message}</li>")
-    counts = summary.get("counts") or {}
     notes = []
-    if counts.get("blocked"):
-        where = ' (see <a href="#causes">root causes</a>)' if has_causes else ""
-        by = summary.get("blocked_causes") or {"set-up refused": counts["blocked"]}
-        named = ", ".join(f"{n} by {e(NOT_THE_TARGET.get(cause, 'a set-up step the target refused'))}"
-                          for cause, n in by.items())
-        notes.append(f"{counts['blocked']} blocked: kept from running to a verdict, never failed ({named})"
-                     f"{where}")
-    if counts.get("untested"):
-        notes.append(f"{counts['untested']} untested: not run to a verdict (a credential or control missing, "
-                     "or the run stopped); their reasons are in the requirements table")
+    for line in not_reached(summary):
+        where = (' (see <a href="#causes">root causes</a>)' if has_causes and " blocked: " in line
+                 else "; each row's reason is in the requirements table" if " untested: " in line else "")
+        notes.append(f"{e(line)}{where}")
     tail = "".join(f'<p class=note>{n}.</p>' for n in notes)
     head = f"<h2>Failures ({len(failed)})</h2>"
     body = f"<ol class=faillist>{''.join(items)}</ol>" if items else "<p class=note>none</p>"
@@ -454,24 +526,25 @@ def render_requirements(summary: dict[str, Any], src_ids: dict[str, str], fail_i
     groups = list(dict.fromkeys(str(r.get("group") or "") for r in requirements))
     if groups == [""]:
         return ("<section id=requirements><h2>Requirements</h2>"
-                + requirements_table(requirements, src_ids, fail_ids) + "</section>")
+                + requirements_table(requirements, src_ids, fail_ids, summary) + "</section>")
     parts = []
     for name in groups:
         members = [r for r in requirements if str(r.get("group") or "") == name]
         passed = sum(r.get("status") == "passed" for r in members)
         parts.append(f"<h3>{e(name or 'other')} <span class=note>({passed} of {len(members)} "
                      "passed)</span></h3>"
-                     + requirements_table(members, src_ids, fail_ids))
+                     + requirements_table(members, src_ids, fail_ids, summary))
     return "<section id=requirements><h2>Requirements by group</h2>" + "".join(parts) + "</section>"
 
 
 def requirements_table(requirements: list[dict[str, Any]], src_ids: dict[str, str],
-                       fail_ids: dict[str, str]) -> str:
+                       fail_ids: dict[str, str], summary: dict[str, Any] | None = None) -> str:
     rows = []
+    summary = summary or {}
     for req in requirements:
         status = str(req.get("status", ""))
         source = req.get("source") or {}
-        rid = str(req.get("id", ""))
+        rid = row_name(req, summary)
         id_cell = f'<a href="#{e(fail_ids[rid])}">{e(rid)}</a>' if rid in fail_ids else e(rid)
         notes = []
         if status != "passed" and req.get("message"):
@@ -484,7 +557,8 @@ def requirements_table(requirements: list[dict[str, Any]], src_ids: dict[str, st
         src_line = (f'<div class=srcline>source: <a class=mono href="#{e(src_ids[source_key(source)])}">'
                     f"{breakable(source_text(source))}</a></div>")
         rows.append(
-            f'<tr class="r-{e(status)}" id="{e(anchor("req", rid))}"><td class="mono id">{id_cell}</td>'
+            f'<tr class="r-{e(status)}" id="{e(anchor("req", rid))}"{binding_attr(req, summary)}>'
+            f'<td class="mono id">{id_cell}</td>'
             f'<td>{e(req.get("level"))}</td>'
             f"<td>{e(req.get('title'))}" + (f"<div class=note>{'<br>'.join(notes)}</div>" if notes else "")
             + f"{src_line}</td>"
@@ -579,8 +653,9 @@ def replay_line(case_path: Path, target: str, config: str | None) -> str:
 
 def render_failure(req: dict[str, Any], failures: list[dict[str, Any]], case: dict[str, Any] | None,
                    case_path: Path | None, target: str, fid: str, src_id: str,
-                   config: str | None = None) -> str:
+                   config: str | None = None, summary: dict[str, Any] | None = None) -> str:
     """One section per case file: the requirement's failures that share it."""
+    summary = summary or {}
     status = str(req.get("status", "failed"))
     failure = failures[0]
     message = (case or {}).get("message") or failure.get("message") or req.get("message") or ""
@@ -589,9 +664,12 @@ def render_failure(req: dict[str, Any], failures: list[dict[str, Any]], case: di
     statement = (f"<div class=note>breaks <span class=mono>{e(failure['statement'])}</span></div>"
                  if single and failure.get("statement") else "")
     parts = [
-        f'<section class="failure{" xfail" if status == "expected_failure" else ""}" id="{e(fid)}">',
+        f'<section class="failure{" xfail" if status == "expected_failure" else ""}" id="{e(fid)}"'
+        f"{binding_attr(req, summary)}>",
         f'<h3><span class="v v-{e(status)}">{e(STATUS_LABEL.get(status, status.upper()))}</span> '
-        f'<span class=mono>{e(req.get("id"))}</span> ({e(req.get("level"))}) — {e(req.get("title"))}</h3>',
+        f'<span class=mono>{e(req.get("id"))}</span>'
+        + (f' <span class=bnd>{e(req["binding"])}</span>' if binding_attr(req, summary) else "")
+        + f' ({e(req.get("level"))}) — {e(req.get("title"))}</h3>',
         f"<div class=lbl>message{kind}</div><pre class=message>{e(message)}</pre>{statement}",
     ]
     if not single:
@@ -615,7 +693,13 @@ def render_failure(req: dict[str, Any], failures: list[dict[str, Any]], case: di
     parts.append(f"<div class=lbl>replay</div><pre class=replay>{e(replay)}</pre>")
     curl = case.get("curl") or []
     if curl:
-        parts.append(f"<div class=lbl>curl ({len(curl)})</div><pre class=curl>{e(chr(10).join(curl))}</pre>")
+        parts.append(f"<div class=lbl>curl ({len(curl)})</div>"
+                     f"<div class=note>{e(CURL_NOTE)}</div><pre class=curl>{e(chr(10).join(curl))}</pre>")
+    script = case_path.with_suffix(".sh") if case_path is not None else None
+    if script is not None and script.is_file():
+        parts.append("<div class=lbl>the whole sequence, in one paste</div>"
+                     f"<div class=note>{e(SCRIPT_NOTE)}</div><pre class=script>"
+                     f"{e(shlex.join(['bash', shown_path(script)]))}</pre>")
     exchanges = case.get("exchanges") or []
     parts.append(f"<div class=lbl>exchanges ({len(exchanges)})</div>")
     for i, ex in enumerate(exchanges, 1):
@@ -626,6 +710,11 @@ def render_failure(req: dict[str, Any], failures: list[dict[str, Any]], case: di
 
 
 AFFECTED_SHOWN = 8  # requirements named in a root-cause row before the rest fold away
+CURL_NOTE = ("each request as sent, to paste into a shell: secrets are named by environment variable "
+             "($CONFORMANCE_TOKEN for the main token, $CONFORMANCE_CREDENTIAL_<LABEL> for the others), "
+             "$TARGET is the target of an in-process run")
+SCRIPT_NOTE = ("sends the failing example's requests in order, each id the target gives back carried "
+               "into the requests after it in place of the original run's (set the same variables)")
 
 
 def render_root_causes(summary: dict[str, Any], fail_ids: dict[str, str]) -> str:
@@ -634,7 +723,7 @@ def render_root_causes(summary: dict[str, Any], fail_ids: dict[str, str]) -> str
     causes = [c for c in summary.get("root_causes") or [] if isinstance(c, dict)]
     if not causes:
         return ""
-    status = {str(r.get("id")): str(r.get("status")) for r in summary.get("requirements", [])}
+    status = {row_name(r, summary): str(r.get("status")) for r in summary.get("requirements", [])}
 
     def common(c: dict[str, Any]) -> str:
         shared = c.get("request_in_common") or []
@@ -709,11 +798,12 @@ def render_sources(summary: dict[str, Any], src_ids: dict[str, str], specs: Spec
     return "<section id=spec><h2>Spec sources</h2>" + "\n".join(blocks) + "</section>"
 
 
-def write_html(report_dir: Path, spec_text: str | None = None) -> Path:
-    """Write ``report_dir/report.html`` from its summary.json and cases/ (overwriting any);
-    ``spec_text`` is the spec's text when the caller has it (else it is read from the project)."""
+def write_html(report_dir: Path, spec_text: str | None = None, summary: dict[str, Any] | None = None) -> Path:
+    """Write ``report_dir/report.html`` from its summary.json (or ``summary``: a fuzz campaign's)
+    and cases/ (overwriting any); ``spec_text`` is the spec's text when the caller has it (else
+    it is read from the project)."""
     report_dir = Path(report_dir)
-    summary = read_json(report_dir / "summary.json")
+    summary = summary if summary is not None else read_json(report_dir / "summary.json")
     if summary is None:
         raise ValueError(f"{report_dir / 'summary.json'} is missing or is not a JSON object")
     spec_rel = (summary.get("spec") or {}).get("path")
@@ -735,20 +825,20 @@ def write_html(report_dir: Path, spec_text: str | None = None) -> Path:
         for failure in (f for f in failures if isinstance(f, dict)):
             by_case.setdefault(failure.get("case"), []).append(failure)
         for n, group in enumerate(by_case.values()):
-            rid = str(req.get("id", ""))
+            rid = row_name(req, summary)
             fid = anchor("fail", rid + (f"-{n}" if n else ""))
             fail_ids.setdefault(rid, fid)
             case_path = report_dir / group[0]["case"] if group[0].get("case") else None
             case = read_json(case_path) if case_path else None
             failure_html.append(render_failure(req, group, case, case_path, str(summary.get("target", "")),
                                                fid, src_ids[source_key(req.get("source") or {})],
-                                               summary.get("config")))
+                                               summary.get("config"), summary))
     details_section = (
         "<section id=details><h2>Failure details</h2>" + "\n".join(failure_html) + "</section>"
         if failure_html else ""
     )
     causes = render_root_causes(summary, fail_ids)
-    title = f"{summary.get('profile', '')} conformance — {grade}"
+    title = f"{summary.get('profile', '')} {summary.get('kind') or 'conformance'} — {grade}"
     nav = ['<a href="#failures">failures</a>'] + (['<a href="#causes">root causes</a>'] if causes else []) + [
         '<a href="#requirements">requirements</a>'] + (
         [f'<a href="#details">failure details ({len(failure_html)})</a>'] if failure_html else []) + [
@@ -766,6 +856,7 @@ def write_html(report_dir: Path, spec_text: str | None = None) -> Path:
 <body><main>
 {render_header(summary, grade, level_counts(summary))}
 <nav class=note>{" · ".join(nav)}</nav>
+{render_bindings(summary)}
 {render_failure_list(summary, fail_ids, bool(causes))}
 {causes}
 {render_requirements(summary, src_ids, fail_ids)}

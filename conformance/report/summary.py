@@ -36,11 +36,20 @@ EXIT_CODES = {
 
 @dataclass
 class Result:
+    """One row of a run: a requirement over one binding, and its verdict."""
+
     requirement: Requirement
     verdict: Verdict
     case: str | None = None  # path of the case file, relative to the report dir
     baseline: dict[str, Any] | None = None  # the baseline entry that covers this requirement
     stale: str = ""  # set when a baseline entry lists this requirement but it passed
+    binding: str | None = None  # the binding the row was run over (None: a profile without bindings)
+
+
+def row_label(requirement_id: str, binding: str | None, several: bool) -> str:
+    """How a row is named where a run speaks ``several`` bindings (``ID[binding]``, as
+    pytest names a parametrized test), else by its requirement's ID alone."""
+    return f"{requirement_id}[{binding}]" if several and binding else requirement_id
 
 
 def gates(level: str, gate: str) -> bool:
@@ -71,15 +80,22 @@ def incomplete(results: list[Result], gate: str, live_gate: bool = False) -> lis
 
 def live_statement(results: list[Result], gate: str) -> dict[str, Any]:
     """"MUST-compliant on N of M; K need the test-control interface": what a server without
-    control can be gated on (``--gate live``), and what it cannot."""
+    control can be gated on (``--gate live``), and what it cannot. The counts are those of
+    ``untested_reasons`` over the gating rows: the same words and numbers as every report's
+    breakdown, narrowed to the gate's levels."""
     mine = [r for r in results if gates(r.requirement.level, gate) and r.verdict.status != "skipped"]
     held = sum(r.verdict.status == "passed" for r in mine)
-    control = sum(r.verdict.status == "untested" and r.verdict.reason == "control" for r in mine)
-    harm = sum(r.verdict.status == "untested" and r.verdict.reason == "harm" for r in mine)
-    text = f"{gate.upper()}-compliant on {held} of {len(mine)}; {control} need the test-control interface"
+    reasons = untested_reasons(mine)
+    control, harm, outcome = (reasons.get(k, 0) for k in ("control", "harm", "outcome"))
+    text = (f"{gate.upper()}-compliant on {held} of {len(mine)}; {control} "
+            f"{'needs' if control == 1 else 'need'} the test-control interface")
     if harm:
         text += f"; {harm} would harm a configured identity (mark one disposable to run them)"
-    return {"held": held, "of": len(mine), "need_control": control, "would_harm": harm, "statement": text}
+    if outcome:
+        text += (f"; {outcome} {'needs' if outcome == 1 else 'need'} a scenario that drives the agent there "
+                 "(config scenarios:)")
+    return {"held": held, "of": len(mine), "need_control": control, "would_harm": harm,
+            "need_scenario": outcome, "statement": text}
 
 
 def kit_errors(results: list[Result]) -> list[Result]:
@@ -134,9 +150,12 @@ def verdict_word(results: list[Result], gate: str, unreachable: bool, stale: boo
 
 def verdict_reason(results: list[Result], gate: str, verdict: str, *, stale: int = 0, baseline: bool = False,
                    stopped: str | None = None, unreachable: str | None = None,
-                   live_gate: bool = False) -> str:
-    """The verdict in one sentence: why the gate says what it says (the grade is beside it)."""
+                   live_gate: bool = False, rows: str = "requirements") -> str:
+    """The verdict in one sentence: why the gate says what it says (the grade is beside it).
+    ``rows`` names what is counted: requirements, or rows (requirement and binding) of a run
+    over several bindings."""
     level = gate.upper()
+    noun = "requirement" if rows == "requirements" else "row"
     def count(*statuses: str) -> int:
         return sum(r.verdict.status in statuses and gates(r.requirement.level, gate) for r in results)
     def plural(n: int, what: str) -> str:
@@ -144,37 +163,37 @@ def verdict_reason(results: list[Result], gate: str, verdict: str, *, stale: int
     ran = sum(r.verdict.status in REACHED for r in results)
     known = count("expected_failure")
     if verdict == "interrupted":
-        return (f"{stopped or 'interrupted'}: {ran} of {len(results)} requirements ran to a verdict, "
+        return (f"{stopped or 'interrupted'}: {ran} of {len(results)} {rows} ran to a verdict, "
                 "the rest untested")
     if verdict == "unreachable":
         return f"the target could not be tested: {unreachable}"
     if verdict == "time limit":
-        return f"{stopped}: {ran} of {len(results)} requirements ran to a verdict"
+        return f"{stopped}: {ran} of {len(results)} {rows} ran to a verdict"
     if verdict == "fail":
         parts = []
         if count("failed"):
-            parts.append(f"{plural(count('failed'), level + ' requirement')} failed"
+            parts.append(f"{plural(count('failed'), f'{level} {noun}')} failed"
                          + (" outside the baseline" if baseline else ""))
         if stale:
             parts.append(f"{plural(stale, 'baseline entry')} stale (the requirement now passes: "
                          "delete the entry)")
         return "; ".join(parts)
     if verdict == "kit error":
-        return (f"{plural(len(kit_errors(results)), 'requirement')} ended on an internal error of "
+        return (f"{plural(len(kit_errors(results)), noun)} ended on an internal error of "
                 "conformance (a bug of the kit, not a finding about the target: set CONFORMANCE_DEBUG=1 for "
                 "the traceback and please report it)")
     if not gating_reached(results, gate):
-        return f"no requirement at level {level} or above ran to a verdict: nothing was tested"
-    held = (f"no requirement at level {level} or above failed outside the baseline "
+        return f"no {noun} at level {level} or above ran to a verdict: nothing was tested"
+    held = (f"no {noun} at level {level} or above failed outside the baseline "
             f"({plural(known, 'known failure')})"
-            if known else f"every requirement at level {level} or above held")
+            if known else f"every {noun} at level {level} or above held")
     if live_gate:
-        held = held.replace(f"every requirement at level {level} or above held",
-                            f"every requirement at level {level} or above that a client can test without "
+        held = held.replace(f"every {noun} at level {level} or above held",
+                            f"every {noun} at level {level} or above that a client can test without "
                             "control held")
     if verdict == "incomplete":
         left = incomplete(results, gate, live_gate)
-        return f"{held}, but {plural(len(left), level + ' requirement')} untested or blocked"
+        return f"{held}, but {plural(len(left), f'{level} {noun}')} untested or blocked"
     return held
 
 
@@ -185,7 +204,17 @@ GRADES = ("non-compliant", "MUST-compliant", "SHOULD-compliant", "fully complian
 def level_counts(results: list[Result]) -> dict[str, dict[str, int]]:
     counts = {level: {s: 0 for s in STATUSES} for level in LEVELS}
     for r in results:
-        counts[r.requirement.level][r.verdict.status] += 1
+        row = counts[r.requirement.level]
+        row[r.verdict.status] = row.get(r.verdict.status, 0) + 1  # a status a newer runner adds
+    return counts
+
+
+def status_counts(results: list[Result]) -> dict[str, int]:
+    """How many rows have each status (``expected_failures`` for the baseline's)."""
+    counts = {"passed": 0, "failed": 0, "blocked": 0, "untested": 0, "skipped": 0, "expected_failures": 0}
+    for r in results:
+        key = "expected_failures" if r.verdict.status == "expected_failure" else r.verdict.status
+        counts[key] = counts.get(key, 0) + 1
     return counts
 
 
@@ -237,24 +266,37 @@ def build_summary(
     preflight_exchanges: int = 0,
     live_gate: bool = False,
     not_put_back: list[str] | None = None,
+    bindings: list[str | None] | None = None,
+    unreachable_by: dict[str, str] | None = None,
+    agent: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """``stopped`` is (kind, reason) when the run ended early: kind "time" or "signal";
     ``config`` the config file as the user named it; ``refused`` the credentials the
-    target refused before the run, with why."""
+    target refused before the run, with why. ``bindings`` are the bindings the run spoke
+    (one row per requirement and binding; ``binding`` alone: one); ``unreachable_by`` why
+    each binding that could not be tested could not; ``agent`` what the target said of
+    itself (name, version and the URL where it said so).
+
+    One row per requirement and binding, each naming its binding, in one list: a summary of a
+    run over one binding reads as it always did (the same keys, one row per requirement),
+    and a reader of several keys its rows by (id, binding); ``by_binding`` gives each
+    binding's own verdict and counts."""
     kind = stopped[0] if stopped else None
     stale = len(baseline.get("stale") or []) if baseline else 0
+    spoken = list(bindings) if bindings is not None else [binding]
+    several = len(spoken) > 1
     verdict = verdict_word(results, gate, bool(unreachable), bool(stale), kind, live_gate)
-    counts = {"passed": 0, "failed": 0, "blocked": 0, "untested": 0, "skipped": 0, "expected_failures": 0}
-    for r in results:
-        key = "expected_failures" if r.verdict.status == "expected_failure" else r.verdict.status
-        counts[key] += 1
+    untested, blocked = untested_reasons(results), blocked_causes(results)
+    rows = "rows (requirement and binding)" if several else "requirements"
     return {
         "tool": {"name": "conformance", "version": __version__},
         "profile": profile.name,
         **({"profile_draft": profile.draft} if profile.draft else {}),  # a profile still being built
-        "spec": {"path": profile.spec_relpath, "sha256": profile.spec_sha256},
+        "spec": {"path": profile.spec_relpath, "sha256": profile.spec_sha256, "title": profile.title},
         "target": target,
-        "binding": binding,
+        "agent": dict(agent or {}),
+        "binding": spoken[0] if not several else None,
+        "bindings": [b for b in spoken if b is not None],
         "seed": seed,
         "budget": budget,
         "level": gate.lower(),
@@ -266,25 +308,31 @@ def build_summary(
         "verdict": verdict,
         "verdict_reason": verdict_reason(results, gate, verdict, stale=stale, baseline=baseline is not None,
                                          stopped=stopped[1] if stopped else None, unreachable=unreachable,
-                                         live_gate=live_gate)
+                                         live_gate=live_gate, rows=rows)
                           + (f" ({live_statement(results, gate)['statement']})" if live_gate else ""),
         "gate": "live" if live_gate else "full",
         # what a server without control is gated on, and why the rest was not run
         "live": live_statement(results, gate),
-        "untested_reasons": untested_reasons(results),
-        "blocked_causes": blocked_causes(results),
+        "untested_reasons": untested,
+        "blocked_causes": blocked,
+        "not_reached": breakdown(untested, blocked),  # the two above in words, as every report says them
         "not_put_back": list(not_put_back or []),  # changes to configured identities the run could not undo
         "interrupted": kind == "signal",
         "config": config,
         "credentials_refused": dict(refused or {}),
         "baseline": baseline,
         "unreachable": unreachable,
+        **({"unreachable_by": dict(unreachable_by)} if unreachable_by else {}),
         "stopped": stopped[1] if stopped else None,
         "grade": grade(results, bool(unreachable) or kind == "signal", partial),
         "declared": sorted(declared),  # optional features the deployment declared it does not offer
         "grade_note": f"graded with declared options: {', '.join(sorted(declared))}" if declared else "",
-        "counts": counts,
-        "root_causes": group(results),  # failed and blocked requirements by what the target did
+        "counts": status_counts(results),
+        "by_binding": {str(b): binding_block(profile, [r for r in results if r.binding == b], gate,
+                                             (unreachable_by or {}).get(str(b)), bool(stale), kind,
+                                             live_gate, partial)
+                       for b in spoken if b is not None} if several else {},
+        "root_causes": group(results, several),  # failed and blocked rows by what the target did
         "levels": level_counts(results),
         # the spec's normative statements the profile's requirements check (statement map)
         "coverage": (coverage(profile.statements, [r.id for r in profile.requirements]).to_json()
@@ -297,6 +345,7 @@ def build_summary(
         "requirements": [
             {
                 "id": r.requirement.id,
+                **({"binding": r.binding} if r.binding is not None else {}),
                 "level": r.requirement.level,
                 "title": r.requirement.title,
                 **({"group": r.requirement.group} if r.requirement.group else {}),
@@ -317,6 +366,61 @@ def build_summary(
             for r in results
         ],
     }
+
+
+def binding_block(profile: Profile, results: list[Result], gate: str, unreachable: str | None, stale: bool,
+                  kind: str | None, live_gate: bool, partial: bool) -> dict[str, Any]:
+    """One binding's part of a run over several: its own verdict, grade and counts (a
+    stale baseline entry or a stop is the run's, and counts in each)."""
+    verdict = verdict_word(results, gate, bool(unreachable), stale, kind, live_gate)
+    untested, blocked = untested_reasons(results), blocked_causes(results)
+    return {"verdict": verdict,
+            "grade": grade(results, bool(unreachable) or kind == "signal", partial),
+            "counts": status_counts(results), "levels": level_counts(results),
+            "exchanges": sum(r.verdict.exchange_count for r in results),
+            "unreachable": unreachable, "untested_reasons": untested, "blocked_causes": blocked,
+            "not_reached": breakdown(untested, blocked), "live": live_statement(results, gate)}
+
+
+# why rows were not run to a verdict, in words: untested by reason (conformance/live.py
+# REASONS), as (one, several); blocked by cause
+UNTESTED_WORDS = {
+    "control": ("needs the test-control interface", "need the test-control interface"),
+    "harm": ("would harm a configured identity", "would harm a configured identity"),
+    "quota": ("would exceed a quota", "would exceed a quota"),
+    "credential": ("lacks a credential (none given, or the target refused it)",
+                   "lack a credential (none given, or the target refused it)"),
+    "optional": ("is about an optional part the target does not serve",
+                 "are about an optional part the target does not serve"),
+    "outcome": ("needs a scenario that drives the agent there (config scenarios:)",
+                "need a scenario that drives the agent there (config scenarios:)"),
+    "unreachable": ("could not reach the target", "could not reach the target"),
+    "stopped": ("came after the run stopped", "came after the run stopped"),
+    "unjudged": ("weighed no answer of the target", "weighed no answer of the target"),
+    "other": ("for another reason (its message says)", "for other reasons (their messages say)"),
+}
+BLOCKED_WORDS = {**NOT_THE_TARGET, "set-up refused": "a set-up step the target refused"}
+
+
+def breakdown(untested: dict[str, int], blocked: dict[str, int]) -> list[str]:
+    """Why rows were not run to a verdict, in one sentence each: untested by reason, blocked
+    by cause, largest first ("31 untested: not run to a verdict (18 need a scenario ..., 11
+    lack a credential ..., 1 needs the test-control interface, 1 for another reason ...)").
+    The one source of these words and numbers: the console, report.html, the badge, the
+    JUnit properties and summary.json (``not_reached``) all say what this says."""
+    lines = []
+    total = sum(untested.values())
+    if total:
+        parts = []
+        for reason, n in untested.items():
+            one, several = UNTESTED_WORDS.get(reason, (f"untested ({reason})", f"untested ({reason})"))
+            parts.append(f"{n} {one if n == 1 else several}")
+        lines.append(f"{total} untested: not run to a verdict ({', '.join(parts)})")
+    total = sum(blocked.values())
+    if total:
+        parts = [f"{n} by {BLOCKED_WORDS.get(cause, cause)}" for cause, n in blocked.items()]
+        lines.append(f"{total} blocked: kept from running to a verdict, never failed ({', '.join(parts)})")
+    return lines
 
 
 def untested_reasons(results: list[Result]) -> dict[str, int]:

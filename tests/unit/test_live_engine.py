@@ -234,7 +234,7 @@ def test_the_live_gate_sets_aside_only_what_no_client_could_test():
     assert (exit_code(results(control, harm), "must", False, allow_untested=False, live_gate=True)
             == EXIT_UNTESTED)
     statement = live_statement(results(passed, control, harm), "must")["statement"]
-    assert statement.startswith("MUST-compliant on 1 of 3; 1 need the test-control interface; 1 would harm")
+    assert statement.startswith("MUST-compliant on 1 of 3; 1 needs the test-control interface; 1 would harm")
 
 
 def test_a_refund_gives_back_what_a_refused_call_did_not_spend():
