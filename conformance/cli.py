@@ -192,6 +192,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--pytest", action="store_true",
                    help="print a standalone pytest file that replays the case "
                         "(target from CONFORMANCE_TARGET)")
+    s.add_argument("--binding", default=None, metavar="NAME",
+                   help="replay it over this binding of the profile (default: the binding the case was "
+                        "found over)")
+    s.add_argument("--quiet", action="store_true", help="print the verdict only, not each request sent")
 
     s = sub.add_parser("baseline", help="baseline files for CI gates")
     s.add_argument("action", choices=["write"], help="write: the failures of a run as a starting baseline")
@@ -561,7 +565,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.pytest:
         print(pytest_reproducer(Path(args.case)), end="")
         return EXIT_OK
-    status, message = replay(Path(args.case), target=args.target, config_path=args.config, token=args.token)
+    status, message = replay(Path(args.case), target=args.target, config_path=args.config, token=args.token,
+                             binding=args.binding, show=None if args.quiet else print)
     print(message)
     return {"failed": EXIT_FAILED, "passed": EXIT_OK}.get(status, EXIT_UNREACHABLE)
 

@@ -81,8 +81,9 @@ def merge(folders: list[Path], out: Path) -> Merged:
                     continue
                 kept.add((id(into), key))
                 case = folder / "cases" / str(failure.get("case"))
-                if case.is_file():
-                    shutil.copy2(case, out / "cases" / case.name)
+                for kept_file in (case, case.with_suffix(".sh")):  # the case and its requests in one paste
+                    if kept_file.is_file():
+                        shutil.copy2(kept_file, out / "cases" / kept_file.name)
                 into.append({**failure, "found_by": found_by, "also_found_by": []})
     write(merged, out)
     return merged

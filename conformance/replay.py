@@ -1,8 +1,10 @@
 """Replaying a saved case: the same requirement, the same generated example
-(hypothesis's reproduce blob), sent again to a target and judged again."""
+(hypothesis's reproduce blob), sent again to a target and judged again; each request it
+sends is shown as it goes (a curl line to paste, and the answer's status)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from conformance.config import load_config
@@ -14,14 +16,20 @@ from conformance.runner import execute
 
 
 def replay(case_path: Path, target: str | None = None, config_path: str | None = None,
-           token: str | None = None) -> tuple[str, str]:
+           token: str | None = None, binding: str | None = None,
+           show: Callable[[str], None] | None = None) -> tuple[str, str]:
     """Return (status, one-line message): status is passed, failed or untested."""
-    return replay_case(read_case(case_path), target, config_path, token)
+    return replay_case(read_case(case_path), target, config_path, token, binding=binding, show=show)
 
 
 def replay_case(case: Case, target: str | None = None, config_path: str | None = None,
-                token: str | None = None) -> tuple[str, str]:
-    """Send a case again and judge it with the same requirement."""
+                token: str | None = None, binding: str | None = None,
+                show: Callable[[str], None] | None = None) -> tuple[str, str]:
+    """Send a case again (over ``binding``, by default the case's own) and judge it with the
+    same requirement; ``show`` is given each request as it is sent (a curl line) with the
+    status it got."""
+    from conformance.transport.http import curl_line
+
     profile = load_profile(case.profile)
     requirement = profile.requirement(case.requirement)
     config = load_config(config_path)
@@ -33,13 +41,21 @@ def replay_case(case: Case, target: str | None = None, config_path: str | None =
         budget=case.budget,
         seed=case.seed,
         db_dir=None,
-        binding=case.binding,
+        binding=binding or case.binding,
     )
+    if show is not None:
+        def shown() -> None:
+            exchange = run.http.log[-1]
+            status = (exchange.response or {}).get("status")
+            got = f"HTTP {status}" if status is not None else f"no answer: {exchange.error}"
+            line = curl_line(exchange, run.http.target if run.http.live else "$TARGET")
+            show(f"{line}\n  # -> {got} in {exchange.elapsed_ms:.0f} ms")
+        run.http.on_exchange = shown
     try:
         verdict = execute(requirement, run, reproduce=case.reproduce)
     finally:
         run.http.close()
-    where = run.http.target
+    where = run.http.target + (f" over {run.binding}" if run.binding else "")
     if verdict.status == "failed":
         return "failed", f"FAIL {requirement.id} against {where} again: {verdict.message}"
     if verdict.status == "passed":

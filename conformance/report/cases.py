@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 from conformance.model import Case
+from conformance.report.shell import sequence_script
+from conformance.targets import without_userinfo
 from conformance.transport.http import curl_line
 from conformance.yamltext import read_user_json
 
@@ -22,6 +24,13 @@ def write_case(directory: Path, case: Case, stem: str | None = None) -> Path:
     case.curl = [curl_line(e) for e in case.exchanges]
     path = directory / case_filename(stem or case.requirement)
     path.write_text(json.dumps(case.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if case.exchanges:  # the failing example's requests in one paste, ids carried (report/shell.py)
+        over = f" over {case.binding}" if case.binding else ""
+        script = path.with_suffix(".sh")
+        title = (f"{case.requirement} ({case.title}){over}: {case.profile} against "
+                 f"{without_userinfo(case.target)}")
+        script.write_text(sequence_script(case.exchanges, title=title) + "\n", encoding="utf-8")
+        script.chmod(0o755)
     return path
 
 

@@ -15,7 +15,6 @@ import base64
 import http.client
 import json
 import re
-import shlex
 import time
 import zlib
 from collections.abc import Iterator, Mapping
@@ -503,14 +502,12 @@ def _describe_error(exc: BaseException, deadline_passed: bool) -> str:
 
 
 def curl_line(exchange: Exchange, base_url: str = "$TARGET") -> str:
-    """A curl command that sends the recorded request again (secrets stay redacted:
-    replace the ``<redacted:...>`` markers with your own values)."""
-    req = exchange.request
-    url = req["url"]
-    where = f'"{base_url}"{shlex.quote(url)}' if url.startswith("/") else shlex.quote(url)
-    parts = ["curl", "-sS", "-i", "-X", req["method"], where]
-    for name, value in req.get("headers", {}).items():
-        parts += ["-H", shlex.quote(f"{name}: {value}")]
-    if req.get("body") is not None:
-        parts += ["--data-binary", shlex.quote(req["body"])]
-    return " ".join(parts)
+    """A curl command that sends the recorded request again, to paste into a shell: each
+    secret named by the environment variable that holds it (``$CONFORMANCE_TOKEN`` for the
+    main caller's token, ``$CONFORMANCE_CREDENTIAL_<LABEL>`` for another: report/shell.py),
+    a URL recorded without its origin (an in-process run's) sent to ``base_url``. A gRPC call,
+    which curl cannot make, is a comment saying so."""
+    from conformance.report.shell import grpc_note, request_words
+
+    words = request_words(exchange, base_url)
+    return grpc_note(exchange) if words is None else " ".join([*words[:2], "-i", *words[2:]])

@@ -123,7 +123,7 @@ def requests_of(report: Path) -> dict[str, list[str]]:
     """The requests every case file holds, with the ids a run makes fresh blurred."""
     return {p.name: [UUID.sub("#", json.dumps(e["request"], sort_keys=True))
                      for e in json.loads(p.read_text())["exchanges"]]
-            for p in sorted((report / "cases").iterdir())}
+            for p in sorted((report / "cases").glob("*.json"))}
 
 
 def test_one_seed_sends_the_same_exchanges_whatever_earlier_runs_saved(tmp_path):
@@ -167,6 +167,10 @@ def test_the_console_replay_line_works_as_copied(tmp_path):
         assert token not in line
         again = conformance(*words[1:], cwd=tmp_path)
         assert (again.returncode == EXIT_FAILED
-                and again.stdout.startswith("FAIL BINDU-CANCEL-TERMINAL")), again.stdout
+                and again.stdout.splitlines()[-1].startswith("FAIL BINDU-CANCEL-TERMINAL")), again.stdout
+        # each request it sent, as it went: a curl line naming the token by its variable, and its answer
+        sent = [x for x in again.stdout.splitlines() if x.startswith("curl ")]
+        assert any('"tasks/cancel"' in x and '"${CONFORMANCE_TOKEN}"' in x for x in sent), again.stdout
+        assert again.stdout.count("  # -> HTTP ") == len(sent) and token not in again.stdout
     finally:
         server.stop()
