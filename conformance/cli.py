@@ -159,6 +159,16 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--only", action="append", default=[], metavar="ID",
                    help="generate only for this requirement, an ID or a glob such as 'BINDU-PARAMS-*' "
                         "(repeatable; default every requirement)")
+    s.add_argument("--binding", action="append", default=[], metavar="NAME",
+                   help="a binding of the profile to fuzz (repeatable or comma-separated; 'all' for each of "
+                        "them); default: each one the target declares, else the profile's first. Every round "
+                        "runs over each")
+    s.add_argument("--baseline", default=None, metavar="FILE",
+                   help="YAML list of known failures (as for `run`): a failure it lists is reported as a "
+                        "KNOWN FAILURE, not a NEW FAILURE, and does not make the exit code 1")
+    s.add_argument("--junit", default=None, metavar="FILE",
+                   help="JUnit XML of what the campaign found (default <report>/junit.xml; report.html "
+                        "beside fuzz.json)")
     s.add_argument("--shard", type=shard_of, default=None, metavar="I/N",
                    help="this machine's part of a campaign of N machines (I from 0): its seeds are drawn by "
                         "no other shard (give every shard the same --seed and --workers); 'N' alone takes I "
@@ -418,7 +428,10 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     from conformance.config import load_config, parse_duration, writable_dir
     from conformance.fuzz import campaign
     from conformance.launch import deviations
+    from conformance.options import asked_bindings
+    from conformance.report.baseline import Baseline, load_baseline
     from conformance.report.summary import gates
+    from conformance.targets import ALL, declared, run_bindings
     from conformance.transport.http import validate_target_url
 
     prof = load_profile(args.profile)
@@ -437,20 +450,37 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if unknown:
         raise UsageFailure(f"unknown requirement(s) {unknown}: no ID matches "
                            f"(see `conformance list {prof.name}`)")
+    asked = asked_bindings(args.binding)
+    mine = list(prof.settings.get("bindings") or {})
+    for name in asked:
+        if name != ALL and name not in mine:
+            raise ConfigError(f"unknown binding {name!r} for profile {prof.name} (one of: {', '.join(mine)})")
+    baseline = (Baseline(load_baseline(args.baseline, {r.id for r in prof.requirements}, mine), args.baseline)
+                if args.baseline else None)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     report = writable_dir(Path(args.report or f"reports/{prof.name}-fuzz-{stamp}"), "--report")
+    junit = Path(args.junit) if args.junit else report / "junit.xml"
+    writable_dir(junit.parent, "--junit folder")
+    said = declared(prof, target, config, tuple(args.fault))
+    bindings = tuple(run_bindings(prof, asked, said))
     count = workers(args.workers)
     shard = args.shard or (0, 1)
     part = f", shard {shard[0]}/{shard[1]}" if args.shard else ""
-    print(f"conformance fuzz: profile {prof.name} against {target} for {seconds:g} s, {count} worker(s), "
-          f"seeds from {args.seed}{part}; new failures go to {report / 'cases'}", flush=True)
+    over = f" over {', '.join(str(b) for b in bindings)}" if any(bindings) else ""
+    print(f"conformance fuzz: profile {prof.name} against {target}{over} for {seconds:g} s, "
+          f"{count} worker(s), seeds from {args.seed}{part}; new failures go to {report / 'cases'}",
+          flush=True)
     result = campaign(prof.name, target, config, args.token, seconds, report, seed=args.seed, workers=count,
                       faults=tuple(args.fault), out=lambda line: print(line, flush=True), every=args.progress,
-                      shard=shard, only=tuple(args.only))
+                      shard=shard, only=tuple(args.only), bindings=bindings, baseline=baseline, junit=junit,
+                      level=args.level)
     errors = (f", {len(result.kit_errors)} internal error(s) of conformance (bugs of the kit, not findings "
               "about the target: set CONFORMANCE_DEBUG=1 for the traceback and please report them)"
               if result.kit_errors else "")
-    print(f"{len(result.failures)} distinct failure(s){errors}; {report / 'fuzz.json'}")
+    known = len(result.failures) - len(result.new_failures)
+    listed = f" and {known} known (the baseline lists them)" if known else ""
+    print(f"{len(result.new_failures)} distinct failure(s){listed}{errors}; {report / 'fuzz.json'}, "
+          f"{report / 'report.html'}, JUnit {junit}")
     if result.replayed:
         print(f"{sum(result.replayed.values())} example(s) that other processes stored were replayed "
               "from the shared database (config examples)")
@@ -463,7 +493,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         return EXIT_UNREACHABLE
     if result.kit_errors:
         return EXIT_INTERNAL
-    return EXIT_FAILED if any(gates(f.level, args.level) for f in result.failures) else EXIT_OK
+    return EXIT_FAILED if any(gates(f.level, args.level) for f in result.new_failures) else EXIT_OK
 
 
 def merge_parser() -> argparse.ArgumentParser:

@@ -6,8 +6,12 @@ its inputs drawn in batches) with a new seed (each worker its own seeds), all sh
 one example database, so a failure one worker finds is replayed by the others. A
 campaign of many machines runs one shard on each (``--shard I/N``): the seeds of shard I
 never meet another shard's, and `conformance fuzz merge` joins the shards' reports. Each
-new failure (a requirement and a root-cause signature not seen before in the campaign) is
-written as a case file at once; a progress line comes at least every 10 seconds."""
+new failure (a requirement over a binding and a root-cause signature not seen before in the
+campaign) is written as a case file at once; a progress line comes at least every 10 seconds.
+A campaign speaks every binding a run would (those ``--binding`` names, else each the target
+declares, else the profile's first), round after round over each; a failure a baseline lists
+is a known failure, reported apart and never the campaign's exit 1. At the end fuzz.json,
+report.html and a JUnit file say what it found."""
 
 from __future__ import annotations
 
@@ -42,6 +46,9 @@ class Found:
     worker: int
     round: int
     kind: str = "failure"  # or "kit_error": the kit's own error, never a finding about the target
+    binding: str | None = None
+    failures: list[dict[str, Any]] = field(default_factory=list)  # typed, as the verdict gave them
+    baseline: dict[str, Any] | None = None  # the baseline entry that lists it: a known failure
 
 
 @dataclass
@@ -57,11 +64,18 @@ class Campaign:
     cpu_ms: dict[int, dict[str, float]] = field(default_factory=dict)  # worker -> CPU by phase (ledger.py)
     # worker -> distinct examples it read from the shared database that another process stored
     replayed: dict[int, int] = field(default_factory=dict)
+    # (binding, requirement) -> the last verdict's status and message, in any worker
+    verdicts: dict[tuple[str | None, str], tuple[str, str, str]] = field(default_factory=dict)
 
     @property
     def failures(self) -> list[Found]:
         """What the target got wrong."""
         return [f for f in self.found if f.kind != "kit_error"]
+
+    @property
+    def new_failures(self) -> list[Found]:
+        """What the target got wrong that no baseline entry lists."""
+        return [f for f in self.failures if f.baseline is None]
 
     @property
     def kit_errors(self) -> list[Found]:
@@ -82,9 +96,9 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
          faults: tuple[str, ...],
          seconds: float, report_dir: str, seed: int, worker: int, workers: int,
          emit: Callable[[tuple[Any, ...]], None], shard: tuple[int, int] = (0, 1),
-         only: tuple[str, ...] = ()) -> None:
+         only: tuple[str, ...] = (), bindings: tuple[str | None, ...] = (None,)) -> None:
     """One worker's campaign: rounds of every requirement (or those ``only`` names, as ID
-    globs) until ``seconds`` have passed."""
+    globs) over each of ``bindings`` until ``seconds`` have passed."""
     from conformance.launch import open_run
     from conformance.model import Case
     from conformance.profiles import load_profile
@@ -94,81 +108,105 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
 
     profile = load_profile(profile_name)
     folder = Path(report_dir)
-    run = open_run(profile, target, config=config, token=token, faults=faults, budget=FIRST_ROUND,
-                   seed=seed_of(seed, 1, worker, workers, shard),
-                   db_dir=folder / ".hypothesis", max_time=seconds, reuse_examples=True)
+    several = len(bindings) > 1
+    runs = {binding: open_run(profile, target, config=config, token=token, faults=faults,
+                              budget=FIRST_ROUND, seed=seed_of(seed, 1, worker, workers, shard),
+                              db_dir=folder / ".hypothesis", max_time=seconds, reuse_examples=True,
+                              binding=binding)
+            for binding in bindings}
     last = [0.0]
+
+    def total() -> int:
+        return sum(run.http.total for run in runs.values())
 
     def tick() -> None:
         now = time.monotonic()
         if now - last[0] >= 1.0:
             last[0] = now
-            emit(("progress", worker, run.http.total))
+            emit(("progress", worker, total()))
 
-    run.http.on_exchange = tick
     before = LEDGER.milliseconds()  # this worker's share of the process's ledger
-    run.http.stop_file = folder / STOP_FILE  # the campaign's parent writes it when signalled
-    seen: set[tuple[str, str]] = set()
-    generative: set[str] | None = None  # after the first round, only requirements that generate inputs
+    for run in runs.values():
+        run.http.on_exchange = tick
+        run.http.stop_file = folder / STOP_FILE  # the campaign's parent writes it when signalled
+
+    def going() -> list[tuple[str | None, Any]]:
+        """The bindings still to fuzz: not stopped, their target reachable over them."""
+        if any(run.http.stopped for run in runs.values()):
+            return []
+        return [(b, run) for b, run in runs.items() if not run.unreachable]
+
+    seen: set[tuple[str | None, str, str]] = set()
+    # after the first round, only requirements that generate inputs (per binding)
+    generative: dict[str | None, set[str]] | None = None
     round_no = 0
-    while not run.http.stopped and not run.unreachable:
+    while going():
         round_no += 1
-        run.seed = seed_of(seed, round_no, worker, workers, shard)
-        run.budget = BUDGETS[FIRST_ROUND if round_no == 1 else ROUNDS]  # a case names its round's
-        emit(("seed", worker, run.seed))
-        ran: set[str] = set()
-        for req in profile.requirements:
-            if only and not any(fnmatch.fnmatchcase(req.id, pattern) for pattern in only):
-                continue
-            if generative is not None and req.id not in generative:
-                continue
-            verdict = execute(req, run)
-            if verdict.generated:
-                ran.add(req.id)
-            if run.http.stopped or run.unreachable:
+        for run in runs.values():
+            run.seed = seed_of(seed, round_no, worker, workers, shard)
+            run.budget = BUDGETS[FIRST_ROUND if round_no == 1 else ROUNDS]  # a case names its round's
+        emit(("seed", worker, seed_of(seed, round_no, worker, workers, shard)))
+        ran: dict[str | None, set[str]] = {}
+        for binding, run in going():
+            for req in profile.requirements:
+                if only and not any(fnmatch.fnmatchcase(req.id, pattern) for pattern in only):
+                    continue
+                if generative is not None and req.id not in generative.get(binding, set()):
+                    continue
+                verdict = execute(req, run)
+                if verdict.generated:
+                    ran.setdefault(binding, set()).add(req.id)
+                if run.http.stopped or run.unreachable:
+                    break
+                emit(("verdict", worker, binding, req.id, verdict.status, verdict.message, verdict.reason))
+                kit_error = any(f.kind == KIT_ERROR for f in verdict.failures)
+                if verdict.status != "failed" and not kit_error:
+                    continue
+                key = (binding, req.id, signature(verdict))
+                if key in seen:
+                    continue
+                seen.add(key)
+                case = Case(profile=profile.name, requirement=req.id, level=req.level, title=req.title,
+                            source=req.source.to_json(), target=run.target, seed=run.seed,
+                            budget=run.budget.name, message=verdict.message, exchanges=verdict.exchanges,
+                            reproduce=verdict.reproduce, binding=run.binding, failures=verdict.failures)
+                stem = f"{req.id}.{binding}" if several and binding else req.id
+                with LEDGER.charge("recording"):
+                    path = write_case(folder / "cases", case,
+                                      stem=f"{stem}-s{shard[0]}w{worker}r{round_no}-{len(seen)}")
+                what = "kit_error" if verdict.status != "failed" else "failure"
+                typed = [f.to_json() for f in verdict.failures]
+                emit(("found", asdict(Found(req.id, req.level, key[2], verdict.message, path.name, worker,
+                                            round_no, what, binding, typed))))
+            if run.http.stopped:
                 break
-            kit_error = any(f.kind == KIT_ERROR for f in verdict.failures)
-            if verdict.status != "failed" and not kit_error:
-                continue
-            key = (req.id, signature(verdict))
-            if key in seen:
-                continue
-            seen.add(key)
-            case = Case(profile=profile.name, requirement=req.id, level=req.level, title=req.title,
-                        source=req.source.to_json(), target=run.target, seed=run.seed, budget=run.budget.name,
-                        message=verdict.message, exchanges=verdict.exchanges, reproduce=verdict.reproduce,
-                        binding=run.binding, failures=verdict.failures)
-            with LEDGER.charge("recording"):
-                path = write_case(folder / "cases", case)
-                numbered = path.with_name(
-                    f"{path.stem}-s{shard[0]}w{worker}r{round_no}-{len(seen)}{path.suffix}")
-                path.rename(numbered)
-            emit(("found", asdict(Found(req.id, req.level, key[1], verdict.message, numbered.name, worker,
-                                        round_no, "kit_error" if verdict.status != "failed" else "failure"))))
         generative = ran if generative is None else generative
         emit(("round", worker, round_no))
-        if not generative:
+        if not any(generative.values()):
             break  # nothing generates: one round says it all
-    emit(("progress", worker, run.http.total))
-    if isinstance(run.database, SharedDatabase):
-        emit(("replayed", worker, run.database.replayed))
+    emit(("progress", worker, total()))
+    replayed = [run.database.replayed for run in runs.values() if isinstance(run.database, SharedDatabase)]
+    if replayed:
+        emit(("replayed", worker, sum(replayed)))
     spent = LEDGER.milliseconds()
     emit(("cpu", worker, {bucket: round(ms - before[bucket], 1) for bucket, ms in spent.items()}))
-    if run.unreachable:
-        emit(("unreachable", worker, run.unreachable))
-    run.http.close()
+    gone = [(b, run.unreachable) for b, run in runs.items() if run.unreachable]
+    if gone and len(gone) == len(runs):
+        emit(("unreachable", worker, gone[0][1]))
+    for run in runs.values():
+        run.http.close()
 
 
 def reachable(profile_name: str, target: str | None, config: dict[str, Any], token: str | None,
-              faults: tuple[str, ...]) -> str:
-    """"" when the target answers the profile's probe; else why not (a campaign against a
-    target that is not there would only report that, once per requirement)."""
+              faults: tuple[str, ...], binding: str | None = None) -> str:
+    """"" when the target answers the profile's probe (over ``binding``); else why not (a
+    campaign against a target that is not there would only report that, once per requirement)."""
     from conformance.launch import open_run
     from conformance.preflight import preflight
     from conformance.profiles import load_profile
 
     run = open_run(load_profile(profile_name), target, config=config, token=token, faults=faults,
-                   budget="quick")
+                   budget="quick", binding=binding)
     try:
         return preflight(run, credentials=False).unreachable
     finally:
@@ -181,7 +219,7 @@ def _child(args: tuple[Any, ...], events: Any) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):  # the parent tells the workers to stop (STOP_FILE)
         signal.signal(sig, signal.SIG_IGN)
     try:
-        job(*args[:-2], emit=events.put, shard=args[-2], only=args[-1])
+        job(*args[:-3], emit=events.put, shard=args[-3], only=args[-2], bindings=args[-1])
     finally:
         events.put(("done", args[8]))
 
@@ -190,20 +228,22 @@ def run_campaign(result: Campaign, profile_name: str, target: str | None, config
                  token: str | None,
                  seconds: float, report_dir: Path, seed: int, workers: int, faults: tuple[str, ...],
                  handle: Callable[[tuple[Any, ...]], None], progress: Callable[[], None],
-                 shard: tuple[int, int] = (0, 1), only: tuple[str, ...] = ()) -> None:
+                 shard: tuple[int, int] = (0, 1), only: tuple[str, ...] = (),
+                 bindings: tuple[str | None, ...] = (None,)) -> None:
     """The preflight, then one worker in this process or ``workers`` child processes
     (``handle`` takes their events; ``progress`` is called while none come)."""
-    result.unreachable = reachable(profile_name, target, config, token, faults)
+    result.unreachable = reachable(profile_name, target, config, token, faults, bindings[0])
     args = (profile_name, target, config, token, faults, seconds, str(report_dir), seed)
     if result.unreachable:
         pass  # nothing to fuzz: the summary says why
     elif workers <= 1:
         work(profile_name, target, config, token, faults, seconds, str(report_dir), seed, 0, 1, emit=handle,
-             shard=shard, only=only)
+             shard=shard, only=only, bindings=bindings)
     else:
         ctx = multiprocessing.get_context("spawn")
         events = ctx.Queue()
-        procs = [ctx.Process(target=_child, args=((*args, w, workers, shard, only), events), daemon=True)
+        procs = [ctx.Process(target=_child, args=((*args, w, workers, shard, only, bindings), events),
+                             daemon=True)
                  for w in range(workers)]
         for proc in procs:
             proc.start()
@@ -227,12 +267,17 @@ def run_campaign(result: Campaign, profile_name: str, target: str | None, config
 def campaign(profile_name: str, target: str | None, config: dict[str, Any], token: str | None, seconds: float,
              report_dir: Path, seed: int = 1, workers: int = 1, faults: tuple[str, ...] = (),
              out: Callable[[str], None] = print, every: float = PROGRESS_EVERY_S,
-             shard: tuple[int, int] = (0, 1), only: tuple[str, ...] = ()) -> Campaign:
-    """Run the campaign; print progress (every ``every`` seconds) and each new failure; write fuzz.json."""
+             shard: tuple[int, int] = (0, 1), only: tuple[str, ...] = (),
+             bindings: tuple[str | None, ...] = (None,), baseline: Any = None,
+             junit: Path | None = None, level: str = "must") -> Campaign:
+    """Run the campaign over ``bindings``; print progress (every ``every`` seconds) and each
+    new failure (one a ``baseline`` lists as a known failure); write fuzz.json, report.html
+    and the JUnit file (``junit``, default <report>/junit.xml)."""
     report_dir.mkdir(parents=True, exist_ok=True)
     result = Campaign()
     started = time.monotonic()
     shown = [started]
+    several = len(bindings) > 1
 
     def progress(final: bool = False) -> None:
         now = time.monotonic()
@@ -241,11 +286,16 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
         shown[0] = now
         total, elapsed = sum(result.exchanges.values()), now - started
         errors = f", {len(result.kit_errors)} kit errors" if result.kit_errors else ""
+        known = len(result.failures) - len(result.new_failures)
         out(f"[{int(elapsed) // 60:02}:{int(elapsed) % 60:02}] {total} exchanges "
-            f"({total / max(elapsed, 1e-9):.1f}/s), {len(result.failures)} failures{errors}, "
+            f"({total / max(elapsed, 1e-9):.1f}/s), {len(result.new_failures)} failures"
+            f"{f' (and {known} known)' if known else ''}{errors}, "
             f"round {max(result.rounds.values(), default=0) + 1}")
 
     def handle(event: tuple[Any, ...]) -> None:
+        from conformance.failures import Failure
+        from conformance.report.words import clipped
+
         kind = event[0]
         if kind == "progress":
             result.exchanges[event[1]] = event[2]
@@ -253,18 +303,34 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
             result.rounds[event[1]] = event[2]
         elif kind == "seed":
             result.seeds.setdefault(event[1], []).append(event[2])
+        elif kind == "verdict":
+            _, _worker, binding, rid, status, message, reason = event
+            if result.verdicts.get((binding, rid), ("",))[0] != "failed":
+                result.verdicts[(binding, rid)] = (status, message, reason)
         elif kind == "found":
             found = Found(**event[1])
-            if any((f.requirement, f.signature) == (found.requirement, found.signature)
-                   for f in result.found):
-                (report_dir / "cases" / found.case).unlink(missing_ok=True)  # another worker found it first
+            key = (found.binding, found.requirement, found.signature)
+            if any((f.binding, f.requirement, f.signature) == key for f in result.found):
+                # another worker found it first
+                for same in (found.case, Path(found.case).with_suffix(".sh").name):
+                    (report_dir / "cases" / same).unlink(missing_ok=True)
                 return
+            if baseline is not None and found.kind != "kit_error":
+                status, entry, _ = baseline.judge(found.requirement, "failed", found.message,
+                                                  [Failure.from_json(f) for f in found.failures],
+                                                  found.binding, several)
+                found.baseline = entry.to_json() if status == "expected_failure" and entry else None
             result.found.append(found)
+            name = f"{found.requirement}[{found.binding}]" if several and found.binding else found.requirement
             if found.kind == "kit_error":
-                out(f"KIT ERROR (a bug of conformance, not a finding about the target) {found.requirement}: "
-                    f"{found.message[:160]} [case: cases/{found.case}]")
+                out(f"KIT ERROR (a bug of conformance, not a finding about the target) {name}: "
+                    f"{clipped(found.message, 160)} [case: cases/{found.case}]")
+            elif found.baseline:
+                why = clipped(found.baseline["reason"], 80)
+                out(f"KNOWN FAILURE {found.level} {name} (baseline: {why}): "
+                    f"{clipped(found.message, 120)} [case: cases/{found.case}]")
             else:
-                out(f"NEW FAILURE {found.level} {found.requirement}: {found.message[:160]} [case: "
+                out(f"NEW FAILURE {found.level} {name}: {clipped(found.message, 160)} [case: "
                     f"cases/{found.case}]")
         elif kind == "unreachable":
             result.unreachable = event[2]
@@ -296,7 +362,7 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
         previous = {}
     try:
         run_campaign(result, profile_name, target, config, token, seconds, report_dir, seed, workers, faults,
-                     handle, progress, shard, only)
+                     handle, progress, shard, only, bindings)
     except KeyboardInterrupt:
         result.interrupted = result.interrupted or "interrupted (KeyboardInterrupt)"
     finally:
@@ -305,6 +371,7 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
         stop_file.unlink(missing_ok=True)
         progress(final=True)
         summary = {"profile": profile_name, "target": target or config.get("target") or "reference",
+                   "bindings": [b for b in bindings if b is not None],
                    "seconds": round(time.monotonic() - started, 1), "workers": workers, "seed": seed,
                    "shard": f"{shard[0]}/{shard[1]}", "only": list(only),
                    "seeds": {str(w): drawn for w, drawn in sorted(result.seeds.items())},
@@ -313,7 +380,12 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
                               for b in BUCKETS},
                    "replayed_from_shared": sum(result.replayed.values()) if result.replayed else None,
                    "unreachable": result.unreachable or None, "interrupted": result.interrupted or None,
+                   "baseline": getattr(baseline, "source", None),
                    "failures": [asdict(f) for f in result.failures],
                    "kit_errors": [asdict(f) for f in result.kit_errors]}
         (report_dir / "fuzz.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        from conformance.fuzzreport import write_reports
+
+        write_reports(result, summary, report_dir, junit or report_dir / "junit.xml", bindings=bindings,
+                      only=only, level=level, config=config, out=out)
     return result

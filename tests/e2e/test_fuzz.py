@@ -21,8 +21,9 @@ def test_a_campaign_reports_progress_and_writes_each_new_failure_once(tmp_path):
     assert len(progress) >= 3, result.stdout  # about one a second while the workers generate, one at the end
     found = [line for line in result.stdout.splitlines() if line.startswith("NEW FAILURE")]
     assert len(found) == 1 and "BINDU-RPC-BODY-LIMIT" in found[0]  # both workers find it: reported once
-    cases = list((report / "cases").iterdir())
+    cases = list((report / "cases").glob("*.json"))
     assert [c.name.startswith("BINDU-RPC-BODY-LIMIT") for c in cases] == [True]
+    assert [s.stem for s in (report / "cases").glob("*.sh")] == [cases[0].stem]  # its requests, in one paste
     assert json.loads(cases[0].read_text())["requirement"] == "BINDU-RPC-BODY-LIMIT"
     summary = json.loads((report / "fuzz.json").read_text())
     assert (summary["exchanges"] > 0
