@@ -528,7 +528,8 @@ def cmd_fuzz_merge(args: argparse.Namespace) -> int:
               "shard the same --seed and --workers and its own --shard I/N)", file=sys.stderr)
     if merged.kit_errors:
         return EXIT_INTERNAL
-    return EXIT_FAILED if any(gates(str(f.get("level")), args.level) for f in merged.failures) else EXIT_OK
+    failed = any(gates(str(f.get("level")), args.level) for f in merged.new_failures)
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

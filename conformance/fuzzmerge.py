@@ -1,7 +1,8 @@
 """`conformance fuzz merge DIR...`: one report for a campaign that ran as shards on many
 machines. Each shard wrote its own fuzz.json and cases/; the merge keeps one failure per
-requirement and root cause (the case file of the shard that listed it first), adds up the
-exchanges, and says whether the shards' seeds were disjoint as ``--shard`` promises."""
+requirement, binding and root cause (the case file of the shard that listed it first), adds up
+the exchanges, and says whether the shards' seeds were disjoint as ``--shard`` promises. A
+failure a shard's baseline listed stays known: only new ones make the exit code 1."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.config import ConfigError
+from conformance.report.words import clipped
 
 
 @dataclass
@@ -26,6 +28,11 @@ class Merged:
     @property
     def exchanges(self) -> int:
         return sum(int(s.get("exchanges") or 0) for s in self.shards)
+
+    @property
+    def new_failures(self) -> list[dict[str, Any]]:
+        """The failures no shard's baseline listed."""
+        return [f for f in self.failures if not f.get("baseline")]
 
 
 def read_shard(folder: Path) -> dict[str, Any]:
@@ -47,7 +54,7 @@ def merge(folders: list[Path], out: Path) -> Merged:
     """Join the shards in ``folders`` into ``out`` (fuzz.json, report.md, cases/)."""
     merged = Merged()
     seen_seeds: dict[int, str] = {}
-    kept: set[tuple[int, tuple[str, str]]] = set()
+    kept: set[tuple[int, tuple[str, str, str]]] = set()
     (out / "cases").mkdir(parents=True, exist_ok=True)
     for folder in folders:
         data = read_shard(folder)
@@ -73,11 +80,13 @@ def merge(folders: list[Path], out: Path) -> Merged:
         kinds = ((merged.failures, data["failures"]), (merged.kit_errors, data.get("kit_errors") or []))
         for into, found in kinds:
             for failure in found:
-                key = (str(failure.get("requirement")), str(failure.get("signature")))
+                key = (str(failure.get("requirement")), str(failure.get("binding")),
+                       str(failure.get("signature")))
                 found_by = f"shard {shard} worker {failure.get('worker')} round {failure.get('round')}"
                 if (id(into), key) in kept:
-                    next(f for f in into if (f["requirement"], f["signature"]) == key)[
-                        "also_found_by"].append(found_by)
+                    first = next(f for f in into
+                                 if (f["requirement"], str(f.get("binding")), f["signature"]) == key)
+                    first["also_found_by"].append(found_by)
                     continue
                 kept.add((id(into), key))
                 case = folder / "cases" / str(failure.get("case"))
@@ -103,14 +112,18 @@ def write(merged: Merged, out: Path) -> None:
     lines += [f"| {s['shard']} | {s['workers']} | {s['seconds']} | {s['exchanges']} | "
               f"{'' if s.get('replayed_from_shared') is None else s['replayed_from_shared']} | "
               f"{s['unreachable'] or s['interrupted'] or ''} |" for s in merged.shards]
-    lines += ["", "| requirement | level | failure | case | found by |", "|---|---|---|---|---|"]
-    lines += [f"| {f['requirement']} | {f['level']} | {str(f['message'])[:200].replace('|', '/')} | "
+    lines += ["", "| requirement | binding | level | failure | case | found by |",
+              "|---|---|---|---|---|---|"]
+    lines += [f"| {f['requirement']} | {f.get('binding') or ''} | {f['level']} | "
+              f"{'(known: ' + str(f['baseline'].get('reason')) + ') ' if f.get('baseline') else ''}"
+              f"{clipped(str(f['message']), 200).replace('|', '/')} | "
               f"cases/{f['case']} | {', '.join([f['found_by'], *f['also_found_by']])} |"
               for f in merged.failures]
     if merged.kit_errors:
         lines += ["", "Internal errors of conformance (bugs of the kit, never findings about the target):",
                   "",
                   "| requirement | error | case | found by |", "|---|---|---|---|"]
-        lines += [f"| {f['requirement']} | {str(f['message'])[:200].replace('|', '/')} | cases/{f['case']} | "
+        lines += [f"| {f['requirement']} | {clipped(str(f['message']), 200).replace('|', '/')} | "
+                  f"cases/{f['case']} | "
                   f"{', '.join([f['found_by'], *f['also_found_by']])} |" for f in merged.kit_errors]
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
