@@ -51,6 +51,35 @@ the rest is untested, exit 3;
   redirects are never followed; Ctrl-C or SIGTERM writes the reports of what has run (exit 130)."""
 
 
+# a few words for each key of a run config (the README's table says each in full); a key the
+# config reader knows and this does not is still listed
+CONFIG_WORDS = {
+    "target": "the target's URL", "timeout": "seconds per exchange", "max_answer_mib": "the largest answer",
+    "credentials": "label -> token or mapping", "control": "URL of a control interface",
+    "world": "role -> id of the target's seeded objects",
+    "declared": "optional features the deployment does not offer",
+    "examples": "a folder or redis:// URL of hypothesis examples shared by every worker and machine",
+    "scenarios": "outcome -> the message that drives the agent there",
+    "keys": "public keys trusted for the target's signatures",
+    "receiver": "the URL a target elsewhere calls to reach the run's webhook receiver",
+}
+
+
+def config_help() -> str:
+    """--config's help: every key the config reader knows (conformance/config.py KNOWN_KEYS)."""
+    from conformance.config import KNOWN_KEYS
+
+    order = list(CONFIG_WORDS)
+    keys = sorted(KNOWN_KEYS, key=lambda k: (order.index(k) if k in order else len(order), k))
+    return "YAML run config, keys: " + "; ".join(
+        f"{k} ({CONFIG_WORDS[k]})" if k in CONFIG_WORDS else k for k in keys)
+
+
+FUZZ_USAGE = """conformance fuzz PROFILE --for DURATION [--target URL] [--config FILE] [--binding NAME]
+                        [--baseline FILE] [--workers N] [--shard I/N] [--report DIR] [options]
+       conformance fuzz merge DIR... [--report DIR] [--level LEVEL]"""
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="conformance",
@@ -75,11 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"),
                    help="bearer token of the main caller (credential 'full'; default $CONFORMANCE_TOKEN); "
                         "never written to reports")
-    s.add_argument("--config", default=None,
-                   help="YAML run config: target, timeout (s per exchange), max_answer_mib, "
-                        "credentials.<label>, control (URL of a control interface), world, declared "
-                        "(optional features the deployment does not offer), examples "
-                        "(a folder or redis:// URL holding hypothesis examples for every worker and machine)")
+    s.add_argument("--config", default=None, help=config_help())
     s.add_argument("--budget", default="standard", choices=["quick", "standard", "deep"],
                    help="examples per generated property and state-machine runs (default standard)")
     s.add_argument("--seed", type=int, default=1,
@@ -130,7 +155,10 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("fuzz", help="a long campaign: keep generating past the budgets, "
                                     "write each new failure at once (`fuzz merge DIR...` joins the "
-                                    "reports of a campaign's shards)",
+                                    "reports of a campaign's shards)", usage=FUZZ_USAGE,
+                       description="Keep generating past the budgets against a target.\n"
+                                   "`conformance fuzz merge DIR...` joins the reports of a campaign's "
+                                   "shards (`conformance fuzz merge --help`).",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("profile", help="profile name, e.g. bindu")
     s.add_argument("--for", dest="duration", required=True, metavar="DURATION",
@@ -140,7 +168,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"),
                    help="bearer token of the main caller (default $CONFORMANCE_TOKEN)")
     s.add_argument("--config", default=None,
-                   help="YAML run config, as for `run` (its `examples` folder is shared by every worker)")
+                   help=config_help() + " (as for `run`; its `examples` are shared by every worker)")
     s.add_argument("--workers", type=worker_count, default=1, metavar="N",
                    help="processes generating side by side, each with its own seeds "
                         "('auto' = one per core; default 1)")
@@ -196,7 +224,7 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("replay", help="send a saved case again and judge it with the same requirement")
     s.add_argument("case", help="case file (cases/<ID>.json in a report directory)")
     s.add_argument("--target", default=None, help="where to send it (default: the case's own target)")
-    s.add_argument("--config", default=None, help="YAML run config with credentials for the target")
+    s.add_argument("--config", default=None, help=config_help())
     s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"),
                    help="bearer token of the main caller (default $CONFORMANCE_TOKEN)")
     s.add_argument("--pytest", action="store_true",
@@ -498,7 +526,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 
 def merge_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="conformance fuzz merge",
+        prog="conformance fuzz merge", usage="conformance fuzz merge DIR... [--report DIR] [--level LEVEL]",
         description="Join the reports of a campaign's shards (each a `conformance fuzz --shard I/N` "
                     "--report folder) into one: failures deduplicated by requirement and root cause, their "
                     "case files, the exchanges added up, and whether the shards' seeds were disjoint.")

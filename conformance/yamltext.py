@@ -13,9 +13,28 @@ import yaml
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+class YamlSyntax(yaml.YAMLError):
+    """YAML that does not parse, said in one line that starts with where: ``line`` and
+    ``column`` (from 1) of the problem, and the ``problem`` itself."""
+
+    def __init__(self, line: int, column: int, problem: str) -> None:
+        super().__init__(f"line {line}, column {column}: {problem}")
+        self.line, self.column, self.problem = line, column, problem
+
+
 def load_yaml(text: str) -> Any:
-    """yaml.safe_load, with the C loader when present (the same YAML 1.1 semantics)."""
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
+    """yaml.safe_load, with the C loader when present (the same YAML 1.1 semantics); text that
+    does not parse raises ``YamlSyntax`` naming the line and column of the problem."""
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        if mark is None:
+            raise
+        problem = " ".join(str(exc.problem or exc.context or "does not parse").split())
+        if exc.context and exc.problem and exc.context_mark is not None:
+            problem += f" ({' '.join(exc.context.split())} at line {exc.context_mark.line + 1})"
+        raise YamlSyntax(mark.line + 1, mark.column + 1, problem) from None
 
 
 def read_user_text(path: Path, what: str) -> str:
