@@ -57,6 +57,7 @@ LONG = {
     "test_selftest.py::test_clean_*[[]wever-connect:*": 28,
     "test_parallel.py::test_workers_give_*": 30,
     "test_hostile_targets.py::test_a_broken_target_*": 8,  # each; their runs are one module fixture
+    "test_docs.py::test_ci_baseline_and_actions_*": 60,
     "test_docs.py::test_ci_*_recipe_*": 22,
     "test_cli.py::test_serve_run_*": 25,
     "test_parallel.py::test_alone_*": 20,
@@ -70,6 +71,8 @@ LONG = {
     "test_malformed_answers.py::*[[]canon-verbs:*": 12,
     "test_root_causes.py::test_a_refused_*": 18,
     "test_wever_answers.py::*": 10,
+    "test_interrupts.py::test_an_interrupted_run_over_three_*": 12,
+    "test_reproduce.py::test_a_*": 12,
     "test_interrupts.py::*": 7,
     "test_selftest.py::test_fault_is_caught*": 0.3,
 }

@@ -29,7 +29,8 @@ def write_case(directory: Path, case: Case, stem: str | None = None) -> Path:
         script = path.with_suffix(".sh")
         title = (f"{case.requirement} ({case.title}){over}: {case.profile} against "
                  f"{without_userinfo(case.target)}")
-        script.write_text(sequence_script(case.exchanges, title=title) + "\n", encoding="utf-8")
+        text = sequence_script(case.exchanges, title=title, target=without_userinfo(case.target))
+        script.write_text(text + "\n", encoding="utf-8")
         script.chmod(0o755)
     return path
 

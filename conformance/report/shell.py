@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from conformance.jsontext import parse_json
@@ -136,8 +137,20 @@ def sequence_script(exchanges: list[Exchange], *, title: str, target: str | None
     """A bash script that sends ``exchanges``' requests in order and shows each answer, each
     value a target's answer gave that a later request carries (an id it assigned: a string
     with a digit, six characters or more, that no earlier request had sent) read from this
-    replay's answer at the same place and carried in its stead. ``target``: where the
-    requests go when they were recorded without an origin ($TARGET otherwise)."""
+    replay's answer at the same place and carried in its stead. ``target`` is the run's target
+    (a URL): the requests sent there go to ``$TARGET``, which defaults to it, so the script
+    sends them elsewhere with TARGET set; requests recorded without an origin (an in-process
+    run's) need TARGET."""
+    if target and "://" in target:
+        base_url = target.rstrip("/")
+
+        def on_target(url: str) -> bool:
+            return url == base_url or url.startswith(base_url + "/")
+
+        exchanges = [replace(e, request={**e.request, "url": str(e.request["url"])[len(base_url):] or "/"})
+                     if on_target(str(e.request.get("url") or "")) else e for e in exchanges]
+    else:
+        target = None
     texts = [request_text(e) for e in exchanges]
     variables: dict[str, str] = {}  # original value -> the variable holding this replay's
     picks: dict[int, list[tuple[str, tuple[str, ...], str]]] = {}  # after exchange i: (variable, path, value)
@@ -162,7 +175,8 @@ def sequence_script(exchanges: list[Exchange], *, title: str, target: str | None
              "set -u"]
     base = "TARGET"
     if target:
-        lines.append(f"TARGET=${{TARGET:-{shlex.quote(target)}}}")
+        default = shlex.quote(target.rstrip("/"))
+        lines.append(f"TARGET=${{TARGET:-{default}}}  # set TARGET to send them elsewhere")
     elif any(str(e.request.get("url", "")).startswith("/") for e in exchanges):
         lines.append(': "${TARGET:?set TARGET to the base URL of the server to send to}"')
     for var in sorted(set(secrets.values())):

@@ -25,6 +25,24 @@ def test_bad_input_is_a_one_line_error_and_exit_2(tmp_path, capsys):
         assert result.stderr.startswith("error: "), result.stderr
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
         assert "Traceback" not in result.stderr + result.stdout
+    # YAML that does not parse: the file, and the line of the problem
+    bad_config.write_text("target: http://127.0.0.1:3773\ncredentials:\n  full: abc\n   other: [x\n")
+    result = in_process(capsys, "run", "bindu", "--config", str(bad_config))
+    assert result.returncode == 2 and str(bad_config) in result.stderr
+    assert "line 4, column" in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_help_names_every_config_key_and_the_fuzz_merge_verb(capsys):
+    from conformance.config import KNOWN_KEYS
+
+    for command in ("run", "fuzz", "replay"):
+        text = " ".join(in_process(capsys, command, "--help").stdout.split())
+        config = text.rsplit("--config CONFIG", 1)[1].split(" --", 1)[0]  # its help, not the usage line
+        assert [k for k in sorted(KNOWN_KEYS) if k not in config] == [], (command, config)
+    usage = in_process(capsys, "fuzz", "--help").stdout.split("\n\n", 1)[0]
+    assert "conformance fuzz PROFILE" in usage and "conformance fuzz merge DIR..." in usage
+    merge = in_process(capsys, "fuzz", "merge", "--help").stdout
+    assert merge.startswith("usage: conformance fuzz merge DIR...")
 
 
 def test_unreachable_target_exits_3_and_never_scores_pass(tmp_path):

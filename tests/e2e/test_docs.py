@@ -6,6 +6,7 @@ import re
 import socket
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,31 @@ def test_readme_explains_every_config_key() -> None:
     assert sorted(KNOWN_KEYS - rows) == [], "config keys without a row (| `key` | what it is |) in README.md"
 
 
+@pytest.mark.parametrize("profile", [*PROFILES, "a2a"])
+def test_readme_profile_table_counts_what_the_profile_has(profile: str) -> None:
+    """The README's profile table gives the counts `conformance list` and the statement map
+    give: requirements, testable statements, faults, allowed variants, MCP-level rows."""
+    from conformance.profiles import load_profile
+    from conformance.statements import coverage
+
+    prof = load_profile(profile)
+    row = next(line for line in README.read_text(encoding="utf-8").splitlines()
+               if line.startswith(f"| `{profile}` |"))
+    cov = coverage(prof.statements, [r.id for r in prof.requirements])
+    counted = r"(\d+) (requirements|testable statements|faults|allowed variants)"
+    said = {what: int(n) for n, what in re.findall(counted, row)}
+    for n in re.findall(r"(\d+) of \d+ testable statements", row):
+        said["testable statements"] = int(n)
+    assert said.get("requirements") == len(prof.requirements), row
+    assert said.get("testable statements") == cov.covered == cov.testable, (row, cov.covered, cov.testable)
+    assert said.get("allowed variants") == len(prof.variants), row
+    if "faults" in said:
+        assert said["faults"] == len(prof.faults), row
+    mcp = re.search(r"(\d+) of them MCP-level rows", row)
+    if mcp:
+        assert int(mcp.group(1)) == sum(r.id.startswith("MCP-") for r in prof.requirements), row
+
+
 def test_readme_says_how_long_the_tests_take() -> None:
     assert re.search(r"about \d+ minutes? on \d+ cores", README.read_text(encoding="utf-8"))
 
@@ -119,33 +145,47 @@ def conformance_command(tmp: Path) -> str:
     return str(wrapper)
 
 
-def test_ci_shell_recipe_gates_the_served_reference(tmp_path: Path) -> None:
-    [recipe] = fenced(section(CI.read_text(encoding="utf-8"), "A plain shell script"), "sh")[:1]
+def assignments(line: str) -> dict[str, str]:
+    """NAME=value and NAME="value with spaces" of a shell line, in order."""
+    return {name: quoted or bare for name, quoted, bare in re.findall(r'(\w+)=(?:"([^"]*)"|(\S+))', line)}
+
+
+def served(command: str, port: int) -> str:
+    """A recipe's `conformance ...` command as this Python runs it, on ``port``."""
+    return command.replace("3773", str(port)).replace("conformance serve",
+                                                      f"{sys.executable} -m conformance.cli serve")
+
+
+def test_ci_shell_recipe_gates_the_served_reference_over_its_three_bindings(tmp_path: Path) -> None:
+    """The recipe's example line, as written (the A2A reference, which declares three
+    bindings): one run, one set of kept reports, no secret in them, the implementation stopped."""
+    text = CI.read_text(encoding="utf-8")
+    [recipe, line] = fenced(section(text, "A plain shell script"), "sh")[:2]
     script = tmp_path / "conformance-gate.sh"
     script.write_text(recipe, encoding="utf-8")
+    given = assignments(line)
+    assert given["PROFILE"] == "a2a" and "bash conformance-gate.sh" in line
     port = free_port()
-    config = tmp_path / "ref.yaml"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE", "PYTEST"))}
-    env.update(
-        START_AGENT=f"{sys.executable} -m conformance.cli serve bindu --control --port {port} "
-                    f"--write-config {config}",
-        AGENT_URL=f"http://127.0.0.1:{port}",
-        CONFIG=str(config),
-        CONFORMANCE=conformance_command(tmp_path),
-        CONFORMANCE_ARGS="--budget quick --max-time 120s",
-        # the reference's main caller, as a CI secret would give it
-        CONFORMANCE_TOKEN="ory_at_reference_full",
-        WAIT_SECONDS="30",
-        PYTHONPATH=str(ROOT),
-    )
+    env.update(given, START_AGENT=served(given["START_AGENT"], port), AGENT_URL=f"http://127.0.0.1:{port}",
+               CONFORMANCE=conformance_command(tmp_path),
+               CONFORMANCE_ARGS=given["CONFORMANCE_ARGS"] + " --max-time 120s", WAIT_SECONDS="30",
+               PYTHONPATH=str(ROOT))
     result = subprocess.run(["bash", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
                             timeout=240)
     out = result.stdout + result.stderr
-    assert result.returncode == 0, out
+    assert result.returncode == 0, out[-3000:]
     report = tmp_path / "reports" / "ci"
-    for name in ("summary.json", "junit.xml", "report.html"):
+    for name in ("summary.json", "junit.xml", "report.html", "badge.svg"):
         assert (report / name).is_file(), f"no {name} in the kept reports:\n{out}"
-    assert "ory_at_reference_full" not in (report / "summary.json").read_text(encoding="utf-8")
+    summary = (report / "summary.json").read_text(encoding="utf-8")
+    import json
+
+    assert json.loads(summary)["bindings"] == ["jsonrpc", "http-json", "grpc"]
+    secrets = yaml.safe_load((tmp_path / given["CONFIG"]).read_text(encoding="utf-8"))["credentials"]
+    for value in (secrets["full"], secrets["other"], secrets["limited"]["token"]):
+        for path in report.rglob("*"):
+            assert not path.is_file() or value not in path.read_text(errors="replace"), path
     # the implementation is stopped: its process group is gone and nothing listens any more
     pid = int(re.search(r"started the implementation \(pid (\d+)\)", out).group(1))
     with pytest.raises(ProcessLookupError):
@@ -185,6 +225,87 @@ def test_ci_github_actions_job_installs_starts_waits_gates_and_keeps_reports() -
     assert len(kept) == 2 and all(s.get("if") == "always()" for s in kept)
     gate = next(s for s in steps if "conformance run" in s.get("run", ""))
     assert "--config" in gate["run"] and "CONFORMANCE_TOKEN" in gate.get("env", {})
+
+
+def run_step(step: dict, tmp: Path, port: int, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """A GitHub Actions step's ``run:`` as the runner would (bash, the step's env), on ``port``."""
+    return subprocess.run(["bash", "-e", "-c", step["run"].replace("3773", str(port))], cwd=tmp,
+                          env={**env, **{k: str(v) for k, v in (step.get("env") or {}).items()}},
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_ci_baseline_and_actions_recipe_run_as_written_over_three_bindings(tmp_path: Path) -> None:
+    """docs/ci.md's baseline recipe, then its GitHub Actions job's steps (wait, write the run
+    config, gate), as written, against the served A2A reference with a fault every binding
+    shows: the first run fails, `baseline write` records each failure with its binding, and
+    the job's gate passes with them known, its one JUnit file at the path the report action
+    reads, a suite per binding, its reports where the artifact step keeps them."""
+    import json
+
+    text = CI.read_text(encoding="utf-8")
+    port = free_port()
+    work = tmp_path / "work"
+    work.mkdir()
+    served_config = tmp_path / "served.yaml"
+    server = subprocess.Popen([sys.executable, "-m", "conformance.cli", "serve", "a2a", "--control",
+                               "--port", str(port), "--fault", "card_without_version",
+                               "--write-config", str(served_config)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        (bin_dir / "conformance").symlink_to(conformance_command(tmp_path))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE", "PYTEST"))}
+        env.update(PATH=f"{bin_dir}:{env['PATH']}", PYTHONPATH=str(ROOT),
+                   RUNNER_TEMP=str(tmp_path / "runner"))
+        (tmp_path / "runner").mkdir()
+        [workflow] = fenced(section(text, "GitHub Actions"), "yaml")[:1]
+        [job] = yaml.safe_load(workflow)["jobs"].values()
+        steps = {step.get("name"): step for step in job["steps"]}
+        waited = run_step(steps["Wait until it listens"], work, port, env)
+        assert waited.returncode == 0, waited.stdout + waited.stderr
+        secrets = yaml.safe_load(served_config.read_text(encoding="utf-8"))["credentials"]
+        (work / "conformance.yaml").write_text(served_config.read_text(encoding="utf-8"), encoding="utf-8")
+
+        [baseline_recipe] = [b for b in fenced(section(text, "Only regressions fail: a baseline"), "sh")
+                             if "baseline write" in b]
+        first, write = baseline_recipe.strip().splitlines()
+        ran = subprocess.run(["bash", "-c", first.replace("3773", str(port))], cwd=work, env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert ran.returncode == 1, ran.stdout[-3000:] + ran.stderr  # a failure over each binding
+        assert subprocess.run(["bash", "-c", write], cwd=work, env=env, timeout=60).returncode == 0
+        entries = yaml.safe_load((work / "conformance-baseline.yaml").read_text(encoding="utf-8"))
+        assert sorted((e["id"], e["binding"]) for e in entries) == [
+            ("A2A-CARD-SERVED", b) for b in sorted(("jsonrpc", "http-json", "grpc"))]
+
+        config_env = {"OTHER_TOKEN": secrets["other"], "LIMITED_TOKEN": secrets["limited"]["token"]}
+        step = steps["Write the run config"]
+        wrote = run_step({**step, "env": config_env}, work, port, env)
+        assert wrote.returncode == 0, wrote.stderr
+        gate = steps["Gate"]
+        assert set(gate["env"]) == {"CONFORMANCE_TOKEN"}
+        gated = run_step({**gate, "env": {"CONFORMANCE_TOKEN": secrets["full"]}}, work, port, env)
+        assert gated.returncode == 0, gated.stdout[-3000:] + gated.stderr  # the three failures are known
+        kept = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact"))
+        report = work / kept["with"]["path"].split()[0]
+        summary = json.loads((report / "summary.json").read_text(encoding="utf-8"))
+        assert summary["counts"]["expected_failures"] == 3 and summary["counts"]["failed"] == 0
+        assert summary["bindings"] == ["jsonrpc", "http-json", "grpc"]
+        assert summary["agent"]["name"] and "version" not in summary["agent"]  # the fault leaves it out
+        junit_step = next(s for s in job["steps"]
+                          if s.get("uses", "").startswith("mikepenz/action-junit-report"))
+        junit = work / junit_step["with"]["report_paths"]
+        suites = ET.parse(junit).getroot().findall("testsuite")
+        assert len(suites) == 3 and len({s.get("name") for s in suites}) == 3
+        names = [(c.get("classname"), c.get("name")) for s in suites for c in s.findall("testcase")]
+        assert len(names) == len(set(names)) == len(summary["requirements"])
+        assert not list(junit.parent.glob("junit.*.xml")) and (report / "report.html").is_file()
+        for value in (secrets["full"], secrets["other"], secrets["limited"]["token"]):
+            for path in report.rglob("*"):
+                assert not path.is_file() or value not in path.read_text(errors="replace"), path
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 def live_gate_recipe(tmp_path: Path, fault: str | None) -> tuple[subprocess.CompletedProcess, Path]:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -137,4 +138,57 @@ def test_an_interrupted_campaign_writes_fuzz_json(tmp_path, sig, group, workers)
     assert data["interrupted"] == f"interrupted by {signal.Signals(sig).name}", data
     assert data["exchanges"] > 0 and data["failures"] == [], data  # the clean reference: nothing made up
     assert not (tmp_path / "f" / ".stop").exists()
+    assert "Traceback" not in child.output
+
+
+A2A = len(load_profile("a2a").requirements)
+FIRST_BINDING_LINE = re.compile(r"^(PASS|FAIL|SKIP)\s+(MUST|SHOULD|MAY)\s+A2A-\S+\[jsonrpc\]")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_run_over_three_bindings_stops_them_all_at_once(tmp_path, serve, sig):
+    """The served A2A reference declares three bindings: one run speaks them all, and a signal
+    during the first ends it within seconds, every binding's rest untested, with one summary,
+    one JUnit file (at the path asked, a suite per binding), one report.html, one badge."""
+    server = serve("a2a", "--control")
+    child = Child([sys.executable, "-m", "conformance.cli", "run", "a2a", "--config", str(server.config),
+                   "--report", "r", "--junit", "ci/junit.xml"], tmp_path)
+    child.wait_for(FIRST_BINDING_LINE, 3)
+    signalled = time.monotonic()
+    code = child.signal(sig, group=False)
+    took = time.monotonic() - signalled
+    assert code == 130, child.output
+    assert took < 5, f"{took:.1f} s from the signal to the exit"
+    report = tmp_path / "r"
+    summary = json.loads((report / "summary.json").read_text(encoding="utf-8"))
+    assert summary["bindings"] == ["jsonrpc", "http-json", "grpc"] and summary["verdict"] == "interrupted"
+    assert summary["grade"] == "ungraded" and signal.Signals(sig).name in summary["stopped"]
+    assert len(summary["requirements"]) == 3 * A2A
+    by_binding: dict[str, list[dict]] = {}
+    for row in summary["requirements"]:
+        by_binding.setdefault(row["binding"], []).append(row)
+    assert sorted(by_binding) == ["grpc", "http-json", "jsonrpc"]
+    assert all(len(rows) == A2A for rows in by_binding.values())
+    reached = [r for r in by_binding["jsonrpc"] if r["status"] in ("passed", "failed")]
+    assert reached and not [r for r in summary["requirements"] if r["status"] == "failed"]
+    for binding in ("http-json", "grpc"):  # not one row of the later bindings ran
+        assert {r["status"] for r in by_binding[binding]} == {"untested"}, binding
+    untested = [r for r in summary["requirements"] if r["status"] == "untested"]
+    assert untested and all("interrupted" in r["message"] for r in untested)
+    assert summary["by_binding"]["grpc"]["verdict"] == "interrupted"
+    # one of each report, none per binding
+    assert sorted(p.name for p in report.iterdir() if p.is_dir()) == ["allure-results"]
+    assert sorted(p.name for p in (tmp_path / "ci").iterdir()) == ["junit.xml"]
+    suites = ET.parse(tmp_path / "ci" / "junit.xml").getroot().findall("testsuite")
+    names = [f"conformance a2a over {b}" for b in ("jsonrpc", "http-json", "grpc")]
+    assert [s.get("name") for s in suites] == names
+    cases = [(c.get("classname"), c.get("name")) for s in suites for c in s.findall("testcase")]
+    assert len(cases) == len(set(cases)) == 3 * A2A and len({name for _, name in cases}) == 3 * A2A
+    for suite in suites:
+        props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+        assert props["conformance.verdict"] == "interrupted"
+        assert props["conformance.binding"] == suite.get("name").rsplit(" ", 1)[1]
+    html = (report / "report.html").read_text(encoding="utf-8")
+    assert "interrupted" in html and "id=switch" in html and html.count('data-b="grpc"') == 1
+    assert "interrupted" in (report / "badge.svg").read_text(encoding="utf-8")
     assert "Traceback" not in child.output
