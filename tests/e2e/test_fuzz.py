@@ -80,3 +80,45 @@ def test_the_first_round_is_quick_and_the_others_draw_at_the_campaign_budget(tmp
               only=("BINDU-PARAMS-VALID-TASKS-GET",))
     assert budgets[1] == {"quick"} and len(budgets) >= 2, budgets
     assert all(names == {"campaign"} for r, names in budgets.items() if r > 1), budgets
+
+
+def test_a_campaign_over_each_binding_keeps_what_a_baseline_lists_apart_and_reports_what_it_found(tmp_path):
+    """--binding all: every round over both of Canon's bindings, a failure found over each; the
+    baseline lists it over one binding, so that one is a KNOWN FAILURE (never exit 1) and the
+    other a NEW FAILURE; report.html and the JUnit file (at the path asked, a suite per binding)
+    say which is which."""
+    import xml.etree.ElementTree as ET
+
+    rid = "CANON-MESSAGE-ID-CONFLICT"
+    baseline = tmp_path / "known.yaml"
+    baseline.write_text(f"- id: {rid}\n  binding: http\n  reason: accepted again, issue 7\n")
+    report, junit = tmp_path / "f", tmp_path / "ci" / "fuzz.xml"
+
+    def campaign(*more: str):
+        return conformance("fuzz", "canon-verbs", "--for", "5s", "--binding", "all", "--only", rid,
+                           "--fault", "message_id_conflict_accepted", "--report", str(report),
+                           "--junit", str(junit), *more, timeout=300)
+
+    result = campaign("--baseline", str(baseline))
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr
+    assert "over http, mcp" in result.stdout.splitlines()[0]
+    known = [x for x in result.stdout.splitlines() if x.startswith("KNOWN FAILURE")]
+    new = [x for x in result.stdout.splitlines() if x.startswith("NEW FAILURE")]
+    assert len(known) == 1 and f"{rid}[http] (baseline: accepted again, issue 7)" in known[0]
+    assert len(new) == 1 and f"{rid}[mcp]" in new[0]
+    data = json.loads((report / "fuzz.json").read_text())
+    assert data["bindings"] == ["http", "mcp"]
+    found = sorted((f["binding"], bool(f["baseline"])) for f in data["failures"])
+    assert found == [("http", True), ("mcp", False)]
+    page = (report / "report.html").read_text()
+    assert "fuzz campaign report" in page and "1 distinct failure(s) and 1 known from the baseline" in page
+    suites = {s.get("name"): s for s in ET.parse(junit).getroot().findall("testsuite")}
+    assert sorted(suites) == ["conformance canon-verbs over http", "conformance canon-verbs over mcp"]
+    mcp = next(c for c in suites["conformance canon-verbs over mcp"] if c.get("name") == f"{rid}[mcp]")
+    http = next(c for c in suites["conformance canon-verbs over http"] if c.get("name") == f"{rid}[http]")
+    assert mcp.find("failure") is not None and http.find("skipped").get("type") == "pytest.xfail"
+
+    baseline.write_text(f"- id: {rid}\n  reason: accepted again, over both\n")  # every binding
+    again = campaign("--baseline", str(baseline))
+    assert again.returncode == 0, again.stdout[-2000:]
+    assert "NEW FAILURE" not in again.stdout and again.stdout.count("KNOWN FAILURE") == 2

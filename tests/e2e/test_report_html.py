@@ -272,3 +272,40 @@ def test_the_replay_line_has_no_config_when_the_run_had_none_and_never_a_secret(
     assert line == "conformance replay runs/r/cases/A-1.json --target https://agent.example.invalid:8443/a2a"
     assert ("s3cret"
             not in write_html(report_dir).read_text(encoding="utf-8").split("<pre class=replay>", 1)[1][:300])
+
+
+def test_a_run_over_several_bindings_reads_as_one_page(tmp_path: Path) -> None:
+    """One report.html for every binding: the agent's name, version and where it says so in
+    the header, the spec by its title (no file path), each binding's verdict and a switch
+    that shows one binding's rows; each row and failure names its binding."""
+    from datetime import UTC, datetime
+
+    from conformance.failures import Failure
+    from conformance.profiles import load_profile
+    from conformance.report.summary import Result, build_summary, write_summary
+    from conformance.runner import Verdict
+
+    profile = load_profile("a2a")
+    card = next(r for r in profile.requirements if r.id == "A2A-CARD-SERVED")
+    results = [Result(card, Verdict("passed"), binding="jsonrpc"),
+               Result(card, Verdict("failed", "the card is not an AgentCard",
+                                    failures=[Failure("schema_mismatch", "the card is not an AgentCard")]),
+                      binding="grpc")]
+    summary = build_summary(profile, results, target="http://127.0.0.1:9", seed=1, budget="quick",
+                            gate="must", started_at=datetime.now(UTC), duration_s=1.0, exchanges=2,
+                            bindings=["jsonrpc", "grpc"],
+                            agent={"name": "Echo <agent>", "version": "2.1",
+                                   "url": "http://127.0.0.1:9/.well-known/x"})
+    write_summary(tmp_path, summary)
+    text, page = parse(write_html(tmp_path))
+    facts = text.split("<table class=facts>", 1)[1].split("</table>", 1)[0]
+    assert "Echo &lt;agent&gt; version 2.1" in facts and "http://127.0.0.1:9/.well-known/x" in facts
+    spec = facts.split("<th>Spec</th>", 1)[1].split("</tr>", 1)[0]
+    assert html.escape(profile.title) in spec and "specs/" not in spec and ".json" not in spec
+    assert "<th>Bindings</th><td>jsonrpc, grpc</td>" in facts
+    bindings = text.split("<section id=bindings>", 1)[1].split("</section>", 1)[0]
+    assert 'data-b="jsonrpc"' in bindings and 'data-b="grpc"' in bindings and "showBinding" in bindings
+    rows = text.split("<section id=requirements>", 1)[1]
+    assert 'data-binding="grpc"' in rows and ">A2A-CARD-SERVED[grpc]<" in rows
+    assert "<span class=bnd>grpc</span>" in text.split("<section id=details>", 1)[1]
+    assert all(v.startswith("#") and v[1:] in page.ids for _, _, v in page.refs)
