@@ -59,6 +59,7 @@ LONG = {
     "test_hostile_targets.py::test_a_broken_target_*": 8,  # each; their runs are one module fixture
     "test_docs.py::test_ci_baseline_and_actions_*": 60,
     "test_docs.py::test_ci_*_recipe_*": 22,
+    "test_docs.py::test_fuzz_campaign_recipe_*": 15,
     "test_cli.py::test_serve_run_*": 25,
     "test_parallel.py::test_alone_*": 20,
     "test_gate_honesty.py::test_one_seed_*": 20,

@@ -404,3 +404,30 @@ def test_fuzz_shell_recipe_gives_each_host_its_own_shard() -> None:
     assert "--shard $I/$N" in script and "conformance fuzz merge" in script and "--seed 1" in script
     assert re.search(r"N=(\d+)", script).group(1) == str(len(re.search(r'HOSTS="([^"]+)"', script)
                                                               .group(1).split()))
+
+
+def test_fuzz_campaign_recipe_runs_as_written_over_three_bindings(tmp_path: Path, serve) -> None:
+    """docs/fuzz.md's campaign line, as written but for its length, against the served A2A
+    reference with a fault every binding shows, which the baseline lists: three KNOWN
+    FAILUREs, exit 0, report.html and the JUnit file where the line asks."""
+    import json
+
+    [line] = fenced(section(FUZZ.read_text(encoding="utf-8"), "A campaign you keep"), "sh")
+    server = serve("a2a", "--control", "--fault", "card_without_version")
+    (tmp_path / "campaign.yaml").write_text(server.config.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "conformance-baseline.yaml").write_text("- id: A2A-CARD-SERVED\n  reason: no version yet\n")
+    command = line.replace("\\\n", " ").replace("--for 2h", "--for 8s").replace(
+        "http://127.0.0.1:3773", server.url).replace("conformance fuzz",
+                                                     f"{sys.executable} -m conformance.cli fuzz")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE")}
+    result = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=300, env={**env, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    known = [x for x in result.stdout.splitlines() if x.startswith("KNOWN FAILURE")]
+    assert sorted(x.split()[3] for x in known) == [f"A2A-CARD-SERVED[{b}]" for b in ("grpc", "http-json",
+                                                                                      "jsonrpc")]
+    assert "NEW FAILURE" not in result.stdout
+    report = tmp_path / "reports" / "fuzz"
+    assert json.loads((report / "fuzz.json").read_text())["bindings"] == ["jsonrpc", "http-json", "grpc"]
+    assert (report / "report.html").is_file()
+    assert len(ET.parse(report / "junit.xml").getroot().findall("testsuite")) == 3
