@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.transport.http import RunAborted
+
 # why a requirement is untested: key -> the phrase reports use
 REASONS = {
     "control": "needs the test-control interface",
@@ -124,6 +126,9 @@ class PutBack:
             what, undo = self.undo.pop()
             try:
                 result = undo()
+            except RunAborted as exc:  # the run stopped first (time limit, signal, gone): said, not raised
+                problems.append(f"{what}: not sent, the run had stopped ({' '.join(str(exc).split())[:200]})")
+                continue
             except Exception as exc:  # an odd answer must not hide the others
                 problems.append(f"{what}: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
                 continue

@@ -255,3 +255,20 @@ def test_a_blocked_message_names_the_quota_the_refusal_names_first():
     assert book.describe(top=1, said="429 sent tasks limit reached").startswith(
         "sent_tasks_per_day_count 4 of 20")
     assert book.describe(top=1).startswith("registrations_per_source_count 5 of 5")
+
+
+def test_a_put_back_the_stopping_run_cannot_send_is_reported_not_raised():
+    """The time limit (or a signal) that stops a run inside a row that changed something:
+    its put-back is said not put back, and the verdict is still made (it once escaped as
+    RunStopped and ended a fuzz campaign with a traceback)."""
+    from conformance.live import PutBack
+    from conformance.transport.http import RunStopped
+
+    def stopped() -> None:
+        raise RunStopped("the run's time limit (--max-time) was reached")
+
+    back = PutBack()
+    back.add("the push config c1 of task t1", stopped)
+    back.add("a setting", lambda: True)
+    [problem] = back.run()
+    assert problem.startswith("the push config c1 of task t1: not sent, the run had stopped (the run's time")
