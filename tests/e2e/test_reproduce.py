@@ -98,3 +98,25 @@ def test_secrets_become_the_variables_that_hold_them_and_ids_of_answers_variable
     assert "ID_1=$(pick \"$out/1.body\" task id)" in text
     assert '"$TARGET"/tasks/"${ID_1}"' in text and "Bearer '\"${CONFORMANCE_CREDENTIAL_OTHER}\"" in text
     assert ': "${TARGET:?' in text and "<redacted:" not in text.split("set -u", 1)[1]
+
+
+def test_replay_honours_binding_and_prints_what_it_sends(tmp_path, serve):
+    """A case found in process over JSON-RPC, replayed against a served faulty reference over
+    gRPC (--binding): the same requirement judged over the other binding, each call it makes
+    printed as it goes (a gRPC call as a comment naming its method: curl cannot send it)."""
+    report = tmp_path / "r"
+    found = conformance("run", "a2a", "--fault", FAULT, "--binding", "jsonrpc", "--only", RID,
+                        "--budget", "quick", "--report", str(report))
+    assert found.returncode == 1, found.stdout[-2000:]
+    case = report / "cases" / f"{RID}.json"
+    assert all('"$TARGET"' in line for line in json.loads(case.read_text())["curl"])  # an in-process run's
+    server = serve("a2a", "--control", "--fault", FAULT)
+    again = conformance("replay", str(case), "--binding", "grpc", "--config", str(server.config))
+    lines = again.stdout.splitlines()
+    assert again.returncode == 1 and lines[-1].startswith(f"FAIL {RID} against {server.url} over grpc again")
+    grpc = [line for line in lines if re.match(r"# gRPC \S*A2AService/CancelTask at 127.0.0.1:", line)]
+    assert grpc, again.stdout
+    assert sum(line.startswith("  # -> ") for line in lines) >= 3
+    quiet = conformance("replay", str(case), "--quiet", "--config", str(server.config))
+    assert quiet.returncode == 1 and quiet.stdout.splitlines() == [quiet.stdout.strip()]
+    assert "over jsonrpc again" in quiet.stdout
