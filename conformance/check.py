@@ -257,30 +257,51 @@ class CheckContext:
             self.lasting(label, str(what))
 
     def _needs_token(self, label: str) -> None:
-        self.run.refused.setdefault(label, "not given, and the target requires a bearer token "
-                                           "(HTTP 401 without one)")
-        raise Untested(f"the target requires a bearer token: give --token or credentials.{label}",
-                       "credential")
+        self.run.refused.setdefault(label, "not given, and the target requires credentials "
+                                           "(HTTP 401 without them)")
+        raise Untested(f"the target requires credentials (HTTP 401 without them): give --token or "
+                       f"credentials.{label}", "credential")
 
     def _not_refused(self, label: str) -> None:
-        """A credential the target refused is never sent to be judged."""
+        """A credential the target refused, or that holds nothing the target asks for, is never
+        sent to be judged."""
         why = self.run.refused.get(label)
         if why is not None:
             raise Untested(f"credential {label!r} {why}: not judged (give a credential the target accepts)",
                            "credential")
+        unfit = self.http.credentials.unfit.get(label)
+        if unfit is not None:
+            raise Untested(f"credentials.{label} does not fit: {unfit}", "credential")
 
     def token(self, label: str, required: bool = True) -> str | None:
-        """The bearer token of a credential (a mapping's ``token``); a required one
-        that was not given makes the requirement untested, and so does one the target
-        refused before the run."""
+        """The bearer token of a credential (a text, a mapping's ``token``, or the one its OAuth2
+        client credentials fetch); "" for a credential given without one (an API key, Basic, a
+        client certificate: the bindings send it as the target asks). A required one that was
+        not given makes the requirement untested, and so does one the target refused before
+        the run, or whose token could not be fetched."""
+        from conformance.transport.credentials import CredentialUnavailable
+
         self._not_refused(label)
-        value = self.run.credentials.get(label)
-        if isinstance(value, dict):
-            value = value.get("token")
-        if not value and required:
+        if not self.run.credentials.get(label):
+            if required:
+                raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)",
+                               "credential")
+            return None
+        store = self.http.credentials
+        try:
+            bearer = store.bearer(label)
+        except CredentialUnavailable as exc:
+            self.run.refused.setdefault(label, str(exc))
+            raise Untested(f"credential {label!r}: {exc}", "credential") from None
+        if bearer:
+            return bearer
+        held = store.get(label)
+        if held is not None and held.given:
+            return ""
+        if required:
             raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)",
                            "credential")
-        return value or None
+        return None
 
     # -- what the target offers --------------------------------------------------
     def credential(self, label: str) -> Any:
@@ -314,8 +335,9 @@ class CheckContext:
             raise Untested(not_served(feature, answer), "optional")
 
     def has_credential(self, label: str) -> bool:
-        """Given, and not refused by the target before the run."""
-        return bool(self.run.credentials.get(label)) and label not in self.run.refused
+        """Given, not refused by the target before the run, and holding what the target asks for."""
+        return (bool(self.run.credentials.get(label)) and label not in self.run.refused
+                and label not in self.http.credentials.unfit)
 
     def control(self, action: str, **payload: Any) -> HttpReply:
         """Drive what the wire cannot (see DESIGN.md, control interface)."""

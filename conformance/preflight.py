@@ -7,8 +7,10 @@ profile declares) is tried on the profile's own harmless probe. One the target a
 with HTTP 401 is *refused*: every requirement that would send it is ``untested`` with that
 reason, named in one console line, and none fails on it (an expired CI secret is not a
 broken implementation). The same holds when the run has no token and the target wants
-one. Credentials the profile lists under ``refused_credentials:`` (an expired token, say)
-are meant to be refused and are not tried."""
+one, when a credential's OAuth2 token cannot be fetched from its token URL, and when a
+credential holds nothing the target asks for (an A2A card that wants HTTP Basic, and a
+token given). Credentials the profile lists under ``refused_credentials:`` (an expired
+token, say) are meant to be refused and are not tried."""
 
 from __future__ import annotations
 
@@ -69,6 +71,9 @@ def preflight(run: RunContext, *, credentials: bool = True) -> Preflight:
             check_credentials(run.profile, ctx)
         except RunAborted:
             pass
+    if found.note and any(f"credentials.{label}" in found.note or f"'{label}'" in found.note
+                          for label in run.refused):
+        found.note = ""  # said by the refused credential's own line
     found.refused = dict(run.refused)
     run.http.log.clear()
     return found
@@ -95,8 +100,10 @@ REFUSED_STATUS = 401  # HTTP's "no valid credentials": a 403 is an authenticated
 
 
 def configured(value: Any) -> bool:
-    """A credential the run was given: a token, or a mapping with one."""
-    return bool(value.get("token") if isinstance(value, dict) else value)
+    """A credential the run was given: a token, or a mapping with one of the credential kinds."""
+    from conformance.transport.credentials import parse_credential
+
+    return bool(value) and parse_credential("", value, strict=False).given
 
 
 def check_credentials(profile: Profile, ctx: CheckContext) -> dict[str, str]:
@@ -117,4 +124,6 @@ def check_credentials(profile: Profile, ctx: CheckContext) -> dict[str, str]:
         if refusal is not None:
             run.refused[label] = ("refused by the target on the probe: "
                                   f"{ctx.http.redact(answered(refusal.response or {}))}")
+    for label, why in ctx.http.credentials.unfit.items():
+        run.refused.setdefault(label, f"holds nothing the target asks for: {why}")
     return dict(run.refused)
