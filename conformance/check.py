@@ -269,9 +269,6 @@ class CheckContext:
         if why is not None:
             raise Untested(f"credential {label!r} {why}: not judged (give a credential the target accepts)",
                            "credential")
-        unfit = self.http.credentials.unfit.get(label)
-        if unfit is not None:
-            raise Untested(f"credentials.{label} does not fit: {unfit}", "credential")
 
     def token(self, label: str, required: bool = True) -> str | None:
         """The bearer token of a credential (a text, a mapping's ``token``, or the one its OAuth2
@@ -336,8 +333,7 @@ class CheckContext:
 
     def has_credential(self, label: str) -> bool:
         """Given, not refused by the target before the run, and holding what the target asks for."""
-        return (bool(self.run.credentials.get(label)) and label not in self.run.refused
-                and label not in self.http.credentials.unfit)
+        return bool(self.run.credentials.get(label)) and label not in self.run.refused
 
     def control(self, action: str, **payload: Any) -> HttpReply:
         """Drive what the wire cannot (see DESIGN.md, control interface)."""

@@ -32,13 +32,13 @@ def secrets_of(credentials: dict[str, Any]) -> dict[str, str]:
     (a signing seed, a private key) and each credential kind's (transport/credentials.py)."""
     out: dict[str, str] = {}
     for label, value in credentials.items():
-        if isinstance(value, dict):
+        out.update(parse_credential(str(label), value, strict=False).secrets())
+        if isinstance(value, dict):  # after: a secret held twice is named as before
             for key, inner in value.items():
                 if key in ("token", "seed", "private_key", "secret") and isinstance(inner, str):
                     out[f"{label}.{key}"] = inner
         elif isinstance(value, str):
             out[label] = value
-        out.update(parse_credential(str(label), value, strict=False).secrets())
     return out
 
 

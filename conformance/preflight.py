@@ -22,7 +22,7 @@ from conformance.check import CheckContext, CheckFailed, ProtocolMismatch, RunCo
 from conformance.config import ConfigError
 from conformance.evidence import answered
 from conformance.model import Profile, Requirement, Source
-from conformance.transport.http import DEAD_AFTER, RunAborted, RunStopped, TransportFailure
+from conformance.transport.http import DEAD_AFTER, CredentialUnfit, RunAborted, RunStopped, TransportFailure
 
 
 @dataclass
@@ -54,6 +54,9 @@ def preflight(run: RunContext, *, credentials: bool = True) -> Preflight:
         except Untested as exc:  # it answered in its protocol, but wants what the run lacks
             if not run.refused:  # a refused credential has its own line
                 found.note = run.http.redact(str(exc))
+            break
+        except CredentialUnfit as exc:  # the run's own credential holds nothing the target asks for
+            run.refused.setdefault(exc.label, unfit(exc))
             break
         except TransportFailure as exc:
             if attempt == DEAD_AFTER:
@@ -117,6 +120,9 @@ def check_credentials(profile: Profile, ctx: CheckContext) -> dict[str, str]:
         before = len(ctx.http.log)
         try:
             profile.probe(ctx, caller=label)
+        except CredentialUnfit as exc:
+            run.refused[label] = unfit(exc)
+            continue
         except (Untested, CheckFailed, TransportFailure, ProtocolMismatch):
             pass  # judged below by what the target answered, if it answered
         refusal = next((e for e in ctx.http.log[before:]
@@ -124,6 +130,8 @@ def check_credentials(profile: Profile, ctx: CheckContext) -> dict[str, str]:
         if refusal is not None:
             run.refused[label] = ("refused by the target on the probe: "
                                   f"{ctx.http.redact(answered(refusal.response or {}))}")
-    for label, why in ctx.http.credentials.unfit.items():
-        run.refused.setdefault(label, f"holds nothing the target asks for: {why}")
     return dict(run.refused)
+
+
+def unfit(exc: CredentialUnfit) -> str:
+    return f"holds nothing the target asks for ({str(exc).split(': ', 1)[-1]})"

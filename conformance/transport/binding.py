@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 
 from conformance.ledger import LEDGER
 from conformance.transport.credentials import CannotPresent, Credential, Presented, present
-from conformance.transport.http import HttpReply, HttpTransport, TransportFailure, json_excerpt
+from conformance.transport.http import CredentialUnfit, HttpReply, HttpTransport, json_excerpt
 
 # A token resolver: (credential label, required) -> token or None. The check layer
 # supplies it; it raises its own "untested" when a required credential is missing.
@@ -139,6 +139,7 @@ class Binding:
 
     kind: ClassVar[str]
     kind_statuses: ClassVar[bool] = True  # whether HTTP statuses carry meaning, unless the entry says
+    key_places: ClassVar[tuple[str, ...]] = ("header", "query", "cookie")  # where it can carry an API key
     default_error: ClassVar[dict[str, str]] = {"code": "/error/code", "message": "/error/message",
                                                "data": "/error/data"}
 
@@ -173,22 +174,28 @@ class Binding:
         found = self.entry.get("auth")
         return found if isinstance(found, list) and found else None
 
+    def secure(self) -> bool:
+        """Whether the binding's connection is TLS (can carry a client certificate)."""
+        return str(getattr(self.http, "base_url", "")).startswith("https://")
+
     def presented(self, caller: str | RawToken | None = DEFAULT) -> Presented:
         """What a call as ``caller`` (a credential label) carries: its credential as the target
         asks for it (credentials.py ``present``); None sends none. The binding's own bearer is
         optional (a target may run without auth); a caller named explicitly is required. A
-        credential that holds nothing the target asks for is not sent: the check layer's
-        resolver says so (untested), else the call is the kit's to block."""
+        credential that holds nothing the target asks for (over this binding) is not sent:
+        CredentialUnfit, the kit's (the preflight marks the run's own credentials so, and
+        the rows that would send them are untested)."""
         if caller is None:
             return Presented()
         store = getattr(self.http, "credentials", None)
         run_cert = getattr(getattr(self.http, "tls", None), "cert", None) is not None
         if isinstance(caller, RawToken):
             try:
-                return present(None, raw=caller.value, ways=self.ways, run_cert=run_cert)
+                return present(None, raw=caller.value, ways=self.ways, run_cert=run_cert,
+                               places=self.key_places, tls=self.secure())
             except CannotPresent as exc:
-                raise TransportFailure(f"a credential the target never issued cannot be sent: {exc}",
-                                       "kit") from None
+                raise CredentialUnfit(f"a credential the target never issued cannot be sent over "
+                                      f"{self.name}: {exc}") from None
         label = self.bearer if caller == DEFAULT else caller
         if label is None:
             return Presented()
@@ -199,12 +206,11 @@ class Binding:
                 return Presented()
             credential = Credential(label, token=token)
         try:
-            return present(credential, bearer=token, ways=self.ways, run_cert=run_cert)
+            return present(credential, bearer=token, ways=self.ways, run_cert=run_cert,
+                           places=self.key_places, tls=self.secure())
         except CannotPresent as exc:
-            if store is not None:
-                store.unfit[label] = str(exc)
-                self.tokens(label, True)  # the check layer's resolver makes the requirement untested
-            raise TransportFailure(f"credentials.{label} cannot be sent: {exc}", "kit") from None
+            raise CredentialUnfit(f"credentials.{label} cannot be sent over {self.name}: {exc}",
+                                  label) from None
 
     def auth(self, caller: str | RawToken | None = DEFAULT) -> dict[str, str]:
         """The headers a call as ``caller`` carries for its credential (``presented``)."""

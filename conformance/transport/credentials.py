@@ -392,16 +392,19 @@ def describe_way(way: Mapping[str, Any]) -> str:
 
 
 def present(credential: Credential | None, *, bearer: str | None = None, raw: str | None = None,
-            ways: list[list[dict[str, Any]]] | None = None, run_cert: bool = False) -> Presented:
+            ways: list[list[dict[str, Any]]] | None = None, run_cert: bool = False,
+            places: tuple[str, ...] = PLACES, tls: bool = True) -> Presented:
     """What a request carries as ``credential`` (its bearer token ``bearer``, an OAuth2 one
     fetched), or as the holder of ``raw``, a value the target never issued; ``ways`` are the
     alternatives the target accepts (each a list of what to send together: ``{kind: bearer}``,
     ``{kind: basic}``, ``{kind: api_key, in: header|query|cookie, name}``, ``{kind: cert}``),
-    None to send the credential as configured. CannotPresent when none is met."""
+    None to send the credential as configured; ``places`` where the binding can carry an API
+    key (gRPC has no query), ``tls`` whether its connection can carry a client certificate.
+    CannotPresent when none is met."""
     if ways:
         tried = []
         for alternative in ways:
-            out = _meet(alternative, credential, bearer, raw, run_cert)
+            out = _meet(alternative, credential, bearer, raw, run_cert, places, tls)
             if out is not None:
                 if raw is None and credential is not None:
                     out.headers.update(credential.headers)
@@ -409,7 +412,13 @@ def present(credential: Credential | None, *, bearer: str | None = None, raw: st
             tried.append(" and ".join(describe_way(w) for w in alternative))
         holds = "a value it never issued" if raw is not None else \
             " and ".join(credential.kinds() if credential else ["no credential"])
-        raise CannotPresent(f"the target asks for {' or '.join(tried)}; the run holds {holds} for it")
+        asked = [way for alternative in ways for way in alternative]
+        over = ""
+        if any(w.get("kind") == "api_key" and str(w.get("in") or "").lower() not in places for w in asked):
+            over += f" (this binding carries an API key in {' or '.join(places)} only)"
+        if not tls and any(w.get("kind") == "cert" for w in asked):
+            over += " (a client certificate needs TLS, and this binding's connection has none)"
+        raise CannotPresent(f"the target asks for {' or '.join(tried)}{over}; the run holds {holds} for it")
     out = Presented()
     if raw is not None:
         out.headers["Authorization"] = f"Bearer {raw}"
@@ -423,12 +432,13 @@ def present(credential: Credential | None, *, bearer: str | None = None, raw: st
     if credential.api_key is not None and credential.api_key.place:
         out.place(credential.api_key.place, credential.api_key.name, credential.api_key.value)
     out.headers.update(credential.headers)
-    out.cert = credential.cert
+    out.cert = credential.cert if tls else None
     return out
 
 
 def _meet(alternative: list[dict[str, Any]], credential: Credential | None, bearer: str | None,
-          raw: str | None, run_cert: bool) -> Presented | None:
+          raw: str | None, run_cert: bool, places: tuple[str, ...] = PLACES,
+          tls: bool = True) -> Presented | None:
     """The alternative's every part met (a Presented), or None."""
     out = Presented()
     for way in alternative:
@@ -447,12 +457,12 @@ def _meet(alternative: list[dict[str, Any]], credential: Credential | None, bear
             key = credential.api_key if credential else None
             value = raw or (key.value if key else None) or bearer
             where, name = str(way.get("in") or "").lower(), str(way.get("name") or "")
-            if not value or where not in PLACES or not name:
+            if not value or where not in places or not name:
                 return None
             out.place(where, name, value)
         elif kind == "cert":
-            if raw is not None:
-                return None  # no certificate the target never issued: the kit makes none
+            if raw is not None or not tls:
+                return None  # no certificate the target never issued (the kit makes none), none without TLS
             if credential is not None and credential.cert is not None:
                 out.cert = credential.cert
             elif not run_cert:
@@ -474,8 +484,6 @@ class CredentialStore:
         self._parsed: dict[str, tuple[Any, Credential]] = {}
         self._tokens: dict[str, tuple[str, float]] = {}
         self._lock = threading.Lock()
-        # credentials holding nothing the target asks for (label -> why): never sent
-        self.unfit: dict[str, str] = {}
         self.fetch: Callable[[OAuth2, str], tuple[str, float | None]] | None = None  # the transport's
         self.on_secret: Callable[[str, str], None] | None = None  # a new secret to redact
 

@@ -189,6 +189,7 @@ class GrpcBinding(Binding):
 
     kind = "grpc"
     kind_statuses = False
+    key_places = ("header", "cookie")  # metadata; a call has no query
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -210,6 +211,12 @@ class GrpcBinding(Binding):
         if not tls and not is_loopback(host):
             raise ValueError(f"binding {self.name}: {url} without TLS off loopback")
         return f"{'[' + host + ']' if ':' in host else host}:{port}", tls
+
+    def secure(self) -> bool:
+        try:
+            return self.address()[1]
+        except ValueError:
+            return False
 
     def channel(self, cert: ClientCert | None = None) -> Any:
         """The channel to the entry's address, opened on the first call and closed with the
@@ -282,9 +289,6 @@ class GrpcBinding(Binding):
         if deadline is not None:
             timeout = max(0.001, min(timeout, deadline - time.monotonic()))
         presented = getattr(self.http, "presented", None)
-        if presented is not None and presented.query:
-            why = f"an API key in the query ({', '.join(presented.query)}) has no place in a gRPC call"
-            return self.unsent(operation, headers, params, why, started)
         try:
             channel = self.channel(presented.cert if presented is not None else None)
         except ValueError as exc:  # no address it may call, or TLS settings grpc cannot follow

@@ -114,6 +114,15 @@ class TransportFailure(Exception):
         self.cause = cause
 
 
+class CredentialUnfit(TransportFailure):
+    """A call the kit did not send: its caller's credential holds nothing the target asks for
+    (over this binding). The kit's, never the target's doing; ``label`` names the credential."""
+
+    def __init__(self, message: str, label: str = "") -> None:
+        super().__init__(message, "kit")
+        self.label = label
+
+
 @dataclass
 class HttpReply:
     """What a check sees of one response."""

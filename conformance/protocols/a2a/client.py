@@ -19,6 +19,7 @@ from typing import Any
 from conformance.check import Blocked, CheckContext, ProtocolMismatch, Untested
 from conformance.protocols.a2a import documents as docs
 from conformance.transport.binding import Reply, dig
+from conformance.transport.http import CredentialUnfit
 
 CARD_PATH = "/.well-known/agent-card.json"
 CARD_KEY = "a2a card"
@@ -184,10 +185,15 @@ class A2AClient:
         return dig(self.card, "capabilities", name) is True
 
     def call(self, method: str, params: Any, **options: Any) -> Reply:
-        """``method`` with ``params``, the interface's tenant added (section 8.3.2, rule 4)."""
+        """``method`` with ``params``, the interface's tenant added (section 8.3.2, rule 4). A
+        caller whose credential holds nothing the card asks for over this binding (an API key
+        in the query, over gRPC) leaves the requirement untested."""
         if self.tenant and isinstance(params, dict) and "tenant" not in params:
             params = {**params, "tenant": self.tenant}
-        return self.binding.call(method, params, **options)
+        try:
+            return self.binding.call(method, params, **options)
+        except CredentialUnfit as exc:
+            raise Untested(str(exc), "credential") from None
 
     # -- messages and tasks ----------------------------------------------------------
     @staticmethod
