@@ -257,10 +257,21 @@ class CheckContext:
             self.lasting(label, str(what))
 
     def _needs_token(self, label: str) -> None:
-        self.run.refused.setdefault(label, "not given, and the target requires credentials "
-                                           "(HTTP 401 without them)")
-        raise Untested(f"the target requires credentials (HTTP 401 without them): give --token or "
-                       f"credentials.{label}", "credential")
+        """The target answered 401 to a call that carried no credential: the one the binding
+        sends (a bearer token, or what the target's declaration asks for) was not given."""
+        from conformance.transport.credentials import describe_way
+
+        ways = (self.run.endpoints.get(self.run.binding or "") or {}).get("auth")
+        if isinstance(ways, list) and ways:
+            wanted = " or ".join(" and ".join(describe_way(w) for w in alternative) for alternative in ways)
+            self.run.refused.setdefault(label, f"not given, and the target requires credentials (HTTP 401 "
+                                               f"without them; it asks for {wanted})")
+            raise Untested(f"the target requires credentials (HTTP 401 without them; it asks for {wanted}): "
+                           f"give credentials.{label}", "credential")
+        self.run.refused.setdefault(label, "not given, and the target requires a bearer token "
+                                           "(HTTP 401 without one)")
+        raise Untested(f"the target requires a bearer token: give --token or credentials.{label}",
+                       "credential")
 
     def _not_refused(self, label: str) -> None:
         """A credential the target refused, or that holds nothing the target asks for, is never

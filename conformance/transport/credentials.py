@@ -193,16 +193,21 @@ def _text(value: Any, where: str) -> str:
     return str(value)
 
 
-def client_cert(value: Mapping[str, Any], where: str, base: Path | None) -> ClientCert | None:
-    """``cert`` (with ``key`` and ``key_password``) of a mapping, or None without ``cert``."""
+def client_cert(value: Mapping[str, Any], where: str, base: Path | None,
+                check: bool = True) -> ClientCert | None:
+    """``cert`` (with ``key`` and ``key_password``) of a mapping, or None without ``cert``;
+    ``check``: the files exist and ssl loads them (the config's problem, said when it loads)."""
     if "cert" not in value:
         if "key" in value or "key_password" in value:
             raise CredentialError(f"{where}.key is given without {where}.cert (the client certificate)")
         return None
+    if not check:
+        return ClientCert(str(value["cert"]), str(value["key"]) if value.get("key") else None,
+                          str(value["key_password"]) if value.get("key_password") else None)
     cert = file_setting(value["cert"], f"{where}.cert", base)
     key = file_setting(value["key"], f"{where}.key", base) if value.get("key") is not None else None
     password = _text(value["key_password"], f"{where}.key_password") if value.get("key_password") else None
-    try:  # a pair ssl cannot load is the config's problem, said now
+    try:
         ssl.create_default_context().load_cert_chain(loadable(cert), loadable(key) if key else None, password)
     except (ssl.SSLError, OSError) as exc:
         raise CredentialError(f"{where}.cert: the certificate and key do not load ({exc})") from None
@@ -222,7 +227,7 @@ def parse_credential(label: str, value: Any, where: str = "credentials", base: P
     if not isinstance(value, dict):
         raise CredentialError(f"{at} must be a token (text) or a mapping, not {value!r}")
     try:
-        return _parse_mapping(label, value, at, base)
+        return _parse_mapping(label, value, at, base, strict)
     except CredentialError:
         if strict:
             raise
@@ -230,7 +235,7 @@ def parse_credential(label: str, value: Any, where: str = "credentials", base: P
         return Credential(label, token=token if isinstance(token, str) and token else None)
 
 
-def _parse_mapping(label: str, value: dict[str, Any], at: str, base: Path | None) -> Credential:
+def _parse_mapping(label: str, value: dict[str, Any], at: str, base: Path | None, check: bool) -> Credential:
     token = value.get("token")
     if token is not None and not isinstance(token, str):
         raise CredentialError(f"{at}.token must be text, not {token!r}")
@@ -275,7 +280,8 @@ def _parse_mapping(label: str, value: dict[str, Any], at: str, base: Path | None
         oauth2 = oauth2_setting(value["oauth2"], f"{at}.oauth2")
     if token and oauth2:
         raise CredentialError(f"{at}: give token: or oauth2: (which fetches one), not both")
-    return Credential(label, token or None, api_key, basic, headers, client_cert(value, at, base), oauth2)
+    cert = client_cert(value, at, base, check)
+    return Credential(label, token or None, api_key, basic, headers, cert, oauth2)
 
 
 def oauth2_setting(given: Any, where: str) -> OAuth2:
@@ -402,6 +408,7 @@ def present(credential: Credential | None, *, bearer: str | None = None, raw: st
     key (gRPC has no query), ``tls`` whether its connection can carry a client certificate.
     CannotPresent when none is met."""
     if ways:
+        bearer = bearer or (credential.token if credential is not None else None)
         tried = []
         for alternative in ways:
             out = _meet(alternative, credential, bearer, raw, run_cert, places, tls)
@@ -425,6 +432,7 @@ def present(credential: Credential | None, *, bearer: str | None = None, raw: st
         return out
     if credential is None:
         return out
+    bearer = bearer or credential.token
     if bearer:
         out.headers["Authorization"] = f"Bearer {bearer}"
     elif credential.basic:

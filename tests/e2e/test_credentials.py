@@ -312,3 +312,30 @@ def test_a_credential_that_holds_nothing_the_card_asks_for_is_untested_never_sen
     refused = summary(tmp_path / "r")["credentials_refused"]
     assert list(refused) == ["full"] and "holds nothing the target asks for" in refused["full"]
     assert leaks(tmp_path / "r", ["a-bearer-token-1234"], result.stdout, result.stderr) == []
+
+
+def test_a_token_url_that_refuses_the_client_leaves_its_rows_untested(tmp_path: Path) -> None:
+    """OAuth2 client credentials the token endpoint refuses: the credential is refused before
+    anything is judged (one line naming the token URL's answer), its rows untested, none failed."""
+    port, token_port = free_port(), free_port()
+    setup = {"kind": "oauth2", "token_port": token_port,
+             "secrets": {label: [f"client-{label}", f"right-{label}"] for label in LABELS}}
+    (tmp_path / "setup.json").write_text(json.dumps(setup), encoding="utf-8")
+    base = f"http://127.0.0.1:{port}"
+    oauth = {"token_url": f"http://127.0.0.1:{token_port}/token", "client_id": "client-full",
+             "client_secret": "wrong-secret-1234"}
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"target": base, "control": f"{base}/_control",
+                                      "credentials": {"full": {"oauth2": oauth}}}), encoding="utf-8")
+    with child_server(front(port, tmp_path / "setup.json"), base, timeout=60):
+        result = run("run", "a2a", "--config", config, "--binding", "jsonrpc", "--budget", "quick",
+                     "--only", "A2A-AUTH-*", "--only", "A2A-GET-TASK", "--report", tmp_path / "r",
+                     cwd=tmp_path)
+    out = result.stdout + result.stderr
+    assert result.returncode == 5, out[-3000:]
+    rows = statuses(tmp_path / "r")
+    assert {v["status"] for v in rows.values() if v["status"] != "skipped"} == {"untested"}, out[-3000:]
+    refused = summary(tmp_path / "r")["credentials_refused"]
+    assert list(refused) == ["full"] and "gave no access token: HTTP 401" in refused["full"], refused
+    assert f"the token URL http://127.0.0.1:{token_port}/token" in out
+    assert leaks(tmp_path / "r", ["wrong-secret-1234"], result.stdout, result.stderr) == []
