@@ -339,3 +339,61 @@ def test_a_token_url_that_refuses_the_client_leaves_its_rows_untested(tmp_path: 
     assert list(refused) == ["full"] and "gave no access token: HTTP 401" in refused["full"], refused
     assert f"the token URL http://127.0.0.1:{token_port}/token" in out
     assert leaks(tmp_path / "r", ["wrong-secret-1234"], result.stdout, result.stderr) == []
+
+
+def test_grpc_carries_the_credential_as_metadata_and_the_tls_settings_as_channel_credentials(
+        pki: dict[str, Path]) -> None:
+    """A gRPC server over TLS that requires a client certificate its CA issued (grpcio's own): a
+    call as a caller holding that certificate and an API key is served, the key arriving as
+    metadata; a call presenting no certificate gets no answer; verify: false is refused in words
+    (grpc cannot skip verification)."""
+    from concurrent import futures
+
+    import grpc
+
+    from conformance.launch import secrets_of
+    from conformance.transport.credentials import CredentialStore, TlsSettings
+    from conformance.transport.grpc import GrpcBinding, service_of
+    from conformance.transport.http import HttpTransport, Redactor
+
+    service = service_of("specs/a2a/a2a.proto", "A2AService")
+    request_cls, response_cls, _ = service.methods["GetTask"]
+    seen: list[dict[str, str]] = []
+
+    def get_task(request: Any, context: Any) -> Any:
+        seen.append(dict(context.invocation_metadata()))
+        return response_cls(id=request.id, context_id="ctx-1")
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(service.full_name, {
+        "GetTask": grpc.unary_unary_rpc_method_handler(get_task, request_cls.FromString,
+                                                       response_cls.SerializeToString)})])
+    credentials = grpc.ssl_server_credentials([(pki["server.key"].read_bytes(), pki["server"].read_bytes())],
+                                              root_certificates=pki["ca"].read_bytes(),
+                                              require_client_auth=True)
+    port = server.add_secure_port("127.0.0.1:0", credentials)
+    server.start()
+    given = {"full": {"cert": str(pki["client-full"]), "key": str(pki["client-full.key"]),
+                      "api_key": {"header": "X-API-Key", "value": "grpc-key-1234"}}}
+    entry = {"proto": "specs/a2a/a2a.proto", "service": "A2AService", "bearer": "full",
+             "url": f"https://127.0.0.1:{port}"}
+    try:
+        for tls, expect in ((TlsSettings(ca=str(pki["ca"])), "served"),
+                            (TlsSettings(verify=False), "refused")):
+            http = HttpTransport(base_url="http://127.0.0.1:9", tls=tls, redactor=Redactor(secrets_of(given)),
+                                 credentials=CredentialStore(given, tls))
+            binding = GrpcBinding("grpc", entry, http, lambda label, required: "" if label in given else None)
+            try:
+                reply = binding.call("GetTask", {"id": "t-1"})
+                anonymous = binding.call("GetTask", {"id": "t-2"}, caller=None)
+            finally:
+                http.close()
+            if expect == "served":
+                assert reply.ok and reply.result["id"] == "t-1", reply.describe()
+                assert seen[-1].get("x-api-key") == "grpc-key-1234"
+                assert not anonymous.ok and not anonymous.spoke, anonymous.describe()
+                assert "grpc-key-1234" not in json.dumps(http.log[0].request)
+            else:
+                assert not reply.ok and "cannot skip verifying" in reply.error_message, reply.describe()
+    finally:
+        server.stop(None)
