@@ -257,30 +257,59 @@ class CheckContext:
             self.lasting(label, str(what))
 
     def _needs_token(self, label: str) -> None:
+        """The target answered 401 to a call that carried no credential: the one the binding
+        sends (a bearer token, or what the target's declaration asks for) was not given."""
+        from conformance.transport.credentials import describe_way
+
+        ways = (self.run.endpoints.get(self.run.binding or "") or {}).get("auth")
+        if isinstance(ways, list) and ways:
+            wanted = " or ".join(" and ".join(describe_way(w) for w in alternative) for alternative in ways)
+            self.run.refused.setdefault(label, f"not given, and the target requires credentials (HTTP 401 "
+                                               f"without them; it asks for {wanted})")
+            raise Untested(f"the target requires credentials (HTTP 401 without them; it asks for {wanted}): "
+                           f"give credentials.{label}", "credential")
         self.run.refused.setdefault(label, "not given, and the target requires a bearer token "
                                            "(HTTP 401 without one)")
         raise Untested(f"the target requires a bearer token: give --token or credentials.{label}",
                        "credential")
 
     def _not_refused(self, label: str) -> None:
-        """A credential the target refused is never sent to be judged."""
+        """A credential the target refused, or that holds nothing the target asks for, is never
+        sent to be judged."""
         why = self.run.refused.get(label)
         if why is not None:
             raise Untested(f"credential {label!r} {why}: not judged (give a credential the target accepts)",
                            "credential")
 
     def token(self, label: str, required: bool = True) -> str | None:
-        """The bearer token of a credential (a mapping's ``token``); a required one
-        that was not given makes the requirement untested, and so does one the target
-        refused before the run."""
+        """The bearer token of a credential (a text, a mapping's ``token``, or the one its OAuth2
+        client credentials fetch); "" for a credential given without one (an API key, Basic, a
+        client certificate: the bindings send it as the target asks). A required one that was
+        not given makes the requirement untested, and so does one the target refused before
+        the run, or whose token could not be fetched."""
+        from conformance.transport.credentials import CredentialUnavailable
+
         self._not_refused(label)
-        value = self.run.credentials.get(label)
-        if isinstance(value, dict):
-            value = value.get("token")
-        if not value and required:
+        if not self.run.credentials.get(label):
+            if required:
+                raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)",
+                               "credential")
+            return None
+        store = self.http.credentials
+        try:
+            bearer = store.bearer(label)
+        except CredentialUnavailable as exc:
+            self.run.refused.setdefault(label, str(exc))
+            raise Untested(f"credential {label!r}: {exc}", "credential") from None
+        if bearer:
+            return bearer
+        held = store.get(label)
+        if held is not None and held.given:
+            return ""
+        if required:
             raise Untested(f"no credential {label!r} given (set credentials.{label} in --config)",
                            "credential")
-        return value or None
+        return None
 
     # -- what the target offers --------------------------------------------------
     def credential(self, label: str) -> Any:
@@ -314,7 +343,7 @@ class CheckContext:
             raise Untested(not_served(feature, answer), "optional")
 
     def has_credential(self, label: str) -> bool:
-        """Given, and not refused by the target before the run."""
+        """Given, not refused by the target before the run, and holding what the target asks for."""
         return bool(self.run.credentials.get(label)) and label not in self.run.refused
 
     def control(self, action: str, **payload: Any) -> HttpReply:

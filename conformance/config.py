@@ -1,6 +1,8 @@
-"""The user's own input: the run config file (YAML: target, timeout, credentials, control,
+"""The user's own input: the run config file (YAML: target, timeout, credentials, tls, control,
 world, declared, examples) and option values (durations, folders), each checked with a
-one-line ``ConfigError`` naming its option or file (exit 2)."""
+one-line ``ConfigError`` naming its option or file (exit 2). Texts in ``credentials:`` and
+``tls:`` may name environment variables (``${NAME}``); files they name are relative to the
+config's folder (transport/credentials.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +12,18 @@ from typing import Any
 
 import yaml
 
+from conformance.transport.credentials import (
+    CERT_KEYS,
+    CredentialError,
+    expand_env,
+    file_setting,
+    parse_credential,
+    tls_setting,
+)
 from conformance.transport.http import validate_target_url
 from conformance.yamltext import load_yaml, read_user_text
 
-KNOWN_KEYS = {"target", "timeout", "max_answer_mib", "credentials", "control", "world", "declared",
+KNOWN_KEYS = {"target", "timeout", "max_answer_mib", "credentials", "tls", "control", "world", "declared",
               "examples", "scenarios", "keys", "receiver"}
 
 class ConfigError(Exception):
@@ -40,7 +50,7 @@ def read_yaml(path: Path, what: str) -> Any:
 
 def load_config(path: str | Path | None) -> dict[str, Any]:
     """Read and check a run config (YAML); ConfigError names the first bad value.
-    Keys: target, timeout, max_answer_mib, credentials, control, world, declared, examples,
+    Keys: target, timeout, max_answer_mib, credentials, tls, control, world, declared, examples,
     scenarios, keys, receiver."""
     if path is None:
         return {}
@@ -64,6 +74,8 @@ def load_config(path: str | Path | None) -> dict[str, Any]:
         if key in data:
             positive_number(data[key], f"{where}: {key} ({unit})")
     credentials = data.get("credentials", {})
+    if credentials is None:
+        credentials = data["credentials"] = {}
     if not isinstance(credentials, dict):
         raise ConfigError(f"{where}: credentials must be a mapping of label to token")
     for label, value in credentials.items():
@@ -73,6 +85,9 @@ def load_config(path: str | Path | None) -> dict[str, Any]:
         if isinstance(value, dict) and "disposable" in value and not isinstance(value["disposable"], bool):
             raise ConfigError(f"{where}: credentials.{label}.disposable must be true or false, "
                               f"not {value['disposable']!r}")
+        credentials[label] = credential_setting(label, value, where, path.parent)
+    if "tls" in data:
+        data["tls"] = tls_settings(data["tls"], where, path.parent)
     if "control" in data:
         data["control"] = control_url(data["control"], where)
     if "declared" in data and not (isinstance(data["declared"], list)
@@ -94,6 +109,31 @@ def load_config(path: str | Path | None) -> dict[str, Any]:
         raise ConfigError(f"{where}: world must be a mapping of role to id, "
                           f"not {type(data['world']).__name__}")
     return data
+
+
+def credential_setting(label: str, value: Any, where: str, base: Path) -> Any:
+    """``credentials.<label>`` with its environment variables read and its files found (relative
+    to the config's folder), or ConfigError naming the key."""
+    try:
+        value = expand_env(value, f"credentials.{label}")
+        parse_credential(label, value, base=base)
+    except CredentialError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    if isinstance(value, dict):
+        value = {k: file_setting(v, k, base) if k in ("cert", "key") and v is not None else v
+                 for k, v in value.items()}
+    return value
+
+
+def tls_settings(value: Any, where: str, base: Path) -> dict[str, Any]:
+    """Config ``tls:`` checked (ca, verify, cert, key, key_password), its files found."""
+    try:
+        value = expand_env(value, "tls")
+        tls_setting(value, "tls", base)
+    except CredentialError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return {k: file_setting(v, f"tls.{k}", base) if k in (*CERT_KEYS[:2], "ca") and v is not None else v
+            for k, v in (value or {}).items()}
 
 
 def control_url(value: Any, where: str) -> str:

@@ -4,6 +4,7 @@ database, into the ``RunContext`` every requirement of the run shares."""
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from conformance.config import ConfigError, control_url, shared_examples
 from conformance.examples import example_database, namespace_of
 from conformance.live import disposable_labels
 from conformance.model import Profile
+from conformance.transport.credentials import CredentialError, CredentialStore, parse_credential, tls_setting
 from conformance.transport.http import (
     DEFAULT_MAX_ANSWER,
     DEFAULT_TIMEOUT,
@@ -26,16 +28,28 @@ CONTROL_PREFIX = "/_control"
 
 
 def secrets_of(credentials: dict[str, Any]) -> dict[str, str]:
-    """Every secret string inside the credentials, labelled for redaction."""
+    """Every secret string inside the credentials, labelled for redaction: a protocol's own
+    (a signing seed, a private key) and each credential kind's (transport/credentials.py)."""
     out: dict[str, str] = {}
     for label, value in credentials.items():
-        if isinstance(value, dict):
+        out.update(parse_credential(str(label), value, strict=False).secrets())
+        if isinstance(value, dict):  # after: a secret held twice is named as before
             for key, inner in value.items():
                 if key in ("token", "seed", "private_key", "secret") and isinstance(inner, str):
                     out[f"{label}.{key}"] = inner
         elif isinstance(value, str):
             out[label] = value
     return out
+
+
+_WARNED: set[str] = set()
+
+
+def warn_once(text: str) -> None:
+    """A one-line warning on stderr, once per process (a run opens one context per binding)."""
+    if text not in _WARNED:
+        _WARNED.add(text)
+        print(f"warning: {text}", file=sys.stderr, flush=True)
 
 
 def open_run(
@@ -84,16 +98,31 @@ def open_run(
             raise ConfigError(str(exc)) from exc
         control = config.get("control")
     credentials.update(config.get("credentials") or {})
-    if token:
-        credentials["full"] = token
+    if token:  # --token or CONFORMANCE_TOKEN: the bearer of `full`, beside what else the config gives it
+        given = credentials.get("full")
+        credentials["full"] = {**given, "token": token} if isinstance(given, dict) and not given.get(
+            "oauth2") else token
     timeout = float(config.get("timeout", DEFAULT_TIMEOUT))
     max_answer = int(float(config.get("max_answer_mib", DEFAULT_MAX_ANSWER / 2**20)) * 2**20)
+    try:
+        tls = tls_setting(config.get("tls"), "config tls")
+    except CredentialError as exc:
+        raise ConfigError(str(exc)) from None
+    if not tls.verify and target != "reference":
+        warn_once("TLS verification is off (config tls.verify: false): the target's certificate is not "
+                  "checked")
     http = HttpTransport(timeout=timeout, max_answer=max_answer, redactor=Redactor(secrets_of(credentials)),
-                         **http_kwargs)
+                         tls=tls, credentials=CredentialStore(credentials, tls), **http_kwargs)
+    for name, secret in tls.secrets().items():
+        http.redact.add(name, secret)
     if max_time is not None:
         http.run_deadline = time.monotonic() + max_time
     if control and http.live and "://" in control:  # a control interface on another port or host
         http.allow(control_url(control, "control"), "control")
+    for label in list(credentials):  # the token URLs the config names: the run may send there too
+        oauth = http.credentials.get(label)
+        if oauth is not None and oauth.oauth2 is not None:
+            http.allow(oauth.oauth2.token_url, "token")
     run = RunContext(
         profile=profile,
         http=http,

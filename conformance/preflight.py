@@ -7,8 +7,10 @@ profile declares) is tried on the profile's own harmless probe. One the target a
 with HTTP 401 is *refused*: every requirement that would send it is ``untested`` with that
 reason, named in one console line, and none fails on it (an expired CI secret is not a
 broken implementation). The same holds when the run has no token and the target wants
-one. Credentials the profile lists under ``refused_credentials:`` (an expired token, say)
-are meant to be refused and are not tried."""
+one, when a credential's OAuth2 token cannot be fetched from its token URL, and when a
+credential holds nothing the target asks for (an A2A card that wants HTTP Basic, and a
+token given). Credentials the profile lists under ``refused_credentials:`` (an expired
+token, say) are meant to be refused and are not tried."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from conformance.check import CheckContext, CheckFailed, ProtocolMismatch, RunCo
 from conformance.config import ConfigError
 from conformance.evidence import answered
 from conformance.model import Profile, Requirement, Source
-from conformance.transport.http import DEAD_AFTER, RunAborted, RunStopped, TransportFailure
+from conformance.transport.http import DEAD_AFTER, CredentialUnfit, RunAborted, RunStopped, TransportFailure
 
 
 @dataclass
@@ -53,6 +55,9 @@ def preflight(run: RunContext, *, credentials: bool = True) -> Preflight:
             if not run.refused:  # a refused credential has its own line
                 found.note = run.http.redact(str(exc))
             break
+        except CredentialUnfit as exc:  # the run's own credential holds nothing the target asks for
+            run.refused.setdefault(exc.label, unfit(exc))
+            break
         except TransportFailure as exc:
             if attempt == DEAD_AFTER:
                 found.unreachable = run.http.redact(str(exc))
@@ -69,6 +74,9 @@ def preflight(run: RunContext, *, credentials: bool = True) -> Preflight:
             check_credentials(run.profile, ctx)
         except RunAborted:
             pass
+    if found.note and any(f"credentials.{label}" in found.note or f"'{label}'" in found.note
+                          for label in run.refused):
+        found.note = ""  # said by the refused credential's own line
     found.refused = dict(run.refused)
     run.http.log.clear()
     return found
@@ -95,8 +103,10 @@ REFUSED_STATUS = 401  # HTTP's "no valid credentials": a 403 is an authenticated
 
 
 def configured(value: Any) -> bool:
-    """A credential the run was given: a token, or a mapping with one."""
-    return bool(value.get("token") if isinstance(value, dict) else value)
+    """A credential the run was given: a token, or a mapping with one of the credential kinds."""
+    from conformance.transport.credentials import parse_credential
+
+    return bool(value) and parse_credential("", value, strict=False).given
 
 
 def check_credentials(profile: Profile, ctx: CheckContext) -> dict[str, str]:
@@ -110,6 +120,9 @@ def check_credentials(profile: Profile, ctx: CheckContext) -> dict[str, str]:
         before = len(ctx.http.log)
         try:
             profile.probe(ctx, caller=label)
+        except CredentialUnfit as exc:
+            run.refused[label] = unfit(exc)
+            continue
         except (Untested, CheckFailed, TransportFailure, ProtocolMismatch):
             pass  # judged below by what the target answered, if it answered
         refusal = next((e for e in ctx.http.log[before:]
@@ -118,3 +131,7 @@ def check_credentials(profile: Profile, ctx: CheckContext) -> dict[str, str]:
             run.refused[label] = ("refused by the target on the probe: "
                                   f"{ctx.http.redact(answered(refusal.response or {}))}")
     return dict(run.refused)
+
+
+def unfit(exc: CredentialUnfit) -> str:
+    return f"holds nothing the target asks for ({str(exc).split(': ', 1)[-1]})"

@@ -7,7 +7,13 @@ all of them. A binding entry declares:
 
     kind: jsonrpc-http | http-action | http-routes | mcp-tools     (see BINDING_KINDS)
     path: /  or  /verbs/{name}                       (endpoint; {name} is the operation)
-    bearer: full                                     (the credential sent as the bearer token)
+    bearer: full                                     (the credential every call sends unless told whose)
+    auth: [[{kind: api_key, in: header, name: X-Key}], [{kind: bearer}]]
+                                                     (how the target asks for credentials: alternatives,
+                                                      each what to send together: bearer, basic, cert,
+                                                      api_key in header|query|cookie; a protocol may read
+                                                      them off the target's declaration. Without it a
+                                                      credential is sent as configured: credentials.py)
     headers: {A2A-Version: "1.0"}                    (sent with every call)
     idempotency: {header: Idempotency-Key}           (a fresh key per call unless one is given)
     error: {code: /error/code, message: /error/message}  (where an error lives in an answer)
@@ -32,7 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from conformance.ledger import LEDGER
-from conformance.transport.http import HttpReply, HttpTransport, json_excerpt
+from conformance.transport.credentials import CannotPresent, Credential, Presented, present
+from conformance.transport.http import CredentialUnfit, HttpReply, HttpTransport, json_excerpt
 
 # A token resolver: (credential label, required) -> token or None. The check layer
 # supplies it; it raises its own "untested" when a required credential is missing.
@@ -132,6 +139,7 @@ class Binding:
 
     kind: ClassVar[str]
     kind_statuses: ClassVar[bool] = True  # whether HTTP statuses carry meaning, unless the entry says
+    key_places: ClassVar[tuple[str, ...]] = ("header", "query", "cookie")  # where it can carry an API key
     default_error: ClassVar[dict[str, str]] = {"code": "/error/code", "message": "/error/message",
                                                "data": "/error/data"}
 
@@ -160,23 +168,57 @@ class Binding:
         return Reply(self.name, http, True, result, envelope=envelope, statuses=self.statuses)
 
     # -- what every call carries -----------------------------------------------------
-    def auth(self, caller: str | RawToken | None = DEFAULT) -> dict[str, str]:
-        """The Authorization header of ``caller`` (a credential label); None sends no
-        token. The binding's own bearer is optional (a target may run without auth);
-        a caller named explicitly is required."""
+    @property
+    def ways(self) -> list[list[dict[str, Any]]] | None:
+        """How the target asks for credentials (the entry's ``auth:``), None: as configured."""
+        found = self.entry.get("auth")
+        return found if isinstance(found, list) and found else None
+
+    def secure(self) -> bool:
+        """Whether the binding's connection is TLS (can carry a client certificate)."""
+        return str(getattr(self.http, "base_url", "")).startswith("https://")
+
+    def presented(self, caller: str | RawToken | None = DEFAULT) -> Presented:
+        """What a call as ``caller`` (a credential label) carries: its credential as the target
+        asks for it (credentials.py ``present``); None sends none. The binding's own bearer is
+        optional (a target may run without auth); a caller named explicitly is required. A
+        credential that holds nothing the target asks for (over this binding) is not sent:
+        CredentialUnfit, the kit's (the preflight marks the run's own credentials so, and
+        the rows that would send them are untested)."""
         if caller is None:
-            return {}
+            return Presented()
+        store = getattr(self.http, "credentials", None)
+        run_cert = getattr(getattr(self.http, "tls", None), "cert", None) is not None
         if isinstance(caller, RawToken):
-            return {"Authorization": f"Bearer {caller.value}"}
+            try:
+                return present(None, raw=caller.value, ways=self.ways, run_cert=run_cert,
+                               places=self.key_places, tls=self.secure())
+            except CannotPresent as exc:
+                raise CredentialUnfit(f"a credential the target never issued cannot be sent over "
+                                      f"{self.name}: {exc}") from None
         label = self.bearer if caller == DEFAULT else caller
         if label is None:
-            return {}
+            return Presented()
         token = self.tokens(label, caller != DEFAULT)
-        return {"Authorization": f"Bearer {token}"} if token else {}
+        credential = store.get(label) if store is not None else None
+        if credential is None or not credential.given:
+            if not token:
+                return Presented()
+            credential = Credential(label, token=token)
+        try:
+            return present(credential, bearer=token, ways=self.ways, run_cert=run_cert,
+                           places=self.key_places, tls=self.secure())
+        except CannotPresent as exc:
+            raise CredentialUnfit(f"credentials.{label} cannot be sent over {self.name}: {exc}",
+                                  label) from None
 
-    def call_headers(self, caller: str | RawToken | None, idempotency_key: str | None,
+    def auth(self, caller: str | RawToken | None = DEFAULT) -> dict[str, str]:
+        """The headers a call as ``caller`` carries for its credential (``presented``)."""
+        return self.presented(caller).headers
+
+    def call_headers(self, presented: Presented, idempotency_key: str | None,
                      extra: Mapping[str, str] | None) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", **self.headers, **self.auth(caller)}
+        headers = {"Content-Type": "application/json", **self.headers, **presented.headers}
         if self.idempotency and idempotency_key is not None:
             key = uuid.uuid4().hex if idempotency_key == FRESH else idempotency_key
             headers[self.idempotency.get("header", "Idempotency-Key")] = key
@@ -197,10 +239,12 @@ class Binding:
         if self.before_call is not None:
             self.before_call(operation, self.bearer if caller == DEFAULT
                              else caller if isinstance(caller, str) else None)
-        with LEDGER.charge("transport"):  # the binding's framing and parsing, and the exchange
-            reply = self._send(operation, params, self.call_headers(caller, idempotency_key, headers), raw,
-                               **options)
-        if (reply.status == 401 and caller == DEFAULT and self.bearer and not self.auth(DEFAULT)
+        presented = self.presented(caller)
+        # the binding's framing and parsing, and the exchange, with the caller's query and certificate
+        with LEDGER.charge("transport"), self.http.presenting(presented):
+            reply = self._send(operation, params, self.call_headers(presented, idempotency_key, headers), raw,
+                               credential_headers=tuple(presented.headers), **options)
+        if (reply.status == 401 and caller == DEFAULT and self.bearer and presented == Presented()
             and self.on_unauthenticated):
             self.on_unauthenticated(self.bearer)  # the target wants the token the run was not given
         return reply
@@ -274,8 +318,10 @@ class JsonRpcBinding(Binding):
                  caller: str | RawToken | None = DEFAULT, timeout: float | None = None) -> Reply:
         """Send any body as it is (a JSON-RPC request or not) and read the answer as one;
         a header given as None is left out (the subject of a header requirement)."""
-        sent = {"Content-Type": "application/json", **self.headers, **self.auth(caller), **(headers or {})}
-        return self._post(body, {k: v for k, v in sent.items() if v is not None}, timeout)
+        presented = self.presented(caller)
+        sent = {"Content-Type": "application/json", **self.headers, **presented.headers, **(headers or {})}
+        with self.http.presenting(presented):
+            return self._post(body, {k: v for k, v in sent.items() if v is not None}, timeout)
 
     def _post(self, body: bytes | str, headers: dict[str, str], timeout: float | None = None) -> Reply:
         reply = self.http.request("POST", self.path, headers=headers, content=body, timeout=timeout)
@@ -355,9 +401,9 @@ class HttpRoutesBinding(Binding):
         rest = {k: v for k, v in given.items() if k not in taken} if isinstance(params, dict) else params
         return chosen["verb"].upper(), self.path.rstrip("/") + path, chosen.get("body", ""), rest
 
-    def call_headers(self, caller: str | RawToken | None, idempotency_key: str | None,
+    def call_headers(self, presented: Presented, idempotency_key: str | None,
                      extra: Mapping[str, str] | None) -> dict[str, str]:
-        headers = super().call_headers(caller, idempotency_key, extra)
+        headers = super().call_headers(presented, idempotency_key, extra)
         if self.entry.get("content_type") and not any(k.lower() == "content-type" for k in extra or {}):
             headers["Content-Type"] = str(self.entry["content_type"])
         return headers
@@ -399,24 +445,26 @@ class McpToolsBinding(Binding):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.clients: dict[str | None, Any] = {}  # one client (one session) per bearer token sent
+        # one client (one session) per caller: the credential headers it sends
+        self.clients: dict[tuple[tuple[str, str], ...], Any] = {}
 
-    def client_for(self, authorization: str | None) -> Any:
-        """The MCP client of one caller: its session is that caller's (a server may bind
-        a session to the identity that opened it)."""
+    def client_for(self, credential: str | Mapping[str, str] | None) -> Any:
+        """The MCP client of one caller (its credential's headers, or its Authorization value):
+        its session is that caller's (a server may bind a session to the identity that opened it)."""
         from conformance.transport.mcp import McpClient
 
-        if authorization not in self.clients:
-            auth = {"Authorization": authorization} if authorization else {}
-            self.clients[authorization] = McpClient(self.http, self.path,
-                                                    str(self.entry.get("protocol_version", "2025-06-18")),
-                                                    lambda: {**self.headers, **auth})
-        return self.clients[authorization]
+        auth = dict(credential or {}) if not isinstance(credential, str) else {"Authorization": credential}
+        key = tuple(sorted(auth.items()))
+        if key not in self.clients:
+            self.clients[key] = McpClient(self.http, self.path,
+                                          str(self.entry.get("protocol_version", "2025-06-18")),
+                                          lambda: {**self.headers, **auth})
+        return self.clients[key]
 
     @property
     def client(self) -> Any:
         """The client of the binding's own bearer."""
-        return self.client_for(self.auth(DEFAULT).get("Authorization"))
+        return self.client_for(self.auth(DEFAULT))
 
     def carries(self, params: Any) -> bool:
         return isinstance(params, dict)
@@ -434,8 +482,10 @@ class McpToolsBinding(Binding):
         from conformance.transport.mcp import McpError, tool_payload
 
         arguments = json.loads(raw) if raw is not None else params
-        client = self.client_for(headers.get("Authorization"))
-        extra = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "authorization")}
+        names = {"Authorization", *options.get("credential_headers", ())}
+        credential = {k: v for k, v in headers.items() if k in names}
+        client = self.client_for(credential)
+        extra = {k: v for k, v in headers.items() if k.lower() != "content-type" and k not in credential}
         try:
             answer = client.request("tools/call", {"name": operation, "arguments": arguments}, headers=extra)
         except McpError:

@@ -5,7 +5,9 @@ factory), so a check's ProtoJSON dict goes in and a ProtoJSON dict comes out
 ``grpc-status-details-bin`` trailer) are read into the same ``Reply`` every binding gives.
 A server-streaming method answers the list of its messages.
 
-An entry declares, beside the common keys (bearer, headers: sent as metadata):
+An entry declares, beside the common keys (bearer, headers: sent as metadata, with what a
+caller's credential carries in headers; over TLS, the run's TLS settings and a caller's client
+certificate make the channel's credentials):
 
     proto: specs/<protocol>/<file>.proto        (the document, under the data root)
     service: <Name>                             (a service of that file)
@@ -33,6 +35,7 @@ import httpx
 
 from conformance.model import Exchange
 from conformance.transport.binding import Binding, Reply, binding_kind
+from conformance.transport.credentials import ClientCert, TlsSettings, loadable
 from conformance.transport.http import DEFAULT_MAX_ANSWER, HttpReply, json_excerpt
 
 # grpc's core logs to stderr (a peer going away, say): only its errors, unless the user asks
@@ -186,11 +189,12 @@ class GrpcBinding(Binding):
 
     kind = "grpc"
     kind_statuses = False
+    key_places = ("header", "cookie")  # metadata; a call has no query
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.service = service_of(str(self.entry["proto"]), str(self.entry["service"]))
-        self._channels: dict[tuple[str, bool], Any] = {}
+        self._channels: dict[tuple[str, bool, Any], Any] = {}
 
     # -- where ---------------------------------------------------------------------------
     def address(self) -> tuple[str, bool]:
@@ -208,25 +212,49 @@ class GrpcBinding(Binding):
             raise ValueError(f"binding {self.name}: {url} without TLS off loopback")
         return f"{'[' + host + ']' if ':' in host else host}:{port}", tls
 
-    def channel(self) -> Any:
+    def secure(self) -> bool:
+        try:
+            return self.address()[1]
+        except ValueError:
+            return False
+
+    def channel(self, cert: ClientCert | None = None) -> Any:
         """The channel to the entry's address, opened on the first call and closed with the
-        run's transport: one connection per address, as a client keeps (a channel per call
-        paid a connection and an HTTP/2 handshake each time, 5 ms on loopback). A target
-        that goes away meanwhile fails the next call as UNAVAILABLE; none is retried."""
+        run's transport: one connection per address (and client certificate), as a client keeps
+        (a channel per call paid a connection and an HTTP/2 handshake each time, 5 ms on
+        loopback). A target that goes away meanwhile fails the next call as UNAVAILABLE; none
+        is retried."""
         import grpc
 
         where, tls = self.address()
-        found = self._channels.get((where, tls))
+        found = self._channels.get((where, tls, cert if tls else None))
         if found is None:
             limit = int(getattr(self.http, "max_answer", DEFAULT_MAX_ANSWER))
             options = [("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit),
                        ("grpc.enable_retries", 0)]
-            found = (grpc.secure_channel(where, grpc.ssl_channel_credentials(), options=options)
+            found = (grpc.secure_channel(where, self.channel_credentials(cert), options=options)
                      if tls else grpc.insecure_channel(where, options=options))
             if not self._channels and hasattr(self.http, "closing"):
                 self.http.closing.append(self.close_channels)
-            self._channels[(where, tls)] = found
+            self._channels[(where, tls, cert if tls else None)] = found
         return found
+
+    def channel_credentials(self, cert: ClientCert | None) -> Any:
+        """The run's TLS settings (its CA bundle; its or the caller's client certificate) as
+        grpc's channel credentials; ValueError where grpc cannot follow them."""
+        import grpc
+
+        settings = getattr(self.http, "tls", None) or TlsSettings()
+        if not settings.verify:
+            raise ValueError("gRPC over TLS cannot skip verifying the target (config tls.verify: false): "
+                             "name its CA in tls.ca instead")
+
+        def read(value: str | None) -> bytes | None:
+            return Path(loadable(value)).read_bytes() if value else None
+        chosen = cert or settings.cert
+        return grpc.ssl_channel_credentials(root_certificates=read(settings.ca),
+                                            private_key=read(chosen.key or chosen.cert) if chosen else None,
+                                            certificate_chain=read(chosen.cert) if chosen else None)
 
     def close_channels(self) -> None:
         while self._channels:
@@ -260,9 +288,10 @@ class GrpcBinding(Binding):
         deadline = getattr(self.http, "run_deadline", None)
         if deadline is not None:
             timeout = max(0.001, min(timeout, deadline - time.monotonic()))
+        presented = getattr(self.http, "presented", None)
         try:
-            channel = self.channel()
-        except ValueError as exc:  # no address it may call
+            channel = self.channel(presented.cert if presented is not None else None)
+        except ValueError as exc:  # no address it may call, or TLS settings grpc cannot follow
             return self.unsent(operation, headers, params, str(exc), started)
         path = f"/{self.service.full_name}/{operation}"
         encode, decode = (lambda m: m.SerializeToString()), response_cls.FromString

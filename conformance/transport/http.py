@@ -6,16 +6,24 @@ A live target is a stranger: each exchange has a wall-clock deadline (connect,
 headers and body together, so a drip cannot stretch it), an answer is read as a
 stream up to a size limit (decompressed size included), redirects are never
 followed, no cookie an answer sets is sent back, nothing goes anywhere but the
-target (environment proxies are not used), and a target that stops answering ends
-the run instead of stalling it."""
+target and the URLs the config names (environment proxies are not used), and a target
+that stops answering ends the run instead of stalling it.
+
+What a request as an identity carries beyond its headers (an API key in the query, a
+client certificate: credentials.py) is given for the requests made inside ``presenting``;
+a client certificate has connections of its own."""
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import json
 import re
+import ssl
+import threading
 import time
+import urllib.parse
 import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -28,6 +36,15 @@ import httpx
 from conformance.jsontext import MAX_JSON_DEPTH, json_excerpt, parse_json  # noqa: F401  (re-exported)
 from conformance.ledger import LEDGER
 from conformance.model import Exchange
+from conformance.transport.credentials import (
+    ClientCert,
+    CredentialStore,
+    CredentialUnavailable,
+    OAuth2,
+    Presented,
+    TlsSettings,
+    basic_value,
+)
 from conformance.transport.wire import Answer, ConnectFailed, RequestUnsendable, Wire
 
 # Bodies beyond this many characters are cut in recorded exchanges (a 10 MB probe
@@ -94,6 +111,15 @@ class TransportFailure(Exception):
         super().__init__(message)
         assert cause in CAUSES, cause
         self.cause = cause
+
+
+class CredentialUnfit(TransportFailure):
+    """A call the kit did not send: its caller's credential holds nothing the target asks for
+    (over this binding). The kit's, never the target's doing; ``label`` names the credential."""
+
+    def __init__(self, message: str, label: str = "") -> None:
+        super().__init__(message, "kit")
+        self.label = label
 
 
 @dataclass
@@ -224,8 +250,16 @@ class HttpTransport:
         timeout: float = DEFAULT_TIMEOUT,
         redactor: Redactor | None = None,
         max_answer: int = DEFAULT_MAX_ANSWER,
+        tls: TlsSettings | None = None,
+        credentials: CredentialStore | None = None,
     ) -> None:
         self.redact = redactor or Redactor()
+        self.tls = tls or TlsSettings()
+        # the run's identities (credentials.py): their OAuth2 tokens are fetched through this client
+        self.credentials = credentials or CredentialStore(tls=self.tls)
+        self.credentials.fetch = self._fetch_token
+        self.credentials.on_secret = self.redact.add
+        self._presenting = threading.local()  # what the requests of the current call carry (``presenting``)
         self.log: list[Exchange] = []
         self.total = 0
         self.timeout = timeout
@@ -246,6 +280,8 @@ class HttpTransport:
         # origins beyond the target that the user's config names (its control interface, say):
         # (scheme, host, port) -> (what it is, its client)
         self._others: dict[tuple[str, str, int | None], tuple[str, Wire]] = {}
+        # (origin, a credential's client certificate) -> its own connections
+        self._cert_wires: dict[tuple[tuple[str, str, int | None], ClientCert], Wire] = {}
         self._urls: dict[str, httpx.URL] = {}  # path -> its URL on the target (paths repeat)
         if app is not None:
             from conformance.transport.inprocess import InProcessTransport
@@ -263,7 +299,7 @@ class HttpTransport:
             if password:
                 self.redact.add("target.password", password)
             base = httpx.URL(self.base_url)
-            self._wire = Wire(scheme=base.scheme, host=base.host, port=base.port or _PORTS[base.scheme])
+            self._wire = self._new_wire(base.scheme, base.host, base.port or _PORTS[base.scheme])
         self._base = httpx.URL(self.base_url + "/")
         self._origin = (self._base.scheme, self._base.host, self._base.port)
         self._defaults = [(b"host", self._base.netloc), (b"accept", b"*/*"),
@@ -282,15 +318,73 @@ class HttpTransport:
         origin = (parts.scheme, parts.host, parts.port)
         if origin == self._origin or origin in self._others:
             return
-        self._others[origin] = (role, Wire(scheme=parts.scheme, host=parts.host,
-                                           port=parts.port or _PORTS[parts.scheme]))
+        self._others[origin] = (role, self._new_wire(parts.scheme, parts.host,
+                                                     parts.port or _PORTS[parts.scheme]))
         if parts.password:
             self.redact.add(f"{role}.password", parts.password)
+
+    def _new_wire(self, scheme: str, host: str, port: int, cert: ClientCert | None = None) -> Wire:
+        """Connections to one origin, with the run's TLS settings (and ``cert``, a credential's
+        client certificate, presented instead of the run's)."""
+        return Wire(scheme=scheme, host=host, port=port, context=lambda: self.tls.context(cert))
+
+    @contextlib.contextmanager
+    def presenting(self, presented: Presented | None) -> Iterator[None]:
+        """The requests to the target made inside carry ``presented``'s query parameters and
+        client certificate (its headers are the caller's to send): one identity's call."""
+        before = getattr(self._presenting, "value", None)
+        self._presenting.value = presented
+        try:
+            yield
+        finally:
+            self._presenting.value = before
+
+    @property
+    def presented(self) -> Presented | None:
+        """What the current call's caller presents (``presenting``), None outside a call."""
+        return getattr(self._presenting, "value", None)
+
+    def _fetch_token(self, oauth: OAuth2, label: str) -> tuple[str, float | None]:
+        """An OAuth2 access token by the client credentials grant (RFC 6749 section 4.4) from the
+        token URL the config names: (token, seconds it lives, when the answer says). Not any
+        requirement's evidence: the exchange is not logged. CredentialUnavailable says why not."""
+        form = {"grant_type": "client_credentials"}
+        if oauth.scope:
+            form["scope"] = oauth.scope
+        if oauth.audience:
+            form["audience"] = oauth.audience
+        headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
+        if oauth.client_auth == "body":
+            form.update(client_id=oauth.client_id, client_secret=oauth.client_secret)
+        else:  # section 2.3.1: the id and secret form-encoded, then Basic
+            quote = urllib.parse.quote
+            headers["Authorization"] = basic_value(quote(oauth.client_id, safe=""),
+                                                   quote(oauth.client_secret, safe=""))
+        where = f"credentials.{label}.oauth2: the token URL {oauth.token_url}"
+        try:
+            reply = self.request("POST", oauth.token_url, headers=headers,
+                                 content=urllib.parse.urlencode(form), keep=False)
+        except TransportFailure as exc:
+            raise CredentialUnavailable(self.redact(f"{where} gave no token ({exc})")) from None
+        body = reply.json()
+        token = body.get("access_token") if isinstance(body, dict) else None
+        kind = body.get("token_type") if isinstance(body, dict) else None
+        if reply.status != 200 or not isinstance(token, str) or not token:
+            said = self.redact(reply.text[:200])
+            raise CredentialUnavailable(f"{where} gave no access token: HTTP {reply.status} {said!r}")
+        if not isinstance(kind, str) or kind.lower() != "bearer":  # section 5.1: token_type is REQUIRED
+            raise CredentialUnavailable(f"{where} gave a token of type {kind!r}, not Bearer: the kit "
+                                        "sends only bearer tokens")
+        self.redact.add(f"{label}.oauth2.access_token", token)
+        lifetime = body.get("expires_in")
+        return token, float(lifetime) if isinstance(lifetime, int | float) and lifetime > 0 else None
 
     def close(self) -> None:
         while self.closing:
             self.closing.pop()()
         for _role, wire in self._others.values():
+            wire.close()
+        for wire in self._cert_wires.values():
             wire.close()
         if self._wire is not None:
             self._wire.close()
@@ -322,16 +416,18 @@ class HttpTransport:
         json_body: Any = None,
         params: Mapping[str, Any] | None = None,
         timeout: float | None = None,
+        keep: bool = True,
     ) -> HttpReply:
         """One exchange, bounded by the run's timeout (or ``timeout``: an exchange the
-        protocol lets the server hold, a long poll say)."""
+        protocol lets the server hold, a long poll say); ``keep`` off, it is not logged (the
+        kit's own errand: a token fetched)."""
         with LEDGER.charge("transport"):
             return self._request(method, path, headers=headers, content=content, json_body=json_body,
-                                 params=params, timeout=timeout)
+                                 params=params, timeout=timeout, keep=keep)
 
     def _request(self, method: str, path: str, *, headers: Mapping[str, str] | None,
                  content: bytes | str | None, json_body: Any, params: Mapping[str, Any] | None,
-                 timeout: float | None) -> HttpReply:
+                 timeout: float | None, keep: bool = True) -> HttpReply:
         self.check_running()
         hdrs = dict(headers or {})
         if json_body is not None:
@@ -339,7 +435,13 @@ class HttpTransport:
             hdrs.setdefault("Content-Type", "application/json")
         body = content.encode() if isinstance(content, str) else content
         started = time.perf_counter()
+        presented: Presented | None = getattr(self._presenting, "value", None)
         url = self._url(path, params)
+        cert = None
+        if presented is not None and (url.scheme, url.host, url.port) == self._origin:
+            if presented.query:
+                url = url.copy_merge_params(presented.query)
+            cert = presented.cert
         record = {
             "method": method,
             "url": self.redact(str(url).replace(REFERENCE_BASE, "")) or "/",
@@ -354,7 +456,7 @@ class HttpTransport:
         role = self._role(url)
         cause = "target" if role == "target" else "control" if role == "control" else "kit"
         try:
-            answer = self._send(method, url, hdrs, body, until)
+            answer = self._send(method, url, hdrs, body, until, cert)
             encodings = [e.strip().lower() for e in answer.header("content-encoding").split(",")]
             content_out, unknown = read_bounded(answer.chunks, encodings, self.max_answer, arrived)
         except AnswerTooLarge:
@@ -363,17 +465,17 @@ class HttpTransport:
             if role == "target":
                 self.silent = 0
             why = f"answer larger than {self.max_answer / 2**20:g} MiB (HTTP {answer.status}): cut"
-            self._fail(record, started, why, answer, arrived)
+            self._fail(record, started, why, answer, arrived, keep)
             raise TransportFailure(f"{method} {path}: {why}", cause) from None
         except RequestUnsendable as exc:  # the kit's own request: never the target's doing
             why = _describe_error(exc, False)
-            self._fail(record, started, why, None, arrived)
+            self._fail(record, started, why, None, arrived, keep)
             raise TransportFailure(f"{method} {path}: not sent: {why}", "kit") from None
         except (zlib.error, OSError, http.client.HTTPException) as exc:
             if answer is not None:
                 answer.close()
             why = _describe_error(exc, time.monotonic() >= until)
-            self._fail(record, started, why, answer, arrived)
+            self._fail(record, started, why, answer, arrived, keep)
             if isinstance(exc, zlib.error):
                 raise TransportFailure(f"{method} {path}: {why}", cause) from None  # an answer
             if role == "target":
@@ -390,7 +492,8 @@ class HttpTransport:
         }
         note = f"content-encoding {', '.join(unknown)} not decoded" if unknown else ""
         exchange = Exchange(record, response, (time.perf_counter() - started) * 1000, note)
-        self._remember(exchange)
+        if keep:
+            self._remember(exchange)
         return HttpReply(answer.status, reply_headers, content_out, exchange)
 
     def _url(self, path: str, params: Mapping[str, Any] | None) -> httpx.URL:
@@ -433,13 +536,19 @@ class HttpTransport:
         return sent
 
     def _send(self, method: str, url: httpx.URL, hdrs: Mapping[str, str], body: bytes | None,
-              until: float) -> Answer:
+              until: float, cert: ClientCert | None = None) -> Answer:
         """One request out, the answer's head back (its body as chunks): in process to the
         reference, or over the lean client (wire.py) to the live target or another origin
         the config names (``allow``). Any other URL is never sent: the run talks only to
         the target it was given and the URLs the user's config names."""
         origin = (url.scheme, url.host, url.port)
         wire = self._wire if origin == self._origin else self._others.get(origin, (None, None))[1]
+        if wire is not None and cert is not None and url.scheme == "https":  # a credential's own connections
+            key = (origin, cert)
+            if key not in self._cert_wires:
+                port = url.port or _PORTS[url.scheme]
+                self._cert_wires[key] = self._new_wire(url.scheme, url.host, port, cert)
+            wire = self._cert_wires[key]
         if wire is None and not (self._app is not None and origin == self._origin):
             raise RequestUnsendable(f"{url} is neither on the target {self.base_url} nor a URL the config "
                                     "names: the kit sends only there")
@@ -456,14 +565,15 @@ class HttpTransport:
                              body=body, until=until)
 
     def _fail(self, record: dict[str, Any], started: float, why: str, answer: Answer | None,
-              arrived: bytearray) -> None:
+              arrived: bytearray, keep: bool = True) -> None:
         """Record an exchange that got no usable answer, with what did arrive."""
         got = None
         if answer is not None:
             got = {"status": answer.status,
                    "headers": {k: self.redact(v) for k, v in answer.headers_view().items()},
                    "body": self.redact(_body_text(bytes(arrived))) if arrived else None}
-        self._remember(Exchange(record, got, (time.perf_counter() - started) * 1000, self.redact(why)))
+        if keep:
+            self._remember(Exchange(record, got, (time.perf_counter() - started) * 1000, self.redact(why)))
 
     def _no_answer(self, why: str) -> None:
         self.silent += 1
@@ -484,7 +594,18 @@ class HttpTransport:
             self.on_exchange()
 
 
+# what a TLS server says when it wants a client certificate it was not given, or refuses the one it got
+_CERT_REFUSED = ("CERTIFICATE_REQUIRED", "BAD_CERTIFICATE", "UNKNOWN_CA", "CERTIFICATE_UNKNOWN")
+
+
 def _describe_error(exc: BaseException, deadline_passed: bool) -> str:
+    said = str(exc).upper()
+    if isinstance(exc, ssl.SSLError | ConnectFailed) and any(r in said for r in _CERT_REFUSED):
+        return (f"the target refused the TLS connection for its client certificate ({exc}): give the one it "
+                "accepts (config tls.cert and tls.key, or credentials.<label>.cert and .key)")
+    if isinstance(exc, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in said:
+        return (f"the target's TLS certificate is not trusted ({exc}): name its CA in config tls.ca "
+                "(or tls.verify: false)")
     if isinstance(exc, TimeoutError) or deadline_passed:
         return "no complete answer within the exchange's deadline"
     if isinstance(exc, ConnectFailed):

@@ -6,8 +6,8 @@ http.client exchange 0.2 ms (`bench/bench_speed.py`), and a fuzz campaign is mos
 exchanges. What httpx gave that a campaign needs is kept: one wall-clock deadline for
 connect, headers and body together (so a target that drips a byte a second cannot stretch
 it), connections kept alive and checked before reuse, TLS verified with httpx's own
-context (certifi, ``SSL_CERT_FILE``), and no redirect followed. A target reached through
-an environment proxy still goes through httpx (http.py decides)."""
+context (certifi, ``SSL_CERT_FILE``) unless the run's TLS settings give another (a CA
+bundle, no verification, a client certificate: credentials.py), and no redirect followed."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,15 +105,17 @@ class Wire:
     """Kept-alive connections to one origin; safe to share between threads (each
     exchange has a connection to itself)."""
 
-    def __init__(self, *, scheme: str, host: str, port: int) -> None:
+    def __init__(self, *, scheme: str, host: str, port: int,
+                 context: Callable[[], ssl.SSLContext] | None = None) -> None:
         self.scheme, self.host, self.port = scheme, host, port
         self._idle: list[http.client.HTTPConnection] = []
         self._lock = threading.Lock()
         self._tls: ssl.SSLContext | None = None
+        self._make_context = context or httpx.create_ssl_context  # the verification httpx gave
 
     def _context(self) -> ssl.SSLContext:
         if self._tls is None:
-            context = httpx.create_ssl_context()  # the verification httpx gave: certifi, SSL_CERT_FILE
+            context = self._make_context()
             context.set_alpn_protocols(["http/1.1"])
             context.sslsocket_class = DeadlineSSLSocket
             self._tls = context

@@ -1,4 +1,6 @@
-"""`conformance` installed from a wheel (not editable) finds its profiles, specs and run.ini.
+"""`conformance` installed from a wheel (not editable) finds its profiles, specs and run.ini, and
+runs; the wheel is the distribution `conformance-kit` (the name `conformance` on PyPI is another
+project's) with the extras docs/fuzz.md's recipes install it with.
 
 The wheel is built from a copy of the checkout (`pip wheel .` builds in-tree: it would leave
 build/ and *.egg-info in the working tree, and a stale build/lib can leak into later wheels).
@@ -8,6 +10,7 @@ neither the source tree nor the editable install of the running environment is i
 
 from __future__ import annotations
 
+import email
 import json
 import os
 import re
@@ -21,11 +24,14 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from conformance.profiles import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
+DISTRIBUTION = "conformance-kit"
 # cheap requirements of the bindu profile (see `conformance list bindu`)
 ONLY = ("BINDU-RPC-PARSE-ERROR", "BINDU-RPC-METHOD-NOT-FOUND", "BINDU-TASK-NOT-FOUND")
 IGNORE = shutil.ignore_patterns(".git", ".venv", ".tox", "build", "dist", "*.egg-info", "reports",
@@ -73,8 +79,14 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             pytest.skip("cannot build the wheel: setuptools>=68 is not installed here and the package "
                         f"index cannot be reached for it:\n{output[-2000:]}")
         pytest.fail(f"pip wheel failed ({result.returncode}):\n{output[-4000:]}")
-    (found,) = (tmp / "dist").glob("conformance-*.whl")
+    (found,) = (tmp / "dist").glob("conformance_kit-*.whl")
     return found
+
+
+def metadata(wheel: Path) -> email.message.Message:
+    archive = zipfile.ZipFile(wheel)
+    [name] = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+    return email.message_from_bytes(archive.read(name))
 
 
 @pytest.fixture(scope="module")
@@ -139,14 +151,15 @@ def test_installed_list(installed: dict[str, Path]) -> None:
 
 
 def test_installed_run(installed: dict[str, Path]) -> None:
+    """The README's first command, from the installed wheel: every requirement of the profile."""
     report = installed["work"] / "r"
-    only = [arg for rid in ONLY for arg in ("--only", rid)]
-    result = run(installed["bin"] / "conformance", "run", "bindu", "--budget", "quick", *only,
-                 "--report", report, cwd=installed["work"], env=clean_env(), timeout=120)
+    result = run(installed["bin"] / "conformance", "run", "bindu", "--budget", "quick",
+                 "--report", report, cwd=installed["work"], env=clean_env(), timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert (report / "report.html").is_file()
     summary = json.loads((report / "summary.json").read_text(encoding="utf-8"))
     assert summary["spec"]["path"] == "specs/bindu/openapi.yaml"
+    assert summary["counts"]["passed"] == len(load_profile("bindu").requirements), summary["counts"]
     # the page quotes the spec, read from the installed package data
     assert "specs/bindu/openapi.yaml around line" in (report / "report.html").read_text(encoding="utf-8")
 
@@ -175,3 +188,46 @@ def test_installed_pytest_plugin_runs_a_profile_outside_the_checkout(installed: 
         assert (work / "r" / name).exists(), name
     summary = json.loads((work / "r" / "summary.json").read_text(encoding="utf-8"))
     assert [r["id"] for r in summary["requirements"] if r["status"] == "passed"] == list(ONLY)
+
+
+def test_the_wheel_is_the_kit_distribution_with_its_extras(wheel: Path) -> None:
+    """Named `conformance-kit` (free on PyPI; `conformance` is taken), the command `conformance`, and
+    the `redis` extra bringing what the shared example database needs."""
+    meta = metadata(wheel)
+    assert canonicalize_name(meta["Name"]) == DISTRIBUTION
+    assert "redis" in meta.get_all("Provides-Extra")
+    needs = [Requirement(r) for r in meta.get_all("Requires-Dist")]
+    assert [r.name for r in needs if r.marker and r.marker.evaluate({"extra": "redis"})
+            and not r.marker.evaluate({"extra": ""})] == ["redis"]
+    entry_points = zipfile.ZipFile(wheel).read(next(n for n in zipfile.ZipFile(wheel).namelist()
+                                                    if n.endswith(".dist-info/entry_points.txt"))).decode()
+    assert "conformance = conformance.cli:main" in entry_points
+
+
+FUZZ = ROOT / "docs" / "fuzz.md"
+
+
+def recipe_installs() -> list[str]:
+    """Every requirement docs/fuzz.md's recipes install the kit by (`pip install ...` lines)."""
+    text = FUZZ.read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if re.search(r"\bpip install\b", line)]
+    return [spec for line in lines for spec in re.findall(r'"([^"]*conformance[^"]*)"', line)]
+
+
+def test_the_recipes_install_the_kit_by_its_name_with_only_the_extras_they_need(wheel: Path,
+                                                                               tmp_path: Path) -> None:
+    """docs/fuzz.md's Kubernetes and shell recipes: the kit by its distribution name, with the `redis`
+    extra their shared Redis database needs and nothing else (no dev extra, no placeholder git URL);
+    pip finds the wheel by that very requirement."""
+    specs = recipe_installs()
+    assert len(specs) >= 2, specs  # one per recipe
+    provided = set(metadata(wheel).get_all("Provides-Extra"))
+    for spec in specs:
+        requirement = Requirement(spec)
+        assert canonicalize_name(requirement.name) == DISTRIBUTION and requirement.url is None, spec
+        assert requirement.extras == {"redis"} <= provided, spec
+    target = tmp_path / "site"
+    result = run(sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--find-links",
+                 wheel.parent, "--target", target, specs[0], cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (target / "conformance" / "cli.py").is_file()

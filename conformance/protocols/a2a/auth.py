@@ -7,7 +7,10 @@ caller's tasks, and cannot tell them from tasks that do not exist.
 Untested where the card declares no security (an agent may serve anyone), or where the run
 was given no ``other`` credential. The requests are the kit's own: a task the check created
 as the main caller, and the core operations that a token lets through (a refusal counts only
-for its cause: the same request with the main token must be served first)."""
+for its cause: the same request with the main token must be served first). Every credential,
+and the one the agent never issued, goes where the card's security schemes ask (an API key in
+its header, query parameter or cookie, HTTP Basic, a bearer token, a client certificate:
+client.card_ways)."""
 
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ from conformance.protocols.a2a.params import (
 )
 from conformance.reference import Refusal
 from conformance.transport.binding import DEFAULT, RawToken, Reply, dig
+from conformance.transport.http import TransportFailure
 
 SCHEMES, REQUIREMENTS = named("securitySchemes", "securityRequirements")
 Caller = str | RawToken | None
@@ -83,6 +87,13 @@ def each_probe(ctx: CheckContext, who: Callable[[], Caller], judge: Callable[[Re
     client = A2AClient(ctx)
     secured(client)
     ctx.token("full")
+    caller = who()
+    if isinstance(caller, RawToken):  # goes where the card asks: it may ask for none the kit makes
+        try:
+            client.binding.presented(caller)
+        except TransportFailure as exc:
+            raise Untested(f"{exc} (the kit makes no client certificate the agent never issued)",
+                           "credential") from None
     for name, call in probes(ctx, client).items():
         with ctx.subcheck(name):
             control = call(DEFAULT)

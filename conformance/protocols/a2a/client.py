@@ -3,7 +3,9 @@ requirement; where each binding lives, once a run), messages, the Task of an ans
 carries (by the JSON-RPC code of section 5.4, or by an HTTP+JSON or gRPC ErrorInfo reason, or by a
 status only one error has), and driving the agent to an outcome: the reference's control,
 else the config's ``scenarios:``, else an ordinary message whose outcome is classified
-(``Untested`` when the agent went elsewhere)."""
+(``Untested`` when the agent went elsewhere). Credentials go as the card asks for them
+(``card_ways``: section 7.3, "discovers the server's required authentication schemes via the
+`securitySchemes` field")."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from typing import Any
 from conformance.check import Blocked, CheckContext, ProtocolMismatch, Untested
 from conformance.protocols.a2a import documents as docs
 from conformance.transport.binding import Reply, dig
+from conformance.transport.http import CredentialUnfit
 
 CARD_PATH = "/.well-known/agent-card.json"
 CARD_KEY = "a2a card"
@@ -26,6 +29,9 @@ LOOKS_KEY = "a2a looks refused"
 ABOUT = {"SendMessage": "A2A-SEND-RESPONSE", "GetTask": "A2A-GET-TASK", "ListTasks": "A2A-LIST-RESPONSE",
          "CancelTask": "A2A-CANCEL-TASK"}
 EXTENSIONS_HEADER = "A2A-Extensions"  # section 3.2.6's service parameter (extensions.py reads it there)
+# HTTP authentication schemes (the IANA registry the proto's HTTPAuthSecurityScheme.scheme names)
+# the kit sends: RFC 7617's and RFC 6750's
+HTTP_SCHEMES = ("basic", "bearer")
 
 
 def read_card(ctx: CheckContext) -> dict[str, Any]:
@@ -77,17 +83,72 @@ def declaring(entry: dict[str, Any], card: dict[str, Any]) -> dict[str, Any]:
     return {"headers": {**(entry.get("headers") or {}), EXTENSIONS_HEADER: ",".join(required)}}
 
 
+@functools.lru_cache(maxsize=1)
+def security_names() -> dict[str, str]:
+    """The card's security members by the proto's JSON names (checked against the proto: params.named)."""
+    from conformance.protocols.a2a.params import named
+
+    names = {"schemes": "securitySchemes", "requirements": "securityRequirements", "of": "schemes",
+             "api_key": "apiKeySecurityScheme", "http": "httpAuthSecurityScheme",
+             "oauth2": "oauth2SecurityScheme", "open_id": "openIdConnectSecurityScheme",
+             "mtls": "mtlsSecurityScheme", "location": "location", "name": "name", "scheme": "scheme"}
+    named(*names.values())
+    return names
+
+
+def way_of(scheme: Any) -> dict[str, Any] | None:
+    """The credential kind one of the card's security schemes asks for (the proto's
+    SecurityScheme, section 4.5): an API key where its location and name say, HTTP Basic or
+    Bearer, an OAuth2 or OpenID Connect access token (sent as a bearer token, RFC 6750), a
+    client certificate (mutual TLS); None for what the kit cannot send (another HTTP scheme)."""
+    n = security_names()
+    if not isinstance(scheme, dict):
+        return None
+    if isinstance(scheme.get(n["api_key"]), dict):
+        key = scheme[n["api_key"]]
+        return {"kind": "api_key", "in": str(key.get(n["location"]) or "").lower(),
+                "name": str(key.get(n["name"]) or "")}
+    if isinstance(scheme.get(n["http"]), dict):
+        name = str(scheme[n["http"]].get(n["scheme"]) or "").lower()
+        return {"kind": name} if name in HTTP_SCHEMES else None
+    if isinstance(scheme.get(n["oauth2"]), dict) or isinstance(scheme.get(n["open_id"]), dict):
+        return {"kind": "bearer"}
+    if isinstance(scheme.get(n["mtls"]), dict):
+        return {"kind": "cert"}
+    return None
+
+
+def card_ways(card: dict[str, Any]) -> list[list[dict[str, Any]]] | None:
+    """How the card asks for credentials, as a binding's ``auth:`` (transport/credentials.py):
+    each of its ``securityRequirements`` an alternative, all of whose schemes are sent together
+    (the proto: a SecurityRequirement maps schemes to their scopes; the list holds those that
+    grant access, after OpenAPI's Security Requirement Object). None where the card declares
+    none the kit can send: the credentials go as configured."""
+    n = security_names()
+    schemes, required = card.get(n["schemes"]), card.get(n["requirements"])
+    if not isinstance(schemes, dict) or not isinstance(required, list):
+        return None
+    ways = []
+    for requirement in required:
+        names = dig(requirement, n["of"])
+        parts = [way_of(schemes.get(n)) for n in names] if isinstance(names, dict) and names else []
+        if parts and all(parts):
+            ways.append([p for p in parts if p is not None])
+    return ways or None
+
+
 def discover(ctx: CheckContext) -> None:
-    """Where each of the profile's bindings lives, by the card (``run.endpoints``), and the
-    extensions every call declares."""
+    """Where each of the profile's bindings lives, by the card (``run.endpoints``), the
+    extensions every call declares, and how calls present their credentials."""
     card = read_card(ctx)
     declared = {str(i.get("protocolBinding")): i for i in reversed(interfaces(card))}  # the first wins
+    ways = card_ways(card)
     for name, entry in ctx.profile.settings["bindings"].items():
         found = declared.get(str(entry.get("interface")))
         if found is not None and isinstance(found.get("url"), str):
             ctx.run.endpoints[name] = {"path": relative(ctx, found["url"]), "url": found["url"],
                                        "tenant": found.get("tenant") if isinstance(found.get("tenant"), str)
-                                       else "", **declaring(entry, card)}
+                                       else "", **declaring(entry, card), **({"auth": ways} if ways else {})}
     run_binding = ctx.run.binding
     if run_binding is not None and run_binding not in ctx.run.endpoints:
         named = ", ".join(sorted(declared)) or "none"
@@ -124,10 +185,15 @@ class A2AClient:
         return dig(self.card, "capabilities", name) is True
 
     def call(self, method: str, params: Any, **options: Any) -> Reply:
-        """``method`` with ``params``, the interface's tenant added (section 8.3.2, rule 4)."""
+        """``method`` with ``params``, the interface's tenant added (section 8.3.2, rule 4). A
+        caller whose credential holds nothing the card asks for over this binding (an API key
+        in the query, over gRPC) leaves the requirement untested."""
         if self.tenant and isinstance(params, dict) and "tenant" not in params:
             params = {**params, "tenant": self.tenant}
-        return self.binding.call(method, params, **options)
+        try:
+            return self.binding.call(method, params, **options)
+        except CredentialUnfit as exc:
+            raise Untested(str(exc), "credential") from None
 
     # -- messages and tasks ----------------------------------------------------------
     @staticmethod
