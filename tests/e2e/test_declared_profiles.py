@@ -62,3 +62,29 @@ def test_an_a2a_capability_declared_and_not_served_still_fails(tmp_path, serve):
     assert rows["A2A-CAP-PUSH-OFF"]["status"] == "skipped"
     assert "capabilities.pushNotifications: true" in rows["A2A-CAP-PUSH-OFF"]["message"]
     assert not any("not applicable" in r["message"] for rid, r in rows.items() if rid.startswith("A2A-PUSH-"))
+
+
+def test_a_bindu_agent_declaring_no_streaming_passes_the_default_gate(tmp_path, serve):
+    """The card says capabilities.streaming false: the stream's rows are not applicable by it,
+    BINDU-STREAM-CAPABILITY judges the refusal, and the run exits 0."""
+    server = serve("bindu", "--control", "--fault", "streaming_off")
+    result = conformance("run", "bindu", "--target", server.url, "--config", str(server.config),
+                         "--budget", "quick", "--report", str(tmp_path / "r"))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    rows = rows_of(tmp_path / "r" / "summary.json")
+    not_applicable_by(rows, ["BINDU-STREAM-TASK-SNAPSHOTS", "BINDU-RESULT-MESSAGE-STREAM",
+                             "BINDU-PARAMS-VALID-MESSAGE-STREAM"],
+                      "the agent card says capabilities.streaming is false")
+    assert rows["BINDU-STREAM-CAPABILITY"]["status"] == "passed"
+    assert not [rid for rid, r in rows.items() if r["status"] in ("untested", "blocked", "failed")]
+
+
+def test_a_bindu_agent_declaring_streaming_and_not_streaming_still_fails(tmp_path, serve):
+    server = serve("bindu", "--control", "--fault", "stream_ignores_capability")
+    result = conformance("run", "bindu", "--target", server.url, "--config", str(server.config),
+                         "--budget", "quick", "--only", "BINDU-STREAM-*", "--only", "BINDU-RESULT-MESSAGE-STREAM",
+                         "--report", str(tmp_path / "r"))
+    assert result.returncode == 1, result.stdout[-3000:]
+    rows = rows_of(tmp_path / "r" / "summary.json")
+    assert rows["BINDU-STREAM-CAPABILITY"]["status"] == "failed"
+    assert not any(r["message"].startswith("not applicable") for r in rows.values())
