@@ -88,3 +88,46 @@ def test_a_bindu_agent_declaring_streaming_and_not_streaming_still_fails(tmp_pat
     rows = rows_of(tmp_path / "r" / "summary.json")
     assert rows["BINDU-STREAM-CAPABILITY"]["status"] == "failed"
     assert not any(r["message"].startswith("not applicable") for r in rows.values())
+
+
+def test_an_mcp_server_declaring_only_tools_passes_the_default_gate(tmp_path, serve):
+    """Canon's MCP binding (2025-06-18) and Wever's stateless one (2026-07-28): a server whose
+    initialize (or server/discover) answer declares no prompts and no resources leaves the rows
+    about them not applicable by that answer, and the run exits 0."""
+    for profile, binding, prefix, answer in (("canon-verbs", "mcp", "MCP", "initialize"),
+                                             ("wever-connect", "mcp-stateless", "MCP-STATELESS",
+                                              "server/discover")):
+        server = serve(profile, "--control", "--fault", "mcp_tools_only")
+        report = tmp_path / binding
+        result = conformance("run", profile, "--target", server.url, "--config", str(server.config),
+                             "--binding", binding, "--budget", "quick", "--report", str(report))
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+        rows = rows_of(report / "summary.json")
+        for capability in ("prompts", "resources"):
+            not_applicable_by(rows, [f"{prefix}-DECLARED-{capability.upper()}"],
+                              f"the {answer} answer declares no `{capability}` capability")
+        assert not [rid for rid, r in rows.items() if r["status"] in ("untested", "blocked", "failed")]
+
+
+def test_an_mcp_capability_declared_and_not_served_still_fails(tmp_path, serve):
+    server = serve("wever-connect", "--control", "--fault", "mcp_declared_capability_not_served")
+    result = conformance("run", "wever-connect", "--target", server.url, "--config", str(server.config),
+                         "--binding", "mcp", "--budget", "quick", "--only", "MCP-DECLARED-*",
+                         "--level", "should", "--report", str(tmp_path / "r"))
+    assert result.returncode == 1, result.stdout[-3000:]  # SHOULD rows, gated at should
+    rows = rows_of(tmp_path / "r" / "summary.json")
+    for capability in ("prompts", "resources"):
+        row = rows[f"MCP-DECLARED-{capability.upper()}"]
+        assert row["status"] == "failed", row
+        assert f"Method not found: {capability}/list" in row["message"]
+
+
+def test_an_mcp_server_issuing_no_session_leaves_the_session_rows_not_applicable(tmp_path, serve):
+    server = serve("canon-verbs", "--control", "--fault", "mcp_no_sessions")
+    result = conformance("run", "canon-verbs", "--target", server.url, "--config", str(server.config),
+                         "--binding", "mcp", "--budget", "quick", "--only", "MCP-*",
+                         "--report", str(tmp_path / "r"))
+    assert result.returncode == 0, result.stdout[-3000:]
+    rows = rows_of(tmp_path / "r" / "summary.json")
+    not_applicable_by(rows, ["MCP-SESSION-END", "MCP-BEFORE-INITIALIZE"],
+                      "the initialize answer carries no Mcp-Session-Id header")
