@@ -77,7 +77,7 @@ def check_declared_served(ctx: CheckContext, mcp: McpBinding, capability: str) -
         return declared, (f"the {answer.method} answer declares {'the' if declared else 'no'} `{capability}` "
                           f"capability (capabilities {json_excerpt(caps, 160)})")
 
-    ctx.require_declared(f"the {capability} capability", read,
+    ctx.require_declared(f"{mcp.name}: the {capability} capability", read,
                          why="nothing to list: capabilities establish which optional features are available")
     method = f"{capability}/list"
     listed = client.request(method, {})

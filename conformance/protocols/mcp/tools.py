@@ -287,7 +287,7 @@ def check_output_schema(ctx: CheckContext, mcp: McpBinding) -> None:
     tool, args = mcp.surface.harmless(ctx)
     declared = (tools.get(tool) or {}).get("outputSchema")
     some = "an" if declared is not None else "no"
-    ctx.require_declared(f"the outputSchema of tool {tool}", lambda: (
+    ctx.require_declared(f"{mcp.name}: the outputSchema of tool {tool}", lambda: (
         declared is not None, f"tools/list declares {some} outputSchema for tool {tool}"),
         why="server-tools.mdx: \"Tools may also provide an output schema\"")
     answer = client.request("tools/call", {"name": tool, "arguments": args})
