@@ -40,8 +40,8 @@ def test_a_feature_declared_off_makes_every_row_of_it_not_applicable_and_is_read
     verdict = execute(dataclasses.replace(tagged[0], check=asking(False, said, asked)), run)
     assert verdict.status == "skipped" and verdict.reason == ""
     assert verdict.message == f"not applicable by declaration: {said} (the row's own words)"
-    assert (verdict.declared.feature, verdict.declared.offered, verdict.declared.said, verdict.declared.by) == \
-        (FEATURE, False, said, "target")
+    d = verdict.declared
+    assert (d.feature, d.offered, d.said, d.by) == (FEATURE, False, said, "target")
     assert verdict_from_json(verdict_to_json(verdict)).declared == verdict.declared  # it travels (xdist)
     sent = run.http.total
     for row in tagged:  # the real rows, after: skipped the same way before anything is sent
@@ -76,8 +76,8 @@ def test_the_configs_declared_is_the_users_own_declaration():
     assert verdict.status == "skipped" and verdict.declared.by == "config" and asked == []
     assert "not applicable (declared: the deployment does not offer did_signing" in verdict.message
     assert execute(tagged[1], run).declared.by == "config"  # the runner's own skip says the same
-    off_row = dataclasses.replace(profile.requirements[0], check=asking(False, "the card declares none", asked,
-                                                                        want=False))
+    check = asking(False, "the card declares none", asked, want=False)
+    off_row = dataclasses.replace(profile.requirements[0], check=check)
     assert execute(off_row, run).status == "passed" and asked == [1]
 
 

@@ -11,9 +11,10 @@ import json
 from tests.conftest import conformance
 
 # the rows the A2A card's security declaration decides: before, untested (issue 46)
-A2A_SECURITY_ROWS = ["A2A-AUTH-REQUIRED", "A2A-AUTH-UNKNOWN-TOKEN", "A2A-AUTH-STATUS", "A2A-AUTH-CHALLENGE",
-                     "A2A-AUTH-TASK-SCOPE", "A2A-AUTH-TASK-HIDDEN", "A2A-AUTH-LIST-SCOPE", "A2A-AUTH-FORBIDDEN",
-                     "A2A-AUTH-FORBIDDEN-DETAIL", "A2A-AGREE-AUTH", "A2A-SUB-SCOPED", "A2A-CARD-SECURITY-SCHEMES"]
+A2A_SECURITY_ROWS = ["A2A-AUTH-REQUIRED", "A2A-AUTH-UNKNOWN-TOKEN", "A2A-AUTH-STATUS",
+                     "A2A-AUTH-CHALLENGE", "A2A-AUTH-TASK-SCOPE", "A2A-AUTH-TASK-HIDDEN",
+                     "A2A-AUTH-LIST-SCOPE", "A2A-AUTH-FORBIDDEN", "A2A-AUTH-FORBIDDEN-DETAIL",
+                     "A2A-AGREE-AUTH", "A2A-SUB-SCOPED", "A2A-CARD-SECURITY-SCHEMES"]
 A2A_PUSH_ROWS = ["A2A-PUSH-CREATE", "A2A-PUSH-CONFIG-SHAPE", "A2A-PUSH-GET", "A2A-PUSH-GET-MISSING",
                  "A2A-PUSH-LIST", "A2A-PUSH-DELETE", "A2A-PUSH-DELETE-IDEMPOTENT", "A2A-PUSH-SCOPED",
                  "A2A-PUSH-DELIVERY", "A2A-PUSH-DELIVERY-AUTH", "A2A-PUSH-RETRY", "A2A-PUSH-SSRF"]
@@ -41,10 +42,12 @@ def test_an_a2a_agent_declaring_no_security_and_no_push_passes_the_default_gate(
     for binding in ("jsonrpc", "http-json", "grpc"):
         rows = rows_of(tmp_path / "r" / binding / "summary.json")
         not_applicable_by(rows, A2A_SECURITY_ROWS, "the agent card declares no securitySchemes")
-        not_applicable_by(rows, A2A_PUSH_ROWS, "the agent card declares capabilities.pushNotifications: false")
+        not_applicable_by(rows, A2A_PUSH_ROWS,
+                          "the agent card declares capabilities.pushNotifications: false")
         # the rows about an agent without push run, and hold
         assert rows["A2A-CAP-PUSH-OFF"]["status"] == "passed", rows["A2A-CAP-PUSH-OFF"]
-        left = {rid: r["status"] for rid, r in rows.items() if r["status"] in ("untested", "blocked", "failed")}
+        left = {rid: r["status"] for rid, r in rows.items()
+                if r["status"] in ("untested", "blocked", "failed")}
         assert not left, (binding, left)
 
 
@@ -82,8 +85,8 @@ def test_a_bindu_agent_declaring_no_streaming_passes_the_default_gate(tmp_path, 
 def test_a_bindu_agent_declaring_streaming_and_not_streaming_still_fails(tmp_path, serve):
     server = serve("bindu", "--control", "--fault", "stream_ignores_capability")
     result = conformance("run", "bindu", "--target", server.url, "--config", str(server.config),
-                         "--budget", "quick", "--only", "BINDU-STREAM-*", "--only", "BINDU-RESULT-MESSAGE-STREAM",
-                         "--report", str(tmp_path / "r"))
+                         "--budget", "quick", "--only", "BINDU-STREAM-*",
+                         "--only", "BINDU-RESULT-MESSAGE-STREAM", "--report", str(tmp_path / "r"))
     assert result.returncode == 1, result.stdout[-3000:]
     rows = rows_of(tmp_path / "r" / "summary.json")
     assert rows["BINDU-STREAM-CAPABILITY"]["status"] == "failed"
