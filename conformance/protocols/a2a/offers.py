@@ -55,8 +55,10 @@ def capability(card: dict[str, Any], feature: str) -> tuple[bool, str]:
 def require(client: Any, feature: str, *, offered: bool = True, why: str = "") -> Declared:
     """The card's declaration of ``feature`` (security, or a key of ``CAPABILITY``), once a
     run: not applicable where the card declares it off (``offered=False``: on)."""
+    card = client.card  # read once a requirement, as every row reads it (client.py): the verdict is the run's
+
     def read() -> tuple[bool, str]:
-        return security(client.card) if feature == SECURITY else capability(client.card, feature)
+        return security(card) if feature == SECURITY else capability(card, feature)
 
     ctx: CheckContext = client.ctx
     return ctx.require_declared(feature, read, offered=offered, why=why)

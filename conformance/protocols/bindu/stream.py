@@ -29,8 +29,9 @@ def streaming_declared(ctx: CheckContext, c: BinduClient) -> None:
     """Not applicable, by the card's own declaration, where the agent card says
     capabilities.streaming is false (the spec's AgentCard: message/stream is then refused,
     which BINDU-STREAM-CAPABILITY judges): asked once a run."""
+    said = dig(c.card(), "capabilities", "streaming")  # read each row, as before; the verdict is the run's
+
     def read() -> tuple[bool, str]:
-        said = dig(c.card(), "capabilities", "streaming")
         return bool(said), ("the agent card does not say capabilities.streaming" if said is None else
                             f"the agent card says capabilities.streaming is {json.dumps(said)}")
 

@@ -5,7 +5,6 @@ variant, and no MUST requirement may fail on one."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
@@ -284,4 +283,6 @@ def streaming_off(ref: BinduReference) -> None:
 
     allowed by: /info/description "| `-32004` | UnsupportedOperation | 400 | e.g. `message/stream` on a
     non-streaming agent |" (and the AgentCard example's "streaming: false")"""
-    ref.config = dataclasses.replace(ref.config, streaming=False)
+    @replaces(ref, "streaming_enabled")
+    def enabled(original: Any) -> bool:
+        return False
