@@ -25,7 +25,7 @@ from conformance.evidence import answer_of, blamed, breaking
 from conformance.failures import DEFAULT_KIND, Failure, check_kind
 from conformance.ledger import LEDGER
 from conformance.live import REASONS, Identities, PutBack, QuotaBook
-from conformance.model import Exchange, Profile, Requirement
+from conformance.model import Declared, Exchange, Profile, Requirement
 from conformance.transport.binding import Binding, make_binding
 from conformance.transport.http import HttpReply, HttpTransport, RunStopped, TransportFailure
 
@@ -110,7 +110,13 @@ class Blocked(Exception):  # noqa: N818 - a verdict, like Untested
 
 
 class NotApplicable(Exception):
-    """The requirement does not apply to this target or binding (reported skipped)."""
+    """The requirement does not apply to this target or binding (reported skipped);
+    ``declared`` when a declaration made it so: the target's own (``require_declared``) or
+    the config's ``declared:``. The verdict carries it, so a report can name the declaration."""
+
+    def __init__(self, message: str = "", declared: Declared | None = None) -> None:
+        super().__init__(message)
+        self.declared = declared
 
 
 class VerdictDecided(BaseException):  # noqa: N818 - a signal to stop, like RunAborted
@@ -126,6 +132,20 @@ class VerdictDecided(BaseException):  # noqa: N818 - a signal to stop, like RunA
 
 class ProtocolMismatch(Exception):
     """The target answers, but not in the protocol of the profile (exit 3)."""
+
+
+def by_declaration(declared: Declared, why: str = "") -> str:
+    """The message of a row that a declaration makes not applicable: the target's own, or
+    the config's ``declared:``."""
+    said = f"(declared: {declared.said})" if declared.by == "config" else f"by declaration: {declared.said}"
+    return f"not applicable {said}" + (f" ({why})" if why else "")
+
+
+def declared_away(profile: Profile, feature: str) -> Declared:
+    """The config's ``declared:`` naming ``feature`` (an optional feature of the profile)."""
+    where = profile.optional.get(feature)
+    return Declared(feature, False, f"the deployment does not offer {feature}, which the spec makes optional"
+                    + (f" at {where}" if where else ""), "config")
 
 
 def not_served(feature: str, answer: str) -> str:
@@ -166,6 +186,11 @@ class RunContext:
     # optional features asked once whether the target serves them (CheckContext.require_served):
     # feature -> None (served) or the target's own answer saying it does not
     served: dict[str, str | None] = field(default_factory=dict)
+    # what the target's own declaration says of each optional feature it declares on or off
+    # (CheckContext.require_declared), read once per run; and which requirements asked, in
+    # order (the selftest gives a later one the reach of the first, which read the declaration)
+    declarations: dict[str, Declared] = field(default_factory=dict)
+    declaration_askers: dict[str, list[str]] = field(default_factory=dict)
     # a live run does no harm (conformance/live.py): whom it may change for good, what it
     # spent of each quota, and what it could not put back
     identities: Identities = field(default_factory=Identities)
@@ -341,6 +366,35 @@ class CheckContext:
         answer = self.run.served[feature]
         if answer is not None:
             raise Untested(not_served(feature, answer), "optional")
+
+    def require_declared(self, feature: str, read: Callable[[], tuple[bool, str]], *, offered: bool = True,
+                         why: str = "") -> Declared:
+        """What the target's own declaration says of the optional ``feature`` (an agent
+        card's capability or security schemes, an MCP server's initialize answer): once per
+        run, ``read()`` gives whether it declares the feature offered and the declaration in
+        words ("the agent card declares no securitySchemes"). A row about the feature is not
+        applicable where the declaration says it is off; a row about what a feature declared
+        off calls for (``offered=False``: its refusals) where it says it is on. Every later
+        row of that feature gets the same answer, whatever order they run in; the verdict
+        carries the declaration, and ``why`` adds the row's own words. The feature declared
+        away in the config's ``declared:`` is off for the rows about it.
+
+        Not ``require_served`` (the target, asked, answers that it does not serve an
+        optional part: untested with its answer) nor the config's ``declared:`` (the user
+        declares a feature away): here the target says of itself that it does not offer
+        the feature, so nothing about it can be asked of it. A feature declared and then not
+        served is no concern of this: its rows run, and fail."""
+        if offered and feature in self.run.declared:
+            away = declared_away(self.profile, feature)
+            raise NotApplicable(by_declaration(away, why), away)
+        found = self.run.declarations.get(feature)
+        if found is None:
+            on, said = read()
+            found = self.run.declarations[feature] = Declared(feature, bool(on), said)
+        self.run.declaration_askers.setdefault(feature, []).append(self.requirement.id)
+        if found.offered != offered:
+            raise NotApplicable(by_declaration(found, why), found)
+        return found
 
     def has_credential(self, label: str) -> bool:
         """Given, not refused by the target before the run, and holding what the target asks for."""

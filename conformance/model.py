@@ -64,6 +64,31 @@ class Requirement:
 
 
 @dataclass(frozen=True)
+class Declared:
+    """What a declaration says of an optional feature: the target's own (an agent card's
+    capabilities or security schemes, an MCP server's initialize answer; ``by`` "target"),
+    or the user's (the config's ``declared:``; ``by`` "config"). ``said`` is the declaration
+    in words ("the agent card declares no securitySchemes"): a row about a feature declared
+    off is not applicable, and its verdict carries this, so a report can say which
+    declaration made it so."""
+
+    feature: str
+    offered: bool
+    said: str
+    by: str = "target"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"feature": self.feature, "offered": self.offered, "said": self.said, "by": self.by}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Declared | None:
+        if not isinstance(data, dict):
+            return None
+        return cls(str(data.get("feature", "")), bool(data.get("offered")), str(data.get("said", "")),
+                   str(data.get("by", "target")))
+
+
+@dataclass(frozen=True)
 class ErrorCode:
     """One row of a spec's error catalog."""
 

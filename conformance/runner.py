@@ -22,6 +22,8 @@ from conformance.check import (
     RunContext,
     Untested,
     _clean_message,
+    by_declaration,
+    declared_away,
     not_served,
     not_the_target,
     typed_failure,
@@ -29,7 +31,7 @@ from conformance.check import (
 from conformance.evidence import Root, accepted_features, root_of
 from conformance.failures import KIT_ERROR, Failure, summarize
 from conformance.ledger import LEDGER
-from conformance.model import Exchange, Requirement
+from conformance.model import Declared, Exchange, Requirement
 from conformance.transport.http import RunStopped, TargetUnreachable, TransportFailure
 
 
@@ -50,6 +52,10 @@ class Verdict:
     spent: dict[str, dict[str, int]] = field(default_factory=dict)  # quota -> who -> count (ctx.spend)
     reason: str = ""  # of an untested verdict: one of conformance.live.REASONS
     root: Root | None = None  # of a failed or blocked verdict: its root cause (conformance/evidence.py)
+    # of a skipped verdict a declaration made not applicable: which, and whose (the target's
+    # own, "by": "target"; the config's declared:, "by": "config"), for the reports to count
+    # apart from other skips and name
+    declared: Declared | None = None
 
     def with_root(self) -> Verdict:
         """This verdict with its root cause read from its exchanges (failed or blocked ones)."""
@@ -66,7 +72,8 @@ def verdict_to_json(v: Verdict) -> dict[str, Any]:
             "reproduce": v.reproduce, "duration_s": v.duration_s, "exchange_count": v.exchange_count,
             "failures": [f.to_json() for f in v.failures], "machine": v.machine, "cause": v.cause,
             "features": sorted(v.features), "generated": v.generated, "reason": v.reason, "spent": v.spent,
-            "root": v.root.to_json() if v.root else None}
+            "root": v.root.to_json() if v.root else None,
+            "declared": v.declared.to_json() if v.declared else None}
 
 
 def verdict_from_json(data: dict[str, Any]) -> Verdict:
@@ -75,7 +82,7 @@ def verdict_from_json(data: dict[str, Any]) -> Verdict:
                    [Failure.from_json(f) for f in data["failures"]], dict(data["machine"]), data["cause"],
                    set(data["features"]), int(data.get("generated", 0)),
                    dict(data.get("spent") or {}), str(data.get("reason", "")),
-                   Root.from_json(data.get("root")))
+                   Root.from_json(data.get("root")), Declared.from_json(data.get("declared")))
 
 
 def execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any] | None = None) -> Verdict:
@@ -92,7 +99,7 @@ def _execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any
     ctx.begin_example()
 
     def verdict(status: str, message: str = "", final: Failure | None = None, reason: str = "",
-                cause: str = "") -> Verdict:
+                cause: str = "", declared: Declared | None = None) -> Verdict:
         """The verdict, failed whenever a sub-check recorded a failure: what a
         sub-check found stays found, whatever ended the check after it; blocked when
         a quota the run spent itself refused what it needed, and nothing else failed."""
@@ -145,6 +152,7 @@ def _execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any
             features=accepted_features(run.http.log) if status == "passed" else set(),
             generated=ctx.generated,
             spent={quota: dict(per) for quota, per in ctx.spent.items()},
+            declared=declared if status == "skipped" else None,
         ).with_root()
 
     if run.unreachable:
@@ -153,9 +161,12 @@ def _execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any
         return verdict("untested", not_served(requirement.optional, str(run.served[requirement.optional])),
                        reason="optional")
     if requirement.optional and requirement.optional in run.declared:
-        return verdict("skipped",
-                       f"not applicable (declared: the deployment does not offer {requirement.optional}, "
-                       f"which the spec makes optional at {run.profile.optional[requirement.optional]})")
+        away = declared_away(run.profile, requirement.optional)
+        return verdict("skipped", by_declaration(away), declared=away)
+    said = run.declarations.get(requirement.optional)
+    if said is not None and not said.offered:  # the target declared it off (CheckContext.require_declared)
+        run.declaration_askers.setdefault(said.feature, []).append(requirement.id)
+        return verdict("skipped", by_declaration(said), declared=said)
     short = (run.quotas.short(getattr(run.profile, "quota_use", {}).get(requirement.id, {})) if run.live
              else None)
     if short:
@@ -168,7 +179,7 @@ def _execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any
     except Blocked as exc:
         return verdict("blocked", str(exc), cause=exc.kind)
     except NotApplicable as exc:
-        return verdict("skipped", str(exc))
+        return verdict("skipped", str(exc), declared=exc.declared)
     except TargetUnreachable as exc:
         run.unreachable = str(exc)
         return verdict("untested", f"target unreachable: {exc}", reason="unreachable")

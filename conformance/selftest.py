@@ -104,6 +104,11 @@ def run_clean(profile: Profile, budget: str = "quick", seed: int = 1, binding: s
             read.clear()
             verdicts[req.id] = execute(req, run)
             reach[req.id] = frozenset(read)
+        # a declaration is read once a run, by the first row that asks: the later ones reach
+        # what it read too (a variant that declares the feature otherwise changes their path)
+        for askers in run.declaration_askers.values():
+            for rid in askers[1:]:
+                reach[rid] = reach.get(rid, frozenset()) | reach.get(askers[0], frozenset())
         return CleanRun(verdicts, reach)
     finally:
         run.http.close()

@@ -49,6 +49,9 @@ PROBES = {
     "contexts_list_task_ids": lambda a: (a.task(), sorted(a.rpc("contexts/list", {}).json()["result"][0]))[1],
     "notifications_unanswered": lambda a: a.post(b'{"jsonrpc": "2.0", "method": "tasks/list", "params": {}}')
     .status_code,
+    "streaming_off": lambda a: (setattr(a.ref.config, "streaming", True),  # the reference as run and served
+                                a.http.get("/.well-known/agent.json").json()["capabilities"]["streaming"],
+                                _code(a.rpc("message/stream", {"message": {}})))[1:],
 }
 
 

@@ -987,7 +987,11 @@ def test_mcp_handshake_version(relay: Relay) -> None:
     init = relay.mcp("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                                     "clientInfo": {"name": "t", "version": "1"}}).json()["result"]
     assert (init["protocolVersion"] == "2025-11-25"
-            and init["capabilities"] == {"tools": {"listChanged": False}} and init["serverInfo"])
+            and init["capabilities"] == {"tools": {"listChanged": False}, "prompts": {}, "resources": {}}
+            and init["serverInfo"])
+    # it declares prompts and resources, offering none of either (the MCP-DECLARED-* rows)
+    assert relay.mcp("prompts/list", {}).json()["result"] == {"prompts": []}
+    assert relay.mcp("resources/list", {}).json()["result"] == {"resources": []}
     note = relay.mcp("notifications/initialized", notification=True)
     assert note.status_code == 202 and note.content == b""
     tools = relay.mcp("tools/list", {}).json()["result"]["tools"]

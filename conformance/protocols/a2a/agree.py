@@ -21,7 +21,8 @@ from conformance.declare import requirement
 from conformance.faults import replaces, returns
 from conformance.generation.invalid import _example
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a.auth import rejected, secured
+from conformance.protocols.a2a import offers
+from conformance.protocols.a2a.auth import rejected
 from conformance.protocols.a2a.client import A2AClient, blocked_looks, state
 from conformance.protocols.a2a.params import (
     METHOD_NOT_FOUND,
@@ -299,13 +300,13 @@ def grpc_not_cancelable_as_unsupported(ref: Any) -> None:
 
 
 # -- the same authentication ------------------------------------------------------------------
-@requirement(id="A2A-AGREE-AUTH", level="MUST",
+@requirement(id="A2A-AGREE-AUTH", level="MUST", optional=offers.SECURITY,
              title="Where the card declares security, each binding serves the main token and rejects a "
                    "request without credentials",
              source=docs.spec("**Equivalent Authentication**", after="### 5.1"))
 def check_agree_auth(ctx: CheckContext) -> None:
     clients = bindings(ctx)
-    secured(next(iter(clients.values())))
+    offers.require(next(iter(clients.values())), offers.SECURITY, why="an agent may serve any caller")
     ctx.token("full")
     for name, client in clients.items():
         with ctx.subcheck(name):

@@ -4,8 +4,8 @@ without credentials, or with a token the agent never issued, is rejected; and a 
 caller (the ``other`` credential) neither reads, cancels, continues nor lists the main
 caller's tasks, and cannot tell them from tasks that do not exist.
 
-Untested where the card declares no security (an agent may serve anyone), or where the run
-was given no ``other`` credential. The requests are the kit's own: a task the check created
+Not applicable where the card declares no security (an agent may serve anyone), untested where
+the run was given no ``other`` credential. The requests are the kit's own: a task the check created
 as the main caller, and the core operations that a token lets through (a refusal counts only
 for its cause: the same request with the main token must be served first). Every credential,
 and the one the agent never issued, goes where the card's security schemes ask (an API key in
@@ -24,6 +24,7 @@ from conformance.check import Blocked, CheckContext, Untested
 from conformance.declare import requirement
 from conformance.faults import replaces
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a import offers
 from conformance.protocols.a2a.client import A2AClient, state
 from conformance.protocols.a2a.params import (
     CONTEXT_ID,
@@ -43,12 +44,9 @@ Caller = str | RawToken | None
 
 
 def secured(client: A2AClient) -> None:
-    """Untested unless the card declares a security scheme and a requirement to meet it."""
-    card = client.card
-    if not (isinstance(card.get(SCHEMES), dict) and card[SCHEMES] and isinstance(card.get(REQUIREMENTS), list)
-            and card[REQUIREMENTS]):
-        raise Untested("the agent card declares no security scheme (securitySchemes, securityRequirements): "
-                       "an agent may serve any caller", "optional")
+    """Not applicable, by the card's own declaration, unless it declares a security scheme and
+    a requirement to meet it (offers.py)."""
+    offers.require(client, offers.SECURITY, why="an agent may serve any caller")
 
 
 # -- rejected for its credentials ------------------------------------------------------------

@@ -4,16 +4,18 @@ capability true refuses the operations that need it with the error section 3.3.4
 SubscribeToTask: UnsupportedOperationError, an event stream being an answer too;
 GetExtendedAgentCard: UnsupportedOperationError), and one that declares an extended card
 it has not configured answers ExtendedAgentCardNotConfiguredError. A row whose capability
-the card declares on is not applicable (part 2 tests streaming and push themselves)."""
+the card declares on is not applicable by that declaration (offers.py; part 2 tests streaming
+and push themselves)."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
-from conformance.check import CheckContext, NotApplicable, Untested
+from conformance.check import CheckContext, Untested
 from conformance.declare import requirement
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a import offers
 from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.errors import (
     PROVOKERS,
@@ -33,11 +35,11 @@ NOT_CONFIGURED = "ExtendedAgentCardNotConfiguredError"
 OPEN_OUTCOMES = ("input_required", "long_running")  # states a task can be subscribed to in
 
 
-def capability_off(client: A2AClient, name: str) -> None:
-    """NotApplicable when the card declares ``capabilities.<name>`` true."""
-    if client.capability(name):
-        raise NotApplicable(f"the card declares capabilities.{name}: the operations are the capability's own "
-                            "(part 2 of the profile tests them)")
+def capability_off(client: A2AClient, feature: str) -> None:
+    """Not applicable (by the card's declaration) where the card declares the capability on."""
+    offers.require(client, feature, offered=False,
+                   why="the rows of the capability itself judge its operations; this one is about an agent "
+                       "without it")
 
 
 @requirement(id="A2A-CAP-PUSH-OFF", level="MUST",
@@ -49,7 +51,7 @@ def capability_off(client: A2AClient, name: str) -> None:
 def check_push_off(ctx: CheckContext) -> None:
     """About a task the check made (so no TaskNotFoundError can stand in for the answer)."""
     client = A2AClient(ctx)
-    capability_off(client, "pushNotifications")
+    capability_off(client, offers.PUSH)
     task = any_task(client)
     config = {"taskId": task["id"], "id": "conformance-config"}
     for method, params in (("CreateTaskPushNotificationConfig", push_config(task["id"])),
@@ -104,7 +106,7 @@ def check_streaming_off(ctx: CheckContext) -> None:
     """SubscribeToTask of a task not in a terminal state (untested where the agent leaves
     none open); over HTTP+JSON by GET, the proto's verb, else POST, section 11.3.2's."""
     client = A2AClient(ctx)
-    capability_off(client, "streaming")
+    capability_off(client, offers.STREAMING)
     with ctx.subcheck("SendStreamingMessage"):
         reply = client.call("SendStreamingMessage", {"message": client.message()}, timeout=STREAM_TIMEOUT)
         expect_carries(ctx, reply, UNSUPPORTED, "SendStreamingMessage")
@@ -151,7 +153,7 @@ def subscribe_push_error(ref: Any) -> None:
              faults=["xcard_served_when_off", "xcard_off_not_configured"])
 def check_xcard_off(ctx: CheckContext) -> None:
     client = A2AClient(ctx)
-    capability_off(client, "extendedAgentCard")
+    capability_off(client, offers.XCARD)
     expect_carries(ctx, client.call("GetExtendedAgentCard", {}), UNSUPPORTED, "GetExtendedAgentCard")
 
 

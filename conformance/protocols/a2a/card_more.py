@@ -16,6 +16,7 @@ from conformance.documents.prose import document_text
 from conformance.documents.schemas import SpecError, schema_errors
 from conformance.faults import answer, replaces
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a import offers
 from conformance.protocols.a2a.card import fetched_card
 from conformance.protocols.a2a.client import A2AClient, interfaces
 from conformance.protocols.a2a.documents import proto_at, schema, spec
@@ -178,10 +179,11 @@ SCHEME_FAULTS = [
              faults=SCHEME_FAULTS)
 def check_security_schemes(ctx: CheckContext) -> None:
     """The SHOULDs beside them (an IANA-registered HTTP scheme name) are not judged here."""
-    card = A2AClient(ctx).card
-    schemes = card.get("securitySchemes")
-    if not isinstance(schemes, dict) or not schemes:
-        raise NotApplicable("the card declares no security scheme")
+    client = A2AClient(ctx)
+    schemes = client.card.get("securitySchemes")
+    if not isinstance(schemes, dict) or not schemes:  # (a scheme no requirement names is judged too)
+        offers.require(client, offers.SECURITY)  # off without a scheme: not applicable
+        return
     for name, scheme in schemes.items():
         with ctx.subcheck(f"security scheme {name}"):
             judge_scheme(ctx, name, scheme)

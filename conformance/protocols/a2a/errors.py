@@ -23,6 +23,7 @@ from conformance.documents.schemas import SpecError
 from conformance.faults import replaces, returns
 from conformance.model import ErrorCode, Profile
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a import offers
 from conformance.protocols.a2a.client import (
     LOOKS_KEY,
     A2AClient,
@@ -243,9 +244,8 @@ def unsupported_operation(client: A2AClient) -> Provocations:
 
 
 def push_not_supported(client: A2AClient) -> Provocations:
-    if client.capability("pushNotifications"):
-        raise NotApplicable("the card declares capabilities.pushNotifications: the error is for agents "
-                            "without it (part 2 tests push notifications)")
+    offers.require(client, offers.PUSH, offered=False,
+                   why="the error is for agents without it; part 2 tests push notifications")
     task = any_task(client)
     yield ("CreateTaskPushNotificationConfig while capabilities.pushNotifications is not true",
            client.call("CreateTaskPushNotificationConfig", push_config(task["id"])))
@@ -288,9 +288,8 @@ def invalid_params(ctx: CheckContext, reply: Reply) -> bool:
 
 
 def extended_card_not_configured(client: A2AClient) -> Provocations:
-    if not client.capability("extendedAgentCard"):
-        raise NotApplicable("the card does not declare capabilities.extendedAgentCard: the error is for an "
-                            "agent that declares it and has no extended card")
+    offers.require(client, offers.XCARD, why="the error is for an agent that declares it and has no extended "
+                                             "card")
     reply = client.call("GetExtendedAgentCard", {})
     if reply.ok:
         raise NotApplicable(f"the agent serves its extended card ({reply.describe()}): it is configured")

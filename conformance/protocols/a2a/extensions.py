@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from conformance.check import Blocked, CheckContext, NotApplicable
+from conformance.check import Blocked, CheckContext
 from conformance.declare import requirement, variant
 from conformance.documents.openapi import markdown_tables
 from conformance.documents.prose import document_text
@@ -120,8 +120,9 @@ def check_required(ctx: CheckContext) -> None:
     never a fallback)."""
     client = A2AClient(ctx)
     required = required_extensions(client.card)
-    if not required:
-        raise NotApplicable("the agent card marks no extension required (capabilities.extensions)")
+    marked = ", ".join(required) or "no extension"
+    ctx.require_declared("required extensions", lambda: (
+        bool(required), f"the agent card marks {marked} required (capabilities.extensions)"))
     control = client.send(client.message())
     if not control.ok:
         raise Blocked(f"SendMessage declaring the required extensions ({HEADER}: {', '.join(required)}) was "

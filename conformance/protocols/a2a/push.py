@@ -6,8 +6,8 @@ URL as a StreamResponse with the config's authentication, retrying a failed deli
 Deliveries go to the run's webhook receiver (``conformance/receiver.py``: 127.0.0.1, or the
 URL the config's ``receiver:`` names, forwarded to it); a target on another machine without
 that forward leaves the delivery rows untested. Every config a check creates is deleted
-again when the check ends. Rows are not applicable where the card declares push off
-(A2A-CAP-PUSH-OFF judges that agent)."""
+again when the check ends. Rows are not applicable where the card declares push off, by that
+declaration (offers.py; A2A-CAP-PUSH-OFF judges that agent)."""
 
 from __future__ import annotations
 
@@ -20,12 +20,12 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
-from conformance.check import CheckContext, NotApplicable, Untested
+from conformance.check import CheckContext, Untested
 from conformance.declare import requirement, variant
 from conformance.documents.schemas import schema_errors
-from conformance.faults import answer, noop, replaces, setting
+from conformance.faults import answer, noop, refuses, replaces, setting
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a.auth import secured
+from conformance.protocols.a2a import offers
 from conformance.protocols.a2a.capabilities import open_task
 from conformance.protocols.a2a.client import A2AClient, state
 from conformance.protocols.a2a.errors import any_task, carries, expect_carries
@@ -38,6 +38,7 @@ PUSH, CREATE, GET, LIST, DELETE = ("pushNotifications", "CreateTaskPushNotificat
                                    "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs",
                                    "DeleteTaskPushNotificationConfig")
 NOT_FOUND = "TaskNotFoundError"
+PUSH_OFF = "PushNotificationNotSupportedError"
 TASK_ID, ID, URL, CONFIGS, NEXT, PAGE_TOKEN, AUTHENTICATION, SCHEME, CREDENTIALS, TOKEN = named(
     "taskId", "id", "url", "configs", "nextPageToken", "pageToken", "authentication", "scheme", "credentials",
     "token")
@@ -56,11 +57,10 @@ PRIVATE_URLS = {"127.0.0.0/8 (another loopback address than the receiver's)": "h
 
 # -- set-up ----------------------------------------------------------------------------------
 def push_client(ctx: CheckContext) -> A2AClient:
-    """The run's client, where the card declares push notifications (else not applicable)."""
+    """The run's client, where the card declares push notifications (else not applicable by
+    that declaration)."""
     client = A2AClient(ctx)
-    if not client.capability(PUSH):
-        raise NotApplicable("the card does not declare capabilities.pushNotifications (A2A-CAP-PUSH-OFF "
-                            "judges the refusals it calls for)")
+    offers.require(client, offers.PUSH, why="A2A-CAP-PUSH-OFF judges the refusals it calls for")
     return client
 
 
@@ -169,12 +169,17 @@ def shape(ctx: CheckContext, config: Any, what: str) -> None:
 
 
 # -- CRUD ------------------------------------------------------------------------------------
-@requirement(id="A2A-PUSH-CREATE", level="MUST",
+@requirement(id="A2A-PUSH-CREATE", level="MUST", optional=offers.PUSH,
              title="CreateTaskPushNotificationConfig establishes the webhook: it answers the config with the "
                    "URL sent and an assigned id, which GetTaskPushNotificationConfig then finds",
              source=docs.spec("The operation MUST establish a webhook endpoint for task update notifications",
                               after="#### 3.1.7"),
              faults=["push_create_not_stored",
+                     refuses("push_declared_not_served", "push_enabled",
+                             lambda: Refusal(PUSH_OFF, "push notifications are not supported"),
+                             "The card declares capabilities.pushNotifications true, yet every push config "
+                             "method is refused with PushNotificationNotSupportedError (declared and not "
+                             "served stays a finding: only a capability declared off is not applicable)."),
                      answer("push_create_other_url", "op_CreateTaskPushNotificationConfig",
                             "CreateTaskPushNotificationConfig answers the config under another URL.",
                             set={"url": "https://conformance.invalid/other"})])
@@ -204,7 +209,7 @@ def push_create_not_stored(ref: Any) -> None:
         return out
 
 
-@requirement(id="A2A-PUSH-CONFIG-SHAPE", level="MUST",
+@requirement(id="A2A-PUSH-CONFIG-SHAPE", level="MUST", optional=offers.PUSH,
              title="Every push config answered (Create, Get, List) is a TaskPushNotificationConfig: its "
                    "REQUIRED url, an authentication with its REQUIRED scheme",
              source=docs.proto_at("string url = 4 [(google.api.field_behavior) = REQUIRED];",
@@ -244,7 +249,7 @@ def push_answer_scheme_dropped(ref: Any) -> None:
         return out
 
 
-@requirement(id="A2A-PUSH-GET", level="MUST",
+@requirement(id="A2A-PUSH-GET", level="MUST", optional=offers.PUSH,
              title="GetTaskPushNotificationConfig answers the config asked for (its id) with its webhook "
                    "URL, and the scheme of its authentication where it shows one",
              source=docs.spec("The operation MUST return configuration details including webhook URL",
@@ -281,7 +286,7 @@ def check_get(ctx: CheckContext) -> None:
                        kind="expectation")
 
 
-@requirement(id="A2A-PUSH-GET-MISSING", level="MUST",
+@requirement(id="A2A-PUSH-GET-MISSING", level="MUST", optional=offers.PUSH,
              title="GetTaskPushNotificationConfig of a config that does not exist (on the caller's own task) "
                    "gets TaskNotFoundError",
              source=docs.spec("The push notification configuration does not exist.", after="#### 3.1.8"),
@@ -318,7 +323,7 @@ def push_get_missing_served(ref: Any) -> None:
             return {"id": params.get("id"), "taskId": params.get("taskId"), "url": ""}
 
 
-@requirement(id="A2A-PUSH-LIST", level="MUST",
+@requirement(id="A2A-PUSH-LIST", level="MUST", optional=offers.PUSH,
              title="ListTaskPushNotificationConfigs shows every config of the task (following its pages)",
              source=docs.spec("The operation MUST return all active push notification configurations",
                               after="#### 3.1.9"),
@@ -339,7 +344,7 @@ def check_list(ctx: CheckContext) -> None:
                kind="expectation")
 
 
-@requirement(id="A2A-PUSH-DELETE", level="MUST",
+@requirement(id="A2A-PUSH-DELETE", level="MUST", optional=offers.PUSH,
              title="DeleteTaskPushNotificationConfig removes the config: Get then fails and List no longer "
                    "shows it",
              source=docs.spec("The operation MUST permanently remove the specified push notification",
@@ -378,7 +383,7 @@ def served_or_gone(ctx: CheckContext, reply: Reply) -> bool:
     return reply.ok or carries(ctx, reply, NOT_FOUND)
 
 
-@requirement(id="A2A-PUSH-DELETE-IDEMPOTENT", level="MUST",
+@requirement(id="A2A-PUSH-DELETE-IDEMPOTENT", level="MUST", optional=offers.PUSH,
              title="Deleting the same config again has the same effect: served (or TaskNotFoundError), the "
                    "config still gone, the task's other configs untouched",
              source=docs.spec("This operation MUST be idempotent", after="#### 3.1.10"),
@@ -428,7 +433,7 @@ def push_delete_again_clears(ref: Any) -> None:
         return original(params, caller)
 
 
-@requirement(id="A2A-PUSH-SCOPED", level="MUST",
+@requirement(id="A2A-PUSH-SCOPED", level="MUST", optional=offers.PUSH,
              title="Another caller can neither create, read, list nor delete the push configs of the main "
                    "caller's task",
              source=docs.spec("Task-related operations (Cancel, Subscribe, Push Notification Config)",
@@ -438,7 +443,8 @@ def check_scoped(ctx: CheckContext) -> None:
     """Refused (whatever the error), or for List shown without the config and for Delete
     without effect (the main caller still finds it)."""
     client = push_client(ctx)
-    secured(client)  # without security every caller is one: there is no other caller's config
+    # without security every caller is one: there is no other caller's config
+    offers.require(client, offers.SECURITY, why="an agent may serve any caller")
     ctx.token("other")
     task = any_task(client)
     config, url = stored(ctx, client, task["id"])
@@ -590,7 +596,7 @@ def none_arrived(ctx: CheckContext, run: Delivered) -> None:
              kind="expectation")
 
 
-@requirement(id="A2A-PUSH-DELIVERY", level="MUST",
+@requirement(id="A2A-PUSH-DELIVERY", level="MUST", optional=offers.PUSH,
              title="A change of a task reaches each of its configs' webhooks as an HTTP POST of a "
                    "StreamResponse about the task; a config deleted before gets nothing",
              source=docs.spec("Agents MUST attempt delivery at least once for each configured webhook",
@@ -656,7 +662,7 @@ def scheme_and_credentials(delivery: Delivery) -> tuple[str, str]:
     return scheme.lower(), credentials.strip()
 
 
-@requirement(id="A2A-PUSH-DELIVERY-AUTH", level="MUST",
+@requirement(id="A2A-PUSH-DELIVERY-AUTH", level="MUST", optional=offers.PUSH,
              title="Each delivery carries the config's authentication: Authorization with its scheme "
                    "(case-insensitive) and credentials",
              source=docs.spec("The agent MUST include authentication credentials in the request headers",
@@ -702,7 +708,7 @@ def push_delivery_credentials_wrong(ref: Any) -> None:
         return out
 
 
-@requirement(id="A2A-PUSH-RETRY", level="SHOULD",
+@requirement(id="A2A-PUSH-RETRY", level="SHOULD", optional=offers.PUSH,
              title="A delivery the webhook refuses (HTTP 503) is attempted again",
              source=docs.spec("Agents **SHOULD** implement retry logic with exponential backoff",
                               after="### 13.2"),
@@ -722,7 +728,7 @@ def check_retry(ctx: CheckContext) -> None:
                f"({len(run.deliveries)} deliveries arrived)", kind="expectation")
 
 
-@requirement(id="A2A-PUSH-SSRF", level="SHOULD",
+@requirement(id="A2A-PUSH-SSRF", level="SHOULD", optional=offers.PUSH,
              title="CreateTaskPushNotificationConfig refuses webhook URLs on private, loopback (other than "
                    "the run's receiver) and link-local addresses",
              source=docs.spec("Agents **SHOULD** validate webhook URLs to prevent SSRF", after="### 13.2"),

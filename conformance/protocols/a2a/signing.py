@@ -25,7 +25,7 @@ from typing import Any
 from jwcrypto import jwk, jws
 from jwcrypto.common import JWException, base64url_encode
 
-from conformance.check import CheckContext, NotApplicable, Untested
+from conformance.check import CheckContext, Untested
 from conformance.declare import requirement, variant
 from conformance.documents.prose import document_text
 from conformance.documents.schemas import SpecError
@@ -58,15 +58,16 @@ WEB = ("http", "https")
 
 
 def signatures_of(ctx: CheckContext, card: dict[str, Any], what: str) -> list[Any]:
-    """The card's signatures; not applicable where it carries none."""
+    """The card's signatures; not applicable, by that declaration, where it carries none."""
     found = card.get(SIGNATURES_FIELD)
-    if found is None or found == []:
-        raise NotApplicable(f"{what} carries no signatures: section 8.4 makes signing a MAY, and nothing "
-                            "in the specification promises one")
+    signed = found not in (None, [])
+    ctx.require_declared(f"signatures of {what}", lambda: (signed, f"{what} carries {'' if signed else 'no '}"
+                                                                   "signatures"),
+                         why="section 8.4 makes signing a MAY, and nothing in the specification promises one")
     if not isinstance(found, list):
         ctx.fail(f"{what}: `signatures` is not a list of AgentCardSignature: {json.dumps(found)[:200]}",
                  kind="malformed_answer")
-    return list(found)
+    return list(found or [])
 
 
 def b64url(text: str) -> bytes:

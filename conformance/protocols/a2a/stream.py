@@ -27,7 +27,7 @@ from conformance.declare import requirement, variant
 from conformance.documents.schemas import schema_errors
 from conformance.faults import replaces
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a import rest
+from conformance.protocols.a2a import offers, rest
 from conformance.protocols.a2a.client import A2AClient, a2a_error, state
 from conformance.protocols.a2a.errors import (
     GRPC,
@@ -180,9 +180,8 @@ def open_stream(client: A2AClient, method: str, params: dict[str, Any], what: st
 
 
 def streaming_on(client: A2AClient) -> None:
-    if not client.capability(STREAMING):
-        raise NotApplicable("the card does not declare capabilities.streaming (A2A-CAP-STREAMING-OFF judges "
-                            "the refusals)")
+    """Not applicable (by that declaration) where the card declares streaming off."""
+    offers.require(client, offers.STREAMING, why="A2A-CAP-STREAMING-OFF judges the refusals")
 
 
 def expect_stream(ctx: CheckContext, stream: Stream) -> None:
@@ -355,7 +354,7 @@ def rehear(ref: Any, stream: Any, hear: Any) -> None:
 
 
 # -- SendStreamingMessage ---------------------------------------------------------------------
-@requirement(id="A2A-STREAM-SSE", level="MUST",
+@requirement(id="A2A-STREAM-SSE", level="MUST", optional=offers.STREAMING,
              title="SendStreamingMessage is answered HTTP 200, Content-Type text/event-stream, each event's "
                    "data JSON (JSON-RPC at its method, HTTP+JSON at POST /message:stream)",
              source=docs.spec("**Response:** HTTP 200 with `Content-Type: text/event-stream`",
@@ -388,7 +387,7 @@ def stream_as_json(ref: Any) -> None:
         return JSONResponse([wrap(e) for e in stream.queue])
 
 
-@requirement(id="A2A-STREAM-EVENT-SHAPE", level="MUST",
+@requirement(id="A2A-STREAM-EVENT-SHAPE", level="MUST", optional=offers.STREAMING,
              title="Each streamed event is a whole answer of the binding holding one StreamResponse (a "
                    "JSON-RPC response to the request; over HTTP+JSON the StreamResponse itself)",
              source=docs.spec('data: {"jsonrpc": "2.0", "id": 1, "result": { /* StreamResponse',
@@ -447,7 +446,7 @@ def status_update_without_context(ref: Any) -> None:
         return str(original(payload))
 
 
-@requirement(id="A2A-STREAM-TASK-FIRST", level="MUST",
+@requirement(id="A2A-STREAM-TASK-FIRST", level="MUST", optional=offers.STREAMING,
              title="A streamed Task answer begins with the Task, then only status and artifact updates of "
                    "that task (a final Task snapshot allowed)",
              source=docs.spec("the stream MUST begin with the Task object", after="#### 3.1.2"))
@@ -475,7 +474,7 @@ def stream_without_task(ref: Any) -> None:
         return original(first[1:] if task_id and len(first) > 1 else first, task_id)
 
 
-@requirement(id="A2A-STREAM-MESSAGE-ONLY", level="MUST",
+@requirement(id="A2A-STREAM-MESSAGE-ONLY", level="MUST", optional=offers.STREAMING,
              title="A streamed Message answer is exactly one Message, and the stream closes",
              source=docs.spec("the stream MUST contain exactly one `Message` object and then close "
                               "immediately", after="#### 3.1.2"))
@@ -514,7 +513,7 @@ def expect_closed_at_terminal(ctx: CheckContext, stream: Stream) -> None:
         ctx.expect(not problems, f"{stream.what}: " + "; ".join(problems), kind="expectation")
 
 
-@requirement(id="A2A-STREAM-CLOSE-TERMINAL", level="MUST",
+@requirement(id="A2A-STREAM-CLOSE-TERMINAL", level="MUST", optional=offers.STREAMING,
              title="A streamed task's stream carries its terminal state and the server closes it there "
                    "(only a final Task snapshot may follow)",
              source=docs.spec("The stream MUST close when the task reaches a terminal state",
@@ -543,7 +542,7 @@ def stream_goes_on_after_terminal(ref: Any) -> None:
         return original(first + ends[-1:] if task_id else first, task_id)
 
 
-@requirement(id="A2A-STREAM-ORDER", level="MUST",
+@requirement(id="A2A-STREAM-ORDER", level="MUST", optional=offers.STREAMING,
              title="A streamed task's updates are every change in the order it happened: the last state is "
                    "the one GetTask shows afterwards, and the artifact updates build its artifacts",
              source=docs.spec("All implementations MUST deliver events in the order they were generated",
@@ -571,7 +570,7 @@ def stream_drops_artifact(ref: Any) -> None:
 
 
 # -- SubscribeToTask --------------------------------------------------------------------------
-@requirement(id="A2A-SUB-ROUTE", level="MUST",
+@requirement(id="A2A-SUB-ROUTE", level="MUST", optional=offers.STREAMING,
              title="SubscribeToTask of a working task is answered with an event stream (JSON-RPC method; "
                    "HTTP+JSON GET /tasks/{{id}}:subscribe, or POST as section 5.3's table says)",
              source=docs.spec("**Response:** SSE stream (same format as `SendStreamingMessage`)",
@@ -596,7 +595,7 @@ def subscribe_unrouted(ref: Any) -> None:
     ref.op_SubscribeToTask = refuse
 
 
-@requirement(id="A2A-SUB-TASK-FIRST", level="MUST",
+@requirement(id="A2A-SUB-TASK-FIRST", level="MUST", optional=offers.STREAMING,
              title="A subscription's first event is the Task as it stands (its id, its current state)",
              source=docs.spec("The operation MUST return a `Task` object as the first event in the stream",
                               after="#### 3.1.6"))
@@ -628,7 +627,7 @@ def subscription_without_task(ref: Any) -> None:
         return original(first, task_id)
 
 
-@requirement(id="A2A-SUB-UPDATES", level="MUST",
+@requirement(id="A2A-SUB-UPDATES", level="MUST", optional=offers.STREAMING,
              title="A subscription carries every change of the task in order: its last state and its "
                    "artifact updates are what GetTask shows afterwards",
              source=docs.spec("Stream of [`TaskStatusUpdateEvent`](#421-taskstatusupdateevent) and",
@@ -681,7 +680,7 @@ def subscription_chunks_reordered(ref: Any) -> None:
             original(task, held.pop(0))
 
 
-@requirement(id="A2A-SUB-CLOSE-TERMINAL", level="MUST",
+@requirement(id="A2A-SUB-CLOSE-TERMINAL", level="MUST", optional=offers.STREAMING,
              title="A subscription carries the task's terminal state and the server closes it there",
              source=docs.spec("The stream MUST terminate when the task reaches a terminal state",
                               after="#### 3.1.6"),
@@ -711,7 +710,7 @@ def subscription_goes_on_after_terminal(ref: Any) -> None:
         return stream
 
 
-@requirement(id="A2A-SUB-TERMINAL-REFUSED", level="MUST",
+@requirement(id="A2A-SUB-TERMINAL-REFUSED", level="MUST", optional=offers.STREAMING,
              title="SubscribeToTask of a task in a terminal state gets UnsupportedOperationError, not a "
                    "stream",
              source=docs.spec("The operation is attempted on a task that is in a terminal state",
@@ -751,7 +750,7 @@ def subscription_of_terminal_task_served(ref: Any) -> None:
         return original(params, caller)
 
 
-@requirement(id="A2A-SUB-SCOPED", level="MUST",
+@requirement(id="A2A-SUB-SCOPED", level="MUST", optional=offers.STREAMING,
              title="SubscribeToTask of another caller's task is refused, never streamed",
              source=docs.spec("Task-related operations (Cancel, Subscribe, Push Notification Config)",
                               after="### 13.1"),
@@ -759,11 +758,10 @@ def subscription_of_terminal_task_served(ref: Any) -> None:
 def check_sub_scoped(ctx: CheckContext) -> None:
     """The agent's authorization model decides how (TaskNotFoundError, or an authorization
     error): any refusal passes; a stream showing the task does not."""
-    from conformance.protocols.a2a.auth import secured
-
     client = A2AClient(ctx)
     streaming_on(client)
-    secured(client)  # without security every caller is one: there is no other caller's task
+    # without security every caller is one: there is no other caller's task
+    offers.require(client, offers.SECURITY, why="an agent may serve any caller")
     ctx.token("full")
     ctx.token("other")
     task = working_task(client)
@@ -792,7 +790,7 @@ def subscription_of_any_owner(ref: Any) -> None:
         return original(params, owner or caller)
 
 
-@requirement(id="A2A-SUB-BROADCAST", level="MUST",
+@requirement(id="A2A-SUB-BROADCAST", level="MUST", optional=offers.STREAMING,
              title="Two subscriptions open at once to one task both get every change, the same events in "
                    "the same order",
              source=docs.spec("Events MUST be broadcast to all active streams for that task",
@@ -884,7 +882,7 @@ def broadcast_to_first_only(ref: Any) -> None:
         return stream
 
 
-@requirement(id="A2A-STREAM-AUTH-REQUIRED-OPEN", level="SHOULD",
+@requirement(id="A2A-STREAM-AUTH-REQUIRED-OPEN", level="SHOULD", optional=offers.STREAMING,
              title="A streamed task that goes to auth-required keeps its stream open: once the credential "
                    "arrives out of band, the same stream carries the rest",
              source=docs.spec("the agent SHOULD maintain any active response streams", after="#### 7.6.1"),

@@ -2,7 +2,8 @@
 card declares ``capabilities.extendedAgentCard``, GetExtendedAgentCard answers an AgentCard
 to a caller authenticated with a scheme the public card declares, refuses anyone else, and
 over HTTP+JSON carries caching headers. Not applicable where the card does not declare the
-capability (A2A-CAP-XCARD-OFF is about that agent); untested where the agent declares it but
+capability, by that declaration (offers.py; A2A-CAP-XCARD-OFF is about that agent); untested
+where the agent declares it but
 has no extended card configured (section 3.3.4 lets it answer
 ExtendedAgentCardNotConfiguredError: A2A-CAP-XCARD-NOT-CONFIGURED is about that answer)."""
 
@@ -16,6 +17,7 @@ from conformance.check import CheckContext, NotApplicable, Untested
 from conformance.declare import requirement
 from conformance.documents.schemas import schema_errors
 from conformance.faults import replaces
+from conformance.protocols.a2a import offers
 from conformance.protocols.a2a.client import A2AClient, a2a_error
 from conformance.protocols.a2a.documents import schema, spec
 from conformance.reference import Refusal
@@ -29,11 +31,9 @@ ANONYMOUS = "conformance-anonymous"  # the caller label a fault lets through
 
 
 def declared(client: A2AClient) -> None:
-    """Not applicable unless the public card declares the extended card (section 3.1.11,
-    Availability)."""
-    if not client.capability(CAPABILITY):
-        raise NotApplicable(f"the public card does not declare capabilities.{CAPABILITY}: "
-                            "GetExtendedAgentCard must then be refused (A2A-CAP-XCARD-OFF)")
+    """Not applicable, by that declaration, unless the public card declares the extended card
+    (section 3.1.11, Availability)."""
+    offers.require(client, offers.XCARD, why="GetExtendedAgentCard must then be refused (A2A-CAP-XCARD-OFF)")
 
 
 def serves_xcard(ref: Any) -> None:
@@ -58,7 +58,7 @@ def served(client: A2AClient, **options: Any) -> Reply:
 
 
 # -- the answer ------------------------------------------------------------------------------
-@requirement(id="A2A-XCARD-RESULT", level="MUST",
+@requirement(id="A2A-XCARD-RESULT", level="MUST", optional=offers.XCARD,
              title="Where the public card declares capabilities.extendedAgentCard, an authenticated "
                    "GetExtendedAgentCard answers an AgentCard (every REQUIRED field of the proto present)",
              source=spec("A complete Agent Card object, which may contain additional details",
@@ -112,7 +112,7 @@ def refused(ctx: CheckContext, reply: Reply, what: str) -> None:
                kind="auth_not_enforced")
 
 
-@requirement(id="A2A-XCARD-AUTH-REQUIRED", level="MUST",
+@requirement(id="A2A-XCARD-AUTH-REQUIRED", level="MUST", optional=offers.XCARD,
              title="GetExtendedAgentCard without credentials, or with a token the agent never issued, is "
                    "refused and never answers the card",
              source=spec("operation **MUST** require authentication", after="### 13.3"),
@@ -123,7 +123,7 @@ def check_xcard_auth_required(ctx: CheckContext) -> None:
     the kit cannot tell a credential it does not know of)."""
     client = A2AClient(ctx)
     declared(client)
-    if not security_schemes(client.card):
+    if not security_schemes(client.card):  # not "not applicable": section 13.3 wants it authenticated
         raise Untested("the public card declares no security scheme: nothing to authenticate with",
                        "optional")
     control = served(client)
@@ -185,7 +185,7 @@ def takes_bearer(scheme: Any) -> bool:
     return any(isinstance(scheme.get(kind), dict) for kind in BEARER_KINDS)
 
 
-@requirement(id="A2A-XCARD-SCHEMES", level="MUST",
+@requirement(id="A2A-XCARD-SCHEMES", level="MUST", optional=offers.XCARD,
              title="GetExtendedAgentCard accepts the credential of a scheme the public card declares",
              source=spec("Agents **MUST** authenticate requests using one of the schemes declared in the "
                          "public",
@@ -226,7 +226,7 @@ def xcard_wants_undeclared_key(ref: Any) -> None:
 
 
 # -- caching --------------------------------------------------------------------------------
-@requirement(id="A2A-XCARD-CACHE-HEADERS", level="SHOULD",
+@requirement(id="A2A-XCARD-CACHE-HEADERS", level="SHOULD", optional=offers.XCARD,
              title="Over HTTP+JSON, the extended card's answer carries caching headers (Cache-Control)",
              source=spec("Agents **SHOULD** implement appropriate caching headers", after="### 13.3"),
              faults=["xcard_not_cacheable"])

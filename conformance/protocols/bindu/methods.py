@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from conformance.check import CheckContext, Untested
+from conformance.check import CheckContext
 from conformance.checks.expect import expect_result
 from conformance.checks.inputs import invalid_inputs_rejected, result_matches, valid_inputs_accepted
 from conformance.checks.jsonrpc import answer_check
@@ -21,7 +21,7 @@ from conformance.protocols.bindu.answers import contexts_listed, state_of, tasks
 from conformance.protocols.bindu.client import BinduClient, fresh_id
 from conformance.protocols.bindu.machine import terminal_states
 from conformance.protocols.bindu.reference import BinduReference, Caller, RpcError
-from conformance.protocols.bindu.stream import NOT_STREAMING, check_stream_events, streaming
+from conformance.protocols.bindu.stream import check_stream_events, streaming, streaming_declared
 
 POST = "/paths/~1/post"
 
@@ -215,6 +215,8 @@ def check_valid_params(ctx: CheckContext, method: str) -> None:
     never as invalid) and, where they name a task or a context, naming one the check made
     (``InWorld``): the row passes only on inputs that were served."""
     c = BinduClient(ctx)
+    if method == "message/stream":
+        streaming_declared(ctx, c)
     if method in LISTINGS and ctx.run.control_path:
         ctx.control("reset")
     world = InWorld.made(c, method)
@@ -279,6 +281,8 @@ def each_result(profile: Profile) -> list[Each]:
 def check_result_schema(ctx: CheckContext, method: str) -> None:
     """Drive the method to a success with realistic params and validate the result."""
     c = BinduClient(ctx)
+    if method == "message/stream":
+        streaming_declared(ctx, c)
     op = ctx.profile.operations[method]
     task = c.new_task()
     c.new_task()
@@ -295,8 +299,6 @@ def check_result_schema(ctx: CheckContext, method: str) -> None:
             working_id = _running(c)["id"]
         calls[method] = lambda: _cancel_while_open(c, working_id)
     if method == "message/stream":
-        if not streaming(c):
-            raise Untested(NOT_STREAMING, "optional")
         check_stream_events(ctx, c)
         return
     result_matches(ctx, op, calls[method]())

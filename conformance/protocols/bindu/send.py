@@ -6,10 +6,11 @@ prove it can fail."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
-from conformance.check import CheckContext, Untested
+from conformance.check import CheckContext
 from conformance.checks import idempotency
 from conformance.checks.expect import expect_error, expect_mapping, expect_result
 from conformance.declare import at, requirement
@@ -269,9 +270,11 @@ def reference_task_rejected(ref: BinduReference) -> None:
              source=at(CATALOG, "| `-32003` |"))
 def check_push_not_supported(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
-    if dig(c.card(), "capabilities", "pushNotifications"):
-        raise Untested("the agent card says capabilities.pushNotifications is true: there is no webhook "
-                       "here to receive pushes")
+    said = dig(c.card(), "capabilities", "pushNotifications")
+    ctx.require_declared("push_notifications", lambda: (
+        bool(said), "the agent card does not say capabilities.pushNotifications" if said is None else
+        f"the agent card says capabilities.pushNotifications is {json.dumps(said)}"), offered=False,
+        why="the error is for an agent without push notifications")
     params = c.send_params()
     # the spec's pushNotificationConfig is a free object ("[Reserved]"): sent with an id and a
     # url, as A2A shapes one, so no reading of its members makes the request itself malformed

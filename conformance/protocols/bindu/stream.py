@@ -5,11 +5,12 @@ started (BINDU-RESULT-MESSAGE-STREAM, in methods.py, judges them with
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from starlette.responses import Response
 
-from conformance.check import CheckContext, Untested
+from conformance.check import CheckContext
 from conformance.checks.expect import expect_error
 from conformance.checks.inputs import expect_matches
 from conformance.declare import at, chosen, fault, requirement
@@ -18,12 +19,24 @@ from conformance.protocols.bindu.client import BinduClient, fresh_id
 from conformance.protocols.bindu.reference import BinduReference, Caller
 from conformance.transport.binding import dig, is_event_stream, stream_events
 
-NOT_STREAMING = "the agent card says capabilities.streaming is false: no stream to validate"
-
 
 def streaming(c: BinduClient) -> bool:
     """Whether the agent card says capabilities.streaming."""
     return bool(dig(c.card(), "capabilities", "streaming"))
+
+
+def streaming_declared(ctx: CheckContext, c: BinduClient) -> None:
+    """Not applicable, by the card's own declaration, where the agent card says
+    capabilities.streaming is false (the spec's AgentCard: message/stream is then refused,
+    which BINDU-STREAM-CAPABILITY judges): asked once a run."""
+    said = dig(c.card(), "capabilities", "streaming")  # read each row, as before; the verdict is the run's
+
+    def read() -> tuple[bool, str]:
+        return bool(said), ("the agent card does not say capabilities.streaming" if said is None else
+                            f"the agent card says capabilities.streaming is {json.dumps(said)}")
+
+    ctx.require_declared("streaming", read, why="no stream to validate; BINDU-STREAM-CAPABILITY judges the "
+                                                "refusal")
 
 
 def check_stream_events(ctx: CheckContext, c: BinduClient) -> None:
@@ -101,8 +114,7 @@ def stream_ignores_capability(ref: BinduReference) -> None:
              faults=["camel_case_responses"])
 def check_stream_snapshots(ctx: CheckContext) -> None:
     c = BinduClient(ctx)
-    if not streaming(c):
-        raise Untested(NOT_STREAMING, "optional")
+    streaming_declared(ctx, c)
     reply = c.call("message/stream", c.send_params())
     schema = ctx.profile.operations["message/stream"].result_schema or {}
     for env in stream_events(reply.http):

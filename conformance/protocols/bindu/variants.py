@@ -274,3 +274,15 @@ def notifications_unanswered(ref: BinduReference) -> None:
             original(request, json.dumps({**body, "id": 0}).encode())
             return Response(status_code=204)
         return original(request, raw)
+
+
+@variant
+def streaming_off(ref: BinduReference) -> None:
+    """The agent card says capabilities.streaming is false, and message/stream is refused with
+    UnsupportedOperation (the rows about a stream are then not applicable, by that declaration).
+
+    allowed by: /info/description "| `-32004` | UnsupportedOperation | 400 | e.g. `message/stream` on a
+    non-streaming agent |" (and the AgentCard example's "streaming: false")"""
+    @replaces(ref, "streaming_enabled")
+    def enabled(original: Any) -> bool:
+        return False

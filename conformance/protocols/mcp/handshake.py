@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext, NotApplicable, Untested
+from conformance.check import CheckContext, Untested
 from conformance.declare import Cite, requirement
 from conformance.faults import replaces
 from conformance.model import Profile
@@ -132,6 +132,14 @@ def mcp_notification_answered(ref: Any) -> None:
         return McpReply(200, {"jsonrpc": "2.0", "result": {}})
 
 
+def sessions_issued(ctx: CheckContext, mcp: McpBinding, client: Any, why: str) -> None:
+    """Not applicable, by the initialize answer's own declaration, where it issued no session
+    id (transports: a server "MAY assign a session ID")."""
+    issued = client.session_id is not None
+    ctx.require_declared(f"{mcp.name}: sessions", lambda: (
+        issued, f"the initialize answer carries {'a' if issued else 'no'} {SESSION_HEADER} header"), why=why)
+
+
 @requirement(id="{mcp.prefix}-SESSION-END", level="MUST",
              title=TITLE + "a session ended by DELETE answers 404",
              document="mcp",
@@ -143,9 +151,7 @@ def check_session_end(ctx: CheckContext, mcp: McpBinding) -> None:
     session is the run's own: ending it harms no identity."""
     client = fresh_client(ctx, mcp.name)
     started(ctx, client)
-    sid = client.session_id
-    if sid is None:
-        raise NotApplicable(f"the target issues no {SESSION_HEADER} (transports allow that)")
+    sessions_issued(ctx, mcp, client, why="a server need not issue one")
     headers = client.headers_for({"method": "tools/list"})
     ended = ctx.http.request("DELETE", client.path,
                              headers={k: v for k, v in headers.items() if k != "Content-Type"})
@@ -176,9 +182,7 @@ def check_before_initialize(ctx: CheckContext, mcp: McpBinding) -> None:
     """A request without the session id the server issues (no initialize before it) is refused."""
     client = fresh_client(ctx, mcp.name)
     started(ctx, client)
-    if client.session_id is None:
-        raise NotApplicable(f"the target issues no {SESSION_HEADER}: it cannot tell a request before "
-                            "initialize")
+    sessions_issued(ctx, mcp, client, why="it cannot tell a request before initialize")
     headers = {k: v for k, v in client.headers_for({"method": "tools/list"}).items() if k != SESSION_HEADER}
     reply = client.post({"jsonrpc": "2.0", "id": 9002, "method": "tools/list", "params": {}}, headers)
     body = reply.json()

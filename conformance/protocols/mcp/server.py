@@ -17,7 +17,8 @@ tool), ``mcp_call_tool(caller, params, headers)`` and
 ``mcp_server_info()``, and the settings a variant changes (``mcp_sessions``: initialize
 issues a session id; ``mcp_page_size``: tools/list pages; ``mcp_streamed``: answers as
 SSE streams; ``mcp_batches``: a JSON array is answered as JSON-RPC 2.0 batch, not refused;
-``mcp_refuse_notifications``: a notification other than initialized is refused with 400),
+``mcp_refuse_notifications``: a notification other than initialized is refused with 400;
+``mcp_offers``: the capabilities declared beside tools, each with its empty ``<capability>/list``),
 read from the host so that the selftest's trace sees who reads them.
 Every step is a method, so a fault patches one behaviour (faults.py next to this file)."""
 
@@ -46,6 +47,7 @@ from conformance.transport.mcp import (
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 NAMED_HEADERS = ("tools/call", "resources/read", "prompts/get")  # carry Mcp-Name
+OFFERED = ("prompts", "resources")  # the capabilities it declares beside tools, by default (empty lists)
 
 
 class RpcFault(Exception):
@@ -184,8 +186,18 @@ class McpServer:
                                   "error": {"code": -32601, "message": f"notification {method} not handled"}})
         return McpReply(202)
 
+    @property
+    def offered(self) -> tuple[str, ...]:
+        """The capabilities it declares beside tools, each served by its ``<capability>/list``
+        (nothing listed): the host's ``mcp_offers``."""
+        return tuple(getattr(self.host, "mcp_offers", OFFERED))
+
     def capabilities(self) -> dict[str, Any]:
-        return {"tools": {"listChanged": False}}
+        return {"tools": {"listChanged": False}, **{name: {} for name in self.offered}}
+
+    def offered_list(self, capability: str) -> dict[str, Any]:
+        """``<capability>/list`` of a capability it declares: it offers none of the things."""
+        return {capability: []}
 
     def revision_of(self, version: str) -> Any:
         """The revision a request is served in (the newest stateless one for a version the
@@ -369,6 +381,10 @@ class McpServer:
                 result.update(ttlMs=0, cacheScope="private")
         elif method == "tools/call":
             result = self.call_tool(caller, params, headers)
+        elif method.endswith("/list") and method.removesuffix("/list") in self.offered:
+            result = self.offered_list(method.removesuffix("/list"))
+            if modern:
+                result.update(ttlMs=0, cacheScope="private")
         elif method == "ping" and not modern:
             result = {}
         elif method == "server/discover" and modern:

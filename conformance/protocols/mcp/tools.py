@@ -10,7 +10,7 @@ import copy
 import uuid
 from typing import Any
 
-from conformance.check import Blocked, CheckContext, NotApplicable
+from conformance.check import Blocked, CheckContext
 from conformance.declare import Cite, fault, requirement
 from conformance.documents.schemas import validator_for
 from conformance.faults import replaces
@@ -286,8 +286,10 @@ def check_output_schema(ctx: CheckContext, mcp: McpBinding) -> None:
     tools = listed(ctx, client)
     tool, args = mcp.surface.harmless(ctx)
     declared = (tools.get(tool) or {}).get("outputSchema")
-    if declared is None:
-        raise NotApplicable(f"tool {tool} declares no outputSchema")
+    some = "an" if declared is not None else "no"
+    ctx.require_declared(f"{mcp.name}: the outputSchema of tool {tool}", lambda: (
+        declared is not None, f"tools/list declares {some} outputSchema for tool {tool}"),
+        why="server-tools.mdx: \"Tools may also provide an output schema\"")
     answer = client.request("tools/call", {"name": tool, "arguments": args})
     payload = answer.result.get("structuredContent") if isinstance(answer.result, dict) else None
     try:

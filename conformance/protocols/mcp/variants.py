@@ -31,6 +31,13 @@ variant(setting("mcp_no_sessions", "mcp_sessions", False, """initialize issues n
     allowed by: basic-transports.mdx "A server using the Streamable HTTP transport **MAY** assign a
     session ID" (a server need not)""", binding_kind=MCP_TOOLS), applies=has_sessions)
 
+variant(setting("mcp_tools_only", "mcp_offers", (), """initialize (and server/discover) declare the tools
+    capability alone: no prompts, no resources, and no prompts/list or resources/list.
+
+    allowed by: basic-lifecycle.mdx "Client and server capabilities establish which optional protocol
+    features will be available during the session" (a server offers what it declares) """,
+                binding_kind=MCP_TOOLS))
+
 variant(setting("mcp_paged_tools", "mcp_page_size", 3, """tools/list answers in pages of three tools.
 
     allowed by: server-tools.mdx "This operation supports [pagination]" """, binding_kind=MCP_TOOLS))
