@@ -284,7 +284,7 @@ def one_line(message: str, width: int = 240) -> str:
 
 
 MARK = {"passed": "PASS ", "failed": "FAIL ", "blocked": "BLOCKED", "untested": "UNTESTED",
-        "skipped": "SKIP ",
+        "skipped": "SKIP ", "not_applicable": "N/A ",
         "expected_failure": "XFAIL"}
 
 
@@ -534,7 +534,8 @@ class RunSession:
         extra = v.message if v.status != "passed" else ""
         extra = result.stale or extra
         label = row_label(req.id, result.binding, self.several)
-        self.console.line(f"{MARK[v.status]:8} {req.level:6} {label:40} {v.exchange_count:5} ex"
+        mark = MARK["not_applicable"] if v.status == "skipped" and v.declared is not None else MARK[v.status]
+        self.console.line(f"{mark:8} {req.level:6} {label:40} {v.exchange_count:5} ex"
                           + (f"  {one_line(extra)}" if extra else ""))
         run = self.runs.get(result.binding)
         gone = unreachable or (run.unreachable if run is not None and self.role == "serial" else None)
@@ -661,7 +662,8 @@ class RunSession:
         closing.append(
             f"  {c['passed']} passed, {c['failed']} failed, "
             f"{c['expected_failures']} expected failures, {c['blocked']} blocked, {c['untested']} untested, "
-            f"{c['skipped']} skipped of {len(self.results)} {rows}; {summary['exchanges']} "
+            f"{c['not_applicable']} not applicable, {c['skipped']} skipped of {len(self.results)} {rows}; "
+            f"{summary['exchanges']} "
             f"exchanges in {summary['duration_s']:.1f} s ({summary['exchanges_per_s']}/s)"
         )
         for binding, block in summary["by_binding"].items():
@@ -669,7 +671,8 @@ class RunSession:
             closing.append(f"  {binding}: {block['verdict'].upper()}, {block['grade']}; "
                            f"{b['passed']} passed, "
                            f"{b['failed']} failed, {b['expected_failures']} expected failures, "
-                           f"{b['blocked']} blocked, {b['untested']} untested, {b['skipped']} skipped")
+                           f"{b['blocked']} blocked, {b['untested']} untested, "
+                           f"{b['not_applicable']} not applicable, {b['skipped']} skipped")
         causes = summary["root_causes"]
         if causes:
             closing.append(f"root causes ({len(causes)}, largest first):")

@@ -70,7 +70,8 @@ def not_reached_of(summary: dict[str, Any]) -> list[str]:
     given = summary.get("not_reached")
     if isinstance(given, list):
         return [str(line) for line in given]
-    return breakdown(dict(summary.get("untested_reasons") or {}), dict(summary.get("blocked_causes") or {}))
+    return breakdown(dict(summary.get("untested_reasons") or {}), dict(summary.get("blocked_causes") or {}),
+                     dict(summary.get("not_applicable") or {}))
 
 
 def write_badge(report_dir: Path, summary: dict[str, Any]) -> Path:

@@ -32,6 +32,7 @@ STATUS_LABEL = {
     "untested": "UNTESTED",
     "blocked": "BLOCKED",
     "skipped": "SKIPPED",
+    "not_applicable": "NOT APPLICABLE",
     "expected_failure": "EXPECTED FAIL",
 }
 GRADE_CLASS = {
@@ -46,6 +47,7 @@ LEVEL_COLUMNS = (
     ("failed", "failed"),
     ("blocked", "blocked"),
     ("untested", "untested"),
+    ("not_applicable", "not applicable"),
     ("skipped", "skipped"),
     ("expected_failures", "expected failures"),
 )
@@ -280,7 +282,8 @@ def level_counts(summary: dict[str, Any]) -> dict[str, dict[str, int]]:
         for req in summary.get("requirements", []):
             if req.get("level") == level:
                 status = req.get("status", "")
-                key = "expected_failures" if status == "expected_failure" else status
+                key = ("expected_failures" if status == "expected_failure"
+                       else "not_applicable" if req.get("declared") else status)
                 if key in counts:
                     counts[key] += 1
         out[level] = counts
@@ -340,8 +343,10 @@ def not_reached(summary: dict[str, Any]) -> list[str]:
     if not isinstance(blocked, dict):
         blocked = {"set-up refused": sum(r.get("status") == "blocked"
                                          for r in summary.get("requirements", []))}
+    declared_off = summary.get("not_applicable") if isinstance(summary.get("not_applicable"), dict) else {}
     return breakdown({k: int(v) for k, v in untested.items() if v},
-                     {k: int(v) for k, v in blocked.items() if v})
+                     {k: int(v) for k, v in blocked.items() if v},
+                     {k: int(v) for k, v in (declared_off or {}).items() if v})
 
 
 def several(summary: dict[str, Any]) -> bool:
@@ -556,13 +561,15 @@ def requirements_table(requirements: list[dict[str, Any]], src_ids: dict[str, st
                 else ""))
         src_line = (f'<div class=srcline>source: <a class=mono href="#{e(src_ids[source_key(source)])}">'
                     f"{breakable(source_text(source))}</a></div>")
+        label = (STATUS_LABEL["not_applicable"] if req.get("declared")
+                 else STATUS_LABEL.get(status, status.upper()))
         rows.append(
             f'<tr class="r-{e(status)}" id="{e(anchor("req", rid))}"{binding_attr(req, summary)}>'
             f'<td class="mono id">{id_cell}</td>'
             f'<td>{e(req.get("level"))}</td>'
             f"<td>{e(req.get('title'))}" + (f"<div class=note>{'<br>'.join(notes)}</div>" if notes else "")
             + f"{src_line}</td>"
-            f'<td><span class="v v-{e(status)}">{e(STATUS_LABEL.get(status, status.upper()))}</span></td>'
+            f'<td><span class="v v-{e(status)}">{e(label)}</span></td>'
             f"<td class=n>{e(req.get('exchanges', ''))}</td></tr>"
         )
     return ("<table><tr><th>ID</th><th>level</th><th>title and spec source</th><th>verdict</th>"

@@ -28,8 +28,9 @@ def junit_properties(summary: dict[str, Any]) -> list[tuple[str, str]]:
     from conformance.report.summary import breakdown
 
     for line in summary.get("not_reached") or breakdown(summary.get("untested_reasons") or {},
-                                                        summary.get("blocked_causes") or {}):
-        props.append((f"conformance.{line.split(':', 1)[0].split()[-1]}", line))
+                                                        summary.get("blocked_causes") or {},
+                                                        summary.get("not_applicable") or {}):
+        props.append((f"conformance.{line_key(line)}", line))
     return props
 
 
@@ -119,3 +120,9 @@ def write_junit(path: Path, summary: dict[str, Any], properties: list[tuple[str,
     path.parent.mkdir(parents=True, exist_ok=True)
     ElementTree.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
     return path
+
+
+def line_key(line: str) -> str:
+    """The property name of a breakdown line: "31 untested: ..." is ``untested``, "90 not
+    applicable: ..." ``not_applicable``."""
+    return line.split(":", 1)[0].split(" ", 1)[-1].replace(" ", "_")

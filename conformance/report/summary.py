@@ -201,21 +201,49 @@ STATUSES = ("passed", "failed", "blocked", "untested", "skipped", "expected_fail
 GRADES = ("non-compliant", "MUST-compliant", "SHOULD-compliant", "fully compliant")
 
 
+def by_declaration(r: Result) -> bool:
+    """A row a declaration made not applicable (the target's own, or the config's
+    ``declared:``): skipped, and counted apart from the other skipped rows."""
+    return r.verdict.status == "skipped" and r.verdict.declared is not None
+
+
+def count_key(r: Result) -> str:
+    """The key a row counts under: its status, ``not_applicable`` for a row a declaration
+    made so, ``expected_failures`` for the baseline's."""
+    if by_declaration(r):
+        return "not_applicable"
+    return "expected_failures" if r.verdict.status == "expected_failure" else r.verdict.status
+
+
 def level_counts(results: list[Result]) -> dict[str, dict[str, int]]:
-    counts = {level: {s: 0 for s in STATUSES} for level in LEVELS}
+    counts = {level: {**{s: 0 for s in STATUSES}, "not_applicable": 0} for level in LEVELS}
     for r in results:
         row = counts[r.requirement.level]
-        row[r.verdict.status] = row.get(r.verdict.status, 0) + 1  # a status a newer runner adds
+        key = "not_applicable" if by_declaration(r) else r.verdict.status
+        row[key] = row.get(key, 0) + 1  # a status a newer runner adds
     return counts
 
 
 def status_counts(results: list[Result]) -> dict[str, int]:
-    """How many rows have each status (``expected_failures`` for the baseline's)."""
-    counts = {"passed": 0, "failed": 0, "blocked": 0, "untested": 0, "skipped": 0, "expected_failures": 0}
+    """How many rows have each status; ``skipped`` are the rows skipped but for those a
+    declaration made not applicable (``not_applicable``)."""
+    counts = {"passed": 0, "failed": 0, "blocked": 0, "untested": 0, "not_applicable": 0, "skipped": 0,
+              "expected_failures": 0}
     for r in results:
-        key = "expected_failures" if r.verdict.status == "expected_failure" else r.verdict.status
+        key = count_key(r)
         counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+def not_applicable(results: list[Result]) -> dict[str, int]:
+    """How many rows each declaration made not applicable, by the declaration in words
+    ("the agent card declares no securitySchemes"), largest first."""
+    counts: dict[str, int] = {}
+    for r in results:
+        if by_declaration(r) and r.verdict.declared is not None:
+            key = r.verdict.declared.said
+            counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def grade(results: list[Result], unreachable: bool, partial: bool = False) -> str:
@@ -287,6 +315,7 @@ def build_summary(
     several = len(spoken) > 1
     verdict = verdict_word(results, gate, bool(unreachable), bool(stale), kind, live_gate)
     untested, blocked = untested_reasons(results), blocked_causes(results)
+    declared_off = not_applicable(results)
     rows = "rows (requirement and binding)" if several else "requirements"
     return {
         "tool": {"name": "conformance", "version": __version__},
@@ -315,7 +344,9 @@ def build_summary(
         "live": live_statement(results, gate),
         "untested_reasons": untested,
         "blocked_causes": blocked,
-        "not_reached": breakdown(untested, blocked),  # the two above in words, as every report says them
+        "not_applicable": declared_off,  # rows a declaration made not applicable, by declaration
+        # the three above in words, as every report says them
+        "not_reached": breakdown(untested, blocked, declared_off),
         "not_put_back": list(not_put_back or []),  # changes to configured identities the run could not undo
         "interrupted": kind == "signal",
         "config": config,
@@ -360,6 +391,8 @@ def build_summary(
                 **({"reason": r.verdict.reason} if r.verdict.status == "untested" and r.verdict.reason
                    else {}),
                 **({"cause": r.verdict.cause} if r.verdict.status == "blocked" and r.verdict.cause else {}),
+                **({"declared": r.verdict.declared.to_json()} if by_declaration(r) and r.verdict.declared
+                   else {}),
                 "failures": failure_entries(r),
                 **({"baseline": r.baseline} if r.baseline else {}),
             }
@@ -374,12 +407,14 @@ def binding_block(profile: Profile, results: list[Result], gate: str, unreachabl
     stale baseline entry or a stop is the run's, and counts in each)."""
     verdict = verdict_word(results, gate, bool(unreachable), stale, kind, live_gate)
     untested, blocked = untested_reasons(results), blocked_causes(results)
+    declared_off = not_applicable(results)
     return {"verdict": verdict,
             "grade": grade(results, bool(unreachable) or kind == "signal", partial),
             "counts": status_counts(results), "levels": level_counts(results),
             "exchanges": sum(r.verdict.exchange_count for r in results),
             "unreachable": unreachable, "untested_reasons": untested, "blocked_causes": blocked,
-            "not_reached": breakdown(untested, blocked), "live": live_statement(results, gate)}
+            "not_applicable": declared_off, "not_reached": breakdown(untested, blocked, declared_off),
+            "live": live_statement(results, gate)}
 
 
 # why rows were not run to a verdict, in words: untested by reason (conformance/live.py
@@ -402,10 +437,12 @@ UNTESTED_WORDS = {
 BLOCKED_WORDS = {**NOT_THE_TARGET, "set-up refused": "a set-up step the target refused"}
 
 
-def breakdown(untested: dict[str, int], blocked: dict[str, int]) -> list[str]:
+def breakdown(untested: dict[str, int], blocked: dict[str, int],
+              declared_off: dict[str, int] | None = None) -> list[str]:
     """Why rows were not run to a verdict, in one sentence each: untested by reason, blocked
     by cause, largest first ("31 untested: not run to a verdict (18 need a scenario ..., 11
-    lack a credential ..., 1 needs the test-control interface, 1 for another reason ...)").
+    lack a credential ..., 1 needs the test-control interface, 1 for another reason ...)"),
+    and the rows a declaration made not applicable, by declaration (never gating).
     The one source of these words and numbers: the console, report.html, the badge, the
     JUnit properties and summary.json (``not_reached``) all say what this says."""
     lines = []
@@ -420,6 +457,10 @@ def breakdown(untested: dict[str, int], blocked: dict[str, int]) -> list[str]:
     if total:
         parts = [f"{n} by {BLOCKED_WORDS.get(cause, cause)}" for cause, n in blocked.items()]
         lines.append(f"{total} blocked: kept from running to a verdict, never failed ({', '.join(parts)})")
+    total = sum((declared_off or {}).values())
+    if total:
+        parts = [f"{n} where {said}" for said, n in (declared_off or {}).items()]
+        lines.append(f"{total} not applicable: by a declaration, never gating ({'; '.join(parts)})")
     return lines
 
 

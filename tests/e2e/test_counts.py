@@ -36,9 +36,13 @@ def test_every_report_says_the_same_breakdown_of_what_was_not_run(tmp_path, serv
     assert {"outcome", "control", "credential"} <= set(untested) and blocked, (untested, blocked)
     assert sum(untested.values()) == counts["untested"] and sum(blocked.values()) == counts["blocked"]
     lines = summary["not_reached"]
-    assert lines == breakdown(untested, blocked) and len(lines) == 2
-    assert lines[0].startswith(f"{counts['untested']} untested: ") and lines[1].startswith(
-        f"{counts['blocked']} blocked: ")
+    # the reference's card declares some capabilities off: rows not applicable, counted apart
+    declared_off = summary["not_applicable"]
+    assert sum(declared_off.values()) == counts["not_applicable"] > 0, (declared_off, counts)
+    assert lines == breakdown(untested, blocked, declared_off) and len(lines) == 3
+    assert lines[0].startswith(f"{counts['untested']} untested: ")
+    assert lines[1].startswith(f"{counts['blocked']} blocked: ")
+    assert lines[2].startswith(f"{counts['not_applicable']} not applicable: ")
     for reason, n in untested.items():  # each reason with its own count, in words
         said = rf"\b{n} (needs?|lacks?|would|is|are|could|came|weighed|for)\b"
         assert re.search(said, lines[0]), (reason, lines)
@@ -55,6 +59,7 @@ def test_every_report_says_the_same_breakdown_of_what_was_not_run(tmp_path, serv
         assert line in props.values(), props
         assert html.escape(line, quote=True) in badge
     assert props["conformance.untested"] == lines[0] and props["conformance.blocked"] == lines[1]
+    assert props["conformance.not_applicable"] == lines[2]
     # the live gate's numbers are the same function's, over the gating rows
     must = [r for r in summary["requirements"] if r["level"] == "MUST" and r["status"] == "untested"]
     live = summary["live"]

@@ -20,9 +20,10 @@ A2A_PUSH_ROWS = ["A2A-PUSH-CREATE", "A2A-PUSH-CONFIG-SHAPE", "A2A-PUSH-GET", "A2
                  "A2A-PUSH-DELIVERY", "A2A-PUSH-DELIVERY-AUTH", "A2A-PUSH-RETRY", "A2A-PUSH-SSRF"]
 
 
-def rows_of(summary_path) -> dict[str, dict]:
+def rows_of(summary_path, binding: str | None = None) -> dict[str, dict]:
+    """The summary's rows by requirement (of ``binding`` alone, where the run spoke several)."""
     summary = json.loads(summary_path.read_text())
-    return {r["id"]: r for r in summary["requirements"]}
+    return {r["id"]: r for r in summary["requirements"] if binding is None or r.get("binding") == binding}
 
 
 def not_applicable_by(rows: dict[str, dict], ids: list[str], said: str) -> None:
@@ -40,7 +41,7 @@ def test_an_a2a_agent_declaring_no_security_and_no_push_passes_the_default_gate(
                          "--budget", "quick", "--report", str(tmp_path / "r"))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     for binding in ("jsonrpc", "http-json", "grpc"):
-        rows = rows_of(tmp_path / "r" / binding / "summary.json")
+        rows = rows_of(tmp_path / "r" / "summary.json", binding)
         not_applicable_by(rows, A2A_SECURITY_ROWS, "the agent card declares no securitySchemes")
         not_applicable_by(rows, A2A_PUSH_ROWS,
                           "the agent card declares capabilities.pushNotifications: false")
@@ -49,6 +50,29 @@ def test_an_a2a_agent_declaring_no_security_and_no_push_passes_the_default_gate(
         left = {rid: r["status"] for rid, r in rows.items()
                 if r["status"] in ("untested", "blocked", "failed")}
         assert not left, (binding, left)
+    counted_apart(tmp_path / "r", result.stdout)
+
+
+def counted_apart(report, console: str) -> None:
+    """The rows a declaration made not applicable are counted apart from the other skipped
+    rows, by declaration, with the same number in summary.json, the console, the JUnit
+    properties and report.html, and each such row is labelled so in report.html."""
+    summary = json.loads((report / "summary.json").read_text())
+    declared = [r for r in summary["requirements"] if r.get("declared")]
+    assert declared and all(r["status"] == "skipped" for r in declared)
+    n = len(declared)
+    assert summary["counts"]["not_applicable"] == n == sum(summary["not_applicable"].values())
+    assert summary["counts"]["skipped"] == sum(r["status"] == "skipped" for r in summary["requirements"]) - n
+    by_said: dict[str, int] = {}
+    for r in declared:
+        by_said[r["declared"]["said"]] = by_said.get(r["declared"]["said"], 0) + 1
+    assert summary["not_applicable"] == by_said
+    line = next(x for x in summary["not_reached"] if " not applicable: " in x)
+    assert line.startswith(f"{n} not applicable: by a declaration, never gating (")
+    assert line in console and f"{n} not applicable, " in console
+    assert f'name="conformance.not_applicable" value="{line}"' in (report / "junit.xml").read_text()
+    html = (report / "report.html").read_text()
+    assert html.count(">NOT APPLICABLE</span>") == n
 
 
 def test_an_a2a_capability_declared_and_not_served_still_fails(tmp_path, serve):

@@ -41,7 +41,9 @@ def run_behind(status, body):
     run = open_run(profile, "reference", budget="quick", binding="http")
     from conformance.launch import reference_app
 
-    run.http = HttpTransport(app=RefusingAll(reference_app(profile), status, body))
+    # the run's credentials live on its transport (transport/credentials.py): the gate's keeps them
+    run.http = HttpTransport(app=RefusingAll(reference_app(profile), status, body),
+                             credentials=run.http.credentials)
     return profile, run
 
 
