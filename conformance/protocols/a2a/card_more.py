@@ -17,7 +17,7 @@ from conformance.documents.schemas import SpecError, schema_errors
 from conformance.faults import answer, replaces
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a import offers
-from conformance.protocols.a2a.card import fetched_card
+from conformance.protocols.a2a.cards import fetched_card
 from conformance.protocols.a2a.client import A2AClient, interfaces
 from conformance.protocols.a2a.documents import proto_at, schema, spec
 from conformance.transport.http import json_excerpt

@@ -25,9 +25,10 @@ from conformance.documents.prose import document_text
 from conformance.documents.schemas import SpecError
 from conformance.faults import noop, recodes, replaces
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a.answers import form
 from conformance.protocols.a2a.client import EXTENSIONS_HEADER, A2AClient, required_extensions
-from conformance.protocols.a2a.errors import expect_mapped, form
-from conformance.protocols.a2a.params import EXTENSIONS
+from conformance.protocols.a2a.expectations import expect_mapped
+from conformance.protocols.a2a.names import EXTENSIONS
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply
 

@@ -22,9 +22,10 @@ from conformance.declare import requirement
 from conformance.documents.schemas import schema_errors
 from conformance.faults import replaces
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a.cards import extended_card
 from conformance.protocols.a2a.client import A2AClient, a2a_error, blocked_looks, state
 from conformance.protocols.a2a.documents import proto_at, schema, spec
-from conformance.protocols.a2a.send import (
+from conformance.protocols.a2a.driving import (
     OUTCOME,
     driven,
     fetched,
@@ -34,7 +35,6 @@ from conformance.protocols.a2a.send import (
     result_of,
     task_answer,
 )
-from conformance.protocols.a2a.xcard import extended_card
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt

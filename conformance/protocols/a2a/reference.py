@@ -413,7 +413,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
         google.rpc.BadRequest naming the field at fault for a validation error (9.5's example)."""
         field = (refusal.data or {}).get("field")
         if refusal.name == "InvalidParamsError" and field:
-            from conformance.protocols.a2a.errors import detail_type
+            from conformance.protocols.a2a.answers import detail_type
 
             return [{"@type": detail_type("BadRequest"),
                      "fieldViolations": [{"field": field, "description": refusal.message}]}]

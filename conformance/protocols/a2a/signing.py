@@ -33,7 +33,7 @@ from conformance.faults import replaces
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.canonical import SIGNATURES, payload
 from conformance.protocols.a2a.client import A2AClient, interfaces, relative
-from conformance.protocols.a2a.params import named
+from conformance.protocols.a2a.names import named
 
 (SIGNATURES_FIELD,) = named(SIGNATURES)
 PROTECTED, SIGNATURE = (docs.proto().message("AgentCardSignature").field(n).json_name
