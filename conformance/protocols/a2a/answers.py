@@ -14,9 +14,7 @@ from conformance.documents.prose import document_text
 from conformance.documents.schemas import SpecError
 from conformance.model import ErrorCode, Profile
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a.client import (
-    a2a_error,
-)
+from conformance.protocols.a2a.client import a2a_error
 from conformance.protocols.a2a.names import INTERNAL, INVALID_PARAMS
 from conformance.transport.binding import Reply, first_event, is_event_stream
 from conformance.transport.http import json_excerpt

@@ -12,12 +12,7 @@ from conformance.check import CheckContext, Untested
 from conformance.live import REASONS
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import describe
-from conformance.protocols.a2a.client import (
-    A2AClient,
-    a2a_error,
-    reached,
-    state,
-)
+from conformance.protocols.a2a.client import A2AClient, a2a_error, reached, state
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 

@@ -32,10 +32,7 @@ from conformance.protocols.a2a.answers import (
     table,
     typed,
 )
-from conformance.protocols.a2a.client import (
-    A2AClient,
-    blocked_looks,
-)
+from conformance.protocols.a2a.client import A2AClient, blocked_looks
 from conformance.protocols.a2a.expectations import binding_only, expect_info, expect_mapped
 from conformance.protocols.a2a.provocations import (
     Provocations,

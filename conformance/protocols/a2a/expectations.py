@@ -25,13 +25,9 @@ from conformance.protocols.a2a.answers import (
     typed,
     version_problem,
 )
-from conformance.protocols.a2a.client import (
-    a2a_error,
-)
+from conformance.protocols.a2a.client import a2a_error
 from conformance.protocols.a2a.names import INTERNAL, METHOD_NOT_FOUND, a2a_names
-from conformance.transport.binding import (
-    Reply,
-)
+from conformance.transport.binding import Reply
 
 
 # -- rejected for its credentials ------------------------------------------------------------

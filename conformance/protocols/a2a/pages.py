@@ -6,9 +6,7 @@ from typing import Any
 
 from conformance.check import CheckContext
 from conformance.protocols.a2a.client import A2AClient
-from conformance.protocols.a2a.driving import (
-    result_of,
-)
+from conformance.protocols.a2a.driving import result_of
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 

@@ -21,12 +21,7 @@ from conformance.protocols.a2a.answers import (
     kind_of,
     table,
 )
-from conformance.protocols.a2a.client import (
-    LOOKS_KEY,
-    A2AClient,
-    a2a_error,
-    grpc_validation_status,
-)
+from conformance.protocols.a2a.client import LOOKS_KEY, A2AClient, a2a_error, grpc_validation_status
 from conformance.protocols.a2a.driving import any_task, never_issued, own_task, push_config
 from conformance.transport.binding import Reply
 
