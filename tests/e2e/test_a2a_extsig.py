@@ -67,7 +67,7 @@ def test_config_keys_are_a_trusted_key_store_before_the_jku():
     """Section 8.4.3: "Retrieve the public key using the `kid` and `jku` (or from a trusted key
     store)": the config's keys: decide where they name the kid; a signature that does not verify
     with the trusted key is a finding."""
-    from conformance.protocols.a2a.reference_signing import KEY_ID, key_for
+    from conformance.protocols.a2a.reference.signing import KEY_ID, key_for
 
     own = key_for(KEY_ID).export_public(as_dict=True)
     assert run_sig_valid({"keys": {"keys": [own]}}).status == "passed"

@@ -11,7 +11,7 @@ import pytest
 from conformance.launch import open_run
 from conformance.profiles import load_profile
 from conformance.protocols.a2a.client import EXTENSIONS_HEADER
-from conformance.protocols.a2a.reference_extensions import REQUIRED_EXTENSION
+from conformance.protocols.a2a.reference.extensions import REQUIRED_EXTENSION
 from conformance.transport.grpc import GrpcBinding, to_json
 from tests.conftest import in_process
 

@@ -33,7 +33,7 @@ from conformance.generation.strategies import strategy_for
 from conformance.launch import open_run
 from conformance.profiles import load_profile
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a.params import Inputs, at, loose, messages_in
+from conformance.protocols.a2a.inputs import Inputs, at, loose, messages_in
 
 PROFILE = load_profile("a2a")
 ROWS = {r.id: r for r in PROFILE.requirements}

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import json
 
-from conformance.protocols.a2a.stream import Stream, read_events, rebuilt, sse_events, terminal_problems
+from conformance.protocols.a2a.event_streams import (
+    Stream,
+    read_events,
+    rebuilt,
+    sse_events,
+    terminal_problems,
+)
 
 
 def test_sse_framing_comments_fields_multiline_data_and_line_ends():
@@ -62,7 +68,7 @@ def test_a_grpc_stream_is_read_by_its_messages_whatever_its_body_says():
     a stream is one that ended with status OK."""
     import httpx
 
-    from conformance.protocols.a2a.stream import reply_events, streamed
+    from conformance.protocols.a2a.event_streams import reply_events, streamed
     from conformance.transport.grpc import GrpcReply
     from conformance.transport.http import HttpReply
 

@@ -61,9 +61,11 @@ def binding_entries(profile: Profile) -> dict[str, dict[str, Any]]:
 # the modules declaring the profile's rows, faults and variants, by area, in the order rows run
 # (CONFORMANCE_A2A_MODULES, comma-separated, replaces the list: to try a module being written)
 PARTS = ("card", "rpc", "rest", "version", "errors", "capabilities", "send", "tasks", "listing", "multiturn",
-         "objects", "machine", "params", "agree", "auth", "xcard", "card_more", "misc",
+         "objects", "machine", "params", "agree", "auth", "extended_card", "card_security",
+         "card_conventions", "encoding", "idempotency", "task_contexts", "outputs", "input_media",
+         "auth_required",
          "stream", "push", "extensions", "signing", "grpc",
-         "variants_wire", "variants_tasks", "variants_access", "variants_more")
+         "variants_wire", "variants_tasks", "variants_access", "variants_card", "variants_messages")
 
 
 def target_bindings(profile: Profile, http: Any) -> list[str]:

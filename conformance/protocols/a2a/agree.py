@@ -21,19 +21,12 @@ from conformance.declare import requirement
 from conformance.faults import replaces, returns
 from conformance.generation.invalid import _example
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a import offers
-from conformance.protocols.a2a.auth import rejected
+from conformance.protocols.a2a import offers, routes
+from conformance.protocols.a2a.answers import error_name, outcome, reason_given, speaks_jsonrpc
 from conformance.protocols.a2a.client import A2AClient, blocked_looks, state
-from conformance.protocols.a2a.params import (
-    METHOD_NOT_FOUND,
-    Inputs,
-    Safe,
-    error_name,
-    error_named,
-    outcome,
-    reason_given,
-    speaks_jsonrpc,
-)
+from conformance.protocols.a2a.expectations import rejected
+from conformance.protocols.a2a.inputs import Inputs, Safe
+from conformance.protocols.a2a.names import METHOD_NOT_FOUND, error_named
 from conformance.protocols.a2a.reference import REST_PREFIX
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply, dig
@@ -253,12 +246,10 @@ def check_agree_errors(ctx: CheckContext) -> None:
 def call(client: A2AClient, method: str, params: Any) -> Reply:
     """``method`` over ``client``'s binding; over HTTP+JSON, a method the proto's verb does not
     reach is tried by POST as sections 5.3 and 11.3.2 write it (SubscribeToTask: both readings)."""
-    from conformance.protocols.a2a import rest
-
     reply = client.call(method, params)
-    if method == "SubscribeToTask" and client.binding.kind == "http-routes" and not rest.reached(client.ctx,
-                                                                                                  reply):
-        return rest.post_verb(client, method).call(method, params)
+    if method == "SubscribeToTask" and client.binding.kind == "http-routes" and not routes.reached(client.ctx,
+                                                                                                    reply):
+        return routes.post_verb(client, method).call(method, params)
     return reply
 
 

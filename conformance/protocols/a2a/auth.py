@@ -25,16 +25,10 @@ from conformance.declare import requirement
 from conformance.faults import replaces
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a import offers
+from conformance.protocols.a2a.answers import error_name, speaks_jsonrpc
 from conformance.protocols.a2a.client import A2AClient, state
-from conformance.protocols.a2a.params import (
-    CONTEXT_ID,
-    INTERNAL,
-    a2a_names,
-    error_name,
-    error_named,
-    named,
-    speaks_jsonrpc,
-)
+from conformance.protocols.a2a.expectations import rejected
+from conformance.protocols.a2a.names import CONTEXT_ID, INTERNAL, a2a_names, error_named, named
 from conformance.reference import Refusal
 from conformance.transport.binding import DEFAULT, RawToken, Reply, dig
 from conformance.transport.http import TransportFailure
@@ -47,22 +41,6 @@ def secured(client: A2AClient) -> None:
     """Not applicable, by the card's own declaration, unless it declares a security scheme and
     a requirement to meet it (offers.py)."""
     offers.require(client, offers.SECURITY, why="an agent may serve any caller")
-
-
-# -- rejected for its credentials ------------------------------------------------------------
-def rejected(ctx: CheckContext, reply: Reply, what: str) -> None:
-    """Section 3.3.2: a request with missing or invalid credentials is rejected: not served,
-    not failed by the server, and not answered as a request that was read (an A2A error of
-    the table: a task not found, say, tells the caller its request went through)."""
-    ctx.expect(not reply.ok, f"{what}: served ({reply.describe()}); the spec wants it rejected",
-               kind="auth_not_enforced")
-    name = error_name(ctx, reply)
-    ctx.expect(reply.status < 500 and name != INTERNAL,
-               f"{what}: the server failed instead of rejecting the credentials: {reply.describe()}",
-               kind="wrong_status")
-    ctx.expect(name not in a2a_names(ctx.profile),
-               f"{what}: answered {name}, as if the request had been let through: {reply.describe()}",
-               kind="auth_not_enforced")
 
 
 def probes(ctx: CheckContext, client: A2AClient) -> dict[str, Callable[[Caller], Reply]]:
@@ -361,7 +339,6 @@ def list_scoped_without_filter_only(ref: Any) -> None:
     """ListTasks is scoped to the caller only without a filter: by contextId it lists every
     caller's tasks in that context."""
     listing_for_everyone(ref, lambda params: bool(params.get(CONTEXT_ID)))
-
 
 
 # -- a caller the agent knows but does not permit -----------------------------------------

@@ -16,23 +16,17 @@ from conformance.check import CheckContext, Untested
 from conformance.declare import requirement
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a import offers
+from conformance.protocols.a2a.answers import REST
 from conformance.protocols.a2a.client import A2AClient
-from conformance.protocols.a2a.errors import (
-    PROVOKERS,
-    REST,
-    any_task,
-    expect_carries,
-    own_task,
-    push_config,
-    push_declared_off,
-)
-from conformance.protocols.a2a.rest import STREAM_TIMEOUT, subscribe
+from conformance.protocols.a2a.driving import any_task, open_task, push_config
+from conformance.protocols.a2a.expectations import expect_carries
+from conformance.protocols.a2a.provocations import extended_card_not_configured, push_declared_off
+from conformance.protocols.a2a.routes import STREAM_TIMEOUT, subscribe
 from conformance.reference import Refusal
 
 PUSH_OFF = "PushNotificationNotSupportedError"
 UNSUPPORTED = "UnsupportedOperationError"
 NOT_CONFIGURED = "ExtendedAgentCardNotConfiguredError"
-OPEN_OUTCOMES = ("input_required", "long_running")  # states a task can be subscribed to in
 
 
 def capability_off(client: A2AClient, feature: str) -> None:
@@ -78,22 +72,6 @@ def push_list_unsupported_operation(ref: Any) -> None:
     def refuse(params: Any, caller: str) -> Any:
         raise Refusal(UNSUPPORTED, "push notifications are not supported")
     ref.op_ListTaskPushNotificationConfigs = refuse
-
-
-def open_task(client: A2AClient) -> dict[str, Any]:
-    """A task of the check's own that is not in a terminal state (on a terminal task,
-    UnsupportedOperationError has another cause: section 9.4.6); only outcomes something
-    drives the agent to are tried (the reference's control, or the config's scenarios)."""
-    run = client.ctx.run
-    why = "nothing drives this agent to " + " or ".join(OPEN_OUTCOMES) + " (name a message under scenarios." \
-        + " or scenarios.".join(OPEN_OUTCOMES) + " in --config)"
-    for outcome in OPEN_OUTCOMES:
-        if run.control_path or outcome in run.scenarios:
-            try:
-                return own_task(client, outcome)
-            except Untested as exc:
-                why = str(exc)
-    raise Untested(f"SubscribeToTask needs a task in a state that is not terminal: {why}", "other")
 
 
 @requirement(id="A2A-CAP-STREAMING-OFF", level="MUST",
@@ -182,5 +160,5 @@ def check_xcard_not_configured(ctx: CheckContext) -> None:
     """Not applicable where the agent serves its extended card (it is configured), or where the
     card does not declare one."""
     client = A2AClient(ctx)
-    for what, reply in PROVOKERS[NOT_CONFIGURED](client):
+    for what, reply in extended_card_not_configured(client):
         expect_carries(ctx, reply, NOT_CONFIGURED, what)

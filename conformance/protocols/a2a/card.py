@@ -10,17 +10,10 @@ from conformance.check import CheckContext
 from conformance.declare import requirement
 from conformance.documents.schemas import schema_errors
 from conformance.faults import answer, replaces
-from conformance.protocols.a2a.client import CARD_PATH, A2AClient, interfaces, relative
+from conformance.protocols.a2a.cards import fetched_card
+from conformance.protocols.a2a.client import A2AClient, interfaces, relative
 from conformance.protocols.a2a.documents import schema, spec
 from conformance.transport.binding import make_binding
-
-
-def fetched_card(ctx: CheckContext) -> Any:
-    reply = ctx.http.request("GET", CARD_PATH, headers={"Accept": "application/json"})
-    ctx.expect(reply.status == 200, f"GET {CARD_PATH}: HTTP {reply.status} {reply.text[:120]!r}, expected "
-                                    "the "
-                                    "agent card", kind="rejected_valid")
-    return reply
 
 
 @requirement(id="A2A-CARD-SERVED", level="MUST",

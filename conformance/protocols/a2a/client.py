@@ -18,6 +18,7 @@ from typing import Any
 
 from conformance.check import Blocked, CheckContext, ProtocolMismatch, Untested
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a.names import named
 from conformance.transport.binding import Reply, dig
 from conformance.transport.http import CredentialUnfit
 
@@ -85,9 +86,7 @@ def declaring(entry: dict[str, Any], card: dict[str, Any]) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=1)
 def security_names() -> dict[str, str]:
-    """The card's security members by the proto's JSON names (checked against the proto: params.named)."""
-    from conformance.protocols.a2a.params import named
-
+    """The card's security members by the proto's JSON names (checked against the proto: names.named)."""
     names = {"schemes": "securitySchemes", "requirements": "securityRequirements", "of": "schemes",
              "api_key": "apiKeySecurityScheme", "http": "httpAuthSecurityScheme",
              "oauth2": "oauth2SecurityScheme", "open_id": "openIdConnectSecurityScheme",

@@ -3,305 +3,53 @@ request that causes it and answered in the form the table gives it over the run'
 (the JSON-RPC code; the HTTP status with an ErrorInfo naming it), and what every error
 carries: a fitting code and a message, details that are typed, over HTTP+JSON an ErrorInfo
 with the reason and domain section 11.6 gives (a SHOULD over JSON-RPC), and for a validation
-error a google.rpc.BadRequest naming the field at fault (a SHOULD). The helpers that judge an
-answer as one error of the table serve capabilities.py and version.py too."""
+error a google.rpc.BadRequest naming the field at fault (a SHOULD). What the rows read an
+error by lives in answers.py and expectations.py, the requests that provoke each error in
+provocations.py."""
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import re
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.check import Blocked, CheckContext, NotApplicable, Untested
-from conformance.declare import Each, fault, requirement, variant
-from conformance.documents.prose import document_text
-from conformance.documents.schemas import SpecError
+from conformance.check import CheckContext, NotApplicable
+from conformance.declare import REGISTRY, Each, fault, requirement, variant
 from conformance.faults import replaces, returns
-from conformance.model import ErrorCode, Profile
+from conformance.model import Profile
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a import offers
-from conformance.protocols.a2a.client import (
-    LOOKS_KEY,
-    A2AClient,
-    a2a_error,
-    blocked_looks,
-    grpc_validation_status,
-    reached,
+from conformance.protocols.a2a.answers import (
+    GRPC,
+    JSONRPC,
+    REST,
+    VERSION,
+    describe,
+    detail_type,
+    grpc_status,
+    info_statement,
+    kind_of,
+    table,
+    typed,
+)
+from conformance.protocols.a2a.client import A2AClient, blocked_looks
+from conformance.protocols.a2a.expectations import binding_only, expect_info, expect_mapped
+from conformance.protocols.a2a.provocations import (
+    Provocations,
+    a2a_errors,
+    content_type_not_supported,
+    extended_card_not_configured,
+    push_declared_off,
+    push_not_supported,
+    task_not_cancelable,
+    task_not_found,
+    unsupported_operation,
+    validation_errors,
+    version_not_supported,
 )
 from conformance.reference import Refusal
-from conformance.transport.binding import Reply, first_event, is_event_stream
+from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
-
-JSONRPC, REST, GRPC = "jsonrpc-http", "http-routes", "grpc"  # the kinds of the profile's bindings
-VERSION = "VersionNotSupportedError"
-Provocations = Iterator[tuple[str, Reply]]
-
-
-# -- what an answer carries ------------------------------------------------------------
-def kind_of(ctx: CheckContext) -> str:
-    """The kind of the run's binding, read off the profile (``ctx.binding`` is built once a
-    check asks for it, and must wait for the card to say where the binding lives)."""
-    return str(ctx.profile.settings["bindings"].get(ctx.run.binding or "", {}).get("kind", ""))
-
-
-def binding_only(ctx: CheckContext, kind: str) -> None:
-    """A statement of one binding: not applicable over the other."""
-    if kind_of(ctx) != kind:
-        which = {JSONRPC: "JSON-RPC (section 9)", REST: "HTTP+JSON (section 11)",
-                 GRPC: "gRPC (section 10)"}[kind]
-        raise NotApplicable(f"a statement of the {which} binding; this run speaks {ctx.run.binding}")
-
-
-def table(ctx: CheckContext | Profile) -> dict[str, ErrorCode]:
-    """The rows of section 5.4 by error name."""
-    profile = ctx.profile if isinstance(ctx, CheckContext) else ctx
-    return {e.name: e for e in profile.errors.values()}
-
-
-def describe(reply: Reply) -> str:
-    """The answer quoted, an event stream by its first event."""
-    if is_event_stream(reply.http):
-        first = json_excerpt(first_event(reply.http))
-        return f"HTTP {reply.status}, an event stream whose first event is {first}"
-    return reply.describe()
-
-
-def info_in(reply: Reply) -> dict[str, Any] | None:
-    """The google.rpc.ErrorInfo among an error's details (its ``@type`` as section 11.6 gives it)."""
-    for detail in reply.error_data if isinstance(reply.error_data, list) else []:
-        if isinstance(detail, dict) and detail.get("@type") == docs.error_info()["@type"]:
-            return detail
-    return None
-
-
-@functools.lru_cache(maxsize=4)
-def detail_type(name: str) -> str:
-    """The ``@type`` of the google.rpc detail ``name`` as the specification's examples write it."""
-    found = re.search(rf'"@type": "([^"]*\.{re.escape(name)})"', document_text(docs.SPEC))
-    if found is None:
-        raise SpecError(f"{docs.SPEC} shows no error detail of type {name}")
-    return found.group(1)
-
-
-@functools.lru_cache(maxsize=1)
-def problem_type() -> str:
-    """Section 6.4's example answers an unsupported version with a problem document of this
-    ``type`` instead of google.rpc.Status: the second reading of a version refusal over HTTP."""
-    text = document_text(docs.SPEC)
-    section = text[text.index("### 6.4. Version Negotiation Error"):]
-    found = re.search(r'"type": "([^"]+)"', section[:section.index("\n### ", 1)])
-    if found is None:
-        raise SpecError(f"{docs.SPEC} section 6.4 no longer shows the type of its version error")
-    return found.group(1)
-
-
-def version_problem(reply: Reply) -> bool:
-    body = reply.http.json()
-    return not reply.ok and isinstance(body, dict) and body.get("type") == problem_type()
-
-
-def carries(ctx: CheckContext, reply: Reply, name: str) -> bool:
-    """The answer is error ``name``: by its JSON-RPC code; over HTTP+JSON by its ErrorInfo
-    reason (or the status only ``name`` has), or, for a version refusal, section 6.4's form."""
-    if reply.ok:
-        return False
-    return a2a_error(ctx, reply) == name or (name == VERSION and version_problem(reply))
-
-
-def form(ctx: CheckContext, name: str) -> str:
-    """How the table says ``name`` comes over the run's binding."""
-    err = table(ctx)[name]
-    if kind_of(ctx) == JSONRPC:
-        return f"JSON-RPC code {err.code}"
-    if kind_of(ctx) == GRPC:
-        return f"gRPC {docs.grpc_statuses()[name]} with an ErrorInfo whose reason is {docs.reason_of(name)}"
-    return f"HTTP {err.http_status} with an ErrorInfo whose reason is {docs.reason_of(name)}"
-
-
-def typed(ctx: CheckContext, reply: Reply, err: ErrorCode) -> dict[str, Any]:
-    if kind_of(ctx) == JSONRPC:
-        return {"expected_code": err.code, "actual_code": reply.error_code}
-    if kind_of(ctx) == GRPC:
-        return {"expected_code": docs.grpc_statuses()[err.name], "actual_code": grpc_status(reply)}
-    return {"expected_status": err.http_status, "actual_status": reply.status}
-
-
-def expect_carries(ctx: CheckContext, reply: Reply, name: str, what: str) -> None:
-    """``what`` was refused with error ``name`` (however the binding lets it be told)."""
-    err = table(ctx)[name]
-    ctx.expect(not reply.ok, f"{what}: served ({describe(reply)}); expected {name} ({form(ctx, name)})",
-               kind="accepted_invalid", **typed(ctx, reply, err))
-    got = a2a_error(ctx, reply)
-    ctx.expect(carries(ctx, reply, name),
-               f"{what}: expected {name} ({form(ctx, name)}), got {got or 'no error of the table'}: "
-               f"{describe(reply)}", kind="wrong_error_code", **typed(ctx, reply, err))
-
-
-def expect_mapped(ctx: CheckContext, reply: Reply, name: str, what: str) -> None:
-    """``what`` was refused with ``name`` in the form section 5.4 maps it to: its JSON-RPC
-    code, or its HTTP status and (section 11.6) an ErrorInfo with its reason."""
-    err = table(ctx)[name]
-    statement = str(err.source)
-    ctx.expect(not reply.ok, f"{what}: served ({describe(reply)}); expected {name} ({form(ctx, name)})",
-               kind="accepted_invalid", statement=statement, **typed(ctx, reply, err))
-    if kind_of(ctx) == JSONRPC:
-        ctx.expect(reply.flagged and reply.error_code == err.code,
-                   f"{what}: expected the JSON-RPC error {err.code} ({name}), got {describe(reply)}",
-                   kind="wrong_error_code", statement=statement, **typed(ctx, reply, err))
-        return
-    if kind_of(ctx) == GRPC:
-        wanted = docs.grpc_statuses()[name]
-        with ctx.subcheck("gRPC status"):
-            ctx.expect(grpc_status(reply) == wanted,
-                       f"{what}: {name} came with gRPC status {grpc_status(reply) or 'none'}, the table says "
-                       f"{wanted}: {describe(reply)}", kind="wrong_error_code", statement=statement,
-                       **typed(ctx, reply, err))
-        with ctx.subcheck("ErrorInfo"):
-            reason = (info_in(reply) or {}).get("reason")
-            ctx.expect(reason == docs.reason_of(name),
-                       f"{what}: the status's details hold no ErrorInfo with reason {docs.reason_of(name)} "
-                       f"(reason: {reason!r}): {describe(reply)}", kind="wrong_error_code",
-                       statement=str(info_statement(GRPC)))
-        return
-    with ctx.subcheck("HTTP status"):
-        ctx.expect(reply.status == err.http_status,
-                   f"{what}: {name} came with HTTP {reply.status}, the table says {err.http_status}: "
-                   f"{describe(reply)}", kind="wrong_status", statement=statement, **typed(ctx, reply, err))
-    with ctx.subcheck("ErrorInfo"):
-        reason = (info_in(reply) or {}).get("reason")
-        ctx.expect(reason == docs.reason_of(name) or (name == VERSION and version_problem(reply)),
-                   f"{what}: the error's details hold no ErrorInfo with reason {docs.reason_of(name)} "
-                   f"(reason: {reason!r}): {describe(reply)}", kind="wrong_error_code",
-                   statement=str(info_statement()))
-
-
-def info_statement(kind: str = REST) -> Any:
-    if kind == GRPC:
-        return docs.spec("implementations **MUST** include a `google.rpc.ErrorInfo` message",
-                         after="### 10.6")
-    return docs.spec("implementations **MUST** include a `google.rpc.ErrorInfo` object", after="### 11.6")
-
-
-def grpc_status(reply: Reply) -> str:
-    """The name of a gRPC answer's status ("" for another binding's answer)."""
-    return str(getattr(reply, "grpc_status", ""))
-
-
-# -- the requests that cause each error ------------------------------------------------
-def never_issued() -> str:
-    return f"conformance-never-issued-{uuid.uuid4()}"
-
-
-def task_from(client: A2AClient, reply: Reply, what: str) -> dict[str, Any]:
-    """The Task of a SendMessage answer; a refusal is a finding (the valid request refused)."""
-    client.ctx.expect(reply.ok, f"{what}: refused: {describe(reply)}", kind="rejected_valid")
-    return client.task_of(reply, what)
-
-
-def own_task(client: A2AClient, outcome: str = "completed") -> dict[str, Any]:
-    """A task this check made, in the state ``outcome`` names (making it is a set-up step:
-    a refusal blocks the requirement; another state leaves it untested), once the agent
-    stopped working on it by itself (``A2AClient.settled``)."""
-    with client.ctx.setup(f"a task the agent takes to {outcome}"):
-        reply = client.send(client.drive(outcome))
-        task = task_from(client, reply, f"SendMessage driving the agent to {outcome}")
-    task = client.settled(task)
-    reached(task, outcome)
-    return task
-
-
-def any_task(client: A2AClient) -> dict[str, Any]:
-    """A task this check made, in whatever state the agent left it."""
-    with client.ctx.setup("a task of the check's own"):
-        return task_from(client, client.send(client.drive("completed")), "SendMessage")
-
-
-def push_config(task_id: str) -> dict[str, Any]:
-    """A TaskPushNotificationConfig for ``task_id`` (its REQUIRED url: a host that never resolves)."""
-    return {"taskId": task_id, "url": "https://conformance.invalid/a2a-webhook"}
-
-
-def task_not_found(client: A2AClient) -> Provocations:
-    unknown = never_issued()
-    yield "GetTask of an id never issued", client.get(unknown)
-    yield "CancelTask of an id never issued", client.call("CancelTask", {"id": unknown})
-    yield "SendMessage continuing a task id never issued", client.send(client.message(taskId=unknown))
-
-
-def task_not_cancelable(client: A2AClient) -> Provocations:
-    task = own_task(client)
-    yield "CancelTask of a completed task", client.call("CancelTask", {"id": task["id"]})
-
-
-def unsupported_operation(client: A2AClient) -> Provocations:
-    task = own_task(client)
-    follow = client.message(taskId=task["id"], contextId=task.get("contextId"))
-    yield "SendMessage to a completed task", client.send(follow)
-
-
-def push_not_supported(client: A2AClient) -> Provocations:
-    offers.require(client, offers.PUSH, offered=False,
-                   why="the error is for agents without it; part 2 tests push notifications")
-    task = any_task(client)
-    yield ("CreateTaskPushNotificationConfig while capabilities.pushNotifications is not true",
-           client.call("CreateTaskPushNotificationConfig", push_config(task["id"])))
-
-
-UNSUPPORTED_MEDIA = "application/x-conformance-unsupported"
-
-
-def content_type_not_supported(client: A2AClient) -> Provocations:
-    """A part whose mediaType the card's defaultInputModes do not name: untested when the
-    agent takes it, or refuses it as invalid parameters (section 3.3.2 lists an unsupported
-    content type among validation errors, -32602)."""
-    modes = client.card.get("defaultInputModes")
-    if not isinstance(modes, list) or UNSUPPORTED_MEDIA in modes or any("*" in str(m) for m in modes):
-        raise Untested(f"the card's defaultInputModes {modes!r} may cover any media type", "other")
-    part = {"text": "a part of a media type the agent does not name", "mediaType": UNSUPPORTED_MEDIA}
-    reply = client.send(client.message(parts=[part]))
-    if reply.ok:
-        raise Untested(f"the agent accepted a part of media type {UNSUPPORTED_MEDIA}, which its "
-                       f"defaultInputModes {modes} do not name ({reply.describe()}): nothing was refused",
-                       "other")
-    if invalid_params(client.ctx, reply):
-        raise Untested(f"the agent refused a part of media type {UNSUPPORTED_MEDIA} as invalid parameters "
-                       f"({reply.describe()}); section 3.3.2 lists an unsupported content type among "
-                       "validation errors, so the ContentTypeNotSupportedError mapping is not exercised",
-                       "other")
-    yield f"SendMessage with a part of media type {UNSUPPORTED_MEDIA}", reply
-
-
-def invalid_params(ctx: CheckContext, reply: Reply) -> bool:
-    """A validation refusal: -32602, or over HTTP+JSON a 400 (over gRPC INVALID_ARGUMENT)
-    naming no error of the table."""
-    if kind_of(ctx) == JSONRPC:
-        return bool(reply.error_code == docs.jsonrpc_errors()["InvalidParamsError"])
-    reasons = {docs.reason_of(name) for name in table(ctx)}
-    if kind_of(ctx) == GRPC:
-        return (grpc_status(reply) == grpc_validation_status()
-                and (info_in(reply) or {}).get("reason") not in reasons)
-    return reply.status == 400 and (info_in(reply) or {}).get("reason") not in reasons
-
-
-def extended_card_not_configured(client: A2AClient) -> Provocations:
-    offers.require(client, offers.XCARD, why="the error is for an agent that declares it and has no extended "
-                                             "card")
-    reply = client.call("GetExtendedAgentCard", {})
-    if reply.ok:
-        raise NotApplicable(f"the agent serves its extended card ({reply.describe()}): it is configured")
-    yield "GetExtendedAgentCard while the card declares extendedAgentCard", reply
-
-
-UNSUPPORTED_VERSION = "9.9"
-
-
-def version_not_supported(client: A2AClient) -> Provocations:
-    yield (f"SendMessage with A2A-Version {UNSUPPORTED_VERSION}",
-           client.send(client.message(), headers={"A2A-Version": UNSUPPORTED_VERSION}))
 
 
 @dataclass(frozen=True)
@@ -314,12 +62,6 @@ class Provoked:
     mapping: bool = True  # the reference answers it: the code and status faults apply
     # what a fault first changes so the reference answers the error (a capability it declares on)
     setup: Callable[[Any], None] | None = None
-
-
-def push_declared_off(ref: Any) -> None:
-    """The reference declares (and serves) no push notifications: its faults of the push-off
-    error start from there, the reference serving push by default."""
-    ref.config = dataclasses.replace(ref.config, push_notifications=False)
 
 
 PROVOKED = (
@@ -353,12 +95,15 @@ def mapping_faults(profile: Profile, provoked: Provoked, kind: str) -> list[Any]
 
 
 def named_patch(name: str) -> Any:
-    """A fault named in a row's list: this module's, or the gRPC rows' (grpc.py)."""
+    """A fault named in a row's list: this module's, or one another module of the profile
+    registered (the gRPC rows' of grpc.py), read from the registry: rows are built once every
+    module of the profile is imported, and a requirement module imports no other."""
     if name in globals():
         return globals()[name]
-    from conformance.protocols.a2a import grpc as grpc_rows
-
-    return getattr(grpc_rows, name)
+    for module, faults in REGISTRY.faults.items():
+        if module.startswith(f"{__package__}.") and name in faults:
+            return faults[name]
+    raise ValueError(f"no module of {__package__} registers the fault {name!r}")
 
 
 def after_setup(setup: Callable[[Any], None], patch: Any, name: str | None) -> Any:
@@ -453,63 +198,6 @@ def check_error_mapped(ctx: CheckContext, error: str, kind: str) -> None:
     for what, reply in PROVOKERS[error](client):
         with ctx.subcheck(what):
             expect_mapped(ctx, reply, error, what)
-
-
-# -- what every error carries ----------------------------------------------------------
-def invalid_message() -> dict[str, Any]:
-    """A SendMessage whose message breaks the proto: parts is a repeated Part, not a string."""
-    return {"messageId": f"conformance-{uuid.uuid4()}", "role": docs.role_named("user"),
-            "parts": "not a list of parts"}
-
-
-def validation_errors(client: A2AClient) -> Iterator[tuple[str, Reply, str]]:
-    """Requests that break a method's request message, with the field at fault: only those the
-    agent refused as such (``refused``). The rows about an error's form judge what the error
-    is; one the agent served, or refused as an error of the table about something else (a
-    number read as a task id it does not know), shows no validation error to look at: that is
-    A2A-PARAMS-INVALID-*'s finding, and the row is blocked in its name."""
-    asked: list[tuple[str, str, dict[str, Any], str]]
-    if client.binding.kind == GRPC:  # protobuf carries no string as a repeated Part: a REQUIRED list
-        # left empty instead
-        asked = [("SendMessage whose message has no parts", "SendMessage",
-                  {"message": {**invalid_message(), "parts": []}}, "parts")]
-    else:
-        asked = [("SendMessage whose message.parts is not an array", "SendMessage",
-                  {"message": invalid_message()}, "parts")]
-        if client.binding.kind == JSONRPC:  # over HTTP+JSON the id is a path segment: always a string
-            asked.append(("GetTask whose id is a number", "GetTask", {"id": 42}, "id"))
-    for what, method, params, field_name in asked:
-        reply = client.call(method, params)
-        if refused(client, what, reply, f"A2A-PARAMS-INVALID-{docs.reason_of(method).replace('_', '-')}",
-                   a2a=False):
-            yield what, reply, field_name
-
-
-def refused(client: A2AClient, what: str, reply: Reply, by: str, a2a: bool = True) -> bool:
-    """Whether ``reply`` is an error to judge the form of: refused, and (unless ``a2a``) with no
-    error of the table below a server failure, which would say the request was read as valid (a
-    failure is judged: a validation error answered as one has the wrong code). Else the refusal
-    the row looks at never came: kept as a set-up step ``by`` is about (``blocked_looks`` raises
-    it once the other answers were judged)."""
-    if not reply.ok and (a2a or reply.status >= 500 or a2a_error(client.ctx, reply) not in table(client.ctx)):
-        return True
-    client.ctx.scratch.setdefault(LOOKS_KEY, []).append(Blocked(
-        f"set-up failed: {what} (the subject of {by}): no error to look at: {describe(reply)}",
-        kind="accepted_invalid"))
-    return False
-
-
-def a2a_errors(client: A2AClient) -> Iterator[tuple[str, Reply, str]]:
-    """Errors of the table every agent can be brought to, with their names (one the agent
-    serves instead is its mapping row's finding: ``refused``)."""
-    label = {JSONRPC: "JSONRPC", REST: "REST", GRPC: "GRPC"}[client.binding.kind]
-    for provoke, name in ((task_not_found, "TaskNotFoundError"),
-                          (task_not_cancelable, "TaskNotCancelableError"),
-                          (unsupported_operation, "UnsupportedOperationError")):
-        what, reply = next(provoke(client))
-        by = f"A2A-ERR-{docs.reason_of(name).replace('_', '-')}-{label}"
-        if refused(client, what, reply, by):
-            yield what, reply, name
 
 
 @requirement(id="A2A-ERR-CODE-MESSAGE", level="MUST",
@@ -671,20 +359,6 @@ def error_details_not_array(ref: Any) -> None:
         if body["error"].get("details"):
             body["error"]["details"] = body["error"]["details"][0]
         return dict(body)
-
-
-def expect_info(ctx: CheckContext, reply: Reply, name: str, what: str) -> None:
-    """An ErrorInfo: the @type, reason and domain section 11.6 gives."""
-    ctx.expect(not reply.ok, f"{what}: served: {describe(reply)}", kind="accepted_invalid")
-    info = info_in(reply)
-    ctx.expect(info is not None,
-               f"{what}: no detail of @type {docs.error_info()['@type']}: {describe(reply)}",
-               kind="malformed_answer")
-    assert info is not None
-    reason, domain = docs.reason_of(name), docs.error_info()["domain"]
-    ctx.expect(info.get("reason") == reason and info.get("domain") == domain,
-               f"{what}: the ErrorInfo says reason {info.get('reason')!r}, domain {info.get('domain')!r}; "
-               f"{name} wants reason {reason!r}, domain {domain!r}", kind="wrong_error_code")
 
 
 @requirement(id="A2A-ERR-ERRORINFO-REST", level="MUST",

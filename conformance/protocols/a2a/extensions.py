@@ -25,9 +25,10 @@ from conformance.documents.prose import document_text
 from conformance.documents.schemas import SpecError
 from conformance.faults import noop, recodes, replaces
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a.answers import form
 from conformance.protocols.a2a.client import EXTENSIONS_HEADER, A2AClient, required_extensions
-from conformance.protocols.a2a.errors import expect_mapped, form
-from conformance.protocols.a2a.params import EXTENSIONS
+from conformance.protocols.a2a.expectations import expect_mapped
+from conformance.protocols.a2a.names import EXTENSIONS
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply
 
@@ -158,7 +159,7 @@ def extension_version_fallback(ref: Any) -> None:
 
     @replaces(ref, "check_extensions")
     def check(original: Any, request: Any, method: str) -> None:
-        from conformance.protocols.a2a.reference_extensions import requested
+        from conformance.protocols.a2a.reference.extensions import requested
 
         asked = {stem(u) for u in requested(request)}
         if not all(stem(u) in asked for u in ref.required_extensions()) or not asked:
@@ -195,7 +196,7 @@ def unknown_extension_refused(ref: Any) -> None:
     ExtensionSupportRequiredError."""
     @replaces(ref, "check_extensions")
     def check(original: Any, request: Any, method: str) -> None:
-        from conformance.protocols.a2a.reference_extensions import requested
+        from conformance.protocols.a2a.reference.extensions import requested
 
         unknown = sorted(set(requested(request)) - ref.supported_extensions())
         if unknown:
@@ -212,7 +213,7 @@ def required_extension_where_used(ref: Any) -> None:
     allowed by: §3.3.4 "When a server requests use of an extension marked as `required: true` in
     the Agent Card but the client does not declare support for it" (the error is owed where the
     server requests use of it; one reading has it request use only where the client opted in)"""
-    from conformance.protocols.a2a.reference_extensions import requested
+    from conformance.protocols.a2a.reference.extensions import requested
 
     @replaces(ref, "check_extensions")
     def check(original: Any, request: Any, method: str) -> None:

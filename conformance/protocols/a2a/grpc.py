@@ -15,26 +15,17 @@ from conformance.check import CheckContext, Untested
 from conformance.declare import requirement, variant
 from conformance.faults import noop, replaces, returns
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a.answers import GRPC, VERSION, describe, grpc_status, info_statement
 from conformance.protocols.a2a.client import A2AClient
-from conformance.protocols.a2a.errors import (
-    GRPC,
-    UNSUPPORTED_VERSION,
-    VERSION,
-    a2a_errors,
-    binding_only,
-    describe,
-    expect_carries,
-    expect_info,
-    grpc_status,
-    info_statement,
-)
-from conformance.protocols.a2a.version import (
+from conformance.protocols.a2a.expectations import binding_only, expect_carries, expect_info
+from conformance.protocols.a2a.negotiation import (
     EMPTY_MEANS,
     HEADER,
     declared,
     major_minor,
     serves_profile_version,
 )
+from conformance.protocols.a2a.provocations import UNSUPPORTED_VERSION, a2a_errors
 
 
 def grpc_client(ctx: CheckContext) -> A2AClient:

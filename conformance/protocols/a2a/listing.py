@@ -21,7 +21,7 @@ from conformance.faults import answer, arguments, limit, refuses, replaces
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient, a2a_error, state
 from conformance.protocols.a2a.documents import proto_at, schema, spec
-from conformance.protocols.a2a.send import (
+from conformance.protocols.a2a.driving import (
     OUTCOME,
     artifact_ids,
     fetched,
@@ -30,6 +30,7 @@ from conformance.protocols.a2a.send import (
     result_of,
     task_with_history,
 )
+from conformance.protocols.a2a.pages import listed, walk
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply, dig
 from conformance.transport.http import json_excerpt
@@ -58,17 +59,6 @@ def context_tasks(c: A2AClient, count: int, gap: float = 0.0) -> tuple[str, list
         raise Untested(f"the agent put tasks {strays} sent with contextId {context} in another context "
                        "(A2A-MULTI-CONTEXT-KEPT is about it)", OUTCOME)
     return context, tasks
-
-
-def listed(ctx: CheckContext, reply: Reply, what: str) -> list[dict[str, Any]]:
-    """The tasks of a ListTasks answer (a finding where it holds no array of objects)."""
-    result = result_of(ctx, reply, what)
-    tasks = result.get("tasks")
-    if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
-        ctx.fail(f"{what}: tasks is not an array of Task objects: {reply.describe()}",
-                 kind="malformed_answer")
-    assert isinstance(tasks, list)
-    return tasks
 
 
 def list_tasks(c: A2AClient, what: str, **params: Any) -> list[dict[str, Any]]:
@@ -141,26 +131,6 @@ def check_list_next_token(ctx: CheckContext) -> None:
             ctx.expect(last.get("nextPageToken") == "", f"the last page of a listing at pageSize {size} has "
                        f"nextPageToken {last.get('nextPageToken', '(absent)')!r}, expected \"\": "
                        f"{json_excerpt(last)}", kind="schema_mismatch")
-
-
-def walk(c: A2AClient, params: dict[str, Any], most: int, what: str = "ListTasks") -> list[dict[str, Any]]:
-    """The pages of a listing, following nextPageToken until it is empty or absent (a
-    finding when it does not end within ``most`` pages)."""
-    pages: list[dict[str, Any]] = []
-    token = ""
-    for n in range(most):
-        reply = c.call("ListTasks", {**params, **({"pageToken": token} if token else {})})
-        label = f"{what} (page {n + 1})"
-        page = result_of(c.ctx, reply, label)
-        listed(c.ctx, reply, label)
-        pages.append(page)
-        given = page.get("nextPageToken")
-        token = given if isinstance(given, str) else ""
-        if not token:
-            return pages
-    c.ctx.fail(f"{what}: following nextPageToken through {most} pages of a context holding fewer tasks did "
-               f"not end (last page: {json_excerpt(pages[-1])})", kind="expectation")
-    return pages
 
 
 @requirement(id="A2A-LIST-PAGINATION", level="MUST",

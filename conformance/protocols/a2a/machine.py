@@ -32,8 +32,7 @@ from conformance.machine import ProfileMachine, first_step, pick
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import LOOKS_KEY, A2AClient, a2a_error, blocked_looks, state
 from conformance.protocols.a2a.documents import proto_at
-from conformance.protocols.a2a.listing import walk
-from conformance.protocols.a2a.send import (
+from conformance.protocols.a2a.driving import (
     artifact_ids,
     drivable,
     driven,
@@ -43,6 +42,7 @@ from conformance.protocols.a2a.send import (
     task_object,
     task_result,
 )
+from conformance.protocols.a2a.pages import walk
 from conformance.transport.binding import Reply
 
 STARTS = ("completed", "input_required", "long_running", "failed", "rejected", "auth_required")
@@ -292,7 +292,7 @@ class TaskMachine(ProfileMachine):
     def stream_send(self, data: st.DataObject) -> None:
         """A new task sent by SendStreamingMessage: the stream's Task is the model's, followed
         through its updates to the last state streamed (what GetTask must show later)."""
-        from conformance.protocols.a2a.stream import expect_stream, open_stream
+        from conformance.protocols.a2a.event_streams import expect_stream, open_stream
 
         outcomes = [o for o in self.starts if o not in ("long_running", "auth_required")]  # streams stay open
         outcome = pick(data, outcomes, label="outcome")
@@ -314,7 +314,7 @@ class TaskMachine(ProfileMachine):
     def streamed(self, known: Tracked, stream: Any) -> None:
         """The model follows ``known`` through a stream's status updates; a task it finished
         keeps the artifacts the stream built."""
-        from conformance.protocols.a2a.stream import rebuilt
+        from conformance.protocols.a2a.event_streams import rebuilt
 
         for event in stream.events[1:]:
             if event.state is not None and known.state not in self.terminal:
@@ -329,7 +329,7 @@ class TaskMachine(ProfileMachine):
     def subscribe_working(self, data: st.DataObject) -> None:
         """A subscription to a task the agent works on sees it to its end (control has the
         agent work it while the kit is subscribed)."""
-        from conformance.protocols.a2a.stream import expect_stream, subscription
+        from conformance.protocols.a2a.event_streams import expect_stream, subscription
 
         known = pick(data, self.untried("subscribe", self.moving), label="task")
         known.probed.add(("subscribe", known.state))
@@ -345,7 +345,7 @@ class TaskMachine(ProfileMachine):
     @rule(data=st.data())
     def subscribe_finished(self, data: st.DataObject) -> None:
         """A subscription to a finished task is refused, and the task stays as it was."""
-        from conformance.protocols.a2a.stream import subscription
+        from conformance.protocols.a2a.event_streams import subscription
 
         known = pick(data, self.untried("subscribe", self.terminal), label="task")
         known.probed.add(("subscribe", known.state))

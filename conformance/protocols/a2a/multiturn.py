@@ -14,12 +14,12 @@ from conformance.checks.expect import expect_refused
 from conformance.declare import requirement
 from conformance.faults import answer, arguments, replaces
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a.answer_edits import drop_in
 from conformance.protocols.a2a.client import A2AClient, a2a_error, state
 from conformance.protocols.a2a.documents import proto_at, spec
-from conformance.protocols.a2a.send import (
+from conformance.protocols.a2a.driving import (
     OUTCOME,
     driven,
-    drop_in,
     fetched,
     follow_up,
     new_task,

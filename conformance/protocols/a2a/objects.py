@@ -20,12 +20,7 @@ from conformance.faults import answer, replaces
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient, blocked_looks
 from conformance.protocols.a2a.documents import proto_at, spec
-from conformance.protocols.a2a.send import (
-    OUTCOME,
-    drivable,
-    driven,
-    is_message_answer,
-)
+from conformance.protocols.a2a.driving import OUTCOME, drivable, driven, is_message_answer
 from conformance.transport.http import json_excerpt
 
 # section 5.6.1's pattern, YYYY-MM-DDTHH:mm:ss.sssZ, the fraction optional ("MAY be omitted")

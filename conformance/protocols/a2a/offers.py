@@ -18,7 +18,7 @@ from typing import Any
 
 from conformance.check import CheckContext
 from conformance.model import Declared
-from conformance.protocols.a2a.params import named
+from conformance.protocols.a2a.names import named
 from conformance.transport.binding import dig
 
 SECURITY, PUSH, STREAMING, XCARD = "security", "push_notifications", "streaming", "extended_card"

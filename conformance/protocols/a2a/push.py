@@ -26,10 +26,11 @@ from conformance.documents.schemas import schema_errors
 from conformance.faults import answer, noop, refuses, replaces, setting
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a import offers
-from conformance.protocols.a2a.capabilities import open_task
+from conformance.protocols.a2a.answers import carries, error_name
 from conformance.protocols.a2a.client import A2AClient, state
-from conformance.protocols.a2a.errors import any_task, carries, expect_carries
-from conformance.protocols.a2a.params import INTERNAL, error_name, named
+from conformance.protocols.a2a.driving import any_task, open_task
+from conformance.protocols.a2a.expectations import expect_carries
+from conformance.protocols.a2a.names import INTERNAL, named
 from conformance.receiver import Box, Delivery, Receiver, receiver_of
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply

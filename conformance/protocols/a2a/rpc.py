@@ -18,15 +18,10 @@ from conformance.checks.jsonrpc import expect_batch, expect_no_response
 from conformance.declare import chosen, requirement, variant
 from conformance.faults import replaces
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a.answers import JSONRPC, describe
 from conformance.protocols.a2a.client import A2AClient
-from conformance.protocols.a2a.errors import (
-    JSONRPC,
-    any_task,
-    binding_only,
-    describe,
-    never_issued,
-    task_from,
-)
+from conformance.protocols.a2a.driving import any_task, never_issued, task_from
+from conformance.protocols.a2a.expectations import binding_only
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply, dig
 

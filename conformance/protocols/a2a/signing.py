@@ -33,7 +33,7 @@ from conformance.faults import replaces
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.canonical import SIGNATURES, payload
 from conformance.protocols.a2a.client import A2AClient, interfaces, relative
-from conformance.protocols.a2a.params import named
+from conformance.protocols.a2a.names import named
 
 (SIGNATURES_FIELD,) = named(SIGNATURES)
 PROTECTED, SIGNATURE = (docs.proto().message("AgentCardSignature").field(n).json_name
@@ -229,7 +229,7 @@ def card_changed_after_signing(ref: Any) -> None:
 @check_signatures_valid.fault
 def card_signed_by_another_key(ref: Any) -> None:
     """The JWKS the jku names holds, under the signature's kid, a key other than the one that signed."""
-    from conformance.protocols.a2a.reference_signing import key_for
+    from conformance.protocols.a2a.reference.signing import key_for
 
     @replaces(ref, "jwks")
     def jwks(original: Any) -> dict[str, Any]:
@@ -333,7 +333,7 @@ def card_signed_rs256(ref: Any) -> None:
     """The card is signed with an RSA key, RS256.
 
     allowed by: §8.4.2 "`alg`: Algorithm used for signing (e.g., "ES256", "RS256")\""""
-    from conformance.protocols.a2a.reference_signing import key_for
+    from conformance.protocols.a2a.reference.signing import key_for
 
     ref.signing_keys = lambda: [(key_for("conformance-reference-rsa-1", "RSA"), "RS256")]
 
@@ -343,7 +343,7 @@ def card_signed_twice(ref: Any) -> None:
     """The card carries two signatures, by two keys of its JWKS (a key being rotated).
 
     allowed by: §8.4.3 "Multiple signatures **MAY** be present to support key rotation\""""
-    from conformance.protocols.a2a.reference_signing import KEY_ID, key_for
+    from conformance.protocols.a2a.reference.signing import KEY_ID, key_for
 
     ref.signing_keys = lambda: [(key_for(KEY_ID), "ES256"), (key_for("conformance-reference-key-2"), "ES256")]
 

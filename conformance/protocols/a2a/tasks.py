@@ -15,7 +15,7 @@ from conformance.faults import answer, arguments, replaces, returns
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient, a2a_error, blocked_looks, state
 from conformance.protocols.a2a.documents import proto_at, schema, spec
-from conformance.protocols.a2a.send import (
+from conformance.protocols.a2a.driving import (
     OUTCOME,
     artifact_ids,
     canceled_task,

@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse
 from conformance.declare import variant
 from conformance.faults import replaces
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a.errors import VERSION, problem_type
+from conformance.protocols.a2a.answers import VERSION, problem_type
 from conformance.reference import Refusal
 
 TENANT = "conformance-tenant"

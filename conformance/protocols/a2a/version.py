@@ -13,44 +13,13 @@ from conformance.check import CheckContext, NotApplicable, Untested
 from conformance.declare import requirement, variant
 from conformance.faults import noop, replaces
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a.client import A2AClient, interfaces
-from conformance.protocols.a2a.errors import (
-    JSONRPC,
-    VERSION,
-    any_task,
-    carries,
-    describe,
-    expect_carries,
-    kind_of,
-    task_from,
-)
+from conformance.protocols.a2a.answers import JSONRPC, VERSION, carries, describe, kind_of
+from conformance.protocols.a2a.client import A2AClient
+from conformance.protocols.a2a.driving import any_task, task_from
+from conformance.protocols.a2a.expectations import expect_carries
+from conformance.protocols.a2a.negotiation import EMPTY_MEANS, HEADER, declared, serves_profile_version
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply
-
-HEADER = "A2A-Version"
-EMPTY_MEANS = "0.3"  # section 3.6.2: "Agents MUST interpret empty value as 0.3 version"
-
-
-def major_minor(version: Any) -> str:
-    return ".".join(str(version).strip().split(".")[:2])
-
-
-def declared(client: A2AClient) -> tuple[str, list[str]]:
-    """The Major.Minor the run's interface declares, and every one the card declares."""
-    wanted = client.ctx.profile.settings["bindings"][client.binding.name]["interface"]
-    found = [i for i in interfaces(client.card) if isinstance(i.get("protocolVersion"), str)]
-    own = next((major_minor(i["protocolVersion"]) for i in found if i.get("protocolBinding") == wanted), "")
-    return own, [major_minor(i["protocolVersion"]) for i in found]
-
-
-def serves_profile_version(client: A2AClient) -> str:
-    """The version the profile pins, when the run's interface declares it (else untested)."""
-    pinned = str(client.ctx.profile.settings["version"])
-    own, _ = declared(client)
-    if own != pinned:
-        raise Untested(f"the card's {client.binding.name} interface declares protocolVersion "
-                       f"{own or '(none)'}, not {pinned}: the kit speaks A2A {pinned}", "other")
-    return pinned
 
 
 def versionless(client: A2AClient) -> A2AClient:

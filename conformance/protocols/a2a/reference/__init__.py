@@ -30,11 +30,11 @@ from starlette.routing import BaseRoute, Route
 from conformance.documents.schemas import validator_for
 from conformance.model import Profile
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a.reference_extensions import ExtensionParts
-from conformance.protocols.a2a.reference_grpc import GrpcParts
-from conformance.protocols.a2a.reference_push import PushParts
-from conformance.protocols.a2a.reference_signing import SigningParts
-from conformance.protocols.a2a.reference_stream import EventStream, StreamParts
+from conformance.protocols.a2a.reference.extensions import ExtensionParts
+from conformance.protocols.a2a.reference.grpc import GrpcParts
+from conformance.protocols.a2a.reference.push import PushParts
+from conformance.protocols.a2a.reference.signing import SigningParts
+from conformance.protocols.a2a.reference.stream import EventStream, StreamParts
 from conformance.reference import Reference, ReferenceConfig, Refusal, is_int, strict_json
 
 JSONRPC_PATH = "/a2a/jsonrpc"
@@ -52,8 +52,8 @@ INPUT_MODES = ["text/plain", "application/json"]
 
 @dataclass
 class A2AReferenceConfig(ReferenceConfig):
-    streaming: bool = True  # SendStreamingMessage and SubscribeToTask as SSE (reference_stream.py)
-    push_notifications: bool = True  # part 2: push notifications (reference_push.py)
+    streaming: bool = True  # SendStreamingMessage and SubscribeToTask as SSE (reference/stream.py)
+    push_notifications: bool = True  # part 2: push notifications (reference/push.py)
     extended_agent_card: bool = False  # on: an extended card for authenticated callers (section 3.1.11)
     security: bool = True  # the card declares a bearer scheme, and calls need a token
     version: str = "1.0"  # the A2A-Version the interfaces serve (Major.Minor)
@@ -314,7 +314,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
             self.owners[task["id"]] = caller
             self.set_status(task, "submitted")
             task["history"] = []
-        self.push_from_send(task, config)  # part 2: the request's push config (reference_push.py)
+        self.push_from_send(task, config)  # part 2: the request's push config (reference/push.py)
         message.update({"taskId": task["id"], "contextId": task["contextId"]})
         task.setdefault("history", []).append(message)
         if outcome == "message":
@@ -413,7 +413,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
         google.rpc.BadRequest naming the field at fault for a validation error (9.5's example)."""
         field = (refusal.data or {}).get("field")
         if refusal.name == "InvalidParamsError" and field:
-            from conformance.protocols.a2a.errors import detail_type
+            from conformance.protocols.a2a.answers import detail_type
 
             return [{"@type": detail_type("BadRequest"),
                      "fieldViolations": [{"field": field, "description": refusal.message}]}]

@@ -18,13 +18,12 @@ from conformance.declare import requirement
 from conformance.documents.schemas import schema_errors
 from conformance.faults import replaces
 from conformance.protocols.a2a import offers
+from conformance.protocols.a2a.cards import XCARD
 from conformance.protocols.a2a.client import A2AClient, a2a_error
 from conformance.protocols.a2a.documents import schema, spec
 from conformance.reference import Refusal
 from conformance.transport.binding import RawToken, Reply
 
-XCARD = "GetExtendedAgentCard"
-CAPABILITY = "extendedAgentCard"
 NOT_CONFIGURED = "ExtendedAgentCardNotConfiguredError"
 REST = "http-routes"
 ANONYMOUS = "conformance-anonymous"  # the caller label a fault lets through
@@ -258,12 +257,4 @@ def xcard_not_cacheable(ref: Any) -> None:
             del response.headers["cache-control"]
         return response
 
-
-def extended_card(client: A2AClient) -> dict[str, Any] | None:
-    """The extended card the run's credential gets, or None where the agent serves none
-    (for checks that compare answers: A2A-IDEM-GET)."""
-    if not client.capability(CAPABILITY):
-        return None
-    reply = client.call(XCARD, {})
-    return reply.result if reply.ok and isinstance(reply.result, dict) else None
 
