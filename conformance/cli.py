@@ -19,7 +19,8 @@ from typing import Any
 from conformance import __version__
 from conformance.config import ConfigError, UsageFailure
 from conformance.documents.schemas import SpecError
-from conformance.profiles import DATA_ROOT, RUN_INI, ProfileError, available, load_profile, profile_path
+from conformance.paths import DATA_ROOT, RUN_INI
+from conformance.profiles import ProfileError, available, load_profile, profile_path
 from conformance.report.summary import (
     EXIT_CODES,
     EXIT_FAILED,

@@ -16,18 +16,10 @@ from conformance.documents.limits import load_limits
 from conformance.documents.readers import SpecDocument, read_errors, read_operations
 from conformance.documents.schemas import SpecError, load_document, sha256_of
 from conformance.model import Profile, Requirement, Source
+from conformance.paths import DATA_ROOT, PACKAGE_DIR, PROFILES_DIR, ROOT, RUN_INI
 from conformance.protocol import Protocol
 from conformance.statements import load_statements
 from conformance.yamltext import load_yaml
-
-PACKAGE_DIR = Path(__file__).resolve().parent
-ROOT = PACKAGE_DIR.parent  # the source checkout (when running from one)
-# The folder holding profiles/ and specs/: the top of the source checkout (also for an
-# editable install), or conformance/_data/ where a wheel puts them (see pyproject.toml).
-_PACKAGED_DATA = PACKAGE_DIR / "_data"
-DATA_ROOT = _PACKAGED_DATA if (_PACKAGED_DATA / "profiles").is_dir() else ROOT
-PROFILES_DIR = DATA_ROOT / "profiles"
-RUN_INI = PACKAGE_DIR / "run.ini"  # pytest settings of `conformance run`
 
 
 class ProfileError(Exception):
@@ -211,4 +203,6 @@ def check_refusal_causes(block: Any, errors: dict[Any, Any], name: str) -> None:
                                f"profile's: {unknown}")
 
 
-__all__ = ["ProfileError", "SpecError", "available", "is_profile_file", "load_profile", "profile_path"]
+# where the files are: conformance/paths.py (named here too for the callers of old)
+__all__ = ["DATA_ROOT", "PACKAGE_DIR", "PROFILES_DIR", "ROOT", "RUN_INI", "ProfileError", "SpecError",
+           "available", "is_profile_file", "load_profile", "profile_path"]
