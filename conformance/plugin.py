@@ -21,7 +21,7 @@ import pytest
 
 from conformance.check import RunContext
 from conformance.config import ConfigError
-from conformance.launch import open_run
+from conformance.launch import choose_binding, open_run
 from conformance.model import Case, Profile, Requirement
 from conformance.options import RunOptions
 from conformance.parallel import AloneLast, distributed, is_worker, runs_alone
@@ -760,8 +760,6 @@ def reports_of_a_run_never_started(profile: Profile, report_dir: Path, why: str,
                                    bindings: list[str | None] | None = None) -> None:
     """The reports of a run stopped before its session opened (a signal during start-up):
     every row untested, the verdict interrupted, nothing graded."""
-    from conformance.launch import choose_binding
-
     spoken = bindings or [choose_binding(profile, None)]
     results = [Result(req, Verdict("untested", f"not run: {why}"), binding=binding)
                for binding in spoken for req in profile.requirements]
