@@ -123,10 +123,10 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 # follow it later (issue 47). A module of the engine missing here is printed as unplaced.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("data", (  # plain data, paths, the documents read, inputs generated from them, text for a reader
-        "conformance", "conformance.paths", "conformance.model", "conformance.failures",
-        "conformance.ledger", "conformance.budgets", "conformance.yamltext", "conformance.jsontext",
-        "conformance.statements", "conformance.documents.*", "conformance.generation.*",
-        "conformance.report.words", "conformance.report.shell")),
+        "conformance", "conformance.paths", "conformance.catalog", "conformance.exits", "conformance.model",
+        "conformance.failures", "conformance.ledger", "conformance.budgets", "conformance.yamltext",
+        "conformance.jsontext", "conformance.statements", "conformance.documents.*",
+        "conformance.generation.*", "conformance.report.words", "conformance.report.shell")),
     ("transport", ("conformance.transport.*",)),
     ("kit", (  # the author's kit: what a protocol's requirements, faults and references are written with
         "conformance.check", "conformance.declare", "conformance.faults", "conformance.protocol",
