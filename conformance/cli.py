@@ -126,57 +126,12 @@ def _list_parser(sub: Any) -> None:
 
 
 def _run_parser(sub: Any) -> None:
+    from conformance.options import add_run_options
+
     s = sub.add_parser("run", help=COMMAND_HELP["run"], epilog=EPILOG + _limits(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("profile", help="profile name, e.g. bindu (see `conformance list`)")
-    s.add_argument("--target", default=None,
-                   help="'reference' (the built-in reference, in-process; default) or an http(s) URL")
-    s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"),
-                   help="bearer token of the main caller (credential 'full'; default $CONFORMANCE_TOKEN); "
-                        "never written to reports")
-    s.add_argument("--config", default=None, help=config_help())
-    s.add_argument("--budget", default="standard", choices=["quick", "standard", "deep"],
-                   help="examples per generated property and state-machine runs (default standard)")
-    s.add_argument("--seed", type=int, default=1,
-                   help="hypothesis seed; the same seed replays the same run (default 1)")
-    s.add_argument("--level", default="must", choices=["must", "should", "may"],
-                   help="lowest level whose failure fails the run (default must)")
-    s.add_argument("--only", action="append", default=[], metavar="ID",
-                   help="run only this requirement, an ID or a glob such as 'PLAZA-RECV-*' (repeatable); "
-                        "others are reported skipped")
-    s.add_argument("--skip", action="append", default=[], metavar="ID",
-                   help="do not run this requirement, an ID or a glob (repeatable); "
-                        "it is reported skipped and, as with --only, the run is left ungraded")
-    s.add_argument("--report", default=None, metavar="DIR",
-                   help="report directory (default reports/<profile>-<timestamp>)")
-    s.add_argument("--junit", default=None, metavar="FILE",
-                   help="JUnit XML path (default <report>/junit.xml)")
-    s.add_argument("--fault", action="append", default=[], metavar="NAME",
-                   help="inject a named fault (or variant) into the built-in reference (repeatable; "
-                        "see `conformance list PROFILE`)")
-    s.add_argument("--binding", action="append", default=[], metavar="NAME",
-                   help="a binding of the profile to speak (repeatable or comma-separated; 'all' for each "
-                        "of them; canon-verbs: http, mcp). Default: each one the target declares (a2a: the "
-                        "agent card's interfaces), else the profile's first. A run over several is one run: "
-                        "one stop signal, one summary.json (a row per requirement and binding), one JUnit "
-                        "file (a suite per binding), one report.html")
-    s.add_argument("--baseline", default=None, metavar="FILE",
-                   help="YAML list of known failures (id, reason, issue): listed failures do not fail the "
-                        "run, unlisted ones and stale entries do")
-    s.add_argument("--allow-untested", action="store_true",
-                   help="exit 0 even when a gating requirement stayed untested "
-                   "or blocked (missing credentials or control); by default that exits 5, "
-                   "so a gate never passes on nothing")
-    s.add_argument("--gate", default="full", choices=["full", "live"],
-                   help="full (default): every gating requirement must run and hold. live: "
-                        "for a server without a control interface: exit 0 when every gating requirement a "
-                        "client can test without control ran and held (never on nothing); "
-                        "those that need control, or would harm a configured identity not marked disposable, "
-                        "are counted in every report (\"MUST-compliant on N of M; "
-                        "K need the test-control interface\") instead of exiting 5")
-    s.add_argument("--max-time", default=None, metavar="DURATION",
-                   help="wall-clock limit of the whole run: seconds, or 90s, 15m, 2h (default per budget, "
-                        "see below); then the rest is untested, exit 3")
+    add_run_options(s.add_argument, helps={"--config": config_help()})  # options.py RUN_OPTIONS
     s.add_argument("--workers", type=worker_count, default=1, metavar="N",
                    help="run requirements in N processes (pytest-xdist; 'auto' = one per core; default 1). "
                         "Verdicts and cases are the same as a serial run's; "
@@ -455,7 +410,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def run_once(args: argparse.Namespace) -> int:
     import pytest
 
-    from conformance.options import RunOptions, asked_bindings
+    from conformance.options import RunOptions
     from conformance.plugin import GivenOptions, RunOutcome
     from conformance.profiles import load_profile
 
@@ -464,12 +419,8 @@ def run_once(args: argparse.Namespace) -> int:
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     report = Path(args.report or f"reports/{args.profile}-{stamp}")
     junit = Path(args.junit) if args.junit else report / "junit.xml"
-    options = RunOptions(target=args.target, token=args.token, config_path=args.config, budget=args.budget,
-                         seed=args.seed, level=args.level, only=tuple(args.only), skip=tuple(args.skip),
-                         report=report, junit=junit, faults=tuple(args.fault),
-                         bindings=asked_bindings(args.binding),
-                         baseline_path=args.baseline, allow_untested=args.allow_untested, gate=args.gate,
-                         max_time=args.max_time).checked(prof)  # every bad value as one line, before the run
+    # every bad value as one line, before the run
+    options = RunOptions.given(args, report=report, junit=junit).checked(prof)
     target = options.target or options.config.get("target")
     pytest_args = [
         str(path),

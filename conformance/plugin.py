@@ -23,7 +23,7 @@ from conformance.check import RunContext
 from conformance.config import ConfigError
 from conformance.launch import choose_binding, open_run
 from conformance.model import Case, Profile, Requirement
-from conformance.options import RunOptions
+from conformance.options import RunOptions, add_run_options
 from conformance.parallel import AloneLast, distributed, is_worker, runs_alone
 from conformance.preflight import preflight
 from conformance.profiles import ProfileError, is_profile_file, load_profile, profile_path
@@ -49,37 +49,7 @@ PLAN = pytest.StashKey["Plan"]()  # the bindings the run speaks, and what the ta
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "conformance: run a protocol profile against a target")
-    group.addoption("--target", default=None, help="'reference' (built-in, in-process) or an http(s) URL")
-    group.addoption("--token", default=None, help="bearer token of the main caller (credential 'full')")
-    group.addoption("--config", dest="conformance_config", default=None,
-                    help="YAML run config: credentials, control, timeout")
-    group.addoption("--budget", default="standard", choices=["quick", "standard", "deep"],
-                    help="how many examples to generate")
-    group.addoption("--seed", type=int, default=1, help="hypothesis seed (runs are reproducible)")
-    group.addoption("--level", default="must", choices=["must", "should", "may"],
-                    help="lowest level whose failure fails the run")
-    group.addoption("--only", action="append", default=[],
-                    help="run only this requirement ID or glob (repeatable)")
-    group.addoption("--skip", action="append", default=[],
-                    help="do not run this requirement ID or glob (repeatable)")
-    group.addoption("--report", dest="conformance_report", default=None,
-                    help="report directory (default reports/<profile>-<time>)")
-    group.addoption("--fault", action="append", default=[],
-                    help="inject a named fault into the built-in reference")
-    group.addoption("--binding", action="append", default=[],
-                    help="a binding of the profile to speak (repeatable, or comma-separated; 'all' for each "
-                         "of them; default: each one the target declares where its protocol says, else the "
-                         "profile's first)")
-    group.addoption("--baseline", default=None,
-                    help="YAML list of known failures: listed failures pass, stale entries fail")
-    group.addoption("--allow-untested", action="store_true",
-                    help="exit 0 even when a gating requirement stayed untested or blocked (default: exit 5)")
-    group.addoption("--gate", dest="conformance_gate", default="full", choices=["full", "live"],
-                    help="live: gate a server without a control interface on what a client can test "
-                         "(requirements that need control or would harm a configured identity are "
-                         "counted, not gated)")
-    group.addoption("--max-time", dest="conformance_max_time", default=None,
-                    help="wall-clock limit of the whole run: seconds, or 90s, 15m, 2h (default per budget)")
+    add_run_options(group.addoption, pytest=True)  # options.py RUN_OPTIONS, as `conformance run` takes them
     group.addoption("--conformance-console", action="store_true",
                     help="print one line per requirement and a summary")
     group.addoption("--conformance-profile", default=None, metavar="NAME",
