@@ -24,9 +24,10 @@ from conformance.budgets import Budget
 from conformance.evidence import answer_of, blamed, breaking
 from conformance.failures import DEFAULT_KIND, Failure, check_kind
 from conformance.ledger import LEDGER
-from conformance.live import REASONS, Identities, PutBack, QuotaBook
+from conformance.live import REASONS, Identities, PutBack, QuotaBook, quota_refusal
 from conformance.model import Declared, Exchange, Profile, Requirement
 from conformance.transport.binding import Binding, make_binding
+from conformance.transport.credentials import CredentialUnavailable, describe_way, secrets_of
 from conformance.transport.http import HttpReply, HttpTransport, RunStopped, TransportFailure
 
 
@@ -284,8 +285,6 @@ class CheckContext:
     def _needs_token(self, label: str) -> None:
         """The target answered 401 to a call that carried no credential: the one the binding
         sends (a bearer token, or what the target's declaration asks for) was not given."""
-        from conformance.transport.credentials import describe_way
-
         ways = (self.run.endpoints.get(self.run.binding or "") or {}).get("auth")
         if isinstance(ways, list) and ways:
             wanted = " or ".join(" and ".join(describe_way(w) for w in alternative) for alternative in ways)
@@ -312,8 +311,6 @@ class CheckContext:
         client certificate: the bindings send it as the target asks). A required one that was
         not given makes the requirement untested, and so does one the target refused before
         the run, or whose token could not be fetched."""
-        from conformance.transport.credentials import CredentialUnavailable
-
         self._not_refused(label)
         if not self.run.credentials.get(label):
             if required:
@@ -442,8 +439,6 @@ class CheckContext:
     def adopt(self, label: str, credential: Any) -> None:
         """An identity the run created over the protocol (a fresh mailbox, say): usable as
         ``label`` from now on, its secrets redacted, and the run's to change for good."""
-        from conformance.launch import secrets_of
-
         self.run.credentials[label] = credential
         self.run.identities.created.add(label)
         for name, secret in secrets_of({label: credential}).items():
@@ -515,8 +510,6 @@ class CheckContext:
     def spent_quota(self) -> str | None:
         """When the last answer refused for a quota and this requirement is about none:
         why it is blocked (a quota refusal is never this requirement's failure)."""
-        from conformance.live import quota_refusal
-
         quotas = self.profile.settings.get("quotas") or {}
         last = self.http.log[-1] if self.http.log else None
         if (last is None or any(self.about_quota(q) for q in quotas)

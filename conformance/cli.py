@@ -1,6 +1,6 @@
 """The `conformance` command: list, run, serve, replay, selftest.
 
-Exit codes (report/summary.py, EXIT_CODES): 0 every gating requirement held, 1 a
+Exit codes (exits.py, EXIT_CODES): 0 every gating requirement held, 1 a
 requirement failed, 2 usage or configuration error, 3 the target could not be
 reached, stopped answering or was too slow to finish, 4 internal error, 130 interrupted."""
 
@@ -16,11 +16,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+# Start-up: `conformance list` and `--help` load no profile and import neither the run's
+# modules nor its libraries (hypothesis, httpx, jsonschema, pytest), so this module imports
+# only leaves at its top; each command imports what it uses inside its function.
 from conformance import __version__
-from conformance.config import ConfigError, UsageFailure
-from conformance.documents.schemas import SpecError
-from conformance.profiles import DATA_ROOT, RUN_INI, ProfileError, available, load_profile, profile_path
-from conformance.report.summary import (
+from conformance.catalog import available, draft_of, profile_path, read_settings
+from conformance.exits import (
     EXIT_CODES,
     EXIT_FAILED,
     EXIT_INTERNAL,
@@ -29,9 +30,10 @@ from conformance.report.summary import (
     EXIT_UNREACHABLE,
     EXIT_USAGE,
 )
-from conformance.statements import StatementMapError
+from conformance.paths import DATA_ROOT, RUN_INI
 
 EPILOG = "exit codes:\n" + "\n".join(f"  {code:3}  {what}" for code, what in EXIT_CODES.items())
+
 
 def _limits() -> str:
     from conformance.budgets import BUDGETS
@@ -80,7 +82,25 @@ FUZZ_USAGE = """conformance fuzz PROFILE --for DURATION [--target URL] [--config
        conformance fuzz merge DIR... [--report DIR] [--level LEVEL]"""
 
 
-def _parser() -> argparse.ArgumentParser:
+COMMAND_HELP = {  # a line each: `conformance --help` lists them
+    "list": "list profiles, or one profile's requirements and faults",
+    "run": "run a profile's requirements against a target",
+    "fuzz": "a long campaign: keep generating past the budgets, write each new failure at once "
+            "(`fuzz merge DIR...` joins the reports of a campaign's shards)",
+    "serve": "serve a profile's reference implementation over HTTP",
+    "replay": "send a saved case again and judge it with the same requirement",
+    "baseline": "baseline files for CI gates",
+    "diff": "requirements that started or stopped failing between two runs (markdown; "
+            "exit 1 on a regression)",
+    "selftest": "prove every requirement passes the clean reference and catches its faults",
+}
+
+
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line. Only ``command``'s own arguments are added (every command's when
+    None): the others are listed with their line of help, so that `conformance list` and
+    `conformance --help` build nothing another command needs to explain itself (a run's
+    limits, the config's keys)."""
     p = argparse.ArgumentParser(
         prog="conformance",
         description="Conformance test suite and fuzzer for agent-to-agent protocols.",
@@ -89,73 +109,38 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"conformance {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for name, summary in COMMAND_HELP.items():
+        if command in (None, name):
+            COMMAND_PARSERS[name](sub)
+        else:
+            sub.add_parser(name, help=summary)
+    return p
 
-    s = sub.add_parser("list", help="list profiles, or one profile's requirements and faults")
+
+def _list_parser(sub: Any) -> None:
+    s = sub.add_parser("list", help=COMMAND_HELP["list"])
     s.add_argument("profile", nargs="?", help="profile name (omit to list all profiles)")
     s.add_argument("--coverage", action="store_true",
                    help="print the profile's statement map: every normative statement of "
                    "the spec, the requirements that check it (or why none can), and the coverage figures")
 
-    s = sub.add_parser("run", help="run a profile's requirements against a target", epilog=EPILOG + _limits(),
+
+def _run_parser(sub: Any) -> None:
+    from conformance.options import add_run_options
+
+    s = sub.add_parser("run", help=COMMAND_HELP["run"], epilog=EPILOG + _limits(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("profile", help="profile name, e.g. bindu (see `conformance list`)")
-    s.add_argument("--target", default=None,
-                   help="'reference' (the built-in reference, in-process; default) or an http(s) URL")
-    s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"),
-                   help="bearer token of the main caller (credential 'full'; default $CONFORMANCE_TOKEN); "
-                        "never written to reports")
-    s.add_argument("--config", default=None, help=config_help())
-    s.add_argument("--budget", default="standard", choices=["quick", "standard", "deep"],
-                   help="examples per generated property and state-machine runs (default standard)")
-    s.add_argument("--seed", type=int, default=1,
-                   help="hypothesis seed; the same seed replays the same run (default 1)")
-    s.add_argument("--level", default="must", choices=["must", "should", "may"],
-                   help="lowest level whose failure fails the run (default must)")
-    s.add_argument("--only", action="append", default=[], metavar="ID",
-                   help="run only this requirement, an ID or a glob such as 'PLAZA-RECV-*' (repeatable); "
-                        "others are reported skipped")
-    s.add_argument("--skip", action="append", default=[], metavar="ID",
-                   help="do not run this requirement, an ID or a glob (repeatable); "
-                        "it is reported skipped and, as with --only, the run is left ungraded")
-    s.add_argument("--report", default=None, metavar="DIR",
-                   help="report directory (default reports/<profile>-<timestamp>)")
-    s.add_argument("--junit", default=None, metavar="FILE",
-                   help="JUnit XML path (default <report>/junit.xml)")
-    s.add_argument("--fault", action="append", default=[], metavar="NAME",
-                   help="inject a named fault (or variant) into the built-in reference (repeatable; "
-                        "see `conformance list PROFILE`)")
-    s.add_argument("--binding", action="append", default=[], metavar="NAME",
-                   help="a binding of the profile to speak (repeatable or comma-separated; 'all' for each "
-                        "of them; canon-verbs: http, mcp). Default: each one the target declares (a2a: the "
-                        "agent card's interfaces), else the profile's first. A run over several is one run: "
-                        "one stop signal, one summary.json (a row per requirement and binding), one JUnit "
-                        "file (a suite per binding), one report.html")
-    s.add_argument("--baseline", default=None, metavar="FILE",
-                   help="YAML list of known failures (id, reason, issue): listed failures do not fail the "
-                        "run, unlisted ones and stale entries do")
-    s.add_argument("--allow-untested", action="store_true",
-                   help="exit 0 even when a gating requirement stayed untested "
-                   "or blocked (missing credentials or control); by default that exits 5, "
-                   "so a gate never passes on nothing")
-    s.add_argument("--gate", default="full", choices=["full", "live"],
-                   help="full (default): every gating requirement must run and hold. live: "
-                        "for a server without a control interface: exit 0 when every gating requirement a "
-                        "client can test without control ran and held (never on nothing); "
-                        "those that need control, or would harm a configured identity not marked disposable, "
-                        "are counted in every report (\"MUST-compliant on N of M; "
-                        "K need the test-control interface\") instead of exiting 5")
-    s.add_argument("--max-time", default=None, metavar="DURATION",
-                   help="wall-clock limit of the whole run: seconds, or 90s, 15m, 2h (default per budget, "
-                        "see below); then the rest is untested, exit 3")
+    add_run_options(s.add_argument, helps={"--config": config_help()})  # options.py RUN_OPTIONS
     s.add_argument("--workers", type=worker_count, default=1, metavar="N",
                    help="run requirements in N processes (pytest-xdist; 'auto' = one per core; default 1). "
                         "Verdicts and cases are the same as a serial run's; "
                         "against a live target the profile's `alone:` requirements "
                         "(they change state others read) run last, one at a time")
 
-    s = sub.add_parser("fuzz", help="a long campaign: keep generating past the budgets, "
-                                    "write each new failure at once (`fuzz merge DIR...` joins the "
-                                    "reports of a campaign's shards)", usage=FUZZ_USAGE,
+
+def _fuzz_parser(sub: Any) -> None:
+    s = sub.add_parser("fuzz", help=COMMAND_HELP["fuzz"], usage=FUZZ_USAGE,
                        description="Keep generating past the budgets against a target.\n"
                                    "`conformance fuzz merge DIR...` joins the reports of a campaign's "
                                    "shards (`conformance fuzz merge --help`).",
@@ -203,7 +188,9 @@ def _parser() -> argparse.ArgumentParser:
                         "from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job). Join the shards' reports "
                         "with `conformance fuzz merge DIR...`")
 
-    s = sub.add_parser("serve", help="serve a profile's reference implementation over HTTP")
+
+def _serve_parser(sub: Any) -> None:
+    s = sub.add_parser("serve", help=COMMAND_HELP["serve"])
     s.add_argument("profile")
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     s.add_argument("--port", type=port_number, default=3773, help="port, 1-65535 (default 3773)")
@@ -221,7 +208,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--write-config", default=None, metavar="FILE",
                    help="write a run config (target, credentials, control) for this server to FILE")
 
-    s = sub.add_parser("replay", help="send a saved case again and judge it with the same requirement")
+
+def _replay_parser(sub: Any) -> None:
+    s = sub.add_parser("replay", help=COMMAND_HELP["replay"])
     s.add_argument("case", help="case file (cases/<ID>.json in a report directory)")
     s.add_argument("--target", default=None, help="where to send it (default: the case's own target)")
     s.add_argument("--config", default=None, help=config_help())
@@ -235,15 +224,18 @@ def _parser() -> argparse.ArgumentParser:
                         "found over)")
     s.add_argument("--quiet", action="store_true", help="print the verdict only, not each request sent")
 
-    s = sub.add_parser("baseline", help="baseline files for CI gates")
+
+def _baseline_parser(sub: Any) -> None:
+    s = sub.add_parser("baseline", help=COMMAND_HELP["baseline"])
     s.add_argument("action", choices=["write"], help="write: the failures of a run as a starting baseline")
     s.add_argument("summary", help="summary.json of a run")
     s.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="write to FILE instead of standard output")
 
+
+def _diff_parser(sub: Any) -> None:
     s = sub.add_parser(
-        "diff", help="requirements that started or stopped failing between two runs (markdown; "
-                     "exit 1 on a regression)",
+        "diff", help=COMMAND_HELP["diff"],
         description="Compare two summary.json files of the same profile: the requirements that started or "
                     "stopped failing, and the ones new or gone. A regression is a requirement of "
                     "both runs that is failed now and was not (passed, untested, blocked, skipped, "
@@ -259,8 +251,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--binding", default=None, metavar="NAME",
                    help="compare only the rows of this binding (default: every binding, row by row)")
 
-    s = sub.add_parser("selftest",
-                       help="prove every requirement passes the clean reference and catches its faults")
+
+def _selftest_parser(sub: Any) -> None:
+    s = sub.add_parser("selftest", help=COMMAND_HELP["selftest"])
     s.add_argument("profile", nargs="?", help="profile name (default: all)")
     s.add_argument("--budget", default="quick", choices=["quick", "standard", "deep"],
                    help="examples per property (default quick)")
@@ -271,7 +264,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--shape-seeds", default=None, metavar="LIST",
                    help="comma-separated seeds of the generated shape variants to run (default 1,2,3; "
                         "'none' runs none)")
-    return p
+
+
+COMMAND_PARSERS = {"list": _list_parser, "run": _run_parser, "fuzz": _fuzz_parser, "serve": _serve_parser,
+                   "replay": _replay_parser, "baseline": _baseline_parser, "diff": _diff_parser,
+                   "selftest": _selftest_parser}
 
 
 def shape_seeds(text: str | None) -> tuple[int, ...] | None:
@@ -340,13 +337,20 @@ def progress_seconds(text: str) -> float:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    """The profiles, each as its YAML describes it (none is loaded: its counts are
+    `conformance list PROFILE`'s last line); or one profile's requirements, faults and
+    variants, or its statement map."""
     if not args.profile:
         for name in available():
-            prof = load_profile(name)
-            draft = f"  [draft: {prof.draft}]" if prof.draft else ""
-            print(f"{name:16} {len(prof.requirements):3} requirements {len(prof.faults):3} faults  "
-                  f"{prof.spec_relpath}  {prof.title}{draft}")
+            settings = read_settings(profile_path(name))
+            draft = draft_of(settings)
+            print(f"{name:16} {settings['spec']}  {settings.get('title', name)}"
+                  + (f"  [draft: {draft}]" if draft else ""))
+        print("\n`conformance list PROFILE`: its requirements, faults and variants; "
+              "`--coverage`: its statement map")
         return EXIT_OK
+    from conformance.profiles import load_profile
+
     prof = load_profile(args.profile)
     if args.coverage:
         return print_coverage(prof)
@@ -364,6 +368,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"\n{what} ({len(named)}):")
         for name, fn in sorted(named.items()):
             print(f"  {name:36} {(fn.__doc__ or '').strip().splitlines()[0] if fn.__doc__ else ''}")
+    print(f"\n{prof.name}: {len(prof.requirements)} requirements, {len(prof.faults)} faults, "
+          f"{len(prof.variants)} variants; {prof.spec_relpath}  {prof.title}"
+          + (f"  [draft: {prof.draft}]" if prof.draft else ""))
     return EXIT_OK
 
 
@@ -394,6 +401,8 @@ def print_coverage(prof: Any) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """One run: every binding it speaks (those --binding names, else each the target declares,
     else the profile's first) in one process, with one stop signal and one set of reports."""
+    from conformance.profiles import load_profile
+
     load_profile(args.profile)  # surface spec errors as one line before pytest starts
     return run_once(args)
 
@@ -401,20 +410,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 def run_once(args: argparse.Namespace) -> int:
     import pytest
 
-    from conformance.options import RunOptions, asked_bindings
+    from conformance.options import RunOptions
     from conformance.plugin import GivenOptions, RunOutcome
+    from conformance.profiles import load_profile
 
     path = profile_path(args.profile)
     prof = load_profile(args.profile)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     report = Path(args.report or f"reports/{args.profile}-{stamp}")
     junit = Path(args.junit) if args.junit else report / "junit.xml"
-    options = RunOptions(target=args.target, token=args.token, config_path=args.config, budget=args.budget,
-                         seed=args.seed, level=args.level, only=tuple(args.only), skip=tuple(args.skip),
-                         report=report, junit=junit, faults=tuple(args.fault),
-                         bindings=asked_bindings(args.binding),
-                         baseline_path=args.baseline, allow_untested=args.allow_untested, gate=args.gate,
-                         max_time=args.max_time).checked(prof)  # every bad value as one line, before the run
+    # every bad value as one line, before the run
+    options = RunOptions.given(args, report=report, junit=junit).checked(prof)
     target = options.target or options.config.get("target")
     pytest_args = [
         str(path),
@@ -453,10 +459,11 @@ def run_once(args: argparse.Namespace) -> int:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
-    from conformance.config import load_config, parse_duration, writable_dir
+    from conformance.config import ConfigError, UsageFailure, load_config, parse_duration, writable_dir
     from conformance.fuzz import campaign
     from conformance.launch import deviations
     from conformance.options import asked_bindings
+    from conformance.profiles import load_profile
     from conformance.report.baseline import Baseline, load_baseline
     from conformance.report.summary import gates
     from conformance.targets import ALL, declared, run_bindings
@@ -566,7 +573,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
     import yaml
 
+    from conformance.config import UsageFailure
     from conformance.launch import CONTROL_PREFIX, reference_app
+    from conformance.profiles import load_profile
 
     prof = load_profile(args.profile)
     control = args.control or args.control_port is not None
@@ -631,6 +640,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_selftest(args: argparse.Namespace) -> int:
+    from conformance.profiles import load_profile
     from conformance.selftest import selftest
 
     names = [args.profile] if args.profile else available()
@@ -643,6 +653,7 @@ def cmd_selftest(args: argparse.Namespace) -> int:
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
+    from conformance.config import UsageFailure
     from conformance.report.baseline import baseline_from_summary
     from conformance.report.diff import read_summary
 
@@ -682,6 +693,17 @@ def _terminate(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def usage_errors() -> tuple[type[Exception], ...]:
+    """The errors that are the user's (one line, exit 2). Imported when an exception is told
+    apart, not at start-up: a command that raised one has loaded its module already."""
+    from conformance.catalog import ProfileError
+    from conformance.config import ConfigError  # UsageFailure too
+    from conformance.documents.schemas import SpecError
+    from conformance.statements import StatementMapError
+
+    return ProfileError, SpecError, ConfigError, StatementMapError, ValueError
+
+
 def main(argv: list[str] | None = None) -> int:
     import signal
 
@@ -689,8 +711,8 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, _terminate)
     except ValueError:  # not the main thread (called from a test, say)
         pass
-    parser = _parser()
     given = sys.argv[1:] if argv is None else list(argv)
+    parser = _parser(next((word for word in given if not word.startswith("-")), ""))
     if given[:2] == ["fuzz", "merge"]:  # a verb of fuzz, not a profile named merge
         args = merge_parser().parse_args(given[2:])
         args.command = "fuzz merge"
@@ -701,16 +723,17 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return COMMANDS[args.command](args)
-    except (ProfileError, SpecError, ConfigError, UsageFailure, ValueError, StatementMapError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # the reader went away (`conformance list bindu | head`): nothing left to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
-    except Exception as exc:  # a bug of the tool: one line, the traceback only on request
+    except Exception as exc:
+        if isinstance(exc, usage_errors()):
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        # a bug of the tool: one line, the traceback only on request
         if os.environ.get("CONFORMANCE_DEBUG"):
             raise
         where = traceback.extract_tb(exc.__traceback__)[-1]

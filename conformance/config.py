@@ -206,6 +206,8 @@ def shared_examples(value: Any, namespace: str, where: str = "config examples") 
     ``forever``, the default); None when not given."""
     from datetime import timedelta
 
+    # start-up: examples.py imports hypothesis, which the commands that read a config but run
+    # nothing (`diff`, `baseline`, `fuzz merge`) never need
     from conformance.examples import KEEP_FOREVER, SharedExamples
 
     if value is None:

@@ -28,8 +28,18 @@ from typing import Any
 
 from conformance.budgets import BUDGETS
 from conformance.examples import SharedDatabase
-from conformance.failures import KIT_ERROR
+from conformance.failures import KIT_ERROR, Failure
+from conformance.fuzzreport import write_reports
+from conformance.launch import open_run
 from conformance.ledger import BUCKETS, LEDGER
+from conformance.model import Case
+from conformance.preflight import preflight
+from conformance.profiles import load_profile
+from conformance.report.cases import write_case
+from conformance.report.rootcause import signature
+from conformance.report.words import clipped
+from conformance.runner import execute
+from conformance.transport.http import write_stop_file
 
 PROGRESS_EVERY_S = 10.0
 FIRST_ROUND, ROUNDS = "quick", "campaign"  # the budgets of the first round and of the others
@@ -99,13 +109,6 @@ def work(profile_name: str, target: str | None, config: dict[str, Any], token: s
          only: tuple[str, ...] = (), bindings: tuple[str | None, ...] = (None,)) -> None:
     """One worker's campaign: rounds of every requirement (or those ``only`` names, as ID
     globs) over each of ``bindings`` until ``seconds`` have passed."""
-    from conformance.launch import open_run
-    from conformance.model import Case
-    from conformance.profiles import load_profile
-    from conformance.report.cases import write_case
-    from conformance.report.rootcause import signature
-    from conformance.runner import execute
-
     profile = load_profile(profile_name)
     folder = Path(report_dir)
     several = len(bindings) > 1
@@ -201,10 +204,6 @@ def reachable(profile_name: str, target: str | None, config: dict[str, Any], tok
               faults: tuple[str, ...], binding: str | None = None) -> str:
     """"" when the target answers the profile's probe (over ``binding``); else why not (a
     campaign against a target that is not there would only report that, once per requirement)."""
-    from conformance.launch import open_run
-    from conformance.preflight import preflight
-    from conformance.profiles import load_profile
-
     run = open_run(load_profile(profile_name), target, config=config, token=token, faults=faults,
                    budget="quick", binding=binding)
     try:
@@ -293,9 +292,6 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
             f"round {max(result.rounds.values(), default=0) + 1}")
 
     def handle(event: tuple[Any, ...]) -> None:
-        from conformance.failures import Failure
-        from conformance.report.words import clipped
-
         kind = event[0]
         if kind == "progress":
             result.exchanges[event[1]] = event[2]
@@ -340,7 +336,6 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
             result.replayed[event[1]] = event[2]
         progress()
 
-    from conformance.transport.http import write_stop_file
 
     stop_file = report_dir / STOP_FILE
     stop_file.unlink(missing_ok=True)
@@ -384,8 +379,6 @@ def campaign(profile_name: str, target: str | None, config: dict[str, Any], toke
                    "failures": [asdict(f) for f in result.failures],
                    "kit_errors": [asdict(f) for f in result.kit_errors]}
         (report_dir / "fuzz.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-        from conformance.fuzzreport import write_reports
-
         write_reports(result, summary, report_dir, junit or report_dir / "junit.xml", bindings=bindings,
                       only=only, level=level, config=config, out=out)
     return result

@@ -15,7 +15,8 @@ from conformance.config import ConfigError, control_url, shared_examples
 from conformance.examples import example_database, namespace_of
 from conformance.live import disposable_labels
 from conformance.model import Profile
-from conformance.transport.credentials import CredentialError, CredentialStore, parse_credential, tls_setting
+from conformance.shapes import shaped
+from conformance.transport.credentials import CredentialError, CredentialStore, secrets_of, tls_setting
 from conformance.transport.http import (
     DEFAULT_MAX_ANSWER,
     DEFAULT_TIMEOUT,
@@ -25,21 +26,6 @@ from conformance.transport.http import (
 )
 
 CONTROL_PREFIX = "/_control"
-
-
-def secrets_of(credentials: dict[str, Any]) -> dict[str, str]:
-    """Every secret string inside the credentials, labelled for redaction: a protocol's own
-    (a signing seed, a private key) and each credential kind's (transport/credentials.py)."""
-    out: dict[str, str] = {}
-    for label, value in credentials.items():
-        out.update(parse_credential(str(label), value, strict=False).secrets())
-        if isinstance(value, dict):  # after: a secret held twice is named as before
-            for key, inner in value.items():
-                if key in ("token", "seed", "private_key", "secret") and isinstance(inner, str):
-                    out[f"{label}.{key}"] = inner
-        elif isinstance(value, str):
-            out[label] = value
-    return out
 
 
 _WARNED: set[str] = set()
@@ -196,8 +182,6 @@ def reference_app(profile: Profile, names: tuple[str, ...] | list[str] = (), sha
     for patch in patches:
         patch(app.state.reference)
     if shapes is not None:
-        from conformance.shapes import shaped
-
         app = shaped(app, profile, shapes)
     return app
 

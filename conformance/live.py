@@ -26,7 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.transport.http import RunAborted
+from conformance import locate
+from conformance.transport.http import RunAborted, parse_json
 
 # why a requirement is untested: key -> the phrase reports use
 REASONS = {
@@ -149,9 +150,6 @@ def quota_refusal(profile: Any, response: dict[str, Any] | None) -> bool:
     """Whether a recorded answer refuses for a quota: HTTP 429 (RFC 6585), or an error
     answer carrying one of the profile's quota refusal codes: a text code wherever it
     sits, a number as JSON-RPC's ``error.code``."""
-    from conformance import locate
-    from conformance.transport.http import parse_json
-
     if not response:
         return False
     status = response.get("status")

@@ -23,7 +23,7 @@ from conformance.check import RunContext
 from conformance.launch import open_run
 from conformance.live import BEYOND_A_CLIENT
 from conformance.model import Profile, Requirement
-from conformance.profiles import load_profile
+from conformance.profiles import load_profile, protocol_of
 from conformance.runner import Verdict, execute
 
 REACHED = ("passed", "failed", "expected_failure")
@@ -85,8 +85,6 @@ def compare_holdings(before: dict[str, Any], after: dict[str, Any]) -> list[str]
 
 
 def holdings_of(profile: Profile, run: RunContext) -> dict[str, Any]:
-    from conformance.profiles import protocol_of
-
     configured = {label: value for label, value in run.credentials.items()
                   if label not in run.identities.created}
     return dict(protocol_of(profile.settings["package"]).holdings(run.reference, configured))

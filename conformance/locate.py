@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.transport.http import json_excerpt
+
 DEPTH = 8  # answers are untrusted: never walk deeper than this many containers
 
 
@@ -258,7 +260,5 @@ class Search:
     where: str = "the answer"
 
     def looked_for(self, answer: Any = None) -> str:
-        from conformance.transport.http import json_excerpt
-
         seen = f": {json_excerpt(answer)}" if answer is not None else ""
         return f"looked for {self.what} anywhere in {self.where} (depth {DEPTH}) and found none{seen}"

@@ -1,12 +1,16 @@
-"""The options of one run, parsed and checked once: ``conformance run`` builds them from
-its arguments and hands them to the pytest plugin as they are (``pytest.main(plugins=
-[...])``); ``pytest <profile>.yaml`` and each xdist worker build them from pytest's own
-options. Every bad value is a ``ConfigError`` naming its option or file, in one line,
-before the first exchange."""
+"""The options of one run, spelled once (``RUN_OPTIONS``: each option's flag, field, default
+and help, which give `conformance run`'s arguments, the pytest plugin's options and
+``RunOptions``) and checked once: ``conformance run`` builds them from its arguments and
+hands them to the pytest plugin as they are (``pytest.main(plugins=[...])``); ``pytest
+<profile>.yaml`` and each xdist worker build them from pytest's own options. Every bad
+value is a ``ConfigError`` naming its option or file, in one line, before the first
+exchange."""
 
 from __future__ import annotations
 
 import fnmatch
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -21,6 +25,107 @@ from conformance.transport.http import validate_target_url
 
 LEVELS = ("must", "should", "may")
 GATES = ("full", "live")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a run: its flag, the ``RunOptions`` field it fills, and how it is given
+    (``kind``: "value", "many" for a repeatable one, held as a tuple, or "switch")."""
+
+    flag: str
+    field: str
+    help: str
+    default: Any = None
+    kind: str = "value"
+    type: Callable[[str], Any] | None = None
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+    pytest: bool = True  # also a pytest option (`--junit` is pytest's own --junitxml there)
+    env: str | None = None  # the command's default comes from this environment variable
+
+    def add(self, add: Callable[..., Any], *, dest: str, help: str | None = None,
+            environ: bool = False) -> None:
+        """Add it with ``add`` (argparse's ``add_argument`` or pytest's ``addoption``)."""
+        options: dict[str, Any] = {"dest": dest, "help": help or self.help}
+        if self.kind == "switch":
+            options.update(action="store_true")
+        elif self.kind == "many":
+            options.update(action="append", default=[])
+        elif environ and self.env:
+            options["default"] = os.environ.get(self.env, self.default)
+        else:
+            options["default"] = self.default
+        if self.type is not None:
+            options["type"] = self.type
+        if self.choices is not None:
+            options["choices"] = list(self.choices)
+        if self.metavar is not None:
+            options["metavar"] = self.metavar
+        add(self.flag, **options)
+
+
+RUN_OPTIONS: tuple[Option, ...] = (
+    Option("--target", "target",
+           help="'reference' (the built-in reference, in-process; default) or an http(s) URL"),
+    Option("--token", "token", env="CONFORMANCE_TOKEN",
+           help="bearer token of the main caller (credential 'full'; default $CONFORMANCE_TOKEN); never "
+                "written to reports"),
+    Option("--config", "config_path",
+           help="YAML run config: credentials, control, timeout and more (README)"),
+    Option("--budget", "budget", default="standard", choices=("quick", "standard", "deep"),
+           help="examples per generated property and state-machine runs (default standard)"),
+    Option("--seed", "seed", default=1, type=int,
+           help="hypothesis seed; the same seed replays the same run (default 1)"),
+    Option("--level", "level", default="must", choices=("must", "should", "may"),
+           help="lowest level whose failure fails the run (default must)"),
+    Option("--only", "only", kind="many", metavar="ID",
+           help="run only this requirement, an ID or a glob such as 'PLAZA-RECV-*' (repeatable); others are "
+                "reported skipped"),
+    Option("--skip", "skip", kind="many", metavar="ID",
+           help="do not run this requirement, an ID or a glob (repeatable); it is reported skipped and, as "
+                "with --only, the run is left ungraded"),
+    Option("--report", "report", metavar="DIR", type=Path,
+           help="report directory (default reports/<profile>-<timestamp>)"),
+    Option("--junit", "junit", metavar="FILE", type=Path, pytest=False,
+           help="JUnit XML path (default <report>/junit.xml)"),
+    Option("--fault", "faults", kind="many", metavar="NAME",
+           help="inject a named fault (or variant) into the built-in reference (repeatable; see "
+                "`conformance list PROFILE`)"),
+    Option("--binding", "bindings", kind="many", metavar="NAME",
+           help="a binding of the profile to speak (repeatable or comma-separated; 'all' for each of them; "
+                "canon-verbs: http, mcp). Default: each one the target declares (a2a: the agent card's "
+                "interfaces), else the profile's first. A run over several is one run: one stop signal, one "
+                "summary.json (a row per requirement and binding), one JUnit file (a suite per binding), one "
+                "report.html"),
+    Option("--baseline", "baseline_path", metavar="FILE",
+           help="YAML list of known failures (id, reason, issue): listed failures do not fail the run, "
+                "unlisted ones and stale entries do"),
+    Option("--allow-untested", "allow_untested", default=False, kind="switch",
+           help="exit 0 even when a gating requirement stayed untested or blocked (missing credentials or "
+                "control); by default that exits 5, so a gate never passes on nothing"),
+    Option("--gate", "gate", default="full", choices=("full", "live"),
+           help="full (default): every gating requirement must run and hold. live: for a server without a "
+                "control interface: exit 0 when every gating requirement a client can test without control "
+                "ran and held (never on nothing); those that need control, or would harm a configured "
+                "identity not marked disposable, are counted in every report (\"MUST-compliant on N of M; K "
+                "need the test-control interface\") instead of exiting 5"),
+    Option("--max-time", "max_time", metavar="DURATION",
+           help="wall-clock limit of the whole run: seconds, or 90s, 15m, 2h (default per budget); then the "
+                "rest is untested, exit 3"),
+)
+PYTEST_DEST = "conformance_"  # pytest's dest of an option: its field with this prefix (no plugin clash)
+
+
+def add_run_options(add: Callable[..., Any], *, pytest: bool = False,
+                    helps: dict[str, str] | None = None) -> None:
+    """Every option of a run, added with ``add``: `conformance run`'s arguments (dest: the
+    field; the token's default from the environment), or with ``pytest`` the plugin's options
+    (dest: the field prefixed), ``helps`` replacing a flag's help."""
+    for option in RUN_OPTIONS:
+        if pytest and not option.pytest:
+            continue
+        option.add(add, dest=(PYTEST_DEST if pytest else "") + option.field,
+                   help=(helps or {}).get(option.flag), environ=not pytest)
 
 
 def asked_bindings(given: Any) -> tuple[str, ...]:
@@ -59,17 +164,25 @@ class RunOptions:
     seconds: float = 0.0  # the time limit of the whole run
 
     @classmethod
+    def given(cls, parsed: Any, prefix: str = "", **chosen: Any) -> RunOptions:
+        """The options as argparse (``prefix`` "") or pytest (``PYTEST_DEST``) parsed them,
+        ``chosen`` replacing what the caller decided itself (the report folder, say)."""
+        values: dict[str, Any] = {}
+        for option in RUN_OPTIONS:
+            value = getattr(parsed, prefix + option.field, option.default)
+            if option.kind == "many":
+                value = asked_bindings(value) if option.field == "bindings" else tuple(value or ())
+            elif option.kind == "switch":
+                value = bool(value)
+            elif option.type is Path and value is not None:
+                value = Path(value)
+            values[option.field] = value
+        return cls(**{**values, **chosen})
+
+    @classmethod
     def from_pytest(cls, option: Any) -> RunOptions:
         """The options as pytest parsed them (conformance/plugin.py's ``pytest_addoption``)."""
-        report = getattr(option, "conformance_report", None)
-        return cls(target=option.target, token=option.token, config_path=option.conformance_config,
-                   budget=option.budget, seed=option.seed, level=option.level, only=tuple(option.only or ()),
-                   skip=tuple(option.skip or ()), report=Path(report) if report else None,
-                   faults=tuple(option.fault or ()), bindings=asked_bindings(option.binding),
-                   baseline_path=option.baseline,
-                   allow_untested=bool(option.allow_untested),
-                   gate=getattr(option, "conformance_gate", "full"),
-                   max_time=getattr(option, "conformance_max_time", None))
+        return cls.given(option, PYTEST_DEST)
 
     def checked(self, profile: Profile) -> RunOptions:
         """These options, every value checked against ``profile`` (ConfigError names the first bad one)."""
@@ -116,18 +229,15 @@ class RunOptions:
 
     def pytest_args(self) -> list[str]:
         """These options as the plugin's pytest options (xdist workers read them from there)."""
-        args = ["--budget", self.budget, "--seed", str(self.seed), "--level", self.level]
-        for flag, value in (("--target", self.target), ("--token", self.token),
-                            ("--config", self.config_path), ("--baseline", self.baseline_path),
-                            ("--max-time", self.max_time), ("--report", self.report)):
-            if value is not None:
-                args += [flag, str(value)]
-        for flag, values in (("--only", self.only), ("--skip", self.skip), ("--fault", self.faults),
-                             ("--binding", self.bindings)):
-            for value in values:
-                args += [flag, value]
-        if self.allow_untested:
-            args.append("--allow-untested")
-        if self.gate != "full":
-            args += ["--gate", self.gate]
+        args: list[str] = []
+        for option in RUN_OPTIONS:
+            value = getattr(self, option.field)
+            if not option.pytest or value is None:
+                continue
+            if option.kind == "switch":
+                args += [option.flag] if value else []
+            elif option.kind == "many":
+                args += [word for one in value for word in (option.flag, str(one))]
+            else:
+                args += [option.flag, str(value)]
         return args

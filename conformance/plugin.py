@@ -21,19 +21,19 @@ import pytest
 
 from conformance.check import RunContext
 from conformance.config import ConfigError
-from conformance.launch import open_run
+from conformance.launch import choose_binding, open_run
 from conformance.model import Case, Profile, Requirement
-from conformance.options import RunOptions
+from conformance.options import RunOptions, add_run_options
 from conformance.parallel import AloneLast, distributed, is_worker, runs_alone
 from conformance.preflight import preflight
 from conformance.profiles import ProfileError, is_profile_file, load_profile, profile_path
 from conformance.report.badge import write_badge
 from conformance.report.baseline import Baseline
 from conformance.report.cases import write_case
-from conformance.report.html import replay_line, write_html
+from conformance.report.console import closing_lines
+from conformance.report.html import write_html
 from conformance.report.junit import junit_properties, split_by_binding, write_junit
 from conformance.report.summary import Result, build_summary, exit_code, row_label, write_summary
-from conformance.report.words import clipped
 from conformance.runner import Verdict, execute, verdict_from_json, verdict_to_json
 from conformance.targets import Declared, declared, run_bindings
 from conformance.transport.http import (
@@ -49,37 +49,7 @@ PLAN = pytest.StashKey["Plan"]()  # the bindings the run speaks, and what the ta
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "conformance: run a protocol profile against a target")
-    group.addoption("--target", default=None, help="'reference' (built-in, in-process) or an http(s) URL")
-    group.addoption("--token", default=None, help="bearer token of the main caller (credential 'full')")
-    group.addoption("--config", dest="conformance_config", default=None,
-                    help="YAML run config: credentials, control, timeout")
-    group.addoption("--budget", default="standard", choices=["quick", "standard", "deep"],
-                    help="how many examples to generate")
-    group.addoption("--seed", type=int, default=1, help="hypothesis seed (runs are reproducible)")
-    group.addoption("--level", default="must", choices=["must", "should", "may"],
-                    help="lowest level whose failure fails the run")
-    group.addoption("--only", action="append", default=[],
-                    help="run only this requirement ID or glob (repeatable)")
-    group.addoption("--skip", action="append", default=[],
-                    help="do not run this requirement ID or glob (repeatable)")
-    group.addoption("--report", dest="conformance_report", default=None,
-                    help="report directory (default reports/<profile>-<time>)")
-    group.addoption("--fault", action="append", default=[],
-                    help="inject a named fault into the built-in reference")
-    group.addoption("--binding", action="append", default=[],
-                    help="a binding of the profile to speak (repeatable, or comma-separated; 'all' for each "
-                         "of them; default: each one the target declares where its protocol says, else the "
-                         "profile's first)")
-    group.addoption("--baseline", default=None,
-                    help="YAML list of known failures: listed failures pass, stale entries fail")
-    group.addoption("--allow-untested", action="store_true",
-                    help="exit 0 even when a gating requirement stayed untested or blocked (default: exit 5)")
-    group.addoption("--gate", dest="conformance_gate", default="full", choices=["full", "live"],
-                    help="live: gate a server without a control interface on what a client can test "
-                         "(requirements that need control or would harm a configured identity are "
-                         "counted, not gated)")
-    group.addoption("--max-time", dest="conformance_max_time", default=None,
-                    help="wall-clock limit of the whole run: seconds, or 90s, 15m, 2h (default per budget)")
+    add_run_options(group.addoption, pytest=True)  # options.py RUN_OPTIONS, as `conformance run` takes them
     group.addoption("--conformance-console", action="store_true",
                     help="print one line per requirement and a summary")
     group.addoption("--conformance-profile", default=None, metavar="NAME",
@@ -628,7 +598,8 @@ class RunSession:
         self.summary = summary
         self.stop_file.unlink(missing_ok=True)
         self.console.line()
-        self.closing_lines(summary, path, unreachable, stopped, refused, not_put_back)
+        self.closing = closing_lines(summary, report_dir=path.parent, not_run=self.not_run,
+                                     junit=getattr(self.config.option, "xmlpath", None))
         for line in self.closing:
             self.console.line(line)
         for run in self.runs.values():
@@ -637,64 +608,6 @@ class RunSession:
                          bool(self.baseline and self.baseline.stale),
                          stopped[0] if stopped else None, allow_untested=self.allow_untested,
                          live_gate=self.live_gate)
-
-    def closing_lines(self, summary: dict[str, Any], path: Path, unreachable: str | None,
-                      stopped: tuple[str, str] | None, refused: dict[str, str],
-                      not_put_back: list[str]) -> None:
-        """The lines that end the run's output (and pytest's terminal summary): what was not
-        run and why, the verdict in one sentence, the counts, the root causes, the replays."""
-        c = summary["counts"]
-        closing = self.closing
-        rows = "rows (requirement and binding)" if self.several else "requirements"
-        if self.not_run:  # one line for all of them (why, once: the error above, or the stop)
-            why = ("the target could not be tested (the error above)" if unreachable
-                   else stopped[1] if stopped else "")
-            closing.append(f"{self.not_run} {rows} not run: {why}")
-        for label, why in refused.items():
-            closing.append(f"credential {label!r} {why}: the requirements that send it are untested")
-        for problem in not_put_back:
-            closing.append(f"warning: not put back: {problem}")
-        closing += summary["not_reached"]
-        grade = f"{summary['grade']}{'; ' + summary['grade_note'] if summary['grade_note'] else ''}"
-        reason = ("the target could not be tested (the error above)" if summary["verdict"] == "unreachable"
-                  else summary["verdict_reason"])
-        closing.append(f"{summary['verdict'].upper()}: {reason}. Grade: {grade}.")
-        closing.append(
-            f"  {c['passed']} passed, {c['failed']} failed, "
-            f"{c['expected_failures']} expected failures, {c['blocked']} blocked, {c['untested']} untested, "
-            f"{c['not_applicable']} not applicable, {c['skipped']} skipped of {len(self.results)} {rows}; "
-            f"{summary['exchanges']} "
-            f"exchanges in {summary['duration_s']:.1f} s ({summary['exchanges_per_s']}/s)"
-        )
-        for binding, block in summary["by_binding"].items():
-            b = block["counts"]
-            closing.append(f"  {binding}: {block['verdict'].upper()}, {block['grade']}; "
-                           f"{b['passed']} passed, "
-                           f"{b['failed']} failed, {b['expected_failures']} expected failures, "
-                           f"{b['blocked']} blocked, {b['untested']} untested, "
-                           f"{b['not_applicable']} not applicable, {b['skipped']} skipped")
-        causes = summary["root_causes"]
-        if causes:
-            closing.append(f"root causes ({len(causes)}, largest first):")
-            for cause in causes[:10]:
-                names = ", ".join(cause["requirements"][:4]) + (" ..." if cause["count"] > 4 else "")
-                closing.append(f"  {cause['count']:3} x "
-                               f"{clipped(str(cause.get('label') or cause['signature']), 140)}  [{names}]")
-                if cause.get("request_in_common"):
-                    closing.append(f"        requests in common: {'; '.join(cause['request_in_common'])}")
-        for stale in summary["baseline"]["stale"] if summary["baseline"] else []:
-            closing.append(f"stale: {stale}")
-        cased = [(row_label(r.requirement.id, r.binding, self.several), r.case) for r in self.results
-                 if r.case and r.verdict.status == "failed"]
-        # to copy as it stands (a token comes from $CONFORMANCE_TOKEN, never from here)
-        for label, case in cased[:5]:
-            line = replay_line(self.report_dir / case, self.run_ctx.target, self.config_path)
-            closing.append(f"replay {label}: {line}")
-        if len(cased) > 5:
-            closing.append(f"  ... and {len(cased) - 5} more cases in {self.report_dir / 'cases'}")
-        junit = getattr(self.config.option, "xmlpath", None)
-        closing.append(f"report: {path.parent / 'report.html'} (summary.json, badge.svg, cases/"
-                       f"{', JUnit ' + str(junit) if junit else ''})")
 
     def fill_in(self, why: str) -> list[Result]:
         """Every row that has no result (the run was stopped before its item ran, or a
@@ -760,8 +673,6 @@ def reports_of_a_run_never_started(profile: Profile, report_dir: Path, why: str,
                                    bindings: list[str | None] | None = None) -> None:
     """The reports of a run stopped before its session opened (a signal during start-up):
     every row untested, the verdict interrupted, nothing graded."""
-    from conformance.launch import choose_binding
-
     spoken = bindings or [choose_binding(profile, None)]
     results = [Result(req, Verdict("untested", f"not run: {why}"), binding=binding)
                for binding in spoken for req in profile.requirements]

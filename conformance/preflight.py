@@ -22,6 +22,7 @@ from conformance.check import CheckContext, CheckFailed, ProtocolMismatch, RunCo
 from conformance.config import ConfigError
 from conformance.evidence import answered
 from conformance.model import Profile, Requirement, Source
+from conformance.transport.credentials import parse_credential
 from conformance.transport.http import DEAD_AFTER, CredentialUnfit, RunAborted, RunStopped, TransportFailure
 
 
@@ -104,8 +105,6 @@ REFUSED_STATUS = 401  # HTTP's "no valid credentials": a 403 is an authenticated
 
 def configured(value: Any) -> bool:
     """A credential the run was given: a token, or a mapping with one of the credential kinds."""
-    from conformance.transport.credentials import parse_credential
-
     return bool(value) and parse_credential("", value, strict=False).given
 
 

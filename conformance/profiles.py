@@ -9,52 +9,23 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from conformance.catalog import (
+    ProfileError,
+    available,
+    draft_of,
+    is_profile_file,
+    profile_path,
+    read_settings,
+)
 from conformance.declare import collect
 from conformance.documents.limits import load_limits
 from conformance.documents.readers import SpecDocument, read_errors, read_operations
 from conformance.documents.schemas import SpecError, load_document, sha256_of
 from conformance.model import Profile, Requirement, Source
+from conformance.paths import DATA_ROOT, PACKAGE_DIR, PROFILES_DIR, ROOT, RUN_INI
 from conformance.protocol import Protocol
 from conformance.statements import load_statements
 from conformance.yamltext import load_yaml
-
-PACKAGE_DIR = Path(__file__).resolve().parent
-ROOT = PACKAGE_DIR.parent  # the source checkout (when running from one)
-# The folder holding profiles/ and specs/: the top of the source checkout (also for an
-# editable install), or conformance/_data/ where a wheel puts them (see pyproject.toml).
-_PACKAGED_DATA = PACKAGE_DIR / "_data"
-DATA_ROOT = _PACKAGED_DATA if (_PACKAGED_DATA / "profiles").is_dir() else ROOT
-PROFILES_DIR = DATA_ROOT / "profiles"
-RUN_INI = PACKAGE_DIR / "run.ini"  # pytest settings of `conformance run`
-
-
-class ProfileError(Exception):
-    """A profile is unknown or its YAML is malformed."""
-
-
-def available() -> list[str]:
-    return sorted(p.stem for p in PROFILES_DIR.glob("*.yaml"))
-
-
-def profile_path(name: str) -> Path:
-    path = PROFILES_DIR / f"{name}.yaml"
-    if not path.is_file():
-        known = ", ".join(available()) or "none"
-        raise ProfileError(f"unknown profile {name!r} (available: {known})")
-    return path
-
-
-def read_settings(path: Path) -> dict[str, Any]:
-    try:
-        settings = load_yaml(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ProfileError(f"profile {path} does not parse: {str(exc).splitlines()[0]}") from exc
-    if not isinstance(settings, dict) or "spec" not in settings or "package" not in settings:
-        raise ProfileError(f"profile {path} must be a mapping with at least 'spec' and 'package'")
-    return settings
-
 
 _CACHE: dict[str, Profile] = {}
 
@@ -111,18 +82,6 @@ def assign_groups(requirements: list[Requirement], groups: dict[str, list[str]])
                           if any(fnmatch.fnmatchcase(req.id, str(p)) for p in patterns)), "")
 
 
-def is_profile_file(path: Path) -> bool:
-    """A YAML file that is a profile (its ``package:`` names one of the kit's protocols),
-    wherever it lies: a copy outside the checkout runs as the original does."""
-    if path.suffix != ".yaml" or not path.is_file():
-        return False
-    try:
-        head = path.read_text(encoding="utf-8", errors="replace")[:20000]
-    except OSError:
-        return False
-    return any(line.startswith("package: conformance.protocols.") for line in head.splitlines())
-
-
 def protocol_of(package: str) -> Protocol:
     """The ``PROTOCOL`` a protocol package exports (conformance/protocol.py)."""
     protocol = getattr(importlib.import_module(package), "PROTOCOL", None)
@@ -167,9 +126,7 @@ def load_profile(name: str, path: Path | None = None) -> Profile:
     check_refusal_causes(settings.get("refusal_causes"), errors, name)
     profile.deferred, profile.deferred_until = read_deferred(settings.get("deferred"), name)
     profile.statements = load_statements(PROFILES_DIR / "statements" / f"{name}.yaml", profile.deferred)
-    status = str(settings.get("status") or "")
-    profile.draft = (status.removeprefix("draft").strip(" :") or "in progress" if status.startswith("draft")
-                     else "")
+    profile.draft = draft_of(settings)
     profile.provides = dict(protocol.provides)
     collected = collect(profile, protocol.modules, settings["package"], protocol.last, protocol.first,
                         protocol.more_faults)
@@ -211,4 +168,7 @@ def check_refusal_causes(block: Any, errors: dict[Any, Any], name: str) -> None:
                                f"profile's: {unknown}")
 
 
-__all__ = ["ProfileError", "SpecError", "available", "is_profile_file", "load_profile", "profile_path"]
+# where the files are (conformance/paths.py) and which profiles there are (conformance/catalog.py),
+# named here too for the callers of old
+__all__ = ["DATA_ROOT", "PACKAGE_DIR", "PROFILES_DIR", "ROOT", "RUN_INI", "ProfileError", "SpecError",
+           "available", "is_profile_file", "load_profile", "profile_path", "read_settings"]

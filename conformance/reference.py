@@ -24,9 +24,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from conformance.model import Profile
+from conformance.transport.inprocess import TURN
 
 CONTROL_PATH = "/_control/{action}"
-TURN = "conformance.turn"  # the ASGI scope extension of the in-process transport (transport/inprocess.py)
 
 
 def let_others_in(scope: MutableMapping[str, Any]) -> None:

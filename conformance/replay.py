@@ -13,6 +13,7 @@ from conformance.model import Case
 from conformance.profiles import load_profile
 from conformance.report.cases import read_case
 from conformance.runner import execute
+from conformance.transport.http import curl_line
 
 
 def replay(case_path: Path, target: str | None = None, config_path: str | None = None,
@@ -28,8 +29,6 @@ def replay_case(case: Case, target: str | None = None, config_path: str | None =
     """Send a case again (over ``binding``, by default the case's own) and judge it with the
     same requirement; ``show`` is given each request as it is sent (a curl line) with the
     status it got."""
-    from conformance.transport.http import curl_line
-
     profile = load_profile(case.profile)
     requirement = profile.requirement(case.requirement)
     config = load_config(config_path)

@@ -18,7 +18,10 @@ from typing import Any
 
 from conformance.launch import deviations, open_run
 from conformance.model import Profile
+from conformance.parallel import runs_alone
+from conformance.profiles import load_profile
 from conformance.runner import Verdict, execute
+from conformance.shapes import SEEDS, describe, rules_of
 
 
 @dataclass
@@ -77,8 +80,6 @@ def structural_problems(profile: Profile) -> list[str]:
                             "...\" in its docstring)")
         if name in profile.faults:
             problems.append(f"{name!r} is both a fault and a variant")
-    from conformance.parallel import runs_alone
-
     for pattern in profile.settings.get("alone") or []:
         if not any(runs_alone([str(pattern)], r.id) for r in profile.requirements):
             problems.append(f"alone: {pattern!r} names no requirement")
@@ -312,8 +313,6 @@ def _unit(profile: Profile | str, kind: str, name: str | None, budget: str, seed
     their names, space-separated) against what the clean runs say they reach (a
     top-level function taking a profile's name, so a process pool can run it)."""
     if isinstance(profile, str):
-        from conformance.profiles import load_profile
-
         profile = load_profile(profile)
     bindings = bindings_of(profile)
     if kind == "clean":
@@ -364,9 +363,6 @@ def shapes_unit(profile: Profile, shape_seed: int, budget: str, seed: int) -> tu
     reference passes, it must pass here: no verdict may rest on a shape the profile
     chose); the line lists the SHOULD rows that failed, which the selftest joins
     over the seeds to check that each row of ``shapes: rows:`` fails on one."""
-    from conformance.parallel import runs_alone
-    from conformance.shapes import describe, rules_of
-
     rules = rules_of(profile)
     problems: list[str] = []
     failed_should: set[str] = set()
@@ -394,9 +390,6 @@ def shapes_unit(profile: Profile, shape_seed: int, budget: str, seed: int) -> tu
 def shape_problems(profile: Profile, lines: list[str]) -> list[str]:
     """Each row of ``shapes: rows:`` must fail on at least one shape variant: it asks for
     the profile's shape, so a variant that leaves that shape must show it looked."""
-    from conformance.parallel import runs_alone
-    from conformance.shapes import rules_of
-
     rules = rules_of(profile)
     failed = {rid for line in lines for rid in line.split(SHAPE_MARK, 1)[-1].split(",")
               if SHAPE_MARK in line and rid}
@@ -426,8 +419,6 @@ def selftest(profile: Profile, budget: str = "quick", seed: int = 1, out: Callab
     if len(faults) < len(profile.faults):
         out(f"  {len(profile.faults) - len(faults)} faults wait for deferred requirements "
             f"({profile.deferred_until})")
-    from conformance.shapes import SEEDS
-
     first: list[tuple[str, str | None]] = [("clean", b) for b in bindings] + [("fault", f) for f in faults]
     first += [("shapes", str(s)) for s in (SEEDS if shape_seeds is None else shape_seeds)]
     shape_lines: list[str] = []

@@ -34,6 +34,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from conformance.model import Profile
+from conformance.paths import DATA_ROOT
+from conformance.transport.binding import at_pointer
+from conformance.yamltext import read_user_json
 
 JSONRPC_ENVELOPE = frozenset({"jsonrpc", "id", "result", "error", "code", "message", "data", "method",
                               "params"})
@@ -178,8 +181,6 @@ def rules_of(profile: Profile) -> ShapeRules:
 
 
 def _rules(profile: Profile, block: Any, where_in: str) -> ShapeRules:
-    from conformance.transport.binding import at_pointer
-
     if not isinstance(block, dict):
         raise ValueError(f"profile {profile.name}: {where_in}: must be a mapping")
     named: set[str] = set()
@@ -211,9 +212,6 @@ def _rules(profile: Profile, block: Any, where_in: str) -> ShapeRules:
 
 @functools.lru_cache(maxsize=8)
 def _document(relpath: str) -> Any:
-    from conformance.profiles import DATA_ROOT
-    from conformance.yamltext import read_user_json
-
     return read_user_json(DATA_ROOT / relpath, relpath, "a JSON document")
 
 

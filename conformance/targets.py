@@ -13,6 +13,7 @@ from conformance.config import ConfigError
 from conformance.jsontext import parse_json
 from conformance.launch import choose_binding, reference_app
 from conformance.model import Exchange, Profile
+from conformance.profiles import protocol_of
 from conformance.transport.http import DEFAULT_TIMEOUT, HttpTransport
 
 ALL = "all"  # --binding all: every binding of the profile
@@ -33,8 +34,6 @@ def declared(profile: Profile, target: str | None, config: dict[str, Any],
     """Ask the target (the built-in reference with ``faults``, or a URL) what its protocol's
     ``target_bindings`` reads; a target that does not answer declares nothing (the run's
     own preflight then says why)."""
-    from conformance.profiles import protocol_of
-
     hook = protocol_of(profile.settings["package"]).target_bindings
     if hook is None or not profile.settings.get("bindings"):
         return Declared()

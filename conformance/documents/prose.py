@@ -20,12 +20,11 @@ from typing import Any
 from conformance.documents.openapi import markdown_tables
 from conformance.documents.schemas import SpecError
 from conformance.model import ErrorCode, Source
+from conformance.paths import DATA_ROOT
 
 
 @functools.lru_cache(maxsize=8)
 def document_text(relpath: str) -> str:
-    from conformance.profiles import DATA_ROOT
-
     path = Path(DATA_ROOT / relpath)
     try:
         return path.read_text(encoding="utf-8")

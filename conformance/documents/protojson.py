@@ -32,6 +32,7 @@ from typing import Any
 from conformance.documents.proto import Method, ProtoDocument, load_proto
 from conformance.documents.schemas import SpecError, inline_refs
 from conformance.model import Operation, Source
+from conformance.paths import DATA_ROOT
 
 FLAVOURS = ("answer", "closed", "request")
 
@@ -131,8 +132,6 @@ def _line(text: str, needle: str) -> int:
 def proto_operations(bundle: dict[str, Any], relpath: str, block: dict[str, Any]) -> dict[str, Operation]:
     """Each method of the block's service: params the request message's ``request``
     schema, result the response message's ``answer`` schema (None for Empty)."""
-    from conformance.profiles import DATA_ROOT
-
     path = DATA_ROOT / block["document"]
     proto = _compiled(str(path))
     schemas = MessageSchemas(proto, bundle, block)
@@ -150,6 +149,4 @@ def proto_operations(bundle: dict[str, Any], relpath: str, block: dict[str, Any]
 
 
 def methods_of(block: dict[str, Any]) -> tuple[Method, ...]:
-    from conformance.profiles import DATA_ROOT
-
     return _compiled(str(DATA_ROOT / block["document"])).service(block["service"])

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from hypothesis import strategies as st
 
 from conformance.documents.schemas import strip_annotations, validator_for
+from conformance.generation.compiler import compile_schema
 
 CUSTOM_FORMATS = {
     "uuid": st.uuids().map(str),
@@ -154,8 +155,6 @@ def once_per_schema(build: Callable[[dict[str, Any]], S]) -> Callable[[dict[str,
 
 @once_per_schema
 def _strategy(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
-    from conformance.generation.compiler import compile_schema
-
     # compile_schema gives each oneOf/anyOf branch its own strategy (the per-branch
     # split) and falls back to hypothesis-jsonschema only for what it does not cover.
     strategy = compile_schema(_for_generation(schema), CUSTOM_FORMATS)

@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
+from conformance.report.summary import breakdown
+
 COLOURS = {
     "fully compliant": "#4c1",  # green
     "SHOULD-compliant": "#a4a61d",  # yellowgreen
@@ -65,8 +67,6 @@ def badge_svg(label: str, message: str, colour: str, more: str = "") -> str:
 
 def not_reached_of(summary: dict[str, Any]) -> list[str]:
     """Why rows were not run to a verdict, in the words every report uses (``breakdown``)."""
-    from conformance.report.summary import breakdown
-
     given = summary.get("not_reached")
     if isinstance(given, list):
         return [str(line) for line in given]

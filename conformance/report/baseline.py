@@ -30,6 +30,7 @@ import yaml
 
 from conformance.config import ConfigError, read_yaml
 from conformance.failures import KINDS, Failure
+from conformance.report.words import clipped
 
 
 @dataclass(frozen=True)
@@ -169,8 +170,6 @@ def baseline_from_summary(summary: dict[str, Any]) -> str:
     sub-check (with its kind), so a sub-check that starts failing later is not hidden.
     Each entry names the binding its row was run over (a summary of a run over one
     binding, written before rows named theirs, gives its top-level ``binding``)."""
-    from conformance.report.words import clipped
-
     entries: list[dict[str, Any]] = []
     for r in summary.get("requirements", []):
         if r.get("status") not in ("failed", "expected_failure"):

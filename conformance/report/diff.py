@@ -26,6 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from conformance.report.words import clipped
 from conformance.yamltext import read_user_json
 
 FAILING = ("failed", "expected_failure")
@@ -183,6 +184,4 @@ def _detail(item: dict[str, Any], title: str) -> str:
 
 
 def _note(item: dict[str, Any]) -> str:
-    from conformance.report.words import clipped
-
     return f": {clipped(item['message'], 160)}" if item.get("message") else ""

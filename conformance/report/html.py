@@ -17,7 +17,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
+from conformance.documents.schemas import SpecError, resolve_pointer
+from conformance.jsontext import parse_json
 from conformance.model import LEVELS
+from conformance.paths import DATA_ROOT
 from conformance.report.summary import breakdown
 from conformance.yamltext import load_yaml
 
@@ -177,8 +180,6 @@ def pretty_body(body: Any) -> str:
     if body is None:
         return ""
     if isinstance(body, str):
-        from conformance.jsontext import parse_json
-
         parsed, error = parse_json(body)
         text = body if error else json.dumps(parsed, indent=2, ensure_ascii=False)
     else:
@@ -204,8 +205,6 @@ class SpecExcerpts:
 
     def text(self, rel: str) -> str | None:
         if rel not in self._texts:
-            from conformance.profiles import DATA_ROOT
-
             path = (DATA_ROOT / rel).resolve()
             try:
                 path.relative_to(DATA_ROOT)  # only files of the project (its profiles and specs)
@@ -228,8 +227,6 @@ class SpecExcerpts:
 
     def excerpt(self, rel: str, pointer: str) -> tuple[str, str]:
         """(excerpt, error): the dumped value at ``pointer`` or a reason it has none."""
-        from conformance.documents.schemas import SpecError, resolve_pointer
-
         doc = self.doc(rel)
         if doc is None:
             return "", f"spec file {rel} could not be read"

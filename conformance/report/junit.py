@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
+from conformance.report.summary import breakdown
+
 BINDING_OF = re.compile(r"\[([^\[\]]+)\]$")
 
 
@@ -25,8 +27,6 @@ def junit_properties(summary: dict[str, Any]) -> list[tuple[str, str]]:
     props.append(("conformance.live", summary["live"]["statement"]))
     if summary.get("bindings"):
         props.append(("conformance.bindings", ", ".join(summary["bindings"])))
-    from conformance.report.summary import breakdown
-
     for line in summary.get("not_reached") or breakdown(summary.get("untested_reasons") or {},
                                                         summary.get("blocked_causes") or {},
                                                         summary.get("not_applicable") or {}):

@@ -39,7 +39,8 @@ from typing import Any, ClassVar
 
 from conformance.ledger import LEDGER
 from conformance.transport.credentials import CannotPresent, Credential, Presented, present
-from conformance.transport.http import CredentialUnfit, HttpReply, HttpTransport, json_excerpt
+from conformance.transport.http import CredentialUnfit, HttpReply, HttpTransport, json_excerpt, parse_json
+from conformance.transport.mcp import McpClient, McpError, tool_payload
 
 # A token resolver: (credential label, required) -> token or None. The check layer
 # supplies it; it raises its own "untested" when a required credential is missing.
@@ -451,8 +452,6 @@ class McpToolsBinding(Binding):
     def client_for(self, credential: str | Mapping[str, str] | None) -> Any:
         """The MCP client of one caller (its credential's headers, or its Authorization value):
         its session is that caller's (a server may bind a session to the identity that opened it)."""
-        from conformance.transport.mcp import McpClient
-
         auth = dict(credential or {}) if not isinstance(credential, str) else {"Authorization": credential}
         key = tuple(sorted(auth.items()))
         if key not in self.clients:
@@ -470,8 +469,6 @@ class McpToolsBinding(Binding):
         return isinstance(params, dict)
 
     def list_tools(self) -> list[dict[str, Any]]:
-        from conformance.transport.mcp import McpError
-
         try:
             return self.client.list_tools()[0]
         except McpError:
@@ -479,8 +476,6 @@ class McpToolsBinding(Binding):
 
     def _send(self, operation: str, params: Any, headers: dict[str, str], raw: str | None,
               **options: Any) -> Reply:
-        from conformance.transport.mcp import McpError, tool_payload
-
         arguments = json.loads(raw) if raw is not None else params
         names = {"Authorization", *options.get("credential_headers", ())}
         credential = {k: v for k, v in headers.items() if k in names}
@@ -523,8 +518,6 @@ def is_event_stream(reply: HttpReply) -> bool:
 
 def stream_events(reply: HttpReply) -> list[Any]:
     """The JSON payloads of a server-sent-events answer (``data:`` lines)."""
-    from conformance.transport.http import parse_json
-
     return [parse_json(line[5:].strip())[0] for line in reply.text.splitlines() if line.startswith("data:")]
 
 

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.transport.wire import validate_target_url
+
 ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PLACES = ("header", "query", "cookie")  # where an API key travels (the kit's own words, as config keys)
 KINDS = ("token", "api_key", "basic", "headers", "cert", "oauth2")  # the keys of a credential mapping
@@ -235,6 +237,21 @@ def parse_credential(label: str, value: Any, where: str = "credentials", base: P
         return Credential(label, token=token if isinstance(token, str) and token else None)
 
 
+def secrets_of(credentials: dict[str, Any]) -> dict[str, str]:
+    """Every secret string inside the credentials, labelled for redaction: a protocol's own
+    (a signing seed, a private key) and each credential kind's."""
+    out: dict[str, str] = {}
+    for label, value in credentials.items():
+        out.update(parse_credential(str(label), value, strict=False).secrets())
+        if isinstance(value, dict):  # after: a secret held twice is named as before
+            for key, inner in value.items():
+                if key in ("token", "seed", "private_key", "secret") and isinstance(inner, str):
+                    out[f"{label}.{key}"] = inner
+        elif isinstance(value, str):
+            out[label] = value
+    return out
+
+
 def _parse_mapping(label: str, value: dict[str, Any], at: str, base: Path | None, check: bool) -> Credential:
     token = value.get("token")
     if token is not None and not isinstance(token, str):
@@ -285,8 +302,6 @@ def _parse_mapping(label: str, value: dict[str, Any], at: str, base: Path | None
 
 
 def oauth2_setting(given: Any, where: str) -> OAuth2:
-    from conformance.transport.http import validate_target_url
-
     if not isinstance(given, dict) or set(given) - OAUTH2_KEYS or not {"token_url", "client_id",
                                                                         "client_secret"} <= set(given):
         raise CredentialError(f"{where} must be a mapping of token_url:, client_id:, client_secret: (and "

@@ -33,7 +33,9 @@ from typing import Any
 
 import httpx
 
+from conformance.documents.proto import compile_descriptor_set, load_proto
 from conformance.model import Exchange
+from conformance.paths import DATA_ROOT
 from conformance.transport.binding import Binding, Reply, binding_kind
 from conformance.transport.credentials import ClientCert, TlsSettings, loadable
 from conformance.transport.http import DEFAULT_MAX_ANSWER, HttpReply, json_excerpt
@@ -59,9 +61,6 @@ def service_of(proto: str, service: str) -> Service:
     """The message classes of ``service`` in the proto at ``proto`` (under the data root),
     from protoc's descriptor set in a pool of their own."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-
-    from conformance.documents.proto import compile_descriptor_set, load_proto
-    from conformance.profiles import DATA_ROOT
 
     path = Path(proto) if Path(proto).is_absolute() else DATA_ROOT / proto
     pool = descriptor_pool.DescriptorPool()

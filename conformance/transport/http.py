@@ -36,6 +36,7 @@ import httpx
 from conformance.jsontext import MAX_JSON_DEPTH, json_excerpt, parse_json  # noqa: F401  (re-exported)
 from conformance.ledger import LEDGER
 from conformance.model import Exchange
+from conformance.report.shell import grpc_note, request_words
 from conformance.transport.credentials import (
     ClientCert,
     CredentialStore,
@@ -45,7 +46,14 @@ from conformance.transport.credentials import (
     TlsSettings,
     basic_value,
 )
-from conformance.transport.wire import Answer, ConnectFailed, RequestUnsendable, Wire
+from conformance.transport.inprocess import InProcessTransport
+from conformance.transport.wire import (  # noqa: F401  (validate_target_url re-exported)
+    Answer,
+    ConnectFailed,
+    RequestUnsendable,
+    Wire,
+    validate_target_url,
+)
 
 # Bodies beyond this many characters are cut in recorded exchanges (a 10 MB probe
 # must not produce a 10 MB case file).
@@ -149,18 +157,6 @@ class HttpReply:
         if self._parsed is None:
             self._parsed = parse_json(self.content)
         return self._parsed
-
-
-def validate_target_url(url: Any) -> str:
-    """Return the URL without a trailing slash, or raise ValueError with a one-line reason."""
-    parts = urlsplit(url) if isinstance(url, str) else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"target {url!r} is not an http(s) URL (expected e.g. http://127.0.0.1:3773)")
-    try:
-        parts.port  # noqa: B018 - raises on a port out of range or not a number
-    except ValueError as exc:
-        raise ValueError(f"target {url!r} has a bad port: {exc}") from None
-    return url.rstrip("/")
 
 
 class Redactor:
@@ -284,8 +280,6 @@ class HttpTransport:
         self._cert_wires: dict[tuple[tuple[str, str, int | None], ClientCert], Wire] = {}
         self._urls: dict[str, httpx.URL] = {}  # path -> its URL on the target (paths repeat)
         if app is not None:
-            from conformance.transport.inprocess import InProcessTransport
-
             self.base_url = REFERENCE_BASE
             self.target = "reference"
             self.live = False
@@ -628,7 +622,5 @@ def curl_line(exchange: Exchange, base_url: str = "$TARGET") -> str:
     main caller's token, ``$CONFORMANCE_CREDENTIAL_<LABEL>`` for another: report/shell.py),
     a URL recorded without its origin (an in-process run's) sent to ``base_url``. A gRPC call,
     which curl cannot make, is a comment saying so."""
-    from conformance.report.shell import grpc_note, request_words
-
     words = request_words(exchange, base_url)
     return grpc_note(exchange) if words is None else " ".join([*words[:2], "-i", *words[2:]])

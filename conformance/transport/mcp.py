@@ -35,6 +35,7 @@ from jsonschema import validators
 from jsonschema.exceptions import best_match
 
 from conformance.documents.compiled import Judge
+from conformance.paths import DATA_ROOT
 from conformance.transport.http import HttpReply, HttpTransport, parse_json
 
 CLIENT_INFO = {"name": "conformance", "version": "1"}
@@ -46,8 +47,6 @@ META_PREFIX = "io.modelcontextprotocol/"
 
 
 def specs_dir() -> Path:
-    from conformance.profiles import DATA_ROOT
-
     return DATA_ROOT / "specs" / "mcp"
 
 

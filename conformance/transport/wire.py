@@ -20,8 +20,21 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
+
+
+def validate_target_url(url: Any) -> str:
+    """Return the URL without a trailing slash, or raise ValueError with a one-line reason."""
+    parts = urlsplit(url) if isinstance(url, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"target {url!r} is not an http(s) URL (expected e.g. http://127.0.0.1:3773)")
+    try:
+        parts.port  # noqa: B018 - raises on a port out of range or not a number
+    except ValueError as exc:
+        raise ValueError(f"target {url!r} has a bad port: {exc}") from None
+    return url.rstrip("/")
 
 
 class DeadlinePassed(TimeoutError):

@@ -2,11 +2,14 @@
 real HTTP, replay of a saved case, and one-line errors for bad input."""
 
 import json
+import re
 import subprocess
 import sys
 
+import pytest
 import yaml
 
+from conformance.profiles import load_profile
 from tests.conftest import ROOT, conformance, free_port, in_process
 
 
@@ -132,7 +135,9 @@ def test_list_shows_requirements_and_faults():
     result = conformance("list", "bindu")
     assert result.returncode == 0
     assert "BINDU-CANCEL-TERMINAL" in result.stdout and "cancel_terminal_succeeds" in result.stdout
-    assert "bindu" in conformance("list").stdout
+    count = len(load_profile("bindu").requirements)
+    assert result.stdout.splitlines()[-1].startswith(f"bindu: {count} requirements, "), result.stdout[-300:]
+    assert re.search(r"^bindu\s+specs/bindu/openapi.yaml\s+Bindu", conformance("list").stdout, re.M)
 
 
 def test_an_unknown_binding_is_a_usage_error(capsys):
@@ -164,3 +169,23 @@ def test_a_reader_that_stops_early_is_no_error():
     proc.stdout.close()
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0 and b"internal error" not in err and b"Traceback" not in err, err
+
+
+@pytest.mark.parametrize("argv", [["list"], ["--help"]], ids=["list", "help"])
+def test_list_and_help_load_no_profile(argv: list[str]) -> None:
+    """`conformance list` and `--help` print what the profiles' YAML says: no protocol's module
+    is imported, no document read or compiled (profiles, declare, statement maps, protos), and
+    none of the libraries a run needs (bench/bench_start.py measures what that saves)."""
+    heavy = ("conformance.protocols", "conformance.profiles", "conformance.declare", "conformance.statements",
+             "conformance.documents", "conformance.check", "hypothesis", "httpx", "jsonschema", "pytest",
+             "google.protobuf", "grpc")
+    script = "\n".join(["import sys", "from conformance.cli import main", "try:", "    main(sys.argv[1:])",
+                        "except SystemExit:", "    pass",
+                        f"print('LOADED', sorted(m for m in sys.modules if m.startswith({heavy!r})))"])
+    result = subprocess.run([sys.executable, "-c", script, *argv], cwd=ROOT, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    [loaded] = [line for line in result.stdout.splitlines() if line.startswith("LOADED ")]
+    assert loaded == "LOADED []", loaded
+    printed = "specs/bindu/openapi.yaml" if argv == ["list"] else "run a profile's requirements against"
+    assert printed in result.stdout, result.stdout

@@ -351,8 +351,7 @@ def test_grpc_carries_the_credential_as_metadata_and_the_tls_settings_as_channel
 
     import grpc
 
-    from conformance.launch import secrets_of
-    from conformance.transport.credentials import CredentialStore, TlsSettings
+    from conformance.transport.credentials import CredentialStore, TlsSettings, secrets_of
     from conformance.transport.grpc import GrpcBinding, service_of
     from conformance.transport.http import HttpTransport, Redactor
 

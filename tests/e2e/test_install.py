@@ -143,11 +143,20 @@ def test_installed_package_is_the_wheels(installed: dict[str, Path]) -> None:
 
 
 def test_installed_list(installed: dict[str, Path]) -> None:
+    """`conformance list` names each profile with its document (from its YAML, none loaded);
+    `conformance list PROFILE` ends with its counts."""
     result = run(installed["bin"] / "conformance", "list", cwd=installed["work"], env=clean_env(), timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
     for name in ("bindu", "canon-verbs"):
-        count = len(load_profile(name).requirements)
-        assert re.search(rf"^{re.escape(name)}\s+{count} requirements\b", result.stdout, re.M), result.stdout
+        profile = load_profile(name)
+        assert re.search(rf"^{re.escape(name)}\s+{re.escape(profile.spec_relpath)}\s", result.stdout,
+                         re.M), result.stdout
+        one = run(installed["bin"] / "conformance", "list", name, cwd=installed["work"], env=clean_env(),
+                  timeout=60)
+        assert one.returncode == 0, one.stdout + one.stderr
+        assert one.stdout.splitlines()[-1].startswith(
+            f"{name}: {len(profile.requirements)} requirements, {len(profile.faults)} faults, "
+            f"{len(profile.variants)} variants; "), one.stdout[-500:]
 
 
 def test_installed_run(installed: dict[str, Path]) -> None:

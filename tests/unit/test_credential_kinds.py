@@ -12,7 +12,6 @@ import pytest
 import yaml
 
 from conformance.config import ConfigError, load_config
-from conformance.launch import secrets_of
 from conformance.transport.credentials import (
     CannotPresent,
     ClientCert,
@@ -23,6 +22,7 @@ from conformance.transport.credentials import (
     TlsSettings,
     parse_credential,
     present,
+    secrets_of,
 )
 from conformance.transport.http import Redactor
 from tests.conftest import in_process
