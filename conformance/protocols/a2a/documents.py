@@ -17,6 +17,7 @@ from conformance.documents.proto import ProtoDocument
 from conformance.documents.protojson import MessageSchemas, _compiled
 from conformance.documents.schemas import SpecError
 from conformance.model import Profile, Source
+from conformance.paths import DATA_ROOT
 
 SPEC = "specs/a2a/specification.md"
 PROTO = "specs/a2a/a2a.proto"
@@ -46,8 +47,6 @@ def proto_at(needle: str, after: str = "") -> Source:
 
 @functools.lru_cache(maxsize=2)
 def proto() -> ProtoDocument:
-    from conformance.profiles import DATA_ROOT
-
     return _compiled(str(DATA_ROOT / PROTO))
 
 
