@@ -17,9 +17,8 @@ from conformance.locate import Search
 from conformance.protocols.wever.client import MAIN, RECIPIENT, SENDER, STRANGER, WeverClient, fresh_key
 from conformance.protocols.wever.reads import marked, named_values
 from conformance.protocols.wever.reference import Call, RelayError, WeverReference
+from conformance.protocols.wever.shared_faults import CODES
 from conformance.transport.binding import Reply
-
-CODES = ["refusal_codes_swapped"]  # the fault every profile-code SHOULD catches
 
 
 @requirement(id="WEVER-REGISTER-TOKEN", level="MUST",

@@ -18,10 +18,9 @@ from conformance.faults import noop, replaces
 from conformance.generation.invalid import InvalidInstance
 from conformance.model import Profile
 from conformance.protocols.wever import live
-from conformance.protocols.wever.access import CODES
-from conformance.protocols.wever.client import RECIPIENT, SENDER, WeverClient
-from conformance.protocols.wever.connections import open_requests
+from conformance.protocols.wever.client import RECIPIENT, SENDER, WeverClient, open_requests
 from conformance.protocols.wever.reference import RelayError, WeverReference
+from conformance.protocols.wever.shared_faults import CODES
 from conformance.transport.binding import Reply
 
 REJECTION = "VALIDATION_ERROR"
@@ -63,7 +62,7 @@ class InputWorld:
         denial revokes that pair's grant), so a seeded mailbox of the check's own where
         control seeds one, else the check's sender (whose grant is put back: live.py)."""
         if self.c.ctx.run.control_path:
-            from conformance.protocols.wever.quotas import seed
+            from conformance.protocols.wever.client import seed
 
             return seed(self.c, 1)[0][1]
         return SENDER
@@ -73,7 +72,7 @@ class InputWorld:
         seeded mailbox each time (with control), else one of the run's own (``caller_for``:
         once closed, its calls are refused for their credential and set aside)."""
         if self.action == "close_mailbox" and self.c.ctx.run.control_path:
-            from conformance.protocols.wever.quotas import seed
+            from conformance.protocols.wever.client import seed
 
             return seed(self.c, 1)[0][1]
         return self.who

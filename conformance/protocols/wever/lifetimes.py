@@ -17,9 +17,9 @@ from conformance.declare import at, requirement
 from conformance.faults import replaces
 from conformance.protocols.wever import live
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, Task, WeverClient, fresh_key
-from conformance.protocols.wever.quotas import UNBOUNDED
 from conformance.protocols.wever.reads import marked, named_values
 from conformance.protocols.wever.reference import Call, WeverReference
+from conformance.protocols.wever.shared_faults import UNBOUNDED
 from conformance.transport.http import json_excerpt
 
 MINUTE_S = 60

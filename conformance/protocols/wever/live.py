@@ -412,7 +412,7 @@ class Books:
     def a2a_send(self, c: Client, who: Any, params: Any, send: Any) -> Any:
         """SendMessage: a task, its request key a2a-<sha256 of the messageId> (each way it
         may be written is the same key: protocols.a2a.retry)."""
-        from conformance.protocols.wever.a2a import digest_spellings
+        from conformance.protocols.wever.reads import digest_spellings
 
         sender = self.who(who)
         message = params.get("message") if isinstance(params, dict) else None

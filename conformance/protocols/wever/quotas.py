@@ -21,12 +21,11 @@ from conformance.checks.expect import expect_refused, expect_result
 from conformance.declare import at, requirement
 from conformance.faults import replaces
 from conformance.protocols.wever import live
-from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, fresh_key
+from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, fresh_key, seed
 from conformance.protocols.wever.reads import ids
 from conformance.protocols.wever.reference import RelayError, WeverReference
+from conformance.protocols.wever.shared_faults import UNBOUNDED
 from conformance.transport.binding import RawToken
-
-UNBOUNDED = 10**9  # a limit no check reaches (the faults that lift one)
 
 
 def beyond_a_client(ctx: CheckContext, why: str) -> None:
@@ -75,19 +74,6 @@ def spread(c: WeverClient, quota: str, count: int, exclude: tuple[str, ...]) -> 
             return out
     raise Untested(f"would exceed {quota}: {count} uses are needed and the run's mailboxes have {len(out)} "
                    "left (a configured mailbox keeps half of each daily quota)", "quota")
-
-
-def seed(c: WeverClient, count: int, **fields: Any) -> list[tuple[str, RawToken]]:
-    """``count`` extra mailboxes (control seed_mailboxes): (id, caller)."""
-    made = c.ctx.control("seed_mailboxes", count=count, **fields).json()
-    boxes = made.get("mailboxes") if isinstance(made, dict) else None
-    seeded = [(str(m["id"]),
-               RawToken(str(m["token"]))) for m in boxes or [] if isinstance(m, dict) and m.get("id")
-              and m.get("token")]
-    if len(seeded) != count:
-        raise Untested(f"control seed_mailboxes answered {str(made)[:200]}, expected {count} mailboxes {{id, "
-                       "token}")
-    return seeded
 
 
 def start_of_next_utc_day(c: WeverClient) -> None:

@@ -23,8 +23,7 @@ from conformance.check import CheckContext
 from conformance.checks.expect import expect_list, expect_mapping, expect_result
 from conformance.declare import Chosen, chosen, requirement
 from conformance.faults import replaces
-from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, dig
-from conformance.protocols.wever.connections import still_pending
+from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, dig, still_pending
 from conformance.protocols.wever.reference import WeverReference
 
 TASK_KEYS = ("task_id", "sender_id", "recipient_id", "capability", "state", "task", "result", "result_digest")

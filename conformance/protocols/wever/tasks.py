@@ -14,7 +14,6 @@ from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result, refused_as
 from conformance.declare import at, requirement
 from conformance.faults import replaces, returns
-from conformance.protocols.wever.access import CODES
 from conformance.protocols.wever.client import (
     MARKER_FIELD,
     RECIPIENT,
@@ -35,6 +34,7 @@ from conformance.protocols.wever.reference import (
     RelayError,
     WeverReference,
 )
+from conformance.protocols.wever.shared_faults import CODES
 from conformance.transport.http import json_excerpt
 
 
