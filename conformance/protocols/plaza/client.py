@@ -35,6 +35,8 @@ CLOSED_WORDS = frozenset({"removed", "declined", "closed"})
 # what names a connection in an inbox row: the schema's command field, and A2A's message.contextId
 # (/textTarget/existingConnection: "persistent friendship connection ID")
 CONNECTION_MEMBERS = ("connection_id", "contextId")
+# with control, the server's deadline is shortened to this for the checks that wait it out
+SHORT_DEADLINE_S = 0.2
 
 
 def fresh_id() -> str:
@@ -299,5 +301,13 @@ class PlazaClient:
         return str((self.ctx.control("snapshot").json() or {}).get("digest", ""))
 
 
+def seed(c: PlazaClient, count: int, invite: str) -> list[str]:
+    """``count`` new visitors, each inviting ``invite`` (control seed_agents): the
+    connection ids the check made (what it may count)."""
+    made = (c.ctx.control("seed_agents", count=count, invite=invite).json() or {}).get("agents")
+    return [str(a["connection_id"]) for a in made or [] if isinstance(a, dict) and a.get("connection_id")]
+
+
 __all__ = ["ALICE", "BOB", "CAROL", "CANCELED", "COMPLETED", "ENDED_BY_SITE", "SUBMITTED", "WORKING",
            "PlazaClient", "dig", "fresh_id"]
+

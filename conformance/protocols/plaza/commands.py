@@ -15,23 +15,22 @@ from functools import partial
 from typing import Any
 
 from conformance.check import Blocked, CheckContext, CheckFailed, Untested
-from conformance.checks.expect import catalog_entry, expect_error
+from conformance.checks.expect import expect_error
 from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
 from conformance.declare import Each, Patch, at, fault, requirement, slug
 from conformance.documents.schemas import validator_for
 from conformance.faults import answer, replaces
 from conformance.generation.invalid import InvalidInstance
 from conformance.model import Profile
+from conformance.protocols.plaza.answers import INVALID, UNSUPPORTED, unsupported
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient
 from conformance.protocols.plaza.keeper import PLANS, STOPS
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.sending import PAIRED, RETURNED, fresh_keys, paired
 from conformance.protocols.plaza.site import Issue
-from conformance.protocols.plaza.wire import INVALID
 from conformance.transport.binding import Reply
 from conformance.transport.http import TransportFailure
 
-UNSUPPORTED = "UNSUPPORTED_OPERATION"
 # Commands whose generated inputs would bind the run's agents for the rest of a live run:
 # no command resumes a stopped agent, and a generated plan may cap the agent's turns. Their
 # rows (valid and invalid: a broken input's control is the command itself) run where control
@@ -81,11 +80,6 @@ def within_prose(profile: Profile, data: Any) -> Any:
         if isinstance(data.get(field), str) and int(data[field]) > cap:
             data[field] = str(cap)
     return data
-
-
-def unsupported(ctx: CheckContext, reply: Reply) -> bool:
-    """The answer is the profile's documented "not served" (UNSUPPORTED_OPERATION)."""
-    return not reply.ok and reply.error_code == catalog_entry(ctx.profile, UNSUPPORTED).code
 
 
 class World:
@@ -542,5 +536,4 @@ def check_invalid_command(ctx: CheckContext, name: str, slug: str) -> None:
                             tolerated=another_command, sweep=True, prepare=lambda bad: filled(world, bad))
 
 
-__all__ = ["UNSUPPORTED", "branch_validators", "command_names", "data_schema", "is_some_command",
-           "unsupported", "within_prose"]
+__all__ = ["branch_validators", "command_names", "data_schema", "is_some_command", "within_prose"]

@@ -29,6 +29,7 @@ from conformance.check import CheckContext, CheckFailed, Untested
 from conformance.checks.expect import expect_result
 from conformance.declare import at, chosen, fault, requirement
 from conformance.faults import answer, arguments, noop, refuses, replaces, returns
+from conformance.protocols.plaza.answers import INVALID
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
 from conformance.protocols.plaza.groups import (
     CONTINUATION,
@@ -52,7 +53,6 @@ from conformance.protocols.plaza.site import (
     Principal,
     SiteError,
 )
-from conformance.protocols.plaza.wire import INVALID
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 

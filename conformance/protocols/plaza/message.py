@@ -17,9 +17,10 @@ from conformance.check import CheckContext
 from conformance.checks.expect import expect_error, expect_result
 from conformance.declare import at, chosen, requirement
 from conformance.faults import answer, arguments, replaces
+from conformance.protocols.plaza.answers import INVALID, served
 from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, dig, fresh_id
+from conformance.protocols.plaza.envelopes import WIRE, envelope, raw
 from conformance.protocols.plaza.reference import PlazaReference
-from conformance.protocols.plaza.wire import INVALID, WIRE, envelope, raw, served
 from conformance.transport.binding import Reply
 
 

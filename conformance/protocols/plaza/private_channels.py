@@ -18,6 +18,7 @@ from conformance.check import CheckContext, CheckFailed
 from conformance.checks.expect import expect_error, expect_result
 from conformance.declare import at, requirement
 from conformance.faults import noop, replaces, returns
+from conformance.protocols.plaza.answers import INVALID
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, fresh_id
 from conformance.protocols.plaza.groups import PRIVATE_RELAY, names, served
 from conformance.protocols.plaza.private import (
@@ -41,7 +42,6 @@ from conformance.protocols.plaza.private import (
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.sealed import b64u, unb64u, unseal
 from conformance.protocols.plaza.site import Principal
-from conformance.protocols.plaza.wire import INVALID
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 
