@@ -49,8 +49,6 @@ ITEM_FIELD = "read_request"  # /mailboxAttention/itemReadField, and native.consu
 ACK_FIELD = "ack_request"  # /durableReceive/native/consume ("Copy the original ack_request")
 A2A_REQUESTS = ("a2a_read_request", "a2a_ack_request")  # /durableReceive/a2a/follow
 TRIPLE = ("batch_id", "view_id", "receipt")  # the receive_ack command's fields (its schema)
-
-
 # ----------------------------------------------------------------------------------------------
 # small readers: answers are untrusted, another shape is a finding that quotes it
 # ----------------------------------------------------------------------------------------------
@@ -70,8 +68,6 @@ def mentions(value: Any, needle: str) -> bool:
 
 
 field = locate.member  # a member the document names, wherever the answer puts it
-
-
 has_field = locate.has_member
 
 
@@ -439,8 +435,6 @@ def served(ctx: CheckContext, reply: Reply, what: str, by: str = "PLAZA-EXAMPLE-
 
 
 OPEN_STATES = (SUBMITTED, WORKING)
-
-
 # ----------------------------------------------------------------------------------
 # what the parts read the same way: texts, task states, receipts
 # ----------------------------------------------------------------------------------

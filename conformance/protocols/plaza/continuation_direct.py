@@ -18,7 +18,7 @@ from conformance.declare import at, requirement
 from conformance.faults import answer, replaces
 from conformance.protocols.plaza.answers import text_of
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
-from conformance.protocols.plaza.continuation import (
+from conformance.protocols.plaza.continuation_client import (
     COMMANDS,
     DOCS,
     FC,
@@ -36,7 +36,7 @@ from conformance.protocols.plaza.continuation import (
     walk,
     withdraw,
 )
-from conformance.protocols.plaza.groups import CONTINUATION, names, refused, served
+from conformance.protocols.plaza.parts import CONTINUATION, names, refused, served
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.reference_continuation import EXCHANGED
 from conformance.protocols.plaza.site import CLOSED, Principal

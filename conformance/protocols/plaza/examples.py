@@ -70,9 +70,9 @@ def example_world(c: PlazaClient, name: str) -> ExampleWorld:
     elif name == "acceptInvitation":
         _, world.values["connection"] = c.invite(ALICE, BOB)
     elif name == "groupMessages":
-        from conformance.protocols.plaza import groups
+        from conformance.protocols.plaza.groups_client import example_group
 
-        world.values["group"] = groups.example_group(c)
+        world.values["group"] = example_group(c)
     elif name in ("existingConversationText", "continuationNegotiate", "directStatus"):
         world.values["connection"] = c.befriend()
     elif name in ("readConversation", "messageStatus", "completeRound", "getTask"):

@@ -276,7 +276,7 @@ class Keeper:
     def minted_group(self, data: dict[str, Any], reply: Reply) -> str | None:
         """The new group's id (conformance/protocols/plaza/groups.py group_id_of): a UUID the
         answer carries that the request did not, preferably beside the group's name."""
-        from conformance.protocols.plaza.groups import minted, sent_strings
+        from conformance.protocols.plaza.parts import minted, sent_strings
 
         sent = sent_strings(reply)
         fresh = minted(self.ctx, reply.result, sent)

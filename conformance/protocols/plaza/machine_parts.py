@@ -40,9 +40,10 @@ from conformance.checks.expect import expect_refused
 from conformance.declare import at, chosen, requirement
 from conformance.machine import ProfileMachine, pick
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, fresh_id
-from conformance.protocols.plaza.continuation import endpoint, offer_fields, offer_id, walk
-from conformance.protocols.plaza.groups import call, contents, group_id_of, ok, prop, send
-from conformance.protocols.plaza.private import SIGNED, Channel, Relay, new_pair
+from conformance.protocols.plaza.continuation_client import endpoint, offer_fields, offer_id, walk
+from conformance.protocols.plaza.groups_client import call, contents, group_id_of, ok, send
+from conformance.protocols.plaza.parts import prop
+from conformance.protocols.plaza.private_client import SIGNED, Channel, Relay, new_pair
 from conformance.protocols.plaza.sealed import KeyPair, unseal
 from conformance.transport.binding import Reply
 

@@ -20,8 +20,8 @@ from conformance.declare import at, requirement
 from conformance.faults import noop, replaces, returns
 from conformance.protocols.plaza.answers import INVALID
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, fresh_id
-from conformance.protocols.plaza.groups import PRIVATE_RELAY, names, served
-from conformance.protocols.plaza.private import (
+from conformance.protocols.plaza.parts import PRIVATE_RELAY, names, served
+from conformance.protocols.plaza.private_client import (
     CHOSEN,
     COMMANDS,
     E2E,
