@@ -76,8 +76,6 @@ def refused(name: str, call: Any, *args: Any) -> None:
 
 
 def test_the_rows_are_sound(rows: list[Requirement]) -> None:
-    ids = [r.id for r in rows]
-    assert len(ids) == len(set(ids))
     named = {f for r in rows for f in r.faults}
     assert all(r.faults for r in rows)
     assert named == set(FAULTS), (named ^ set(FAULTS))

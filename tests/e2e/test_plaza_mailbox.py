@@ -37,8 +37,6 @@ def faults(profile: Profile) -> dict[str, Callable[[Any], None]]:
 
 def test_the_rows_are_sound(profile: Profile, rows: list[Requirement],
                             faults: dict[str, Callable[[Any], None]]) -> None:
-    ids = [r.id for r in rows]
-    assert len(ids) == len(set(ids))
     named = {f for r in rows for f in r.faults}
     assert all(r.faults for r in rows)
     assert named == set(faults), (named ^ set(faults))
