@@ -3,7 +3,11 @@ module never imports another; what two rows share lives in a helper module of th
 below). A requirement module is one that declares a requirement (``@requirement(...)``,
 conformance/declare.py). Every import counts, at module level and inside functions,
 found with ``ast``; an import statement counts once per requirement module it reaches.
-``python bench/requirement_imports.py`` prints each protocol's count (0 when none);
+Beside it, the imports that climb the other way: a module of the layer below (readers,
+client, live-run keeping, a state machine, variants: any module of the protocol that
+declares no requirement, its package ``__init__`` aside) that imports a requirement module
+(the cycles issue 47 names: plaza/keeper.py from groups.py, wever/live.py from a2a.py).
+``python bench/requirement_imports.py`` prints each protocol's two counts (0 when none);
 ``-v`` lists the imports too."""
 
 from __future__ import annotations
@@ -47,15 +51,22 @@ def targets(node: ast.Import | ast.ImportFrom, name: str, package: bool) -> list
     return [module] + [f"{module}.{alias.name}" for alias in node.names]
 
 
-def requirement_imports() -> dict[str, list[tuple[str, int, str]]]:
-    """Protocol -> (importing module, line, imported requirement module) for every such import."""
+def requirement_imports(upward: bool = False) -> dict[str, list[tuple[str, int, str]]]:
+    """Protocol -> (importing module, line, imported requirement module) for every import of a
+    requirement module by another requirement module (``upward``: by a module that declares none)."""
     trees = {}
     for path in sorted(PROTOCOLS.rglob("*.py")):
         trees[module_name(path)] = (path, ast.parse(path.read_text(encoding="utf-8")))
     requirement_modules = {name for name, (_, tree) in trees.items() if declares(tree)}
     out: dict[str, list[tuple[str, int, str]]] = {
         p.name: [] for p in sorted(PROTOCOLS.iterdir()) if (p / "__init__.py").exists()}
-    for name in sorted(requirement_modules):
+    def importing(name: str, path: Path) -> bool:
+        if upward:
+            return name not in requirement_modules and path.name != "__init__.py"
+        return name in requirement_modules
+
+    importers = sorted(name for name, (path, _) in trees.items() if importing(name, path))
+    for name in importers:
         path, tree = trees[name]
         protocol = name.split(".")[2]
         for node in ast.walk(tree):
@@ -71,13 +82,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="list each import")
     args = parser.parse_args()
-    found = requirement_imports()
+    found, up = requirement_imports(), requirement_imports(upward=True)
+    print("protocol: requirement module -> requirement module, helper module -> requirement module")
     for protocol, rows in found.items():
-        print(f"{protocol}: {len(rows)}")
+        print(f"{protocol}: {len(rows)}, {len(up[protocol])}")
         if args.verbose:
-            for module, line, target in rows:
+            for module, line, target in rows + up[protocol]:
                 print(f"  {module}:{line} -> {target}")
-    print(f"total: {sum(len(rows) for rows in found.values())}")
+    print(f"total: {sum(len(rows) for rows in found.values())}, {sum(len(rows) for rows in up.values())}")
     return 0
 
 
