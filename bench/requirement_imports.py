@@ -6,7 +6,7 @@ found with ``ast``; an import statement counts once per requirement module it re
 Beside it, the imports that climb the other way: a module of the layer below (readers,
 client, live-run keeping, a state machine, variants: any module of the protocol that
 declares no requirement, its package ``__init__`` aside) that imports a requirement module
-(the cycles issue 47 names: plaza/keeper.py from groups.py, wever/live.py from a2a.py).
+(the cycles issue 47 names: plaza/keeper.py from groups.py, wever/live.py, now uncontrolled.py, from a2a.py).
 ``python bench/requirement_imports.py`` prints each protocol's two counts (0 when none);
 ``-v`` lists the imports too."""
 

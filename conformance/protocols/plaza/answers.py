@@ -1,4 +1,4 @@
-"""Readers of Agent Plaza answers shared by the mailbox checks (reads.py, evidence.py,
+"""Readers of Agent Plaza answers shared by the mailbox checks (reads.py, message_evidence.py,
 inbox.py, attention.py, receive.py), and the conversations the checks build (texts, own
 message ids, rounds).
 

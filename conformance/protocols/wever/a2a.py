@@ -19,6 +19,7 @@ from conformance.checks import idempotency
 from conformance.checks.expect import expect_mapping, expect_refused, expect_result
 from conformance.declare import at, requirement
 from conformance.faults import replaces
+from conformance.protocols.wever.answers import digest_spellings
 from conformance.protocols.wever.client import (
     RECIPIENT,
     SENDER,
@@ -31,7 +32,6 @@ from conformance.protocols.wever.client import (
     rpc_error,
     served_rpc,
 )
-from conformance.protocols.wever.reads import digest_spellings
 from conformance.protocols.wever.reference import CANCELLED, TASK_NOT_CANCELABLE, RpcError, WeverReference
 from conformance.transport.http import HttpReply
 

@@ -15,14 +15,14 @@ from conformance import locate
 from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_result
 from conformance.locate import Search
-from conformance.protocols.wever import live as uncontrolled
-from conformance.protocols.wever.reads import Vocabulary, ids, marked, owners, state_in, vocabulary
+from conformance.protocols.wever import uncontrolled
+from conformance.protocols.wever.answers import Vocabulary, ids, marked, owners, state_in, vocabulary
 from conformance.transport.binding import FRESH, RawToken, Reply, dig
 from conformance.transport.http import HttpReply, json_excerpt
 
 # The parts a check's mailboxes play. With control they are the configured alice, bob and
 # carol (the relay is reset before each check); without control, mailboxes chosen per check
-# (live.py: the run's own first, by the room they have left on the quotas a part spends).
+# (uncontrolled.py: the run's own first, by the room they have left on the quotas a part spends).
 SENDER, RECIPIENT, STRANGER = "sender", "recipient", "stranger"
 CONFIGURED = {SENDER: "alice", RECIPIENT: "bob", STRANGER: "carol"}
 PARTS = (SENDER, RECIPIENT, STRANGER)
@@ -182,7 +182,7 @@ class WeverClient:
         return self.via(self.binding, action, params, self.label(who), key, **kw)
 
     def via(self, binding: Any, action: str, params: Any, caller: Any, key: Any, **kw: Any) -> Reply:
-        """One call over ``binding``; without control through the check's books (live.py)."""
+        """One call over ``binding``; without control through the check's books (uncontrolled.py)."""
         if not self.live:
             reply: Reply = binding.call(action, params, caller=caller, idempotency_key=key, **kw)
             return reply

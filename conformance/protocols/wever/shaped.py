@@ -1,7 +1,7 @@
 """The profile's own answer shapes, asked for by SHOULD rows only.
 
 The manifest names no result shape for the HTTP actions (only the token's field), so the
-MUST rows read answers by content (reads.py). The shapes the references answer with are
+MUST rows read answers by content (answers.py). The shapes the references answer with are
 the profile's choice: ``{"task": {"task_id", "state", ...}}`` and ``{"tasks": [...]}``,
 ``{"request": {"request_id", "status"}}`` and ``{"requests": [...]}``, a mailbox's
 ``allowed_senders`` and ``accepts_connection_requests``, ``{"peers": [...], "next"}``.
