@@ -16,6 +16,7 @@ from conformance.locate import walk
 from conformance.transport.binding import Reply, dig
 from conformance.transport.http import json_excerpt
 
+UNAUTHORIZED = "/paths/~1/post/responses/401/content/application~1json/schema"  # the documented 401
 TASK_KEYS = ("id", "status")  # required by the spec's Task, and read by every check of a task
 CONTEXT_KEYS = ("context_id",)  # required by the spec's Context
 
@@ -86,8 +87,6 @@ def expect_done(ctx: CheckContext, reply: Reply, what: str) -> Any:
                kind="rejected_valid")
     return result
 
-
-UNAUTHORIZED = "/paths/~1/post/responses/401/content/application~1json/schema"
 
 
 def plain_401(ctx: CheckContext, reply: Any) -> bool:

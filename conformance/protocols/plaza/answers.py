@@ -29,6 +29,7 @@ from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 
 INVALID = "A2A_INVALID_PARAMETERS"
+UNSUPPORTED = "UNSUPPORTED_OPERATION"
 CANONICAL = re.compile(r"^(0|[1-9]\d*)$")
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 VIEW_ID = re.compile(r"^[a-f0-9]{64}$")
@@ -49,6 +50,8 @@ ITEM_FIELD = "read_request"  # /mailboxAttention/itemReadField, and native.consu
 ACK_FIELD = "ack_request"  # /durableReceive/native/consume ("Copy the original ack_request")
 A2A_REQUESTS = ("a2a_read_request", "a2a_ack_request")  # /durableReceive/a2a/follow
 TRIPLE = ("batch_id", "view_id", "receipt")  # the receive_ack command's fields (its schema)
+
+
 # ----------------------------------------------------------------------------------------------
 # small readers: answers are untrusted, another shape is a finding that quotes it
 # ----------------------------------------------------------------------------------------------
@@ -409,6 +412,9 @@ def triple(ctx: CheckContext, batch: dict[str, Any]) -> tuple[Any, Any, Any]:
     return batch.get("batch_id"), batch.get("view_id"), batch.get("receipt")
 
 
+# ----------------------------------------------------------------------------------
+# refusals: the served control, the ErrorInfo detail, the part not served
+# ----------------------------------------------------------------------------------
 def walk_values(answer: Any) -> list[Any]:
     """Every value of an answer (conformance/locate.py's bounded walk)."""
     return [f.value for f in locate.walk(answer)]
@@ -434,10 +440,18 @@ def served(ctx: CheckContext, reply: Reply, what: str, by: str = "PLAZA-EXAMPLE-
         expect_result(ctx, reply, what)
 
 
-OPEN_STATES = (SUBMITTED, WORKING)
+def unsupported(ctx: CheckContext, reply: Reply) -> bool:
+    """The answer is the profile's documented "not served" (UNSUPPORTED_OPERATION)."""
+    return not reply.ok and reply.error_code == catalog_entry(ctx.profile, UNSUPPORTED).code
+
+
+
 # ----------------------------------------------------------------------------------
 # what the parts read the same way: texts, task states, receipts
 # ----------------------------------------------------------------------------------
+OPEN_STATES = (SUBMITTED, WORKING)
+
+
 def texts_in(c: PlazaClient, who: str, connection: str, known: Iterable[str] = ()) -> list[Any]:
     """The texts of a connection as ``who`` reads them (latest view, largest page), found by
     content: for each message record of the page, which of ``known`` (texts the check sent)
@@ -488,11 +502,3 @@ def sent_message_id(c: PlazaClient, task: dict[str, Any]) -> Any:
 
 def inbox(c: PlazaClient, who: str, what: str, **fields: Any) -> dict[str, Any]:
     return c.data_of(c.command("inbox", fields, who), what)
-
-
-UNSUPPORTED = "UNSUPPORTED_OPERATION"
-
-
-def unsupported(ctx: CheckContext, reply: Reply) -> bool:
-    """The answer is the profile's documented "not served" (UNSUPPORTED_OPERATION)."""
-    return not reply.ok and reply.error_code == catalog_entry(ctx.profile, UNSUPPORTED).code

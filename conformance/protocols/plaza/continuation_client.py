@@ -26,6 +26,8 @@ FC = "/friendContinuation"
 GLOBAL_COMMANDS = ("continuation_capabilities", "continuation_status")
 Data = dict[str, Any]
 DOCS = chosen("docs/agent-plaza.md#continuation")
+
+
 # ----------------------------------------------------------------------------------------------
 # helpers: answers are untrusted, another shape is a finding that quotes it
 # ----------------------------------------------------------------------------------------------

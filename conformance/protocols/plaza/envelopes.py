@@ -14,6 +14,8 @@ from conformance.protocols.plaza.keeper import keeper_of
 from conformance.transport.binding import Reply
 
 WIRE = "/wireFormat"
+
+
 # ----------------------------------------------------------------------------------
 # requests built by hand
 # ----------------------------------------------------------------------------------

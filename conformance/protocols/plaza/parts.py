@@ -17,7 +17,7 @@ from conformance.checks.causes import cause_of
 from conformance.checks.expect import catalog_entry, refused_as
 from conformance.declare import At, at
 from conformance.model import Profile
-from conformance.protocols.plaza.answers import INVALID, UNSUPPORTED
+from conformance.protocols.plaza.answers import INVALID, UNSUPPORTED, unsupported
 from conformance.protocols.plaza.client import PlazaClient, dig
 from conformance.transport.binding import Reply
 
@@ -32,9 +32,7 @@ PROBES = {GROUPS: "group_authorization", PRIVATE_RELAY: "private_capabilities",
 # ----------------------------------------------------------------------------------------------
 # served parts, refusals by cause, minted ids
 # ----------------------------------------------------------------------------------------------
-def declined(ctx: CheckContext, reply: Reply) -> bool:
-    """The answer is the not-served one (UNSUPPORTED_OPERATION, A2A's -32004)."""
-    return not reply.ok and reply.error_code == catalog_entry(ctx.profile, UNSUPPORTED).code
+declined = unsupported  # the answer is the not-served one (UNSUPPORTED_OPERATION, A2A's -32004)
 
 
 def require(ctx: CheckContext, feature: str) -> None:
