@@ -1,5 +1,5 @@
 """The encrypted private relay (conformance/protocols/plaza/private.py, private_channels.py,
-reference_private.py, sealed.py): the suite's cryptography is the profile's (real Ed25519 and sealed boxes,
+reference/private.py, sealed.py): the suite's cryptography is the profile's (real Ed25519 and sealed boxes,
 the canonical signed bytes), the rows are sound and in the table, and each of the part's
 faults is caught while the clean reference passes every row of the part."""
 

@@ -23,7 +23,8 @@ MODULES = tuple(f"conformance.protocols.plaza.{name}" for name in (
 
 def create_reference(profile: Profile, control: bool = True, **options: Any) -> Any:
     """The reference site's ASGI app; ``app.state.reference`` is what faults patch."""
-    from conformance.protocols.plaza.reference import ReferenceConfig, create_app
+    from conformance.protocols.plaza.reference import create_app
+    from conformance.protocols.plaza.site import ReferenceConfig
 
     return create_app(profile, ReferenceConfig(control=control, **options))
 

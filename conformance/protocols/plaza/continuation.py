@@ -4,7 +4,7 @@ owner's permission, routing (global commands take no contextId, no taskId or rec
 metadata) and plan, each requirement declared on its check with the faults that prove it can
 fail; the calls every continuation check makes. Direct offers (status, expiry, decisions
 naming both offers, withdrawal, retries by request_key rechecked) and the site mailbox
-fallback are continuation_direct.py; what the reference serves reference_continuation.py.
+fallback are continuation_direct.py; what the reference serves reference/continuation.py.
 
 The document names the commands' fields but no answer shapes (docs/architecture.md, "The
 judging rule"): the MUST checks find what they judge by content or behaviour -- an offer id is
@@ -12,7 +12,7 @@ the UUID the target minted, a declared flag is the boolean that moves when the c
 it against its default, a negotiation's preference is a value of the schema's enum, the
 fallback's read request is found under the names the document gives it
 (site_mailbox_fallback.a2a.read_request) and judged by sending it -- and the profile's own
-choices (reference_continuation.py, docs/agent-plaza.md) are SHOULDs of ``source: profile``.
+choices (reference/continuation.py, docs/agent-plaza.md) are SHOULDs of ``source: profile``.
 Expiries move the site's clock with control ``advance_clock``; without control they are
 untested. Continuation is an optional part (groups.py ``served``)."""
 

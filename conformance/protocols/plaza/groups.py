@@ -2,7 +2,7 @@
 (preflight, requests that grant nothing, grants with their scopes and expiry, revocation
 at once), each requirement declared on its check with the faults that prove it can fail.
 Groups and membership are groups_membership.py; messages, the queue, schedules and group
-work groups_messages.py; what the reference serves reference_groups.py.
+work groups_messages.py; what the reference serves reference/groups.py.
 
 The document names commands and fields but no answer shapes (docs/architecture.md, "The
 judging rule"): the MUST checks find what they judge by content -- the group id the target

@@ -3,7 +3,7 @@ discover, list filters), membership (applications and admission, invitations and
 member actions, at most max_members, no history from before joining), the manager's rules
 and the loop guard, closing, and routing (group_id only inside data), each requirement
 declared on its check with the faults that prove it can fail. The calls, readers and set-up
-are groups.py's; what the reference serves reference_groups.py."""
+are groups.py's; what the reference serves reference/groups.py."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from conformance.protocols.plaza.groups_client import (
     sent,
 )
 from conformance.protocols.plaza.parts import GROUPS, command_at, names, prop, refused, served
-from conformance.protocols.plaza.reference_groups import MANAGER_ROLE
+from conformance.protocols.plaza.reference.groups import MANAGER_ROLE
 from conformance.protocols.plaza.site import NOT_FOUND, NOT_PERMITTED, Issue, Principal, SiteError
 from conformance.transport.binding import RawToken, Reply
 from conformance.transport.http import json_excerpt

@@ -2,7 +2,7 @@
 content, retries rechecked), the queue that is not delivery and its flush, schedules, and
 the group work kinds of durable receive, each requirement declared on its check with the
 faults that prove it can fail. The calls, readers and set-up are groups.py's; what the
-reference serves reference_groups.py."""
+reference serves reference/groups.py."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ from conformance.protocols.plaza.groups_client import (
     work,
 )
 from conformance.protocols.plaza.parts import GROUPS, command_at, prop, refused, served
-from conformance.protocols.plaza.reference_groups import GROUP_MESSAGE
+from conformance.protocols.plaza.reference.groups import GROUP_MESSAGE
 from conformance.protocols.plaza.site import Principal
 from conformance.transport.http import json_excerpt
 

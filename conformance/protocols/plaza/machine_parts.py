@@ -17,7 +17,7 @@ predicts.
   opens them), a replayed envelope is never stored twice, only the recipient acknowledges.
 - OfferMachine: alice and bob offer, re-offer (the new offer supersedes the caller's open
   one), withdraw, decide with both ids, retry with the same request_key and read
-  direct_status, per docs/agent-plaza.md "Continuation" and reference_continuation.py: a retry
+  direct_status, per docs/agent-plaza.md "Continuation" and reference/continuation.py: a retry
   answers the same offer while it stands (other data under the key is refused), only the
   maker withdraws, a decision names the caller's own open offer and the peer's, both
   accepting the same pair exchanges it.

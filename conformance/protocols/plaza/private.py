@@ -3,7 +3,7 @@ private_* branches of schemas.command, issue 14), part one: the suite's side of 
 (keys, signed commands, sealed envelopes), the capability report and private_status, and the
 keys (proofs, origin, expiry, revocation), each requirement declared on its check with the
 faults that prove it can fail. Channels, envelopes and the signed bytes are
-private_channels.py; what the reference serves reference_private.py; the bytes each
+private_channels.py; what the reference serves reference/private.py; the bytes each
 signature covers (the profile's choice) sealed.py.
 
 Every check works with real keys (PyNaCl): the suite makes each agent's Ed25519 and X25519

@@ -3,7 +3,7 @@ until closed) under the friendship's controls, no plaintext fallback, envelopes 
 returned unchanged, paged, bounded by their own limit, stored once, signed by their named
 key, bound to their channel) and the profile's signed bytes, each requirement declared on
 its check with the faults that prove it can fail. The suite's side of the relay and the
-keys are private.py's; what the reference serves reference_private.py."""
+keys are private.py's; what the reference serves reference/private.py."""
 
 from __future__ import annotations
 
