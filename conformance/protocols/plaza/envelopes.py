@@ -9,8 +9,7 @@ import json
 from typing import Any
 
 from conformance.check import CheckContext
-from conformance.protocols.plaza.client import ALICE, PlazaClient, fresh_id
-from conformance.protocols.plaza.keeper import keeper_of
+from conformance.protocols.plaza.client import ALICE, PlazaClient, fresh_id, keeper_for
 from conformance.transport.binding import Reply
 
 WIRE = "/wireFormat"
@@ -30,7 +29,7 @@ def raw(ctx: CheckContext, body: Any, headers: dict[str, str | None] | None = No
         who: Any = ALICE) -> Reply:
     """A request sent as its text (watched on a live site, keeper.py)."""
     text = body if isinstance(body, str) else json.dumps(body)
-    keeper = keeper_of(ctx)
+    keeper = keeper_for(ctx)
     if keeper is not None and isinstance(body, dict):
         keeper.before(str(body.get("method")), body.get("params"), who)
     reply = ctx.binding.send_raw(text, headers=headers, caller=who)

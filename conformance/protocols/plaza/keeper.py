@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance import locate
 from conformance.check import CheckContext, Untested
+from conformance.protocols.plaza.client import KEEPING
 from conformance.transport.binding import Reply, dig
 
 if TYPE_CHECKING:
@@ -449,6 +450,10 @@ class Keeper:
         for who in sides:
             self.send("friend_control", {"connection_id": connection, "decision": "unblock"}, who)
         return remove()
+
+
+
+KEEPING.append(keeper_of)  # every PlazaClient reports its calls to the check's keeper
 
 
 __all__ = ["PLANS", "STOPS", "Keeper", "harmful", "keeper_of", "stopper"]
