@@ -40,7 +40,7 @@ def test_each_run_clears_the_contexts_it_made(verdict):
     """What the machine made it puts back (contexts/clear purges finished tasks): a long
     campaign must not leave a tasks/list that grows with every run. A finished task stays
     only beside one still in use (the agent may refuse to clear that context)."""
-    from conformance.protocols.bindu.machine import terminal_states
+    from conformance.protocols.bindu.states import terminal_states
 
     terminal = terminal_states(load_profile("bindu").spec)
     busy = {context for context, state in verdict.left if state not in terminal}
@@ -78,7 +78,7 @@ def test_the_generic_transition_rule_is_replaced_by_steered_ones():
 def test_a_requirement_clears_the_contexts_its_messages_made():
     """Every context a message/send of a requirement made is cleared when it ends
     (BinduClient.made): a campaign that left them behind grew every tasks/list it read."""
-    from conformance.protocols.bindu.machine import terminal_states
+    from conformance.protocols.bindu.states import terminal_states
 
     profile = load_profile("bindu")
     requirement = next(r for r in profile.requirements if r.id == "BINDU-PARAMS-VALID-MESSAGE-SEND")

@@ -17,9 +17,9 @@ from conformance.declare import slug
 from conformance.launch import open_run
 from conformance.model import Profile, Requirement
 from conformance.profiles import load_profile
-from conformance.protocols.plaza.reference_continuation import ContinuationPart
-from conformance.protocols.plaza.reference_groups import GroupsPart
-from conformance.protocols.plaza.reference_private import PrivateRelayPart
+from conformance.protocols.plaza.reference.continuation import ContinuationPart
+from conformance.protocols.plaza.reference.groups import GroupsPart
+from conformance.protocols.plaza.reference.private import PrivateRelayPart
 from conformance.protocols.plaza.site import UNSUPPORTED_OPERATION, SiteError
 from conformance.runner import Verdict, execute
 

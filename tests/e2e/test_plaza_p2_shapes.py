@@ -12,7 +12,8 @@ import pytest
 from conformance.check import CheckContext, CheckFailed
 from conformance.model import Profile
 from conformance.profiles import load_profile
-from conformance.protocols.plaza.groups import ack_fields, minted, seqs_of
+from conformance.protocols.plaza.groups_client import ack_fields, seqs_of
+from conformance.protocols.plaza.parts import minted
 
 
 @functools.cache

@@ -1,6 +1,6 @@
 """Wever Connect verdicts on answers of other shapes (issue 23). The manifest names one
 answer field of the HTTP actions (the token's), so the MUST rows read answers by content
-(conformance/protocols/wever/reads.py): ids by the input schemas' patterns, states by the
+(conformance/protocols/wever/answers.py): ids by the input schemas' patterns, states by the
 keys of protocols.a2a.state_mapping, a check's own tasks by the marker it sent. These
 tests hold the readers to that, and the MUST rows to it where the profile's ``shapes:``
 block cannot show it: A2A's names are global there, so the action answers' ``task``,
@@ -15,12 +15,12 @@ import pytest
 import conformance.shapes as shapes
 from conformance.launch import open_run
 from conformance.profiles import load_profile
-from conformance.protocols.wever import reads
+from conformance.protocols.wever import answers
 from conformance.runner import Verdict, execute
 from conformance.selftest import crashes
 
 PROFILE = load_profile("wever-connect")
-VOCAB = reads.vocabulary(PROFILE)
+VOCAB = answers.vocabulary(PROFILE)
 TASK_ID, OTHER_ID = "task_" + "a" * 32, "task_" + "b" * 32
 MAILBOX_ID = "mbx_" + "c" * 24
 
@@ -45,40 +45,41 @@ def test_the_vocabulary_is_the_manifests() -> None:
     {"entry": {"record": {"taskId": TASK_ID, "lifecycle": {"now": "offered"}}}},
 ])
 def test_a_task_is_found_by_its_id_and_state_wherever_they_sit(answer: Any) -> None:
-    assert reads.ids(answer, VOCAB.task_id) == [TASK_ID]
-    assert reads.state_in(answer, VOCAB.states) == "offered"
+    assert answers.ids(answer, VOCAB.task_id) == [TASK_ID]
+    assert answers.state_in(answer, VOCAB.states) == "offered"
 
 
 def test_a_state_is_the_nearest_one_and_none_when_the_nearest_disagree() -> None:
-    assert (reads.state_in({"state": "accepted", "history": [{"state": "offered"}]}, VOCAB.states)
+    assert (answers.state_in({"state": "accepted", "history": [{"state": "offered"}]}, VOCAB.states)
             == "accepted")
-    assert reads.state_in({"state": "accepted", "was": "offered"}, VOCAB.states) is None
-    assert reads.state_in({"task_id": TASK_ID}, VOCAB.states) is None
-    assert reads.state_in("not an object", VOCAB.states) is None
+    assert answers.state_in({"state": "accepted", "was": "offered"}, VOCAB.states) is None
+    assert answers.state_in({"task_id": TASK_ID}, VOCAB.states) is None
+    assert answers.state_in("not an object", VOCAB.states) is None
 
 
 def test_the_tasks_carrying_a_marker_are_the_checks_own() -> None:
     marker = "conformance marker 0123456789ab"
     inbox = {"items": [{"id": TASK_ID, "data": {"m": marker}},
                        {"id": OTHER_ID, "data": {"m": "someone else's"}}]}
-    assert reads.owners(inbox, marker, VOCAB.task_id) == {TASK_ID}
-    assert reads.owners({"tasks": [{"id": OTHER_ID}]}, marker, VOCAB.task_id) == set()
+    assert answers.owners(inbox, marker, VOCAB.task_id) == {TASK_ID}
+    assert answers.owners({"tasks": [{"id": OTHER_ID}]}, marker, VOCAB.task_id) == set()
     flat = {"tasks": [TASK_ID, OTHER_ID], "contents": {"m": marker}}  # no item holds the marker and one id
-    assert reads.owners(flat, marker, VOCAB.task_id) == set()
+    assert answers.owners(flat, marker, VOCAB.task_id) == set()
 
 
 def test_a_digest_is_a_long_hex_or_base64_string_that_is_no_id() -> None:
     hexed, based = "sha256:" + "0f" * 32, "sha-256=" + "A" * 43 + "="
-    assert reads.digests({"d": hexed, "id": TASK_ID, "m": MAILBOX_ID},
+    assert answers.digests({"d": hexed, "id": TASK_ID, "m": MAILBOX_ID},
                          (VOCAB.task_id, VOCAB.mailbox_id)) == [hexed]
-    assert reads.digests({"integrity": {"value": based}}, (VOCAB.task_id,)) == [based]
-    assert reads.digests({"note": "conformance marker 0123456789ab", "at": "2026-03-10T12:00:00Z"}, ()) == []
+    assert answers.digests({"integrity": {"value": based}}, (VOCAB.task_id,)) == [based]
+    assert answers.digests({"note": "conformance marker 0123456789ab", "at": "2026-03-10T12:00:00Z"},
+                           ()) == []
 
 
 def test_a_listing_is_the_list_whose_items_carry_the_known_ids() -> None:
     answer = {"x": {"capabilities": ["a.b"]}, "profiles": [{"id": MAILBOX_ID, "capabilities": ["a.b"]}]}
-    assert reads.listing_ids(answer, [MAILBOX_ID], VOCAB.mailbox_id) == [[MAILBOX_ID]]
-    assert reads.named_values({"wrap": {VOCAB.token_field: "t"}}, VOCAB.token_field) == ["t"]
+    assert answers.listing_ids(answer, [MAILBOX_ID], VOCAB.mailbox_id) == [[MAILBOX_ID]]
+    assert answers.named_values({"wrap": {VOCAB.token_field: "t"}}, VOCAB.token_field) == ["t"]
 
 
 def _verdicts(binding: str, shape_seed: int) -> dict[str, Verdict]:

@@ -1,4 +1,4 @@
-"""Wever Connect against a relay without control (issue 24; conformance/protocols/wever/live.py):
+"""Wever Connect against a relay without control (issue 24; conformance/protocols/wever/uncontrolled.py):
 the run registers mailboxes of its own within the source's registrations of the day and
 does everything lasting to them (closing, using a quota up); the configured mailboxes get
 light use, half of each daily quota at most, and every change to them is put back; a quota
@@ -17,7 +17,7 @@ from conformance.launch import open_run
 from conformance.liverun import compare_holdings, holdings_of, run_without_control
 from conformance.profiles import load_profile
 from conformance.protocols.wever import FIRST
-from conformance.protocols.wever import live as wever_live
+from conformance.protocols.wever import uncontrolled as wever_live
 from conformance.runner import execute
 
 NAME = "wever-connect"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from conformance.checks.lifecycle import Transition, read_transitions
 from conformance.profiles import load_profile
-from conformance.protocols.bindu.machine import terminal_states
+from conformance.protocols.bindu.states import terminal_states
 
 TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
 

@@ -1,4 +1,4 @@
-"""The groups part of the Agent Plaza reference (reference_groups.py): the owner's grant and its
+"""The groups part of the Agent Plaza reference (reference/groups.py): the owner's grant and its
 expiry, requests that grant nothing, privacy, no history from before joining, retries
 rechecked, the queue that is not delivery, the loop guard and the group work kinds."""
 

@@ -23,7 +23,8 @@ from conformance.documents.limits import load_limits
 from conformance.documents.readers import SpecDocument, read_errors, read_operations
 from conformance.documents.schemas import SpecError, load_document, resolve_pointer, sha256_of
 from conformance.model import Profile
-from conformance.protocols.plaza.reference import ReferenceConfig, create_app, reference_credentials
+from conformance.protocols.plaza.reference import create_app
+from conformance.protocols.plaza.site import ReferenceConfig, reference_credentials
 from conformance.transport.inprocess import InProcessTransport
 
 # profiles/agent-plaza.yaml points wait_maximum_s at /durableReceive/receive/..., which the

@@ -10,10 +10,13 @@ from typing import Any
 
 from conformance.check import CheckContext
 from conformance.checks.expect import expect_list, expect_mapping, expect_result
+from conformance.documents.openapi import schema_at
+from conformance.documents.schemas import schema_errors
 from conformance.locate import walk
 from conformance.transport.binding import Reply, dig
 from conformance.transport.http import json_excerpt
 
+UNAUTHORIZED = "/paths/~1/post/responses/401/content/application~1json/schema"  # the documented 401
 TASK_KEYS = ("id", "status")  # required by the spec's Task, and read by every check of a task
 CONTEXT_KEYS = ("context_id",)  # required by the spec's Context
 
@@ -83,3 +86,13 @@ def expect_done(ctx: CheckContext, reply: Reply, what: str) -> Any:
     ctx.expect(dig(result, "success") is not False, f"{what} answered {json_excerpt(result)}: success false",
                kind="rejected_valid")
     return result
+
+
+
+def plain_401(ctx: CheckContext, reply: Any) -> bool:
+    """The documented 401 answer of POST / ({"error": "..."}, no JSON-RPC envelope)."""
+    env = reply.envelope
+    body = env if isinstance(env, dict) and "jsonrpc" not in env else reply.http.json()
+    return (reply.status == 401 and isinstance(body, dict) and "jsonrpc" not in body
+            and isinstance(body.get("error"), str)
+            and not schema_errors(schema_at(ctx.profile.spec, UNAUTHORIZED), body))

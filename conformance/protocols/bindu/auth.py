@@ -13,18 +13,15 @@ from conformance.check import CheckContext
 from conformance.checks import auth
 from conformance.checks.expect import expect_catalogued, expect_error
 from conformance.declare import at, chosen, requirement
-from conformance.documents.openapi import schema_at
-from conformance.documents.schemas import schema_errors
 from conformance.faults import answer, noop, replaces, returns
 from conformance.locate import holds
-from conformance.protocols.bindu.answers import contexts_listed, state_of, task_ids_of, task_result
+from conformance.protocols.bindu.answers import contexts_listed, plain_401, state_of, task_ids_of, task_result
 from conformance.protocols.bindu.client import BinduClient, fresh_id
 from conformance.protocols.bindu.reference import BinduReference, Caller, Context, RpcError, Task, TokenInfo
 from conformance.transport.binding import RawToken
 from conformance.transport.http import json_excerpt
 
 CATALOG = "/info/description"
-UNAUTHORIZED = "/paths/~1/post/responses/401/content/application~1json/schema"
 REFUSALS = ("InsufficientPermissions", "AuthenticationRequired", "InvalidToken")
 
 Method = Callable[[BinduClient, Any], Any]  # a method called by a client, as a caller
@@ -46,15 +43,6 @@ def operations(ctx: CheckContext, methods: Mapping[str, Method]) -> dict[str, Ca
     """The auth families' operations: each method as a call that takes a caller."""
     c = BinduClient(ctx)
     return {name: functools.partial(f, c) for name, f in methods.items()}
-
-
-def plain_401(ctx: CheckContext, reply: Any) -> bool:
-    """The documented 401 answer of POST / ({"error": "..."}, no JSON-RPC envelope)."""
-    env = reply.envelope
-    body = env if isinstance(env, dict) and "jsonrpc" not in env else reply.http.json()
-    return (reply.status == 401 and isinstance(body, dict) and "jsonrpc" not in body
-            and isinstance(body.get("error"), str)
-            and not schema_errors(schema_at(ctx.profile.spec, UNAUTHORIZED), body))
 
 
 # -- bearer tokens -----------------------------------------------------------------------

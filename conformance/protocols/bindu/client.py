@@ -15,7 +15,7 @@ from conformance.check import CheckContext
 from conformance.documents.schemas import resolve_pointer
 from conformance.locate import walk
 from conformance.protocols.bindu.answers import expect_task, state_of
-from conformance.protocols.bindu.machine import agent_moves
+from conformance.protocols.bindu.states import agent_moves
 from conformance.transport.binding import DEFAULT, Reply, dig
 from conformance.transport.http import HttpReply, RunAborted, TransportFailure, json_excerpt
 

@@ -16,7 +16,7 @@ from conformance.checks.jsonrpc import expect_envelope
 from conformance.declare import at, chosen, requirement
 from conformance.documents.schemas import resolve_pointer
 from conformance.faults import answer, limit, recodes, replaces, returns
-from conformance.protocols.bindu.auth import plain_401
+from conformance.protocols.bindu.answers import plain_401
 from conformance.protocols.bindu.client import EXAMPLES, BinduClient, fresh_id
 from conformance.protocols.bindu.reference import BinduReference, RpcError
 from conformance.transport.binding import RawToken

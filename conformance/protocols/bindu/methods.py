@@ -19,9 +19,9 @@ from conformance.faults import answer, noop, recodes, replaces, returns_arg
 from conformance.model import Profile
 from conformance.protocols.bindu.answers import contexts_listed, state_of, tasks_listed
 from conformance.protocols.bindu.client import BinduClient, fresh_id
-from conformance.protocols.bindu.machine import terminal_states
 from conformance.protocols.bindu.reference import BinduReference, Caller, RpcError
-from conformance.protocols.bindu.stream import check_stream_events, streaming, streaming_declared
+from conformance.protocols.bindu.states import terminal_states
+from conformance.protocols.bindu.stream_events import check_stream_events, streaming, streaming_declared
 
 POST = "/paths/~1/post"
 

@@ -26,8 +26,8 @@ from conformance.protocols.bindu.answers import (
     tasks_listed,
 )
 from conformance.protocols.bindu.client import BinduClient, fresh_id
-from conformance.protocols.bindu.machine import terminal_states
 from conformance.protocols.bindu.reference import BinduReference, Caller, Context, RpcError
+from conformance.protocols.bindu.states import terminal_states
 from conformance.transport.binding import dig
 from conformance.transport.http import json_excerpt
 

@@ -15,8 +15,8 @@ from conformance.declare import at, fault, requirement
 from conformance.faults import noop, replaces, returns
 from conformance.protocols.bindu.answers import expect_done, history_of, state_of, task_result, tasks_listed
 from conformance.protocols.bindu.client import BinduClient, fresh_id
-from conformance.protocols.bindu.machine import terminal_states
 from conformance.protocols.bindu.reference import BinduReference, Caller, RpcError, Task
+from conformance.protocols.bindu.states import terminal_states
 
 CATALOG = "/info/description"
 POST = "/paths/~1/post"

@@ -13,9 +13,9 @@ from conformance.transport.binding import DEFAULT
 
 # The modules declaring the rows (in the order they run), faults and variants.
 MODULES = tuple(f"conformance.protocols.plaza.{name}" for name in (
-    "wire", "message", "methods", "parameters", "friendship", "idempotency", "tasks", "identity", "examples",
-    "machine", "machine_parts",
-    "reads", "evidence", "inbox", "attention", "receive",  # the mailbox
+    "wire", "message", "methods", "parameters", "friendship", "idempotency", "tasks", "identity",
+    "document_examples", "machine", "machine_parts",
+    "reads", "message_evidence", "inbox", "attention", "receive",  # the mailbox
     "groups", "groups_membership", "groups_messages", "private", "private_channels",  # part 2
     "continuation", "continuation_direct",
     "commands", "variants"))
@@ -23,7 +23,8 @@ MODULES = tuple(f"conformance.protocols.plaza.{name}" for name in (
 
 def create_reference(profile: Profile, control: bool = True, **options: Any) -> Any:
     """The reference site's ASGI app; ``app.state.reference`` is what faults patch."""
-    from conformance.protocols.plaza.reference import ReferenceConfig, create_app
+    from conformance.protocols.plaza.reference import create_app
+    from conformance.protocols.plaza.site import ReferenceConfig
 
     return create_app(profile, ReferenceConfig(control=control, **options))
 

@@ -1,4 +1,4 @@
-"""Readers of Agent Plaza answers shared by the mailbox checks (reads.py, evidence.py,
+"""Readers of Agent Plaza answers shared by the mailbox checks (reads.py, message_evidence.py,
 inbox.py, attention.py, receive.py), and the conversations the checks build (texts, own
 message ids, rounds).
 
@@ -22,16 +22,14 @@ from typing import Any, NoReturn
 
 from conformance import locate
 from conformance.check import CheckContext, CheckFailed
-from conformance.checks.expect import (
-    expect_list,
-    expect_mapping,
-    expect_result,
-)
+from conformance.checks.expect import catalog_entry, expect_list, expect_mapping, expect_result
 from conformance.model import Profile
-from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, dig, fresh_id
+from conformance.protocols.plaza.client import ALICE, BOB, SUBMITTED, WORKING, PlazaClient, dig, fresh_id
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 
+INVALID = "A2A_INVALID_PARAMETERS"
+UNSUPPORTED = "UNSUPPORTED_OPERATION"
 CANONICAL = re.compile(r"^(0|[1-9]\d*)$")
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 VIEW_ID = re.compile(r"^[a-f0-9]{64}$")
@@ -73,8 +71,6 @@ def mentions(value: Any, needle: str) -> bool:
 
 
 field = locate.member  # a member the document names, wherever the answer puts it
-
-
 has_field = locate.has_member
 
 
@@ -414,3 +410,95 @@ def receiver(c: PlazaClient, who: str, *pairs: tuple[str, str]) -> str:
 
 def triple(ctx: CheckContext, batch: dict[str, Any]) -> tuple[Any, Any, Any]:
     return batch.get("batch_id"), batch.get("view_id"), batch.get("receipt")
+
+
+# ----------------------------------------------------------------------------------
+# refusals: the served control, the ErrorInfo detail, the part not served
+# ----------------------------------------------------------------------------------
+def walk_values(answer: Any) -> list[Any]:
+    """Every value of an answer (conformance/locate.py's bounded walk)."""
+    return [f.value for f in locate.walk(answer)]
+
+
+def detail_type(ctx: CheckContext) -> str:
+    """The type of the error detail the document names (parameterValidation.detailType)."""
+    return str(ctx.profile.spec["parameterValidation"]["detailType"])
+
+
+def error_info(reply: Reply, detail_type: str) -> dict[str, Any] | None:
+    """The google.rpc.ErrorInfo of an error, by content: the object in error.data (a list
+    of details, a details list, the detail itself, at any depth) that carries the
+    document's detailType (parameterValidation.detailType) as a value."""
+    return locate.object_holding(reply.error_data, detail_type)
+
+
+def served(ctx: CheckContext, reply: Reply, what: str, by: str = "PLAZA-EXAMPLE-STATUS") -> None:
+    """The control of a refusal row: the same request without the break, same credential
+    and binding, is served; a refusal counts only then (else the row is blocked, for the
+    requirement ``by`` that is about that request)."""
+    with ctx.setup(f"{what} (the same request without the break) is served", by=by):
+        expect_result(ctx, reply, what)
+
+
+def unsupported(ctx: CheckContext, reply: Reply) -> bool:
+    """The answer is the profile's documented "not served" (UNSUPPORTED_OPERATION)."""
+    return not reply.ok and reply.error_code == catalog_entry(ctx.profile, UNSUPPORTED).code
+
+
+
+# ----------------------------------------------------------------------------------
+# what the parts read the same way: texts, task states, receipts
+# ----------------------------------------------------------------------------------
+OPEN_STATES = (SUBMITTED, WORKING)
+
+
+def texts_in(c: PlazaClient, who: str, connection: str, known: Iterable[str] = ()) -> list[Any]:
+    """The texts of a connection as ``who`` reads them (latest view, largest page), found by
+    content: for each message record of the page, which of ``known`` (texts the check sent)
+    it carries (None for one that carries none of them)."""
+    size = int(c.ctx.profile.limits["read_limit_maximum_count"].value)
+    data = page(c, who, connection, f"read_conversation as {who}", limit=size)
+    return bodies(c.ctx, data, f"read_conversation as {who}", list(known))
+
+
+def expect_state(ctx: CheckContext, task: dict[str, Any], allowed: tuple[str, ...], what: str,
+                 statement: str = "") -> None:
+    state = dig(task, "status", "state")
+    ctx.expect(state in allowed,
+               f"{what}: the task is {state!r}, {statement or 'the document allows ' + ' or '.join(allowed)}",
+               kind="state_changed")
+
+
+def receipt_fields(ctx: CheckContext) -> tuple[str, ...]:
+    """The receipt's members the document names (intent_and_receipt.confirmed_storage)."""
+    return ("message_sent", "original_message_sent")
+
+
+def find_receipt(c: PlazaClient, task: Any) -> dict[str, Any] | None:
+    """The send receipt of a text's task wherever the answer carries it (metadata, a data
+    part of the status message, any depth): the object holding the document's
+    message_sent or original_message_sent, or whose record_type is its receipt_record_type."""
+    kind = evidence(c.ctx)["receipt_record_type"]
+    names = receipt_fields(c.ctx)
+    return next((f.value for f in locate.walk(task) if isinstance(f.value, dict)
+                 and (any(n in f.value for n in names) or f.value.get("record_type") == kind)), None)
+
+
+def receipt_message_id(c: PlazaClient, receipt: Any) -> Any:
+    """The id of the message a receipt confirms (message.id; or the id of the message
+    record, record_type message, it holds)."""
+    found = dig(receipt, "message", "id")
+    if found is None:
+        kind = evidence(c.ctx)["message_record_type"]
+        record = next((f.value for f in locate.walk(receipt) if f.value is not receipt
+                       and isinstance(f.value, dict) and f.value.get("record_type") == kind), None)
+        found = dig(record, "id")
+    return found
+
+
+def sent_message_id(c: PlazaClient, task: dict[str, Any]) -> Any:
+    return receipt_message_id(c, find_receipt(c, task))
+
+
+def inbox(c: PlazaClient, who: str, what: str, **fields: Any) -> dict[str, Any]:
+    return c.data_of(c.command("inbox", fields, who), what)

@@ -25,8 +25,7 @@ from conformance.protocols.plaza.answers import (
     unchanged,
     walk,
 )
-from conformance.protocols.plaza.client import ALICE, BOB, CAROL, COMPLETED, PlazaClient, dig
-from conformance.protocols.plaza.inbox import seed
+from conformance.protocols.plaza.client import ALICE, BOB, CAROL, COMPLETED, PlazaClient, dig, seed
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.site import ACTIVE, BLOCKED, INVITATION, Principal
 from conformance.transport.http import json_excerpt

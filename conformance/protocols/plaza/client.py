@@ -10,6 +10,7 @@ import copy
 import json
 import re
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from conformance import locate
@@ -35,6 +36,25 @@ CLOSED_WORDS = frozenset({"removed", "declined", "closed"})
 # what names a connection in an inbox row: the schema's command field, and A2A's message.contextId
 # (/textTarget/existingConnection: "persistent friendship connection ID")
 CONNECTION_MEMBERS = ("connection_id", "contextId")
+# with control, the server's deadline is shortened to this for the checks that wait it out
+SHORT_DEADLINE_S = 0.2
+
+
+# What keeps a live site as the check found it registers here (keeper.py's keeper_of, at its
+# import): the keeping layer sits above the client, which reports each call to it and never
+# imports it.
+KEEPING: list[Callable[[CheckContext], Any]] = []
+
+
+def keeper_for(ctx: CheckContext) -> Any:
+    """The check's keeper on a live site (keeper.py), None with control. Without one
+    registered a live run would leave behind what it made: that is the kit's bug, said so."""
+    if KEEPING:
+        return KEEPING[0](ctx)
+    if ctx.run.live:
+        raise RuntimeError("conformance.protocols.plaza.keeper is not loaded: a live run would not put back "
+                           "what it made")
+    return None
 
 
 def fresh_id() -> str:
@@ -60,9 +80,7 @@ class PlazaClient:
         self.ext = extension_uri(self.spec)
         if reset and ctx.run.control_path:
             ctx.control("reset")  # each check starts from the seeded site
-        from conformance.protocols.plaza.keeper import keeper_of
-
-        self.keeper = keeper_of(ctx)  # a live site: what the check makes is put back when it ends
+        self.keeper = keeper_for(ctx)  # a live site: what the check makes is put back when it ends
 
     # -- who ------------------------------------------------------------------------------
     def agent_id(self, who: str) -> str:
@@ -299,5 +317,13 @@ class PlazaClient:
         return str((self.ctx.control("snapshot").json() or {}).get("digest", ""))
 
 
+def seed(c: PlazaClient, count: int, invite: str) -> list[str]:
+    """``count`` new visitors, each inviting ``invite`` (control seed_agents): the
+    connection ids the check made (what it may count)."""
+    made = (c.ctx.control("seed_agents", count=count, invite=invite).json() or {}).get("agents")
+    return [str(a["connection_id"]) for a in made or [] if isinstance(a, dict) and a.get("connection_id")]
+
+
 __all__ = ["ALICE", "BOB", "CAROL", "CANCELED", "COMPLETED", "ENDED_BY_SITE", "SUBMITTED", "WORKING",
            "PlazaClient", "dig", "fresh_id"]
+

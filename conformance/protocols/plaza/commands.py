@@ -15,23 +15,22 @@ from functools import partial
 from typing import Any
 
 from conformance.check import Blocked, CheckContext, CheckFailed, Untested
-from conformance.checks.expect import catalog_entry, expect_error
+from conformance.checks.expect import expect_error
 from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
 from conformance.declare import Each, Patch, at, fault, requirement, slug
 from conformance.documents.schemas import validator_for
 from conformance.faults import answer, replaces
 from conformance.generation.invalid import InvalidInstance
 from conformance.model import Profile
+from conformance.protocols.plaza.answers import INVALID, UNSUPPORTED, unsupported
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient
 from conformance.protocols.plaza.keeper import PLANS, STOPS
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.sending import PAIRED, RETURNED, fresh_keys, paired
 from conformance.protocols.plaza.site import Issue
-from conformance.protocols.plaza.wire import INVALID
 from conformance.transport.binding import Reply
 from conformance.transport.http import TransportFailure
 
-UNSUPPORTED = "UNSUPPORTED_OPERATION"
 # Commands whose generated inputs would bind the run's agents for the rest of a live run:
 # no command resumes a stopped agent, and a generated plan may cap the agent's turns. Their
 # rows (valid and invalid: a broken input's control is the command itself) run where control
@@ -81,11 +80,6 @@ def within_prose(profile: Profile, data: Any) -> Any:
         if isinstance(data.get(field), str) and int(data[field]) > cap:
             data[field] = str(cap)
     return data
-
-
-def unsupported(ctx: CheckContext, reply: Reply) -> bool:
-    """The answer is the profile's documented "not served" (UNSUPPORTED_OPERATION)."""
-    return not reply.ok and reply.error_code == catalog_entry(ctx.profile, UNSUPPORTED).code
 
 
 class World:
@@ -138,11 +132,11 @@ class World:
             return
         self.granted = True
         if self.command.startswith("group_"):
-            from conformance.protocols.plaza import groups
+            from conformance.protocols.plaza.groups_client import authorize
 
             with contextlib.suppress(*self.REFUSED):
-                groups.authorize(self.c, ALICE, allow_create=True, allow_invite=True, allow_join=True,
-                                 allow_send=True)
+                authorize(self.c, ALICE, allow_create=True, allow_invite=True, allow_join=True,
+                          allow_send=True)
 
     def make(self, name: str) -> dict[str, Any]:
         c = self.c
@@ -208,44 +202,47 @@ class World:
         """reply_to: a message alice sent in the world's group; request_id: alice's pending
         group authorization request (after a revoke: a live grant covering the scopes makes
         none). Each the id the site minted in its answer."""
-        from conformance.protocols.plaza import groups
+        from conformance.protocols.plaza.answers import text_of
+        from conformance.protocols.plaza.groups_client import ok
+        from conformance.protocols.plaza.parts import minted
 
         c = self.c
         if name == "reply_to":
             gid = self.value("group_id")
             if gid is MISSING:
                 return {}
-            made = groups.ok(c, ALICE, "group_send", group_id=gid, content=groups.text_of("replied to"))
+            made = ok(c, ALICE, "group_send", group_id=gid, content=text_of("replied to"))
         else:
-            groups.ok(c, ALICE, "group_authorization_revoke")
-            made = groups.ok(c, ALICE, "group_authorization_request", scopes=["allow_join"])
-        fresh = groups.minted(c.ctx, made, made.sent)
+            ok(c, ALICE, "group_authorization_revoke")
+            made = ok(c, ALICE, "group_authorization_request", scopes=["allow_join"])
+        fresh = minted(c.ctx, made, made.sent)
         return {name: fresh[0]} if fresh else {}
 
     def group(self) -> str:
         """The group the command acts on: bob's public one for an application or alice's
         answer to bob's invitation; else alice's public one, with bob a member for
         group_member and carol's application pending for group_admit."""
-        from conformance.protocols.plaza import groups
+        from conformance.protocols.plaza.groups_client import add_member, authorize, create, ok
+        from conformance.protocols.plaza.parts import branch_index
 
         c = self.c
         if self.command in ("group_join_request", "group_respond"):
-            gid = groups.create(c, BOB, visibility="public")
+            gid = create(c, BOB, visibility="public")
             if self.command == "group_respond":
-                groups.ok(c, BOB, "group_invite", group_id=gid, visitor_id=c.agent_id(ALICE))
+                ok(c, BOB, "group_invite", group_id=gid, visitor_id=c.agent_id(ALICE))
             return gid
-        gid = groups.create(c, ALICE, visibility="public")
-        branch = c.spec["schemas"]["command"]["anyOf"][groups.branch_index(c.ctx.profile, self.command)]
+        gid = create(c, ALICE, visibility="public")
+        branch = c.spec["schemas"]["command"]["anyOf"][branch_index(c.ctx.profile, self.command)]
         if self.command == "group_member" or "mentions" in branch["properties"]:
-            groups.add_member(c, ALICE, BOB, gid)
+            add_member(c, ALICE, BOB, gid)
         if self.command == "group_admit":
-            groups.authorize(c, CAROL, allow_join=True)
-            groups.ok(c, CAROL, "group_join_request", group_id=gid)
+            authorize(c, CAROL, allow_join=True)
+            ok(c, CAROL, "group_join_request", group_id=gid)
         return gid
 
     def channel(self) -> dict[str, Any]:
         """An active private channel of alice's (offerer) with bob, in the world's connection."""
-        from conformance.protocols.plaza.private import Relay
+        from conformance.protocols.plaza.private_client import Relay
 
         connection = self.value("connection_id")
         if connection is MISSING:
@@ -257,7 +254,7 @@ class World:
 
     def offers(self) -> dict[str, Any]:
         """Alice's and bob's open direct offers in the world's connection."""
-        from conformance.protocols.plaza.continuation import make_offer
+        from conformance.protocols.plaza.continuation_client import make_offer
 
         connection = self.value("connection_id")
         if connection is MISSING:
@@ -279,7 +276,7 @@ class World:
     def signed(self) -> dict[str, Any] | None:
         """A signed command (its drawn signature could never verify) made afresh with the
         world's keys and channel, as the profile signs (sealed.py); None where it cannot be."""
-        from conformance.protocols.plaza.private import new_pair
+        from conformance.protocols.plaza.private_client import new_pair
 
         if self.value("channel_id") is MISSING or self.relay is None:
             return None
@@ -542,5 +539,4 @@ def check_invalid_command(ctx: CheckContext, name: str, slug: str) -> None:
                             tolerated=another_command, sweep=True, prepare=lambda bad: filled(world, bad))
 
 
-__all__ = ["UNSUPPORTED", "branch_validators", "command_names", "data_schema", "is_some_command",
-           "unsupported", "within_prose"]
+__all__ = ["branch_validators", "command_names", "data_schema", "is_some_command", "within_prose"]

@@ -4,7 +4,7 @@ owner's permission, routing (global commands take no contextId, no taskId or rec
 metadata) and plan, each requirement declared on its check with the faults that prove it can
 fail; the calls every continuation check makes. Direct offers (status, expiry, decisions
 naming both offers, withdrawal, retries by request_key rechecked) and the site mailbox
-fallback are continuation_direct.py; what the reference serves reference_continuation.py.
+fallback are continuation_direct.py; what the reference serves reference/continuation.py.
 
 The document names the commands' fields but no answer shapes (docs/architecture.md, "The
 judging rule"): the MUST checks find what they judge by content or behaviour -- an offer id is
@@ -12,34 +12,39 @@ the UUID the target minted, a declared flag is the boolean that moves when the c
 it against its default, a negotiation's preference is a value of the schema's enum, the
 fallback's read request is found under the names the document gives it
 (site_mailbox_fallback.a2a.read_request) and judged by sending it -- and the profile's own
-choices (reference_continuation.py, docs/agent-plaza.md) are SHOULDs of ``source: profile``.
+choices (reference/continuation.py, docs/agent-plaza.md) are SHOULDs of ``source: profile``.
 Expiries move the site's clock with control ``advance_clock``; without control they are
 untested. Continuation is an optional part (groups.py ``served``)."""
 
 from __future__ import annotations
 
-import base64
-import os
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 from conformance import locate
-from conformance.check import CheckContext, CheckFailed, Untested
+from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_result
-from conformance.declare import at, chosen, fault, requirement
+from conformance.declare import at, fault, requirement
 from conformance.faults import answer, arguments, noop, refuses, replaces, returns
+from conformance.protocols.plaza.answers import INVALID
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
-from conformance.protocols.plaza.groups import (
-    CONTINUATION,
-    declined,
-    minted,
-    refused,
-    require,
-    sent_strings,
-    served,
+from conformance.protocols.plaza.continuation_client import (
+    COMMANDS,
+    DOCS,
+    FC,
+    GLOBAL_COMMANDS,
+    HOUR_S,
+    Data,
+    advance,
+    as_participant,
+    branch,
+    flipped,
+    leaves,
+    needs_control,
+    offer_fields,
 )
 from conformance.protocols.plaza.keeper import PLANS
+from conformance.protocols.plaza.parts import CONTINUATION, declined, refused, served
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.site import (
     INVALID_PARAMETERS,
@@ -52,110 +57,7 @@ from conformance.protocols.plaza.site import (
     Principal,
     SiteError,
 )
-from conformance.protocols.plaza.wire import INVALID
-from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
-
-HOUR_S = 3600
-COMMANDS = "/schemas/command/anyOf"
-FC = "/friendContinuation"
-GLOBAL_COMMANDS = ("continuation_capabilities", "continuation_status")
-Data = dict[str, Any]
-DOCS = chosen("docs/agent-plaza.md#continuation")
-
-
-# ----------------------------------------------------------------------------------------------
-# helpers: answers are untrusted, another shape is a finding that quotes it
-# ----------------------------------------------------------------------------------------------
-def branch(ctx: CheckContext, name: str) -> dict[str, Any]:
-    """The schema branch of a command (read from the document, never typed again)."""
-    return dict(next(b for b in ctx.profile.spec["schemas"]["command"]["anyOf"]
-                     if b["properties"]["operation"]["const"] == name))
-
-
-def walk(value: Any) -> Iterator[Any]:
-    """Every value inside an answer (depth-bounded, breadth first)."""
-    return (found.value for found in locate.walk(value))
-
-
-def reported(answer: Any, key: str) -> list[Any]:
-    """Every value the answer reports under ``key`` (a name the document gives), at any depth."""
-    return [v[key] for v in walk(answer) if isinstance(v, dict) and key in v]
-
-
-def leaves(answer: Any) -> dict[tuple[Any, ...], Any]:
-    """The plain values of an answer by their place (two answers of one command share places)."""
-    return {f.path: f.value for f in locate.walk(answer) if f.value is None
-            or isinstance(f.value, str | int | float | bool)}
-
-
-def flipped(a: Any, b: Any) -> list[tuple[Any, ...]]:
-    """The places where one answer holds a boolean the other holds negated."""
-    left, right = leaves(a), leaves(b)
-    return [p for p, v in left.items() if isinstance(v, bool) and isinstance(right.get(p), bool)
-            and right[p] is not v]
-
-
-def endpoint(ctx: CheckContext) -> dict[str, Any]:
-    """A direct endpoint the schema accepts: its protocol, first receive mode, an Ed25519 key."""
-    require(ctx, CONTINUATION)  # the offer machine's first call: the part must be served
-    props = branch(ctx, "direct_offer")["properties"]["endpoint"]["properties"]
-    key = props["public_key"]["properties"]
-    x = base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")
-    return {"protocol": props["protocol"]["const"], "receive_mode": props["receive_mode"]["enum"][0],
-            "url": "https://agent.example/direct",
-            "public_key": {"kty": key["kty"]["const"], "crv": key["crv"]["const"], "x": x}}
-
-
-def offer_fields(ctx: CheckContext, connection: str, key: str | None = None, **extra: Any) -> dict[str, Any]:
-    return {"connection_id": connection, "request_key": key or fresh_id(), "endpoint": endpoint(ctx), **extra}
-
-
-def offer_id(c: PlazaClient, reply: Reply, what: str) -> str:
-    """The id of the offer an answer made (a decision and a withdrawal must name it): the
-    UUID the target minted, not one its request carried (the connection, the request_key)
-    nor an agent's."""
-    data = c.data_of(reply, what)
-    found = minted(c.ctx, data, sent_strings(reply))
-    if not found:
-        raise CheckFailed(f"{what}: " + locate.Search("an offer id the target minted (a UUID the request did "
-                                                      "not carry and no agent's)").looked_for(data),
-                          "malformed_answer")
-    return found[0]
-
-
-def make_offer(c: PlazaClient, who: str, connection: str, what: str, **extra: Any) -> str:
-    with c.ctx.setup(what, by="PLAZA-DIRECT-OFFER"):
-        return offer_id(c, c.command("direct_offer", offer_fields(c.ctx, connection, **extra), who), what)
-
-
-def decide(c: PlazaClient, who: str, connection: str, own: str, peer: str, decision: str = "accept") -> Reply:
-    return c.command("direct_decide",
-                     {"connection_id": connection, "offer_id": own, "peer_offer_id": peer,
-                      "decision": decision}, who)
-
-
-def withdraw(c: PlazaClient, who: str, connection: str, offer: str) -> Reply:
-    return c.command("direct_withdraw", {"connection_id": connection, "offer_id": offer}, who)
-
-
-def needs_control(c: PlazaClient, why: str) -> None:
-    if c.live():
-        c.ctx.needs_control(why)
-
-
-def advance(c: PlazaClient, seconds: int) -> None:
-    c.ctx.control("advance_clock", seconds=seconds)
-
-
-def as_participant(ref: PlazaReference, method: str) -> None:
-    """For a fault: ``ref.<method>`` runs as a participant of the connection named, whoever calls."""
-    @replaces(ref, method)
-    def run(original: Any, who: Principal, data: Data) -> Any:
-        conn = ref.s["connections"].get(data.get("connection_id"))
-        if conn is not None and who.visitor_id not in (conn["inviter"], conn["invitee"]):
-            who = Principal(conn["inviter"], who.scopes, who.kind)
-        return original(who, data)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@ expiry, decisions naming both offers, withdrawal, retries by request_key recheck
 site mailbox that stays beside them (the fallback's read request, no reply text), each
 requirement declared on its check with the faults that prove it can fail. The calls and the
 capability, routing and plan rows are continuation.py's; what the reference serves
-reference_continuation.py."""
+reference/continuation.py."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from conformance.declare import at, requirement
 from conformance.faults import answer, replaces
 from conformance.protocols.plaza.answers import text_of
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
-from conformance.protocols.plaza.continuation import (
+from conformance.protocols.plaza.continuation_client import (
     COMMANDS,
     DOCS,
     FC,
@@ -36,9 +36,9 @@ from conformance.protocols.plaza.continuation import (
     walk,
     withdraw,
 )
-from conformance.protocols.plaza.groups import CONTINUATION, names, refused, served
+from conformance.protocols.plaza.parts import CONTINUATION, names, refused, served
 from conformance.protocols.plaza.reference import PlazaReference
-from conformance.protocols.plaza.reference_continuation import EXCHANGED
+from conformance.protocols.plaza.reference.continuation import EXCHANGED
 from conformance.protocols.plaza.site import CLOSED, Principal
 from conformance.transport.http import json_excerpt
 

@@ -3,31 +3,36 @@ only the invitee decides, a declined or closed connection takes no text, friends
 in order and in a row, friend_control blocks and removes, a stopped agent sends
 nothing, a stranger writes in no connection, and a command's connection_id and
 contextId agree. Each requirement is declared on its check, with the faults that prove
-it can fail; the readers of texts, tasks and receipts the other parts share are here too."""
+it can fail; the readers of texts, tasks and receipts the other parts share are
+answers.py's."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
-from conformance import locate
 from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result, refused_as
 from conformance.declare import at, chosen, fault, requirement
 from conformance.faults import answer, noop, recodes, refuses, replaces
-from conformance.protocols.plaza.answers import bodies, evidence, mentions, page
+from conformance.protocols.plaza.answers import (
+    INVALID,
+    OPEN_STATES,
+    expect_state,
+    mentions,
+    page,
+    served,
+    texts_in,
+)
 from conformance.protocols.plaza.client import (
     ALICE,
     BOB,
     CANCELED,
     CAROL,
     ENDED_BY_SITE,
-    SUBMITTED,
     WORKING,
     PlazaClient,
-    dig,
     fresh_id,
 )
 from conformance.protocols.plaza.keeper import STOPS, stopper
@@ -44,60 +49,6 @@ from conformance.protocols.plaza.site import (
     Issue,
     SiteError,
 )
-from conformance.protocols.plaza.wire import INVALID, served
-
-OPEN_STATES = (SUBMITTED, WORKING)
-
-
-# ----------------------------------------------------------------------------------
-# what the parts read the same way: texts, task states, receipts
-# ----------------------------------------------------------------------------------
-def texts_in(c: PlazaClient, who: str, connection: str, known: Iterable[str] = ()) -> list[Any]:
-    """The texts of a connection as ``who`` reads them (latest view, largest page), found by
-    content: for each message record of the page, which of ``known`` (texts the check sent)
-    it carries (None for one that carries none of them)."""
-    size = int(c.ctx.profile.limits["read_limit_maximum_count"].value)
-    data = page(c, who, connection, f"read_conversation as {who}", limit=size)
-    return bodies(c.ctx, data, f"read_conversation as {who}", list(known))
-
-
-def expect_state(ctx: CheckContext, task: dict[str, Any], allowed: tuple[str, ...], what: str,
-                 statement: str = "") -> None:
-    state = dig(task, "status", "state")
-    ctx.expect(state in allowed,
-               f"{what}: the task is {state!r}, {statement or 'the document allows ' + ' or '.join(allowed)}",
-               kind="state_changed")
-
-
-def receipt_fields(ctx: CheckContext) -> tuple[str, ...]:
-    """The receipt's members the document names (intent_and_receipt.confirmed_storage)."""
-    return ("message_sent", "original_message_sent")
-
-
-def find_receipt(c: PlazaClient, task: Any) -> dict[str, Any] | None:
-    """The send receipt of a text's task wherever the answer carries it (metadata, a data
-    part of the status message, any depth): the object holding the document's
-    message_sent or original_message_sent, or whose record_type is its receipt_record_type."""
-    kind = evidence(c.ctx)["receipt_record_type"]
-    names = receipt_fields(c.ctx)
-    return next((f.value for f in locate.walk(task) if isinstance(f.value, dict)
-                 and (any(n in f.value for n in names) or f.value.get("record_type") == kind)), None)
-
-
-def receipt_message_id(c: PlazaClient, receipt: Any) -> Any:
-    """The id of the message a receipt confirms (message.id; or the id of the message
-    record, record_type message, it holds)."""
-    found = dig(receipt, "message", "id")
-    if found is None:
-        kind = evidence(c.ctx)["message_record_type"]
-        record = next((f.value for f in locate.walk(receipt) if f.value is not receipt
-                       and isinstance(f.value, dict) and f.value.get("record_type") == kind), None)
-        found = dig(record, "id")
-    return found
-
-
-def sent_message_id(c: PlazaClient, task: dict[str, Any]) -> Any:
-    return receipt_message_id(c, find_receipt(c, task))
 
 
 # ----------------------------------------------------------------------------------
@@ -510,4 +461,3 @@ def context_mismatch_wrong_code(ref: PlazaReference) -> None:
         return found
 
 
-__all__ = ["OPEN_STATES", "expect_state", "find_receipt", "receipt_message_id", "sent_message_id", "texts_in"]

@@ -3,7 +3,7 @@ discover, list filters), membership (applications and admission, invitations and
 member actions, at most max_members, no history from before joining), the manager's rules
 and the loop guard, closing, and routing (group_id only inside data), each requirement
 declared on its check with the faults that prove it can fail. The calls, readers and set-up
-are groups.py's; what the reference serves reference_groups.py."""
+are groups.py's; what the reference serves reference/groups.py."""
 
 from __future__ import annotations
 
@@ -14,32 +14,26 @@ from conformance.check import CheckContext
 from conformance.checks.expect import expect_result
 from conformance.declare import at, chosen, fault, requirement
 from conformance.faults import answer, arguments, noop, recodes, replaces, returns
-from conformance.protocols.plaza.answers import text_of
+from conformance.protocols.plaza.answers import INVALID, text_of
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
-from conformance.protocols.plaza.groups import (
+from conformance.protocols.plaza.groups_client import (
     CHAT,
-    GROUPS,
-    INVALID,
     Data,
     add_member,
     asked_for,
     authorize,
     call,
     chat,
-    command_at,
     contents,
     create,
     group_pair,
-    names,
     ok,
-    prop,
-    refused,
     remember,
     send,
     sent,
-    served,
 )
-from conformance.protocols.plaza.reference_groups import MANAGER_ROLE
+from conformance.protocols.plaza.parts import GROUPS, command_at, names, prop, refused, served
+from conformance.protocols.plaza.reference.groups import MANAGER_ROLE
 from conformance.protocols.plaza.site import NOT_FOUND, NOT_PERMITTED, Issue, Principal, SiteError
 from conformance.transport.binding import RawToken, Reply
 from conformance.transport.http import json_excerpt

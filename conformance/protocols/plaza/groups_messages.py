@@ -2,7 +2,7 @@
 content, retries rechecked), the queue that is not delivery and its flush, schedules, and
 the group work kinds of durable receive, each requirement declared on its check with the
 faults that prove it can fail. The calls, readers and set-up are groups.py's; what the
-reference serves reference_groups.py."""
+reference serves reference/groups.py."""
 
 from __future__ import annotations
 
@@ -17,14 +17,12 @@ from conformance.documents.schemas import validator_for
 from conformance.faults import arguments, replaces, returns
 from conformance.protocols.plaza.answers import text_of
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, fresh_id
-from conformance.protocols.plaza.groups import (
+from conformance.protocols.plaza.groups_client import (
     CHAT,
-    GROUPS,
     Data,
     authorize,
     call,
     chat,
-    command_at,
     contents,
     create,
     drain,
@@ -32,19 +30,17 @@ from conformance.protocols.plaza.groups import (
     listed_messages,
     messages,
     ok,
-    prop,
     receiver,
-    refused,
     revoke,
     send,
     sent,
     seqs_of,
-    served,
     text_in,
     ungranted,
     work,
 )
-from conformance.protocols.plaza.reference_groups import GROUP_MESSAGE
+from conformance.protocols.plaza.parts import GROUPS, command_at, prop, refused, served
+from conformance.protocols.plaza.reference.groups import GROUP_MESSAGE
 from conformance.protocols.plaza.site import Principal
 from conformance.transport.http import json_excerpt
 

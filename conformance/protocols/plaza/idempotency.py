@@ -15,12 +15,18 @@ from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result, refused_as
 from conformance.declare import at, fault, requirement
 from conformance.faults import answer, noop, recodes, replaces, returns_arg
-from conformance.protocols.plaza.answers import mentions, page
+from conformance.protocols.plaza.answers import (
+    find_receipt,
+    mentions,
+    page,
+    receipt_message_id,
+    sent_message_id,
+    served,
+    texts_in,
+)
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, fresh_id
-from conformance.protocols.plaza.friendship import find_receipt, receipt_message_id, sent_message_id, texts_in
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.site import NOT_PERMITTED, SiteError
-from conformance.protocols.plaza.wire import served
 from conformance.transport.http import json_excerpt
 
 RECEIPT = "/durableReceive/private_chat/intent_and_receipt"

@@ -20,12 +20,10 @@ from conformance.checks import auth
 from conformance.checks.expect import expect_mapping
 from conformance.declare import at, chosen, requirement
 from conformance.faults import answer, noop, replaces
-from conformance.protocols.plaza.answers import field
+from conformance.protocols.plaza.answers import field, find_receipt, served
 from conformance.protocols.plaza.client import ALICE, PlazaClient
-from conformance.protocols.plaza.friendship import find_receipt
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.site import Principal, SiteError, seeded_visitor
-from conformance.protocols.plaza.wire import served
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 

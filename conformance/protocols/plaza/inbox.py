@@ -14,22 +14,13 @@ from conformance import locate
 from conformance.check import CheckContext
 from conformance.declare import at, chosen, requirement
 from conformance.faults import answer, refuses, replaces
-from conformance.protocols.plaza.answers import (
-    conversation,
-    field,
-    follow,
-    mentions,
-)
-from conformance.protocols.plaza.client import ALICE, PlazaClient
+from conformance.protocols.plaza.answers import conversation, field, follow, inbox, mentions
+from conformance.protocols.plaza.client import ALICE, PlazaClient, seed
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.site import UNSUPPORTED_OPERATION, Principal, SiteError
 from conformance.transport.http import json_excerpt
 
 Data = dict[str, Any]
-
-
-def inbox(c: PlazaClient, who: str, what: str, **fields: Any) -> dict[str, Any]:
-    return c.data_of(c.command("inbox", fields, who), what)
 
 
 def inbox_lists(answer: Any, owned: Iterable[str] = ()) -> tuple[list[Any] | None, list[Any] | None]:
@@ -64,13 +55,6 @@ def conversations(ctx: CheckContext, answer: dict[str, Any], what: str,
 
 
 ending_with = locate.ending_with
-
-
-def seed(c: PlazaClient, count: int, invite: str) -> list[str]:
-    """``count`` new visitors, each inviting ``invite`` (control seed_agents): the
-    connection ids the check made (what it may count)."""
-    made = (c.ctx.control("seed_agents", count=count, invite=invite).json() or {}).get("agents")
-    return [str(a["connection_id"]) for a in made or [] if isinstance(a, dict) and a.get("connection_id")]
 
 
 @requirement(id="PLAZA-INBOX-VIEWS", level="MUST",

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance import locate
 from conformance.check import CheckContext, Untested
+from conformance.protocols.plaza.client import KEEPING
 from conformance.transport.binding import Reply, dig
 
 if TYPE_CHECKING:
@@ -276,7 +277,7 @@ class Keeper:
     def minted_group(self, data: dict[str, Any], reply: Reply) -> str | None:
         """The new group's id (conformance/protocols/plaza/groups.py group_id_of): a UUID the
         answer carries that the request did not, preferably beside the group's name."""
-        from conformance.protocols.plaza.groups import minted, sent_strings
+        from conformance.protocols.plaza.parts import minted, sent_strings
 
         sent = sent_strings(reply)
         fresh = minted(self.ctx, reply.result, sent)
@@ -449,6 +450,10 @@ class Keeper:
         for who in sides:
             self.send("friend_control", {"connection_id": connection, "decision": "unblock"}, who)
         return remove()
+
+
+
+KEEPING.append(keeper_of)  # every PlazaClient reports its calls to the check's keeper
 
 
 __all__ = ["PLANS", "STOPS", "Keeper", "harmful", "keeper_of", "stopper"]

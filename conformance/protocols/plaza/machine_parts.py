@@ -17,7 +17,7 @@ predicts.
   opens them), a replayed envelope is never stored twice, only the recipient acknowledges.
 - OfferMachine: alice and bob offer, re-offer (the new offer supersedes the caller's open
   one), withdraw, decide with both ids, retry with the same request_key and read
-  direct_status, per docs/agent-plaza.md "Continuation" and reference_continuation.py: a retry
+  direct_status, per docs/agent-plaza.md "Continuation" and reference/continuation.py: a retry
   answers the same offer while it stands (other data under the key is refused), only the
   maker withdraws, a decision names the caller's own open offer and the peer's, both
   accepting the same pair exchanges it.
@@ -40,9 +40,10 @@ from conformance.checks.expect import expect_refused
 from conformance.declare import at, chosen, requirement
 from conformance.machine import ProfileMachine, pick
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, fresh_id
-from conformance.protocols.plaza.continuation import endpoint, offer_fields, offer_id, walk
-from conformance.protocols.plaza.groups import call, contents, group_id_of, ok, prop, send
-from conformance.protocols.plaza.private import SIGNED, Channel, Relay, new_pair
+from conformance.protocols.plaza.continuation_client import endpoint, offer_fields, offer_id, walk
+from conformance.protocols.plaza.groups_client import call, contents, group_id_of, ok, send
+from conformance.protocols.plaza.parts import prop
+from conformance.protocols.plaza.private_client import SIGNED, Channel, Relay, new_pair
 from conformance.protocols.plaza.sealed import KeyPair, unseal
 from conformance.transport.binding import Reply
 

@@ -17,9 +17,11 @@ from conformance.check import CheckContext
 from conformance.checks.expect import expect_error, expect_result
 from conformance.declare import at, chosen, requirement
 from conformance.faults import answer, arguments, replaces
+from conformance.protocols.plaza.answers import INVALID, served
 from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, dig, fresh_id
+from conformance.protocols.plaza.envelopes import WIRE, envelope, raw
 from conformance.protocols.plaza.reference import PlazaReference
-from conformance.protocols.plaza.wire import INVALID, WIRE, envelope, raw, served
+from conformance.protocols.plaza.shared_faults import unwrapped, wrapped
 from conformance.transport.binding import Reply
 
 
@@ -346,15 +348,6 @@ def check_answer_roles(ctx: CheckContext) -> None:
                    "the document says ROLE_AGENT")
 
 
-def wrapped(request_id: Any, result: Any) -> bool:
-    """A result the profile wraps: {message} or {task}."""
-    return isinstance(result, dict) and len(result) == 1 and ("message" in result or "task" in result)
-
-
-def unwrapped(result: dict[str, Any]) -> Any:
-    return next(iter(result.values()))
-
-
 @requirement(id="PLAZA-WIRE-ANSWER-SHAPE", level="SHOULD",
              title="A command answers {{message}}, a text {{task}}",
              source=chosen("docs/agent-plaza.md#results"),
@@ -376,4 +369,3 @@ def check_answer_shape(ctx: CheckContext) -> None:
                kind="schema_mismatch")
 
 
-__all__ = ["unwrapped", "wrapped"]

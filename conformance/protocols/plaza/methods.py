@@ -15,7 +15,9 @@ from conformance.check import CheckContext
 from conformance.checks.expect import expect_error, expect_mapping, expect_result, refused_as
 from conformance.declare import at, fault, requirement
 from conformance.faults import answer, recodes, refuses, replaces
+from conformance.protocols.plaza.answers import served
 from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, dig, fresh_id
+from conformance.protocols.plaza.envelopes import status_request
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.site import (
     INVALID_REQUEST,
@@ -24,7 +26,6 @@ from conformance.protocols.plaza.site import (
     Issue,
     SiteError,
 )
-from conformance.protocols.plaza.wire import served, status_request
 
 CAPABILITIES = "/optionalCapabilities"
 

@@ -22,11 +22,11 @@ from conformance.documents.schemas import validator_for
 from conformance.faults import limit, replaces, returns
 from conformance.generation.invalid import InvalidInstance, invalid_strategy
 from conformance.model import Operation
+from conformance.protocols.plaza.answers import INVALID, detail_type, error_info, walk_values
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.sending import get_task_as_a_client, message_as_a_client
 from conformance.protocols.plaza.site import INVALID_PARAMETERS, Issue, Principal, SiteError
-from conformance.protocols.plaza.wire import INVALID, detail_type, error_info, walk_values
 from conformance.transport.binding import Reply
 
 MARKER = "conformance-marker-7f3a"  # a string no error message may quote back

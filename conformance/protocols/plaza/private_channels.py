@@ -3,7 +3,7 @@ until closed) under the friendship's controls, no plaintext fallback, envelopes 
 returned unchanged, paged, bounded by their own limit, stored once, signed by their named
 key, bound to their channel) and the profile's signed bytes, each requirement declared on
 its check with the faults that prove it can fail. The suite's side of the relay and the
-keys are private.py's; what the reference serves reference_private.py."""
+keys are private.py's; what the reference serves reference/private.py."""
 
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ from conformance.check import CheckContext, CheckFailed
 from conformance.checks.expect import expect_error, expect_result
 from conformance.declare import at, requirement
 from conformance.faults import noop, replaces, returns
+from conformance.protocols.plaza.answers import INVALID
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, fresh_id
-from conformance.protocols.plaza.groups import PRIVATE_RELAY, names, served
-from conformance.protocols.plaza.private import (
+from conformance.protocols.plaza.parts import PRIVATE_RELAY, names, served
+from conformance.protocols.plaza.private_client import (
     CHOSEN,
     COMMANDS,
     E2E,
@@ -41,7 +42,6 @@ from conformance.protocols.plaza.private import (
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.sealed import b64u, unb64u, unseal
 from conformance.protocols.plaza.site import Principal
-from conformance.protocols.plaza.wire import INVALID
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 

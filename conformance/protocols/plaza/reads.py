@@ -15,13 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from conformance.check import CheckContext
-from conformance.checks.expect import (
-    expect_list,
-    expect_refused,
-    refused_as,
-)
+from conformance.checks.expect import expect_list, expect_refused, refused_as
 from conformance.declare import at, chosen, fault, requirement
-from conformance.documents.schemas import validator_for
 from conformance.faults import answer, arguments, noop, replaces, setting
 from conformance.protocols.plaza.answers import (
     CANONICAL,
@@ -49,10 +44,12 @@ from conformance.protocols.plaza.answers import (
     round_of,
     seq_of,
     seqs,
+    served,
     text_of,
 )
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, COMPLETED, PlazaClient, fresh_id
 from conformance.protocols.plaza.reference import PlazaReference
+from conformance.protocols.plaza.shared_faults import CODES, unbounded
 from conformance.protocols.plaza.site import (
     INVITATION,
     NOT_FOUND,
@@ -63,12 +60,10 @@ from conformance.protocols.plaza.site import (
     Principal,
     SiteError,
 )
-from conformance.protocols.plaza.wire import served
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 
 Data = dict[str, Any]
-CODES = ["mailbox_codes_swapped"]  # the fault every -CODE row of the mailbox names
 SEQ_FIELDS = ("after_seq", "before_seq")
 
 
@@ -85,16 +80,6 @@ def mailbox_codes_swapped(ref: PlazaReference) -> None:
     @replaces(ref, "rpc_error")
     def rpc_error(original: Any, err: SiteError) -> Any:
         return original(SiteError(SWAPPED.get(err.name, err.name), err.message, err.metadata, err.status))
-
-
-def unbounded(ref: PlazaReference, command: str, name: str) -> None:
-    """A fault's change: the command's schema without the ``maximum`` of its field ``name``
-    (and of that field's anyOf branches)."""
-    schema = copy.deepcopy(ref.branches[command])
-    prop = schema["properties"][name]
-    for node in [prop, *prop.get("anyOf", [])]:
-        node.pop("maximum", None)
-    ref.validators.commands[command] = validator_for(schema)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -14,12 +14,7 @@ from typing import Any
 
 from conformance import locate
 from conformance.check import CheckContext, Untested
-from conformance.checks.expect import (
-    expect_list,
-    expect_mapping,
-    expect_result,
-    refused_as,
-)
+from conformance.checks.expect import expect_list, expect_mapping, expect_result, refused_as
 from conformance.declare import at, chosen, requirement
 from conformance.documents.schemas import validator_for
 from conformance.faults import answer, refuses, replaces, returns_arg
@@ -42,20 +37,21 @@ from conformance.protocols.plaza.answers import (
     drain,
     field,
     follow,
+    inbox,
     item_keys,
     items_of,
     mentions,
     page,
     pull,
     receiver,
+    served,
     text_of,
     triple,
     walk,
 )
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, fresh_id
-from conformance.protocols.plaza.inbox import inbox
-from conformance.protocols.plaza.reads import CODES, unbounded
 from conformance.protocols.plaza.reference import PlazaReference
+from conformance.protocols.plaza.shared_faults import CODES, unbounded
 from conformance.protocols.plaza.site import (
     FRIEND_CHANNEL_CHANGE,
     NOT_FOUND,
@@ -66,7 +62,6 @@ from conformance.protocols.plaza.site import (
     SiteError,
     Wait,
 )
-from conformance.protocols.plaza.wire import served
 from conformance.transport.http import json_excerpt
 
 Data = dict[str, Any]

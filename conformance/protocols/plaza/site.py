@@ -1,7 +1,7 @@
 """What the Agent Plaza reference site is built from, shared by its parts: the names of
 states, errors and scopes, the small records a request travels in (Principal, Call,
 Issue, Wait), the refusal a part raises (SiteError) and helpers for ids and times. The
-site itself is reference.py; the parts of the protocol it serves are mixins beside it."""
+site itself is reference/server.py; the parts of the protocol it serves are mixins beside it."""
 
 from __future__ import annotations
 

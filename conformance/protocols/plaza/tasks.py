@@ -15,18 +15,26 @@ from conformance.check import CheckContext
 from conformance.checks.expect import expect_result, refused_as
 from conformance.declare import at, fault, requirement
 from conformance.faults import noop, recodes, replaces
-from conformance.protocols.plaza.answers import drain
+from conformance.protocols.plaza.answers import (
+    OPEN_STATES,
+    detail_type,
+    drain,
+    error_info,
+    expect_state,
+    served,
+    texts_in,
+)
 from conformance.protocols.plaza.client import (
     ALICE,
     BOB,
     CANCELED,
     CAROL,
     COMPLETED,
+    SHORT_DEADLINE_S,
     PlazaClient,
     dig,
     fresh_id,
 )
-from conformance.protocols.plaza.friendship import OPEN_STATES, expect_state, texts_in
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.site import (
     ACTIVE,
@@ -38,10 +46,6 @@ from conformance.protocols.plaza.site import (
     Principal,
     SiteError,
 )
-from conformance.protocols.plaza.wire import detail_type, error_info, served
-
-# with control, the server's deadline is shortened to this for the checks that wait it out
-SHORT_DEADLINE_S = 0.2
 
 
 def get(c: PlazaClient, task_id: str, who: str = ALICE, what: str = "GetTask",
@@ -355,4 +359,4 @@ def deadline_not_retryable(ref: PlazaReference) -> None:
             raise
 
 
-__all__ = ["SHORT_DEADLINE_S", "get"]
+__all__ = ["get"]

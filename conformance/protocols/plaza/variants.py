@@ -8,8 +8,8 @@ from typing import Any
 
 from conformance.declare import variant
 from conformance.faults import answer, arguments, replaces
-from conformance.protocols.plaza.message import unwrapped, wrapped
 from conformance.protocols.plaza.reference import PlazaReference
+from conformance.protocols.plaza.shared_faults import unwrapped, wrapped
 from conformance.protocols.plaza.site import (
     ACTIVE,
     BLOCKED,

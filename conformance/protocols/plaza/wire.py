@@ -1,87 +1,29 @@
 """The A2A 1.0 wire of the personal endpoint: the required headers (A2A-Version,
 A2A-Extensions, Content-Type, the bearer token) and the JSON-RPC envelope (an id on every
 request, echoed in every answer); the message itself is message.py's. Each requirement is
-declared on its check, with the faults that prove it can fail; the helpers every part's
-checks share (a raw request, the served control of a refusal, the ErrorInfo detail) are
-here too."""
+declared on its check, with the faults that prove it can fail. What every part's checks
+share of the wire is a layer below: requests built by hand in envelopes.py, the served
+control of a refusal and the ErrorInfo detail in answers.py."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from conformance import locate
 from conformance.check import CheckContext
 from conformance.checks import auth
-from conformance.checks.expect import expect_result, refused_as
+from conformance.checks.expect import refused_as
 from conformance.checks.jsonrpc import expect_envelope
 from conformance.declare import at, fault, requirement
 from conformance.faults import noop, recodes, refuses, replaces
+from conformance.protocols.plaza.answers import served
 from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, fresh_id
-from conformance.protocols.plaza.keeper import keeper_of
+from conformance.protocols.plaza.envelopes import WIRE, envelope, raw, status_request
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.site import INVALID_PARAMETERS, INVALID_REQUEST, Principal, SiteError
 from conformance.transport.binding import Reply
 
-INVALID = "A2A_INVALID_PARAMETERS"
 HEADERS = "/requiredHeaders"
-WIRE = "/wireFormat"
-
-
-# ----------------------------------------------------------------------------------
-# requests built by hand, and what every part's checks read the same way
-# ----------------------------------------------------------------------------------
-def envelope(method: str, params: Any, request_id: Any = "auto") -> dict[str, Any]:
-    body: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
-    if request_id is not None:
-        body["id"] = fresh_id() if request_id == "auto" else request_id
-    return body
-
-
-def raw(ctx: CheckContext, body: Any, headers: dict[str, str | None] | None = None,
-        who: Any = ALICE) -> Reply:
-    """A request sent as its text (watched on a live site, keeper.py)."""
-    text = body if isinstance(body, str) else json.dumps(body)
-    keeper = keeper_of(ctx)
-    if keeper is not None and isinstance(body, dict):
-        keeper.before(str(body.get("method")), body.get("params"), who)
-    reply = ctx.binding.send_raw(text, headers=headers, caller=who)
-    if keeper is not None:
-        keeper.after_raw(text, who, reply)
-    return reply
-
-
-def status_request(c: PlazaClient) -> dict[str, Any]:
-    """The document's status example with a fresh messageId: the harmless request."""
-    body = c.example("status")
-    body["params"]["message"]["messageId"] = fresh_id()
-    return body
-
-
-def walk_values(answer: Any) -> list[Any]:
-    """Every value of an answer (conformance/locate.py's bounded walk)."""
-    return [f.value for f in locate.walk(answer)]
-
-
-def detail_type(ctx: CheckContext) -> str:
-    """The type of the error detail the document names (parameterValidation.detailType)."""
-    return str(ctx.profile.spec["parameterValidation"]["detailType"])
-
-
-def error_info(reply: Reply, detail_type: str) -> dict[str, Any] | None:
-    """The google.rpc.ErrorInfo of an error, by content: the object in error.data (a list
-    of details, a details list, the detail itself, at any depth) that carries the
-    document's detailType (parameterValidation.detailType) as a value."""
-    return locate.object_holding(reply.error_data, detail_type)
-
-
-def served(ctx: CheckContext, reply: Reply, what: str, by: str = "PLAZA-EXAMPLE-STATUS") -> None:
-    """The control of a refusal row: the same request without the break, same credential
-    and binding, is served; a refusal counts only then (else the row is blocked, for the
-    requirement ``by`` that is about that request)."""
-    with ctx.setup(f"{what} (the same request without the break) is served", by=by):
-        expect_result(ctx, reply, what)
 
 
 # ----------------------------------------------------------------------------------
@@ -252,7 +194,3 @@ def id_not_echoed(ref: PlazaReference) -> None:
     @replaces(ref, "error_response")
     def error_response(original: Any, request_id: Any, err: SiteError) -> Any:
         return original(None, err)
-
-
-__all__ = ["INVALID", "WIRE", "detail_type", "envelope", "error_info", "raw", "served", "status_request",
-           "walk_values"]

@@ -8,7 +8,7 @@ from conformance.check import CheckContext, ProtocolMismatch
 from conformance.model import Profile, Source
 from conformance.protocol import Protocol
 from conformance.protocols import mcp
-from conformance.protocols.wever import live
+from conformance.protocols.wever import uncontrolled
 from conformance.transport.binding import DEFAULT
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
 # source registers only registrations_per_source_per_utc_day mailboxes a day; theirs are
 # the run's own mailboxes that serve the rest), then the pending cap of a sender (it needs
 # more pairs that never exchanged a request than any other row); what lasts to a mailbox
-# runs after everything else, live.LAST (using a mailbox's day up, closing one, the
+# runs after everything else, uncontrolled.LAST (using a mailbox's day up, closing one, the
 # registration quota's row) at the very end.
 MODULES = ("access", "tasks", "keys", "connections", "a2a", "surfaces", "quotas", "lifetimes", "a2a_strict",
            "mailboxes", "shaped", "inputs", "variants")
@@ -117,7 +117,7 @@ FIRST = ("WEVER-REGISTER-TOKEN", "WEVER-AUTH-OPEN-ACTIONS", "WEVER-SHAPE-MAILBOX
 PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings,
                     credentials=credentials,
                     modules=(*(f"{__name__}.{module}" for module in MODULES), *mcp.MODULES), first=FIRST,
-                    last=live.LAST, provides={"mcp": mcp_surface},
+                    last=uncontrolled.LAST, provides={"mcp": mcp_surface},
                     # the relay's own fault that its MCP tool errors must show (surfaces.py)
                     more_faults={rid: ("mcp_errors_unflagged",)
                                  for rid in ("MCP-TOOL-ERROR", "MCP-STATELESS-TOOL-ERROR")})

@@ -7,7 +7,6 @@ A2A's names. What its strict profile refuses is a2a_strict.py's."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import uuid
@@ -20,12 +19,13 @@ from conformance.checks import idempotency
 from conformance.checks.expect import expect_mapping, expect_refused, expect_result
 from conformance.declare import at, requirement
 from conformance.faults import replaces
-from conformance.locate import Search
+from conformance.protocols.wever.answers import digest_spellings
 from conformance.protocols.wever.client import (
     RECIPIENT,
     SENDER,
     STRANGER,
     WeverClient,
+    a2a_sent_id,
     dig,
     fresh_key,
     refused_rpc,
@@ -51,15 +51,6 @@ def a2a_task(ctx: CheckContext, reply: HttpReply, what: str, wrapped: bool = Tru
 
 def a2a_state(task: dict[str, Any]) -> Any:
     return dig(task, "status", "state")
-
-
-def a2a_sent_id(ctx: CheckContext, reply: Any, what: str) -> str:
-    """The id of the A2A Task a SendMessage answered (result.task.id: the manifest's and A2A's names)."""
-    task_id = dig(served_rpc(ctx, reply, what), "task", "id")
-    if not isinstance(task_id, str):
-        looked = Search("result.task.id (protocols.a2a.send_message.result_shape)").looked_for(reply.json())
-        ctx.fail(f"{what}: " + looked, kind="malformed_answer")
-    return str(task_id)
 
 
 def rpc(method: str, params: Any) -> dict[str, Any]:
@@ -268,14 +259,6 @@ def a2a_concurrent(ctx: CheckContext) -> None:
                f"8 identical SendMessage at once left {len(carried)} tasks with their data "
                f"({sorted(carried)})",
                kind="state_changed")
-
-
-def digest_spellings(message_id: str) -> tuple[str, ...]:
-    """The ways a2a-<sha256(messageId)> may be written: the manifest does not say (hex,
-    base64url, base64: each accepted)."""
-    digest = hashlib.sha256(message_id.encode()).digest()
-    return (digest.hex(), base64.urlsafe_b64encode(digest).decode().rstrip("="),
-            base64.b64encode(digest).decode())
 
 
 @requirement(id="WEVER-A2A-KEY-NAMESPACE", level="MUST",

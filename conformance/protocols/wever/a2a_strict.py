@@ -29,8 +29,8 @@ from conformance.protocols.wever.client import (
     rpc_error,
     served_rpc,
 )
-from conformance.protocols.wever.quotas import UNBOUNDED
 from conformance.protocols.wever.reference import WeverReference
+from conformance.protocols.wever.shared_faults import UNBOUNDED
 from conformance.transport.http import HttpReply
 
 A2A = "/protocols/a2a"

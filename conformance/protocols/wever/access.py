@@ -14,12 +14,11 @@ from conformance.checks.expect import expect_refused, expect_result
 from conformance.declare import at, code, fault, requirement
 from conformance.faults import replaces, returns
 from conformance.locate import Search
+from conformance.protocols.wever.answers import marked, named_values
 from conformance.protocols.wever.client import MAIN, RECIPIENT, SENDER, STRANGER, WeverClient, fresh_key
-from conformance.protocols.wever.reads import marked, named_values
 from conformance.protocols.wever.reference import Call, RelayError, WeverReference
+from conformance.protocols.wever.shared_faults import CODES
 from conformance.transport.binding import Reply
-
-CODES = ["refusal_codes_swapped"]  # the fault every profile-code SHOULD catches
 
 
 @requirement(id="WEVER-REGISTER-TOKEN", level="MUST",

@@ -15,14 +15,14 @@ from conformance import locate
 from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_result
 from conformance.locate import Search
-from conformance.protocols.wever import live as uncontrolled
-from conformance.protocols.wever.reads import Vocabulary, ids, marked, owners, state_in, vocabulary
+from conformance.protocols.wever import uncontrolled
+from conformance.protocols.wever.answers import Vocabulary, ids, marked, owners, state_in, vocabulary
 from conformance.transport.binding import FRESH, RawToken, Reply, dig
 from conformance.transport.http import HttpReply, json_excerpt
 
 # The parts a check's mailboxes play. With control they are the configured alice, bob and
 # carol (the relay is reset before each check); without control, mailboxes chosen per check
-# (live.py: the run's own first, by the room they have left on the quotas a part spends).
+# (uncontrolled.py: the run's own first, by the room they have left on the quotas a part spends).
 SENDER, RECIPIENT, STRANGER = "sender", "recipient", "stranger"
 CONFIGURED = {SENDER: "alice", RECIPIENT: "bob", STRANGER: "carol"}
 PARTS = (SENDER, RECIPIENT, STRANGER)
@@ -182,7 +182,7 @@ class WeverClient:
         return self.via(self.binding, action, params, self.label(who), key, **kw)
 
     def via(self, binding: Any, action: str, params: Any, caller: Any, key: Any, **kw: Any) -> Reply:
-        """One call over ``binding``; without control through the check's books (live.py)."""
+        """One call over ``binding``; without control through the check's books (uncontrolled.py)."""
         if not self.live:
             reply: Reply = binding.call(action, params, caller=caller, idempotency_key=key, **kw)
             return reply
@@ -428,3 +428,59 @@ class WeverClient:
     def a2a_key(message_id: str) -> str:
         """The Connect request key of an A2A messageId (protocols.a2a.retry)."""
         return "a2a-" + hashlib.sha256(message_id.encode()).hexdigest()
+
+
+def a2a_sent_id(ctx: CheckContext, reply: Any, what: str) -> str:
+    """The id of the A2A Task a SendMessage answered (result.task.id: the manifest's and A2A's names)."""
+    task_id = dig(served_rpc(ctx, reply, what), "task", "id")
+    if not isinstance(task_id, str):
+        looked = Search("result.task.id (protocols.a2a.send_message.result_shape)").looked_for(reply.json())
+        ctx.fail(f"{what}: " + looked, kind="malformed_answer")
+    return str(task_id)
+
+
+def open_requests(c: WeverClient, sender: str | RawToken = SENDER) -> str:
+    """The recipient opts into connection requests; ``sender`` asks; the request's id.
+    Without control the pair may hold a request an earlier run made (retained, maybe
+    decided, for 24 hours): the request must be pending, as the recipient's list shows."""
+    c.advertise(RECIPIENT, accepts_connection_requests=True)
+    new = c.new_pair(sender, RECIPIENT)
+    with c.ctx.setup("request_connection to an opted-in mailbox", by="WEVER-CONN-LIST"):
+        request_id = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)},
+                                         sender), "request_connection")
+    if not new:
+        still_pending(c, request_id)
+    return request_id
+
+
+def still_pending(c: WeverClient, request_id: str, recipient: str = RECIPIENT) -> None:
+    """Without control, a request of a pair that may have asked before (``new_pair``) must
+    be pending to be the check's own: the relay returns the pair's retained request
+    (perhaps decided: an earlier run's, denied when it ended) for connection_request_hours.
+    One the recipient's pending requests do not name is not the check's to answer, and no
+    fault of the relay: the row is untested (a second run of the day, from the same
+    mailboxes, meets the first run's requests), never blocked or failed."""
+    if not c.live:
+        return
+    with c.ctx.setup("the recipient's pending requests (list_connection_requests)"):
+        listed = expect_result(c.ctx, c.call("list_connection_requests", {}, recipient),
+                               "list_connection_requests")
+    if not locate.holds(listed, request_id):
+        hours = c.ctx.profile.limits["connection_request_hours"].value
+        raise Untested(f"request_connection answered {request_id}, which the recipient's pending requests "
+                       "do not name: the pair holds a retained request an earlier run made, no longer "
+                       f"pending (a request lives {hours} hours); no pair with a mailbox of the run's own "
+                       "was left to ask", "other")
+
+
+def seed(c: WeverClient, count: int, **fields: Any) -> list[tuple[str, RawToken]]:
+    """``count`` extra mailboxes (control seed_mailboxes): (id, caller)."""
+    made = c.ctx.control("seed_mailboxes", count=count, **fields).json()
+    boxes = made.get("mailboxes") if isinstance(made, dict) else None
+    seeded = [(str(m["id"]),
+               RawToken(str(m["token"]))) for m in boxes or [] if isinstance(m, dict) and m.get("id")
+              and m.get("token")]
+    if len(seeded) != count:
+        raise Untested(f"control seed_mailboxes answered {str(made)[:200]}, expected {count} mailboxes {{id, "
+                       "token}")
+    return seeded

@@ -12,45 +12,10 @@ from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_refused, expect_result, refused_as
 from conformance.declare import at, requirement
 from conformance.faults import replaces, returns
-from conformance.protocols.wever.access import CODES
-from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient
+from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, open_requests
 from conformance.protocols.wever.reference import ALLOWED, DENIED, PENDING, Call, WeverReference
-from conformance.transport.binding import RawToken
+from conformance.protocols.wever.shared_faults import CODES
 from conformance.transport.http import json_excerpt
-
-
-def open_requests(c: WeverClient, sender: str | RawToken = SENDER) -> str:
-    """The recipient opts into connection requests; ``sender`` asks; the request's id.
-    Without control the pair may hold a request an earlier run made (retained, maybe
-    decided, for 24 hours): the request must be pending, as the recipient's list shows."""
-    c.advertise(RECIPIENT, accepts_connection_requests=True)
-    new = c.new_pair(sender, RECIPIENT)
-    with c.ctx.setup("request_connection to an opted-in mailbox", by="WEVER-CONN-LIST"):
-        request_id = c.request_of(c.call("request_connection", {"recipient_id": c.mailbox(RECIPIENT)},
-                                         sender), "request_connection")
-    if not new:
-        still_pending(c, request_id)
-    return request_id
-
-
-def still_pending(c: WeverClient, request_id: str, recipient: str = RECIPIENT) -> None:
-    """Without control, a request of a pair that may have asked before (``new_pair``) must
-    be pending to be the check's own: the relay returns the pair's retained request
-    (perhaps decided: an earlier run's, denied when it ended) for connection_request_hours.
-    One the recipient's pending requests do not name is not the check's to answer, and no
-    fault of the relay: the row is untested (a second run of the day, from the same
-    mailboxes, meets the first run's requests), never blocked or failed."""
-    if not c.live:
-        return
-    with c.ctx.setup("the recipient's pending requests (list_connection_requests)"):
-        listed = expect_result(c.ctx, c.call("list_connection_requests", {}, recipient),
-                               "list_connection_requests")
-    if not locate.holds(listed, request_id):
-        hours = c.ctx.profile.limits["connection_request_hours"].value
-        raise Untested(f"request_connection answered {request_id}, which the recipient's pending requests "
-                       "do not name: the pair holds a retained request an earlier run made, no longer "
-                       f"pending (a request lives {hours} hours); no pair with a mailbox of the run's own "
-                       "was left to ask", "other")
 
 
 @requirement(id="WEVER-CONN-DISABLED-DEFAULT", level="MUST",

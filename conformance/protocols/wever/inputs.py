@@ -17,17 +17,16 @@ from conformance.documents.schemas import validator_for
 from conformance.faults import noop, replaces
 from conformance.generation.invalid import InvalidInstance
 from conformance.model import Profile
-from conformance.protocols.wever import live
-from conformance.protocols.wever.access import CODES
-from conformance.protocols.wever.client import RECIPIENT, SENDER, WeverClient
-from conformance.protocols.wever.connections import open_requests
+from conformance.protocols.wever import uncontrolled
+from conformance.protocols.wever.client import RECIPIENT, SENDER, WeverClient, open_requests
 from conformance.protocols.wever.reference import RelayError, WeverReference
+from conformance.protocols.wever.shared_faults import CODES
 from conformance.transport.binding import Reply
 
 REJECTION = "VALIDATION_ERROR"
 
 # The actions that change their caller for good: a row about one lasts to the mailbox it acts as.
-LASTING = {"close_mailbox": live.CLOSES, "renew_mailbox": live.RENEWS}
+LASTING = {"close_mailbox": uncontrolled.CLOSES, "renew_mailbox": uncontrolled.RENEWS}
 
 
 class InputWorld:
@@ -61,9 +60,9 @@ class InputWorld:
     def requester(self) -> Any:
         """Who asks for the connection a response answers: a response allows or denies (and a
         denial revokes that pair's grant), so a seeded mailbox of the check's own where
-        control seeds one, else the check's sender (whose grant is put back: live.py)."""
+        control seeds one, else the check's sender (whose grant is put back: uncontrolled.py)."""
         if self.c.ctx.run.control_path:
-            from conformance.protocols.wever.quotas import seed
+            from conformance.protocols.wever.client import seed
 
             return seed(self.c, 1)[0][1]
         return SENDER
@@ -73,7 +72,7 @@ class InputWorld:
         seeded mailbox each time (with control), else one of the run's own (``caller_for``:
         once closed, its calls are refused for their credential and set aside)."""
         if self.action == "close_mailbox" and self.c.ctx.run.control_path:
-            from conformance.protocols.wever.quotas import seed
+            from conformance.protocols.wever.client import seed
 
             return seed(self.c, 1)[0][1]
         return self.who
@@ -131,9 +130,11 @@ INVALID = "{action} inputs breaking one inputSchema rule are refused and change 
 @requirement(id="WEVER-INPUT-INVALID-{slug}", level="MUST", title=INVALID, source=at("/actions"),
              faults=[accepts_invalid_input], each=members)
 @requirement(id="WEVER-INPUT-INVALID-RENEW-MAILBOX", level="MUST", title=INVALID, source=at("/actions"),
-             faults=[accepts_invalid_input], lasting=live.RENEWS, each=lambda p: members(p, live.RENEWS))
+             faults=[accepts_invalid_input], lasting=uncontrolled.RENEWS,
+             each=lambda p: members(p, uncontrolled.RENEWS))
 @requirement(id="WEVER-INPUT-INVALID-CLOSE-MAILBOX", level="MUST", title=INVALID, source=at("/actions"),
-             faults=[accepts_invalid_input], lasting=live.CLOSES, each=lambda p: members(p, live.CLOSES))
+             faults=[accepts_invalid_input], lasting=uncontrolled.CLOSES,
+             each=lambda p: members(p, uncontrolled.CLOSES))
 def check_invalid_inputs(ctx: CheckContext, action: str, slug: str, strict: bool = False) -> None:
     """Inputs breaking one keyword of the inputSchema are refused and change nothing
     (``strict``: with the profile's VALIDATION_ERROR)."""
@@ -162,9 +163,9 @@ VALID = "Generated valid {action} inputs are not refused as invalid"
 @requirement(id="WEVER-INPUT-VALID-{slug}", level="MUST", title=VALID, source=at("/actions"),
              each=lambda p: members(p, faults=True))
 @requirement(id="WEVER-INPUT-VALID-RENEW-MAILBOX", level="MUST", title=VALID, source=at("/actions"),
-             lasting=live.RENEWS, each=lambda p: members(p, live.RENEWS, faults=True))
+             lasting=uncontrolled.RENEWS, each=lambda p: members(p, uncontrolled.RENEWS, faults=True))
 @requirement(id="WEVER-INPUT-VALID-CLOSE-MAILBOX", level="MUST", title=VALID, source=at("/actions"),
-             lasting=live.CLOSES, each=lambda p: members(p, live.CLOSES, faults=True))
+             lasting=uncontrolled.CLOSES, each=lambda p: members(p, uncontrolled.CLOSES, faults=True))
 def check_valid_inputs(ctx: CheckContext, action: str, slug: str) -> None:
     """Generated inputs valid under the action's inputSchema are never refused as
     invalid: sent as generated (ids of objects that need not exist: a missing object is
@@ -175,10 +176,11 @@ def check_valid_inputs(ctx: CheckContext, action: str, slug: str) -> None:
     c = WeverClient(ctx)
     op = ctx.profile.operations[action]
     if action == "register_mailbox" and c.live:  # each served draw is a registration of the source's day
-        left = ctx.run.quotas.room(live.REGISTRATIONS_SOURCE, live.SOURCE)
+        left = ctx.run.quotas.room(uncontrolled.REGISTRATIONS_SOURCE, uncontrolled.SOURCE)
         if left < 1:
-            raise Untested(f"would exceed {live.REGISTRATIONS_SOURCE} for {live.SOURCE}: this run registered "
-                           f"{ctx.run.quotas.spent[(live.REGISTRATIONS_SOURCE, live.SOURCE)]}", "quota")
+            day = (uncontrolled.REGISTRATIONS_SOURCE, uncontrolled.SOURCE)
+            raise Untested(f"would exceed {day[0]} for {day[1]}: this run registered "
+                           f"{ctx.run.quotas.spent[day]}", "quota")
         ctx.budget = replace(ctx.budget, examples=min(ctx.budget.examples, left))
     if action == "close_mailbox":  # it closes its caller: a mailbox of the check's own
         valid_inputs_accepted(ctx, op, InputWorld(c, action).call, (REJECTION,))

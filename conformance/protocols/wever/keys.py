@@ -14,9 +14,9 @@ from conformance.checks import idempotency
 from conformance.checks.expect import refused_as
 from conformance.declare import at, code, requirement
 from conformance.faults import replaces
-from conformance.protocols.wever.access import CODES
 from conformance.protocols.wever.client import RECIPIENT, SENDER, WeverClient, fresh_key
 from conformance.protocols.wever.reference import Call, WeverReference
+from conformance.protocols.wever.shared_faults import CODES
 
 CONCURRENT_SENDS = 50  # identical send_task calls at once
 

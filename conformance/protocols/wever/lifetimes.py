@@ -15,11 +15,11 @@ from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result
 from conformance.declare import at, requirement
 from conformance.faults import replaces
-from conformance.protocols.wever import live
+from conformance.protocols.wever import uncontrolled
+from conformance.protocols.wever.answers import marked, named_values
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, Task, WeverClient, fresh_key
-from conformance.protocols.wever.quotas import UNBOUNDED
-from conformance.protocols.wever.reads import marked, named_values
 from conformance.protocols.wever.reference import Call, WeverReference
+from conformance.protocols.wever.shared_faults import UNBOUNDED
 from conformance.transport.http import json_excerpt
 
 MINUTE_S = 60
@@ -87,7 +87,7 @@ def check_task_capped_by_mailbox(ctx: CheckContext) -> None:
              title="A task expires {limits[task_hours]} hours after submission and never outlives either "
              "mailbox's expiry",
              source=at("/retention"), faults=["task_never_expires", "task_outlives_mailbox"],
-             lasting=live.RENEWS)
+             lasting=uncontrolled.RENEWS)
 def check_task_lifetime(ctx: CheckContext) -> None:
     """Its expiry, and the cap either mailbox's expiry puts on it."""
     in_turn(ctx, check_task_expiry, check_task_capped_by_mailbox)
@@ -204,7 +204,7 @@ def mailbox_never_expires(ref: WeverReference) -> None:
              title="renew_mailbox gives an unexpired mailbox {limits[mailbox_days]} more days and no new "
              "credential",
              source=at("/actions/renew_mailbox/description"), faults=["renew_ignored", "renew_returns_token"],
-             lasting=live.RENEWS)
+             lasting=uncontrolled.RENEWS)
 def check_renew(ctx: CheckContext) -> None:
     """renew_mailbox gives an unexpired mailbox mailbox_days more, and no new credential."""
     needs_clock(ctx, "mailbox_days")
@@ -249,7 +249,7 @@ def renew_returns_token(ref: WeverReference) -> None:
                    "content for both sides",
              source=at("/actions/close_mailbox/description"),
              faults=["close_keeps_content", "close_keeps_grants"],
-             lasting=live.CLOSES)
+             lasting=uncontrolled.CLOSES)
 def check_close_mailbox(ctx: CheckContext) -> None:
     """Closing a mailbox revokes its token, removes its profile and grants, and erases
     the shared content of its tasks for both sides."""
@@ -343,7 +343,7 @@ def check_conn_capped_by_mailbox(ctx: CheckContext) -> None:
              title="A connection request expires after {limits[connection_request_hours]} hours",
              source=at("/limits/connection_request_hours"),
              faults=["requests_never_expire", "request_outlives_mailbox"],
-             lasting=live.RENEWS)
+             lasting=uncontrolled.RENEWS)
 def check_request_lifetime(ctx: CheckContext) -> None:
     """Its expiry, and the cap its mailboxes' expiry puts on it."""
     in_turn(ctx, check_conn_expiry, check_conn_capped_by_mailbox)

@@ -15,8 +15,8 @@ from conformance.checks.expect import expect_refused, expect_result
 from conformance.checks.lifecycle import LifecycleMachine
 from conformance.locate import Search
 from conformance.machine import pick
+from conformance.protocols.wever.answers import state_in
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, TERMINAL, WeverClient
-from conformance.protocols.wever.reads import state_in
 from conformance.transport.binding import Reply
 
 # who performs each transition: the recipient decides, the sender cancels and reads

@@ -11,9 +11,8 @@ from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result
 from conformance.declare import at, requirement
 from conformance.faults import replaces
-from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient
-from conformance.protocols.wever.connections import still_pending
-from conformance.protocols.wever.reads import listing_ids
+from conformance.protocols.wever.answers import listing_ids
+from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, still_pending
 from conformance.protocols.wever.reference import Call, WeverReference
 from conformance.transport.http import json_excerpt
 

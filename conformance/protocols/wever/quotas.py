@@ -3,7 +3,7 @@ source, service-wide, counted per UTC day), pending caps and the grant caps. Wit
 they seed the mailboxes they need (``seed_mailboxes``) and start at a UTC midnight.
 
 Without control, a quota of one mailbox is judged on a mailbox of the run's own, whose
-every use of the day the run made and counted (live.py): the check spends what is left
+every use of the day the run made and counted (uncontrolled.py): the check spends what is left
 of it by this run's count, then one more must be refused; it uses the quota up, which
 lasts to the end of the UTC day (so these rows run last, on the run's own mailboxes).
 Those that need more mailboxes than a source may register in a day (a pending cap of 20
@@ -20,13 +20,12 @@ from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_refused, expect_result
 from conformance.declare import at, requirement
 from conformance.faults import replaces
-from conformance.protocols.wever import live
-from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, fresh_key
-from conformance.protocols.wever.reads import ids
+from conformance.protocols.wever import uncontrolled
+from conformance.protocols.wever.answers import ids
+from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, fresh_key, seed
 from conformance.protocols.wever.reference import RelayError, WeverReference
+from conformance.protocols.wever.shared_faults import UNBOUNDED
 from conformance.transport.binding import RawToken
-
-UNBOUNDED = 10**9  # a limit no check reaches (the faults that lift one)
 
 
 def beyond_a_client(ctx: CheckContext, why: str) -> None:
@@ -38,23 +37,23 @@ def beyond_a_client(ctx: CheckContext, why: str) -> None:
 def one_day(ctx: CheckContext) -> None:
     """Without control, the check's count is the run's since it started: untested across a UTC midnight."""
     if ctx.run.live:
-        live.day_guard(ctx)
+        uncontrolled.day_guard(ctx)
 
 
 def own_with_least(c: WeverClient, quota: str, fewest: int = 0, exclude: tuple[str, ...] = ()) -> str:
     """The run's own mailbox with least room left on ``quota`` (at least ``fewest``): the
     run made and counted every use of it today. Its use goes to its end: lasting."""
     ctx = c.ctx
-    pool = live.pool_of(ctx.run)
+    pool = uncontrolled.pool_of(ctx.run)
     own = [m.label for m in pool.open() if m.label not in exclude
            and ctx.run.quotas.room(quota, m.label) >= fewest]
     if not own:
-        made = live.register(c)
+        made = uncontrolled.register(c)
         own = [made.label] if made is not None else []
     if not own:
         raise Untested(f"no mailbox of the run's own has {quota} left to spend, and the source's "
-                       f"registrations of the day are spent ({live.REGISTRATIONS_SOURCE}): this run's count "
-                       "of a configured mailbox would not be the relay's", "quota")
+                       f"registrations of the day are spent ({uncontrolled.REGISTRATIONS_SOURCE}): this "
+                       "run's count of a configured mailbox would not be the relay's", "quota")
     label = min(own, key=lambda label: ctx.run.quotas.room(quota, label))
     ctx.lasting(label, f"using up {quota} for the UTC day")
     return label
@@ -64,30 +63,17 @@ def spread(c: WeverClient, quota: str, count: int, exclude: tuple[str, ...]) -> 
     """``count`` uses of ``quota`` spread over the run's mailboxes (its own first), each as
     often as it has room: one label per use."""
     ctx = c.ctx
-    pool = live.pool_of(ctx.run)
-    order = [m.label for m in pool.open()] + live.configured(ctx)
+    pool = uncontrolled.pool_of(ctx.run)
+    order = [m.label for m in pool.open()] + uncontrolled.configured(ctx)
     out: list[str] = []
     for label in order:
         if label in exclude:
             continue
-        out += [label] * min(live.room(ctx, quota, label), count - len(out))
+        out += [label] * min(uncontrolled.room(ctx, quota, label), count - len(out))
         if len(out) == count:
             return out
     raise Untested(f"would exceed {quota}: {count} uses are needed and the run's mailboxes have {len(out)} "
                    "left (a configured mailbox keeps half of each daily quota)", "quota")
-
-
-def seed(c: WeverClient, count: int, **fields: Any) -> list[tuple[str, RawToken]]:
-    """``count`` extra mailboxes (control seed_mailboxes): (id, caller)."""
-    made = c.ctx.control("seed_mailboxes", count=count, **fields).json()
-    boxes = made.get("mailboxes") if isinstance(made, dict) else None
-    seeded = [(str(m["id"]),
-               RawToken(str(m["token"]))) for m in boxes or [] if isinstance(m, dict) and m.get("id")
-              and m.get("token")]
-    if len(seeded) != count:
-        raise Untested(f"control seed_mailboxes answered {str(made)[:200]}, expected {count} mailboxes {{id, "
-                       "token}")
-    return seeded
 
 
 def start_of_next_utc_day(c: WeverClient) -> None:
@@ -145,21 +131,21 @@ def live_sent_per_day(c: WeverClient) -> None:
     day (by the run's count), spread over recipients with room; one more is refused."""
     ctx = c.ctx
     one_day(ctx)
-    sender = own_with_least(c, live.SENT)
-    left = ctx.run.quotas.room(live.SENT, sender)
-    targets = spread(c, live.RECEIVED, left + 1, exclude=(sender,))
+    sender = own_with_least(c, uncontrolled.SENT)
+    left = ctx.run.quotas.room(uncontrolled.SENT, sender)
+    targets = spread(c, uncontrolled.RECEIVED, left + 1, exclude=(sender,))
     for recipient in dict.fromkeys(targets):
         c.allow(sender, recipient)
     fill(ctx, f"send_task of {sender}", left, lambda i: send_to(c, sender, c.mailbox(targets[i])))
     expect_refused(ctx, send_to(c, sender, c.mailbox(targets[-1])),
-                   f"send_task {ctx.limit(live.SENT) + 1} of one sender in one UTC day")
+                   f"send_task {ctx.limit(uncontrolled.SENT) + 1} of one sender in one UTC day")
     one_day(ctx)
 
 
 @requirement(id="WEVER-LIMIT-SENT-PER-DAY", level="MUST",
              title="A mailbox sends at most {limits[sent_tasks_per_mailbox_per_day_count]} tasks a UTC day",
              source=at("/limits/sent_tasks_per_mailbox_per_utc_day"), faults=["sent_quota_off_by_one"],
-             lasting=live.USES_UP)
+             lasting=uncontrolled.USES_UP)
 def check_sent_per_day(ctx: CheckContext) -> None:
     """The sender's quota: the task past it goes to a recipient with room to spare."""
     c = WeverClient(ctx)
@@ -176,7 +162,7 @@ def check_sent_per_day(ctx: CheckContext) -> None:
 @check_sent_per_day.fault
 def sent_quota_off_by_one(ref: WeverReference) -> None:
     """A mailbox may send one task more a UTC day than sent_tasks_per_mailbox_per_utc_day."""
-    ref.limit_values = {**ref.limit_values, live.SENT: ref.limit(live.SENT) + 1}
+    ref.limit_values = {**ref.limit_values, uncontrolled.SENT: ref.limit(uncontrolled.SENT) + 1}
 
 
 def live_received_per_day(c: WeverClient) -> None:
@@ -184,15 +170,15 @@ def live_received_per_day(c: WeverClient) -> None:
     its day, from senders with room; one more (from a sender with room) is refused."""
     ctx = c.ctx
     one_day(ctx)
-    recipient = own_with_least(c, live.RECEIVED)
-    left = ctx.run.quotas.room(live.RECEIVED, recipient)
-    senders = spread(c, live.SENT, left + 1, exclude=(recipient,))
+    recipient = own_with_least(c, uncontrolled.RECEIVED)
+    left = ctx.run.quotas.room(uncontrolled.RECEIVED, recipient)
+    senders = spread(c, uncontrolled.SENT, left + 1, exclude=(recipient,))
     for sender in dict.fromkeys(senders):
         c.allow(sender, recipient)
     box = c.mailbox(recipient)
     fill(ctx, f"send_task to {recipient}", left, lambda i: send_to(c, senders[i], box))
     expect_refused(ctx, send_to(c, senders[-1], box),
-                   f"send_task {ctx.limit(live.RECEIVED) + 1} to one recipient in one UTC day")
+                   f"send_task {ctx.limit(uncontrolled.RECEIVED) + 1} to one recipient in one UTC day")
     one_day(ctx)
 
 
@@ -201,7 +187,7 @@ def live_received_per_day(c: WeverClient) -> None:
              "UTC day",
              source=at("/limits/received_tasks_per_mailbox_per_utc_day"),
              faults=["received_quota_off_by_one"],
-             lasting=live.USES_UP)
+             lasting=uncontrolled.USES_UP)
 def check_received_per_day(ctx: CheckContext) -> None:
     """The recipient's quota: the task past it comes from a sender with room to spare."""
     c = WeverClient(ctx)
@@ -219,7 +205,7 @@ def check_received_per_day(ctx: CheckContext) -> None:
 @check_received_per_day.fault
 def received_quota_off_by_one(ref: WeverReference) -> None:
     """A mailbox receives one task more than received_tasks_per_mailbox_per_utc_day."""
-    ref.limit_values = {**ref.limit_values, live.RECEIVED: ref.limit(live.RECEIVED) + 1}
+    ref.limit_values = {**ref.limit_values, uncontrolled.RECEIVED: ref.limit(uncontrolled.RECEIVED) + 1}
 
 
 @requirement(id="WEVER-LIMIT-UTC-DAY", level="MUST",
@@ -275,30 +261,31 @@ def live_pending_sender(c: WeverClient) -> None:
     answered, asks opted-in mailboxes it never asked until its pending cap (by the run's
     count), each request pending in its recipient's list; one more is refused."""
     ctx = c.ctx
-    cap = ctx.limit(live.PENDING_SENDER)
-    pool = live.pool_of(ctx.run)
-    known = live.identities(ctx.run)
+    cap = ctx.limit(uncontrolled.PENDING_SENDER)
+    pool = uncontrolled.pool_of(ctx.run)
+    known = uncontrolled.identities(ctx.run)
 
     def unasked(sender: str) -> list[str]:
-        return [label for label in [m.label for m in pool.open()] + live.configured(ctx)
+        return [label for label in [m.label for m in pool.open()] + uncontrolled.configured(ctx)
                 if label != sender and (known[sender][0], known[label][0]) not in pool.pairs
-                and live.room(ctx, live.REQUESTS_RECIPIENT, label) >= 1
-                and live.room(ctx, live.PENDING_RECIPIENT, label) >= 1]
+                and uncontrolled.room(ctx, uncontrolled.REQUESTS_RECIPIENT, label) >= 1
+                and uncontrolled.room(ctx, uncontrolled.PENDING_RECIPIENT, label) >= 1]
 
     book = ctx.run.quotas
     own = [m.label for m in pool.open()
-           if book.room(live.REQUESTS_SENDER, m.label) > book.room(live.PENDING_SENDER, m.label)]
+           if book.room(uncontrolled.REQUESTS_SENDER, m.label)
+           > book.room(uncontrolled.PENDING_SENDER, m.label)]
     if not own:
-        raise Untested(f"no mailbox of the run's own has {live.REQUESTS_SENDER} left beyond its pending cap",
-                       "quota")
+        raise Untested(f"no mailbox of the run's own has {uncontrolled.REQUESTS_SENDER} left beyond its "
+                       "pending cap", "quota")
     sender = max(own, key=lambda label: len(unasked(label)))
-    ctx.lasting(sender, f"filling {live.PENDING_SENDER}")
-    left = ctx.run.quotas.room(live.PENDING_SENDER, sender)
+    ctx.lasting(sender, f"filling {uncontrolled.PENDING_SENDER}")
+    left = ctx.run.quotas.room(uncontrolled.PENDING_SENDER, sender)
     targets = unasked(sender)
     if len(targets) < left + 1:
         raise Untested(f"needs {left + 1} mailboxes accepting connection requests that {sender} never asked; "
-                       f"the run has {len(targets)} (a source registers {live.REGISTRATIONS_SOURCE} a day: "
-                       "control seeds them)", "quota")
+                       f"the run has {len(targets)} (a source registers {uncontrolled.REGISTRATIONS_SOURCE} "
+                       "a day: control seeds them)", "quota")
     targets = targets[:left + 1]
     for label in targets:
         c.advertise(label, accepts_connection_requests=True)
@@ -322,9 +309,9 @@ def live_pending_sender(c: WeverClient) -> None:
              title="A sender has at most {limits[pending_connection_requests_per_sender_count]} pending "
              "connection requests",
              source=at("/limits/pending_connection_requests_per_sender"),
-             faults=[faults.limit("pending_sender_unchecked", live.PENDING_SENDER, UNBOUNDED,
+             faults=[faults.limit("pending_sender_unchecked", uncontrolled.PENDING_SENDER, UNBOUNDED,
                            "A sender may hold any number of pending connection requests.")],
-             lasting=live.FILLS_PENDING)
+             lasting=uncontrolled.FILLS_PENDING)
 def check_pending_sender(ctx: CheckContext) -> None:
     c = WeverClient(ctx)
     if ctx.run.live:
@@ -340,7 +327,7 @@ def check_pending_sender(ctx: CheckContext) -> None:
              title="A sender makes at most {limits[connection_requests_per_sender_per_day_count]} "
                    "connection requests a UTC day, answered or not",
              source=at("/limits/connection_requests_per_sender_per_utc_day"),
-             faults=[faults.limit("sender_requests_unbounded", live.REQUESTS_SENDER, UNBOUNDED,
+             faults=[faults.limit("sender_requests_unbounded", uncontrolled.REQUESTS_SENDER, UNBOUNDED,
                            "Answered requests are not counted against the sender's daily request quota.")])
 def check_requests_per_day_sender(ctx: CheckContext) -> None:
     """Answered requests leave the pending cap but still count for the day."""
@@ -363,7 +350,7 @@ def check_requests_per_day_sender(ctx: CheckContext) -> None:
              title="A recipient has at most {limits[pending_connection_requests_per_recipient_count]} "
                    "pending connection requests",
              source=at("/limits/pending_connection_requests_per_recipient"),
-             faults=[faults.limit("pending_recipient_unchecked", live.PENDING_RECIPIENT, UNBOUNDED,
+             faults=[faults.limit("pending_recipient_unchecked", uncontrolled.PENDING_RECIPIENT, UNBOUNDED,
                            "A recipient may hold any number of pending connection requests.")])
 def check_pending_recipient(ctx: CheckContext) -> None:
     beyond_a_client(ctx, "more senders than a source may register in a day (control seed_mailboxes)")
@@ -381,7 +368,7 @@ def check_pending_recipient(ctx: CheckContext) -> None:
              title="A recipient gets at most {limits[connection_requests_per_recipient_per_day_count]} "
                    "connection requests a UTC day, answered or not",
              source=at("/limits/connection_requests_per_recipient_per_utc_day"),
-             faults=[faults.limit("recipient_requests_unbounded", live.REQUESTS_RECIPIENT, UNBOUNDED,
+             faults=[faults.limit("recipient_requests_unbounded", uncontrolled.REQUESTS_RECIPIENT, UNBOUNDED,
                            "Answered requests are not counted against the recipient's daily request quota.")])
 def check_requests_per_day_recipient(ctx: CheckContext) -> None:
     """Answered requests leave the recipient's pending cap but count for its day."""
@@ -409,7 +396,7 @@ def check_requests_per_day_recipient(ctx: CheckContext) -> None:
 @requirement(id="WEVER-LIMIT-SERVICE-TASKS-PER-DAY", level="MUST",
              title="The relay takes at most {limits[service_tasks_per_day_count]} tasks a UTC day",
              source=at("/limits/service_tasks_per_utc_day"),
-             faults=[faults.limit("service_tasks_unbounded", live.SERVICE_TASKS, UNBOUNDED,
+             faults=[faults.limit("service_tasks_unbounded", uncontrolled.SERVICE_TASKS, UNBOUNDED,
                                   "No service-wide daily task quota.")])
 def check_service_tasks(ctx: CheckContext) -> None:
     """The relay delivers at most service_tasks_per_utc_day tasks a UTC day, whoever sends."""
@@ -431,7 +418,7 @@ def check_service_tasks(ctx: CheckContext) -> None:
              title="The relay takes at most {limits[service_connection_requests_per_day_count]} "
                    "connection requests a UTC day",
              source=at("/limits/service_connection_requests_per_utc_day"),
-             faults=[faults.limit("service_requests_unbounded", live.SERVICE_REQUESTS, UNBOUNDED,
+             faults=[faults.limit("service_requests_unbounded", uncontrolled.SERVICE_REQUESTS, UNBOUNDED,
                            "No service-wide daily cap on connection requests.")])
 def check_service_requests(ctx: CheckContext) -> None:
     """The relay takes at most service_connection_requests_per_utc_day requests a UTC day:
@@ -465,7 +452,7 @@ def check_service_requests(ctx: CheckContext) -> None:
              title="The relay creates at most {limits[service_new_sender_grants_per_day_count]} new "
                    "grants a UTC day, regrants included",
              source=at("/limits/service_new_sender_grants_per_utc_day"),
-             faults=[faults.limit("service_grants_unbounded", live.SERVICE_GRANTS, UNBOUNDED,
+             faults=[faults.limit("service_grants_unbounded", uncontrolled.SERVICE_GRANTS, UNBOUNDED,
                            "No service-wide daily cap on new grants.")])
 def check_service_grants(ctx: CheckContext) -> None:
     """The relay creates at most service_new_sender_grants_per_utc_day grants a UTC day,
@@ -490,7 +477,7 @@ def check_service_grants(ctx: CheckContext) -> None:
 @requirement(id="WEVER-LIMIT-ACTIVE-MAILBOXES", level="MUST",
              title="At most {limits[active_mailboxes_count]} mailboxes are active at once",
              source=at("/limits/active_mailboxes"),
-             faults=[faults.limit("active_mailboxes_unbounded", live.ACTIVE, UNBOUNDED,
+             faults=[faults.limit("active_mailboxes_unbounded", uncontrolled.ACTIVE, UNBOUNDED,
                                   "Any number of active mailboxes.")])
 def check_active_mailboxes(ctx: CheckContext) -> None:
     """At most active_mailboxes mailboxes live at once: registration past it is refused."""
@@ -511,7 +498,7 @@ def check_active_mailboxes(ctx: CheckContext) -> None:
 @requirement(id="WEVER-LIMIT-ALLOWED-SENDERS", level="MUST",
              title="A mailbox allows at most {limits[allowed_senders_per_mailbox_count]} senders",
              source=at("/limits/allowed_senders_per_mailbox"),
-             faults=[faults.limit("allowed_senders_unbounded", live.ALLOWED, UNBOUNDED,
+             faults=[faults.limit("allowed_senders_unbounded", uncontrolled.ALLOWED, UNBOUNDED,
                                   "A mailbox may allow any number of senders.")])
 def check_allowed_senders(ctx: CheckContext) -> None:
     beyond_a_client(ctx, "more senders than a source may register in a day (control seed_mailboxes)")
@@ -528,7 +515,7 @@ def check_allowed_senders(ctx: CheckContext) -> None:
              title="At most {limits[new_sender_grants_per_recipient_per_day_count]} new grants per "
                    "recipient a UTC day, regrants included; no-op retries free; revocation always available",
              source=at("/usage_measurement"), faults=["regrant_not_counted", "revoke_blocked_at_cap"],
-             lasting=live.USES_UP)
+             lasting=uncontrolled.USES_UP)
 def check_new_grants_per_day(ctx: CheckContext) -> None:
     """New grants, revoke/regrant cycles included, are capped per recipient and UTC day;
     a no-op regrant costs nothing and revocation stays available at the cap. Without
@@ -540,10 +527,10 @@ def check_new_grants_per_day(ctx: CheckContext) -> None:
     granted: Any = SENDER
     if ctx.run.live:
         one_day(ctx)
-        recipient = own_with_least(c, live.GRANTS, fewest=1)
+        recipient = own_with_least(c, uncontrolled.GRANTS, fewest=1)
         granted = next(label for label in (c.label(SENDER), c.label(STRANGER)) if label != recipient)
         c.ungranted(granted, recipient)
-        quota = ctx.run.quotas.room(live.GRANTS, recipient)
+        quota = ctx.run.quotas.room(uncontrolled.GRANTS, recipient)
     else:
         start_of_next_utc_day(c)
     sender = {"sender_id": c.mailbox(granted)}
@@ -559,7 +546,7 @@ def check_new_grants_per_day(ctx: CheckContext) -> None:
         expect_result(ctx, c.call("allow_sender", {**sender, "allowed": False}, recipient),
                       "revoke at the cap")
     expect_refused(ctx, c.call("allow_sender", {**sender, "allowed": True}, recipient),
-                   f"new grant {ctx.limit(live.GRANTS) + 1} in one UTC day")
+                   f"new grant {ctx.limit(uncontrolled.GRANTS) + 1} in one UTC day")
     one_day(ctx)
 
 
@@ -586,7 +573,7 @@ def revoke_blocked_at_cap(ref: WeverReference) -> None:
     """At the daily new-grant cap, revocation is refused too."""
     @replaces(ref, "remove_grant")
     def remove_grant(original: Any, recipient_id: str, sender_id: str) -> bool:
-        if ref.counter("grants_recipient", recipient_id) >= ref.limit(live.GRANTS):
+        if ref.counter("grants_recipient", recipient_id) >= ref.limit(uncontrolled.GRANTS):
             raise RelayError("QUOTA_EXCEEDED", "new_sender_grants_per_recipient reached")
         return bool(original(recipient_id, sender_id))
 
@@ -598,9 +585,9 @@ def revoke_blocked_at_cap(ref: WeverReference) -> None:
              title="At most {limits[registrations_per_source_per_day_count]} registrations from one source a "
              "UTC day",
              source=at("/limits/registrations_per_source_per_utc_day"),
-             faults=[faults.limit("registrations_unbounded", live.REGISTRATIONS_SOURCE, UNBOUNDED,
+             faults=[faults.limit("registrations_unbounded", uncontrolled.REGISTRATIONS_SOURCE, UNBOUNDED,
                            "One source may register any number of mailboxes a day.")],
-             lasting=live.SPENDS_REGISTRATIONS)
+             lasting=uncontrolled.SPENDS_REGISTRATIONS)
 def check_registrations_per_source(ctx: CheckContext) -> None:
     """Without control the source registers what is left of its day by this run's count
     (a relay that counted earlier registrations of the source refuses sooner: blocked)."""
@@ -609,7 +596,7 @@ def check_registrations_per_source(ctx: CheckContext) -> None:
     left = quota
     if ctx.run.live:
         one_day(ctx)
-        left = ctx.run.quotas.room(live.REGISTRATIONS_SOURCE, live.SOURCE)
+        left = ctx.run.quotas.room(uncontrolled.REGISTRATIONS_SOURCE, uncontrolled.SOURCE)
     else:
         start_of_next_utc_day(c)  # registrations are counted per UTC day
     fill(ctx, "register_mailbox", left,

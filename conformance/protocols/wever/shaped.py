@@ -1,7 +1,7 @@
 """The profile's own answer shapes, asked for by SHOULD rows only.
 
 The manifest names no result shape for the HTTP actions (only the token's field), so the
-MUST rows read answers by content (reads.py). The shapes the references answer with are
+MUST rows read answers by content (answers.py). The shapes the references answer with are
 the profile's choice: ``{"task": {"task_id", "state", ...}}`` and ``{"tasks": [...]}``,
 ``{"request": {"request_id", "status"}}`` and ``{"requests": [...]}``, a mailbox's
 ``allowed_senders`` and ``accepts_connection_requests``, ``{"peers": [...], "next"}``.
@@ -23,8 +23,7 @@ from conformance.check import CheckContext
 from conformance.checks.expect import expect_list, expect_mapping, expect_result
 from conformance.declare import Chosen, chosen, requirement
 from conformance.faults import replaces
-from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, dig
-from conformance.protocols.wever.connections import still_pending
+from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, dig, still_pending
 from conformance.protocols.wever.reference import WeverReference
 
 TASK_KEYS = ("task_id", "sender_id", "recipient_id", "capability", "state", "task", "result", "result_digest")

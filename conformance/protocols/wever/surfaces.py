@@ -16,8 +16,7 @@ from conformance.check import CheckContext
 from conformance.checks.expect import expect_result
 from conformance.declare import at, fault, requirement
 from conformance.faults import replaces
-from conformance.protocols.wever.a2a import a2a_sent_id
-from conformance.protocols.wever.client import RECIPIENT, SENDER, WeverClient, dig, served_rpc
+from conformance.protocols.wever.client import RECIPIENT, SENDER, WeverClient, a2a_sent_id, dig, served_rpc
 from conformance.protocols.wever.reference import OFFERED, Call, WeverReference
 
 

@@ -14,7 +14,7 @@ from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result, refused_as
 from conformance.declare import at, requirement
 from conformance.faults import replaces, returns
-from conformance.protocols.wever.access import CODES
+from conformance.protocols.wever.answers import contains, digests, marked
 from conformance.protocols.wever.client import (
     MARKER_FIELD,
     RECIPIENT,
@@ -24,7 +24,6 @@ from conformance.protocols.wever.client import (
     fresh_marker,
 )
 from conformance.protocols.wever.machine import LIVE_MACHINES, WeverMachine
-from conformance.protocols.wever.reads import contains, digests, marked
 from conformance.protocols.wever.reference import (
     ACCEPTED,
     CANCELLED,
@@ -35,6 +34,7 @@ from conformance.protocols.wever.reference import (
     RelayError,
     WeverReference,
 )
+from conformance.protocols.wever.shared_faults import CODES
 from conformance.transport.http import json_excerpt
 
 

@@ -14,13 +14,17 @@ from conformance.check import CheckContext, Untested
 from conformance.declare import Each, Patch, at, fault, requirement
 from conformance.faults import replaces
 from conformance.model import Profile
-from conformance.protocols.plaza.answers import own_id
-from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, dig, fresh_id
-from conformance.protocols.plaza.commands import UNSUPPORTED, unsupported
-from conformance.protocols.plaza.friendship import OPEN_STATES, expect_state, sent_message_id
+from conformance.protocols.plaza.answers import (
+    OPEN_STATES,
+    UNSUPPORTED,
+    expect_state,
+    own_id,
+    sent_message_id,
+    unsupported,
+)
+from conformance.protocols.plaza.client import ALICE, BOB, SHORT_DEADLINE_S, PlazaClient, dig, fresh_id
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.site import Issue
-from conformance.protocols.plaza.tasks import SHORT_DEADLINE_S
 
 
 class ExampleWorld:
@@ -66,9 +70,9 @@ def example_world(c: PlazaClient, name: str) -> ExampleWorld:
     elif name == "acceptInvitation":
         _, world.values["connection"] = c.invite(ALICE, BOB)
     elif name == "groupMessages":
-        from conformance.protocols.plaza import groups
+        from conformance.protocols.plaza.groups_client import example_group
 
-        world.values["group"] = groups.example_group(c)
+        world.values["group"] = example_group(c)
     elif name in ("existingConversationText", "continuationNegotiate", "directStatus"):
         world.values["connection"] = c.befriend()
     elif name in ("readConversation", "messageStatus", "completeRound", "getTask"):

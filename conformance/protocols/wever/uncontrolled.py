@@ -37,7 +37,7 @@ from typing import Any, Protocol
 from conformance import locate
 from conformance.check import CheckContext, RunContext, Untested
 from conformance.documents.schemas import validator_for
-from conformance.protocols.wever.reads import ids, named_values, vocabulary
+from conformance.protocols.wever.answers import ids, named_values, vocabulary
 from conformance.transport.binding import FRESH, RawToken, Reply
 
 SENT = "sent_tasks_per_mailbox_per_day_count"
@@ -412,7 +412,7 @@ class Books:
     def a2a_send(self, c: Client, who: Any, params: Any, send: Any) -> Any:
         """SendMessage: a task, its request key a2a-<sha256 of the messageId> (each way it
         may be written is the same key: protocols.a2a.retry)."""
-        from conformance.protocols.wever.a2a import digest_spellings
+        from conformance.protocols.wever.answers import digest_spellings
 
         sender = self.who(who)
         message = params.get("message") if isinstance(params, dict) else None

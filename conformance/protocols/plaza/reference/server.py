@@ -35,9 +35,9 @@ from starlette.routing import BaseRoute, Route
 
 from conformance.documents.schemas import resolve_pointer, validator_for
 from conformance.model import ErrorCode, Profile
-from conformance.protocols.plaza.reference_continuation import ContinuationPart
-from conformance.protocols.plaza.reference_groups import GroupsPart
-from conformance.protocols.plaza.reference_private import PrivateRelayPart
+from conformance.protocols.plaza.reference.continuation import ContinuationPart
+from conformance.protocols.plaza.reference.groups import GroupsPart
+from conformance.protocols.plaza.reference.private import PrivateRelayPart
 from conformance.protocols.plaza.site import (  # noqa: F401
     # the site's names, re-exported for faults and variants
     ACCOUNT_AGENT,

@@ -28,16 +28,16 @@ from conformance.protocols.plaza.answers import (
     page,
     pull,
     records,
+    served,
     text_in,
     text_of,
     unchanged,
     walk,
 )
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig
-from conformance.protocols.plaza.reads import CODES
 from conformance.protocols.plaza.reference import PlazaReference
+from conformance.protocols.plaza.shared_faults import CODES
 from conformance.protocols.plaza.site import Principal, SiteError
-from conformance.protocols.plaza.wire import served
 from conformance.transport.http import json_excerpt
 
 Data = dict[str, Any]

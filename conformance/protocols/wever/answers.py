@@ -13,6 +13,8 @@ content by the marker the check put in it, wherever they sit in the answer
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -105,3 +107,11 @@ def listing_ids(answer: Any, known: Iterable[str], pattern: re.Pattern[str]) -> 
     of the ``known`` ids (or the first list); one entry per item."""
     items = locate.listing(answer, list(known))
     return [ids(item, pattern) for item in items] if items is not None else []
+
+
+def digest_spellings(message_id: str) -> tuple[str, ...]:
+    """The ways a2a-<sha256(messageId)> may be written: the manifest does not say (hex,
+    base64url, base64: each accepted)."""
+    digest = hashlib.sha256(message_id.encode()).digest()
+    return (digest.hex(), base64.urlsafe_b64encode(digest).decode().rstrip("="),
+            base64.b64encode(digest).decode())
