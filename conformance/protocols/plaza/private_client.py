@@ -25,7 +25,7 @@ ENVELOPE_DEPTH = 16  # an envelope sits a dozen levels deep in a SendMessage ans
 PERMITTED, FOUND = "NOT_PERMITTED", "NOT_FOUND"
 Data = dict[str, Any]
 # Where the spec is silent: the profile's signed bytes and payloads
-CHOSEN = chosen("conformance/protocols/plaza/sealed.py (signed bytes), reference_private.py (payloads)")
+CHOSEN = chosen("conformance/protocols/plaza/sealed.py (signed bytes), reference/private.py (payloads)")
 E2E = "/durableReceive/encrypted_private_chat"
 COMMANDS = "/schemas/command/anyOf"
 
