@@ -82,7 +82,7 @@ def bare_rate(profile_name: str, seconds: float, target: str = "reference",
     probe request, re-sent raw through the transport's own client (no recording, no
     judging): the target's speed, and the floor of an exchange's transport CPU here (on
     loopback mostly the kernel's socket calls, which differ from machine to machine)."""
-    from conformance.check import CheckContext
+    from conformance.kit.check import CheckContext
     from conformance.launch import open_run
     from conformance.profiles import load_profile
 

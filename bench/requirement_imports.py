@@ -1,7 +1,7 @@
 """Imports from one requirement module to another, per protocol (issue 47: a requirement
 module never imports another; what two rows share lives in a helper module of the layer
 below). A requirement module is one that declares a requirement (``@requirement(...)``,
-conformance/declare.py). Every import counts, at module level and inside functions,
+conformance/kit/declare.py). Every import counts, at module level and inside functions,
 found with ``ast``; an import statement counts once per requirement module it reaches.
 Beside it, the imports that climb the other way: a module of the layer below (readers,
 client, live-run keeping, a state machine, variants: any module of the protocol that

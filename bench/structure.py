@@ -129,9 +129,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "conformance.generation.*", "conformance.report.words", "conformance.report.shell")),
     ("transport", ("conformance.transport.*",)),
     ("kit", (  # the author's kit: what a protocol's requirements, faults and references are written with
-        "conformance.check", "conformance.declare", "conformance.faults", "conformance.protocol",
-        "conformance.machine", "conformance.reference", "conformance.locate", "conformance.live",
-        "conformance.evidence", "conformance.receiver", "conformance.shapes", "conformance.checks.*")),
+        "conformance.kit.*", "conformance.checks.*")),
     ("protocols", ("conformance.protocols.*",)),
     ("run", (  # a run from its options to verdicts: the profile loaded, the context opened, checks run
         "conformance.profiles", "conformance.config", "conformance.options", "conformance.launch",
@@ -167,10 +165,10 @@ def violations(sites: list[Import]) -> list[Import]:
 
 
 def requirement_modules() -> set[str]:
-    """The modules that declare requirements (``@requirement(...)`` of conformance/declare.py)."""
+    """The modules that declare requirements (``@requirement(...)`` of conformance/kit/declare.py)."""
     out = set()
     for name, path in modules().items():
-        if name == "conformance.declare":
+        if name == "conformance.kit.declare":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -610,7 +610,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.control_port is None:
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
         return EXIT_OK
-    from conformance.reference import split_control
+    from conformance.kit.reference import split_control
 
     served, admin = split_control(app, CONTROL_PREFIX)
     servers = [uvicorn.Server(uvicorn.Config(one, host=args.host, port=port, log_level="warning"))

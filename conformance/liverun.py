@@ -19,9 +19,9 @@ from typing import Any
 
 import yaml
 
-from conformance.check import RunContext
+from conformance.kit.check import RunContext
+from conformance.kit.live import BEYOND_A_CLIENT
 from conformance.launch import open_run
-from conformance.live import BEYOND_A_CLIENT
 from conformance.model import Profile, Requirement
 from conformance.profiles import load_profile, protocol_of
 from conformance.runner import Verdict, execute

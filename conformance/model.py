@@ -50,7 +50,7 @@ class Requirement:
     group: str = ""  # the part of the protocol it is about (the profile's `groups:` block: a surface, say)
     # what it does that lasts to an identity (closes, stops, revokes, blocks, erases, spends a
     # quota to its end, publishes): without control it runs only on identities the run made
-    # or the config marks disposable (conformance/live.py, CheckContext.lasting)
+    # or the config marks disposable (conformance/kit/live.py, CheckContext.lasting)
     lasting: str = ""
     # the shared documents it checks instead of the profile's spec (a binding's: "mcp"); its
     # source cites their line, so the profile's statement map need not name it
@@ -270,13 +270,13 @@ class Profile:
     optional: dict[str, Source] = field(default_factory=dict)
     limits: dict[str, Limit] = field(default_factory=dict)  # the profile's `limits:` block
     # each requirement's measured use of each quota (`quotas:`): id -> quota -> who -> count,
-    # from the protocol folder's quota_use.yaml (conformance/live.py plans a live run with it)
+    # from the protocol folder's quota_use.yaml (conformance/kit/live.py plans a live run with it)
     quota_use: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     # a profile built in parts (YAML `deferred: {requirements: [globs], until: why}`): requirements
     # of a later part; the reference does not serve them yet, so they must be untested against it
     deferred: tuple[str, ...] = ()
     deferred_until: str = ""
-    # what a shared module asks of the profile's protocol, by name (conformance/protocol.py)
+    # what a shared module asks of the profile's protocol, by name (conformance/kit/protocol.py)
     provides: dict[str, Callable[[Profile], Any]] = field(default_factory=dict)
 
     def is_deferred(self, rid: str) -> bool:

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from conformance.check import RunContext
 from conformance.config import ConfigError
+from conformance.kit.check import RunContext
 from conformance.launch import choose_binding, open_run
 from conformance.model import Case, Profile, Requirement
 from conformance.options import RunOptions, add_run_options

@@ -18,9 +18,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.check import CheckContext, CheckFailed, ProtocolMismatch, RunContext, Untested
 from conformance.config import ConfigError
-from conformance.evidence import answered
+from conformance.kit.check import CheckContext, CheckFailed, ProtocolMismatch, RunContext, Untested
+from conformance.kit.evidence import answered
 from conformance.model import Profile, Requirement, Source
 from conformance.transport.credentials import parse_credential
 from conformance.transport.http import DEAD_AFTER, CredentialUnfit, RunAborted, RunStopped, TransportFailure

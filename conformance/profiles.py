@@ -17,13 +17,13 @@ from conformance.catalog import (
     profile_path,
     read_settings,
 )
-from conformance.declare import collect
 from conformance.documents.limits import load_limits
 from conformance.documents.readers import SpecDocument, read_errors, read_operations
 from conformance.documents.schemas import SpecError, load_document, sha256_of
+from conformance.kit.declare import collect
+from conformance.kit.protocol import Protocol
 from conformance.model import Profile, Requirement, Source
 from conformance.paths import DATA_ROOT, PACKAGE_DIR, PROFILES_DIR, ROOT, RUN_INI
-from conformance.protocol import Protocol
 from conformance.statements import load_statements
 from conformance.yamltext import load_yaml
 
@@ -83,10 +83,10 @@ def assign_groups(requirements: list[Requirement], groups: dict[str, list[str]])
 
 
 def protocol_of(package: str) -> Protocol:
-    """The ``PROTOCOL`` a protocol package exports (conformance/protocol.py)."""
+    """The ``PROTOCOL`` a protocol package exports (conformance/kit/protocol.py)."""
     protocol = getattr(importlib.import_module(package), "PROTOCOL", None)
     if not isinstance(protocol, Protocol):
-        raise ProfileError(f"package {package} exports no PROTOCOL (a conformance.protocol.Protocol)")
+        raise ProfileError(f"package {package} exports no PROTOCOL (a conformance.kit.protocol.Protocol)")
     return protocol
 
 

@@ -1,5 +1,5 @@
 """Running one requirement against one target and judging it: the verdict that comes
-out of a check (conformance/check.py is what the check sees)."""
+out of a check (conformance/kit/check.py is what the check sees)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from typing import Any
 
 import hypothesis
 
-from conformance.check import (
+from conformance.failures import KIT_ERROR, Failure, summarize
+from conformance.kit.check import (
     Blocked,
     CheckContext,
     CheckFailed,
@@ -28,8 +29,7 @@ from conformance.check import (
     not_the_target,
     typed_failure,
 )
-from conformance.evidence import Root, accepted_features, root_of
-from conformance.failures import KIT_ERROR, Failure, summarize
+from conformance.kit.evidence import Root, accepted_features, root_of
 from conformance.ledger import LEDGER
 from conformance.model import Declared, Exchange, Requirement
 from conformance.transport.http import RunStopped, TargetUnreachable, TransportFailure
@@ -50,8 +50,8 @@ class Verdict:
     features: set[str] = field(default_factory=set)  # what its accepted requests carried (root causes)
     generated: int = 0  # hypothesis properties and machines the check ran (0: an example-based check)
     spent: dict[str, dict[str, int]] = field(default_factory=dict)  # quota -> who -> count (ctx.spend)
-    reason: str = ""  # of an untested verdict: one of conformance.live.REASONS
-    root: Root | None = None  # of a failed or blocked verdict: its root cause (conformance/evidence.py)
+    reason: str = ""  # of an untested verdict: one of conformance.kit.live.REASONS
+    root: Root | None = None  # of a failed or blocked verdict: its root cause (conformance/kit/evidence.py)
     # of a skipped verdict a declaration made not applicable: which, and whose (the target's
     # own, "by": "target"; the config's declared:, "by": "config"), for the reports to count
     # apart from other skips and name

@@ -59,10 +59,10 @@ def front_app(setup: dict[str, Any], token_url: str, faults: tuple[str, ...] = (
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    from conformance.faults import replaces
+    from conformance.kit.faults import replaces
+    from conformance.kit.reference import Refusal
     from conformance.launch import reference_app
     from conformance.profiles import load_profile
-    from conformance.reference import Refusal
 
     kind, issued = setup["kind"], setup["secrets"]
     app = reference_app(load_profile("a2a"), faults, control=True)

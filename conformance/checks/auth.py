@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import catalog_entry, expect_error, expect_refused, expect_result
+from conformance.kit.check import CheckContext
 from conformance.transport.binding import RawToken, Reply
 
 Call = Callable[[Any], Reply]  # an operation, called as a caller

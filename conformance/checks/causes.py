@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.check import Blocked, CheckContext
+from conformance.kit.check import Blocked, CheckContext
 from conformance.transport.binding import Reply
 
 CAUSE_STATUSES = {401: "credential", 429: "quota"}  # RFC 9110 and RFC 6585 say what these are about

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from conformance.check import CheckContext
+from conformance.kit.check import CheckContext
 from conformance.model import ErrorCode, Profile
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt

@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_refusal, expect_result
+from conformance.kit.check import CheckContext
 from conformance.transport.binding import Reply
 
 Send = Callable[[str, str], Reply]  # (key, which body: "a" or "b") -> answer

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from conformance.check import CheckContext, Untested
 from conformance.checks.causes import BreakControl, Served
 from conformance.checks.expect import (
     catalog_entry,
@@ -22,6 +21,7 @@ from conformance.generation.invalid import InvalidInstance, example_breaks, inva
 from conformance.generation.strategies import strategy_for
 from conformance.generation.variants import valid_batches
 from conformance.jsontext import json_excerpt
+from conformance.kit.check import CheckContext, Untested
 from conformance.model import Operation
 from conformance.transport.binding import Reply
 

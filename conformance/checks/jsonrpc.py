@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.jsontext import json_excerpt, parse_json
+from conformance.kit.check import CheckContext
 from conformance.transport.binding import Reply, is_event_stream
 
 

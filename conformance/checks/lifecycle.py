@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
 from conformance.checks.expect import expect_error, expect_refused, expect_result
-from conformance.machine import ProfileMachine, pick
+from conformance.kit.machine import ProfileMachine, pick
 from conformance.transport.binding import Reply
 
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import requests
     from schemathesis import APIOperation, Case
 
-    from conformance.check import CheckContext
+    from conformance.kit.check import CheckContext
     from conformance.transport.http import HttpReply
 
 # The response checks run, in this order; the first that fails is reported.

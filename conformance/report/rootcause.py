@@ -1,6 +1,6 @@
 """Root causes: failed and blocked requirements grouped by what the target did, so one
 bug reads as one finding however many requirements it trips. Each verdict carries its
-root cause, read from its exchanges when it was made (conformance/evidence.py): the
+root cause, read from its exchanges when it was made (conformance/kit/evidence.py): the
 ``key`` that groups, the kind, and the target's answer in words. A group also names the
 request features its breaking requests have in common that no request the target
 accepted carried (a UUID-string taskId, say): the likely trigger. Its ``label`` says the

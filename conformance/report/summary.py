@@ -20,7 +20,7 @@ from conformance.exits import (  # noqa: F401  (named here too for the callers o
     EXIT_USAGE,
 )
 from conformance.failures import DEFAULT_KIND, KIT_ERROR, NOT_THE_TARGET, Failure
-from conformance.live import BEYOND_A_CLIENT
+from conformance.kit.live import BEYOND_A_CLIENT
 from conformance.model import LEVELS, Profile, Requirement
 from conformance.report.rootcause import group
 from conformance.runner import Verdict
@@ -410,7 +410,7 @@ def binding_block(profile: Profile, results: list[Result], gate: str, unreachabl
             "live": live_statement(results, gate)}
 
 
-# why rows were not run to a verdict, in words: untested by reason (conformance/live.py
+# why rows were not run to a verdict, in words: untested by reason (conformance/kit/live.py
 # REASONS), as (one, several); blocked by cause
 UNTESTED_WORDS = {
     "control": ("needs the test-control interface", "need the test-control interface"),
@@ -458,7 +458,7 @@ def breakdown(untested: dict[str, int], blocked: dict[str, int],
 
 
 def untested_reasons(results: list[Result]) -> dict[str, int]:
-    """How many requirements are untested for each reason (conformance/live.py REASONS)."""
+    """How many requirements are untested for each reason (conformance/kit/live.py REASONS)."""
     counts: dict[str, int] = {}
     for r in results:
         if r.verdict.status == "untested":

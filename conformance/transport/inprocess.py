@@ -11,7 +11,7 @@ an event stream (``text/event-stream``) follows changes later requests make, so 
 headers are sent the others may run, as they would beside a server's open stream (a
 reference's stream wakes across threads). An app that waits for another request (a blocking
 send waiting for a peer's message) lets the others in the same way, through the scope's
-``extensions["conformance.turn"]["let_others_in"]`` (``conformance.reference.let_others_in``):
+``extensions["conformance.turn"]["let_others_in"]`` (``conformance.kit.reference.let_others_in``):
 a real server serves a peer while one caller waits, so the reference does too. An exception
 in the app is a 500 answer (as a real server would give), never an exception of the check."""
 

@@ -39,7 +39,7 @@ def test_rows_about_an_errors_form_are_blocked_where_the_invalid_request_they_se
     broken SendMessage gets; a server that serves it (a lenient parser taking parts as given)
     shows them no error to look at: they are blocked naming A2A-PARAMS-INVALID-SEND-MESSAGE,
     which fails on it, instead of three more failures of one bug."""
-    from conformance.faults import replaces
+    from conformance.kit.faults import replaces
     from conformance.launch import open_run
     from conformance.profiles import load_profile
     from conformance.runner import execute

@@ -14,10 +14,10 @@ import httpx
 import pytest
 import yaml
 
-from conformance import receiver as receiver_module
-from conformance.check import Untested
 from conformance.config import ConfigError, load_config
-from conformance.receiver import PREFIX, Receiver, receiver_of
+from conformance.kit.check import Untested
+from conformance.transport import receiver as receiver_module
+from conformance.transport.receiver import PREFIX, Receiver, receiver_of
 from tests.conftest import conformance, free_port
 
 

@@ -41,10 +41,10 @@ def test_each_reading_is_accepted_and_neither_fails(tmp_path, rid, other_reading
 def test_a_server_that_takes_no_batches_may_refuse_one_as_a_whole():
     """The A2A document says nothing of batches (A2A-RPC-BATCH is the profile's SHOULD): one
     Invalid Request for the whole array passes it as the batch's responses do."""
-    from conformance.faults import replaces
+    from conformance.kit.faults import replaces
+    from conformance.kit.reference import Refusal
     from conformance.launch import open_run
     from conformance.profiles import load_profile
-    from conformance.reference import Refusal
     from conformance.runner import execute
 
     profile = load_profile("a2a")

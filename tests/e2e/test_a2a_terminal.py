@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.faults import replaces
+from conformance.kit.faults import replaces
+from conformance.kit.reference import Refusal
 from conformance.launch import open_run
 from conformance.profiles import load_profile
 from conformance.protocols.a2a import documents as docs
-from conformance.reference import Refusal
 from conformance.runner import execute
 
 PROFILE = load_profile("a2a")

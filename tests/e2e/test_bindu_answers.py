@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-import conformance.shapes as shapes
+import conformance.kit.shapes as shapes
 from conformance.launch import open_run
 from conformance.profiles import load_profile
 from conformance.runner import Verdict, execute

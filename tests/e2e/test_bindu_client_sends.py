@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from conformance.declare import slug
 from conformance.documents.schemas import resolve_pointer, validator_for
+from conformance.kit.declare import slug
 from conformance.profiles import load_profile
 from tests.conftest import requests_sent
 

@@ -6,8 +6,8 @@ process had imported, so the claim is made at the budget runs use by default."""
 
 import pytest
 
+from conformance.kit.machine import rule_names
 from conformance.launch import open_run
-from conformance.machine import rule_names
 from conformance.profiles import load_profile
 from conformance.protocols.bindu.machine import TaskLifecycle
 from conformance.runner import execute

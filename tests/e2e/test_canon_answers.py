@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-import conformance.shapes as shapes
+import conformance.kit.shapes as shapes
 from conformance.launch import open_run, reference_app
 from conformance.profiles import load_profile
 from conformance.runner import Verdict, execute

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.kit.machine import rule_names
 from conformance.launch import open_run
-from conformance.machine import rule_names
 from conformance.profiles import load_profile
 from conformance.protocols.canon.machine import ApprovalMachine, CanonMachine, ConversationMachine
 from conformance.runner import execute

@@ -176,9 +176,9 @@ def test_list_and_help_load_no_profile(argv: list[str]) -> None:
     """`conformance list` and `--help` print what the profiles' YAML says: no protocol's module
     is imported, no document read or compiled (profiles, declare, statement maps, protos), and
     none of the libraries a run needs (bench/bench_start.py measures what that saves)."""
-    heavy = ("conformance.protocols", "conformance.profiles", "conformance.declare", "conformance.statements",
-             "conformance.documents", "conformance.check", "hypothesis", "httpx", "jsonschema", "pytest",
-             "google.protobuf", "grpc")
+    heavy = ("conformance.protocols", "conformance.profiles", "conformance.kit.declare",
+             "conformance.statements", "conformance.documents", "conformance.kit.check",
+             "hypothesis", "httpx", "jsonschema", "pytest", "google.protobuf", "grpc")
     script = "\n".join(["import sys", "from conformance.cli import main", "try:", "    main(sys.argv[1:])",
                         "except SystemExit:", "    pass",
                         f"print('LOADED', sorted(m for m in sys.modules if m.startswith({heavy!r})))"])

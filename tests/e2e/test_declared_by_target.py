@@ -84,7 +84,7 @@ def test_the_configs_declared_is_the_users_own_declaration():
 def test_not_applicable_without_a_declaration_carries_none():
     profile, _ = rows()
     run = open_run(profile, "reference", budget="quick")
-    from conformance.check import NotApplicable
+    from conformance.kit.check import NotApplicable
 
     def check(ctx):
         raise NotApplicable("about another binding")

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import strategies as st
 
 from conformance import plugin
-from conformance.check import CheckFailed
 from conformance.config import ConfigError
 from conformance.failures import KINDS, Failure, summarize
+from conformance.kit.check import CheckFailed
 from conformance.launch import open_run
 from conformance.model import Case, Requirement, Source
 from conformance.profiles import DATA_ROOT, PROFILES_DIR, RUN_INI, load_profile

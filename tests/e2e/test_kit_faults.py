@@ -240,7 +240,7 @@ def test_an_untested_or_blocked_verdict_inside_generated_examples_ends_them_with
     changed, a replay drew otherwise and crashed the kit), and nothing more is sent."""
     from hypothesis import strategies as st
 
-    from conformance.check import Blocked, Untested
+    from conformance.kit.check import Blocked, Untested
 
     for ending, status in ((Untested("the day's quota is spent", "quota"), "untested"),
                            (Blocked("set-up failed: no task"), "blocked")):
@@ -262,8 +262,8 @@ def test_an_untested_or_blocked_verdict_inside_generated_examples_ends_them_with
 def test_a_machine_step_that_decides_the_verdict_ends_the_machine(run):
     from hypothesis.stateful import rule
 
-    from conformance.check import Untested
-    from conformance.machine import ProfileMachine
+    from conformance.kit.check import Untested
+    from conformance.kit.machine import ProfileMachine
 
     steps = []
 

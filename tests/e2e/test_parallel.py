@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from conformance.check import CheckContext
+from conformance.kit.check import CheckContext
 from conformance.launch import open_run
 from conformance.parallel import AloneLast, runs_alone
 from conformance.profiles import load_profile

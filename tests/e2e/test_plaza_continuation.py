@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conformance.declare import REGISTRY
+from conformance.kit.declare import REGISTRY
 from conformance.model import Profile, Requirement
 from conformance.profiles import load_profile
 from conformance.protocols.plaza import continuation, continuation_direct

@@ -7,7 +7,7 @@ import functools
 
 import pytest
 
-from conformance.declare import REGISTRY
+from conformance.kit.declare import REGISTRY
 from conformance.launch import open_run
 from conformance.model import Profile, Requirement
 from conformance.profiles import load_profile

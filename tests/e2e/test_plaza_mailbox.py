@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conformance.declare import REGISTRY
+from conformance.kit.declare import REGISTRY
 from conformance.model import Profile, Requirement
 from conformance.profiles import load_profile
 from conformance.protocols.plaza import PROTOCOL

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from conformance.check import RunContext
 from conformance.checks.expect import catalog_entry
-from conformance.declare import slug
+from conformance.kit.check import RunContext
+from conformance.kit.declare import slug
 from conformance.launch import open_run
 from conformance.model import Profile, Requirement
 from conformance.profiles import load_profile

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conformance.check import CheckContext, CheckFailed
+from conformance.kit.check import CheckContext, CheckFailed
 from conformance.model import Profile
 from conformance.profiles import load_profile
 from conformance.protocols.plaza.groups_client import ack_fields, seqs_of

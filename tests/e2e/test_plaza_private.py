@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conformance.declare import REGISTRY
+from conformance.kit.declare import REGISTRY
 from conformance.model import Profile, Requirement
 from conformance.profiles import load_profile
 from conformance.protocols.plaza import private, private_channels

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from conformance import locate
+from conformance.kit import locate
 from conformance.launch import open_run, reference_app
 from conformance.profiles import load_profile
 from conformance.protocols.plaza.site import reference_credentials

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from conformance.evidence import accepted_features, request_features
+from conformance.kit.evidence import accepted_features, request_features
 from conformance.model import Exchange
 from conformance.report.rootcause import in_common
 from tests.conftest import conformance

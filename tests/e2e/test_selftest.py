@@ -6,6 +6,7 @@ import copy
 
 import pytest
 
+from conformance.kit.shapes import SEEDS
 from conformance.profiles import available, load_profile
 from conformance.selftest import (
     bindings_of,
@@ -24,7 +25,6 @@ from conformance.selftest import (
     variant_groups,
     variant_problems,
 )
-from conformance.shapes import SEEDS
 from conformance.statements import coverage, map_problems, mapped_rows
 
 PROFILES = available()

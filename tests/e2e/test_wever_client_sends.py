@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from conformance.declare import slug
 from conformance.documents.schemas import validator_for
+from conformance.kit.declare import slug
 from conformance.launch import open_run
 from conformance.profiles import load_profile
 from conformance.runner import execute

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conformance.check import RunContext
+from conformance.kit.check import RunContext
 from conformance.launch import open_run
 from conformance.liverun import compare_holdings, holdings_of, run_without_control
 from conformance.profiles import load_profile

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import strategies as st
 
 from conformance.budgets import BUDGETS
-from conformance.check import CheckContext, CheckFailed
+from conformance.kit.check import CheckContext, CheckFailed
 from conformance.launch import open_run
 from conformance.profiles import load_profile
 

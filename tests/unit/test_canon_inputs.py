@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.check import CheckContext
 from conformance.documents.schemas import validator_for
 from conformance.generation.invalid import InvalidInstance, Violation, mutations
 from conformance.generation.strategies import strategy_for
+from conformance.kit.check import CheckContext
 from conformance.launch import open_run
 from conformance.profiles import load_profile
 from conformance.protocols.canon.client import CanonClient

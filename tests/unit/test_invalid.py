@@ -458,9 +458,9 @@ def test_a_preparation_that_spoils_every_input_leaves_the_check_untested():
     """A check's preparation (real ids, a marker) that turned every valid input invalid,
     or mended every break, would judge nothing: the check says so (untested) instead of
     passing, and sends none of them."""
-    from conformance.check import CheckContext, Untested
     from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
     from conformance.generation.invalid import _example
+    from conformance.kit.check import CheckContext, Untested
     from conformance.launch import open_run
     from conformance.profiles import load_profile
 

@@ -219,7 +219,7 @@ EXPECTED["canon-verbs"].update({
 
 
 def test_a_check_reads_a_limit_by_name_and_an_unknown_name_says_which_exist() -> None:
-    from conformance.check import CheckContext
+    from conformance.kit.check import CheckContext
     from conformance.launch import open_run
 
     profile = load_profile("wever-connect")

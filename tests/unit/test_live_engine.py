@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from conformance.check import CheckFailed, Untested
 from conformance.config import ConfigError, load_config
+from conformance.kit.check import CheckFailed, Untested
+from conformance.kit.live import PutBack, QuotaBook, quota_refusal
 from conformance.launch import open_run
-from conformance.live import PutBack, QuotaBook, quota_refusal
 from conformance.model import Exchange, Limit, Requirement, Source
 from conformance.profiles import load_profile
 from conformance.report.summary import EXIT_OK, EXIT_UNTESTED, Result, exit_code, live_statement
@@ -261,7 +261,7 @@ def test_a_put_back_the_stopping_run_cannot_send_is_reported_not_raised():
     """The time limit (or a signal) that stops a run inside a row that changed something:
     its put-back is said not put back, and the verdict is still made (it once escaped as
     RunStopped and ended a fuzz campaign with a traceback)."""
-    from conformance.live import PutBack
+    from conformance.kit.live import PutBack
     from conformance.transport.http import RunStopped
 
     def stopped() -> None:

@@ -4,7 +4,7 @@ it, within a depth bound, and never raises on an answer of another shape."""
 
 import pytest
 
-from conformance import locate
+from conformance.kit import locate
 
 ANSWER = {
     "x": {"task": {"task_id": "tsk_0123456789abcdef01234567", "state": "offered",

@@ -10,7 +10,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import rule, run_state_machine_as_test
 
-from conformance.machine import ProfileMachine, first_step
+from conformance.kit.machine import ProfileMachine, first_step
 
 
 def test_first_steps_run_once_per_example_after_setup_and_before_any_rule():
@@ -50,7 +50,7 @@ def test_a_machine_example_runs_the_budget_s_steps_after_its_first_steps():
     """The first steps take none of the budget's steps (hypothesis counted an
     ``@initialize`` rule as one). Counted, the rules of Bindu's lifecycle caught the fault
     ``feedback_changes_state`` at the quick budget at 37 of 40 seeds against 40 of 40."""
-    from conformance.check import CheckContext
+    from conformance.kit.check import CheckContext
     from conformance.launch import open_run
     from conformance.profiles import load_profile
 

@@ -17,9 +17,9 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from conformance.budgets import BUDGETS
-from conformance.check import CheckContext, RunContext
 from conformance.checks.openapi_rest import CHECKS, check_rest_operations, rest_operations
 from conformance.examples import example_database
+from conformance.kit.check import CheckContext, RunContext
 from conformance.model import Requirement, Source
 from conformance.runner import execute
 from conformance.transport.http import HttpTransport

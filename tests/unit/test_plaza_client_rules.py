@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from conformance import locate
+from conformance.kit import locate
 from conformance.launch import open_run
 from conformance.profiles import load_profile
 from conformance.protocols.plaza.sending import FRESH_KEYS, MINTED, NOT_TOGETHER, PAIRED, RETURNED

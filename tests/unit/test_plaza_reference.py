@@ -540,7 +540,7 @@ def test_blocking_send_completes_when_the_peer_writes(site: Site) -> None:
 
 def test_in_process_a_blocking_send_lets_the_peer_in(site: Site) -> None:
     """The kit's in-process transport serves one request at a time; a blocking send lets
-    others run while it waits (conformance.reference.let_others_in), so the peer's text,
+    others run while it waits (conformance.kit.reference.let_others_in), so the peer's text,
     sent from another thread meanwhile, completes it instead of queueing behind it until
     the deadline."""
     conn = site.friends()

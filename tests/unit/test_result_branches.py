@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from conformance.check import CheckFailed
 from conformance.checks.inputs import expect_branch
+from conformance.kit.check import CheckFailed
 
 SCHEMA = {"oneOf": [
     {"type": "object", "required": ["status", "id"], "properties": {"status": {"const": "done"}}},

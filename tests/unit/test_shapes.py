@@ -15,8 +15,8 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from conformance.kit.shapes import Rewriter, ShapedApp, ShapeRules, rules_of
 from conformance.profiles import load_profile
-from conformance.shapes import Rewriter, ShapedApp, ShapeRules, rules_of
 
 RULES = ShapeRules(named=frozenset({"id", "state", "items"}), maps=frozenset({"labels"}),
                    codes=frozenset({"NOT_FOUND", -32042}))

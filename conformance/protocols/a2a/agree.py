@@ -15,11 +15,12 @@ import json
 import re
 from typing import Any
 
-from conformance.check import CheckContext, Untested
 from conformance.checks.causes import cause_of
-from conformance.declare import requirement
-from conformance.faults import replaces, returns
 from conformance.generation.invalid import _example
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import requirement
+from conformance.kit.faults import replaces, returns
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a import offers, routes
 from conformance.protocols.a2a.answers import error_name, outcome, reason_given, speaks_jsonrpc
@@ -28,7 +29,6 @@ from conformance.protocols.a2a.expectations import rejected
 from conformance.protocols.a2a.inputs import Inputs, Safe
 from conformance.protocols.a2a.names import METHOD_NOT_FOUND, error_named
 from conformance.protocols.a2a.reference import REST_PREFIX
-from conformance.reference import Refusal
 from conformance.transport.binding import Reply, dig
 
 

@@ -8,10 +8,10 @@ import functools
 import re
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.causes import cause_of
 from conformance.documents.prose import document_text
 from conformance.documents.schemas import SpecError
+from conformance.kit.check import CheckContext
 from conformance.model import ErrorCode, Profile
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import a2a_error

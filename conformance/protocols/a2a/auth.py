@@ -20,16 +20,16 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from conformance.check import Blocked, CheckContext, Untested
-from conformance.declare import requirement
-from conformance.faults import replaces
+from conformance.kit.check import Blocked, CheckContext, Untested
+from conformance.kit.declare import requirement
+from conformance.kit.faults import replaces
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a import offers
 from conformance.protocols.a2a.answers import error_name, speaks_jsonrpc
 from conformance.protocols.a2a.client import A2AClient, state
 from conformance.protocols.a2a.expectations import rejected
 from conformance.protocols.a2a.names import CONTEXT_ID, INTERNAL, a2a_names, error_named, named
-from conformance.reference import Refusal
 from conformance.transport.binding import DEFAULT, RawToken, Reply, dig
 from conformance.transport.http import TransportFailure
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext
-from conformance.declare import requirement
 from conformance.documents.schemas import schema_errors
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import requirement
+from conformance.kit.faults import replaces
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient, state
 from conformance.protocols.a2a.documents import schema, spec
 from conformance.protocols.a2a.driving import fetched, follow_up, reaching, task_answer
-from conformance.reference import Refusal
 from conformance.transport.http import json_excerpt
 
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from conformance.check import CheckContext, Untested
-from conformance.declare import requirement
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import requirement
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a import offers
 from conformance.protocols.a2a.answers import REST
@@ -22,7 +23,6 @@ from conformance.protocols.a2a.driving import any_task, open_task, push_config
 from conformance.protocols.a2a.expectations import expect_carries
 from conformance.protocols.a2a.provocations import extended_card_not_configured, push_declared_off
 from conformance.protocols.a2a.routes import STREAM_TIMEOUT, subscribe
-from conformance.reference import Refusal
 
 PUSH_OFF = "PushNotificationNotSupportedError"
 UNSUPPORTED = "UnsupportedOperationError"

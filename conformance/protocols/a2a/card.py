@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext
-from conformance.declare import requirement
 from conformance.documents.schemas import schema_errors
-from conformance.faults import answer, replaces
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import requirement
+from conformance.kit.faults import answer, replaces
 from conformance.protocols.a2a.cards import fetched_card
 from conformance.protocols.a2a.client import A2AClient, interfaces, relative
 from conformance.protocols.a2a.documents import schema, spec

@@ -8,11 +8,11 @@ import functools
 import re
 from typing import Any
 
-from conformance.check import CheckContext, NotApplicable, Untested
-from conformance.declare import requirement
 from conformance.documents.prose import document_text
 from conformance.documents.schemas import SpecError
-from conformance.faults import answer, replaces
+from conformance.kit.check import CheckContext, NotApplicable, Untested
+from conformance.kit.declare import requirement
+from conformance.kit.faults import answer, replaces
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.cards import fetched_card
 from conformance.protocols.a2a.client import A2AClient, interfaces

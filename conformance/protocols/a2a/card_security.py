@@ -9,11 +9,11 @@ import re
 import urllib.parse
 from typing import Any
 
-from conformance.check import CheckContext
-from conformance.declare import requirement
 from conformance.documents.prose import document_text
 from conformance.documents.schemas import SpecError, schema_errors
-from conformance.faults import answer
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import requirement
+from conformance.kit.faults import answer
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a import offers
 from conformance.protocols.a2a.client import A2AClient

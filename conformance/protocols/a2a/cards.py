@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext
+from conformance.kit.check import CheckContext
 from conformance.protocols.a2a.client import CARD_PATH, A2AClient
 
 XCARD = "GetExtendedAgentCard"

@@ -16,7 +16,7 @@ import urllib.parse
 import uuid
 from typing import Any
 
-from conformance.check import Blocked, CheckContext, ProtocolMismatch, Untested
+from conformance.kit.check import Blocked, CheckContext, ProtocolMismatch, Untested
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.names import named
 from conformance.transport.binding import Reply, dig

@@ -8,8 +8,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from conformance.check import CheckContext, Untested
-from conformance.live import REASONS
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.live import REASONS
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import describe
 from conformance.protocols.a2a.client import A2AClient, a2a_error, reached, state

@@ -9,14 +9,14 @@ import json
 import re
 from typing import Any
 
-from conformance.check import CheckContext, NotApplicable, Untested
-from conformance.declare import requirement
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext, NotApplicable, Untested
+from conformance.kit.declare import requirement
+from conformance.kit.faults import replaces
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a.client import A2AClient, a2a_error
 from conformance.protocols.a2a.documents import proto_at, spec
 from conformance.protocols.a2a.driving import fetched, result_of, task_answer
 from conformance.protocols.a2a.parts import own_message, parts_in, plain_with, with_part
-from conformance.reference import Refusal
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 

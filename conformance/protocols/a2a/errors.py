@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.check import CheckContext, NotApplicable
-from conformance.declare import REGISTRY, Each, fault, requirement, variant
-from conformance.faults import replaces, returns
+from conformance.kit.check import CheckContext, NotApplicable
+from conformance.kit.declare import REGISTRY, Each, fault, requirement, variant
+from conformance.kit.faults import replaces, returns
+from conformance.kit.reference import Refusal
 from conformance.model import Profile
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import (
@@ -47,7 +48,6 @@ from conformance.protocols.a2a.provocations import (
     validation_errors,
     version_not_supported,
 )
-from conformance.reference import Refusal
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 

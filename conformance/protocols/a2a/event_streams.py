@@ -9,8 +9,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.check import CheckContext, Untested
 from conformance.documents.schemas import schema_errors
+from conformance.kit.check import CheckContext, Untested
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a import offers
 from conformance.protocols.a2a.answers import GRPC, REST, describe, kind_of

@@ -5,7 +5,7 @@ credentials."""
 
 from __future__ import annotations
 
-from conformance.check import CheckContext, NotApplicable
+from conformance.kit.check import CheckContext, NotApplicable
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import (
     GRPC,

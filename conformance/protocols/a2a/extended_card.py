@@ -13,15 +13,15 @@ import dataclasses
 import uuid
 from typing import Any
 
-from conformance.check import CheckContext, NotApplicable, Untested
-from conformance.declare import requirement
 from conformance.documents.schemas import schema_errors
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext, NotApplicable, Untested
+from conformance.kit.declare import requirement
+from conformance.kit.faults import replaces
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import offers
 from conformance.protocols.a2a.cards import XCARD
 from conformance.protocols.a2a.client import A2AClient, a2a_error
 from conformance.protocols.a2a.documents import schema, spec
-from conformance.reference import Refusal
 from conformance.transport.binding import RawToken, Reply
 
 NOT_CONFIGURED = "ExtendedAgentCardNotConfiguredError"

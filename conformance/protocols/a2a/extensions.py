@@ -18,18 +18,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from conformance.check import Blocked, CheckContext
-from conformance.declare import requirement, variant
 from conformance.documents.openapi import markdown_tables
 from conformance.documents.prose import document_text
 from conformance.documents.schemas import SpecError
-from conformance.faults import noop, recodes, replaces
+from conformance.kit.check import Blocked, CheckContext
+from conformance.kit.declare import requirement, variant
+from conformance.kit.faults import noop, recodes, replaces
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import form
 from conformance.protocols.a2a.client import EXTENSIONS_HEADER, A2AClient, required_extensions
 from conformance.protocols.a2a.expectations import expect_mapped
 from conformance.protocols.a2a.names import EXTENSIONS
-from conformance.reference import Refusal
 from conformance.transport.binding import Reply
 
 # a URI no agent supports (RFC 2606's reserved .invalid)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from conformance.check import CheckContext, Untested
-from conformance.declare import requirement, variant
-from conformance.faults import noop, replaces, returns
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import requirement, variant
+from conformance.kit.faults import noop, replaces, returns
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import GRPC, VERSION, describe, grpc_status, info_statement
 from conformance.protocols.a2a.client import A2AClient

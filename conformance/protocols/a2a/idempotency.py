@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext, Untested
-from conformance.declare import requirement
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import requirement
+from conformance.kit.faults import replaces
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import REST
 from conformance.protocols.a2a.cards import extended_card
 from conformance.protocols.a2a.client import A2AClient, a2a_error, blocked_looks, state
 from conformance.protocols.a2a.documents import spec
 from conformance.protocols.a2a.driving import OUTCOME, driven, new_task, task_answer
-from conformance.reference import Refusal
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_refused
-from conformance.declare import requirement
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import requirement
+from conformance.kit.faults import replaces
 from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.documents import spec
 from conformance.protocols.a2a.parts import covers, plain_with

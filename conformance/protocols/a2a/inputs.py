@@ -17,11 +17,11 @@ from typing import Any
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from conformance.check import CheckContext
 from conformance.documents.schemas import validator_for
 from conformance.generation.compiler import index_of
 from conformance.generation.invalid import _MISSING, Breaks, InvalidInstance, Violation, _example, mutations
 from conformance.generation.strategies import strategy_for
+from conformance.kit.check import CheckContext
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.names import (

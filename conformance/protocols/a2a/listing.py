@@ -14,10 +14,11 @@ import datetime as dt
 import time
 from typing import Any
 
-from conformance.check import CheckContext, Untested
-from conformance.declare import requirement
 from conformance.documents.schemas import schema_errors
-from conformance.faults import answer, arguments, limit, refuses, replaces
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import requirement
+from conformance.kit.faults import answer, arguments, limit, refuses, replaces
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient, a2a_error, state
 from conformance.protocols.a2a.documents import proto_at, schema, spec
@@ -31,7 +32,6 @@ from conformance.protocols.a2a.driving import (
     task_with_history,
 )
 from conformance.protocols.a2a.pages import listed, walk
-from conformance.reference import Refusal
 from conformance.transport.binding import Reply, dig
 from conformance.transport.http import json_excerpt
 

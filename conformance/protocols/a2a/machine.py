@@ -25,10 +25,10 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
-from conformance.check import CheckContext
-from conformance.declare import fault, requirement
-from conformance.faults import replaces
-from conformance.machine import ProfileMachine, first_step, pick
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import fault, requirement
+from conformance.kit.faults import replaces
+from conformance.kit.machine import ProfileMachine, first_step, pick
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import LOOKS_KEY, A2AClient, a2a_error, blocked_looks, state
 from conformance.protocols.a2a.documents import proto_at

@@ -9,10 +9,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_refused
-from conformance.declare import requirement
-from conformance.faults import answer, arguments, replaces
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import requirement
+from conformance.kit.faults import answer, arguments, replaces
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answer_edits import drop_in
 from conformance.protocols.a2a.client import A2AClient, a2a_error, state
@@ -27,7 +28,6 @@ from conformance.protocols.a2a.driving import (
     result_of,
     task_answer,
 )
-from conformance.reference import Refusal
 from conformance.transport.http import json_excerpt
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import Untested
+from conformance.kit.check import Untested
 from conformance.protocols.a2a.client import A2AClient, interfaces
 
 HEADER = "A2A-Version"

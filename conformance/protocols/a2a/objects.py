@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.check import CheckContext, Untested
-from conformance.declare import chosen, requirement
 from conformance.documents.proto import Field
-from conformance.faults import answer, replaces
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import chosen, requirement
+from conformance.kit.faults import answer, replaces
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient, blocked_looks
 from conformance.protocols.a2a.documents import proto_at, spec

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext
+from conformance.kit.check import CheckContext
 from conformance.model import Declared
 from conformance.protocols.a2a.names import named
 from conformance.transport.binding import dig

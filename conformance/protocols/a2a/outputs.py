@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext, Untested
-from conformance.declare import requirement
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import requirement
+from conformance.kit.faults import replaces
 from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.documents import proto_at, spec
 from conformance.protocols.a2a.driving import OUTCOME, fetched, reaching

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext
+from conformance.kit.check import CheckContext
 from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.driving import result_of
 from conformance.transport.binding import Reply

@@ -37,13 +37,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.check import Blocked, CheckContext, CheckFailed, NotApplicable
 from conformance.checks.causes import BreakControl, cause_of
-from conformance.declare import Each, fault, requirement
 from conformance.documents.schemas import SpecError, validator_for
-from conformance.faults import recodes, refuses, replaces
 from conformance.generation.invalid import InvalidInstance
 from conformance.generation.strategies import strategy_for
+from conformance.kit.check import Blocked, CheckContext, CheckFailed, NotApplicable
+from conformance.kit.declare import Each, fault, requirement
+from conformance.kit.faults import recodes, refuses, replaces
+from conformance.kit.reference import Refusal
 from conformance.model import Profile
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import error_name, outcome
@@ -69,7 +70,6 @@ from conformance.protocols.a2a.names import (
     slug,
     standard,
 )
-from conformance.reference import Refusal
 from conformance.transport.binding import Reply, dig
 
 

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from conformance.check import Blocked, CheckContext, NotApplicable, Untested
+from conformance.kit.check import Blocked, CheckContext, NotApplicable, Untested
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a import offers
 from conformance.protocols.a2a.answers import (

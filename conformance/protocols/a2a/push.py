@@ -3,7 +3,7 @@
 (each seen by the task's owner only), and POSTs each change of the task to every config's
 URL as a StreamResponse with the config's authentication, retrying a failed delivery.
 
-Deliveries go to the run's webhook receiver (``conformance/receiver.py``: 127.0.0.1, or the
+Deliveries go to the run's webhook receiver (``conformance/transport/receiver.py``: 127.0.0.1, or the
 URL the config's ``receiver:`` names, forwarded to it); a target on another machine without
 that forward leaves the delivery rows untested. Every config a check creates is deleted
 again when the check ends. Rows are not applicable where the card declares push off, by that
@@ -20,10 +20,11 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
-from conformance.check import CheckContext, Untested
-from conformance.declare import requirement, variant
 from conformance.documents.schemas import schema_errors
-from conformance.faults import answer, noop, refuses, replaces, setting
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import requirement, variant
+from conformance.kit.faults import answer, noop, refuses, replaces, setting
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a import offers
 from conformance.protocols.a2a.answers import carries, error_name
@@ -31,9 +32,8 @@ from conformance.protocols.a2a.client import A2AClient, state
 from conformance.protocols.a2a.driving import any_task, open_task
 from conformance.protocols.a2a.expectations import expect_carries
 from conformance.protocols.a2a.names import INTERNAL, named
-from conformance.receiver import Box, Delivery, Receiver, receiver_of
-from conformance.reference import Refusal
 from conformance.transport.binding import Reply
+from conformance.transport.receiver import Box, Delivery, Receiver, receiver_of
 
 PUSH, CREATE, GET, LIST, DELETE = ("pushNotifications", "CreateTaskPushNotificationConfig",
                                    "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs",

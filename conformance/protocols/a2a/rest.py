@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from conformance.check import CheckContext, NotApplicable
-from conformance.declare import requirement
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext, NotApplicable
+from conformance.kit.declare import requirement
+from conformance.kit.faults import replaces
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import REST, describe
 from conformance.protocols.a2a.client import A2AClient, blocked_looks

@@ -3,7 +3,7 @@ SubscribeToTask by either verb (the proto says GET, sections 5.3 and 11.3.2 say 
 
 from __future__ import annotations
 
-from conformance.check import CheckContext
+from conformance.kit.check import CheckContext
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import REST, info_in, table
 from conformance.protocols.a2a.client import A2AClient

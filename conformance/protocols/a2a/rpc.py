@@ -13,16 +13,16 @@ from typing import Any
 
 from starlette.responses import Response
 
-from conformance.check import CheckContext, NotApplicable
 from conformance.checks.jsonrpc import expect_batch, expect_no_response
-from conformance.declare import chosen, requirement, variant
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext, NotApplicable
+from conformance.kit.declare import chosen, requirement, variant
+from conformance.kit.faults import replaces
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import JSONRPC, describe
 from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.driving import any_task, never_issued, task_from
 from conformance.protocols.a2a.expectations import binding_only
-from conformance.reference import Refusal
 from conformance.transport.binding import Reply, dig
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.check import CheckContext, Untested
-from conformance.declare import requirement
 from conformance.documents.schemas import schema_errors
-from conformance.faults import answer, arguments, refuses, replaces
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import requirement
+from conformance.kit.faults import answer, arguments, refuses, replaces
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answer_edits import drop_in, set_in
 from conformance.protocols.a2a.client import A2AClient, state
@@ -32,7 +33,6 @@ from conformance.protocols.a2a.driving import (
     result_of,
     task_answer,
 )
-from conformance.reference import Refusal
 from conformance.transport.binding import dig
 from conformance.transport.http import json_excerpt
 

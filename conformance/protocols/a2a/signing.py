@@ -25,11 +25,11 @@ from typing import Any
 from jwcrypto import jwk, jws
 from jwcrypto.common import JWException, base64url_encode
 
-from conformance.check import CheckContext, Untested
-from conformance.declare import requirement, variant
 from conformance.documents.prose import document_text
 from conformance.documents.schemas import SpecError
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import requirement, variant
+from conformance.kit.faults import replaces
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.canonical import SIGNATURES, payload
 from conformance.protocols.a2a.client import A2AClient, interfaces, relative

@@ -21,9 +21,10 @@ import time
 import uuid
 from typing import Any
 
-from conformance.check import CheckContext, NotApplicable, Untested
-from conformance.declare import requirement, variant
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext, NotApplicable, Untested
+from conformance.kit.declare import requirement, variant
+from conformance.kit.faults import replaces
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a import offers
 from conformance.protocols.a2a.answers import GRPC, REST, describe, kind_of
@@ -47,7 +48,6 @@ from conformance.protocols.a2a.event_streams import (
 )
 from conformance.protocols.a2a.expectations import expect_carries
 from conformance.protocols.a2a.routes import STREAM_TIMEOUT, post_verb, reached
-from conformance.reference import Refusal
 from conformance.transport.binding import is_event_stream
 
 STREAMING = "streaming"

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext, Untested
-from conformance.declare import requirement
 from conformance.documents.schemas import schema_errors
-from conformance.faults import answer, arguments, replaces, returns
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import requirement
+from conformance.kit.faults import answer, arguments, replaces, returns
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient, a2a_error, blocked_looks, state
 from conformance.protocols.a2a.documents import proto_at, schema, spec
@@ -29,7 +30,6 @@ from conformance.protocols.a2a.driving import (
     task_result,
     task_with_history,
 )
-from conformance.reference import Refusal
 from conformance.transport.http import json_excerpt
 
 

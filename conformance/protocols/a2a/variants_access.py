@@ -10,11 +10,11 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
-from conformance.declare import variant
-from conformance.faults import answer, replaces
+from conformance.kit.declare import variant
+from conformance.kit.faults import answer, replaces
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.names import CAPABILITIES, ID, INVALID_PARAMS, capability_of, error_named
-from conformance.reference import Refusal
 
 CUSTOM_CODE = -31001  # a JSON-RPC application error: outside -32768..-32000 and the tables
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from conformance.declare import variant
-from conformance.faults import replaces
+from conformance.kit.declare import variant
+from conformance.kit.faults import replaces
 
 AUTH = "https://auth.example.com"
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from conformance.declare import variant
-from conformance.faults import replaces
+from conformance.kit.declare import variant
+from conformance.kit.faults import replaces
 
 
 @variant

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from conformance.declare import variant
-from conformance.faults import replaces
+from conformance.kit.declare import variant
+from conformance.kit.faults import replaces
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
-from conformance.reference import Refusal
 from conformance.transport.binding import dig
 
 

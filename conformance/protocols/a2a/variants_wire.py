@@ -10,11 +10,11 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
-from conformance.declare import variant
-from conformance.faults import replaces
+from conformance.kit.declare import variant
+from conformance.kit.faults import replaces
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import VERSION, problem_type
-from conformance.reference import Refusal
 
 TENANT = "conformance-tenant"
 

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext, NotApplicable, Untested
-from conformance.declare import requirement, variant
-from conformance.faults import noop, replaces
+from conformance.kit.check import CheckContext, NotApplicable, Untested
+from conformance.kit.declare import requirement, variant
+from conformance.kit.faults import noop, replaces
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import JSONRPC, VERSION, carries, describe, kind_of
 from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.driving import any_task, task_from
 from conformance.protocols.a2a.expectations import expect_carries
 from conformance.protocols.a2a.negotiation import EMPTY_MEANS, HEADER, declared, serves_profile_version
-from conformance.reference import Refusal
 from conformance.transport.binding import Reply
 
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_list, expect_mapping, expect_result
 from conformance.documents.openapi import schema_at
 from conformance.documents.schemas import schema_errors
-from conformance.locate import walk
+from conformance.kit.check import CheckContext
+from conformance.kit.locate import walk
 from conformance.transport.binding import Reply, dig
 from conformance.transport.http import json_excerpt
 

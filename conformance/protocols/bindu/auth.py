@@ -9,12 +9,12 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks import auth
 from conformance.checks.expect import expect_catalogued, expect_error
-from conformance.declare import at, chosen, requirement
-from conformance.faults import answer, noop, replaces, returns
-from conformance.locate import holds
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, chosen, requirement
+from conformance.kit.faults import answer, noop, replaces, returns
+from conformance.kit.locate import holds
 from conformance.protocols.bindu.answers import contexts_listed, plain_401, state_of, task_ids_of, task_result
 from conformance.protocols.bindu.client import BinduClient, fresh_id
 from conformance.protocols.bindu.reference import BinduReference, Caller, Context, RpcError, Task, TokenInfo

@@ -11,9 +11,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.documents.schemas import resolve_pointer
-from conformance.locate import walk
+from conformance.kit.check import CheckContext
+from conformance.kit.locate import walk
 from conformance.protocols.bindu.answers import expect_task, state_of
 from conformance.protocols.bindu.states import agent_moves
 from conformance.transport.binding import DEFAULT, Reply, dig

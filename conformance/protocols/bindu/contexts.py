@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import error_named, expect_error, not_found
-from conformance.declare import at, requirement
-from conformance.faults import noop, replaces, returns
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import noop, replaces, returns
 from conformance.protocols.bindu.answers import (
     contexts_listed,
     expect_done,

@@ -13,13 +13,13 @@ import base58
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_mapping
 from conformance.checks.inputs import expect_matches
-from conformance.declare import at, requirement
 from conformance.documents.openapi import schema_at
 from conformance.documents.schemas import resolve_pointer
-from conformance.faults import replaces, returns
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import replaces, returns
 from conformance.protocols.bindu.answers import task_result
 from conformance.protocols.bindu.client import BinduClient, fresh_id
 from conformance.protocols.bindu.reference import BinduReference, Caller, RpcError

@@ -10,12 +10,12 @@ from typing import Any
 
 from starlette.responses import Response
 
-from conformance.check import CheckContext
 from conformance.checks.expect import error_named, expect_catalogued, expect_error, expect_result
 from conformance.checks.jsonrpc import expect_envelope
-from conformance.declare import at, chosen, requirement
 from conformance.documents.schemas import resolve_pointer
-from conformance.faults import answer, limit, recodes, replaces, returns
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, chosen, requirement
+from conformance.kit.faults import answer, limit, recodes, replaces, returns
 from conformance.protocols.bindu.answers import plain_401
 from conformance.protocols.bindu.client import EXAMPLES, BinduClient, fresh_id
 from conformance.protocols.bindu.reference import BinduReference, RpcError

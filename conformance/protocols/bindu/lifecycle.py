@@ -11,9 +11,9 @@ import time
 from datetime import datetime
 from typing import Any
 
-from conformance.check import CheckContext, Untested
-from conformance.declare import at, requirement
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import replaces
 from conformance.protocols.bindu.answers import history_of, state_of, task_result
 from conformance.protocols.bindu.client import BinduClient
 from conformance.protocols.bindu.machine import TaskLifecycle

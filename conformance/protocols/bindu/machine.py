@@ -10,7 +10,7 @@ from hypothesis.stateful import precondition, rule
 
 from conformance.checks.expect import error_named, expect_catalogued, expect_result
 from conformance.checks.lifecycle import LifecycleMachine
-from conformance.machine import first_step, pick
+from conformance.kit.machine import first_step, pick
 from conformance.protocols.bindu.answers import expect_done, history_of, state_of, task_result, tasks_listed
 from conformance.protocols.bindu.states import agent_moves, moves_by_itself, terminal_states
 

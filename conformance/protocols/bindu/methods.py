@@ -10,12 +10,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_result
 from conformance.checks.inputs import invalid_inputs_rejected, result_matches, valid_inputs_accepted
 from conformance.checks.jsonrpc import answer_check
-from conformance.declare import Each, at, fault, requirement, slug
-from conformance.faults import answer, noop, recodes, replaces, returns_arg
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import Each, at, fault, requirement, slug
+from conformance.kit.faults import answer, noop, recodes, replaces, returns_arg
 from conformance.model import Profile
 from conformance.protocols.bindu.answers import contexts_listed, state_of, tasks_listed
 from conformance.protocols.bindu.client import BinduClient, fresh_id

@@ -13,7 +13,6 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from conformance.check import CheckContext, Untested
 from conformance.checks.expect import (
     error_named,
     expect_error,
@@ -24,10 +23,11 @@ from conformance.checks.expect import (
 )
 from conformance.checks.inputs import expect_matches
 from conformance.checks.jsonrpc import expect_envelope
-from conformance.declare import at, chosen, requirement
 from conformance.documents.openapi import schema_at
 from conformance.documents.schemas import resolve_pointer
-from conformance.faults import answer, refuses, replaces
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import at, chosen, requirement
+from conformance.kit.faults import answer, refuses, replaces
 from conformance.protocols.bindu.client import BinduClient
 from conformance.protocols.bindu.reference import MAIN_CLIENT, BinduReference, Caller, RpcError
 from conformance.transport.binding import Reply, dig, rest_reply

@@ -10,12 +10,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks import idempotency
 from conformance.checks.expect import expect_error, expect_mapping, expect_result
-from conformance.declare import at, requirement
-from conformance.faults import answer, noop, replaces, returns
-from conformance.locate import Search, holds
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import answer, noop, replaces, returns
+from conformance.kit.locate import Search, holds
 from conformance.protocols.bindu.answers import (
     contexts_listed,
     history_of,

@@ -9,11 +9,11 @@ from typing import Any
 
 from starlette.responses import Response
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_error
 from conformance.checks.inputs import expect_matches
-from conformance.declare import at, chosen, fault, requirement
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, chosen, fault, requirement
+from conformance.kit.faults import replaces
 from conformance.protocols.bindu.client import BinduClient
 from conformance.protocols.bindu.reference import BinduReference, Caller
 from conformance.protocols.bindu.stream_events import streaming, streaming_declared

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from conformance.check import CheckContext
+from conformance.kit.check import CheckContext
 from conformance.protocols.bindu.client import BinduClient, fresh_id
 from conformance.transport.binding import dig, is_event_stream, stream_events
 

@@ -9,10 +9,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_catalogued, expect_error, expect_result, not_found
-from conformance.declare import at, fault, requirement
-from conformance.faults import noop, replaces, returns
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import at, fault, requirement
+from conformance.kit.faults import noop, replaces, returns
 from conformance.protocols.bindu.answers import expect_done, history_of, state_of, task_result, tasks_listed
 from conformance.protocols.bindu.client import BinduClient, fresh_id
 from conformance.protocols.bindu.reference import BinduReference, Caller, RpcError, Task

@@ -11,8 +11,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from conformance.declare import variant
-from conformance.faults import refuses, replaces
+from conformance.kit.declare import variant
+from conformance.kit.faults import refuses, replaces
 from conformance.protocols.bindu.reference import (
     BUSY_STATES,
     TERMINAL_STATES,

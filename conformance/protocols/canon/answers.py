@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_list, expect_mapping, expect_result
-from conformance.locate import expanded, holds
+from conformance.kit.check import CheckContext
+from conformance.kit.locate import expanded, holds
 from conformance.transport.binding import Reply
 
 

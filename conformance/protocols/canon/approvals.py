@@ -9,10 +9,10 @@ import json
 import time
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result
-from conformance.declare import at, chosen, requirement
-from conformance.faults import answer, replaces, returns, returns_arg
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, chosen, requirement
+from conformance.kit.faults import answer, replaces, returns, returns_arg
 from conformance.model import Profile
 from conformance.protocols.canon.answers import objects
 from conformance.protocols.canon.client import CanonClient, fresh

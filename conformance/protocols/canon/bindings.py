@@ -9,13 +9,13 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks import auth
 from conformance.checks.expect import expect_catalogued
 from conformance.checks.inputs import invalid_code_everywhere
-from conformance.declare import chosen, code, fault, requirement
 from conformance.documents.schemas import validator_for
-from conformance.faults import noop, replaces, returns
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import chosen, code, fault, requirement
+from conformance.kit.faults import noop, replaces, returns
 from conformance.model import Profile, Source
 from conformance.protocols.canon.client import CanonClient, fresh
 from conformance.protocols.canon.reference import CanonReference, VerbError

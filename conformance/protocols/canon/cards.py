@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.check import CheckContext, NotApplicable
 from conformance.checks.expect import expect_result, refused_as
-from conformance.declare import at, requirement
 from conformance.documents.schemas import validator_for
-from conformance.faults import returns, returns_arg
+from conformance.kit.check import CheckContext, NotApplicable
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import returns, returns_arg
 from conformance.protocols.canon.client import CanonClient
 from conformance.protocols.canon.shared import CODES, DEFS, MINUTE_MS, needs_control
 from conformance.protocols.mcp.surface import ToolSchema

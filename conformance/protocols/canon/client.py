@@ -14,9 +14,9 @@ import json
 import uuid
 from typing import Any
 
-from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_result
 from conformance.documents.schemas import resolve_pointer
+from conformance.kit.check import CheckContext, Untested
 from conformance.transport.binding import Reply
 
 

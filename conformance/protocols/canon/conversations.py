@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_error, expect_result, refused_as
-from conformance.declare import at, requirement
-from conformance.faults import noop, replaces, returns, returns_arg
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import noop, replaces, returns, returns_arg
 from conformance.protocols.canon.answers import items, members_of, objects
 from conformance.protocols.canon.client import CanonClient, fresh
 from conformance.protocols.canon.reference import CanonReference

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_result, refused_as
-from conformance.declare import at, requirement
-from conformance.faults import arguments, noop, replaces
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import arguments, noop, replaces
 from conformance.model import Profile
 from conformance.protocols.canon.client import CanonClient, fresh
 from conformance.protocols.canon.reference import CanonReference

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_result, refused_as
-from conformance.declare import at, requirement
-from conformance.faults import answer, replaces, returns
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import answer, replaces, returns
 from conformance.protocols.canon.client import CanonClient, fresh
 from conformance.protocols.canon.reference import CanonReference
 from conformance.protocols.canon.shared import CODES, DEFS, MINUTE_MS, needs_control

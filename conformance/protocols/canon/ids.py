@@ -11,13 +11,13 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks import idempotency
 from conformance.checks.expect import expect_refused, expect_result
 from conformance.checks.inputs import examples_refused
-from conformance.declare import at, chosen, code, requirement
-from conformance.faults import noop, refuses, replaces, returns
-from conformance.locate import Search
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, chosen, code, requirement
+from conformance.kit.faults import noop, refuses, replaces, returns
+from conformance.kit.locate import Search
 from conformance.protocols.canon.answers import carries
 from conformance.protocols.canon.client import CanonClient
 from conformance.protocols.canon.reference import CanonReference, VerbError

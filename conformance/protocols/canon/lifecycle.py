@@ -3,8 +3,8 @@ their expiry, move as the model predicts."""
 
 from __future__ import annotations
 
-from conformance.check import CheckContext
-from conformance.declare import at, requirement
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, requirement
 from conformance.protocols.canon.machine import CanonMachine
 from conformance.protocols.canon.shared import DEFS
 

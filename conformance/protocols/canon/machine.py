@@ -19,9 +19,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_result
-from conformance.machine import ProfileMachine, first_step, pick
+from conformance.kit.check import CheckContext
+from conformance.kit.machine import ProfileMachine, first_step, pick
 
 EMOJI = ("tada", "eyes", "+1")
 MINUTE_S = 60

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result, refused_as
-from conformance.declare import at, requirement
-from conformance.faults import answer, arguments, noop, replaces, returns
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import answer, arguments, noop, replaces, returns
 from conformance.protocols.canon.answers import items, members_of
 from conformance.protocols.canon.client import CanonClient, fresh
 from conformance.protocols.canon.reference import CanonReference, VerbError

@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from conformance.check import CheckContext
+from conformance.kit.check import CheckContext
 
 DEFS = "/$defs"  # the spec's definitions (every <verb>_input and <verb>_result under it)
 REJECTION = "VALIDATION_ERROR"  # the profile's code for an input breaking its schema or a description's rule

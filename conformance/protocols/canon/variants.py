@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.declare import variant
-from conformance.faults import answer, replaces
+from conformance.kit.declare import variant
+from conformance.kit.faults import answer, replaces
 from conformance.protocols.canon.reference import CanonReference, VerbError
 
 # The one error code the spec names; every other code is the profile's.

@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import refused_as
 from conformance.checks.inputs import (
     examples_refused,
@@ -20,10 +19,11 @@ from conformance.checks.inputs import (
     result_matches,
     valid_inputs_accepted,
 )
-from conformance.declare import Each, at, code, fault, requirement, slug
 from conformance.documents.schemas import validator_for
-from conformance.faults import answer, noop, recodes, replaces
 from conformance.generation.invalid import InvalidInstance, small_example
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import Each, at, code, fault, requirement, slug
+from conformance.kit.faults import answer, noop, recodes, replaces
 from conformance.model import Operation, Profile
 from conformance.protocols.canon.client import CanonClient, fresh
 from conformance.protocols.canon.reference import CanonReference, VerbError

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext
-from conformance.declare import Cite, Each, requirement
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import Cite, Each, requirement
+from conformance.kit.faults import replaces
 from conformance.model import Profile, Source
 from conformance.protocols.mcp.server import METHOD_NOT_FOUND, RpcFault
 from conformance.protocols.mcp.surface import (

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext, Untested
-from conformance.declare import Cite, requirement
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import Cite, requirement
+from conformance.kit.faults import replaces
 from conformance.model import Profile
 from conformance.protocols.mcp.server import McpReply
 from conformance.protocols.mcp.surface import (

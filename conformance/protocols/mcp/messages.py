@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.check import CheckContext
-from conformance.declare import Cite, chosen, requirement
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import Cite, chosen, requirement
+from conformance.kit.faults import replaces
 from conformance.model import Profile
 from conformance.protocols.mcp.server import McpReply
 from conformance.protocols.mcp.surface import TITLE, McpBinding, bindings, fresh_client, page, server, started

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from conformance.check import CheckContext
-from conformance.declare import requirement
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import requirement
+from conformance.kit.faults import replaces
 from conformance.protocols.mcp.server import RpcFault
 from conformance.protocols.mcp.surface import (
     TITLE,

@@ -19,9 +19,9 @@ from typing import Any
 
 from jsonschema.exceptions import SchemaError
 
-from conformance.check import Blocked, CheckContext, NotApplicable
-from conformance.declare import Cite, Each, chosen, slug
 from conformance.documents.schemas import validator_for
+from conformance.kit.check import Blocked, CheckContext, NotApplicable
+from conformance.kit.declare import Cite, Each, chosen, slug
 from conformance.model import Profile, Source
 from conformance.protocols.mcp.server import McpServer
 from conformance.transport.binding import DEFAULT

@@ -10,12 +10,12 @@ import copy
 import uuid
 from typing import Any
 
-from conformance.check import Blocked, CheckContext
-from conformance.declare import Cite, fault, requirement
 from conformance.documents.schemas import validator_for
-from conformance.faults import replaces
 from conformance.generation.invalid import example_breaks, invalid_strategy
 from conformance.generation.strategies import strategy_for
+from conformance.kit.check import Blocked, CheckContext
+from conformance.kit.declare import Cite, fault, requirement
+from conformance.kit.faults import replaces
 from conformance.model import Profile
 from conformance.protocols.mcp.server import RpcFault
 from conformance.protocols.mcp.surface import (

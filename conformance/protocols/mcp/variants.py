@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.declare import variant
-from conformance.faults import setting
+from conformance.kit.declare import variant
+from conformance.kit.faults import setting
 from conformance.model import Profile
 from conformance.protocols.mcp.surface import mcp_bindings
 from conformance.transport.mcp import newest_handshake

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext, ProtocolMismatch
+from conformance.kit.check import CheckContext, ProtocolMismatch
+from conformance.kit.protocol import Protocol
 from conformance.model import Profile
-from conformance.protocol import Protocol
 from conformance.protocols.plaza.keeper import PLANS, STOPS
 from conformance.transport.binding import DEFAULT
 

@@ -3,7 +3,7 @@ inbox.py, attention.py, receive.py), and the conversations the checks build (tex
 message ids, rounds).
 
 The document names few answer fields and no containers (docs/architecture.md, "The judging
-rule"), so these readers find things by content, with conformance/locate.py: a message
+rule"), so these readers find things by content, with conformance/kit/locate.py: a message
 record is an object whose ``record_type`` is the document's message_record_type (or that
 carries ``seq``), a text is found by the marker the check sent, a receive item is an
 object carrying the document's ``read_request`` or ``a2a_read_request``, or one of its work
@@ -20,9 +20,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
 
-from conformance import locate
-from conformance.check import CheckContext, CheckFailed
 from conformance.checks.expect import catalog_entry, expect_list, expect_mapping, expect_result
+from conformance.kit import locate
+from conformance.kit.check import CheckContext, CheckFailed
 from conformance.model import Profile
 from conformance.protocols.plaza.client import ALICE, BOB, SUBMITTED, WORKING, PlazaClient, dig, fresh_id
 from conformance.transport.binding import Reply
@@ -60,7 +60,7 @@ def broken(message: str, kind: str = "malformed_answer", statement: str | None =
 
 
 def walk(value: Any) -> Iterator[Any]:
-    """Every value inside an answer (itself included), depth-bounded (conformance/locate.py)."""
+    """Every value inside an answer (itself included), depth-bounded (conformance/kit/locate.py)."""
     for found in locate.walk(value):
         yield found.value
 
@@ -416,7 +416,7 @@ def triple(ctx: CheckContext, batch: dict[str, Any]) -> tuple[Any, Any, Any]:
 # refusals: the served control, the ErrorInfo detail, the part not served
 # ----------------------------------------------------------------------------------
 def walk_values(answer: Any) -> list[Any]:
-    """Every value of an answer (conformance/locate.py's bounded walk)."""
+    """Every value of an answer (conformance/kit/locate.py's bounded walk)."""
     return [f.value for f in locate.walk(answer)]
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_list, expect_mapping, expect_result
-from conformance.declare import at, requirement
-from conformance.faults import answer, limit, replaces
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import answer, limit, replaces
 from conformance.protocols.plaza.answers import (
     ATTN,
     PENDING_COUNT,

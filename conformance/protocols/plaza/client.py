@@ -13,9 +13,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_mapping, expect_result
+from conformance.kit import locate
+from conformance.kit.check import CheckContext, Untested
 from conformance.transport.binding import Reply, dig
 
 ALICE, BOB, CAROL = "alice", "bob", "carol"

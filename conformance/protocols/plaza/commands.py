@@ -14,13 +14,13 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from conformance.check import Blocked, CheckContext, CheckFailed, Untested
 from conformance.checks.expect import expect_error
 from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
-from conformance.declare import Each, Patch, at, fault, requirement, slug
 from conformance.documents.schemas import validator_for
-from conformance.faults import answer, replaces
 from conformance.generation.invalid import InvalidInstance
+from conformance.kit.check import Blocked, CheckContext, CheckFailed, Untested
+from conformance.kit.declare import Each, Patch, at, fault, requirement, slug
+from conformance.kit.faults import answer, replaces
 from conformance.model import Profile
 from conformance.protocols.plaza.answers import INVALID, UNSUPPORTED, unsupported
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient

@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_result
-from conformance.declare import at, fault, requirement
-from conformance.faults import answer, arguments, noop, refuses, replaces, returns
+from conformance.kit import locate
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import at, fault, requirement
+from conformance.kit.faults import answer, arguments, noop, refuses, replaces, returns
 from conformance.protocols.plaza.answers import INVALID
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
 from conformance.protocols.plaza.continuation_client import (

@@ -10,10 +10,10 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext, CheckFailed
-from conformance.declare import chosen
-from conformance.faults import replaces
+from conformance.kit import locate
+from conformance.kit.check import CheckContext, CheckFailed
+from conformance.kit.declare import chosen
+from conformance.kit.faults import replaces
 from conformance.protocols.plaza.client import PlazaClient, fresh_id
 from conformance.protocols.plaza.parts import CONTINUATION, minted, require, sent_strings
 from conformance.protocols.plaza.reference import PlazaReference

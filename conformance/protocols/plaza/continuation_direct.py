@@ -11,11 +11,11 @@ import copy
 import json
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_result
-from conformance.declare import at, requirement
-from conformance.faults import answer, replaces
+from conformance.kit import locate
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import answer, replaces
 from conformance.protocols.plaza.answers import text_of
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
 from conformance.protocols.plaza.continuation_client import (

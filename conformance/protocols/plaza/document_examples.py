@@ -10,9 +10,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.check import CheckContext, Untested
-from conformance.declare import Each, Patch, at, fault, requirement
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import Each, Patch, at, fault, requirement
+from conformance.kit.faults import replaces
 from conformance.model import Profile
 from conformance.protocols.plaza.answers import (
     OPEN_STATES,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.check import CheckContext
+from conformance.kit.check import CheckContext
 from conformance.protocols.plaza.client import ALICE, PlazaClient, fresh_id, keeper_for
 from conformance.transport.binding import Reply
 

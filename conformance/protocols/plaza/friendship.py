@@ -12,10 +12,10 @@ import json
 from functools import partial
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result, refused_as
-from conformance.declare import at, chosen, fault, requirement
-from conformance.faults import answer, noop, recodes, refuses, replaces
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, chosen, fault, requirement
+from conformance.kit.faults import answer, noop, recodes, refuses, replaces
 from conformance.protocols.plaza.answers import (
     INVALID,
     OPEN_STATES,

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_result
-from conformance.declare import at, chosen, requirement
-from conformance.faults import answer, replaces, returns
+from conformance.kit import locate
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, chosen, requirement
+from conformance.kit.faults import answer, replaces, returns
 from conformance.protocols.plaza.answers import text_of
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig
 from conformance.protocols.plaza.groups_client import (

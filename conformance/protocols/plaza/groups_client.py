@@ -13,9 +13,9 @@ from contextlib import contextmanager
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from conformance import locate
-from conformance.check import CheckContext, CheckFailed
 from conformance.checks.expect import expect_result
+from conformance.kit import locate
+from conformance.kit.check import CheckContext, CheckFailed
 from conformance.protocols.plaza.answers import text_of
 from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, fresh_id
 from conformance.protocols.plaza.parts import (

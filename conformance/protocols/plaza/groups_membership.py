@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_result
-from conformance.declare import at, chosen, fault, requirement
-from conformance.faults import answer, arguments, noop, recodes, replaces, returns
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, chosen, fault, requirement
+from conformance.kit.faults import answer, arguments, noop, recodes, replaces, returns
 from conformance.protocols.plaza.answers import INVALID, text_of
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id
 from conformance.protocols.plaza.groups_client import (

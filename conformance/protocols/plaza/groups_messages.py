@@ -10,11 +10,11 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_result
-from conformance.declare import at, requirement
 from conformance.documents.schemas import validator_for
-from conformance.faults import arguments, replaces, returns
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import arguments, replaces, returns
 from conformance.protocols.plaza.answers import text_of
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, fresh_id
 from conformance.protocols.plaza.groups_client import (

@@ -10,11 +10,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result, refused_as
-from conformance.declare import at, fault, requirement
-from conformance.faults import answer, noop, recodes, replaces, returns_arg
+from conformance.kit import locate
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, fault, requirement
+from conformance.kit.faults import answer, noop, recodes, replaces, returns_arg
 from conformance.protocols.plaza.answers import (
     find_receipt,
     mentions,

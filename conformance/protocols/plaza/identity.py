@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlparse
 
-from conformance import locate
-from conformance.check import CheckContext
 from conformance.checks import auth
 from conformance.checks.expect import expect_mapping
-from conformance.declare import at, chosen, requirement
-from conformance.faults import answer, noop, replaces
+from conformance.kit import locate
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, chosen, requirement
+from conformance.kit.faults import answer, noop, replaces
 from conformance.protocols.plaza.answers import field, find_receipt, served
 from conformance.protocols.plaza.client import ALICE, PlazaClient
 from conformance.protocols.plaza.reference import PlazaReference

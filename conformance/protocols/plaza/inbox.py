@@ -10,10 +10,10 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext
-from conformance.declare import at, chosen, requirement
-from conformance.faults import answer, refuses, replaces
+from conformance.kit import locate
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, chosen, requirement
+from conformance.kit.faults import answer, refuses, replaces
 from conformance.protocols.plaza.answers import conversation, field, follow, inbox, mentions
 from conformance.protocols.plaza.client import ALICE, PlazaClient, seed
 from conformance.protocols.plaza.reference import PlazaReference

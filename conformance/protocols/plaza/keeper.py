@@ -1,4 +1,4 @@
-"""A live run leaves each configured agent as it found it (conformance/live.py).
+"""A live run leaves each configured agent as it found it (conformance/kit/live.py).
 
 Against a site without control nothing resets between checks, and the agents are the
 operator's. Each requirement gets a ``Keeper`` (made by its first ``PlazaClient``) that
@@ -29,8 +29,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from conformance import locate
-from conformance.check import CheckContext, Untested
+from conformance.kit import locate
+from conformance.kit.check import CheckContext, Untested
 from conformance.protocols.plaza.client import KEEPING
 from conformance.transport.binding import Reply, dig
 

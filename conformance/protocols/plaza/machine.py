@@ -17,11 +17,11 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
-from conformance import locate
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused
-from conformance.declare import at, requirement
-from conformance.machine import ProfileMachine, pick
+from conformance.kit import locate
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, requirement
+from conformance.kit.machine import ProfileMachine, pick
 from conformance.protocols.plaza import answers
 from conformance.protocols.plaza.answers import ack, bodies, delivered, drain, item_key, items_of
 from conformance.protocols.plaza.client import (

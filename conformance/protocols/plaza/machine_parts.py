@@ -35,10 +35,10 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused
-from conformance.declare import at, chosen, requirement
-from conformance.machine import ProfileMachine, pick
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, chosen, requirement
+from conformance.kit.machine import ProfileMachine, pick
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, fresh_id
 from conformance.protocols.plaza.continuation_client import endpoint, offer_fields, offer_id, walk
 from conformance.protocols.plaza.groups_client import call, contents, group_id_of, ok, send

@@ -13,10 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_error, expect_result
-from conformance.declare import at, chosen, requirement
-from conformance.faults import answer, arguments, replaces
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, chosen, requirement
+from conformance.kit.faults import answer, arguments, replaces
 from conformance.protocols.plaza.answers import INVALID, served
 from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, dig, fresh_id
 from conformance.protocols.plaza.envelopes import WIRE, envelope, raw

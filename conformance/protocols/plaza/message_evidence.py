@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_result, refused_as
-from conformance.declare import at, chosen, requirement
-from conformance.faults import answer, noop, replaces
+from conformance.kit import locate
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, chosen, requirement
+from conformance.kit.faults import answer, noop, replaces
 from conformance.protocols.plaza.answers import (
     EVIDENCE,
     LATER_PEER,

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlparse
 
-from conformance import locate
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_error, expect_mapping, expect_result, refused_as
-from conformance.declare import at, fault, requirement
-from conformance.faults import answer, recodes, refuses, replaces
+from conformance.kit import locate
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, fault, requirement
+from conformance.kit.faults import answer, recodes, refuses, replaces
 from conformance.protocols.plaza.answers import served
 from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, dig, fresh_id
 from conformance.protocols.plaza.envelopes import status_request

@@ -13,14 +13,14 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_error, expect_mapping, expect_refused
 from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
-from conformance.declare import at, chosen, requirement
 from conformance.documents.schemas import validator_for
-from conformance.faults import limit, replaces, returns
 from conformance.generation.invalid import InvalidInstance, invalid_strategy
+from conformance.kit import locate
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, chosen, requirement
+from conformance.kit.faults import limit, replaces, returns
 from conformance.model import Operation
 from conformance.protocols.plaza.answers import INVALID, detail_type, error_info, walk_values
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient, dig, fresh_id

@@ -11,11 +11,11 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from conformance import locate
-from conformance.check import Blocked, CheckContext, Untested
 from conformance.checks.causes import cause_of
 from conformance.checks.expect import catalog_entry, refused_as
-from conformance.declare import At, at
+from conformance.kit import locate
+from conformance.kit.check import Blocked, CheckContext, Untested
+from conformance.kit.declare import At, at
 from conformance.model import Profile
 from conformance.protocols.plaza.answers import INVALID, UNSUPPORTED, unsupported
 from conformance.protocols.plaza.client import PlazaClient, dig

@@ -25,11 +25,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_result
-from conformance.declare import at, fault, requirement
-from conformance.faults import answer, noop, replaces, returns
+from conformance.kit import locate
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, fault, requirement
+from conformance.kit.faults import answer, noop, replaces, returns
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, dig
 from conformance.protocols.plaza.parts import PRIVATE_RELAY, served
 from conformance.protocols.plaza.private_client import (

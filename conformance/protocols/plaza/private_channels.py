@@ -13,11 +13,11 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext, CheckFailed
 from conformance.checks.expect import expect_error, expect_result
-from conformance.declare import at, requirement
-from conformance.faults import noop, replaces, returns
+from conformance.kit import locate
+from conformance.kit.check import CheckContext, CheckFailed
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import noop, replaces, returns
 from conformance.protocols.plaza.answers import INVALID
 from conformance.protocols.plaza.client import ALICE, BOB, CAROL, fresh_id
 from conformance.protocols.plaza.parts import PRIVATE_RELAY, names, served

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext
-from conformance.declare import chosen
+from conformance.kit import locate
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import chosen
 from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, fresh_id
 from conformance.protocols.plaza.parts import PRIVATE_RELAY, refused, require
 from conformance.protocols.plaza.sealed import KeyPair, b64u, origin_of, seal, suite_names

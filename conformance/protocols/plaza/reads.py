@@ -14,10 +14,10 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_list, expect_refused, refused_as
-from conformance.declare import at, chosen, fault, requirement
-from conformance.faults import answer, arguments, noop, replaces, setting
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, chosen, fault, requirement
+from conformance.kit.faults import answer, arguments, noop, replaces, setting
 from conformance.protocols.plaza.answers import (
     CANONICAL,
     INT64_MAX,

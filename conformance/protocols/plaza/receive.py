@@ -12,12 +12,12 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_list, expect_mapping, expect_result, refused_as
-from conformance.declare import at, chosen, requirement
 from conformance.documents.schemas import validator_for
-from conformance.faults import answer, refuses, replaces, returns_arg
+from conformance.kit import locate
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import at, chosen, requirement
+from conformance.kit.faults import answer, refuses, replaces, returns_arg
 from conformance.protocols.plaza.answers import (
     ACK_FIELD,
     AT_ONCE_S,

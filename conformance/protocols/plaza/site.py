@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from conformance.reference import ReferenceConfig as BaseConfig
-from conformance.reference import Refusal, is_int
+from conformance.kit.reference import ReferenceConfig as BaseConfig
+from conformance.kit.reference import Refusal, is_int
 
 # Connection states (the profile's choice, docs/agent-plaza.md "Consent and controls").
 INVITATION, ACTIVE, DECLINED = "invitation", "active", "declined"

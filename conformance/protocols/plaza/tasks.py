@@ -11,10 +11,10 @@ import json
 import time
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_result, refused_as
-from conformance.declare import at, fault, requirement
-from conformance.faults import noop, recodes, replaces
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, fault, requirement
+from conformance.kit.faults import noop, recodes, replaces
 from conformance.protocols.plaza.answers import (
     OPEN_STATES,
     detail_type,

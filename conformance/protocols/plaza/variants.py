@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.declare import variant
-from conformance.faults import answer, arguments, replaces
+from conformance.kit.declare import variant
+from conformance.kit.faults import answer, arguments, replaces
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.shared_faults import unwrapped, wrapped
 from conformance.protocols.plaza.site import (

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks import auth
 from conformance.checks.expect import refused_as
 from conformance.checks.jsonrpc import expect_envelope
-from conformance.declare import at, fault, requirement
-from conformance.faults import noop, recodes, refuses, replaces
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, fault, requirement
+from conformance.kit.faults import noop, recodes, refuses, replaces
 from conformance.protocols.plaza.answers import served
 from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, fresh_id
 from conformance.protocols.plaza.envelopes import WIRE, envelope, raw, status_request

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from conformance.check import CheckContext, ProtocolMismatch
+from conformance.kit.check import CheckContext, ProtocolMismatch
+from conformance.kit.protocol import Protocol
 from conformance.model import Profile, Source
-from conformance.protocol import Protocol
 from conformance.protocols import mcp
 from conformance.protocols.wever import uncontrolled
 from conformance.transport.binding import DEFAULT

@@ -13,12 +13,12 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext
 from conformance.checks import idempotency
 from conformance.checks.expect import expect_mapping, expect_refused, expect_result
-from conformance.declare import at, requirement
-from conformance.faults import replaces
+from conformance.kit import locate
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import replaces
 from conformance.protocols.wever.answers import digest_spellings
 from conformance.protocols.wever.client import (
     RECIPIENT,

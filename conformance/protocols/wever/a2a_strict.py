@@ -13,11 +13,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from conformance.check import CheckContext
-from conformance.declare import at, requirement
 from conformance.documents.schemas import validator_for
-from conformance.faults import limit, noop, replaces
 from conformance.generation.invalid import InvalidInstance, invalid_strategy
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import limit, noop, replaces
 from conformance.protocols.wever.client import (
     MARKER_FIELD,
     RECIPIENT,

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext
 from conformance.checks import auth
 from conformance.checks.expect import expect_refused, expect_result
-from conformance.declare import at, code, fault, requirement
-from conformance.faults import replaces, returns
-from conformance.locate import Search
+from conformance.kit import locate
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, code, fault, requirement
+from conformance.kit.faults import replaces, returns
+from conformance.kit.locate import Search
 from conformance.protocols.wever.answers import marked, named_values
 from conformance.protocols.wever.client import MAIN, RECIPIENT, SENDER, STRANGER, WeverClient, fresh_key
 from conformance.protocols.wever.reference import Call, RelayError, WeverReference

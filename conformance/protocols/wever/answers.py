@@ -8,7 +8,7 @@ its id (the task id pattern of the input schemas, or the id it got back), a task
 by the values of the Connect states (the keys of ``protocols.a2a.state_mapping``), a
 mailbox by the ``mbx_`` pattern, a connection request by the ``conn_`` pattern, a task's
 content by the marker the check put in it, wherever they sit in the answer
-(``conformance/locate.py``). The vocabulary is loaded from the manifest, never typed.
+(``conformance/kit/locate.py``). The vocabulary is loaded from the manifest, never typed.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from conformance import locate
+from conformance.kit import locate
 from conformance.model import Profile
 
 # An integrity digest of at least 128 bits, written in hex or base64 (the manifest names

@@ -11,10 +11,10 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_result
-from conformance.locate import Search
+from conformance.kit import locate
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.locate import Search
 from conformance.protocols.wever import uncontrolled
 from conformance.protocols.wever.answers import Vocabulary, ids, marked, owners, state_in, vocabulary
 from conformance.transport.binding import FRESH, RawToken, Reply, dig

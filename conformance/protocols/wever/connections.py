@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_refused, expect_result, refused_as
-from conformance.declare import at, requirement
-from conformance.faults import replaces, returns
+from conformance.kit import locate
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import replaces, returns
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, open_requests
 from conformance.protocols.wever.reference import ALLOWED, DENIED, PENDING, Call, WeverReference
 from conformance.protocols.wever.shared_faults import CODES

@@ -10,12 +10,12 @@ import itertools
 from dataclasses import replace
 from typing import Any
 
-from conformance.check import CheckContext, Untested
 from conformance.checks.inputs import invalid_code_everywhere, invalid_inputs_rejected, valid_inputs_accepted
-from conformance.declare import Each, at, code, fault, requirement, slug
 from conformance.documents.schemas import validator_for
-from conformance.faults import noop, replaces
 from conformance.generation.invalid import InvalidInstance
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import Each, at, code, fault, requirement, slug
+from conformance.kit.faults import noop, replaces
 from conformance.model import Profile
 from conformance.protocols.wever import uncontrolled
 from conformance.protocols.wever.client import RECIPIENT, SENDER, WeverClient, open_requests

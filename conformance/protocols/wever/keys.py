@@ -9,11 +9,11 @@ import threading
 import time
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks import idempotency
 from conformance.checks.expect import refused_as
-from conformance.declare import at, code, requirement
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, code, requirement
+from conformance.kit.faults import replaces
 from conformance.protocols.wever.client import RECIPIENT, SENDER, WeverClient, fresh_key
 from conformance.protocols.wever.reference import Call, WeverReference
 from conformance.protocols.wever.shared_faults import CODES

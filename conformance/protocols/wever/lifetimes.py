@@ -10,11 +10,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from conformance import locate
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result
-from conformance.declare import at, requirement
-from conformance.faults import replaces
+from conformance.kit import locate
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import replaces
 from conformance.protocols.wever import uncontrolled
 from conformance.protocols.wever.answers import marked, named_values
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, Task, WeverClient, fresh_key

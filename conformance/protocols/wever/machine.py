@@ -10,11 +10,11 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result
 from conformance.checks.lifecycle import LifecycleMachine
-from conformance.locate import Search
-from conformance.machine import pick
+from conformance.kit.check import CheckContext
+from conformance.kit.locate import Search
+from conformance.kit.machine import pick
 from conformance.protocols.wever.answers import state_in
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, TERMINAL, WeverClient
 from conformance.transport.binding import Reply

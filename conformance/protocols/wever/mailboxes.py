@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result
-from conformance.declare import at, requirement
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import replaces
 from conformance.protocols.wever.answers import listing_ids
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, still_pending
 from conformance.protocols.wever.reference import Call, WeverReference

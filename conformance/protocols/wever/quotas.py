@@ -15,11 +15,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from conformance import faults, locate
-from conformance.check import CheckContext, Untested
 from conformance.checks.expect import expect_refused, expect_result
-from conformance.declare import at, requirement
-from conformance.faults import replaces
+from conformance.kit import faults, locate
+from conformance.kit.check import CheckContext, Untested
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import replaces
 from conformance.protocols.wever import uncontrolled
 from conformance.protocols.wever.answers import ids
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, fresh_key, seed

@@ -19,10 +19,10 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_list, expect_mapping, expect_result
-from conformance.declare import Chosen, chosen, requirement
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import Chosen, chosen, requirement
+from conformance.kit.faults import replaces
 from conformance.protocols.wever.client import RECIPIENT, SENDER, STRANGER, WeverClient, dig, still_pending
 from conformance.protocols.wever.reference import WeverReference
 

@@ -12,10 +12,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_result
-from conformance.declare import at, fault, requirement
-from conformance.faults import replaces
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, fault, requirement
+from conformance.kit.faults import replaces
 from conformance.protocols.wever.client import RECIPIENT, SENDER, WeverClient, a2a_sent_id, dig, served_rpc
 from conformance.protocols.wever.reference import OFFERED, Call, WeverReference
 
@@ -31,7 +31,7 @@ def check_mcp_tools(ctx: CheckContext) -> None:
     """tools/list: one tool per action except register_mailbox, with the action's
     inputSchema; and tools/call of register_mailbox is not served."""
     if ctx.binding.kind != "mcp-tools":
-        from conformance.check import NotApplicable
+        from conformance.kit.check import NotApplicable
 
         raise NotApplicable("tools/list exists only in the mcp binding")
     c = WeverClient(ctx)

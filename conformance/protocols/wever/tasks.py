@@ -10,10 +10,10 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from conformance.check import CheckContext
 from conformance.checks.expect import expect_refused, expect_result, refused_as
-from conformance.declare import at, requirement
-from conformance.faults import replaces, returns
+from conformance.kit.check import CheckContext
+from conformance.kit.declare import at, requirement
+from conformance.kit.faults import replaces, returns
 from conformance.protocols.wever.answers import contains, digests, marked
 from conformance.protocols.wever.client import (
     MARKER_FIELD,

@@ -1,4 +1,4 @@
-"""Wever Connect against a relay without control (conformance/live.py): the run's own
+"""Wever Connect against a relay without control (conformance/kit/live.py): the run's own
 mailboxes, who plays which part in a check, what each call spends of the manifest's
 quotas, and what a check changed that is put back when it ends.
 
@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from conformance import locate
-from conformance.check import CheckContext, RunContext, Untested
 from conformance.documents.schemas import validator_for
+from conformance.kit import locate
+from conformance.kit.check import CheckContext, RunContext, Untested
 from conformance.protocols.wever.answers import ids, named_values, vocabulary
 from conformance.transport.binding import FRESH, RawToken, Reply
 
@@ -64,7 +64,7 @@ PROFILE_FIELDS = ("label", "capabilities", "discoverable", "accepts_connection_r
 
 Charges = list[tuple[str, str]]
 
-# What a row does that lasts to the mailbox it acts as (conformance/live.py): without control
+# What a row does that lasts to the mailbox it acts as (conformance/kit/live.py): without control
 # it acts as a mailbox of the run's own (or one the config marks disposable), never as a
 # configured one. close_mailbox and renew_mailbox are the profile's `lasting:` operations.
 CLOSES = "closes the mailbox it acts as (its token, profile and grants go; shared task content is erased)"

@@ -9,8 +9,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.declare import variant
-from conformance.faults import replaces
+from conformance.kit.declare import variant
+from conformance.kit.faults import replaces
 from conformance.protocols.wever.reference import (
     DECLINED,
     HOUR_S,

@@ -28,6 +28,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from conformance.documents.schemas import validator_for
+from conformance.kit.reference import Reference, ReferenceConfig, Refusal, is_int, strict_json
 from conformance.model import Profile
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.reference.extensions import ExtensionParts
@@ -35,7 +36,6 @@ from conformance.protocols.a2a.reference.grpc import GrpcParts
 from conformance.protocols.a2a.reference.push import PushParts
 from conformance.protocols.a2a.reference.signing import SigningParts
 from conformance.protocols.a2a.reference.stream import EventStream, StreamParts
-from conformance.reference import Reference, ReferenceConfig, Refusal, is_int, strict_json
 
 JSONRPC_PATH = "/a2a/jsonrpc"
 REST_PREFIX = "/a2a/rest"

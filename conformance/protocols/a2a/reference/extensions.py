@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a.client import EXTENSIONS_HEADER
-from conformance.reference import Refusal
 
 # the reference's own extension (RFC 2606's example domain: an identifier, never fetched)
 REQUIRED_EXTENSION = "https://conformance.example/extensions/echo-receipt/v1"

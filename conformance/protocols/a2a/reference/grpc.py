@@ -19,8 +19,8 @@ from typing import Any
 import grpc  # noqa: E402,I001  (after the transport, which sets grpc's log level first)
 from starlette.datastructures import Headers, QueryParams
 
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
-from conformance.reference import Refusal
 from conformance.transport.grpc import STATUS_DETAILS, Service, service_of
 from conformance.transport.http import DEFAULT_MAX_ANSWER
 

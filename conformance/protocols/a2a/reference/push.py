@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from conformance.reference import Refusal
+from conformance.kit.reference import Refusal
 
 PUSH_OFF = "PushNotificationNotSupportedError"
 NOT_FOUND = "TaskNotFoundError"

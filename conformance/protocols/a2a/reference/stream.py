@@ -28,8 +28,8 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
-from conformance.reference import Refusal
 
 STREAM_IDLE = 5.0  # seconds a reference stream waits for a change before it closes
 

@@ -6,7 +6,7 @@ schemas, the limits its prose states) is read from the profile. What the spec le
 implementation (the scope table, the echo agent, the negotiation score) lives here, each
 piece in a small method of ``BinduReference`` so that a fault can replace exactly one.
 What every reference shares (the limits a fault changes, the clock control moves, the
-control interface, the app) is the kit's base (conformance/reference.py).
+control interface, the app) is the kit's base (conformance/kit/reference.py).
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ from starlette.responses import (
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from conformance import reference as base
 from conformance.documents.limits import load_limits
 from conformance.documents.openapi import schema_at
 from conformance.documents.schemas import validator_for
+from conformance.kit import reference as base
 from conformance.model import Profile
 from conformance.protocols.bindu import signing
 

@@ -28,10 +28,10 @@ from starlette.routing import BaseRoute, Route
 
 from conformance.documents.schemas import validator_for
 from conformance.documents.verbs import verb_operations
+from conformance.kit.reference import Reference, Refusal
+from conformance.kit.reference import ReferenceConfig as BaseConfig
 from conformance.model import Profile
 from conformance.protocols.mcp.server import McpServer, to_response
-from conformance.reference import Reference, Refusal
-from conformance.reference import ReferenceConfig as BaseConfig
 
 MINUTE_MS = 60_000
 # The reference's own choice when no deadline is given (the spec requires bindings to fill one).

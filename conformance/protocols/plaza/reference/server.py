@@ -34,6 +34,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from conformance.documents.schemas import resolve_pointer, validator_for
+from conformance.kit.reference import Reference, let_others_in, strict_json
 from conformance.model import ErrorCode, Profile
 from conformance.protocols.plaza.reference.continuation import ContinuationPart
 from conformance.protocols.plaza.reference.groups import GroupsPart
@@ -134,7 +135,6 @@ from conformance.protocols.plaza.site import (  # noqa: F401
     seeded_visitor,
     valid_request_id,
 )
-from conformance.reference import Reference, let_others_in, strict_json
 
 PARTS = ("groups", "private", "continuation")  # each a part_<name>.py mixin with reset_<name>
 # the validators compiled from a document, by the id of the document they were compiled from

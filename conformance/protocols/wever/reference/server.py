@@ -30,10 +30,10 @@ from starlette.routing import BaseRoute, Route
 
 from conformance.documents.limits import load_limits
 from conformance.documents.schemas import validator_for
+from conformance.kit.reference import Reference, Refusal, is_int, strict_json
+from conformance.kit.reference import ReferenceConfig as BaseConfig
 from conformance.model import Profile
 from conformance.protocols.mcp.server import McpServer, to_response
-from conformance.reference import Reference, Refusal, is_int, strict_json
-from conformance.reference import ReferenceConfig as BaseConfig
 
 HOUR_S = 3600
 DAY_S = 86400

@@ -5,7 +5,7 @@ routes whose endpoints look their handler up at request time (so a fault's patch
 effect), the ASGI app, and the error a handler raises to refuse (``Refusal``).
 
 Each behaviour of a reference is one small method, so that a fault replaces one method of
-one instance and nothing else changes (conformance/faults.py)."""
+one instance and nothing else changes (conformance/kit/faults.py)."""
 
 from __future__ import annotations
 

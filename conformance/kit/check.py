@@ -21,10 +21,10 @@ from hypothesis.database import ExampleDatabase
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from conformance.budgets import Budget
-from conformance.evidence import answer_of, blamed, breaking
 from conformance.failures import DEFAULT_KIND, Failure, check_kind
+from conformance.kit.evidence import answer_of, blamed, breaking
+from conformance.kit.live import REASONS, Identities, PutBack, QuotaBook, quota_refusal
 from conformance.ledger import LEDGER
-from conformance.live import REASONS, Identities, PutBack, QuotaBook, quota_refusal
 from conformance.model import Declared, Exchange, Profile, Requirement
 from conformance.transport.binding import Binding, make_binding
 from conformance.transport.credentials import CredentialUnavailable, describe_way, secrets_of
@@ -92,7 +92,7 @@ def typed_failure(failure: Failure, log: list[Exchange]) -> Failure:
 
 class Untested(Exception):
     """The requirement cannot be tested against this target with what was given;
-    ``reason`` is one of ``conformance.live.REASONS`` (reports count them apart)."""
+    ``reason`` is one of ``conformance.kit.live.REASONS`` (reports count them apart)."""
 
     def __init__(self, message: str, reason: str = "other") -> None:
         super().__init__(message)
@@ -192,7 +192,7 @@ class RunContext:
     # order (the selftest gives a later one the reach of the first, which read the declaration)
     declarations: dict[str, Declared] = field(default_factory=dict)
     declaration_askers: dict[str, list[str]] = field(default_factory=dict)
-    # a live run does no harm (conformance/live.py): whom it may change for good, what it
+    # a live run does no harm (conformance/kit/live.py): whom it may change for good, what it
     # spent of each quota, and what it could not put back
     identities: Identities = field(default_factory=Identities)
     quotas: QuotaBook = field(default_factory=QuotaBook)
@@ -420,7 +420,7 @@ class CheckContext:
         raise Untested("needs the target's control interface" + (f": {why}" if why else "") +
                        " (set control: in --config)", "control")
 
-    # -- a live run does no harm (conformance/live.py) -------------------------------
+    # -- a live run does no harm (conformance/kit/live.py) -------------------------------
     def lasting(self, label: str, what: str, met: bool = False) -> None:
         """Before doing something lasting (``what``: "closing the mailbox") to the identity
         ``label``: without control it runs only on an identity the run created or the

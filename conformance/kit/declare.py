@@ -10,7 +10,7 @@ A protocol module declares each requirement with a decorator on the check that p
     def unknown_method_internal_error(ref) -> None: ...   # a behavioural fault, under its check
 
 Everything lands in one registry (``REGISTRY``), keyed by the module that declared it; a
-protocol names its modules (conformance/protocol.py) and ``collect`` turns them into the
+protocol names its modules (conformance/kit/protocol.py) and ``collect`` turns them into the
 profile's rows, faults and variants when the profile loads. A source is resolved then too:
 ``at(pointer, needle)`` cites the profile's spec (and the line the needle stands on),
 ``chosen(where)`` the profile's own choice (never MUST), ``code(error)`` an error code of the
@@ -258,10 +258,10 @@ def requirement(*, id: str, level: str, title: Title,  # noqa: A002
                 each: Callable[[Profile], Iterable[Each]] | None = None
                 ) -> Callable[[Callable[..., None]], Check]:
     """Declare the requirement the decorated check proves (see the module's docstring).
-    ``faults`` are names of faults, or faults themselves (conformance/faults.py), which
+    ``faults`` are names of faults, or faults themselves (conformance/kit/faults.py), which
     are registered in this module; ``needs`` the credentials or control it cannot go
     without; ``optional`` the feature of the profile's ``optional:`` block it is about;
-    ``lasting`` what it does that lasts to an identity (conformance/live.py); ``document``
+    ``lasting`` what it does that lasts to an identity (conformance/kit/live.py); ``document``
     the shared documents it cites instead of the profile's spec (``"mcp"``). A family's
     members may each give their own ``source`` instead of the declaration."""
     def declare(fn: Callable[..., None]) -> Check:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance import locate
+from conformance.kit import locate
 from conformance.transport.http import RunAborted, parse_json
 
 # why a requirement is untested: key -> the phrase reports use

@@ -13,7 +13,7 @@ saying what goes wrong. Variants (behaviours the spec allows) are built with the
 - ``replaces``: inside a behavioural fault, wrap one method (the original comes first).
 
 A fault the vocabulary cannot say stays a function: ``@check.fault`` under its check, or
-``@fault`` for one several checks name (conformance/declare.py)."""
+``@fault`` for one several checks name (conformance/kit/declare.py)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from conformance.declare import Patch, caller_module
+from conformance.kit.declare import Patch, caller_module
 
 Predicate = Callable[..., bool]
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from hypothesis.control import current_build_context
 from hypothesis.stateful import RULE_MARKER, RuleBasedStateMachine
 
-from conformance.check import CheckContext
 from conformance.generation.compiler import index_of
+from conformance.kit.check import CheckContext
 from conformance.ledger import LEDGER
 
 FIRST_STEP = "conformance_first_step"
