@@ -83,8 +83,8 @@ def bare_rate(profile_name: str, seconds: float, target: str = "reference",
     judging): the target's speed, and the floor of an exchange's transport CPU here (on
     loopback mostly the kernel's socket calls, which differ from machine to machine)."""
     from conformance.kit.check import CheckContext
-    from conformance.launch import open_run
-    from conformance.profiles import load_profile
+    from conformance.run.launch import open_run
+    from conformance.run.profiles import load_profile
 
     profile = load_profile(profile_name)
     run = open_run(profile, target, config=config or {}, budget="quick")
@@ -191,7 +191,7 @@ def main() -> None:
                         help="length of the fuzz campaign split by phase, on loopback (default 60; 0: none)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from conformance.profiles import available, load_profile
+    from conformance.run.profiles import available, load_profile
 
     names = args.profiles or available()
     help_s = cli("--help")[0]

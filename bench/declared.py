@@ -14,7 +14,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.profiles import available, load_profile  # noqa: E402
+from conformance.run.profiles import available, load_profile  # noqa: E402
 
 
 def declared() -> dict[str, Any]:

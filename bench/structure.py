@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.profiles import available, load_profile  # noqa: E402
+from conformance.run.profiles import available, load_profile  # noqa: E402
 
 
 def module_name(path: Path) -> str:
@@ -125,16 +125,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("data", (  # plain data, paths, the documents read, inputs generated from them, text for a reader
         "conformance", "conformance.paths", "conformance.catalog", "conformance.exits", "conformance.model",
         "conformance.failures", "conformance.ledger", "conformance.budgets", "conformance.yamltext",
-        "conformance.jsontext", "conformance.statements", "conformance.documents.*",
+        "conformance.jsontext", "conformance.documents.*",
         "conformance.generation.*", "conformance.report.words", "conformance.report.shell")),
     ("transport", ("conformance.transport.*",)),
     ("kit", (  # the author's kit: what a protocol's requirements, faults and references are written with
         "conformance.kit.*", "conformance.checks.*")),
     ("protocols", ("conformance.protocols.*",)),
     ("run", (  # a run from its options to verdicts: the profile loaded, the context opened, checks run
-        "conformance.profiles", "conformance.config", "conformance.options", "conformance.launch",
-        "conformance.runner", "conformance.preflight", "conformance.targets", "conformance.parallel",
-        "conformance.examples", "conformance.report.baseline")),
+        "conformance.run.*", "conformance.report.baseline")),
     ("reports", (  # what a run wrote, read from its verdicts
         "conformance.report", "conformance.report.*", "conformance.fuzzreport", "conformance.fuzzmerge")),
     ("drivers", (  # the commands and the pytest plugin, and the proofs they run

@@ -68,8 +68,8 @@ CONFIG_WORDS = {
 
 
 def config_help() -> str:
-    """--config's help: every key the config reader knows (conformance/config.py KNOWN_KEYS)."""
-    from conformance.config import KNOWN_KEYS
+    """--config's help: every key the config reader knows (conformance/run/config.py KNOWN_KEYS)."""
+    from conformance.run.config import KNOWN_KEYS
 
     order = list(CONFIG_WORDS)
     keys = sorted(KNOWN_KEYS, key=lambda k: (order.index(k) if k in order else len(order), k))
@@ -126,7 +126,7 @@ def _list_parser(sub: Any) -> None:
 
 
 def _run_parser(sub: Any) -> None:
-    from conformance.options import add_run_options
+    from conformance.run.options import add_run_options
 
     s = sub.add_parser("run", help=COMMAND_HELP["run"], epilog=EPILOG + _limits(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -349,7 +349,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         print("\n`conformance list PROFILE`: its requirements, faults and variants; "
               "`--coverage`: its statement map")
         return EXIT_OK
-    from conformance.profiles import load_profile
+    from conformance.run.profiles import load_profile
 
     prof = load_profile(args.profile)
     if args.coverage:
@@ -375,7 +375,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def print_coverage(prof: Any) -> int:
-    from conformance.statements import coverage, map_problems, mapped_rows
+    from conformance.documents.statements import coverage, map_problems, mapped_rows
 
     known = {r.id for r in prof.requirements}
     for s in prof.statements:
@@ -401,7 +401,7 @@ def print_coverage(prof: Any) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """One run: every binding it speaks (those --binding names, else each the target declares,
     else the profile's first) in one process, with one stop signal and one set of reports."""
-    from conformance.profiles import load_profile
+    from conformance.run.profiles import load_profile
 
     load_profile(args.profile)  # surface spec errors as one line before pytest starts
     return run_once(args)
@@ -410,9 +410,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 def run_once(args: argparse.Namespace) -> int:
     import pytest
 
-    from conformance.options import RunOptions
     from conformance.plugin import GivenOptions, RunOutcome
-    from conformance.profiles import load_profile
+    from conformance.run.options import RunOptions
+    from conformance.run.profiles import load_profile
 
     path = profile_path(args.profile)
     prof = load_profile(args.profile)
@@ -459,14 +459,14 @@ def run_once(args: argparse.Namespace) -> int:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
-    from conformance.config import ConfigError, UsageFailure, load_config, parse_duration, writable_dir
     from conformance.fuzz import campaign
-    from conformance.launch import deviations
-    from conformance.options import asked_bindings
-    from conformance.profiles import load_profile
     from conformance.report.baseline import Baseline, load_baseline
     from conformance.report.summary import gates
-    from conformance.targets import ALL, declared, run_bindings
+    from conformance.run.config import ConfigError, UsageFailure, load_config, parse_duration, writable_dir
+    from conformance.run.launch import deviations
+    from conformance.run.options import asked_bindings
+    from conformance.run.profiles import load_profile
+    from conformance.run.targets import ALL, declared, run_bindings
     from conformance.transport.http import validate_target_url
 
     prof = load_profile(args.profile)
@@ -547,9 +547,9 @@ def merge_parser() -> argparse.ArgumentParser:
 
 
 def cmd_fuzz_merge(args: argparse.Namespace) -> int:
-    from conformance.config import writable_dir
     from conformance.fuzzmerge import merge, read_shard
     from conformance.report.summary import gates
+    from conformance.run.config import writable_dir
 
     folders = [Path(f) for f in args.folders]
     profile = read_shard(folders[0])["profile"]
@@ -573,9 +573,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
     import yaml
 
-    from conformance.config import UsageFailure
-    from conformance.launch import CONTROL_PREFIX, reference_app
-    from conformance.profiles import load_profile
+    from conformance.run.config import UsageFailure
+    from conformance.run.launch import CONTROL_PREFIX, reference_app
+    from conformance.run.profiles import load_profile
 
     prof = load_profile(args.profile)
     control = args.control or args.control_port is not None
@@ -640,7 +640,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_selftest(args: argparse.Namespace) -> int:
-    from conformance.profiles import load_profile
+    from conformance.run.profiles import load_profile
     from conformance.selftest import selftest
 
     names = [args.profile] if args.profile else available()
@@ -653,9 +653,9 @@ def cmd_selftest(args: argparse.Namespace) -> int:
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    from conformance.config import UsageFailure
     from conformance.report.baseline import baseline_from_summary
     from conformance.report.diff import read_summary
+    from conformance.run.config import UsageFailure
 
     text = baseline_from_summary(read_summary(Path(args.summary)))
     if args.output:
@@ -697,9 +697,9 @@ def usage_errors() -> tuple[type[Exception], ...]:
     """The errors that are the user's (one line, exit 2). Imported when an exception is told
     apart, not at start-up: a command that raised one has loaded its module already."""
     from conformance.catalog import ProfileError
-    from conformance.config import ConfigError  # UsageFailure too
     from conformance.documents.schemas import SpecError
-    from conformance.statements import StatementMapError
+    from conformance.documents.statements import StatementMapError
+    from conformance.run.config import ConfigError  # UsageFailure too
 
     return ProfileError, SpecError, ConfigError, StatementMapError, ValueError
 

@@ -27,18 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from conformance.budgets import BUDGETS
-from conformance.examples import SharedDatabase
 from conformance.failures import KIT_ERROR, Failure
 from conformance.fuzzreport import write_reports
-from conformance.launch import open_run
 from conformance.ledger import BUCKETS, LEDGER
 from conformance.model import Case
-from conformance.preflight import preflight
-from conformance.profiles import load_profile
 from conformance.report.cases import write_case
 from conformance.report.rootcause import signature
 from conformance.report.words import clipped
-from conformance.runner import execute
+from conformance.run.examples import SharedDatabase
+from conformance.run.launch import open_run
+from conformance.run.preflight import preflight
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 from conformance.transport.http import write_stop_file
 
 PROGRESS_EVERY_S = 10.0

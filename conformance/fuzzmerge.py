@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.config import ConfigError
 from conformance.report.words import clipped
+from conformance.run.config import ConfigError
 
 
 @dataclass

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from conformance.failures import DEFAULT_KIND, KIT_ERROR, Failure
-from conformance.profiles import load_profile
 from conformance.report.html import write_html
 from conformance.report.junit import junit_properties, write_junit
 from conformance.report.summary import Result, build_summary, gates
-from conformance.runner import Verdict
+from conformance.run.profiles import load_profile
+from conformance.run.runner import Verdict
 
 
 def write_reports(result: Any, data: dict[str, Any], report_dir: Path, junit: Path, *,

@@ -21,10 +21,10 @@ import yaml
 
 from conformance.kit.check import RunContext
 from conformance.kit.live import BEYOND_A_CLIENT
-from conformance.launch import open_run
 from conformance.model import Profile, Requirement
-from conformance.profiles import load_profile, protocol_of
-from conformance.runner import Verdict, execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile, protocol_of
+from conformance.run.runner import Verdict, execute
 
 REACHED = ("passed", "failed", "expected_failure")
 

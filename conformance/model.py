@@ -262,7 +262,8 @@ class Profile:
     reference_world: dict[str, Any] = field(default_factory=dict)
     # behaviours the spec allows but the reference does not choose: no MUST may fail on one
     variants: dict[str, Callable[[Any], None]] = field(default_factory=dict)
-    statements: list[Any] = field(default_factory=list)  # the statement map (conformance/statements.py)
+    # the statement map (conformance/documents/statements.py)
+    statements: list[Any] = field(default_factory=list)
     # a profile being built (YAML `status: draft <what is left>`): listed and self-tested, its
     # statement map not yet held to the coverage bar; `list` and the summary say so
     draft: str = ""

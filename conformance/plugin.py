@@ -19,14 +19,8 @@ from typing import Any
 
 import pytest
 
-from conformance.config import ConfigError
 from conformance.kit.check import RunContext
-from conformance.launch import choose_binding, open_run
 from conformance.model import Case, Profile, Requirement
-from conformance.options import RunOptions, add_run_options
-from conformance.parallel import AloneLast, distributed, is_worker, runs_alone
-from conformance.preflight import preflight
-from conformance.profiles import ProfileError, is_profile_file, load_profile, profile_path
 from conformance.report.badge import write_badge
 from conformance.report.baseline import Baseline
 from conformance.report.cases import write_case
@@ -34,8 +28,14 @@ from conformance.report.console import closing_lines
 from conformance.report.html import write_html
 from conformance.report.junit import junit_properties, split_by_binding, write_junit
 from conformance.report.summary import Result, build_summary, exit_code, row_label, write_summary
-from conformance.runner import Verdict, execute, verdict_from_json, verdict_to_json
-from conformance.targets import Declared, declared, run_bindings
+from conformance.run.config import ConfigError
+from conformance.run.launch import choose_binding, open_run
+from conformance.run.options import RunOptions, add_run_options
+from conformance.run.parallel import AloneLast, distributed, is_worker, runs_alone
+from conformance.run.preflight import preflight
+from conformance.run.profiles import ProfileError, is_profile_file, load_profile, profile_path
+from conformance.run.runner import Verdict, execute, verdict_from_json, verdict_to_json
+from conformance.run.targets import Declared, declared, run_bindings
 from conformance.transport.http import (
     Redactor,
     write_stop_file,

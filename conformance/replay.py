@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from conformance.config import load_config
-from conformance.launch import open_run
 from conformance.model import Case
-from conformance.profiles import load_profile
 from conformance.report.cases import read_case
-from conformance.runner import execute
+from conformance.run.config import load_config
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 from conformance.transport.http import curl_line
 
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.kit.shapes import SEEDS, describe, rules_of
-from conformance.launch import deviations, open_run
 from conformance.model import Profile
-from conformance.parallel import runs_alone
-from conformance.profiles import load_profile
-from conformance.runner import Verdict, execute
+from conformance.run.launch import deviations, open_run
+from conformance.run.parallel import runs_alone
+from conformance.run.profiles import load_profile
+from conformance.run.runner import Verdict, execute
 
 
 @dataclass

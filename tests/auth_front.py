@@ -61,8 +61,8 @@ def front_app(setup: dict[str, Any], token_url: str, faults: tuple[str, ...] = (
 
     from conformance.kit.faults import replaces
     from conformance.kit.reference import Refusal
-    from conformance.launch import reference_app
-    from conformance.profiles import load_profile
+    from conformance.run.launch import reference_app
+    from conformance.run.profiles import load_profile
 
     kind, issued = setup["kind"], setup["secrets"]
     app = reference_app(load_profile("a2a"), faults, control=True)

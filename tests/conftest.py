@@ -241,8 +241,8 @@ def requests_sent(profile: Any, rows: list[Any], *, binding: str | None = None,
     tests that hold generated valid requests to what a client may send."""
     import json
 
-    from conformance.launch import open_run
-    from conformance.runner import execute
+    from conformance.run.launch import open_run
+    from conformance.run.runner import execute
     from conformance.transport.http import HttpTransport
 
     by_row: dict[str, list[tuple[str, str, dict[str, str], Any]]] = {}

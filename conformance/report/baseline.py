@@ -28,9 +28,9 @@ from typing import Any
 
 import yaml
 
-from conformance.config import ConfigError, read_yaml
 from conformance.failures import KINDS, Failure
 from conformance.report.words import clipped
+from conformance.run.config import ConfigError, read_yaml
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conformance.model import Case
 from conformance.report.shell import sequence_script
-from conformance.targets import without_userinfo
+from conformance.run.targets import without_userinfo
 from conformance.transport.http import curl_line
 from conformance.yamltext import read_user_json
 

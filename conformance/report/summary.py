@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import __version__
+from conformance.documents.statements import coverage, run_coverage
 from conformance.exits import (  # noqa: F401  (named here too for the callers of old)
     EXIT_CODES,
     EXIT_FAILED,
@@ -23,8 +24,7 @@ from conformance.failures import DEFAULT_KIND, KIT_ERROR, NOT_THE_TARGET, Failur
 from conformance.kit.live import BEYOND_A_CLIENT
 from conformance.model import LEVELS, Profile, Requirement
 from conformance.report.rootcause import group
-from conformance.runner import Verdict
-from conformance.statements import coverage, run_coverage
+from conformance.run.runner import Verdict
 
 
 @dataclass

@@ -32,8 +32,8 @@ def test_the_signed_form_is_the_one_section_8_4_1_shows():
 
 @pytest.fixture(scope="module")
 def reference():
-    from conformance.profiles import load_profile
     from conformance.protocols.a2a.reference import A2AReference, A2AReferenceConfig
+    from conformance.run.profiles import load_profile
 
     return A2AReference(load_profile("a2a"), A2AReferenceConfig())
 
@@ -54,9 +54,9 @@ def test_the_reference_signature_verifies_with_its_jwks_and_a_changed_card_does_
 
 
 def run_sig_valid(config, faults=()):
-    from conformance.launch import open_run
-    from conformance.profiles import load_profile
-    from conformance.runner import execute
+    from conformance.run.launch import open_run
+    from conformance.run.profiles import load_profile
+    from conformance.run.runner import execute
 
     profile = load_profile("a2a")
     row = next(r for r in profile.requirements if r.id == "A2A-SIG-VALID")

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from conformance.launch import open_run
-from conformance.profiles import load_profile
 from conformance.protocols.a2a.client import EXTENSIONS_HEADER
 from conformance.protocols.a2a.reference.extensions import REQUIRED_EXTENSION
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
 from conformance.transport.grpc import GrpcBinding, to_json
 from tests.conftest import in_process
 
@@ -91,7 +91,7 @@ def test_a_grpc_stream_of_the_reference_is_judged_by_the_stream_rows():
     """The reference's EventStream read by grpcio's thread pool: the stream rows judge its
     messages as they judge SSE events (A2A-STREAM-SSE, of SSE itself, is not applicable), and
     an empty StreamResponse among them is caught over gRPC too."""
-    from conformance.runner import execute
+    from conformance.run.runner import execute
 
     profile = load_profile("a2a")
     by_id = {r.id: r for r in profile.requirements}

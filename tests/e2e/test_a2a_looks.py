@@ -40,9 +40,9 @@ def test_rows_about_an_errors_form_are_blocked_where_the_invalid_request_they_se
     shows them no error to look at: they are blocked naming A2A-PARAMS-INVALID-SEND-MESSAGE,
     which fails on it, instead of three more failures of one bug."""
     from conformance.kit.faults import replaces
-    from conformance.launch import open_run
-    from conformance.profiles import load_profile
-    from conformance.runner import execute
+    from conformance.run.launch import open_run
+    from conformance.run.profiles import load_profile
+    from conformance.run.runner import execute
 
     profile = load_profile("a2a")
     rows = {r.id: r for r in profile.requirements}

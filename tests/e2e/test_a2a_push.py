@@ -14,8 +14,8 @@ import httpx
 import pytest
 import yaml
 
-from conformance.config import ConfigError, load_config
 from conformance.kit.check import Untested
+from conformance.run.config import ConfigError, load_config
 from conformance.transport import receiver as receiver_module
 from conformance.transport.receiver import PREFIX, Receiver, receiver_of
 from tests.conftest import conformance, free_port
@@ -55,8 +55,8 @@ def test_the_receiver_is_bounded(receiver, monkeypatch):
 
 
 def test_the_receiver_lives_as_long_as_the_run():
-    from conformance.launch import open_run
-    from conformance.profiles import load_profile
+    from conformance.run.launch import open_run
+    from conformance.run.profiles import load_profile
 
     run = open_run(load_profile("a2a"), "reference")
     found = receiver_of(run)
@@ -126,9 +126,9 @@ def test_the_push_rows_pass_through_the_configured_receiver(tmp_path):
 def test_without_an_open_task_the_config_comes_with_the_message(fault, status):
     """No control and no scenarios: nothing opens a task to give a config by Create, so the
     delivery row sends the config with an ordinary message (section 6.6), and deletes it after."""
-    from conformance.launch import open_run
-    from conformance.profiles import load_profile
-    from conformance.runner import execute
+    from conformance.run.launch import open_run
+    from conformance.run.profiles import load_profile
+    from conformance.run.runner import execute
 
     profile = load_profile("a2a")
     run = open_run(profile, "reference", faults=fault, reference_options={"control": False})

@@ -43,9 +43,9 @@ def test_a_server_that_takes_no_batches_may_refuse_one_as_a_whole():
     Invalid Request for the whole array passes it as the batch's responses do."""
     from conformance.kit.faults import replaces
     from conformance.kit.reference import Refusal
-    from conformance.launch import open_run
-    from conformance.profiles import load_profile
-    from conformance.runner import execute
+    from conformance.run.launch import open_run
+    from conformance.run.profiles import load_profile
+    from conformance.run.runner import execute
 
     profile = load_profile("a2a")
     [batch] = [r for r in profile.requirements if r.id == "A2A-RPC-BATCH"]

@@ -19,11 +19,11 @@ import pytest
 import uvicorn
 from starlette.responses import StreamingResponse
 
-from conformance.launch import open_run
-from conformance.profiles import load_profile
 from conformance.protocols.a2a import rest
 from conformance.protocols.a2a.reference import A2AReference, A2AReferenceConfig
-from conformance.runner import execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 from tests.conftest import free_port
 
 ROWS = ("A2A-STREAM-SSE", "A2A-STREAM-EVENT-SHAPE", "A2A-STREAM-CLOSE-TERMINAL", "A2A-STREAM-ORDER")

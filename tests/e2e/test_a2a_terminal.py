@@ -10,10 +10,10 @@ from typing import Any
 
 from conformance.kit.faults import replaces
 from conformance.kit.reference import Refusal
-from conformance.launch import open_run
-from conformance.profiles import load_profile
 from conformance.protocols.a2a import documents as docs
-from conformance.runner import execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 
 PROFILE = load_profile("a2a")
 ROWS = {r.id: r for r in PROFILE.requirements}

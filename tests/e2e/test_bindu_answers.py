@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 import conformance.kit.shapes as shapes
-from conformance.launch import open_run
-from conformance.profiles import load_profile
-from conformance.runner import Verdict, execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import Verdict, execute
 from conformance.selftest import crashes
 
 PROFILE = load_profile("bindu")

@@ -17,7 +17,7 @@ import pytest
 
 from conformance.documents.schemas import resolve_pointer, validator_for
 from conformance.kit.declare import slug
-from conformance.profiles import load_profile
+from conformance.run.profiles import load_profile
 from tests.conftest import requests_sent
 
 PROFILE = load_profile("bindu")

@@ -4,11 +4,11 @@ an agent which does not finish at once reach one on such an agent, catching thei
 
 import pytest
 
-from conformance.launch import open_run
 from conformance.liverun import compare_holdings, holdings_of, run_without_control
-from conformance.profiles import load_profile
 from conformance.protocols.bindu import holdings
-from conformance.runner import execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 
 PROFILE = "bindu"
 # what no client can bring about on the reference's echo agent, which finishes every task

@@ -7,10 +7,10 @@ process had imported, so the claim is made at the budget runs use by default."""
 import pytest
 
 from conformance.kit.machine import rule_names
-from conformance.launch import open_run
-from conformance.profiles import load_profile
 from conformance.protocols.bindu.machine import TaskLifecycle
-from conformance.runner import execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 
 BUDGET = "standard"
 

@@ -9,9 +9,9 @@ pulls a web3 stack); these faults are what a run against it showed."""
 
 from __future__ import annotations
 
-from conformance.launch import open_run
-from conformance.profiles import load_profile
-from conformance.runner import Verdict, execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import Verdict, execute
 
 PROFILE = load_profile("bindu")
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conformance.profiles import load_profile
+from conformance.run.profiles import load_profile
 from tests.unit.test_bindu_reference import LIST_BODY, Agent, _code, _signed_as, _stream, _worked
 
 VARIANTS = load_profile("bindu").variants

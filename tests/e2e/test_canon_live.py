@@ -7,12 +7,12 @@ see them, without."""
 
 import pytest
 
-from conformance.launch import open_run
 from conformance.liverun import compare_holdings, run_without_control
-from conformance.profiles import load_profile
 from conformance.protocols.canon import REFERENCE_TOKEN, holdings
 from conformance.protocols.canon.reference import world_roles
-from conformance.runner import execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 from conformance.selftest import bindings_of, fault_bindings
 
 PROFILE = "canon-verbs"

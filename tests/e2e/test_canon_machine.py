@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from conformance.kit.machine import rule_names
-from conformance.launch import open_run
-from conformance.profiles import load_profile
 from conformance.protocols.canon.machine import ApprovalMachine, CanonMachine, ConversationMachine
-from conformance.runner import execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 
 RARE_PATHS = ("react_always_adds", "expired_reported_deny", "approval_never_expires",
               "leave_keeps_membership")

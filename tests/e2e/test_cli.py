@@ -9,7 +9,7 @@ import sys
 import pytest
 import yaml
 
-from conformance.profiles import load_profile
+from conformance.run.profiles import load_profile
 from tests.conftest import ROOT, conformance, free_port, in_process
 
 
@@ -36,7 +36,7 @@ def test_bad_input_is_a_one_line_error_and_exit_2(tmp_path, capsys):
 
 
 def test_help_names_every_config_key_and_the_fuzz_merge_verb(capsys):
-    from conformance.config import KNOWN_KEYS
+    from conformance.run.config import KNOWN_KEYS
 
     for command in ("run", "fuzz", "replay"):
         text = " ".join(in_process(capsys, command, "--help").stdout.split())
@@ -176,8 +176,8 @@ def test_list_and_help_load_no_profile(argv: list[str]) -> None:
     """`conformance list` and `--help` print what the profiles' YAML says: no protocol's module
     is imported, no document read or compiled (profiles, declare, statement maps, protos), and
     none of the libraries a run needs (bench/bench_start.py measures what that saves)."""
-    heavy = ("conformance.protocols", "conformance.profiles", "conformance.kit.declare",
-             "conformance.statements", "conformance.documents", "conformance.kit.check",
+    heavy = ("conformance.protocols", "conformance.run.profiles", "conformance.kit.declare",
+             "conformance.documents.statements", "conformance.documents", "conformance.kit.check",
              "hypothesis", "httpx", "jsonschema", "pytest", "google.protobuf", "grpc")
     script = "\n".join(["import sys", "from conformance.cli import main", "try:", "    main(sys.argv[1:])",
                         "except SystemExit:", "    pass",

@@ -8,9 +8,9 @@ tests/e2e/test_declared_profiles.py.)"""
 
 import dataclasses
 
-from conformance.launch import open_run
-from conformance.profiles import load_profile
-from conformance.runner import execute, verdict_from_json, verdict_to_json
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute, verdict_from_json, verdict_to_json
 
 FEATURE = "did_signing"  # bindu's optional part (profiles/bindu.yaml optional:), its rows tagged with it
 

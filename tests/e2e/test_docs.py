@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.config import KNOWN_KEYS
 from conformance.report.summary import EXIT_CODES
+from conformance.run.config import KNOWN_KEYS
 from tests.conftest import ROOT, free_port
 
 README = ROOT / "README.md"
@@ -96,8 +96,8 @@ def test_readme_explains_every_config_key() -> None:
 def test_readme_profile_table_counts_what_the_profile_has(profile: str) -> None:
     """The README's profile table gives the counts `conformance list` and the statement map
     give: requirements, testable statements, faults, allowed variants, MCP-level rows."""
-    from conformance.profiles import load_profile
-    from conformance.statements import coverage
+    from conformance.documents.statements import coverage
+    from conformance.run.profiles import load_profile
 
     prof = load_profile(profile)
     row = next(line for line in README.read_text(encoding="utf-8").splitlines()
@@ -357,7 +357,7 @@ def test_ci_live_gate_recipe_fails_a_faulty_server_without_control(tmp_path: Pat
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_readme_names_every_row_that_does_something_lasting(profile: str) -> None:
-    from conformance.profiles import load_profile
+    from conformance.run.profiles import load_profile
 
     readme = README.read_text(encoding="utf-8")
     table = readme[readme.index("Which rows do something lasting"):]
@@ -392,7 +392,7 @@ def test_fuzz_recipe_manifests_are_an_indexed_job_sharing_a_redis_service() -> N
     assert config["examples"]["at"].startswith(f"redis://{service['metadata']['name']}:"
                                                f"{service['spec']['ports'][0]['port']}/")
     assert service["spec"]["selector"] == docs["Deployment"]["spec"]["template"]["metadata"]["labels"]
-    from conformance.config import shared_examples
+    from conformance.run.config import shared_examples
 
     assert shared_examples(config["examples"], "x").is_redis  # the kit reads the config as written
     assert "conformance fuzz merge" in text

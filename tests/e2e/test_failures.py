@@ -8,15 +8,15 @@ import pytest
 from hypothesis import strategies as st
 
 from conformance import plugin
-from conformance.config import ConfigError
 from conformance.failures import KINDS, Failure, summarize
 from conformance.kit.check import CheckFailed
-from conformance.launch import open_run
 from conformance.model import Case, Requirement, Source
-from conformance.profiles import DATA_ROOT, PROFILES_DIR, RUN_INI, load_profile
 from conformance.report.baseline import Baseline, Entry, load_baseline
 from conformance.report.cases import read_case, write_case
-from conformance.runner import execute
+from conformance.run.config import ConfigError
+from conformance.run.launch import open_run
+from conformance.run.profiles import DATA_ROOT, PROFILES_DIR, RUN_INI, load_profile
+from conformance.run.runner import execute
 from conformance.selftest import clean_problems, fault_problems, selftest
 
 SOURCE = Source("specs/bindu/openapi.yaml", "/info")
@@ -337,7 +337,7 @@ def test_selftest_counts_a_crash_as_no_catch():
 
 def test_a_crash_beside_a_real_finding_is_still_a_problem():
     from conformance.model import Exchange
-    from conformance.runner import Verdict
+    from conformance.run.runner import Verdict
 
     answered = [Exchange(request={"method": "GET", "url": "/"}, response={"status": 500, "body": ""})]
     both = Verdict("failed", "m [breaks: spec#/x]", answered,

@@ -147,8 +147,8 @@ def test_a_shard_is_i_of_n_or_n_with_the_job_index(monkeypatch, tmp_path, capsys
 
 
 def test_a_shared_database_setting_it_cannot_read_is_one_line(tmp_path, capsys):
-    from conformance.config import shared_examples
-    from conformance.examples import KEEP_FOREVER
+    from conformance.run.config import shared_examples
+    from conformance.run.examples import KEEP_FOREVER
 
     given = shared_examples({"at": "redis://127.0.0.1:1/0", "keep": "30d"}, "bindu:127.0.0.1:1")
     assert given.keep.days == 30 and given.namespace == "bindu:127.0.0.1:1" and given.is_redis

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.profiles import load_profile
 from conformance.report.summary import EXIT_FAILED, EXIT_OK, EXIT_UNTESTED
+from conformance.run.profiles import load_profile
 from tests.conftest import conformance
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32}", re.I)

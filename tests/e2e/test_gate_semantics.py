@@ -23,7 +23,7 @@ def test_a_gate_never_passes_on_nothing(tmp_path, capsys, monkeypatch):
     real = reference.reference_credentials
     monkeypatch.setattr(reference, "reference_credentials",
                         lambda: {k: v for k, v in real().items() if k != "read"})
-    from conformance.profiles import _CACHE
+    from conformance.run.profiles import _CACHE
 
     monkeypatch.delitem(_CACHE, "bindu", raising=False)
     code, summary = run(tmp_path, capsys, "--only", "BINDU-SCOPE-READ", "--only", "BINDU-HEALTH")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.profiles import load_profile
+from conformance.run.profiles import load_profile
 from conformance.transport.http import DEAD_AFTER
 from tests import hostile, peak_memory
 

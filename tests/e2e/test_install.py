@@ -28,7 +28,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from conformance.profiles import load_profile
+from conformance.run.profiles import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 DISTRIBUTION = "conformance-kit"
@@ -131,7 +131,7 @@ def test_wheel_carries_profiles_specs_and_run_ini(wheel: Path) -> None:
 
 
 def test_installed_package_is_the_wheels(installed: dict[str, Path]) -> None:
-    code = ("import json, conformance, conformance.profiles as p; print(json.dumps("
+    code = ("import json, conformance, conformance.run.profiles as p; print(json.dumps("
             "{'file': conformance.__file__, 'data': str(p.DATA_ROOT), 'ini': str(p.RUN_INI)}))")
     result = run(installed["python"], "-c", code, cwd=installed["work"], env=clean_env(), timeout=60)
     assert result.returncode == 0, result.stderr

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.profiles import load_profile
+from conformance.run.profiles import load_profile
 
 BINDU = len(load_profile("bindu").requirements)
 RESULT_LINE = re.compile(r"^(PASS|FAIL|UNTESTED|BLOCKED|SKIP|XFAIL)\s+(MUST|SHOULD|MAY)\s")

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.launch import open_run
 from conformance.model import Requirement, Source
-from conformance.profiles import load_profile
 from conformance.report.summary import EXIT_INTERNAL, EXIT_UNTESTED, EXIT_USAGE
-from conformance.runner import execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 from tests.conftest import ROOT, conformance, free_port
 from tests.proxy import proxy
 
@@ -180,7 +180,7 @@ def test_a_control_interface_that_fails_blocks_what_needs_it_and_fails_nothing(s
 BREAK_ONE = """
 import sys
 from conformance import cli
-from conformance.profiles import load_profile
+from conformance.run.profiles import load_profile
 
 profile = load_profile("bindu")
 target = next(r for r in profile.requirements if r.id == "BINDU-RPC-METHOD-NOT-FOUND")

@@ -7,7 +7,7 @@ nothing was left changed, no requirement fails on the compliant reference, and a
 import pytest
 
 from conformance.liverun import run_without_control
-from conformance.profiles import available
+from conformance.run.profiles import available
 from tests.conftest import ROOT
 
 # These profiles' whole run without control is asserted, more strictly (the exact untested

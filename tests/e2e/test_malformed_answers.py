@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from conformance.launch import open_run
-from conformance.profiles import available, load_profile
-from conformance.runner import execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import available, load_profile
+from conformance.run.runner import execute
 from tests import hostile
 
 

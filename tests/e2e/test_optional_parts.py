@@ -4,9 +4,9 @@ the rows run in; a served part runs as usual."""
 
 import dataclasses
 
-from conformance.launch import open_run
-from conformance.profiles import load_profile
-from conformance.runner import execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 
 FEATURE = "did_signing"  # bindu's optional part (profiles/bindu.yaml optional:)
 

@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from conformance.kit.check import CheckContext
-from conformance.launch import open_run
-from conformance.parallel import AloneLast, runs_alone
-from conformance.profiles import load_profile
-from conformance.runner import execute
+from conformance.run.launch import open_run
+from conformance.run.parallel import AloneLast, runs_alone
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 from tests.conftest import conformance, in_process
 
 FAULTS = ("--fault", "caller_task_id_refused", "--fault", "no_body_limit")
@@ -144,7 +144,7 @@ def test_a_redis_url_gives_hypothesis_its_redis_database(tmp_path, monkeypatch):
     fakeredis = pytest.importorskip("fakeredis")
     import redis
 
-    from conformance.examples import example_database
+    from conformance.run.examples import example_database
 
     server = fakeredis.FakeServer()
     monkeypatch.setattr(redis.Redis, "from_url",

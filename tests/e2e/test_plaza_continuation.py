@@ -13,7 +13,6 @@ import pytest
 
 from conformance.kit.declare import REGISTRY
 from conformance.model import Profile, Requirement
-from conformance.profiles import load_profile
 from conformance.protocols.plaza import continuation, continuation_direct
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.reference.continuation import HOUR_MS, ContinuationPart
@@ -28,6 +27,7 @@ from conformance.protocols.plaza.site import (
     SiteError,
     seeded_visitor,
 )
+from conformance.run.profiles import load_profile
 
 MODULES = (continuation.__name__, continuation_direct.__name__)
 FAULTS = {name: patch for module in MODULES for name, patch in REGISTRY.faults.get(module, {}).items()}

@@ -9,12 +9,12 @@ import copy
 
 import pytest
 
-from conformance.launch import open_run
 from conformance.liverun import compare_holdings, holdings_of, run_without_control
-from conformance.profiles import load_profile
 from conformance.protocols.plaza.keeper import Keeper
 from conformance.protocols.plaza.site import ACTIVE, reference_credentials
-from conformance.runner import execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 
 PROFILE = "agent-plaza"
 STOPS = ["PLAZA-STOP", "PLAZA-STOP-CODE", "PLAZA-CMD-VALID-STOP", "PLAZA-CMD-INVALID-STOP"]

@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from conformance import launch
 from conformance.liverun import LiveRun, compare_holdings, run_without_control
-from conformance.profiles import load_profile
 from conformance.protocols.plaza.client import RECEIVER_NAMESPACE
 from conformance.protocols.plaza.site import ACTIVE, REMOVED, reference_credentials
+from conformance.run import launch
+from conformance.run.profiles import load_profile
 
 PROFILE = "agent-plaza"
 VARIANTS = ("notices_name_events", "receive_items_without_read_requests", "attention_counts_nested",

@@ -8,11 +8,11 @@ import functools
 import pytest
 
 from conformance.kit.declare import REGISTRY
-from conformance.launch import open_run
 from conformance.model import Profile, Requirement
-from conformance.profiles import load_profile
 from conformance.protocols.plaza import machine_parts
-from conformance.runner import Verdict, execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import Verdict, execute
 
 CAUGHT = {"PLAZA-GROUP-MACHINE": "history_before_join_visible", "PLAZA-PRIV-MACHINE": "channel_close_ignored",
           "PLAZA-DIRECT-MACHINE": "withdraw_ignored"}

@@ -12,8 +12,8 @@ import pytest
 
 from conformance.kit.declare import REGISTRY
 from conformance.model import Profile, Requirement
-from conformance.profiles import load_profile
 from conformance.protocols.plaza import PROTOCOL
+from conformance.run.profiles import load_profile
 
 MODULES = tuple(f"conformance.protocols.plaza.{name}"
                 for name in ("reads", "message_evidence", "inbox", "attention", "receive"))

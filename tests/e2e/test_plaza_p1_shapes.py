@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from conformance.model import Profile
-from conformance.profiles import load_profile
 from conformance.protocols.plaza import answers
 from conformance.protocols.plaza.inbox import inbox_lists
+from conformance.run.profiles import load_profile
 
 
 @functools.cache

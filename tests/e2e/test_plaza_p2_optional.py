@@ -14,14 +14,14 @@ import pytest
 from conformance.checks.expect import catalog_entry
 from conformance.kit.check import RunContext
 from conformance.kit.declare import slug
-from conformance.launch import open_run
 from conformance.model import Profile, Requirement
-from conformance.profiles import load_profile
 from conformance.protocols.plaza.reference.continuation import ContinuationPart
 from conformance.protocols.plaza.reference.groups import GroupsPart
 from conformance.protocols.plaza.reference.private import PrivateRelayPart
 from conformance.protocols.plaza.site import UNSUPPORTED_OPERATION, SiteError
-from conformance.runner import Verdict, execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import Verdict, execute
 
 PART_TWO = {**GroupsPart.PART_COMMANDS, **PrivateRelayPart.PART_COMMANDS, **ContinuationPart.PART_COMMANDS}
 FEATURES = ("groups", "private_relay", "continuation")

@@ -11,9 +11,9 @@ import pytest
 
 from conformance.kit.check import CheckContext, CheckFailed
 from conformance.model import Profile
-from conformance.profiles import load_profile
 from conformance.protocols.plaza.groups_client import ack_fields, seqs_of
 from conformance.protocols.plaza.parts import minted
+from conformance.run.profiles import load_profile
 
 
 @functools.cache

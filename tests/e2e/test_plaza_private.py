@@ -11,7 +11,6 @@ import pytest
 
 from conformance.kit.declare import REGISTRY
 from conformance.model import Profile, Requirement
-from conformance.profiles import load_profile
 from conformance.protocols.plaza import private, private_channels
 from conformance.protocols.plaza.sealed import (
     KeyPair,
@@ -24,6 +23,7 @@ from conformance.protocols.plaza.sealed import (
     unseal,
     verify_detached,
 )
+from conformance.run.profiles import load_profile
 
 MODULES = (private.__name__, private_channels.__name__)
 FAULTS = {name: patch for module in MODULES for name, patch in REGISTRY.faults.get(module, {}).items()}

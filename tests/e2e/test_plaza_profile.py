@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from conformance.profiles import load_profile
+from conformance.run.profiles import load_profile
 from tests.conftest import conformance
 
 

@@ -18,10 +18,10 @@ from typing import Any
 import httpx
 
 from conformance.kit import locate
-from conformance.launch import open_run, reference_app
-from conformance.profiles import load_profile
 from conformance.protocols.plaza.site import reference_credentials
-from conformance.runner import execute
+from conformance.run.launch import open_run, reference_app
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 from conformance.transport.inprocess import InProcessTransport
 
 BEHAVIOURS = ("receive_items_without_read_requests", "attention_counts_nested",

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from conformance.launch import open_run
-from conformance.profiles import load_profile
-from conformance.runner import execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 from conformance.transport.http import HttpTransport
 
 # any refusal of a broken send_to input counts (the code is the profile's)
@@ -39,7 +39,7 @@ class RefusingAll:
 def run_behind(status, body):
     profile = load_profile("canon-verbs")
     run = open_run(profile, "reference", budget="quick", binding="http")
-    from conformance.launch import reference_app
+    from conformance.run.launch import reference_app
 
     # the run's credentials live on its transport (transport/credentials.py): the gate's keeps them
     run.http = HttpTransport(app=RefusingAll(reference_app(profile), status, body),

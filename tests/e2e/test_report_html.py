@@ -281,9 +281,9 @@ def test_a_run_over_several_bindings_reads_as_one_page(tmp_path: Path) -> None:
     from datetime import UTC, datetime
 
     from conformance.failures import Failure
-    from conformance.profiles import load_profile
     from conformance.report.summary import Result, build_summary, write_summary
-    from conformance.runner import Verdict
+    from conformance.run.profiles import load_profile
+    from conformance.run.runner import Verdict
 
     profile = load_profile("a2a")
     card = next(r for r in profile.requirements if r.id == "A2A-CARD-SERVED")

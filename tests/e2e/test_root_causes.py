@@ -71,7 +71,7 @@ def _result(rid: str, status: str, exchanges: list, kind: str | None = None, cau
     from types import SimpleNamespace
 
     from conformance.failures import Failure
-    from conformance.runner import Verdict
+    from conformance.run.runner import Verdict
 
     verdict = Verdict(status, message, exchanges, failures=[Failure(kind, message)] if kind else [],
                       cause=cause)

@@ -6,8 +6,9 @@ import copy
 
 import pytest
 
+from conformance.documents.statements import coverage, map_problems, mapped_rows
 from conformance.kit.shapes import SEEDS
-from conformance.profiles import available, load_profile
+from conformance.run.profiles import available, load_profile
 from conformance.selftest import (
     bindings_of,
     caught,
@@ -25,7 +26,6 @@ from conformance.selftest import (
     variant_groups,
     variant_problems,
 )
-from conformance.statements import coverage, map_problems, mapped_rows
 
 PROFILES = available()
 
@@ -105,7 +105,7 @@ def test_a_failure_only_together_is_kept_under_the_whole_group(monkeypatch):
     failure is a problem in its own name."""
     from conformance import selftest
     from conformance.failures import DEFAULT_KIND, Failure
-    from conformance.runner import Verdict
+    from conformance.run.runner import Verdict
 
     def fake_run(profile, names, rids, budget, seed, binding):
         if len(names) == 1:
@@ -195,8 +195,8 @@ def test_a_profile_naming_one_requirement_id_twice_does_not_load(tmp_path, monke
     import dataclasses
     import shutil
 
-    from conformance import profiles as profiles_module
     from conformance.protocols import bindu
+    from conformance.run import profiles as profiles_module
 
     modules = bindu.PROTOCOL.modules  # the first module's rows declared a second time
     monkeypatch.setattr(bindu, "PROTOCOL",

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 import conformance.kit.shapes as shapes
-from conformance.launch import open_run
-from conformance.profiles import load_profile
 from conformance.protocols.wever import answers
-from conformance.runner import Verdict, execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import Verdict, execute
 from conformance.selftest import crashes
 
 PROFILE = load_profile("wever-connect")

@@ -15,9 +15,9 @@ import pytest
 
 from conformance.documents.schemas import validator_for
 from conformance.kit.declare import slug
-from conformance.launch import open_run
-from conformance.profiles import load_profile
-from conformance.runner import execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 from conformance.transport.http import HttpTransport
 from tests.conftest import requests_sent
 

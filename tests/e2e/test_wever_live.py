@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from conformance.kit.check import RunContext
-from conformance.launch import open_run
 from conformance.liverun import compare_holdings, holdings_of, run_without_control
-from conformance.profiles import load_profile
 from conformance.protocols.wever import FIRST
 from conformance.protocols.wever import uncontrolled as wever_live
-from conformance.runner import execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 
 NAME = "wever-connect"
 CLOSING = ("WEVER-CLOSE-MAILBOX", "WEVER-INPUT-VALID-CLOSE-MAILBOX", "WEVER-INPUT-INVALID-CLOSE-MAILBOX")

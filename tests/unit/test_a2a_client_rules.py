@@ -30,10 +30,10 @@ from hypothesis import strategies as st
 from conformance.documents.schemas import validator_for
 from conformance.generation.strategies import strategy_for
 from conformance.kit.check import CheckContext
-from conformance.launch import open_run
-from conformance.profiles import load_profile
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.inputs import Inputs, at, loose, messages_in
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
 
 PROFILE = load_profile("a2a")
 ROWS = {r.id: r for r in PROFILE.requirements}

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from conformance.budgets import BUDGETS
 from conformance.kit.check import CheckContext, CheckFailed
-from conformance.launch import open_run
-from conformance.profiles import load_profile
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
 
 
 def context(budget: str, seed: int = 7) -> CheckContext:

@@ -13,11 +13,11 @@ import yaml
 
 from conformance import cli
 from conformance.failures import Failure
-from conformance.profiles import load_profile
 from conformance.report.baseline import Baseline, Entry, baseline_from_summary
 from conformance.report.diff import diff_summaries
 from conformance.report.summary import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Result, build_summary
-from conformance.runner import Verdict
+from conformance.run.profiles import load_profile
+from conformance.run.runner import Verdict
 
 BINDINGS = ["jsonrpc", "http-json", "grpc"]
 

@@ -16,8 +16,6 @@ from starlette.testclient import TestClient
 from conformance.documents.openapi import error_catalog, jsonrpc_operations, schema_at
 from conformance.documents.schemas import load_document, schema_errors
 from conformance.model import Profile
-from conformance.profiles import DATA_ROOT as ROOT
-from conformance.profiles import load_profile, read_settings
 from conformance.protocols.bindu import signing
 from conformance.protocols.bindu.reference import (
     BinduReference,
@@ -26,6 +24,8 @@ from conformance.protocols.bindu.reference import (
     create_app,
     reference_credentials,
 )
+from conformance.run.profiles import DATA_ROOT as ROOT
+from conformance.run.profiles import load_profile, read_settings
 
 NOW = 1_750_000_000.0
 CREDS = reference_credentials()

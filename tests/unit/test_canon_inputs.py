@@ -15,10 +15,10 @@ from conformance.documents.schemas import validator_for
 from conformance.generation.invalid import InvalidInstance, Violation, mutations
 from conformance.generation.strategies import strategy_for
 from conformance.kit.check import CheckContext
-from conformance.launch import open_run
-from conformance.profiles import load_profile
 from conformance.protocols.canon.client import CanonClient
 from conformance.protocols.canon.verbs import follow_descriptions, in_world, under
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
 
 PROFILE = load_profile("canon-verbs")
 VERBS = sorted(PROFILE.operations)

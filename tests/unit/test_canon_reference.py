@@ -14,8 +14,8 @@ import yaml
 from starlette.testclient import TestClient
 
 from conformance.documents.schemas import inline_refs, schema_errors
-from conformance.profiles import load_profile
 from conformance.protocols.canon.reference import MEDIA_URL, ReferenceConfig, create_app, spec_verbs
+from conformance.run.profiles import load_profile
 from tests.mcp_session import RawMcp
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from conformance.documents.compiled import FORMAT_CHECKER, Judge, judge_for
 from conformance.generation.invalid import example_breaks, mutations
 from conformance.generation.strategies import strategy_for
-from conformance.profiles import available, load_profile
+from conformance.run.profiles import available, load_profile
 
 
 def python_judge(schema):

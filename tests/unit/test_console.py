@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from conformance.failures import Failure
-from conformance.profiles import load_profile
 from conformance.report.console import REPLAYS, closing_lines
 from conformance.report.summary import Result, build_summary
-from conformance.runner import Verdict
+from conformance.run.profiles import load_profile
+from conformance.run.runner import Verdict
 
 
 def summary_of(rows: list[tuple[str, str | None, str]], bindings: list[str | None], **given: Any) -> dict:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conformance.config import ConfigError, load_config
+from conformance.run.config import ConfigError, load_config
 from conformance.transport.credentials import (
     CannotPresent,
     ClientCert,

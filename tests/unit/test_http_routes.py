@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from conformance.config import ConfigError, load_config
+from conformance.run.config import ConfigError, load_config
 from conformance.transport.binding import make_binding
 from conformance.transport.http import HttpTransport
 
@@ -87,8 +87,8 @@ def test_scenarios_in_a_config_are_checked(tmp_path):
 
 
 def test_a_scenario_the_profile_does_not_name_is_refused():
-    from conformance.launch import scenarios_of
-    from conformance.profiles import load_profile
+    from conformance.run.launch import scenarios_of
+    from conformance.run.profiles import load_profile
 
     profile = load_profile("a2a")
     assert scenarios_of(profile, {"input_required": "x"}) == {"input_required": "x"}

@@ -418,7 +418,7 @@ def test_canon_send_to_input_gets_one_of_and_dependent_required_breaks():
 
 
 def _every_profile_operation():
-    from conformance.profiles import load_profile
+    from conformance.run.profiles import load_profile
 
     out = []
     for name in ("bindu", "canon-verbs", "wever-connect", "agent-plaza", "a2a"):
@@ -461,8 +461,8 @@ def test_a_preparation_that_spoils_every_input_leaves_the_check_untested():
     from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
     from conformance.generation.invalid import _example
     from conformance.kit.check import CheckContext, Untested
-    from conformance.launch import open_run
-    from conformance.profiles import load_profile
+    from conformance.run.launch import open_run
+    from conformance.run.profiles import load_profile
 
     profile = load_profile("bindu")
     run = open_run(profile, "reference", budget="quick")

@@ -4,8 +4,8 @@ profile's `lifecycle:` block reads, and which states each transition leaves from
 from __future__ import annotations
 
 from conformance.checks.lifecycle import Transition, read_transitions
-from conformance.profiles import load_profile
 from conformance.protocols.bindu.states import terminal_states
+from conformance.run.profiles import load_profile
 
 TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
 

@@ -15,7 +15,7 @@ import pytest
 from conformance.documents.limits import load_limit, load_limits
 from conformance.documents.schemas import SpecError, load_document, resolve_pointer
 from conformance.model import Limit, Source
-from conformance.profiles import DATA_ROOT, load_profile, profile_path, read_settings
+from conformance.run.profiles import DATA_ROOT, load_profile, profile_path, read_settings
 
 # What the specs state today, written out on purpose: a change here is a change of a spec.
 EXPECTED: dict[str, dict[str, int]] = {
@@ -220,7 +220,7 @@ EXPECTED["canon-verbs"].update({
 
 def test_a_check_reads_a_limit_by_name_and_an_unknown_name_says_which_exist() -> None:
     from conformance.kit.check import CheckContext
-    from conformance.launch import open_run
+    from conformance.run.launch import open_run
 
     profile = load_profile("wever-connect")
     run = open_run(profile, "reference", budget="quick", seed=1)

@@ -8,14 +8,14 @@ import json
 
 import pytest
 
-from conformance.config import ConfigError, load_config
 from conformance.kit.check import CheckFailed, Untested
 from conformance.kit.live import PutBack, QuotaBook, quota_refusal
-from conformance.launch import open_run
 from conformance.model import Exchange, Limit, Requirement, Source
-from conformance.profiles import load_profile
 from conformance.report.summary import EXIT_OK, EXIT_UNTESTED, Result, exit_code, live_statement
-from conformance.runner import Verdict, execute
+from conformance.run.config import ConfigError, load_config
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import Verdict, execute
 
 QUOTA = "sends_per_day_count"
 

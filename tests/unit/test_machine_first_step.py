@@ -51,8 +51,8 @@ def test_a_machine_example_runs_the_budget_s_steps_after_its_first_steps():
     ``@initialize`` rule as one). Counted, the rules of Bindu's lifecycle caught the fault
     ``feedback_changes_state`` at the quick budget at 37 of 40 seeds against 40 of 40."""
     from conformance.kit.check import CheckContext
-    from conformance.launch import open_run
-    from conformance.profiles import load_profile
+    from conformance.run.launch import open_run
+    from conformance.run.profiles import load_profile
 
     per_example: list[int] = []
 

@@ -12,10 +12,10 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
 
-from conformance.launch import open_run, reference_app
-from conformance.profiles import load_profile
 from conformance.protocols.mcp.server import McpServer, to_response
-from conformance.runner import execute
+from conformance.run.launch import open_run, reference_app
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 from conformance.transport.binding import make_binding
 from conformance.transport.http import HttpTransport
 from conformance.transport.mcp import (

@@ -18,10 +18,10 @@ from starlette.routing import Route
 
 from conformance.budgets import BUDGETS
 from conformance.checks.openapi_rest import CHECKS, check_rest_operations, rest_operations
-from conformance.examples import example_database
 from conformance.kit.check import CheckContext, RunContext
 from conformance.model import Requirement, Source
-from conformance.runner import execute
+from conformance.run.examples import example_database
+from conformance.run.runner import execute
 from conformance.transport.http import HttpTransport
 
 BINDU_SPEC = Path(__file__).resolve().parents[2] / "specs" / "bindu" / "openapi.yaml"

@@ -27,10 +27,10 @@ from typing import Any
 import pytest
 
 from conformance.kit import locate
-from conformance.launch import open_run
-from conformance.profiles import load_profile
 from conformance.protocols.plaza.sending import FRESH_KEYS, MINTED, NOT_TOGETHER, PAIRED, RETURNED
-from conformance.runner import execute
+from conformance.run.launch import open_run
+from conformance.run.profiles import load_profile
+from conformance.run.runner import execute
 
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 ROWS = ("PLAZA-CMD-VALID-", "PLAZA-SEND-PARAMS-VALID", "PLAZA-GETTASK-PARAMS-VALID")

@@ -18,13 +18,13 @@ import httpx
 import pytest
 
 import conformance.protocols.plaza as plaza
-from conformance import profiles
 from conformance.documents.limits import load_limits
 from conformance.documents.readers import SpecDocument, read_errors, read_operations
 from conformance.documents.schemas import SpecError, load_document, resolve_pointer, sha256_of
 from conformance.model import Profile
 from conformance.protocols.plaza.reference import create_app
 from conformance.protocols.plaza.site import ReferenceConfig, reference_credentials
+from conformance.run import profiles
 from conformance.transport.inprocess import InProcessTransport
 
 # profiles/agent-plaza.yaml points wait_maximum_s at /durableReceive/receive/..., which the

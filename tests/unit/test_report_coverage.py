@@ -7,11 +7,11 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from conformance.profiles import load_profile
+from conformance.documents.statements import Statement, coverage, run_coverage
 from conformance.report.html import pct, write_html
 from conformance.report.summary import Result, build_summary
-from conformance.runner import Verdict
-from conformance.statements import Statement, coverage, run_coverage
+from conformance.run.profiles import load_profile
+from conformance.run.runner import Verdict
 
 
 def _statement(sid: str, checked_by: tuple[str, ...] = (), untestable: str = "",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance import cli
-from conformance.options import RUN_OPTIONS, RunOptions, add_run_options
+from conformance.run.options import RUN_OPTIONS, RunOptions, add_run_options
 
 FILLED_IN = {"config", "baseline", "seconds"}  # what checked() fills in, never given
 

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from conformance.kit.shapes import Rewriter, ShapedApp, ShapeRules, rules_of
-from conformance.profiles import load_profile
+from conformance.run.profiles import load_profile
 
 RULES = ShapeRules(named=frozenset({"id", "state", "items"}), maps=frozenset({"labels"}),
                    codes=frozenset({"NOT_FOUND", -32042}))

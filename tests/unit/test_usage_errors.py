@@ -12,8 +12,8 @@ import pytest
 from hypothesis.internal import charmap
 
 from conformance import cli
-from conformance.examples import UTF8_INTERVALS, example_database
 from conformance.report.summary import EXIT_INTERNAL, EXIT_USAGE
+from conformance.run.examples import UTF8_INTERVALS, example_database
 
 
 def one_line_error(capsys, argv: list[str]) -> str:

@@ -15,12 +15,12 @@ import httpx
 import pytest
 
 import conformance.protocols.wever as wever
-from conformance import profiles
 from conformance.documents.limits import load_limits
 from conformance.documents.readers import SpecDocument, read_errors, read_operations
 from conformance.documents.schemas import load_document, sha256_of, validator_for
 from conformance.model import Profile
 from conformance.protocols.wever.reference import ReferenceConfig, create_app, reference_credentials
+from conformance.run import profiles
 from conformance.transport.inprocess import InProcessTransport
 from conformance.transport.mcp import McpClient, known_revisions, revision
 from tests.mcp_session import RawMcp

@@ -20,11 +20,11 @@ from conformance.catalog import (
 from conformance.documents.limits import load_limits
 from conformance.documents.readers import SpecDocument, read_errors, read_operations
 from conformance.documents.schemas import SpecError, load_document, sha256_of
+from conformance.documents.statements import load_statements
 from conformance.kit.declare import collect
 from conformance.kit.protocol import Protocol
 from conformance.model import Profile, Requirement, Source
 from conformance.paths import DATA_ROOT, PACKAGE_DIR, PROFILES_DIR, ROOT, RUN_INI
-from conformance.statements import load_statements
 from conformance.yamltext import load_yaml
 
 _CACHE: dict[str, Profile] = {}

@@ -208,7 +208,7 @@ def shared_examples(value: Any, namespace: str, where: str = "config examples") 
 
     # start-up: examples.py imports hypothesis, which the commands that read a config but run
     # nothing (`diff`, `baseline`, `fuzz merge`) never need
-    from conformance.examples import KEEP_FOREVER, SharedExamples
+    from conformance.run.examples import KEEP_FOREVER, SharedExamples
 
     if value is None:
         return None

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from conformance.budgets import BUDGETS
-from conformance.config import ConfigError, UsageFailure, load_config, parse_duration, writable_dir
-from conformance.launch import choose_binding, declared_features, deviations
 from conformance.model import Profile
 from conformance.report.baseline import Baseline, load_baseline
-from conformance.targets import ALL  # --binding all: every binding of the profile
+from conformance.run.config import ConfigError, UsageFailure, load_config, parse_duration, writable_dir
+from conformance.run.launch import choose_binding, declared_features, deviations
+from conformance.run.targets import ALL  # --binding all: every binding of the profile
 from conformance.transport.http import validate_target_url
 
 LEVELS = ("must", "should", "may")

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from conformance.budgets import BUDGETS
-from conformance.config import ConfigError, control_url, shared_examples
-from conformance.examples import example_database, namespace_of
 from conformance.kit.check import RunContext
 from conformance.kit.live import disposable_labels
 from conformance.kit.shapes import shaped
 from conformance.model import Profile
+from conformance.run.config import ConfigError, control_url, shared_examples
+from conformance.run.examples import example_database, namespace_of
 from conformance.transport.credentials import CredentialError, CredentialStore, secrets_of, tls_setting
 from conformance.transport.http import (
     DEFAULT_MAX_ANSWER,

@@ -18,10 +18,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.config import ConfigError
 from conformance.kit.check import CheckContext, CheckFailed, ProtocolMismatch, RunContext, Untested
 from conformance.kit.evidence import answered
 from conformance.model import Profile, Requirement, Source
+from conformance.run.config import ConfigError
 from conformance.transport.credentials import parse_credential
 from conformance.transport.http import DEAD_AFTER, CredentialUnfit, RunAborted, RunStopped, TransportFailure
 

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from conformance.config import ConfigError
 from conformance.jsontext import parse_json
-from conformance.launch import choose_binding, reference_app
 from conformance.model import Exchange, Profile
-from conformance.profiles import protocol_of
+from conformance.run.config import ConfigError
+from conformance.run.launch import choose_binding, reference_app
+from conformance.run.profiles import protocol_of
 from conformance.transport.http import DEFAULT_TIMEOUT, HttpTransport
 
 ALL = "all"  # --binding all: every binding of the profile
