@@ -134,10 +134,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("run", (  # a run from its options to verdicts: the profile loaded, the context opened, checks run
         "conformance.run.*", "conformance.report.baseline")),
     ("reports", (  # what a run wrote, read from its verdicts
-        "conformance.report", "conformance.report.*", "conformance.fuzzreport", "conformance.fuzzmerge")),
-    ("drivers", (  # the commands and the pytest plugin, and the proofs they run
-        "conformance.cli", "conformance.plugin", "conformance.fuzz", "conformance.replay",
-        "conformance.selftest", "conformance.liverun")),
+        "conformance.report", "conformance.report.*")),
+    ("proofs", (  # the kit proving itself against its references: the fault matrix, the live-run proof
+        "conformance.proofs.*",)),
+    ("drivers", (  # what starts a run: the command, the pytest plugin, campaigns, replays
+        "conformance.cli", "conformance.drivers.*")),
 )
 
 

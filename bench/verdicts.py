@@ -13,10 +13,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's code, whichever the interpreter was installed from
 
+from conformance.proofs.selftest import bindings_of  # noqa: E402
 from conformance.run.launch import open_run  # noqa: E402
 from conformance.run.profiles import available, load_profile  # noqa: E402
 from conformance.run.runner import execute  # noqa: E402
-from conformance.selftest import bindings_of  # noqa: E402
 
 
 def verdicts() -> dict[str, dict[str, str]]:

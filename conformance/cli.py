@@ -410,7 +410,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def run_once(args: argparse.Namespace) -> int:
     import pytest
 
-    from conformance.plugin import GivenOptions, RunOutcome
+    from conformance.drivers.plugin import GivenOptions, RunOutcome
     from conformance.run.options import RunOptions
     from conformance.run.profiles import load_profile
 
@@ -428,7 +428,7 @@ def run_once(args: argparse.Namespace) -> int:
         "--rootdir", str(DATA_ROOT),
         "-p", "no:terminal", "-p", "no:cacheprovider", "-s",
         # start-up: only the plugins a run uses, and no assertion rewriting of them (about 1 s)
-        "--disable-plugin-autoload", "-p", "conformance.plugin", "-p", "allure_pytest.plugin",
+        "--disable-plugin-autoload", "-p", "conformance.drivers.plugin", "-p", "allure_pytest.plugin",
         "--assert=plain",
         "--conformance-console",
         *options.pytest_args(),
@@ -443,7 +443,7 @@ def run_once(args: argparse.Namespace) -> int:
         return outcome.code
     # pytest stopped before the run could finish: its own codes mean other things
     if code == pytest.ExitCode.INTERRUPTED:
-        from conformance.plugin import reports_of_a_run_never_started
+        from conformance.drivers.plugin import reports_of_a_run_never_started
 
         reports_of_a_run_never_started(prof, report, "interrupted before the first requirement",
                                        target=target or "reference", seed=args.seed, budget=args.budget,
@@ -459,7 +459,7 @@ def run_once(args: argparse.Namespace) -> int:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
-    from conformance.fuzz import campaign
+    from conformance.drivers.fuzz import campaign
     from conformance.report.baseline import Baseline, load_baseline
     from conformance.report.summary import gates
     from conformance.run.config import ConfigError, UsageFailure, load_config, parse_duration, writable_dir
@@ -547,7 +547,7 @@ def merge_parser() -> argparse.ArgumentParser:
 
 
 def cmd_fuzz_merge(args: argparse.Namespace) -> int:
-    from conformance.fuzzmerge import merge, read_shard
+    from conformance.report.shards import merge, read_shard
     from conformance.report.summary import gates
     from conformance.run.config import writable_dir
 
@@ -628,7 +628,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from conformance.replay import pytest_reproducer, replay
+    from conformance.drivers.replay import pytest_reproducer, replay
 
     if args.pytest:
         print(pytest_reproducer(Path(args.case)), end="")
@@ -640,8 +640,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_selftest(args: argparse.Namespace) -> int:
+    from conformance.proofs.selftest import selftest
     from conformance.run.profiles import load_profile
-    from conformance.selftest import selftest
 
     names = [args.profile] if args.profile else available()
     ok = True

@@ -27,7 +27,7 @@ class Protocol:
     - ``modules``: the modules that declare its requirements, faults and variants, in the
       order its rows run (a shared module, MCP's say, among them);
     - ``holdings(reference, credentials)``: what configured identities hold
-      (conformance/liverun.py);
+      (conformance/proofs/liverun.py);
     - ``credentials(profile)``: the credentials its reference accepts; ``world(profile)``
       the seeded world its control reports (a live run names it in the config's ``world:``);
     - ``binding_entries(profile)``: what the document adds to each binding's entry, by

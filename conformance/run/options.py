@@ -181,7 +181,7 @@ class RunOptions:
 
     @classmethod
     def from_pytest(cls, option: Any) -> RunOptions:
-        """The options as pytest parsed them (conformance/plugin.py's ``pytest_addoption``)."""
+        """The options as pytest parsed them (conformance/drivers/plugin.py's ``pytest_addoption``)."""
         return cls.given(option, PYTEST_DEST)
 
     def checked(self, profile: Profile) -> RunOptions:

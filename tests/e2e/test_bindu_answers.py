@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 import conformance.kit.shapes as shapes
+from conformance.proofs.selftest import crashes
 from conformance.run.launch import open_run
 from conformance.run.profiles import load_profile
 from conformance.run.runner import Verdict, execute
-from conformance.selftest import crashes
 
 PROFILE = load_profile("bindu")
 

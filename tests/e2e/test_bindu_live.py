@@ -4,7 +4,7 @@ an agent which does not finish at once reach one on such an agent, catching thei
 
 import pytest
 
-from conformance.liverun import compare_holdings, holdings_of, run_without_control
+from conformance.proofs.liverun import compare_holdings, holdings_of, run_without_control
 from conformance.protocols.bindu import holdings
 from conformance.run.launch import open_run
 from conformance.run.profiles import load_profile

@@ -10,10 +10,10 @@ import pytest
 from starlette.testclient import TestClient
 
 import conformance.kit.shapes as shapes
+from conformance.proofs.selftest import bindings_of, crashes
 from conformance.run.launch import open_run, reference_app
 from conformance.run.profiles import load_profile
 from conformance.run.runner import Verdict, execute
-from conformance.selftest import bindings_of, crashes
 from tests.mcp_session import RawMcp
 
 PROFILE = load_profile("canon-verbs")

@@ -7,13 +7,13 @@ see them, without."""
 
 import pytest
 
-from conformance.liverun import compare_holdings, run_without_control
+from conformance.proofs.liverun import compare_holdings, run_without_control
+from conformance.proofs.selftest import bindings_of, fault_bindings
 from conformance.protocols.canon import REFERENCE_TOKEN, holdings
 from conformance.protocols.canon.reference import world_roles
 from conformance.run.launch import open_run
 from conformance.run.profiles import load_profile
 from conformance.run.runner import execute
-from conformance.selftest import bindings_of, fault_bindings
 
 PROFILE = "canon-verbs"
 LASTING = ["CANON-GROUP-REMOVE-ADMIN-ONLY", "CANON-GROUP-REMOVE-ADMIN-ONLY-CODE"]

@@ -7,17 +7,17 @@ import json
 import pytest
 from hypothesis import strategies as st
 
-from conformance import plugin
+from conformance.drivers import plugin
 from conformance.failures import KINDS, Failure, summarize
 from conformance.kit.check import CheckFailed
 from conformance.model import Case, Requirement, Source
+from conformance.proofs.selftest import clean_problems, fault_problems, selftest
 from conformance.report.baseline import Baseline, Entry, load_baseline
 from conformance.report.cases import read_case, write_case
 from conformance.run.config import ConfigError
 from conformance.run.launch import open_run
 from conformance.run.profiles import DATA_ROOT, PROFILES_DIR, RUN_INI, load_profile
 from conformance.run.runner import execute
-from conformance.selftest import clean_problems, fault_problems, selftest
 
 SOURCE = Source("specs/bindu/openapi.yaml", "/info")
 METHODS = ["message/send", "tasks/get", "tasks/list", "tasks/cancel", "tasks/feedback", "contexts/list",

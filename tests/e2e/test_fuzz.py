@@ -60,7 +60,7 @@ def test_a_campaign_against_a_target_that_is_not_there_exits_3_with_one_line(tmp
 def test_the_first_round_is_quick_and_the_others_draw_at_the_campaign_budget(tmp_path, monkeypatch):
     """Every requirement is reached within the first minutes whatever the campaign's length:
     round 1 runs at the quick budget, the rounds after it at the campaign budget."""
-    from conformance import fuzz
+    from conformance.drivers import fuzz
 
     budgets: dict[int, set[str]] = {}
     rounds = [1]

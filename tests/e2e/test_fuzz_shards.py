@@ -134,7 +134,7 @@ def test_merge_says_when_shards_overlap_and_refuses_what_is_not_a_campaign(tmp_p
 
 def test_a_shard_is_i_of_n_or_n_with_the_job_index(monkeypatch, tmp_path, capsys):
     from conformance.cli import shard_of
-    from conformance.fuzz import seed_of
+    from conformance.drivers.fuzz import seed_of
 
     monkeypatch.setenv("JOB_COMPLETION_INDEX", "2")
     assert shard_of("1/4") == (1, 4) and shard_of("4") == (2, 4)

@@ -115,7 +115,7 @@ def test_the_selftest_holds_every_row_to_a_judgement():
     """On the clean reference every requirement of every profile judged something: none is
     untested for having weighed nothing (tests/e2e/test_selftest.py runs the whole matrix;
     here one profile's clean run, to show the rule reaches the selftest's verdicts)."""
-    from conformance.selftest import clean_problems, run_clean
+    from conformance.proofs.selftest import clean_problems, run_clean
 
     profile = load_profile("bindu")
     clean = run_clean(profile)

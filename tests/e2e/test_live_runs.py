@@ -6,7 +6,7 @@ nothing was left changed, no requirement fails on the compliant reference, and a
 
 import pytest
 
-from conformance.liverun import run_without_control
+from conformance.proofs.liverun import run_without_control
 from conformance.run.profiles import available
 from tests.conftest import ROOT
 

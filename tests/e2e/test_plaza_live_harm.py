@@ -9,7 +9,7 @@ import copy
 
 import pytest
 
-from conformance.liverun import compare_holdings, holdings_of, run_without_control
+from conformance.proofs.liverun import compare_holdings, holdings_of, run_without_control
 from conformance.protocols.plaza.keeper import Keeper
 from conformance.protocols.plaza.site import ACTIVE, reference_credentials
 from conformance.run.launch import open_run

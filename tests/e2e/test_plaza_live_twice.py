@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from conformance.liverun import LiveRun, compare_holdings, run_without_control
+from conformance.proofs.liverun import LiveRun, compare_holdings, run_without_control
 from conformance.protocols.plaza.client import RECEIVER_NAMESPACE
 from conformance.protocols.plaza.site import ACTIVE, REMOVED, reference_credentials
 from conformance.run import launch

@@ -8,8 +8,7 @@ import pytest
 
 from conformance.documents.statements import coverage, map_problems, mapped_rows
 from conformance.kit.shapes import SEEDS
-from conformance.run.profiles import available, load_profile
-from conformance.selftest import (
+from conformance.proofs.selftest import (
     bindings_of,
     caught,
     changed_by,
@@ -26,6 +25,7 @@ from conformance.selftest import (
     variant_groups,
     variant_problems,
 )
+from conformance.run.profiles import available, load_profile
 
 PROFILES = available()
 
@@ -103,8 +103,8 @@ def test_a_failure_in_a_group_lands_on_the_member_that_causes_it():
 def test_a_failure_only_together_is_kept_under_the_whole_group(monkeypatch):
     """Each alone passes, together they fail: a server may show both, so the group's
     failure is a problem in its own name."""
-    from conformance import selftest
     from conformance.failures import DEFAULT_KIND, Failure
+    from conformance.proofs import selftest
     from conformance.run.runner import Verdict
 
     def fake_run(profile, names, rids, budget, seed, binding):

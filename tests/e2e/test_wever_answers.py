@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 import conformance.kit.shapes as shapes
+from conformance.proofs.selftest import crashes
 from conformance.protocols.wever import answers
 from conformance.run.launch import open_run
 from conformance.run.profiles import load_profile
 from conformance.run.runner import Verdict, execute
-from conformance.selftest import crashes
 
 PROFILE = load_profile("wever-connect")
 VOCAB = answers.vocabulary(PROFILE)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conformance.kit.check import RunContext
-from conformance.liverun import compare_holdings, holdings_of, run_without_control
+from conformance.proofs.liverun import compare_holdings, holdings_of, run_without_control
 from conformance.protocols.wever import FIRST
 from conformance.protocols.wever import uncontrolled as wever_live
 from conformance.run.launch import open_run

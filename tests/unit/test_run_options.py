@@ -61,7 +61,7 @@ def test_defaults_agree_and_only_the_command_reads_the_token_from_the_environmen
 
 def test_the_plugin_declares_the_table(pytestconfig: pytest.Config) -> None:
     """pytest's own parser takes the plugin's options (each under its prefixed dest)."""
-    from conformance import plugin
+    from conformance.drivers import plugin
 
     parser = pytest.Parser()
     plugin.pytest_addoption(parser)

@@ -57,7 +57,7 @@ def binding_entries(profile: Profile) -> dict[str, dict[str, dict[str, str]]]:
 
 
 def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
-    """What each configured identity holds on the in-process reference (conformance/liverun.py):
+    """What each configured identity holds on the in-process reference (conformance/proofs/liverun.py):
     ``same`` must be equal after a live run, ``kept`` must still be held (new items may appear).
 
     Every credential: its token accepted, with its kind and scopes. The first credential of

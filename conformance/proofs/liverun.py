@@ -3,7 +3,7 @@ live server is run: what it did to each configured identity, what share of the
 requirements a client can test reached a verdict, and what each spent of each quota.
 
 The project's tests use it to prove a live run does no harm (every profile's package
-answers ``holdings(reference, credentials)``); ``python -m conformance.liverun PROFILE``
+answers ``holdings(reference, credentials)``); ``python -m conformance.proofs.liverun PROFILE``
 prints the figures and, with ``--write-quota-use``, measures each requirement's use of
 each quota into the protocol folder's ``quota_use.yaml``, which plans live runs."""
 
@@ -122,7 +122,7 @@ def quota_use(live: LiveRun) -> dict[str, dict[str, dict[str, int]]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m conformance.liverun", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m conformance.proofs.liverun", description=__doc__)
     parser.add_argument("profile")
     parser.add_argument("--budget", default="quick")
     parser.add_argument("--write-quota-use", action="store_true",
@@ -140,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         package = importlib.import_module(live.run.profile.settings["package"])
         path = Path(str(package.__file__)).parent / "quota_use.yaml"
         header = ("# Each requirement's use of each quota, measured against the reference without control\n"
-                  f"# (python -m conformance.liverun {args.profile} --write-quota-use): plans live runs.\n")
+                  f"# (python -m conformance.proofs.liverun {args.profile} --write-quota-use): "
+                  "plans live runs.\n")
         path.write_text(header + yaml.safe_dump(quota_use(live), sort_keys=True), encoding="utf-8")
         print(f"wrote {path}")
     return 0

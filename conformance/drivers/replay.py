@@ -73,7 +73,7 @@ import json
 import os
 
 from conformance.model import Case
-from conformance.replay import replay_case
+from conformance.drivers.replay import replay_case
 
 CASE = json.loads({case_json!r})
 

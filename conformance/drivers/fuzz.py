@@ -28,9 +28,9 @@ from typing import Any
 
 from conformance.budgets import BUDGETS
 from conformance.failures import KIT_ERROR, Failure
-from conformance.fuzzreport import write_reports
 from conformance.ledger import BUCKETS, LEDGER
 from conformance.model import Case
+from conformance.report.campaign import write_reports
 from conformance.report.cases import write_case
 from conformance.report.rootcause import signature
 from conformance.report.words import clipped
