@@ -129,7 +129,7 @@ FAULTS = [(name, fault) for name in PROFILES for fault in live_faults(load_profi
 
 @pytest.mark.parametrize("name", PROFILES)
 def test_no_must_rests_on_a_shape_the_profile_chose(name):
-    """The generated shape variants (conformance/shapes.py) at every selftest seed: each
+    """The generated shape variants (conformance/kit/shapes.py) at every selftest seed: each
     MUST passes on answers written as another faithful server might write them, and each
     SHOULD row that asks for the profile's own shape fails on one of them (it looks)."""
     profile = load_profile(name)

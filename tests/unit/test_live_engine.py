@@ -1,4 +1,4 @@
-"""The engine's rules for a live run (conformance/live.py): lasting actions only on
+"""The engine's rules for a live run (conformance/kit/live.py): lasting actions only on
 identities the run may change, reversible changes put back, quotas planned, a quota
 refusal of the run's own making blocks (never fails), and each untested verdict says
 why, so that `--gate live` can gate a server without control on the rest."""

@@ -1,4 +1,4 @@
-"""The locator (conformance/locate.py): a check finds what it needs by what it is (an id
+"""The locator (conformance/kit/locate.py): a check finds what it needs by what it is (an id
 it got back, a marker it sent, the document's pattern or enum), wherever the answer puts
 it, within a depth bound, and never raises on an answer of another shape."""
 

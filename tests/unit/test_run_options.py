@@ -1,4 +1,4 @@
-"""One table of run options (conformance/options.py RUN_OPTIONS): `conformance run`'s
+"""One table of run options (conformance/run/options.py RUN_OPTIONS): `conformance run`'s
 arguments, the pytest plugin's options and RunOptions are the same options, and what the
 command hands to pytest (each xdist worker reads it back) is what it was given."""
 

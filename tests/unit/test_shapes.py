@@ -1,4 +1,4 @@
-"""Shape variants (conformance/shapes.py): the reference's answers rewritten as another
+"""Shape variants (conformance/kit/shapes.py): the reference's answers rewritten as another
 faithful server might write them, wherever the document leaves the shape open, and
 nothing else: what the document names, what the client sent, and every value survive."""
 
