@@ -31,6 +31,9 @@ def cache_bytecode_outside_the_checkout() -> None:
 
 cache_bytecode_outside_the_checkout()
 
+# tests/unit/: a module of the kit on its own (a reference, a reader, a declaration, no run of a
+# profile); tests/e2e/: runs of profiles and of the `conformance` command.
+
 # Rough seconds of the longest tests (2 workers on 2 cores, --durations), by node id pattern
 # under tests/e2e/; the rest count 2 s (e2e) or 0.2 s (unit). Only their order matters: keep
 # it when a test grows or a profile is added.
