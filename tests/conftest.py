@@ -54,7 +54,7 @@ LONG = {
     "test_a2a_terminal.py::*": 16,
     "test_deployments.py::test_control_elsewhere_*": 20,
     "test_selftest.py::test_no_must_rests_*[[]canon-verbs]": 50,
-    "test_wever_profile.py::test_wever_passes_*": 35,
+    "test_wever_profile.py::test_wever_passes_*": 35,  # mcp and mcp-stateless (http: test_deployments)
     "test_selftest.py::test_clean_*[[]wever-connect:*": 28,
     "test_parallel.py::test_workers_give_*": 30,
     "test_hostile_targets.py::test_a_broken_target_*": 8,  # each; their runs are one module fixture
