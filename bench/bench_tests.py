@@ -46,6 +46,8 @@ def main(argv: list[str]) -> None:
         cases = list(ElementTree.parse(junit).getroot().iter("testcase"))
     by_file: dict[str, float] = defaultdict(float)
     tests = []
+    failed = [f"{file_of(case)}::{case.get('name')}" for case in cases
+              if case.find("failure") is not None or case.find("error") is not None]
     for case in cases:
         seconds = float(case.get("time") or 0)
         by_file[file_of(case)] += seconds
@@ -54,6 +56,8 @@ def main(argv: list[str]) -> None:
     last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     print(f"wall {wall:.1f} s, exit {proc.returncode}, {len(cases)} tests, "
           f"sum of test times {total:.1f} s ({last})")
+    for name in failed:  # a failed test's time says little: name it
+        print(f"  FAILED {name}")
     print(f"\nfiles, largest first (top {args.top} of {len(by_file)}):")
     for name, seconds in sorted(by_file.items(), key=lambda kv: -kv[1])[:args.top]:
         print(f"  {seconds:8.1f} s  {100 * seconds / total:5.1f}%  {name}")

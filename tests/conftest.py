@@ -31,6 +31,9 @@ def cache_bytecode_outside_the_checkout() -> None:
 
 cache_bytecode_outside_the_checkout()
 
+# tests/unit/: a module of the kit on its own (a reference, a reader, a declaration, no run of a
+# profile); tests/e2e/: runs of profiles and of the `conformance` command.
+
 # Rough seconds of the longest tests (2 workers on 2 cores, --durations), by node id pattern
 # under tests/e2e/; the rest count 2 s (e2e) or 0.2 s (unit). Only their order matters: keep
 # it when a test grows or a profile is added.
@@ -42,7 +45,6 @@ LONG = {
     "test_selftest.py::test_clean_*[[]a2a:grpc]": 75,
     "test_selftest.py::test_clean_*[[]a2a:*": 50,
     "test_selftest.py::test_no_must_rests_*[[]a2a]": 72,
-    "test_plaza_profile.py::test_plaza_passes_*": 65,
     "test_selftest.py::test_no_must_rests_*[[]wever-connect]": 90,
     "test_a2a_sdk.py::*": 100,
     "test_a2a_sdk_later.py::*": 100,
@@ -52,12 +54,12 @@ LONG = {
     "test_a2a_terminal.py::*": 16,
     "test_deployments.py::test_control_elsewhere_*": 20,
     "test_selftest.py::test_no_must_rests_*[[]canon-verbs]": 50,
-    "test_a2a_profile.py::test_a2a_passes_*": 55,
-    "test_wever_profile.py::test_wever_passes_*": 35,
+    "test_wever_profile.py::test_wever_passes_*": 35,  # mcp and mcp-stateless (http: test_deployments)
     "test_selftest.py::test_clean_*[[]wever-connect:*": 28,
     "test_parallel.py::test_workers_give_*": 30,
     "test_hostile_targets.py::test_a_broken_target_*": 8,  # each; their runs are one module fixture
     "test_docs.py::test_ci_baseline_and_actions_*": 60,
+    "test_docs.py::test_ci_shell_recipe_gates_*": 55,
     "test_docs.py::test_ci_*_recipe_*": 22,
     "test_docs.py::test_fuzz_campaign_recipe_*": 15,
     "test_cli.py::test_serve_run_*": 25,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -93,7 +94,16 @@ class Served:
 
 @pytest.fixture
 def short_streams(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(rest, "STREAM_TIMEOUT", 1.5)
+    """A stream may take 1.5 s, not 10: in every module of the profile that reads the limit
+    (each imports it by name, so patching the one that defines it alone changed nothing, and
+    each hostile stream waited 10 s a row)."""
+    load_profile("a2a")  # every module of the profile imported
+    package = rest.__name__.rpartition(".")[0] + "."
+    holders = [module for name, module in list(sys.modules.items())
+               if name.startswith(package) and hasattr(module, "STREAM_TIMEOUT")]
+    assert len(holders) > 1, holders
+    for module in holders:
+        monkeypatch.setattr(module, "STREAM_TIMEOUT", 1.5)
 
 
 def verdicts(served: Served, binding: str, rows: tuple[str, ...] = ROWS,

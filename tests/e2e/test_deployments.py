@@ -9,8 +9,10 @@ Each profile's served reference is run three ways, as operators deploy servers:
   beside it, directly (tests/proxy.py: Host rewritten, X-Forwarded-* added).
 
 The verdicts of the three runs must be equal, requirement by requirement, and none failed
-or blocked (the reference is correct). Before the transport honoured the config's control
-URL, the second and third ways failed 106 to 209 MUSTs on Wever and Plaza."""
+or blocked (the reference is correct); Agent Plaza's pass every row, each of its 52 commands
+served and tested, and Wever Connect's (over http) leave none untested. Before the transport
+honoured the config's control URL, the second and third ways failed 106 to 209 MUSTs on Wever
+and Plaza."""
 
 from __future__ import annotations
 
@@ -43,6 +45,31 @@ def run(profile: str, config: dict, tmp: Path, name: str) -> dict[str, str]:
     return verdicts(tmp / name)
 
 
+def served_and_tested(verdicts: dict[str, str]) -> None:
+    """Agent Plaza's served reference passes every row, each of the document's 52 commands
+    served and its valid inputs tested (none untested)."""
+    from conformance.profiles import load_profile
+
+    assert set(verdicts.values()) == {"passed"}, {k: v for k, v in verdicts.items() if v != "passed"}
+    commands = [b["properties"]["operation"]["const"]
+                for b in load_profile("agent-plaza").spec["schemas"]["command"]["anyOf"]]
+    assert len(commands) == 52 and all(verdicts[f"PLAZA-CMD-VALID-{c.replace('_', '-').upper()}"] == "passed"
+                                       for c in commands)
+
+
+def every_row_passes_over_http(verdicts: dict[str, str]) -> None:
+    """Wever Connect's served reference over its first binding (http, the run's default):
+    nothing failed, untested or blocked, at least 100 rows passed."""
+    assert set(verdicts.values()) <= {"passed", "skipped"}, {k: v for k, v in verdicts.items()
+                                                           if v not in ("passed", "skipped")}
+    assert sum(status == "passed" for status in verdicts.values()) >= 100, verdicts
+
+
+# what a profile's plain run must show beyond no failure: the runs test_plaza_profile.py and
+# test_wever_profile.py[http] made on their own before (the same served reference, budget and binding)
+HELD = {"agent-plaza": served_and_tested, "wever-connect": every_row_passes_over_http}
+
+
 @pytest.mark.parametrize("profile", list(PROFILES))
 def test_control_elsewhere_and_a_proxy_in_front_give_the_verdicts_of_the_plain_run(profile, serve, tmp_path):
     plain = serve(profile, "--control")
@@ -64,6 +91,8 @@ def test_control_elsewhere_and_a_proxy_in_front_give_the_verdicts_of_the_plain_r
     wrong = {rid: status for rid, status in at_home.items() if status in ("failed", "blocked")}
     assert wrong == {}, f"the clean reference {profile} failed or blocked: {wrong}"
     assert {rid for rid, s in at_home.items() if s == "passed"}, "nothing passed"
+    if profile in HELD:  # a profile's own test of its served reference, the same run
+        HELD[profile](at_home)
     assert elsewhere == at_home, {r: (at_home.get(r), elsewhere.get(r)) for r in at_home
                                   if elsewhere.get(r) != at_home[r]}
     assert proxied == at_home, {r: (at_home.get(r), proxied.get(r)) for r in at_home

@@ -158,7 +158,8 @@ def served(command: str, port: int) -> str:
 
 def test_ci_shell_recipe_gates_the_served_reference_over_its_three_bindings(tmp_path: Path) -> None:
     """The recipe's example line, as written (the A2A reference, which declares three
-    bindings): one run, one set of kept reports, no secret in them, the implementation stopped."""
+    bindings): one run over each binding the card declares, every row passed or skipped on
+    each, one set of kept reports, no secret in them, the implementation stopped."""
     text = CI.read_text(encoding="utf-8")
     [recipe, line] = fenced(section(text, "A plain shell script"), "sh")[:2]
     script = tmp_path / "conformance-gate.sh"
@@ -181,7 +182,16 @@ def test_ci_shell_recipe_gates_the_served_reference_over_its_three_bindings(tmp_
     summary = (report / "summary.json").read_text(encoding="utf-8")
     import json
 
-    assert json.loads(summary)["bindings"] == ["jsonrpc", "http-json", "grpc"]
+    # the served A2A reference passes over each interface its card declares, in one run (one
+    # summary, a row per requirement and binding): the run test_a2a_profile.py held on its own
+    assert "over jsonrpc, http-json, grpc (each one the target declares)" in result.stdout
+    ran = json.loads(summary)
+    assert ran["bindings"] == ["jsonrpc", "http-json", "grpc"] and ran["verdict"] == "pass"
+    for binding in ran["bindings"]:
+        got = {r["id"]: r["status"] for r in ran["requirements"] if r["binding"] == binding}
+        assert set(got.values()) <= {"passed", "skipped"}, (binding, {k: v for k, v in got.items()
+                                                                    if v not in ("passed", "skipped")})
+        assert sum(status == "passed" for status in got.values()) >= 95, ran["by_binding"][binding]
     secrets = yaml.safe_load((tmp_path / given["CONFIG"]).read_text(encoding="utf-8"))["credentials"]
     for value in (secrets["full"], secrets["other"], secrets["limited"]["token"]):
         for path in report.rglob("*"):

@@ -13,9 +13,10 @@ from tests.conftest import ROOT
 # These profiles' whole run without control is asserted, more strictly (the exact untested
 # set, the figures), by the module fixture of their own live tests: it is not run twice
 ELSEWHERE = {"agent-plaza": ("tests/e2e/test_plaza_live_harm.py", "run_without_control(PROFILE, deadline_s="),
+             "bindu": ("tests/e2e/test_bindu_live.py", "run_without_control(PROFILE, held=True)"),
              "canon-verbs": ("tests/e2e/test_canon_live.py", "run_without_control(PROFILE)"),
              "wever-connect": ("tests/e2e/test_wever_live.py", "run_without_control(NAME)")}
-PROFILES = ["a2a", "bindu"]
+PROFILES = ["a2a"]
 
 
 def test_every_profile_is_run_without_control_by_a_project_test():
