@@ -48,7 +48,7 @@ def run(profile: str, config: dict, tmp: Path, name: str) -> dict[str, str]:
 def served_and_tested(verdicts: dict[str, str]) -> None:
     """Agent Plaza's served reference passes every row, each of the document's 52 commands
     served and its valid inputs tested (none untested)."""
-    from conformance.profiles import load_profile
+    from conformance.run.profiles import load_profile
 
     assert set(verdicts.values()) == {"passed"}, {k: v for k, v in verdicts.items() if v != "passed"}
     commands = [b["properties"]["operation"]["const"]
