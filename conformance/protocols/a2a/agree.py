@@ -116,7 +116,7 @@ def bindings_apart(ref: Any) -> None:
     HTTP+JSON, and one created over HTTP+JSON not over JSON-RPC."""
     apart: dict[str, Any] = {"tasks": {}, "owners": {}, "updated": {}}
 
-    @replaces(ref, "rest")
+    @replaces(ref.rest)
     async def rest(original: Any, request: Any) -> Any:
         kept = {key: getattr(ref, key) for key in apart}
         for key, value in apart.items():
@@ -134,7 +134,7 @@ def rest_task_without_artifacts(ref: Any) -> None:
     """Over HTTP+JSON, GetTask leaves the task's artifacts out (JSON-RPC gives them)."""
     from starlette.responses import JSONResponse
 
-    @replaces(ref, "rest")
+    @replaces(ref.rest)
     async def rest(original: Any, request: Any) -> Any:
         response = await original(request)
         if request.method == "GET" and re.search(r"/tasks/[^/:]+$", request.url.path) and \
@@ -148,7 +148,7 @@ def rest_task_without_artifacts(ref: Any) -> None:
 @check_agree_task.fault
 def grpc_task_without_artifacts(ref: Any) -> None:
     """Over gRPC, GetTask leaves the task's artifacts out (JSON-RPC and HTTP+JSON give them)."""
-    @replaces(ref, "grpc_call")
+    @replaces(ref.grpc_call)
     def grpc_call(original: Any, method: str, params: Any, context: Any) -> Any:
         result = original(method, params, context)
         return {k: v for k, v in result.items() if k != "artifacts"} if method == "GetTask" else result
@@ -191,7 +191,7 @@ def check_agree_operations(ctx: CheckContext) -> None:
 @check_agree_operations.fault
 def rest_lacks_list_tasks(ref: Any) -> None:
     """The HTTP+JSON binding has no ListTasks route (404), which JSON-RPC serves."""
-    @replaces(ref, "match_route")
+    @replaces(ref.match_route)
     def match_route(original: Any, verb: str, path: str) -> Any:
         found = original(verb, path)
         return None if found and found[0] == "ListTasks" else found
@@ -201,7 +201,7 @@ def rest_lacks_list_tasks(ref: Any) -> None:
 def jsonrpc_lacks_cancel(ref: Any) -> None:
     """The JSON-RPC binding answers CancelTask with -32601 (method not found), which
     HTTP+JSON serves."""
-    @replaces(ref, "jsonrpc")
+    @replaces(ref.jsonrpc)
     async def jsonrpc(original: Any, request: Any) -> Any:
         try:
             body = json.loads(await request.body())
@@ -272,7 +272,7 @@ def first_break(ctx: CheckContext, clients: dict[str, A2AClient], method: str,
 def rest_not_cancelable_as_unsupported(ref: Any) -> None:
     """Over HTTP+JSON, a task that cannot be canceled is answered UnsupportedOperationError
     (JSON-RPC says TaskNotCancelableError)."""
-    @replaces(ref, "rest_error")
+    @replaces(ref.rest_error)
     def rest_error(original: Any, refusal: Refusal) -> Any:
         if refusal.name == "TaskNotCancelableError":
             refusal = Refusal("UnsupportedOperationError", refusal.message)
@@ -283,7 +283,7 @@ def rest_not_cancelable_as_unsupported(ref: Any) -> None:
 def grpc_not_cancelable_as_unsupported(ref: Any) -> None:
     """Over gRPC, a task that cannot be canceled is answered UnsupportedOperationError (the
     other bindings say TaskNotCancelableError)."""
-    @replaces(ref, "grpc_abort")
+    @replaces(ref.grpc_abort)
     def grpc_abort(original: Any, context: Any, refusal: Refusal) -> None:
         if refusal.name == "TaskNotCancelableError":
             refusal = Refusal("UnsupportedOperationError", refusal.message)
@@ -316,7 +316,7 @@ def check_agree_auth(ctx: CheckContext) -> None:
 @check_agree_auth.fault
 def rest_without_auth(ref: Any) -> None:
     """The HTTP+JSON binding serves requests without credentials (JSON-RPC rejects them)."""
-    @replaces(ref, "caller")
+    @replaces(ref.caller)
     def caller(original: Any, request: Any) -> str:
         if request.url.path.startswith(REST_PREFIX) and not request.headers.get("authorization"):
             return "full"
@@ -326,6 +326,6 @@ def rest_without_auth(ref: Any) -> None:
 @check_agree_auth.fault
 def grpc_without_auth(ref: Any) -> None:
     """The gRPC binding serves calls without credentials (the other bindings reject them)."""
-    @replaces(ref, "grpc_caller")
+    @replaces(ref.grpc_caller)
     def caller(original: Any, request: Any) -> str:
         return "full" if not request.headers.get("authorization") else str(original(request))

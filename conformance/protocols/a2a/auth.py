@@ -91,7 +91,7 @@ def check_auth_required(ctx: CheckContext) -> None:
 @check_auth_required.fault
 def no_token_accepted(ref: Any) -> None:
     """A request without an Authorization header is served as the main caller."""
-    @replaces(ref, "caller")
+    @replaces(ref.caller)
     def caller(original: Any, request: Any) -> str:
         if not request.headers.get("authorization"):
             return "full"
@@ -112,7 +112,7 @@ def check_unknown_token(ctx: CheckContext) -> None:
 @check_unknown_token.fault
 def unknown_token_accepted(ref: Any) -> None:
     """Any bearer token is served as the main caller (none at all is still refused)."""
-    @replaces(ref, "caller")
+    @replaces(ref.caller)
     def caller(original: Any, request: Any) -> str:
         if request.headers.get("authorization", "").lower().startswith("bearer "):
             return "full"
@@ -146,7 +146,7 @@ def check_auth_status(ctx: CheckContext) -> None:
 @check_auth_status.fault
 def unauthenticated_as_400(ref: Any) -> None:
     """Missing or unknown credentials are refused with HTTP 400 (JSON-RPC: a -32603 at HTTP 200)."""
-    @replaces(ref, "caller")
+    @replaces(ref.caller)
     def caller(original: Any, request: Any) -> str:
         try:
             return str(original(request))
@@ -190,7 +190,7 @@ def check_auth_challenge(ctx: CheckContext) -> None:
 @check_auth_challenge.fault
 def challenge_missing(ref: Any) -> None:
     """Authentication refusals come without a WWW-Authenticate header."""
-    @replaces(ref, "challenge")
+    @replaces(ref.challenge)
     def challenge(original: Any, refusal: Refusal) -> dict[str, str]:
         return {}
 
@@ -242,7 +242,7 @@ def check_task_scope(ctx: CheckContext) -> None:
 @check_task_scope.fault
 def foreign_task_served(ref: Any) -> None:
     """Any caller reads, cancels and continues any task by its id."""
-    @replaces(ref, "owned_task")
+    @replaces(ref.owned_task)
     def owned_task(original: Any, task_id: Any, caller: str) -> Any:
         found = ref.tasks.get(task_id) if isinstance(task_id, str) else None
         return found if found is not None else original(task_id, caller)
@@ -252,7 +252,7 @@ def foreign_task_served(ref: Any) -> None:
 def foreign_state_revealed(ref: Any) -> None:
     """CancelTask looks at a task's state before its owner: another caller's terminal task
     is answered TaskNotCancelableError (which tells the caller it exists)."""
-    @replaces(ref, "op_CancelTask")
+    @replaces(ref.op_CancelTask)
     def cancel(original: Any, params: Any, caller: str) -> Any:
         found = ref.tasks.get(params.get("id")) if isinstance(params.get("id"), str) else None
         if found is not None and found["status"]["state"] in docs.terminal_states():
@@ -287,7 +287,7 @@ def check_task_hidden(ctx: CheckContext) -> None:
 @check_task_hidden.fault
 def foreign_task_named(ref: Any) -> None:
     """Another caller's task is answered TaskNotFoundError with a message saying whose it is."""
-    @replaces(ref, "owned_task")
+    @replaces(ref.owned_task)
     def owned_task(original: Any, task_id: Any, caller: str) -> Any:
         if isinstance(task_id, str) and task_id in ref.tasks and ref.owners.get(task_id) != caller:
             raise Refusal("TaskNotFoundError", f"task {task_id!r} belongs to another caller")
@@ -316,7 +316,7 @@ def check_list_scope(ctx: CheckContext) -> None:
 
 
 def listing_for_everyone(ref: Any, when: Callable[[dict[str, Any]], bool]) -> None:
-    @replaces(ref, "op_ListTasks")
+    @replaces(ref.op_ListTasks)
     def op(original: Any, params: dict[str, Any], caller: str) -> Any:
         if not when(params):
             return original(params, caller)
@@ -444,7 +444,7 @@ def check_forbidden(ctx: CheckContext) -> None:
 @check_forbidden.fault
 def permission_ignored(ref: Any) -> None:
     """A caller is served every operation whatever it is denied."""
-    @replaces(ref, "permit")
+    @replaces(ref.permit)
     def permit(original: Any, method: str, caller: str) -> None:
         return None
 
@@ -452,7 +452,7 @@ def permission_ignored(ref: Any) -> None:
 @check_forbidden.fault
 def forbidden_as_internal(ref: Any) -> None:
     """A denied operation fails the server (InternalError, HTTP 500)."""
-    @replaces(ref, "permit")
+    @replaces(ref.permit)
     def permit(original: Any, method: str, caller: str) -> None:
         try:
             original(method, caller)
@@ -464,7 +464,7 @@ def forbidden_as_internal(ref: Any) -> None:
 def forbidden_as_unsupported(ref: Any) -> None:
     """A denied operation is answered UnsupportedOperationError, as if the agent had no such
     operation."""
-    @replaces(ref, "permit")
+    @replaces(ref.permit)
     def permit(original: Any, method: str, caller: str) -> None:
         try:
             original(method, caller)
@@ -500,7 +500,7 @@ def check_forbidden_detail(ctx: CheckContext) -> None:
 @check_forbidden_detail.fault
 def permission_unnamed(ref: Any) -> None:
     """The authorization error says only "forbidden"."""
-    @replaces(ref, "permit")
+    @replaces(ref.permit)
     def permit(original: Any, method: str, caller: str) -> None:
         try:
             original(method, caller)

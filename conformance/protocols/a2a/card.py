@@ -87,7 +87,7 @@ def check_card_cache(ctx: CheckContext) -> None:
 @check_card_cache.fault
 def card_not_cacheable(ref: Any) -> None:
     """The agent card comes without a Cache-Control header."""
-    @replaces(ref, "serve_card")
+    @replaces(ref.serve_card)
     def serve_card(original: Any, request: Any) -> Any:
         response = original(request)
         del response.headers["cache-control"]

@@ -75,7 +75,7 @@ def check_card_etag(ctx: CheckContext) -> None:
 @check_card_etag.fault
 def card_without_etag(ref: Any) -> None:
     """The agent card comes without an ETag header."""
-    @replaces(ref, "serve_card")
+    @replaces(ref.serve_card)
     def serve_card(original: Any, request: Any) -> Any:
         response = original(request)
         del response.headers["etag"]
@@ -87,7 +87,7 @@ def card_etag_per_fetch(ref: Any) -> None:
     """The agent card's ETag changes at every fetch (it is derived from nothing in the card)."""
     fetches = iter(range(1, 1 << 30))
 
-    @replaces(ref, "etag")
+    @replaces(ref.etag)
     def etag(original: Any, card: Any) -> str:
         return f'"fetch-{next(fetches)}"'
 

@@ -79,7 +79,7 @@ def rest_body_latin1(ref: Any) -> None:
     """HTTP+JSON answers are encoded in ISO-8859-1, not UTF-8."""
     from starlette.responses import Response
 
-    @replaces(ref, "rest_response")
+    @replaces(ref.rest_response)
     def rest_response(original: Any, body: Any, status: int = 200) -> Any:
         text = json.dumps(body, ensure_ascii=False).encode("latin-1", errors="replace")
         return Response(text, status_code=status, media_type="application/a2a+json")
@@ -97,7 +97,7 @@ def mangled(message: Any) -> Any:
 @check_json_utf8.fault
 def request_read_as_latin1(ref: Any) -> None:
     """Request bodies are read as ISO-8859-1: a message's non-ASCII text is stored garbled."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def send(original: Any, params: dict[str, Any], caller: str) -> Any:
         return original({**params, "message": mangled(params.get("message"))}, caller)
 
@@ -166,7 +166,7 @@ def check_bytes_base64(ctx: CheckContext) -> None:
 @check_bytes_base64.fault
 def raw_part_refused(ref: Any) -> None:
     """A raw part is refused as invalid parameters (its base64 taken for something else)."""
-    @replaces(ref, "check_media_types")
+    @replaces(ref.check_media_types)
     def check(original: Any, message: dict[str, Any]) -> None:
         if any(isinstance(p, dict) and "raw" in p for p in message.get("parts", [])):
             raise Refusal("InvalidParamsError", "raw must be hexadecimal", data={"field": "message.parts"})
@@ -181,6 +181,6 @@ def raw_part_stored_decoded(ref: Any) -> None:
                  and isinstance(p.get("raw"), str) else p for p in message.get("parts", [])]
         return {**message, "parts": parts}
 
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def send(original: Any, params: dict[str, Any], caller: str) -> Any:
         return original({**params, "message": decoded(params["message"])}, caller)

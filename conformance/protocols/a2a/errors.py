@@ -149,7 +149,7 @@ def mapped_faults(profile: Profile, provoked: Provoked, kind: str) -> list[Any]:
 @fault
 def version_error_recoded(ref: Any) -> None:
     """An unsupported A2A-Version is refused as UnsupportedOperationError."""
-    @replaces(ref, "check_version")
+    @replaces(ref.check_version)
     def check(original: Any, request: Any) -> None:
         try:
             original(request)
@@ -163,13 +163,13 @@ def version_error_recoded(ref: Any) -> None:
 def xcard_declared_unconfigured_unsupported(ref: Any) -> None:
     """The card declares capabilities.extendedAgentCard, the agent has no extended card, and
     GetExtendedAgentCard answers UnsupportedOperationError (not ExtendedAgentCardNotConfiguredError)."""
-    @replaces(ref, "card")
+    @replaces(ref.card)
     def card(original: Any, request: Any) -> dict[str, Any]:
         out = dict(original(request))
         out["capabilities"] = {**out.get("capabilities", {}), "extendedAgentCard": True}
         return out
 
-    @replaces(ref, "op_GetExtendedAgentCard")
+    @replaces(ref.op_GetExtendedAgentCard)
     def extended(original: Any, params: Any, caller: str) -> Any:
         raise Refusal("UnsupportedOperationError", "no extended agent card")
 
@@ -269,34 +269,34 @@ def expect_validation(ctx: CheckContext, reply: Reply, what: str) -> None:
 
 def validation_as_internal_error(ref: Any) -> None:
     """Invalid parameters are answered as an internal error (JSON-RPC -32603, HTTP 500)."""
-    @replaces(ref, "jsonrpc_code")
+    @replaces(ref.jsonrpc_code)
     def code(original: Any, refusal: Any) -> int:
         if refusal.name == "InvalidParamsError":
             return int(ref.standard["InternalError"])
         return int(original(refusal))
 
-    @replaces(ref, "http_status")
+    @replaces(ref.http_status)
     def status(original: Any, refusal: Any) -> int:
         return 500 if refusal.name == "InvalidParamsError" else int(original(refusal))
 
-    @replaces(ref, "grpc_status")
+    @replaces(ref.grpc_status)
     def grpc(original: Any, refusal: Any) -> str:
         return "INTERNAL" if refusal.name == "InvalidParamsError" else str(original(refusal))
 
 
 def error_message_dropped(ref: Any) -> None:
     """Errors carry no message (JSON-RPC error.message, HTTP+JSON error.message)."""
-    @replaces(ref, "rpc_error_object")
+    @replaces(ref.rpc_error_object)
     def rpc(original: Any, refusal: Any) -> dict[str, Any]:
         return {k: v for k, v in original(refusal).items() if k != "message"}
 
-    @replaces(ref, "rest_error_body")
+    @replaces(ref.rest_error_body)
     def rest(original: Any, refusal: Any, status: int) -> dict[str, Any]:
         body = original(refusal, status)
         body["error"].pop("message", None)
         return dict(body)
 
-    @replaces(ref, "grpc_abort")
+    @replaces(ref.grpc_abort)
     def grpc(original: Any, context: Any, refusal: Any) -> None:
         silent = Refusal(refusal.name, data=refusal.data, status=refusal.status)
         silent.message = ""
@@ -337,7 +337,7 @@ def check_details_typed(ctx: CheckContext) -> None:
 @check_details_typed.fault
 def error_details_untyped(ref: Any) -> None:
     """The details of an error have no @type."""
-    @replaces(ref, "error_details")
+    @replaces(ref.error_details)
     def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
         return [{k: v for k, v in d.items() if k != "@type"} for d in original(refusal)]
 
@@ -346,14 +346,14 @@ def error_details_untyped(ref: Any) -> None:
 def error_details_not_array(ref: Any) -> None:
     """An error's details are its first detail object, not an array (JSON-RPC error.data,
     HTTP+JSON error.details)."""
-    @replaces(ref, "rpc_error_object")
+    @replaces(ref.rpc_error_object)
     def rpc(original: Any, refusal: Any) -> dict[str, Any]:
         error = dict(original(refusal))
         if isinstance(error.get("data"), list) and error["data"]:
             error["data"] = error["data"][0]
         return error
 
-    @replaces(ref, "rest_error_body")
+    @replaces(ref.rest_error_body)
     def rest(original: Any, refusal: Any, status: int) -> dict[str, Any]:
         body = original(refusal, status)
         if body["error"].get("details"):
@@ -391,7 +391,7 @@ def check_errorinfo_jsonrpc(ctx: CheckContext) -> None:
 @check_errorinfo_rest.fault
 def rest_error_info_missing(ref: Any) -> None:
     """HTTP+JSON errors carry no ErrorInfo in their details."""
-    @replaces(ref, "rest_error_body")
+    @replaces(ref.rest_error_body)
     def rest(original: Any, refusal: Any, status: int) -> dict[str, Any]:
         body = original(refusal, status)
         body["error"]["details"] = [d for d in body["error"].get("details", [])
@@ -402,14 +402,14 @@ def rest_error_info_missing(ref: Any) -> None:
 @check_errorinfo_jsonrpc.fault
 def rpc_error_info_missing(ref: Any) -> None:
     """JSON-RPC errors carry no data."""
-    @replaces(ref, "rpc_error_object")
+    @replaces(ref.rpc_error_object)
     def rpc(original: Any, refusal: Any) -> dict[str, Any]:
         return {k: v for k, v in original(refusal).items() if k != "data"}
 
 
 def _edit_info(key: str, value: Callable[[Any], Any]) -> Callable[[Any], None]:
     def patch(ref: Any) -> None:
-        @replaces(ref, "error_details")
+        @replaces(ref.error_details)
         def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
             return [{**d, key: value(d.get(key))} if d.get("@type") == docs.error_info()["@type"] else d
                     for d in original(refusal)]
@@ -485,11 +485,11 @@ def check_validation_details(ctx: CheckContext) -> None:
 def validation_field_unnamed(ref: Any) -> None:
     """Validation errors name no field: no google.rpc.BadRequest, and a message that says only
     that the parameters are invalid."""
-    @replaces(ref, "error_details")
+    @replaces(ref.error_details)
     def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
         return [d for d in original(refusal) if d.get("@type") != detail_type("BadRequest")]
 
-    @replaces(ref, "validate")
+    @replaces(ref.validate)
     def validate(original: Any, method: str, params: Any) -> None:
         try:
             original(method, params)
@@ -506,6 +506,6 @@ def validation_field_in_message(ref: Any) -> None:
     parameter(s) failed validation and why" (where is not said); 9.5 "Implementations **SHOULD**
     use well-known types such as `google.rpc.ErrorInfo` ... or `google.rpc.BadRequest`" (an
     example of a form, as 9.5's error example is)"""
-    @replaces(ref, "error_details")
+    @replaces(ref.error_details)
     def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
         return [d for d in original(refusal) if d.get("@type") != detail_type("BadRequest")]

@@ -81,7 +81,7 @@ def xcard_without_name(ref: Any) -> None:
     """The extended card leaves out its REQUIRED name."""
     serves_xcard(ref)
 
-    @replaces(ref, "extended_card")
+    @replaces(ref.extended_card)
     def card(original: Any, public: dict[str, Any], caller: str) -> dict[str, Any]:
         return {k: v for k, v in original(public, caller).items() if k != "name"}
 
@@ -91,7 +91,7 @@ def xcard_wrapped(ref: Any) -> None:
     """The extended card is answered wrapped in an object, not as the AgentCard itself."""
     serves_xcard(ref)
 
-    @replaces(ref, "extended_card")
+    @replaces(ref.extended_card)
     def card(original: Any, public: dict[str, Any], caller: str) -> dict[str, Any]:
         return {"agentCard": original(public, caller)}
 
@@ -141,7 +141,7 @@ def let_through(ref: Any, admit: Any) -> None:
     """Callers ``admit(request)`` picks are let through to GetExtendedAgentCard only."""
     serves_xcard(ref)
 
-    @replaces(ref, "caller")
+    @replaces(ref.caller)
     def caller(original: Any, request: Any) -> str:
         try:
             return str(original(request))
@@ -150,7 +150,7 @@ def let_through(ref: Any, admit: Any) -> None:
                 return ANONYMOUS
             raise
 
-    @replaces(ref, "dispatch")
+    @replaces(ref.dispatch)
     def dispatch(original: Any, method: str, params: Any, caller: str) -> Any:
         if caller == ANONYMOUS and method != XCARD:
             raise Refusal("Unauthenticated", "a bearer token the agent issued is required", status=401)
@@ -216,7 +216,7 @@ def xcard_wants_undeclared_key(ref: Any) -> None:
     public card does not declare."""
     serves_xcard(ref)
 
-    @replaces(ref, "dispatch")
+    @replaces(ref.dispatch)
     def dispatch(original: Any, method: str, params: Any, caller: str) -> Any:
         if method == XCARD:
             raise Refusal("Unauthenticated", "the extended card needs an X-Extended-Card-Key header",
@@ -250,7 +250,7 @@ def xcard_not_cacheable(ref: Any) -> None:
     """The extended card's HTTP+JSON answer comes without caching headers."""
     serves_xcard(ref)
 
-    @replaces(ref, "rest_result")
+    @replaces(ref.rest_result)
     def rest_result(original: Any, method: str, result: Any) -> Any:
         response = original(method, result)
         if "cache-control" in response.headers:

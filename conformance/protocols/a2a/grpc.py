@@ -133,7 +133,7 @@ def check_version(ctx: CheckContext) -> None:
 @check_version.fault
 def grpc_version_missing_served(ref: Any) -> None:
     """A gRPC call without a2a-version is served as the current version (not taken as 0.3)."""
-    @replaces(ref, "grpc_check_version")
+    @replaces(ref.grpc_check_version)
     def check(original: Any, request: Any) -> None:
         if request.headers.get(HEADER):
             original(request)
@@ -154,7 +154,7 @@ def check_errorinfo(ctx: CheckContext) -> None:
 @check_errorinfo.fault
 def grpc_error_info_missing(ref: Any) -> None:
     """gRPC errors carry no ErrorInfo in status.details (no grpc-status-details-bin detail of it)."""
-    @replaces(ref, "grpc_details")
+    @replaces(ref.grpc_details)
     def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
         return [d for d in original(refusal) if d.get("@type") != docs.error_info()["@type"]]
 
@@ -168,7 +168,7 @@ def grpc_url_with_scheme(ref: Any) -> None:
 
     allowed by: specification.md section 8.4's example card declares its gRPC interface as
     `{"url": "https://georoute-agent.example.com/a2a/grpc", "protocolBinding": "GRPC"`"""
-    @replaces(ref, "grpc_interface")
+    @replaces(ref.grpc_interface)
     def interface(original: Any) -> dict[str, Any]:
         out = dict(original())
         return {**out, "url": f"http://{out['url']}"}
@@ -182,7 +182,7 @@ def grpc_error_context(ref: Any) -> None:
     allowed by: specification.md section 10.6 "`metadata`: Optional map of additional error
     context" (its example: task_id, timestamp) and "**Error Details**: Mapped to
     `status.details` (repeated google.protobuf.Any messages)\""""
-    @replaces(ref, "grpc_details")
+    @replaces(ref.grpc_details)
     def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
         out = []
         for detail in original(refusal):

@@ -45,7 +45,7 @@ def check_media_type_refused(ctx: CheckContext) -> None:
 @check_media_type_refused.fault
 def file_media_type_unchecked(ref: Any) -> None:
     """File parts (raw or url) are taken whatever their media type."""
-    @replaces(ref, "check_media_types")
+    @replaces(ref.check_media_types)
     def check(original: Any, message: dict[str, Any]) -> None:
         original({**message, "parts": [p for p in message.get("parts", [])
                                        if not (isinstance(p, dict) and ("raw" in p or "url" in p))]})

@@ -160,7 +160,7 @@ def numbered(out: dict[str, Any], path: tuple[str, ...], enum: str) -> None:
 @check_enum_names.fault
 def state_as_number(ref: Any) -> None:
     """GetTask shows the task's state as its enum number."""
-    @replaces(ref, "op_GetTask")
+    @replaces(ref.op_GetTask)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         out: dict[str, Any] = original(params, caller)
         numbered(out, ("status", "state"), "TaskState")
@@ -170,7 +170,7 @@ def state_as_number(ref: Any) -> None:
 @check_enum_names.fault
 def role_as_number(ref: Any) -> None:
     """The messages of a task's history show their role as its enum number."""
-    @replaces(ref, "view")
+    @replaces(ref.view)
     def view(original: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
         out: dict[str, Any] = original(*args, **kwargs)
         for message in out.get("history") or []:
@@ -201,7 +201,7 @@ def check_timestamp_utc(ctx: CheckContext) -> None:
 @check_timestamp_utc.fault
 def timestamp_with_offset(ref: Any) -> None:
     """Status timestamps carry the offset +00:00 instead of Z."""
-    @replaces(ref, "set_status")
+    @replaces(ref.set_status)
     def set_status(original: Any, task: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         original(task, *args, **kwargs)
         task["status"]["timestamp"] = task["status"]["timestamp"].replace("Z", "+00:00")
@@ -219,7 +219,7 @@ def check_timestamp_ms(ctx: CheckContext) -> None:
 @check_timestamp_ms.fault
 def timestamp_seconds_only(ref: Any) -> None:
     """Status timestamps are whole seconds."""
-    @replaces(ref, "set_status")
+    @replaces(ref.set_status)
     def set_status(original: Any, task: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         original(task, *args, **kwargs)
         task["status"]["timestamp"] = re.sub(r"\.\d+Z$", "Z", task["status"]["timestamp"])

@@ -395,7 +395,7 @@ def check_invalid_status(ctx: CheckContext) -> None:
 def tenant_demanded(ref: Any) -> None:
     """Every request without a tenant is refused as invalid params (the proto makes tenant
     optional, and the card names none)."""
-    @replaces(ref, "validate")
+    @replaces(ref.validate)
     def validate(original: Any, method: str, params: Any) -> None:
         if isinstance(params, dict) and not params.get(TENANT):
             raise Refusal(INVALID_PARAMS, "tenant is required")
@@ -405,7 +405,7 @@ def tenant_demanded(ref: Any) -> None:
 def refuses_member(name: str, method: str, path: tuple[str, ...], doc: str) -> Any:
     """A fault: requests of ``method`` holding the member at ``path`` are refused as invalid params."""
     def patch(ref: Any) -> None:
-        @replaces(ref, "validate")
+        @replaces(ref.validate)
         def validate(original: Any, called: str, params: Any) -> None:
             if called in method.split(",") and at(params, list(path)) is not None:
                 raise Refusal(INVALID_PARAMS, f"{'.'.join(path)} is not accepted")
@@ -424,7 +424,7 @@ refuses_member("cancel_metadata_refused", "CancelTask", (METADATA,),
 @fault
 def history_length_zero_refused(ref: Any) -> None:
     """historyLength 0 is refused as invalid params (section 3.2.4: 0 asks for no history)."""
-    @replaces(ref, "check_history_length")
+    @replaces(ref.check_history_length)
     def check(original: Any, value: Any) -> None:
         if value is not None and str(value) == "0":
             raise Refusal(INVALID_PARAMS, "historyLength must be positive")
@@ -446,7 +446,7 @@ fault(recodes("invalid_params_as_internal_error", "validate",
 def skips_validation_at(name: str, method: str, member: str, doc: str) -> Any:
     """A fault: the request schema's errors at ``member`` of ``method`` are not checked."""
     def patch(ref: Any) -> None:
-        @replaces(ref, "validate")
+        @replaces(ref.validate)
         def validate(original: Any, called: str, params: Any) -> None:
             if called == method and isinstance(params, dict) and member in params:
                 checked = {k: v for k, v in params.items() if k != member}
@@ -464,7 +464,7 @@ def skips_validation_at(name: str, method: str, member: str, doc: str) -> Any:
 def message_id_coerced(ref: Any) -> None:
     """SendMessage takes a messageId given as a JSON number or boolean, read as its text (a lenient
     parser's coercion: ProtoJSON wants a string for a string field)."""
-    @replaces(ref, "validate")
+    @replaces(ref.validate)
     def validate(original: Any, method: str, params: Any) -> None:
         message = params.get(MESSAGE) if isinstance(params, dict) else None
         given = message.get(MESSAGE_ID) if isinstance(message, dict) else None
@@ -488,11 +488,11 @@ def unknown_status_ignored(ref: Any) -> None:
             return {k: v for k, v in params.items() if k != STATUS}
         return params
 
-    @replaces(ref, "validate")
+    @replaces(ref.validate)
     def validate(original: Any, method: str, params: Any) -> None:
         original(method, known(params) if method == "ListTasks" else params)
 
-    @replaces(ref, "op_ListTasks")
+    @replaces(ref.op_ListTasks)
     def op(original: Any, params: Any, caller: str) -> Any:
         return original(known(params), caller)
 
@@ -500,7 +500,7 @@ def unknown_status_ignored(ref: Any) -> None:
 @fault
 def required_members_unchecked(ref: Any) -> None:
     """The REQUIRED members are not checked (a request missing one goes to the handler)."""
-    @replaces(ref, "validate")
+    @replaces(ref.validate)
     def validate(original: Any, method: str, params: Any) -> None:
         schema = ref.schemas.schema(ref.methods[method].request, "answer")
         errors = [e for e in validator_for(schema).iter_errors(params)
@@ -512,7 +512,7 @@ def required_members_unchecked(ref: Any) -> None:
 @fault
 def invalid_params_as_invalid_request(ref: Any) -> None:
     """Over JSON-RPC, invalid params come with -32600 (Invalid Request), not -32602."""
-    @replaces(ref, "jsonrpc_code")
+    @replaces(ref.jsonrpc_code)
     def code(original: Any, refusal: Refusal) -> int:
         if refusal.name == INVALID_PARAMS:
             return int(docs.jsonrpc_errors()[standard("InvalidRequestError")])
@@ -522,7 +522,7 @@ def invalid_params_as_invalid_request(ref: Any) -> None:
 @fault
 def invalid_params_as_422(ref: Any) -> None:
     """Over HTTP+JSON, invalid params come with HTTP 422, not 400."""
-    @replaces(ref, "http_status")
+    @replaces(ref.http_status)
     def status(original: Any, refusal: Refusal) -> int:
         return 422 if refusal.name == INVALID_PARAMS else int(original(refusal))
 
@@ -558,7 +558,7 @@ def unknown_request_members_refused(ref: Any) -> None:
     """A request holding a member the proto does not name is refused as invalid params."""
     from conformance.documents.schemas import validator_for
 
-    @replaces(ref, "validate")
+    @replaces(ref.validate)
     def validate(original: Any, method: str, params: Any) -> None:
         original(method, params)
         closed = ref.schemas.schema(ref.methods[method].request, "closed")

@@ -203,7 +203,7 @@ def check_create(ctx: CheckContext) -> None:
 @check_create.fault
 def push_create_not_stored(ref: Any) -> None:
     """CreateTaskPushNotificationConfig answers the config but stores nothing."""
-    @replaces(ref, "op_CreateTaskPushNotificationConfig")
+    @replaces(ref.op_CreateTaskPushNotificationConfig)
     def created(original: Any, params: Any, caller: str) -> Any:
         out = original(params, caller)
         ref.push_configs.get(out["taskId"], {}).pop(out["id"], None)
@@ -242,7 +242,7 @@ def check_shape(ctx: CheckContext) -> None:
 @check_shape.fault
 def push_answer_scheme_dropped(ref: Any) -> None:
     """Configs are answered with their authentication's credentials but without its scheme."""
-    @replaces(ref, "config_view")
+    @replaces(ref.config_view)
     def view(original: Any, config: Any) -> Any:
         out = original(config)
         if isinstance(out.get("authentication"), dict):
@@ -303,7 +303,7 @@ def check_get_missing(ctx: CheckContext) -> None:
 @check_get_missing.fault
 def push_get_missing_invalid(ref: Any) -> None:
     """GetTaskPushNotificationConfig of an unknown config is refused as invalid params."""
-    @replaces(ref, "op_GetTaskPushNotificationConfig")
+    @replaces(ref.op_GetTaskPushNotificationConfig)
     def get(original: Any, params: Any, caller: str) -> Any:
         try:
             return original(params, caller)
@@ -316,7 +316,7 @@ def push_get_missing_invalid(ref: Any) -> None:
 @check_get_missing.fault
 def push_get_missing_served(ref: Any) -> None:
     """GetTaskPushNotificationConfig of an unknown config answers a config without a URL."""
-    @replaces(ref, "op_GetTaskPushNotificationConfig")
+    @replaces(ref.op_GetTaskPushNotificationConfig)
     def get(original: Any, params: Any, caller: str) -> Any:
         try:
             return original(params, caller)
@@ -372,7 +372,7 @@ def check_delete(ctx: CheckContext) -> None:
 @check_delete.fault
 def push_delete_noop(ref: Any) -> None:
     """DeleteTaskPushNotificationConfig answers success and removes nothing."""
-    @replaces(ref, "op_DeleteTaskPushNotificationConfig")
+    @replaces(ref.op_DeleteTaskPushNotificationConfig)
     def delete(original: Any, params: Any, caller: str) -> Any:
         ref.push_task(params, caller)
         return {}
@@ -415,7 +415,7 @@ def check_delete_idempotent(ctx: CheckContext) -> None:
 @check_delete_idempotent.fault
 def push_delete_again_fails(ref: Any) -> None:
     """Deleting a config already deleted fails with an internal error."""
-    @replaces(ref, "op_DeleteTaskPushNotificationConfig")
+    @replaces(ref.op_DeleteTaskPushNotificationConfig)
     def delete(original: Any, params: Any, caller: str) -> Any:
         task = ref.push_task(params, caller)
         if params.get("id") not in ref.push_configs.get(task["id"], {}):
@@ -426,7 +426,7 @@ def push_delete_again_fails(ref: Any) -> None:
 @check_delete_idempotent.fault
 def push_delete_again_clears(ref: Any) -> None:
     """Deleting a config already deleted removes every config of the task."""
-    @replaces(ref, "op_DeleteTaskPushNotificationConfig")
+    @replaces(ref.op_DeleteTaskPushNotificationConfig)
     def delete(original: Any, params: Any, caller: str) -> Any:
         task = ref.push_task(params, caller)
         if params.get("id") not in ref.push_configs.get(task["id"], {}):
@@ -479,7 +479,7 @@ def check_scoped(ctx: CheckContext) -> None:
 @check_scoped.fault
 def push_configs_unscoped(ref: Any) -> None:
     """The push config methods find a task whoever owns it."""
-    @replaces(ref, "push_task")
+    @replaces(ref.push_task)
     def task(original: Any, params: Any, caller: str) -> Any:
         ref.push_enabled()
         found = ref.tasks.get(params.get("taskId"))
@@ -633,7 +633,7 @@ def check_delivery(ctx: CheckContext) -> None:
 @check_delivery.fault
 def push_payload_wrapped(ref: Any) -> None:
     """Each delivery wraps its StreamResponse in a JSON-RPC envelope ({"jsonrpc", "result"})."""
-    @replaces(ref, "deliver")
+    @replaces(ref.deliver)
     def deliver(original: Any, config: Any, event: Any) -> None:
         original(config, {"jsonrpc": "2.0", "id": 1, "result": event})
 
@@ -643,14 +643,14 @@ def push_delivered_after_delete(ref: Any) -> None:
     """A deleted config is no longer listed but still gets every delivery."""
     kept: dict[str, list[dict[str, Any]]] = {}
 
-    @replaces(ref, "op_DeleteTaskPushNotificationConfig")
+    @replaces(ref.op_DeleteTaskPushNotificationConfig)
     def delete(original: Any, params: Any, caller: str) -> Any:
         config = ref.push_configs.get(params.get("taskId"), {}).get(params.get("id"))
         if config is not None:
             kept.setdefault(config["taskId"], []).append(config)
         return original(params, caller)
 
-    @replaces(ref, "deliver_change")
+    @replaces(ref.deliver_change)
     def deliver_change(original: Any, task: Any, event: Any) -> None:
         original(task, event)
         for config in kept.get(task["id"], []):
@@ -692,7 +692,7 @@ def check_delivery_auth(ctx: CheckContext) -> None:
 @check_delivery_auth.fault
 def push_delivery_auth_missing(ref: Any) -> None:
     """Deliveries carry no Authorization header."""
-    @replaces(ref, "delivery_headers")
+    @replaces(ref.delivery_headers)
     def headers(original: Any, config: Any) -> dict[str, bytes]:
         return {k: v for k, v in original(config).items() if k != "Authorization"}
 
@@ -700,7 +700,7 @@ def push_delivery_auth_missing(ref: Any) -> None:
 @check_delivery_auth.fault
 def push_delivery_credentials_wrong(ref: Any) -> None:
     """Deliveries carry the scheme with the config's token instead of its credentials."""
-    @replaces(ref, "delivery_headers")
+    @replaces(ref.delivery_headers)
     def headers(original: Any, config: Any) -> dict[str, bytes]:
         out = dict(original(config))
         if "Authorization" in out:
@@ -772,7 +772,7 @@ def push_credentials_withheld(ref: Any) -> None:
 
     allowed by: §13.2 "Authentication tokens in [`PushNotificationConfig`](#431-pushnotificationconfig)
     **SHOULD** be treated as secrets" (3.1.8 asks for the webhook URL and settings)"""
-    @replaces(ref, "config_view")
+    @replaces(ref.config_view)
     def view(original: Any, config: Any) -> Any:
         out = original(config)
         out.pop("token", None)
@@ -787,7 +787,7 @@ def push_delete_again_not_found(ref: Any) -> None:
 
     allowed by: §3.1.10 "Confirmation of deletion (implementation-specific)" and its errors,
     "`TaskNotFoundError`" """
-    @replaces(ref, "op_DeleteTaskPushNotificationConfig")
+    @replaces(ref.op_DeleteTaskPushNotificationConfig)
     def delete(original: Any, params: Any, caller: str) -> Any:
         task = ref.push_task(params, caller)
         if params.get("id") not in ref.push_configs.get(task["id"], {}):
@@ -800,7 +800,7 @@ def push_list_one_per_page(ref: Any) -> None:
     """ListTaskPushNotificationConfigs answers one config a page.
 
     allowed by: §3.1.9 "MAY support pagination for tasks with many configurations\""""
-    @replaces(ref, "op_ListTaskPushNotificationConfigs")
+    @replaces(ref.op_ListTaskPushNotificationConfigs)
     def listing(original: Any, params: Any, caller: str) -> Any:
         return original({**params, "pageSize": 1}, caller)
 
@@ -812,11 +812,11 @@ def push_task_snapshots(ref: Any) -> None:
     allowed by: §4.3.3 "**task**: A [`Task`](#411-task) object with the current task state" and
     a2a.proto AuthenticationInfo "Scheme names are case-insensitive per [RFC 9110 Section 11.1]"
     """
-    @replaces(ref, "deliver_change")
+    @replaces(ref.deliver_change)
     def deliver_change(original: Any, task: Any, event: Any) -> None:
         original(task, {"task": json.loads(json.dumps(task))})
 
-    @replaces(ref, "delivery_headers")
+    @replaces(ref.delivery_headers)
     def headers(original: Any, config: Any) -> dict[str, bytes]:
         out = dict(original(config))
         if "Authorization" in out:
@@ -840,7 +840,7 @@ def push_answers_without_task_id(ref: Any) -> None:
     """Configs are answered without their taskId (the request named the task).
 
     allowed by: a2a.proto TaskPushNotificationConfig "string task_id = 3;" (not REQUIRED)"""
-    @replaces(ref, "config_view")
+    @replaces(ref.config_view)
     def view(original: Any, config: Any) -> Any:
         out = original(config)
         out.pop("taskId", None)
@@ -854,7 +854,7 @@ def push_foreign_task_forbidden(ref: Any) -> None:
 
     allowed by: §13.1 "Authorization boundaries are defined by each agent's authorization
     model, not prescribed by the protocol\""""
-    @replaces(ref, "push_task")
+    @replaces(ref.push_task)
     def task(original: Any, params: Any, caller: str) -> Any:
         task_id = params.get("taskId")
         if task_id in ref.tasks and ref.owners.get(task_id) != caller:

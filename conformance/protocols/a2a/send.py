@@ -140,7 +140,7 @@ def check_send_return_immediately(ctx: CheckContext) -> None:
 @check_send_return_immediately.fault
 def return_immediately_task_lost(ref: Any) -> None:
     """A task answered under returnImmediately is never stored: GetTask does not find it."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         out: dict[str, Any] = original(params, caller)
         if dig(params, "configuration", "returnImmediately") is True and dig(out, "task", "id"):
@@ -166,7 +166,7 @@ def check_send_history_zero(ctx: CheckContext) -> None:
 @check_send_history_zero.fault
 def send_history_zero_ignored(ref: Any) -> None:
     """SendMessage with historyLength 0 answers the task's whole history."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         out: dict[str, Any] = original(params, caller)
         task = ref.tasks.get(dig(out, "task", "id"))
@@ -198,7 +198,7 @@ def check_send_history_length(ctx: CheckContext) -> None:
 @check_send_history_length.fault
 def send_history_not_trimmed(ref: Any) -> None:
     """SendMessage with a positive historyLength answers the task's whole history."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         out: dict[str, Any] = original(params, caller)
         task = ref.tasks.get(dig(out, "task", "id"))

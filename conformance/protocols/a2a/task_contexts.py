@@ -52,7 +52,7 @@ def known_context(ref: Any, params: dict[str, Any]) -> Any:
 @check_new_task_in_context.fault
 def known_context_replaced(ref: Any) -> None:
     """A message naming a context the agent made (and no taskId) gets a new task in a new context."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def send(original: Any, params: dict[str, Any], caller: str) -> Any:
         if known_context(ref, params) is not None:
             params = {**params, "message": {k: v for k, v in params["message"].items() if k != "contextId"}}
@@ -63,7 +63,7 @@ def known_context_replaced(ref: Any) -> None:
 def known_context_continues_task(ref: Any) -> None:
     """A message naming a context the agent made (and no taskId) is added to the context's latest
     task, which is answered again."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def send(original: Any, params: dict[str, Any], caller: str) -> Any:
         task = known_context(ref, params)
         if task is None:

@@ -54,7 +54,7 @@ def protojson_nulls_accepted(ref: Any) -> None:
     allowed by: §5.5 "Enum values **MUST** be represented according to the [ProtoJSON
     specification]" and "This follows the ProtoJSON specification as adopted in ADR-001"
     (ProtoJSON: "null is an accepted value for all field types and treated as the default value")"""
-    @replaces(ref, "validate")
+    @replaces(ref.validate)
     def validate(original: Any, method: str, params: Any) -> None:
         original(method, unset_nulls(params) if isinstance(params, dict) else params)
 
@@ -77,7 +77,7 @@ def capability_before_validation(ref: Any) -> None:
 
     allowed by: §3.3.4 "operations related to push notification configuration (Create, Get,
     List, Delete) **MUST** return [`PushNotificationNotSupportedError`]" (for any request of them)"""
-    @replaces(ref, "dispatch")
+    @replaces(ref.dispatch)
     def dispatch(original: Any, method: str, params: Any, caller: str) -> Any:
         need = capability_of(ref.profile, method) if method in ref.methods else None
         declared = dict(zip(CAPABILITIES, (ref.config.streaming, ref.config.push_notifications,
@@ -93,7 +93,7 @@ def invalid_params_unprocessable(ref: Any) -> None:
 
     allowed by: §3.3.2 "Example error codes: HTTP `400 Bad Request`" (an example; the binding
     names no status for invalid params)"""
-    @replaces(ref, "http_status")
+    @replaces(ref.http_status)
     def status(original: Any, refusal: Refusal) -> int:
         return 422 if refusal.name == INVALID_PARAMS else int(original(refusal))
 
@@ -104,7 +104,7 @@ def unauthenticated_custom_code(ref: Any) -> None:
 
     allowed by: §3.3.2 "Example error codes: HTTP `401 Unauthorized`, gRPC `UNAUTHENTICATED`,
     JSON-RPC custom error\""""
-    @replaces(ref, "rpc_error")
+    @replaces(ref.rpc_error)
     def rpc_error(original: Any, request_id: Any, refusal: Refusal) -> Response:
         if refusal.status != 401:
             return original(request_id, refusal)  # type: ignore[no-any-return]
@@ -119,7 +119,7 @@ def missing_id_not_found(ref: Any) -> None:
 
     allowed by: §5.7 "Implementations **SHOULD** validate these requirements and reject messages
     with missing required fields" (a SHOULD)"""
-    @replaces(ref, "validate")
+    @replaces(ref.validate)
     def validate(original: Any, method: str, params: Any) -> None:
         if method in ("GetTask", "CancelTask") and isinstance(params, dict) and ID not in params:
             raise Refusal(error_named(ref.profile, "TaskNotFoundError"), "task '' not found")
@@ -134,7 +134,7 @@ def forbidden_custom_code_in_data(ref: Any) -> None:
     allowed by: §3.3.2 "Example error codes: HTTP `403 Forbidden`, gRPC `PERMISSION_DENIED`,
     JSON-RPC custom error" (examples; "**SHOULD** indicate what permission or scope is missing"
     gives no place to say it)"""
-    @replaces(ref, "rpc_error")
+    @replaces(ref.rpc_error)
     def rpc_error(original: Any, request_id: Any, refusal: Refusal) -> Response:
         if refusal.status != 403:
             return original(request_id, refusal)  # type: ignore[no-any-return]
@@ -152,12 +152,12 @@ def authorized_after_lookup(ref: Any) -> None:
     checks is the agent's)"""
     permit = ref.permit
 
-    @replaces(ref, "permit")
+    @replaces(ref.permit)
     def permit_first(original: Any, method: str, caller: str) -> None:
         if method != "CancelTask":
             original(method, caller)
 
-    @replaces(ref, "op_CancelTask")
+    @replaces(ref.op_CancelTask)
     def cancel(original: Any, params: Any, caller: str) -> Any:
         task = ref.owned_task(params.get("id"), caller)
         if task["status"]["state"] not in docs.terminal_states():

@@ -40,7 +40,7 @@ def xcard_by_caller(ref: Any) -> None:
     "Extended cards **MAY** include organization-specific or user-specific configuration\""""
     serving_xcard(ref)
 
-    @replaces(ref, "extended_card")
+    @replaces(ref.extended_card)
     def card(original: Any, public: dict[str, Any], caller: str) -> dict[str, Any]:
         if caller != "full":
             return dict(public)
@@ -80,7 +80,7 @@ def card_many_security_schemes(ref: Any) -> None:
            for flow, body in flows.items()},
     }
 
-    @replaces(ref, "card")
+    @replaces(ref.card)
     def card(original: Any, request: Any) -> dict[str, Any]:
         out = dict(original(request))
         out["securitySchemes"] = {**out.get("securitySchemes", {}), **more}
@@ -93,7 +93,7 @@ def custom_binding_uri(ref: Any) -> None:
 
     allowed by: specification.md section 5.8 "Custom protocol bindings **SHOULD** be identified by a
     URI" (its example: "https://example.com/bindings/websocket/v1")"""
-    @replaces(ref, "card")
+    @replaces(ref.card)
     def card(original: Any, request: Any) -> dict[str, Any]:
         out = dict(original(request))
         custom = {"url": "wss://agent.example.com/a2a/ws", "protocolVersion": ref.config.version,

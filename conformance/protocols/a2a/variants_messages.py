@@ -20,7 +20,7 @@ def duplicate_message_same_task(ref: Any) -> None:
     Agents may utilize the messageId to detect duplicate messages.\""""
     made: dict[tuple[str, str], str] = {}
 
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def send(original: Any, params: dict[str, Any], caller: str) -> Any:
         key = (caller, str(params["message"].get("messageId")))
         if key in made and made[key] in ref.tasks:
@@ -39,7 +39,7 @@ def raw_parts_echoed_unpadded(ref: Any) -> None:
     allowed by: a2a.proto Part.raw "In JSON serialization, this is encoded as a base64 string"
     and specification.md section 5.5 "This follows the ProtoJSON specification" (whose readers
     take base64 with or without padding)"""
-    @replaces(ref, "run_agent")
+    @replaces(ref.run_agent)
     def run_agent(original: Any, task: dict[str, Any], message: dict[str, Any], outcome: str) -> None:
         original(task, message, outcome)
         raws = [{**p, "raw": base64.b64encode(base64.b64decode(p["raw"])).decode().rstrip("=")}

@@ -20,7 +20,7 @@ def ordinary_messages_answered_directly(ref: Any) -> None:
 
     allowed by: section 3.1.1 "The agent MAY create a new `Task` to process the provided
     message asynchronously or MAY return a direct `Message` response for simple interactions"."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         message = params.get("message") or {}
         if message.get("taskId") or (ref.script and ref.script[0] != "completed"):
@@ -39,7 +39,7 @@ def return_immediately_after_agent(ref: Any) -> None:
     `TASK_STATE_WORKING`, `TASK_STATE_INPUT_REQUIRED`)" (examples, not a rule) and the
     proto's return_immediately: "returns immediately after creating the task, even if
     processing is still in progress"."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         out: dict[str, Any] = original(params, caller)
         task = ref.tasks.get(dig(out, "task", "id"))
@@ -54,7 +54,7 @@ def client_context_refused(ref: Any) -> None:
 
     allowed by: section 3.4.1 "If an agent cannot accept a client-provided `contextId`, it
     **MUST** reject the request with an error"."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         message = params.get("message") or {}
         context = message.get("contextId")
@@ -71,7 +71,7 @@ def history_zero_empty(ref: Any) -> None:
 
     allowed by: section 3.2.4 "0: No history should be returned; the `history` field SHOULD
     be omitted" (a SHOULD: an empty history returns no message either)."""
-    @replaces(ref, "view")
+    @replaces(ref.view)
     def view(original: Any, task: dict[str, Any], history_length: Any = None, *args: Any) -> dict[str, Any]:
         out: dict[str, Any] = original(task, history_length, *args)
         if history_length is not None and int(history_length) == 0:
@@ -85,7 +85,7 @@ def no_history_by_default(ref: Any) -> None:
 
     allowed by: section 3.2.4 "Unset/undefined: No limit imposed; server returns its default
     amount of history (implementation-defined, may be all history)"."""
-    @replaces(ref, "view")
+    @replaces(ref.view)
     def view(original: Any, task: dict[str, Any], history_length: Any = None, *args: Any) -> dict[str, Any]:
         out: dict[str, Any] = original(task, history_length, *args)
         if history_length is None:
@@ -99,7 +99,7 @@ def agent_messages_in_history(ref: Any) -> None:
 
     allowed by: section 3.7 "The Task History field contains Messages exchanged during task
     execution ... The agent is responsible to determine which Messages are persisted"."""
-    @replaces(ref, "set_status")
+    @replaces(ref.set_status)
     def set_status(original: Any, task: dict[str, Any], state: str, text: str | None = None) -> None:
         original(task, state, text)
         if text is not None:
@@ -112,7 +112,7 @@ def cancel_again_answers_task(ref: Any) -> None:
 
     allowed by: section 3.3.1 "**Cancel Task** operations are idempotent - multiple
     cancellation requests have the same effect"."""
-    @replaces(ref, "op_CancelTask")
+    @replaces(ref.op_CancelTask)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         task = ref.owned_task(params.get("id"), caller)
         if task["status"]["state"] == docs.state_named("canceled"):
@@ -126,7 +126,7 @@ def canceled_task_purged(ref: Any) -> None:
 
     allowed by: section 3.3.1 "A duplicate cancellation request MAY return
     `TaskNotFoundError` if the task has already been canceled and purged"."""
-    @replaces(ref, "op_CancelTask")
+    @replaces(ref.op_CancelTask)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         task = ref.owned_task(params.get("id"), caller)
         if task["status"]["state"] == docs.state_named("canceled"):
@@ -142,7 +142,7 @@ def cancel_refused_in_progress(ref: Any) -> None:
 
     allowed by: section 3.1.5 "The server will attempt to cancel the task, but success is not
     guaranteed (e.g., ... cancellation might not be supported at its current stage)"."""
-    @replaces(ref, "op_CancelTask")
+    @replaces(ref.op_CancelTask)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         task = ref.owned_task(params.get("id"), caller)
         if task["status"]["state"] == docs.state_named("working"):
@@ -156,7 +156,7 @@ def page_size_clamped(ref: Any) -> None:
 
     allowed by: the proto's ListTasksRequest.page_size "The service may return fewer than this
     value" with "The maximum value is 100" (a bound, not a refusal the proto names)."""
-    @replaces(ref, "op_ListTasks")
+    @replaces(ref.op_ListTasks)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         size = params.get("pageSize")
         if isinstance(size, int) and not 1 <= size <= ref.limit("list_page_size_max"):
@@ -171,7 +171,7 @@ def list_pages_of_one(ref: Any) -> None:
 
     allowed by: the proto's ListTasksRequest.page_size "The maximum number of tasks to return.
     The service may return fewer than this value"."""
-    @replaces(ref, "op_ListTasks")
+    @replaces(ref.op_ListTasks)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         if isinstance(params.get("pageSize"), int) and params["pageSize"] < 1:
             return dict(original(params, caller))  # refused as before
@@ -184,7 +184,7 @@ def timestamps_whole_seconds(ref: Any) -> None:
 
     allowed by: section 5.6.1 "When millisecond precision is not available, the fractional
     seconds portion **MAY** be omitted or zero-filled"."""
-    @replaces(ref, "set_status")
+    @replaces(ref.set_status)
     def set_status(original: Any, task: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         original(task, *args, **kwargs)
         task["status"]["timestamp"] = re.sub(r"\.\d+Z$", "Z", task["status"]["timestamp"])
@@ -195,7 +195,7 @@ def no_status_timestamps(ref: Any) -> None:
     """A task's status carries no timestamp.
 
     allowed by: the proto's TaskStatus.timestamp, an optional field (not REQUIRED)."""
-    @replaces(ref, "set_status")
+    @replaces(ref.set_status)
     def set_status(original: Any, task: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         original(task, *args, **kwargs)
         task["status"].pop("timestamp", None)

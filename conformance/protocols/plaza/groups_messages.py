@@ -97,7 +97,7 @@ def check_messages(ctx: CheckContext) -> None:
 @check_messages.fault
 def group_after_seq_inclusive(ref: Any) -> None:
     """group_messages after_seq includes the message at after_seq."""
-    @replaces(ref, "cmd_group_messages")
+    @replaces(ref.cmd_group_messages)
     def read(original: Any, who: Principal, data: Data) -> Data:
         if data.get("after_seq", 0) > 0:
             data = {**data, "after_seq": data["after_seq"] - 1}
@@ -108,7 +108,7 @@ def group_after_seq_inclusive(ref: Any) -> None:
 @check_messages.fault
 def group_default_limit_ignored(ref: Any) -> None:
     """group_messages without limit lists up to the schema's maximum (the default is 40)."""
-    @replaces(ref, "cmd_group_messages")
+    @replaces(ref.cmd_group_messages)
     def read(original: Any, who: Principal, data: Data) -> Data:
         top = ref.branches["group_messages"]["properties"]["limit"]["maximum"]
         out: Data = original(who, data if "limit" in data else {**data, "limit": top})
@@ -176,7 +176,7 @@ def check_retry(ctx: CheckContext) -> None:
 @check_retry.fault
 def group_retry_skips_recheck(ref: Any) -> None:
     """A group_send retry answers the original without checking grant and membership again."""
-    @replaces(ref, "cmd_group_send")
+    @replaces(ref.cmd_group_send)
     def group_send(original: Any, who: Principal, data: Data) -> Data:
         prior: Data | None = ref.group_prior(who.visitor_id, "group_send", data)
         if prior is not None:
@@ -216,7 +216,7 @@ def check_queue_not_delivery(ctx: CheckContext) -> None:
 @check_queue_not_delivery.fault
 def queue_delivers_at_once(ref: Any) -> None:
     """group_queue also sends the message at once."""
-    @replaces(ref, "cmd_group_queue")
+    @replaces(ref.cmd_group_queue)
     def queue(original: Any, who: Principal, data: Data) -> Data:
         out: Data = original(who, data)
         group = ref.s["groups"][data["group_id"]]
@@ -250,7 +250,7 @@ def check_queue_auth(ctx: CheckContext) -> None:
 @check_queue_auth.fault
 def queue_without_authorization(ref: Any) -> None:
     """group_queue stores without a live grant."""
-    @replaces(ref, "cmd_group_queue")
+    @replaces(ref.cmd_group_queue)
     def queue(original: Any, who: Principal, data: Data) -> Data:
         with ungranted(ref):
             out: Data = original(who, data)
@@ -260,7 +260,7 @@ def queue_without_authorization(ref: Any) -> None:
 @check_queue_auth.fault
 def flush_skips_authorization(ref: Any) -> None:
     """group_flush sends the queue without a live grant."""
-    @replaces(ref, "cmd_group_flush")
+    @replaces(ref.cmd_group_flush)
     def flush(original: Any, who: Principal, data: Data) -> Data:
         with ungranted(ref):
             out: Data = original(who, data)
@@ -310,7 +310,7 @@ def schedule_runs_unbounded(ref: Any) -> None:
 @check_schedule.fault
 def schedule_sends_message(ref: Any) -> None:
     """A schedule is a run: the site writes a message for the agent at once."""
-    @replaces(ref, "cmd_group_schedule")
+    @replaces(ref.cmd_group_schedule)
     def schedule(original: Any, who: Principal, data: Data) -> Data:
         out: Data = original(who, data)
         group = ref.s["groups"][data["group_id"]]
@@ -362,7 +362,7 @@ def check_recv_work_group(ctx: CheckContext) -> None:
 @check_recv_work_group.fault
 def group_messages_not_logged(ref: Any) -> None:
     """Group messages never reach the members' durable receive."""
-    @replaces(ref, "group_work")
+    @replaces(ref.group_work)
     def group_work(original: Any, visitor_id: str, kind: str, group: Data, **extra: Any) -> None:
         if kind != GROUP_MESSAGE:
             original(visitor_id, kind, group, **extra)

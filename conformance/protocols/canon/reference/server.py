@@ -29,7 +29,7 @@ from starlette.routing import BaseRoute, Route
 from conformance.documents.schemas import validator_for
 from conformance.documents.verbs import verb_operations
 from conformance.model import Profile
-from conformance.protocols.mcp.server import McpServer, to_response
+from conformance.protocols.mcp.server import McpHost, McpServer, to_response
 from conformance.reference import Reference, Refusal
 from conformance.reference import ReferenceConfig as BaseConfig
 
@@ -112,7 +112,7 @@ def spec_verbs(spec: dict[str, Any], profile_settings: dict[str, Any]) -> list[s
     return list(verb_operations(spec, profile_settings.get("spec", ""), profile_settings["verbs"]))
 
 
-class CanonReference(Reference):
+class CanonReference(McpHost, Reference):
     """State and behaviour of the reference Canon world. All mutable state lives in
     ``self.w`` (plain JSON) so that ``digest`` covers it whole: the clock's offset too."""
 

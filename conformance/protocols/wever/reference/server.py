@@ -31,7 +31,7 @@ from starlette.routing import BaseRoute, Route
 from conformance.documents.limits import load_limits
 from conformance.documents.schemas import validator_for
 from conformance.model import Profile
-from conformance.protocols.mcp.server import McpServer, to_response
+from conformance.protocols.mcp.server import McpHost, McpServer, to_response
 from conformance.reference import Reference, Refusal, is_int, strict_json
 from conformance.reference import ReferenceConfig as BaseConfig
 
@@ -200,7 +200,7 @@ def key_prefix_of(retry_text: str) -> str:
 # --------------------------------------------------------------------------- the reference
 
 
-class WeverReference(Reference):
+class WeverReference(McpHost, Reference):
     """State and behaviour of the reference relay. All mutable state lives in ``self.s``
     (plain JSON) so that ``digest`` covers it whole, the clock's offset included."""
 
