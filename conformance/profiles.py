@@ -21,6 +21,7 @@ from conformance.declare import collect
 from conformance.documents.limits import load_limits
 from conformance.documents.readers import SpecDocument, read_errors, read_operations
 from conformance.documents.schemas import SpecError, load_document, sha256_of
+from conformance.faults import check_seams
 from conformance.model import Profile, Requirement, Source
 from conformance.paths import DATA_ROOT, PACKAGE_DIR, PROFILES_DIR, ROOT, RUN_INI
 from conformance.protocol import Protocol
@@ -90,6 +91,17 @@ def protocol_of(package: str) -> Protocol:
     return protocol
 
 
+def reference_class(protocol: Protocol) -> type | None:
+    """The class of the protocol's reference (``Protocol.reference``), imported, not built."""
+    if not protocol.reference:
+        return None
+    module, _, name = protocol.reference.partition(":")
+    found = getattr(importlib.import_module(module), name, None)
+    if not isinstance(found, type):
+        raise ProfileError(f"Protocol.reference {protocol.reference!r} names no class")
+    return found
+
+
 def load_profile(name: str, path: Path | None = None) -> Profile:
     """Load (once per process) the named profile with its spec and protocol package:
     the kit's own ``profiles/<name>.yaml``, or the profile file at ``path`` (a copy
@@ -132,6 +144,10 @@ def load_profile(name: str, path: Path | None = None) -> Profile:
                         protocol.more_faults)
     profile.requirements, profile.faults, profile.variants = (collected.requirements, collected.faults,
                                                               collected.variants)
+    try:
+        check_seams(name, {**profile.faults, **profile.variants}, reference_class(protocol))
+    except ValueError as exc:
+        raise ProfileError(str(exc)) from None
     profile.reference_credentials = protocol.credentials(profile)
     if protocol.world is not None:
         profile.reference_world = protocol.world(profile)
