@@ -13,6 +13,7 @@ from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient, state
 from conformance.protocols.a2a.documents import schema, spec
 from conformance.protocols.a2a.driving import fetched, follow_up, reaching, task_answer
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.reference import Refusal
 from conformance.transport.http import json_excerpt
 
@@ -40,7 +41,7 @@ def check_auth_required_message(ctx: CheckContext) -> None:
 
 
 @check_auth_required_message.fault
-def auth_required_without_message(ref: Any) -> None:
+def auth_required_without_message(ref: A2AReference) -> None:
     """A task asking for authorization carries no status message."""
     @replaces(ref.set_status)
     def set_status(original: Any, task: dict[str, Any], state_word: str, text: str | None = None) -> None:
@@ -65,7 +66,7 @@ def check_auth_required_accepts(ctx: CheckContext) -> None:
 
 
 @check_auth_required_accepts.fault
-def auth_required_refuses_messages(ref: Any) -> None:
+def auth_required_refuses_messages(ref: A2AReference) -> None:
     """A message to a task in TASK_STATE_AUTH_REQUIRED is refused."""
     @replaces(ref.op_SendMessage)
     def send(original: Any, params: dict[str, Any], caller: str) -> Any:

@@ -16,6 +16,7 @@ from conformance.protocols.a2a.client import A2AClient, a2a_error
 from conformance.protocols.a2a.documents import proto_at, spec
 from conformance.protocols.a2a.driving import fetched, result_of, task_answer
 from conformance.protocols.a2a.parts import own_message, parts_in, plain_with, with_part
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
@@ -75,7 +76,7 @@ def check_json_utf8(ctx: CheckContext) -> None:
 
 
 @check_json_utf8.fault
-def rest_body_latin1(ref: Any) -> None:
+def rest_body_latin1(ref: A2AReference) -> None:
     """HTTP+JSON answers are encoded in ISO-8859-1, not UTF-8."""
     from starlette.responses import Response
 
@@ -95,7 +96,7 @@ def mangled(message: Any) -> Any:
 
 
 @check_json_utf8.fault
-def request_read_as_latin1(ref: Any) -> None:
+def request_read_as_latin1(ref: A2AReference) -> None:
     """Request bodies are read as ISO-8859-1: a message's non-ASCII text is stored garbled."""
     @replaces(ref.op_SendMessage)
     def send(original: Any, params: dict[str, Any], caller: str) -> Any:
@@ -164,7 +165,7 @@ def check_bytes_base64(ctx: CheckContext) -> None:
 
 
 @check_bytes_base64.fault
-def raw_part_refused(ref: Any) -> None:
+def raw_part_refused(ref: A2AReference) -> None:
     """A raw part is refused as invalid parameters (its base64 taken for something else)."""
     @replaces(ref.check_media_types)
     def check(original: Any, message: dict[str, Any]) -> None:
@@ -174,7 +175,7 @@ def raw_part_refused(ref: Any) -> None:
 
 
 @check_bytes_base64.fault
-def raw_part_stored_decoded(ref: Any) -> None:
+def raw_part_stored_decoded(ref: A2AReference) -> None:
     """A raw part's bytes are decoded and kept (and answered) as text in ``raw``, not base64."""
     def decoded(message: Any) -> Any:
         parts = [{**p, "raw": base64.b64decode(p["raw"]).decode(errors="replace")} if isinstance(p, dict)

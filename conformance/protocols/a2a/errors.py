@@ -47,6 +47,7 @@ from conformance.protocols.a2a.provocations import (
     validation_errors,
     version_not_supported,
 )
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
@@ -108,7 +109,7 @@ def named_patch(name: str) -> Any:
 
 def after_setup(setup: Callable[[Any], None], patch: Any, name: str | None) -> Any:
     """``patch`` applied after ``setup`` (under ``name``, where the bare patch is shared)."""
-    def apply(ref: Any) -> None:
+    def apply(ref: A2AReference) -> None:
         setup(ref)
         patch(ref)
 
@@ -147,7 +148,7 @@ def mapped_faults(profile: Profile, provoked: Provoked, kind: str) -> list[Any]:
 
 
 @fault
-def version_error_recoded(ref: Any) -> None:
+def version_error_recoded(ref: A2AReference) -> None:
     """An unsupported A2A-Version is refused as UnsupportedOperationError."""
     @replaces(ref.check_version)
     def check(original: Any, request: Any) -> None:
@@ -160,7 +161,7 @@ def version_error_recoded(ref: Any) -> None:
 
 
 @fault
-def xcard_declared_unconfigured_unsupported(ref: Any) -> None:
+def xcard_declared_unconfigured_unsupported(ref: A2AReference) -> None:
     """The card declares capabilities.extendedAgentCard, the agent has no extended card, and
     GetExtendedAgentCard answers UnsupportedOperationError (not ExtendedAgentCardNotConfiguredError)."""
     @replaces(ref.card)
@@ -267,7 +268,7 @@ def expect_validation(ctx: CheckContext, reply: Reply, what: str) -> None:
                                               f"{describe(reply)}", kind="wrong_status")
 
 
-def validation_as_internal_error(ref: Any) -> None:
+def validation_as_internal_error(ref: A2AReference) -> None:
     """Invalid parameters are answered as an internal error (JSON-RPC -32603, HTTP 500)."""
     @replaces(ref.jsonrpc_code)
     def code(original: Any, refusal: Any) -> int:
@@ -284,7 +285,7 @@ def validation_as_internal_error(ref: Any) -> None:
         return "INTERNAL" if refusal.name == "InvalidParamsError" else str(original(refusal))
 
 
-def error_message_dropped(ref: Any) -> None:
+def error_message_dropped(ref: A2AReference) -> None:
     """Errors carry no message (JSON-RPC error.message, HTTP+JSON error.message)."""
     @replaces(ref.rpc_error_object)
     def rpc(original: Any, refusal: Any) -> dict[str, Any]:
@@ -335,7 +336,7 @@ def check_details_typed(ctx: CheckContext) -> None:
 
 
 @check_details_typed.fault
-def error_details_untyped(ref: Any) -> None:
+def error_details_untyped(ref: A2AReference) -> None:
     """The details of an error have no @type."""
     @replaces(ref.error_details)
     def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
@@ -343,7 +344,7 @@ def error_details_untyped(ref: Any) -> None:
 
 
 @check_details_typed.fault
-def error_details_not_array(ref: Any) -> None:
+def error_details_not_array(ref: A2AReference) -> None:
     """An error's details are its first detail object, not an array (JSON-RPC error.data,
     HTTP+JSON error.details)."""
     @replaces(ref.rpc_error_object)
@@ -389,7 +390,7 @@ def check_errorinfo_jsonrpc(ctx: CheckContext) -> None:
 
 
 @check_errorinfo_rest.fault
-def rest_error_info_missing(ref: Any) -> None:
+def rest_error_info_missing(ref: A2AReference) -> None:
     """HTTP+JSON errors carry no ErrorInfo in their details."""
     @replaces(ref.rest_error_body)
     def rest(original: Any, refusal: Any, status: int) -> dict[str, Any]:
@@ -400,7 +401,7 @@ def rest_error_info_missing(ref: Any) -> None:
 
 
 @check_errorinfo_jsonrpc.fault
-def rpc_error_info_missing(ref: Any) -> None:
+def rpc_error_info_missing(ref: A2AReference) -> None:
     """JSON-RPC errors carry no data."""
     @replaces(ref.rpc_error_object)
     def rpc(original: Any, refusal: Any) -> dict[str, Any]:
@@ -408,7 +409,7 @@ def rpc_error_info_missing(ref: Any) -> None:
 
 
 def _edit_info(key: str, value: Callable[[Any], Any]) -> Callable[[Any], None]:
-    def patch(ref: Any) -> None:
+    def patch(ref: A2AReference) -> None:
         @replaces(ref.error_details)
         def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
             return [{**d, key: value(d.get(key))} if d.get("@type") == docs.error_info()["@type"] else d
@@ -416,12 +417,12 @@ def _edit_info(key: str, value: Callable[[Any], Any]) -> Callable[[Any], None]:
     return patch
 
 
-def error_info_reason_wrong(ref: Any) -> None:
+def error_info_reason_wrong(ref: A2AReference) -> None:
     """An ErrorInfo's reason keeps the "Error" suffix (TASK_NOT_FOUND_ERROR)."""
     _edit_info("reason", lambda reason: f"{reason}_ERROR")(ref)
 
 
-def error_info_domain_wrong(ref: Any) -> None:
+def error_info_domain_wrong(ref: A2AReference) -> None:
     """An ErrorInfo's domain is not a2a-protocol.org."""
     _edit_info("domain", lambda domain: "conformance.invalid")(ref)
 
@@ -482,7 +483,7 @@ def check_validation_details(ctx: CheckContext) -> None:
 
 
 @check_validation_details.fault
-def validation_field_unnamed(ref: Any) -> None:
+def validation_field_unnamed(ref: A2AReference) -> None:
     """Validation errors name no field: no google.rpc.BadRequest, and a message that says only
     that the parameters are invalid."""
     @replaces(ref.error_details)
@@ -498,7 +499,7 @@ def validation_field_unnamed(ref: Any) -> None:
 
 
 @variant
-def validation_field_in_message(ref: Any) -> None:
+def validation_field_in_message(ref: A2AReference) -> None:
     """Validation errors carry no google.rpc.BadRequest: the field at fault is named in the
     error's message only (the reference's messages start with it: "message.parts: ...").
 

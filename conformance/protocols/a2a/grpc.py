@@ -26,6 +26,7 @@ from conformance.protocols.a2a.negotiation import (
     serves_profile_version,
 )
 from conformance.protocols.a2a.provocations import UNSUPPORTED_VERSION, a2a_errors
+from conformance.protocols.a2a.reference import A2AReference
 
 
 def grpc_client(ctx: CheckContext) -> A2AClient:
@@ -131,7 +132,7 @@ def check_version(ctx: CheckContext) -> None:
 
 
 @check_version.fault
-def grpc_version_missing_served(ref: Any) -> None:
+def grpc_version_missing_served(ref: A2AReference) -> None:
     """A gRPC call without a2a-version is served as the current version (not taken as 0.3)."""
     @replaces(ref.grpc_check_version)
     def check(original: Any, request: Any) -> None:
@@ -152,7 +153,7 @@ def check_errorinfo(ctx: CheckContext) -> None:
 
 
 @check_errorinfo.fault
-def grpc_error_info_missing(ref: Any) -> None:
+def grpc_error_info_missing(ref: A2AReference) -> None:
     """gRPC errors carry no ErrorInfo in status.details (no grpc-status-details-bin detail of it)."""
     @replaces(ref.grpc_details)
     def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
@@ -162,7 +163,7 @@ def grpc_error_info_missing(ref: Any) -> None:
 
 # -- what the spec allows over gRPC ----------------------------------------------------------
 @variant
-def grpc_url_with_scheme(ref: Any) -> None:
+def grpc_url_with_scheme(ref: A2AReference) -> None:
     """The card names the gRPC interface by a URL with its scheme (http://127.0.0.1:PORT), not
     as host:port.
 
@@ -175,7 +176,7 @@ def grpc_url_with_scheme(ref: Any) -> None:
 
 
 @variant
-def grpc_error_context(ref: Any) -> None:
+def grpc_error_context(ref: A2AReference) -> None:
     """An A2A error's ErrorInfo carries context in its metadata (the task id, a timestamp),
     and the status carries a google.rpc.LocalizedMessage before it.
 

@@ -69,6 +69,7 @@ from conformance.protocols.a2a.names import (
     slug,
     standard,
 )
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply, dig
 
@@ -392,7 +393,7 @@ def check_invalid_status(ctx: CheckContext) -> None:
 
 # -- the faults --------------------------------------------------------------------------------
 @fault
-def tenant_demanded(ref: Any) -> None:
+def tenant_demanded(ref: A2AReference) -> None:
     """Every request without a tenant is refused as invalid params (the proto makes tenant
     optional, and the card names none)."""
     @replaces(ref.validate)
@@ -404,7 +405,7 @@ def tenant_demanded(ref: Any) -> None:
 
 def refuses_member(name: str, method: str, path: tuple[str, ...], doc: str) -> Any:
     """A fault: requests of ``method`` holding the member at ``path`` are refused as invalid params."""
-    def patch(ref: Any) -> None:
+    def patch(ref: A2AReference) -> None:
         @replaces(ref.validate)
         def validate(original: Any, called: str, params: Any) -> None:
             if called in method.split(",") and at(params, list(path)) is not None:
@@ -422,7 +423,7 @@ refuses_member("cancel_metadata_refused", "CancelTask", (METADATA,),
 
 
 @fault
-def history_length_zero_refused(ref: Any) -> None:
+def history_length_zero_refused(ref: A2AReference) -> None:
     """historyLength 0 is refused as invalid params (section 3.2.4: 0 asks for no history)."""
     @replaces(ref.check_history_length)
     def check(original: Any, value: Any) -> None:
@@ -445,7 +446,7 @@ fault(recodes("invalid_params_as_internal_error", "validate",
 
 def skips_validation_at(name: str, method: str, member: str, doc: str) -> Any:
     """A fault: the request schema's errors at ``member`` of ``method`` are not checked."""
-    def patch(ref: Any) -> None:
+    def patch(ref: A2AReference) -> None:
         @replaces(ref.validate)
         def validate(original: Any, called: str, params: Any) -> None:
             if called == method and isinstance(params, dict) and member in params:
@@ -461,7 +462,7 @@ def skips_validation_at(name: str, method: str, member: str, doc: str) -> Any:
 
 
 @fault
-def message_id_coerced(ref: Any) -> None:
+def message_id_coerced(ref: A2AReference) -> None:
     """SendMessage takes a messageId given as a JSON number or boolean, read as its text (a lenient
     parser's coercion: ProtoJSON wants a string for a string field)."""
     @replaces(ref.validate)
@@ -480,7 +481,7 @@ skips_validation_at("history_length_not_validated", "GetTask", HISTORY_LENGTH,
 
 
 @fault
-def unknown_status_ignored(ref: Any) -> None:
+def unknown_status_ignored(ref: A2AReference) -> None:
     """ListTasks ignores a status filter that is no TaskState and lists unfiltered (what a
     ProtoJSON parser ignoring unknown enum values does) instead of refusing it."""
     def known(params: Any) -> Any:
@@ -498,7 +499,7 @@ def unknown_status_ignored(ref: Any) -> None:
 
 
 @fault
-def required_members_unchecked(ref: Any) -> None:
+def required_members_unchecked(ref: A2AReference) -> None:
     """The REQUIRED members are not checked (a request missing one goes to the handler)."""
     @replaces(ref.validate)
     def validate(original: Any, method: str, params: Any) -> None:
@@ -510,7 +511,7 @@ def required_members_unchecked(ref: Any) -> None:
 
 
 @fault
-def invalid_params_as_invalid_request(ref: Any) -> None:
+def invalid_params_as_invalid_request(ref: A2AReference) -> None:
     """Over JSON-RPC, invalid params come with -32600 (Invalid Request), not -32602."""
     @replaces(ref.jsonrpc_code)
     def code(original: Any, refusal: Refusal) -> int:
@@ -520,7 +521,7 @@ def invalid_params_as_invalid_request(ref: Any) -> None:
 
 
 @fault
-def invalid_params_as_422(ref: Any) -> None:
+def invalid_params_as_422(ref: A2AReference) -> None:
     """Over HTTP+JSON, invalid params come with HTTP 422, not 400."""
     @replaces(ref.http_status)
     def status(original: Any, refusal: Refusal) -> int:
@@ -554,7 +555,7 @@ def check_unknown_fields(ctx: CheckContext) -> None:
 
 
 @check_unknown_fields.fault
-def unknown_request_members_refused(ref: Any) -> None:
+def unknown_request_members_refused(ref: A2AReference) -> None:
     """A request holding a member the proto does not name is refused as invalid params."""
     from conformance.documents.schemas import validator_for
 

@@ -22,6 +22,7 @@ from conformance.protocols.a2a.answers import JSONRPC, describe
 from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.driving import any_task, never_issued, task_from
 from conformance.protocols.a2a.expectations import binding_only
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply, dig
 
@@ -76,7 +77,7 @@ def check_parse_error(ctx: CheckContext) -> None:
 
 
 @check_parse_error.fault
-def rpc_parse_error_recoded(ref: Any) -> None:
+def rpc_parse_error_recoded(ref: A2AReference) -> None:
     """A body that is not JSON is answered -32600 (InvalidRequestError)."""
     @replaces(ref.rpc_error)
     def rpc_error(original: Any, request_id: Any, refusal: Refusal) -> Any:
@@ -86,7 +87,7 @@ def rpc_parse_error_recoded(ref: Any) -> None:
 
 
 @check_parse_error.fault
-def rpc_parse_error_id_not_null(ref: Any) -> None:
+def rpc_parse_error_id_not_null(ref: A2AReference) -> None:
     """The parse error's id is 0 instead of null."""
     @replaces(ref.rpc_error)
     def rpc_error(original: Any, request_id: Any, refusal: Refusal) -> Any:
@@ -118,7 +119,7 @@ def check_invalid_request(ctx: CheckContext) -> None:
 
 
 @check_invalid_request.fault
-def rpc_invalid_request_unchecked(ref: Any) -> None:
+def rpc_invalid_request_unchecked(ref: A2AReference) -> None:
     """Any JSON is taken for a Request object: members missing or of the wrong type are not refused."""
     @replaces(ref.is_request)
     def is_request(original: Any, body: Any) -> bool:
@@ -140,7 +141,7 @@ def check_method_not_found(ctx: CheckContext) -> None:
 
 
 @check_method_not_found.fault
-def rpc_unknown_method_invalid_params(ref: Any) -> None:
+def rpc_unknown_method_invalid_params(ref: A2AReference) -> None:
     """An unknown method is answered -32602 (InvalidParamsError)."""
     @replaces(ref.dispatch)
     def dispatch(original: Any, method: str, params: Any, caller: str) -> Any:
@@ -169,7 +170,7 @@ def check_methods(ctx: CheckContext) -> None:
 
 
 @check_methods.fault
-def rpc_list_tasks_unrouted(ref: Any) -> None:
+def rpc_list_tasks_unrouted(ref: A2AReference) -> None:
     """ListTasks is not served: answered -32601."""
     @replaces(ref.dispatch)
     def dispatch(original: Any, method: str, params: Any, caller: str) -> Any:
@@ -224,7 +225,7 @@ def check_envelope(ctx: CheckContext) -> None:
 
 
 @check_envelope.fault
-def rpc_id_stringified(ref: Any) -> None:
+def rpc_id_stringified(ref: A2AReference) -> None:
     """The response's id is the request's id as a string (4242 comes back "4242")."""
     @replaces(ref.rpc_envelope)
     def envelope(original: Any, request_id: Any, member: str, value: Any) -> dict[str, Any]:
@@ -232,7 +233,7 @@ def rpc_id_stringified(ref: Any) -> None:
 
 
 @check_envelope.fault
-def rpc_version_member_missing(ref: Any) -> None:
+def rpc_version_member_missing(ref: A2AReference) -> None:
     """Responses leave out the jsonrpc member."""
     @replaces(ref.rpc_envelope)
     def envelope(original: Any, request_id: Any, member: str, value: Any) -> dict[str, Any]:
@@ -240,7 +241,7 @@ def rpc_version_member_missing(ref: Any) -> None:
 
 
 @check_envelope.fault
-def rpc_result_beside_error(ref: Any) -> None:
+def rpc_result_beside_error(ref: A2AReference) -> None:
     """Error responses carry "result": null beside the error."""
     @replaces(ref.rpc_envelope)
     def envelope(original: Any, request_id: Any, member: str, value: Any) -> dict[str, Any]:
@@ -251,7 +252,7 @@ def rpc_result_beside_error(ref: Any) -> None:
 
 
 @check_envelope.fault
-def rpc_answers_text_plain(ref: Any) -> None:
+def rpc_answers_text_plain(ref: A2AReference) -> None:
     """JSON-RPC answers come as text/plain."""
     @replaces(ref.rpc_response)
     def response(original: Any, envelope: dict[str, Any], status: int = 200) -> Any:
@@ -283,7 +284,7 @@ def check_tenant_field(ctx: CheckContext) -> None:
 
 
 @check_tenant_field.fault
-def rpc_tenant_refused(ref: Any) -> None:
+def rpc_tenant_refused(ref: A2AReference) -> None:
     """The card's JSONRPC interface declares a tenant, and requests carrying it are refused."""
     @replaces(ref.card)
     def card(original: Any, request: Any) -> dict[str, Any]:
@@ -327,7 +328,7 @@ def check_notification(ctx: CheckContext) -> None:
 
 
 @check_notification.fault
-def notification_answered(ref: Any) -> None:
+def notification_answered(ref: A2AReference) -> None:
     """A notification is answered like a request, with a response whose id is null."""
     @replaces(ref.rpc_notified)
     def notified(original: Any, refusal: Refusal | None) -> Any:
@@ -337,7 +338,7 @@ def notification_answered(ref: Any) -> None:
 
 
 @check_notification.fault
-def notification_refused(ref: Any) -> None:
+def notification_refused(ref: A2AReference) -> None:
     """A request without id is refused as an invalid request (-32600, id null): an A2A request
     read as needing an id (section 9.3's example has one), where JSON-RPC 2.0 says not to reply."""
     @replaces(ref.is_request)
@@ -346,7 +347,7 @@ def notification_refused(ref: Any) -> None:
 
 
 @variant(binding_kind="jsonrpc-http")
-def notification_answered_empty_200(ref: Any) -> None:
+def notification_answered_empty_200(ref: A2AReference) -> None:
     """A notification is answered HTTP 200 with an empty body.
 
     allowed by: JSON-RPC 2.0 (the binding's protocol: specs/a2a/specification.md section 9.1
@@ -359,7 +360,7 @@ def notification_answered_empty_200(ref: Any) -> None:
 
 
 @variant(binding_kind="jsonrpc-http")
-def notification_answered_202(ref: Any) -> None:
+def notification_answered_202(ref: A2AReference) -> None:
     """A notification is answered HTTP 202 Accepted with an empty body.
 
     allowed by: as notification_answered_empty_200 (an empty answer carries no JSON-RPC reply)"""
@@ -408,7 +409,7 @@ def check_batch(ctx: CheckContext) -> None:
 
 
 @check_batch.fault
-def batch_server_failure(ref: Any) -> None:
+def batch_server_failure(ref: A2AReference) -> None:
     """A batch is answered HTTP 500."""
     @replaces(ref.rpc_batch)
     def batch(original: Any, request: Any, items: list[Any]) -> Any:
@@ -416,7 +417,7 @@ def batch_server_failure(ref: Any) -> None:
 
 
 @check_batch.fault
-def batch_first_answer_only(ref: Any) -> None:
+def batch_first_answer_only(ref: A2AReference) -> None:
     """A batch is answered with its first request's response alone, not an array."""
     @replaces(ref.rpc_batch)
     def batch(original: Any, request: Any, items: list[Any]) -> Any:

@@ -14,13 +14,14 @@ from conformance.declare import variant
 from conformance.faults import answer, replaces
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.names import CAPABILITIES, ID, INVALID_PARAMS, capability_of, error_named
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.reference import Refusal
 
 CUSTOM_CODE = -31001  # a JSON-RPC application error: outside -32768..-32000 and the tables
 
 
 @variant
-def no_security(ref: Any) -> None:
+def no_security(ref: A2AReference) -> None:
     """The card declares no security scheme, and every caller is served as one.
 
     allowed by: specs/a2a/a2a.proto AgentCard "map<string, SecurityScheme> security_schemes = 8;"
@@ -48,7 +49,7 @@ def unset_nulls(value: Any) -> Any:
 
 
 @variant
-def protojson_nulls_accepted(ref: Any) -> None:
+def protojson_nulls_accepted(ref: A2AReference) -> None:
     """A member given as null is read as unset (a REQUIRED one is then missing).
 
     allowed by: §5.5 "Enum values **MUST** be represented according to the [ProtoJSON
@@ -60,7 +61,7 @@ def protojson_nulls_accepted(ref: Any) -> None:
 
 
 @variant
-def unknown_members_refused(ref: Any) -> None:
+def unknown_members_refused(ref: A2AReference) -> None:
     """A request holding a member the proto does not name is refused as invalid params.
 
     allowed by: §5.7 "Implementations **SHOULD** ignore unrecognized fields in messages" (a
@@ -71,7 +72,7 @@ def unknown_members_refused(ref: Any) -> None:
 
 
 @variant
-def capability_before_validation(ref: Any) -> None:
+def capability_before_validation(ref: A2AReference) -> None:
     """A method whose capability the card declares off gets the capability error before its
     request is validated (an invalid request of it included).
 
@@ -88,7 +89,7 @@ def capability_before_validation(ref: Any) -> None:
 
 
 @variant(binding_kind="http-routes")
-def invalid_params_unprocessable(ref: Any) -> None:
+def invalid_params_unprocessable(ref: A2AReference) -> None:
     """Over HTTP+JSON, invalid params are refused with HTTP 422.
 
     allowed by: §3.3.2 "Example error codes: HTTP `400 Bad Request`" (an example; the binding
@@ -99,7 +100,7 @@ def invalid_params_unprocessable(ref: Any) -> None:
 
 
 @variant(binding_kind="jsonrpc-http")
-def unauthenticated_custom_code(ref: Any) -> None:
+def unauthenticated_custom_code(ref: A2AReference) -> None:
     """Over JSON-RPC, a request without valid credentials gets a custom JSON-RPC error at HTTP 200.
 
     allowed by: §3.3.2 "Example error codes: HTTP `401 Unauthorized`, gRPC `UNAUTHENTICATED`,
@@ -113,7 +114,7 @@ def unauthenticated_custom_code(ref: Any) -> None:
 
 
 @variant
-def missing_id_not_found(ref: Any) -> None:
+def missing_id_not_found(ref: A2AReference) -> None:
     """GetTask and CancelTask without an id read it as unset (the empty id) and answer
     TaskNotFoundError, instead of refusing the request as invalid.
 
@@ -127,7 +128,7 @@ def missing_id_not_found(ref: Any) -> None:
 
 
 @variant(binding_kind="jsonrpc-http")
-def forbidden_custom_code_in_data(ref: Any) -> None:
+def forbidden_custom_code_in_data(ref: A2AReference) -> None:
     """Over JSON-RPC, a caller denied an operation gets a custom error at HTTP 200 saying
     "forbidden", the permission it lacks named in ``data`` only.
 
@@ -143,7 +144,7 @@ def forbidden_custom_code_in_data(ref: Any) -> None:
 
 
 @variant
-def authorized_after_lookup(ref: Any) -> None:
+def authorized_after_lookup(ref: A2AReference) -> None:
     """The agent finds the task before it asks whether the caller may act on it: a denied
     CancelTask of the caller's own finished task is TaskNotCancelableError, as it would be
     for a caller permitted to cancel.

@@ -9,10 +9,11 @@ from typing import Any
 
 from conformance.declare import variant
 from conformance.faults import replaces
+from conformance.protocols.a2a.reference import A2AReference
 
 
 @variant
-def duplicate_message_same_task(ref: Any) -> None:
+def duplicate_message_same_task(ref: A2AReference) -> None:
     """A SendMessage repeating a messageId the agent has seen answers the task that message
     made, as it is now (the duplicate is detected, nothing is run again).
 
@@ -32,7 +33,7 @@ def duplicate_message_same_task(ref: Any) -> None:
 
 
 @variant
-def raw_parts_echoed_unpadded(ref: Any) -> None:
+def raw_parts_echoed_unpadded(ref: A2AReference) -> None:
     """A completed task echoes the raw parts it was sent in an artifact, in base64 without
     padding.
 

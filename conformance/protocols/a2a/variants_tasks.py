@@ -10,12 +10,13 @@ from typing import Any
 from conformance.declare import variant
 from conformance.faults import replaces
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.reference import Refusal
 from conformance.transport.binding import dig
 
 
 @variant
-def ordinary_messages_answered_directly(ref: Any) -> None:
+def ordinary_messages_answered_directly(ref: A2AReference) -> None:
     """A new message the agent would complete is answered with a direct Message, no task.
 
     allowed by: section 3.1.1 "The agent MAY create a new `Task` to process the provided
@@ -31,7 +32,7 @@ def ordinary_messages_answered_directly(ref: Any) -> None:
 
 
 @variant
-def return_immediately_after_agent(ref: Any) -> None:
+def return_immediately_after_agent(ref: A2AReference) -> None:
     """With returnImmediately the answer shows the task as the agent already left it
     (completed, input-required), not the working snapshot.
 
@@ -49,7 +50,7 @@ def return_immediately_after_agent(ref: Any) -> None:
 
 
 @variant
-def client_context_refused(ref: Any) -> None:
+def client_context_refused(ref: A2AReference) -> None:
     """A new message with a contextId the agent never issued is refused as invalid.
 
     allowed by: section 3.4.1 "If an agent cannot accept a client-provided `contextId`, it
@@ -66,7 +67,7 @@ def client_context_refused(ref: Any) -> None:
 
 
 @variant
-def history_zero_empty(ref: Any) -> None:
+def history_zero_empty(ref: A2AReference) -> None:
     """historyLength 0 shows the history as an empty array rather than leaving it out.
 
     allowed by: section 3.2.4 "0: No history should be returned; the `history` field SHOULD
@@ -80,7 +81,7 @@ def history_zero_empty(ref: Any) -> None:
 
 
 @variant
-def no_history_by_default(ref: Any) -> None:
+def no_history_by_default(ref: A2AReference) -> None:
     """Without historyLength no history is shown at all.
 
     allowed by: section 3.2.4 "Unset/undefined: No limit imposed; server returns its default
@@ -94,7 +95,7 @@ def no_history_by_default(ref: Any) -> None:
 
 
 @variant
-def agent_messages_in_history(ref: Any) -> None:
+def agent_messages_in_history(ref: A2AReference) -> None:
     """The agent's status messages (asking for input, failing) are kept in the history too.
 
     allowed by: section 3.7 "The Task History field contains Messages exchanged during task
@@ -107,7 +108,7 @@ def agent_messages_in_history(ref: Any) -> None:
 
 
 @variant
-def cancel_again_answers_task(ref: Any) -> None:
+def cancel_again_answers_task(ref: A2AReference) -> None:
     """A second CancelTask of a canceled task answers the canceled task again.
 
     allowed by: section 3.3.1 "**Cancel Task** operations are idempotent - multiple
@@ -121,7 +122,7 @@ def cancel_again_answers_task(ref: Any) -> None:
 
 
 @variant
-def canceled_task_purged(ref: Any) -> None:
+def canceled_task_purged(ref: A2AReference) -> None:
     """A second CancelTask of a canceled task purges it: TaskNotFoundError, and the task is gone.
 
     allowed by: section 3.3.1 "A duplicate cancellation request MAY return
@@ -137,7 +138,7 @@ def canceled_task_purged(ref: Any) -> None:
 
 
 @variant
-def cancel_refused_in_progress(ref: Any) -> None:
+def cancel_refused_in_progress(ref: A2AReference) -> None:
     """CancelTask of a task the agent is working on is refused: it cannot be canceled now.
 
     allowed by: section 3.1.5 "The server will attempt to cancel the task, but success is not
@@ -151,7 +152,7 @@ def cancel_refused_in_progress(ref: Any) -> None:
 
 
 @variant
-def page_size_clamped(ref: Any) -> None:
+def page_size_clamped(ref: A2AReference) -> None:
     """A pageSize above the maximum is served at the maximum, one below 1 at the default.
 
     allowed by: the proto's ListTasksRequest.page_size "The service may return fewer than this
@@ -166,7 +167,7 @@ def page_size_clamped(ref: Any) -> None:
 
 
 @variant
-def list_pages_of_one(ref: Any) -> None:
+def list_pages_of_one(ref: A2AReference) -> None:
     """ListTasks serves one task a page, whatever pageSize asks.
 
     allowed by: the proto's ListTasksRequest.page_size "The maximum number of tasks to return.
@@ -179,7 +180,7 @@ def list_pages_of_one(ref: Any) -> None:
 
 
 @variant
-def timestamps_whole_seconds(ref: Any) -> None:
+def timestamps_whole_seconds(ref: A2AReference) -> None:
     """Status timestamps are whole seconds, without a fraction.
 
     allowed by: section 5.6.1 "When millisecond precision is not available, the fractional
@@ -191,7 +192,7 @@ def timestamps_whole_seconds(ref: Any) -> None:
 
 
 @variant
-def no_status_timestamps(ref: Any) -> None:
+def no_status_timestamps(ref: A2AReference) -> None:
     """A task's status carries no timestamp.
 
     allowed by: the proto's TaskStatus.timestamp, an optional field (not REQUIRED)."""

@@ -18,6 +18,7 @@ from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.driving import any_task, task_from
 from conformance.protocols.a2a.expectations import expect_carries
 from conformance.protocols.a2a.negotiation import EMPTY_MEANS, HEADER, declared, serves_profile_version
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.reference import Refusal
 from conformance.transport.binding import Reply
 
@@ -57,7 +58,7 @@ def check_header(ctx: CheckContext) -> None:
 
 
 @check_header.fault
-def version_header_ignored(ref: Any) -> None:
+def version_header_ignored(ref: A2AReference) -> None:
     """The A2A-Version header is not read (only the request parameter is): every request counts as 0.3."""
     @replaces(ref.requested_version)
     def requested(original: Any, request: Any) -> str:
@@ -115,7 +116,7 @@ def check_minor_unsupported(ctx: CheckContext) -> None:
 
 
 @check_minor_unsupported.fault
-def version_major_only(ref: Any) -> None:
+def version_major_only(ref: A2AReference) -> None:
     """Only the major version is compared: A2A-Version 1.1 or 1.9 is served as 1.0 (what the
     official Python SDK does)."""
     @replaces(ref.check_version)
@@ -138,7 +139,7 @@ def check_patch_ignored(ctx: CheckContext) -> None:
 
 
 @check_patch_ignored.fault
-def version_patch_considered(ref: Any) -> None:
+def version_patch_considered(ref: A2AReference) -> None:
     """The whole A2A-Version is compared, patch number included: 1.0.1 is refused."""
     @replaces(ref.check_version)
     def check(original: Any, request: Any) -> None:
@@ -194,7 +195,7 @@ def check_query_param(ctx: CheckContext) -> None:
 
 
 @check_query_param.fault
-def version_query_invalid(ref: Any) -> None:
+def version_query_invalid(ref: A2AReference) -> None:
     """A request carrying the A2A-Version request parameter is refused as invalid params (neither
     reading: the parameter is not read as the version, and the request is not taken as 0.3)."""
     @replaces(ref.check_version)
@@ -205,7 +206,7 @@ def version_query_invalid(ref: Any) -> None:
 
 
 @variant
-def version_query_ignored(ref: Any) -> None:
+def version_query_ignored(ref: A2AReference) -> None:
     """The A2A-Version request parameter is not read (only the header is): a request naming its
     version so is taken as 0.3 and refused with VersionNotSupportedError (A2A-VERSION-QUERY-PARAM
     is then untested, citing both readings).
@@ -240,7 +241,7 @@ def check_empty_is_0_3(ctx: CheckContext) -> None:
 
 
 @check_empty_is_0_3.fault
-def version_empty_is_current(ref: Any) -> None:
+def version_empty_is_current(ref: A2AReference) -> None:
     """A request without A2A-Version is served as the current version (not as 0.3)."""
     @replaces(ref.requested_version)
     def requested(original: Any, request: Any) -> str:
