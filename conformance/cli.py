@@ -123,6 +123,9 @@ def _list_parser(sub: Any) -> None:
     s.add_argument("--coverage", action="store_true",
                    help="print the profile's statement map: every normative statement of "
                    "the spec, the requirements that check it (or why none can), and the coverage figures")
+    s.add_argument("--seams", action="store_true",
+                   help="print each method or attribute of the reference its faults and variants patch, "
+                   "with the faults that patch it (checked when the profile loads)")
 
 
 def _run_parser(sub: Any) -> None:
@@ -347,13 +350,15 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(f"{name:16} {settings['spec']}  {settings.get('title', name)}"
                   + (f"  [draft: {draft}]" if draft else ""))
         print("\n`conformance list PROFILE`: its requirements, faults and variants; "
-              "`--coverage`: its statement map")
+              "`--coverage`: its statement map; `--seams`: what its faults patch")
         return EXIT_OK
     from conformance.run.profiles import load_profile
 
     prof = load_profile(args.profile)
     if args.coverage:
         return print_coverage(prof)
+    if args.seams:
+        return print_seams(prof)
     for req in prof.requirements:
         print(f"{req.level:6} {req.id:40} {req.title}")
         print(f"{'':6} {'':40} source: {req.source}; faults: {', '.join(req.faults)}")
@@ -371,6 +376,32 @@ def cmd_list(args: argparse.Namespace) -> int:
     print(f"\n{prof.name}: {len(prof.requirements)} requirements, {len(prof.faults)} faults, "
           f"{len(prof.variants)} variants; {prof.spec_relpath}  {prof.title}"
           + (f"  [draft: {prof.draft}]" if prof.draft else ""))
+    return EXIT_OK
+
+
+def print_seams(prof: Any) -> int:
+    """Each seam of the reference (``Class.attribute``) and the faults and variants that
+    patch it; then those that change only the reference's data."""
+    from conformance.kit.faults import seams
+    from conformance.run.profiles import protocol_of, reference_class
+
+    reference = reference_class(protocol_of(prof.settings["package"]))
+    by_seam: dict[str, list[str]] = {}
+    without: list[str] = []
+    for kind, named in (("", prof.faults), ("variant ", prof.variants)):
+        for name, patch in sorted(named.items()):
+            found = seams(patch, reference)
+            for seam in found:
+                by_seam.setdefault(seam.name, []).append(kind + name)
+            if not found:
+                without.append(kind + name)
+    for seam_name, patches in sorted(by_seam.items()):
+        print(f"{seam_name:44} {', '.join(patches)}")
+    if without:
+        print(f"\nno method or attribute named (they change the reference's data): {', '.join(without)}")
+    patching = len(prof.faults) + len(prof.variants) - len(without)
+    print(f"\n{prof.name}: {len(by_seam)} seams, patched by {patching} of its {len(prof.faults)} faults and "
+          f"{len(prof.variants)} variants")
     return EXIT_OK
 
 

@@ -84,7 +84,7 @@ def front_app(setup: dict[str, Any], token_url: str, faults: tuple[str, ...] = (
             found[name] = value
         return found
 
-    @replaces(ref, "caller")
+    @replaces(ref.caller)
     def caller(original: Any, request: Any) -> str:
         if kind == "api_key_header":
             return who(request.headers.get(KEY_NAME[kind]))
@@ -116,7 +116,7 @@ def front_app(setup: dict[str, Any], token_url: str, faults: tuple[str, ...] = (
             return label or who(None)
         return str(original(request))  # tls: the reference's own bearer tokens
 
-    @replaces(ref, "card")
+    @replaces(ref.card)
     def card(original: Any, request: Any) -> dict[str, Any]:
         out = dict(original(request))
         scheme = scheme_of(kind, token_url)
@@ -126,7 +126,7 @@ def front_app(setup: dict[str, Any], token_url: str, faults: tuple[str, ...] = (
         return out
 
     if kind == "basic":
-        @replaces(ref, "challenge")
+        @replaces(ref.challenge)
         def challenge(original: Any, refusal: Refusal) -> dict[str, str]:
             found = original(refusal)
             return {"WWW-Authenticate": 'Basic realm="a2a"'} if refusal.status == 401 else found

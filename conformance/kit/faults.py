@@ -10,16 +10,31 @@ saying what goes wrong. Variants (behaviours the spec allows) are built with the
 - ``arguments``: a method called with keys of its mapping argument dropped, set or edited;
 - ``setting``: an attribute of the reference set to another value;
 - ``limit``: one of the reference's limits changed (``Reference.limit``);
-- ``replaces``: inside a behavioural fault, wrap one method (the original comes first).
+- ``replaces``: inside a behavioural fault, wrap one method, named by the method itself
+  (``@replaces(ref.handle_send)``: a bound method carries its owner and name; the original
+  comes first).
 
 A fault the vocabulary cannot say stays a function: ``@check.fault`` under its check, or
-``@fault`` for one several checks name (conformance/kit/declare.py)."""
+``@fault`` for one several checks name (conformance/declare.py).
+
+Seams are checked when the profile loads (``check_seams``), without building a reference:
+what each fault patches is read from its code (``seams``) and looked up on the class of the
+reference (``Protocol.reference``, or the fault's annotation of ``ref``); one that does not
+exist refuses the profile, naming the fault and the seam. Applied, no fault creates an
+attribute the reference lacks (``MissingSeam``); one that means to add a method says so with
+``setattr(ref, "name", ...)``. ``conformance list PROFILE --seams`` prints them."""
 
 from __future__ import annotations
 
+import ast
 import copy
 import functools
+import inspect
+import sys
+import textwrap
+import typing
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from conformance.kit.declare import Patch, caller_module
@@ -28,37 +43,72 @@ Predicate = Callable[..., bool]
 
 
 def _named(name: str, doc: str, apply: Callable[[Any], None], module: str,
-           binding_kind: str | None = None) -> Patch:
+           binding_kind: str | None = None, seam: str | None = None) -> Patch:
     def patch(ref: Any) -> None:
         apply(ref)
 
     patch.__name__ = patch.__qualname__ = name
     patch.__doc__ = doc
     patch.__module__ = module
+    if seam is not None:
+        vars(patch)["seams"] = (seam,)  # what it patches on the reference, checked when the profile loads
     if binding_kind:
         vars(patch)["binding_kind"] = binding_kind  # the selftest runs it over bindings of that kind only
     return patch
 
 
-def replaces(ref: Any, attribute: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator for a fault: the function becomes ``ref.<attribute>``, called with
-    the original as its first argument."""
+class MissingSeam(AttributeError):
+    """A fault patches an attribute the reference does not have (a misspelt or renamed seam)."""
+
+
+def seam_of(owner: Any, attribute: str, fault: str) -> Any:
+    """``owner.<attribute>``, which a fault is about to replace: a missing one is refused,
+    never created (a dead attribute would only show as a fault not caught)."""
+    try:
+        return getattr(owner, attribute)
+    except AttributeError:
+        raise MissingSeam(f"fault {fault}: {type(owner).__name__} has no {attribute!r} to patch") from None
+
+
+def replaces(method: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator for a fault: the function replaces ``method`` (a bound method of the
+    reference, ``@replaces(ref.handle_send)``, or of one of its parts) on its owner, called
+    with the original as its first argument."""
+    owner, attribute = getattr(method, "__self__", None), getattr(method, "__name__", None)
+    if owner is None or isinstance(owner, type) or not isinstance(attribute, str):  # (a class: all instances)
+        raise TypeError(f"replaces() takes a bound method of the reference (ref.<method>), not {method!r}")
+
     def install(fn: Callable[..., Any]) -> Callable[..., Any]:
-        setattr(ref, attribute, functools.partial(fn, getattr(ref, attribute)))
+        seam_of(owner, attribute, fn.__qualname__)
+        _install(owner, attribute, functools.partial(fn, method))
         return fn
     return install
 
 
-def _wrap(method: str, wrapper: Callable[..., Any]) -> Callable[[Any], None]:
+def _install(owner: Any, attribute: str, replacement: functools.partial[Any]) -> None:
+    """``owner.<attribute>`` becomes ``replacement``, which still names its owner and
+    attribute as a bound method does (so that a second fault may replace it in turn)."""
+    vars(replacement).update(__self__=owner, __name__=attribute)
+    setattr(owner, attribute, replacement)
+
+
+def _wrap(method: str, wrapper: Callable[..., Any], fault: str) -> Callable[[Any], None]:
     def apply(ref: Any) -> None:
-        setattr(ref, method, functools.partial(wrapper, getattr(ref, method)))
+        _install(ref, method, functools.partial(wrapper, seam_of(ref, method, fault)))
+    return apply
+
+
+def _set(attribute: str, value: Callable[[], Any], fault: str) -> Callable[[Any], None]:
+    def apply(ref: Any) -> None:
+        seam_of(ref, attribute, fault)
+        setattr(ref, attribute, value())
     return apply
 
 
 def noop(name: str, method: str, doc: str, *, binding_kind: str | None = None) -> Patch:
     """``ref.<method>`` does nothing and answers None."""
-    return _named(name, doc, lambda ref: setattr(ref, method, lambda *a, **k: None), caller_module(),
-                  binding_kind)
+    return _named(name, doc, _set(method, lambda: lambda *a, **k: None, name), caller_module(), binding_kind,
+                  method)
 
 
 def returns(name: str, method: str, value: Any, doc: str, *, when: Predicate | None = None,
@@ -68,14 +118,13 @@ def returns(name: str, method: str, value: Any, doc: str, *, when: Predicate | N
         if when is None or when(*args, **kwargs):
             return copy.deepcopy(value)
         return original(*args, **kwargs)
-    return _named(name, doc, _wrap(method, wrapper), caller_module(), binding_kind)
+    return _named(name, doc, _wrap(method, wrapper, name), caller_module(), binding_kind, method)
 
 
 def returns_arg(name: str, method: str, index: int, doc: str, *, binding_kind: str | None = None) -> Patch:
     """``ref.<method>`` hands back its argument ``index`` untouched."""
-    return _named(name, doc, lambda ref: setattr(ref, method, lambda *args, **kwargs: args[index]),
-                  caller_module(),
-                  binding_kind)
+    return _named(name, doc, _set(method, lambda: lambda *args, **kwargs: args[index], name), caller_module(),
+                  binding_kind, method)
 
 
 def refuses(name: str, method: str, error: Callable[..., BaseException], doc: str, *,
@@ -85,7 +134,7 @@ def refuses(name: str, method: str, error: Callable[..., BaseException], doc: st
         if when is None or when(*args, **kwargs):
             raise error(*args, **kwargs)
         return original(*args, **kwargs)
-    return _named(name, doc, _wrap(method, wrapper), caller_module(), binding_kind)
+    return _named(name, doc, _wrap(method, wrapper, name), caller_module(), binding_kind, method)
 
 
 def recodes(name: str, method: str, error: Callable[[Any], BaseException], doc: str, *,
@@ -100,7 +149,7 @@ def recodes(name: str, method: str, error: Callable[[Any], BaseException], doc: 
             if when is not None and not when(err):
                 raise
             raise error(err) from err
-    return _named(name, doc, _wrap(method, wrapper), caller_module(), binding_kind)
+    return _named(name, doc, _wrap(method, wrapper, name), caller_module(), binding_kind, method)
 
 
 def _edited(value: Any, drop: Iterable[str], set_: Mapping[str, Any] | None, edit: Callable[..., Any] | None,
@@ -130,7 +179,7 @@ def answer(name: str, method: str, doc: str, *, drop: Iterable[str] = (),
         if when is not None and not when(*args, **kwargs):
             return result
         return _edited(result, drop, set, edit, args)
-    return _named(name, doc, _wrap(method, wrapper), caller_module(), binding_kind)
+    return _named(name, doc, _wrap(method, wrapper, name), caller_module(), binding_kind, method)
 
 
 def arguments(name: str, method: str, doc: str, *, drop: Iterable[str] = (),
@@ -148,13 +197,13 @@ def arguments(name: str, method: str, doc: str, *, drop: Iterable[str] = (),
         arg = values[index]
         values[index] = _edited(dict(arg) if isinstance(arg, dict) else copy.copy(arg), drop, set, edit, ())
         return original(*values, **kwargs)
-    return _named(name, doc, _wrap(method, wrapper), caller_module(), binding_kind)
+    return _named(name, doc, _wrap(method, wrapper, name), caller_module(), binding_kind, method)
 
 
 def setting(name: str, attribute: str, value: Any, doc: str, *, binding_kind: str | None = None) -> Patch:
     """The reference's ``attribute`` becomes ``value`` (a copy: no two instances share it)."""
-    return _named(name, doc, lambda ref: setattr(ref, attribute, copy.deepcopy(value)), caller_module(),
-                  binding_kind)
+    return _named(name, doc, _set(attribute, lambda: copy.deepcopy(value), name), caller_module(),
+                  binding_kind, attribute)
 
 
 def limit(name: str, which: str, value: int | float | None, doc: str) -> Patch:
@@ -167,3 +216,192 @@ def limit(name: str, which: str, value: int | float | None, doc: str) -> Patch:
 def family(items: Iterable[Any], make: Callable[[Any], Patch]) -> list[Patch]:
     """One fault per item of a list the spec gives (each command, each state): ``make(item)``."""
     return [make(item) for item in items]
+
+
+# -- the seams a profile's faults patch, read from their code when the profile loads --------
+@dataclass(frozen=True)
+class Seam:
+    """One attribute a fault or variant patches: ``owner`` the class it belongs to (the
+    reference, or a part of it such as its MCP server), None where the code does not say."""
+
+    owner: type | None
+    attribute: str
+    fault: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.owner.__name__ if self.owner else '?'}.{self.attribute}"
+
+    @property
+    def exists(self) -> bool:
+        return self.owner is not None and self.attribute in attributes_of(self.owner)
+
+
+def seams(patch: Patch, reference: type | None) -> list[Seam]:
+    """What ``patch`` patches: the vocabulary's faults say it (``seams``); a behavioural one
+    is read from its code: each ``replaces(<owner>.<method>)`` and each ``<ref>.<attribute> =
+    ...``, in the fault and in the functions it hands ``ref`` to, the owner's class taken from
+    the fault's annotation of ``ref`` (``reference`` where it says Any or nothing), an
+    attribute's annotation, or a function's return annotation. A fault that gives the
+    reference what it lacks says so: ``setattr(ref, "name", ...)``."""
+    if "seams" in vars(patch):
+        return [Seam(reference, attribute, patch.__name__) for attribute in vars(patch)["seams"]]
+    found: list[Seam] = []
+    _read(inspect.unwrap(patch), 0, reference, patch.__name__, {}, found, set())
+    return list(dict.fromkeys(found))
+
+
+def _read(fn: Any, index: int, reference: type | None, fault: str, methods: Mapping[str, list[Seam]],
+          found: list[Seam], seen: set[Any]) -> None:
+    """The seams of ``fn``, whose parameter ``index`` is the reference (``methods``: its
+    parameters that are methods of the reference, as the caller named them)."""
+    top = _definition(fn)
+    if top is None or len(top.args.args) <= index or fn in seen or len(seen) > 8:
+        return
+    seen.add(fn)
+    param = top.args.args[index].arg
+    hinted = _hints(fn).get(param)
+    ref_type = hinted if isinstance(hinted, type) and hinted is not Any else reference
+    loops = {node.target.id: list(node.iter.elts) for node in ast.walk(top)
+             if isinstance(node, ast.For) and isinstance(node.target, ast.Name)
+             and isinstance(node.iter, ast.Tuple | ast.List)}
+
+    def seam(target: ast.expr) -> list[Seam]:
+        if isinstance(target, ast.Attribute):
+            return [Seam(_type_of(target.value, param, ref_type, fn), target.attr, fault)]
+        if isinstance(target, ast.Name) and target.id in methods:
+            return list(methods[target.id])
+        if isinstance(target, ast.Name) and target.id in loops:
+            return [s for element in loops[target.id] for s in seam(element)]
+        return [Seam(None, ast.unparse(target), fault)]  # a name the code computes: checked when applied
+
+    for node in ast.walk(top):
+        if isinstance(node, ast.Call) and _called(node.func) == "replaces" and len(node.args) == 1:
+            found.extend(seam(node.args[0]))
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                and isinstance(node.value, ast.Name) and node.value.id == param:
+            found.append(Seam(ref_type, node.attr, fault))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            at = [i for i, arg in enumerate(node.args) if isinstance(arg, ast.Name) and arg.id == param]
+            helper = _named_in(fn, node.func.id)
+            if at and inspect.isfunction(helper) and helper.__module__ != __name__:
+                given = _definition(helper)
+                names = [a.arg for a in given.args.args] if given is not None else []
+                passed = {names[i]: seam(arg) for i, arg in enumerate(node.args)
+                          if i < len(names) and isinstance(arg, ast.Attribute)
+                          and isinstance(arg.value, ast.Name) and arg.value.id == param}
+                _read(helper, at[0], ref_type, fault, passed, found, seen)
+
+
+def _named_in(fn: Any, name: str) -> Any:
+    """What ``name`` is where ``fn`` runs: one of its closure's variables, or a global."""
+    code = getattr(fn, "__code__", None)
+    if code is not None and name in code.co_freevars and fn.__closure__:
+        try:
+            return fn.__closure__[code.co_freevars.index(name)].cell_contents
+        except ValueError:  # an empty cell
+            return None
+    return getattr(fn, "__globals__", {}).get(name)
+
+
+def check_seams(profile_name: str, patches: Mapping[str, Patch], reference: type | None) -> list[Seam]:
+    """Every seam of ``patches``; a ValueError naming the fault and the seam when one does not
+    exist on its class."""
+    found = [seam for patch in patches.values() for seam in seams(patch, reference)]
+    missing = [seam for seam in found if seam.owner is not None and not seam.exists]
+    if missing:
+        raise ValueError(f"profile {profile_name}: " + "; ".join(
+            f"fault {s.fault} patches {s.name}, which does not exist" for s in missing))
+    return found
+
+
+def _called(func: ast.expr) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _hints(obj: Any) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(obj)
+    except Exception:  # an annotation only a type checker resolves
+        return {}
+
+
+def _type_of(node: ast.expr, param: str, ref_type: type | None, fn: Any) -> type | None:
+    """The class of what ``node`` names in the fault ``fn``: its ``ref`` parameter, an
+    attribute of a known class, or what a function of the fault's module returns."""
+    if isinstance(node, ast.Name) and node.id == param:
+        return ref_type
+    if isinstance(node, ast.Attribute):
+        owner = _type_of(node.value, param, ref_type, fn)
+        return _attribute_type(owner, node.attr) if owner is not None else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        made = getattr(fn, "__globals__", {}).get(node.func.id)
+        returned = _hints(made).get("return") if callable(made) else None
+        return returned if isinstance(returned, type) else None
+    return None
+
+
+@functools.cache
+def _attribute_type(cls: type, attribute: str) -> type | None:
+    """The class of ``cls().<attribute>``: its annotation, or the class its ``__init__`` (or
+    another method) builds it from (``self.mcp = McpServer(self)``)."""
+    hinted = _hints(cls).get(attribute)
+    if isinstance(hinted, type):
+        return hinted
+    for klass in cls.__mro__:
+        for node in ast.walk(_class_tree(klass)):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                    and isinstance(node.value.func, ast.Name) \
+                    and any(_is_self_attribute(t, attribute) for t in node.targets):
+                made = vars(sys.modules[klass.__module__]).get(node.value.func.id)
+                if isinstance(made, type):
+                    return made
+    return None
+
+
+def _is_self_attribute(node: ast.expr, attribute: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.value, ast.Name) \
+        and node.value.id == "self"
+
+
+def _definition(fn: Any) -> ast.FunctionDef | None:
+    """The ``def`` of ``fn`` in its module's code (parsed once per file)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    for node in ast.walk(_file_tree(code.co_filename)):
+        if isinstance(node, ast.FunctionDef) and node.name == code.co_name \
+                and min([node.lineno, *(d.lineno for d in node.decorator_list)]) == code.co_firstlineno:
+            return node
+    return None
+
+
+@functools.cache
+def _file_tree(path: str) -> ast.AST:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return ast.parse(handle.read())
+    except (OSError, SyntaxError):
+        return ast.Module(body=[], type_ignores=[])
+
+
+@functools.cache
+def _class_tree(klass: type) -> ast.AST:
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(klass)))
+    except (OSError, TypeError, SyntaxError):
+        return ast.Module(body=[], type_ignores=[])
+
+
+@functools.cache
+def attributes_of(cls: type) -> frozenset[str]:
+    """What an instance of ``cls`` has: its class's attributes, annotated fields, and what its
+    methods assign to ``self`` (read from their code: no instance is built)."""
+    names = set(dir(cls))
+    for klass in cls.__mro__:
+        names |= set(vars(klass).get("__annotations__", {}))
+        for node in ast.walk(_class_tree(klass)):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                    and isinstance(node.value, ast.Name) and node.value.id == "self":
+                names.add(node.attr)
+    return frozenset(names)

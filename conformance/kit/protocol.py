@@ -40,7 +40,10 @@ class Protocol:
       not (a live run's rows that need identities nothing has used yet);
     - ``target_bindings(profile, http)``: the profile's bindings the target says it serves, in
       its order of preference (an agent card's interfaces): a run without ``--binding``
-      speaks each of them, one report each."""
+      speaks each of them, one report each;
+    - ``reference``: where its reference's class is (``package.module:Class``), against which
+      the seams its faults and variants patch are checked when the profile loads
+      (conformance/faults.py ``check_seams``): a seam that does not exist refuses the profile."""
 
     create_reference: Callable[..., Any]
     probe: Callable[..., None]
@@ -54,3 +57,4 @@ class Protocol:
     more_faults: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     first: tuple[str, ...] = ()
     target_bindings: Callable[[Profile, Any], list[str]] | None = None
+    reference: str = ""

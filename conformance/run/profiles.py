@@ -22,6 +22,7 @@ from conformance.documents.readers import SpecDocument, read_errors, read_operat
 from conformance.documents.schemas import SpecError, load_document, sha256_of
 from conformance.documents.statements import load_statements
 from conformance.kit.declare import collect
+from conformance.kit.faults import check_seams
 from conformance.kit.protocol import Protocol
 from conformance.model import Profile, Requirement, Source
 from conformance.paths import DATA_ROOT, PACKAGE_DIR, PROFILES_DIR, ROOT, RUN_INI
@@ -83,11 +84,22 @@ def assign_groups(requirements: list[Requirement], groups: dict[str, list[str]])
 
 
 def protocol_of(package: str) -> Protocol:
-    """The ``PROTOCOL`` a protocol package exports (conformance/kit/protocol.py)."""
+    """The ``PROTOCOL`` a protocol package exports (conformance/protocol.py)."""
     protocol = getattr(importlib.import_module(package), "PROTOCOL", None)
     if not isinstance(protocol, Protocol):
         raise ProfileError(f"package {package} exports no PROTOCOL (a conformance.kit.protocol.Protocol)")
     return protocol
+
+
+def reference_class(protocol: Protocol) -> type | None:
+    """The class of the protocol's reference (``Protocol.reference``), imported, not built."""
+    if not protocol.reference:
+        return None
+    module, _, name = protocol.reference.partition(":")
+    found = getattr(importlib.import_module(module), name, None)
+    if not isinstance(found, type):
+        raise ProfileError(f"Protocol.reference {protocol.reference!r} names no class")
+    return found
 
 
 def load_profile(name: str, path: Path | None = None) -> Profile:
@@ -132,6 +144,10 @@ def load_profile(name: str, path: Path | None = None) -> Profile:
                         protocol.more_faults)
     profile.requirements, profile.faults, profile.variants = (collected.requirements, collected.faults,
                                                               collected.variants)
+    try:
+        check_seams(name, {**profile.faults, **profile.variants}, reference_class(protocol))
+    except ValueError as exc:
+        raise ProfileError(str(exc)) from None
     profile.reference_credentials = protocol.credentials(profile)
     if protocol.world is not None:
         profile.reference_world = protocol.world(profile)

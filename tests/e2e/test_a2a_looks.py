@@ -49,7 +49,7 @@ def test_rows_about_an_errors_form_are_blocked_where_the_invalid_request_they_se
     run = open_run(profile, "reference", budget="quick", binding="jsonrpc")
     ref = run.reference
 
-    @replaces(ref, "validate")
+    @replaces(ref.validate)
     def validate(original, method, params):
         message = params.get("message") if isinstance(params, dict) else None
         parts = message.get("parts") if isinstance(message, dict) else []

@@ -53,7 +53,7 @@ def test_a_server_that_takes_no_batches_may_refuse_one_as_a_whole():
     assert execute(batch, run).status == "passed"
     ref = run.reference
 
-    @replaces(ref, "rpc_batch")
+    @replaces(ref.rpc_batch)
     def refused(original, request, items):
         return ref.rpc_error(None, Refusal("InvalidRequestError", "batches are not supported"))
     assert execute(batch, run).status == "passed"

@@ -24,7 +24,7 @@ def answered_early(ref: Any, stays: bool = False) -> None:
     """SendMessage answers every new task SUBMITTED (the agent finishes it later); with
     ``stays``, GetTask shows every task working too, and none can be canceled (the agent never
     finishes, and "success is not guaranteed")."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def send(original: Any, params: Any, caller: str) -> Any:
         out = original(params, caller)
         if isinstance(out.get("task"), dict):
@@ -32,13 +32,13 @@ def answered_early(ref: Any, stays: bool = False) -> None:
         return out
 
     if stays:
-        @replaces(ref, "op_GetTask")
+        @replaces(ref.op_GetTask)
         def get(original: Any, params: Any, caller: str) -> Any:
             out = original(params, caller)
             out["status"] = {**out["status"], "state": docs.state_named("working")}
             return out
 
-        @replaces(ref, "op_CancelTask")
+        @replaces(ref.op_CancelTask)
         def cancel(original: Any, params: Any, caller: str) -> Any:
             raise Refusal("TaskNotCancelableError", "this agent does not stop")
 

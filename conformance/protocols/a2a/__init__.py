@@ -83,5 +83,6 @@ TRYING = os.environ.get("CONFORMANCE_A2A_MODULES", "")
 MODULES = tuple(f"conformance.protocols.a2a.{part}" for part in (TRYING.split(",") if TRYING else PARTS))
 
 PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings,
+                    reference="conformance.protocols.a2a.reference:A2AReference",
                     credentials=credentials,
                     binding_entries=binding_entries, modules=MODULES, target_bindings=target_bindings)

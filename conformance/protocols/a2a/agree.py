@@ -28,7 +28,7 @@ from conformance.protocols.a2a.client import A2AClient, blocked_looks, state
 from conformance.protocols.a2a.expectations import rejected
 from conformance.protocols.a2a.inputs import Inputs, Safe
 from conformance.protocols.a2a.names import METHOD_NOT_FOUND, error_named
-from conformance.protocols.a2a.reference import REST_PREFIX
+from conformance.protocols.a2a.reference import REST_PREFIX, A2AReference
 from conformance.transport.binding import Reply, dig
 
 
@@ -111,12 +111,12 @@ def check_agree_task(ctx: CheckContext) -> None:
 
 
 @check_agree_task.fault
-def bindings_apart(ref: Any) -> None:
+def bindings_apart(ref: A2AReference) -> None:
     """Each binding keeps its own tasks: a task created over JSON-RPC is not found over
     HTTP+JSON, and one created over HTTP+JSON not over JSON-RPC."""
     apart: dict[str, Any] = {"tasks": {}, "owners": {}, "updated": {}}
 
-    @replaces(ref, "rest")
+    @replaces(ref.rest)
     async def rest(original: Any, request: Any) -> Any:
         kept = {key: getattr(ref, key) for key in apart}
         for key, value in apart.items():
@@ -130,11 +130,11 @@ def bindings_apart(ref: Any) -> None:
 
 
 @check_agree_task.fault
-def rest_task_without_artifacts(ref: Any) -> None:
+def rest_task_without_artifacts(ref: A2AReference) -> None:
     """Over HTTP+JSON, GetTask leaves the task's artifacts out (JSON-RPC gives them)."""
     from starlette.responses import JSONResponse
 
-    @replaces(ref, "rest")
+    @replaces(ref.rest)
     async def rest(original: Any, request: Any) -> Any:
         response = await original(request)
         if request.method == "GET" and re.search(r"/tasks/[^/:]+$", request.url.path) and \
@@ -146,9 +146,9 @@ def rest_task_without_artifacts(ref: Any) -> None:
 
 
 @check_agree_task.fault
-def grpc_task_without_artifacts(ref: Any) -> None:
+def grpc_task_without_artifacts(ref: A2AReference) -> None:
     """Over gRPC, GetTask leaves the task's artifacts out (JSON-RPC and HTTP+JSON give them)."""
-    @replaces(ref, "grpc_call")
+    @replaces(ref.grpc_call)
     def grpc_call(original: Any, method: str, params: Any, context: Any) -> Any:
         result = original(method, params, context)
         return {k: v for k, v in result.items() if k != "artifacts"} if method == "GetTask" else result
@@ -189,19 +189,19 @@ def check_agree_operations(ctx: CheckContext) -> None:
 
 
 @check_agree_operations.fault
-def rest_lacks_list_tasks(ref: Any) -> None:
+def rest_lacks_list_tasks(ref: A2AReference) -> None:
     """The HTTP+JSON binding has no ListTasks route (404), which JSON-RPC serves."""
-    @replaces(ref, "match_route")
+    @replaces(ref.match_route)
     def match_route(original: Any, verb: str, path: str) -> Any:
         found = original(verb, path)
         return None if found and found[0] == "ListTasks" else found
 
 
 @check_agree_operations.fault
-def jsonrpc_lacks_cancel(ref: Any) -> None:
+def jsonrpc_lacks_cancel(ref: A2AReference) -> None:
     """The JSON-RPC binding answers CancelTask with -32601 (method not found), which
     HTTP+JSON serves."""
-    @replaces(ref, "jsonrpc")
+    @replaces(ref.jsonrpc)
     async def jsonrpc(original: Any, request: Any) -> Any:
         try:
             body = json.loads(await request.body())
@@ -269,10 +269,10 @@ def first_break(ctx: CheckContext, clients: dict[str, A2AClient], method: str,
 
 
 @check_agree_errors.fault
-def rest_not_cancelable_as_unsupported(ref: Any) -> None:
+def rest_not_cancelable_as_unsupported(ref: A2AReference) -> None:
     """Over HTTP+JSON, a task that cannot be canceled is answered UnsupportedOperationError
     (JSON-RPC says TaskNotCancelableError)."""
-    @replaces(ref, "rest_error")
+    @replaces(ref.rest_error)
     def rest_error(original: Any, refusal: Refusal) -> Any:
         if refusal.name == "TaskNotCancelableError":
             refusal = Refusal("UnsupportedOperationError", refusal.message)
@@ -280,10 +280,10 @@ def rest_not_cancelable_as_unsupported(ref: Any) -> None:
 
 
 @check_agree_errors.fault
-def grpc_not_cancelable_as_unsupported(ref: Any) -> None:
+def grpc_not_cancelable_as_unsupported(ref: A2AReference) -> None:
     """Over gRPC, a task that cannot be canceled is answered UnsupportedOperationError (the
     other bindings say TaskNotCancelableError)."""
-    @replaces(ref, "grpc_abort")
+    @replaces(ref.grpc_abort)
     def grpc_abort(original: Any, context: Any, refusal: Refusal) -> None:
         if refusal.name == "TaskNotCancelableError":
             refusal = Refusal("UnsupportedOperationError", refusal.message)
@@ -314,9 +314,9 @@ def check_agree_auth(ctx: CheckContext) -> None:
 
 
 @check_agree_auth.fault
-def rest_without_auth(ref: Any) -> None:
+def rest_without_auth(ref: A2AReference) -> None:
     """The HTTP+JSON binding serves requests without credentials (JSON-RPC rejects them)."""
-    @replaces(ref, "caller")
+    @replaces(ref.caller)
     def caller(original: Any, request: Any) -> str:
         if request.url.path.startswith(REST_PREFIX) and not request.headers.get("authorization"):
             return "full"
@@ -324,8 +324,8 @@ def rest_without_auth(ref: Any) -> None:
 
 
 @check_agree_auth.fault
-def grpc_without_auth(ref: Any) -> None:
+def grpc_without_auth(ref: A2AReference) -> None:
     """The gRPC binding serves calls without credentials (the other bindings reject them)."""
-    @replaces(ref, "grpc_caller")
+    @replaces(ref.grpc_caller)
     def caller(original: Any, request: Any) -> str:
         return "full" if not request.headers.get("authorization") else str(original(request))

@@ -30,6 +30,7 @@ from conformance.protocols.a2a.answers import error_name, speaks_jsonrpc
 from conformance.protocols.a2a.client import A2AClient, state
 from conformance.protocols.a2a.expectations import rejected
 from conformance.protocols.a2a.names import CONTEXT_ID, INTERNAL, a2a_names, error_named, named
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import DEFAULT, RawToken, Reply, dig
 from conformance.transport.http import TransportFailure
 
@@ -89,9 +90,9 @@ def check_auth_required(ctx: CheckContext) -> None:
 
 
 @check_auth_required.fault
-def no_token_accepted(ref: Any) -> None:
+def no_token_accepted(ref: A2AReference) -> None:
     """A request without an Authorization header is served as the main caller."""
-    @replaces(ref, "caller")
+    @replaces(ref.caller)
     def caller(original: Any, request: Any) -> str:
         if not request.headers.get("authorization"):
             return "full"
@@ -110,9 +111,9 @@ def check_unknown_token(ctx: CheckContext) -> None:
 
 
 @check_unknown_token.fault
-def unknown_token_accepted(ref: Any) -> None:
+def unknown_token_accepted(ref: A2AReference) -> None:
     """Any bearer token is served as the main caller (none at all is still refused)."""
-    @replaces(ref, "caller")
+    @replaces(ref.caller)
     def caller(original: Any, request: Any) -> str:
         if request.headers.get("authorization", "").lower().startswith("bearer "):
             return "full"
@@ -144,9 +145,9 @@ def check_auth_status(ctx: CheckContext) -> None:
 
 
 @check_auth_status.fault
-def unauthenticated_as_400(ref: Any) -> None:
+def unauthenticated_as_400(ref: A2AReference) -> None:
     """Missing or unknown credentials are refused with HTTP 400 (JSON-RPC: a -32603 at HTTP 200)."""
-    @replaces(ref, "caller")
+    @replaces(ref.caller)
     def caller(original: Any, request: Any) -> str:
         try:
             return str(original(request))
@@ -188,9 +189,9 @@ def check_auth_challenge(ctx: CheckContext) -> None:
 
 
 @check_auth_challenge.fault
-def challenge_missing(ref: Any) -> None:
+def challenge_missing(ref: A2AReference) -> None:
     """Authentication refusals come without a WWW-Authenticate header."""
-    @replaces(ref, "challenge")
+    @replaces(ref.challenge)
     def challenge(original: Any, refusal: Refusal) -> dict[str, str]:
         return {}
 
@@ -240,19 +241,19 @@ def check_task_scope(ctx: CheckContext) -> None:
 
 
 @check_task_scope.fault
-def foreign_task_served(ref: Any) -> None:
+def foreign_task_served(ref: A2AReference) -> None:
     """Any caller reads, cancels and continues any task by its id."""
-    @replaces(ref, "owned_task")
+    @replaces(ref.owned_task)
     def owned_task(original: Any, task_id: Any, caller: str) -> Any:
         found = ref.tasks.get(task_id) if isinstance(task_id, str) else None
         return found if found is not None else original(task_id, caller)
 
 
 @check_task_scope.fault
-def foreign_state_revealed(ref: Any) -> None:
+def foreign_state_revealed(ref: A2AReference) -> None:
     """CancelTask looks at a task's state before its owner: another caller's terminal task
     is answered TaskNotCancelableError (which tells the caller it exists)."""
-    @replaces(ref, "op_CancelTask")
+    @replaces(ref.op_CancelTask)
     def cancel(original: Any, params: Any, caller: str) -> Any:
         found = ref.tasks.get(params.get("id")) if isinstance(params.get("id"), str) else None
         if found is not None and found["status"]["state"] in docs.terminal_states():
@@ -285,9 +286,9 @@ def check_task_hidden(ctx: CheckContext) -> None:
 
 
 @check_task_hidden.fault
-def foreign_task_named(ref: Any) -> None:
+def foreign_task_named(ref: A2AReference) -> None:
     """Another caller's task is answered TaskNotFoundError with a message saying whose it is."""
-    @replaces(ref, "owned_task")
+    @replaces(ref.owned_task)
     def owned_task(original: Any, task_id: Any, caller: str) -> Any:
         if isinstance(task_id, str) and task_id in ref.tasks and ref.owners.get(task_id) != caller:
             raise Refusal("TaskNotFoundError", f"task {task_id!r} belongs to another caller")
@@ -315,8 +316,8 @@ def check_list_scope(ctx: CheckContext) -> None:
                        kind="auth_not_enforced")
 
 
-def listing_for_everyone(ref: Any, when: Callable[[dict[str, Any]], bool]) -> None:
-    @replaces(ref, "op_ListTasks")
+def listing_for_everyone(ref: A2AReference, when: Callable[[dict[str, Any]], bool]) -> None:
+    @replaces(ref.op_ListTasks)
     def op(original: Any, params: dict[str, Any], caller: str) -> Any:
         if not when(params):
             return original(params, caller)
@@ -329,13 +330,13 @@ def listing_for_everyone(ref: Any, when: Callable[[dict[str, Any]], bool]) -> No
 
 
 @check_list_scope.fault
-def list_unscoped(ref: Any) -> None:
+def list_unscoped(ref: A2AReference) -> None:
     """ListTasks lists every caller's tasks."""
     listing_for_everyone(ref, lambda params: True)
 
 
 @check_list_scope.fault
-def list_scoped_without_filter_only(ref: Any) -> None:
+def list_scoped_without_filter_only(ref: A2AReference) -> None:
     """ListTasks is scoped to the caller only without a filter: by contextId it lists every
     caller's tasks in that context."""
     listing_for_everyone(ref, lambda params: bool(params.get(CONTEXT_ID)))
@@ -442,17 +443,17 @@ def check_forbidden(ctx: CheckContext) -> None:
 
 
 @check_forbidden.fault
-def permission_ignored(ref: Any) -> None:
+def permission_ignored(ref: A2AReference) -> None:
     """A caller is served every operation whatever it is denied."""
-    @replaces(ref, "permit")
+    @replaces(ref.permit)
     def permit(original: Any, method: str, caller: str) -> None:
         return None
 
 
 @check_forbidden.fault
-def forbidden_as_internal(ref: Any) -> None:
+def forbidden_as_internal(ref: A2AReference) -> None:
     """A denied operation fails the server (InternalError, HTTP 500)."""
-    @replaces(ref, "permit")
+    @replaces(ref.permit)
     def permit(original: Any, method: str, caller: str) -> None:
         try:
             original(method, caller)
@@ -461,10 +462,10 @@ def forbidden_as_internal(ref: Any) -> None:
 
 
 @check_forbidden.fault
-def forbidden_as_unsupported(ref: Any) -> None:
+def forbidden_as_unsupported(ref: A2AReference) -> None:
     """A denied operation is answered UnsupportedOperationError, as if the agent had no such
     operation."""
-    @replaces(ref, "permit")
+    @replaces(ref.permit)
     def permit(original: Any, method: str, caller: str) -> None:
         try:
             original(method, caller)
@@ -498,9 +499,9 @@ def check_forbidden_detail(ctx: CheckContext) -> None:
 
 
 @check_forbidden_detail.fault
-def permission_unnamed(ref: Any) -> None:
+def permission_unnamed(ref: A2AReference) -> None:
     """The authorization error says only "forbidden"."""
-    @replaces(ref, "permit")
+    @replaces(ref.permit)
     def permit(original: Any, method: str, caller: str) -> None:
         try:
             original(method, caller)

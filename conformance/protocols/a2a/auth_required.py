@@ -14,6 +14,7 @@ from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient, state
 from conformance.protocols.a2a.documents import schema, spec
 from conformance.protocols.a2a.driving import fetched, follow_up, reaching, task_answer
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.http import json_excerpt
 
 
@@ -40,9 +41,9 @@ def check_auth_required_message(ctx: CheckContext) -> None:
 
 
 @check_auth_required_message.fault
-def auth_required_without_message(ref: Any) -> None:
+def auth_required_without_message(ref: A2AReference) -> None:
     """A task asking for authorization carries no status message."""
-    @replaces(ref, "set_status")
+    @replaces(ref.set_status)
     def set_status(original: Any, task: dict[str, Any], state_word: str, text: str | None = None) -> None:
         original(task, state_word, None if state_word == "auth_required" else text)
 
@@ -65,9 +66,9 @@ def check_auth_required_accepts(ctx: CheckContext) -> None:
 
 
 @check_auth_required_accepts.fault
-def auth_required_refuses_messages(ref: Any) -> None:
+def auth_required_refuses_messages(ref: A2AReference) -> None:
     """A message to a task in TASK_STATE_AUTH_REQUIRED is refused."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def send(original: Any, params: dict[str, Any], caller: str) -> Any:
         task = ref.tasks.get(params["message"].get("taskId") or "")
         if task is not None and task["status"]["state"] == docs.state_named("auth_required"):

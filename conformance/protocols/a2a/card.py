@@ -13,6 +13,7 @@ from conformance.kit.faults import answer, replaces
 from conformance.protocols.a2a.cards import fetched_card
 from conformance.protocols.a2a.client import A2AClient, interfaces, relative
 from conformance.protocols.a2a.documents import schema, spec
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import make_binding
 
 
@@ -85,9 +86,9 @@ def check_card_cache(ctx: CheckContext) -> None:
 
 
 @check_card_cache.fault
-def card_not_cacheable(ref: Any) -> None:
+def card_not_cacheable(ref: A2AReference) -> None:
     """The agent card comes without a Cache-Control header."""
-    @replaces(ref, "serve_card")
+    @replaces(ref.serve_card)
     def serve_card(original: Any, request: Any) -> Any:
         response = original(request)
         del response.headers["cache-control"]

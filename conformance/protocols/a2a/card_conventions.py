@@ -17,6 +17,7 @@ from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.cards import fetched_card
 from conformance.protocols.a2a.client import A2AClient, interfaces
 from conformance.protocols.a2a.documents import spec
+from conformance.protocols.a2a.reference import A2AReference
 
 
 @functools.lru_cache(maxsize=1)
@@ -73,9 +74,9 @@ def check_card_etag(ctx: CheckContext) -> None:
 
 
 @check_card_etag.fault
-def card_without_etag(ref: Any) -> None:
+def card_without_etag(ref: A2AReference) -> None:
     """The agent card comes without an ETag header."""
-    @replaces(ref, "serve_card")
+    @replaces(ref.serve_card)
     def serve_card(original: Any, request: Any) -> Any:
         response = original(request)
         del response.headers["etag"]
@@ -83,11 +84,11 @@ def card_without_etag(ref: Any) -> None:
 
 
 @check_card_etag.fault
-def card_etag_per_fetch(ref: Any) -> None:
+def card_etag_per_fetch(ref: A2AReference) -> None:
     """The agent card's ETag changes at every fetch (it is derived from nothing in the card)."""
     fetches = iter(range(1, 1 << 30))
 
-    @replaces(ref, "etag")
+    @replaces(ref.etag)
     def etag(original: Any, card: Any) -> str:
         return f'"fetch-{next(fetches)}"'
 

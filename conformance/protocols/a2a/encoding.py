@@ -17,6 +17,7 @@ from conformance.protocols.a2a.client import A2AClient, a2a_error
 from conformance.protocols.a2a.documents import proto_at, spec
 from conformance.protocols.a2a.driving import fetched, result_of, task_answer
 from conformance.protocols.a2a.parts import own_message, parts_in, plain_with, with_part
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 
@@ -75,11 +76,11 @@ def check_json_utf8(ctx: CheckContext) -> None:
 
 
 @check_json_utf8.fault
-def rest_body_latin1(ref: Any) -> None:
+def rest_body_latin1(ref: A2AReference) -> None:
     """HTTP+JSON answers are encoded in ISO-8859-1, not UTF-8."""
     from starlette.responses import Response
 
-    @replaces(ref, "rest_response")
+    @replaces(ref.rest_response)
     def rest_response(original: Any, body: Any, status: int = 200) -> Any:
         text = json.dumps(body, ensure_ascii=False).encode("latin-1", errors="replace")
         return Response(text, status_code=status, media_type="application/a2a+json")
@@ -95,9 +96,9 @@ def mangled(message: Any) -> Any:
 
 
 @check_json_utf8.fault
-def request_read_as_latin1(ref: Any) -> None:
+def request_read_as_latin1(ref: A2AReference) -> None:
     """Request bodies are read as ISO-8859-1: a message's non-ASCII text is stored garbled."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def send(original: Any, params: dict[str, Any], caller: str) -> Any:
         return original({**params, "message": mangled(params.get("message"))}, caller)
 
@@ -164,9 +165,9 @@ def check_bytes_base64(ctx: CheckContext) -> None:
 
 
 @check_bytes_base64.fault
-def raw_part_refused(ref: Any) -> None:
+def raw_part_refused(ref: A2AReference) -> None:
     """A raw part is refused as invalid parameters (its base64 taken for something else)."""
-    @replaces(ref, "check_media_types")
+    @replaces(ref.check_media_types)
     def check(original: Any, message: dict[str, Any]) -> None:
         if any(isinstance(p, dict) and "raw" in p for p in message.get("parts", [])):
             raise Refusal("InvalidParamsError", "raw must be hexadecimal", data={"field": "message.parts"})
@@ -174,13 +175,13 @@ def raw_part_refused(ref: Any) -> None:
 
 
 @check_bytes_base64.fault
-def raw_part_stored_decoded(ref: Any) -> None:
+def raw_part_stored_decoded(ref: A2AReference) -> None:
     """A raw part's bytes are decoded and kept (and answered) as text in ``raw``, not base64."""
     def decoded(message: Any) -> Any:
         parts = [{**p, "raw": base64.b64decode(p["raw"]).decode(errors="replace")} if isinstance(p, dict)
                  and isinstance(p.get("raw"), str) else p for p in message.get("parts", [])]
         return {**message, "parts": parts}
 
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def send(original: Any, params: dict[str, Any], caller: str) -> Any:
         return original({**params, "message": decoded(params["message"])}, caller)

@@ -48,6 +48,7 @@ from conformance.protocols.a2a.provocations import (
     validation_errors,
     version_not_supported,
 )
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 
@@ -108,7 +109,7 @@ def named_patch(name: str) -> Any:
 
 def after_setup(setup: Callable[[Any], None], patch: Any, name: str | None) -> Any:
     """``patch`` applied after ``setup`` (under ``name``, where the bare patch is shared)."""
-    def apply(ref: Any) -> None:
+    def apply(ref: A2AReference) -> None:
         setup(ref)
         patch(ref)
 
@@ -147,9 +148,9 @@ def mapped_faults(profile: Profile, provoked: Provoked, kind: str) -> list[Any]:
 
 
 @fault
-def version_error_recoded(ref: Any) -> None:
+def version_error_recoded(ref: A2AReference) -> None:
     """An unsupported A2A-Version is refused as UnsupportedOperationError."""
-    @replaces(ref, "check_version")
+    @replaces(ref.check_version)
     def check(original: Any, request: Any) -> None:
         try:
             original(request)
@@ -160,16 +161,16 @@ def version_error_recoded(ref: Any) -> None:
 
 
 @fault
-def xcard_declared_unconfigured_unsupported(ref: Any) -> None:
+def xcard_declared_unconfigured_unsupported(ref: A2AReference) -> None:
     """The card declares capabilities.extendedAgentCard, the agent has no extended card, and
     GetExtendedAgentCard answers UnsupportedOperationError (not ExtendedAgentCardNotConfiguredError)."""
-    @replaces(ref, "card")
+    @replaces(ref.card)
     def card(original: Any, request: Any) -> dict[str, Any]:
         out = dict(original(request))
         out["capabilities"] = {**out.get("capabilities", {}), "extendedAgentCard": True}
         return out
 
-    @replaces(ref, "op_GetExtendedAgentCard")
+    @replaces(ref.op_GetExtendedAgentCard)
     def extended(original: Any, params: Any, caller: str) -> Any:
         raise Refusal("UnsupportedOperationError", "no extended agent card")
 
@@ -267,36 +268,36 @@ def expect_validation(ctx: CheckContext, reply: Reply, what: str) -> None:
                                               f"{describe(reply)}", kind="wrong_status")
 
 
-def validation_as_internal_error(ref: Any) -> None:
+def validation_as_internal_error(ref: A2AReference) -> None:
     """Invalid parameters are answered as an internal error (JSON-RPC -32603, HTTP 500)."""
-    @replaces(ref, "jsonrpc_code")
+    @replaces(ref.jsonrpc_code)
     def code(original: Any, refusal: Any) -> int:
         if refusal.name == "InvalidParamsError":
             return int(ref.standard["InternalError"])
         return int(original(refusal))
 
-    @replaces(ref, "http_status")
+    @replaces(ref.http_status)
     def status(original: Any, refusal: Any) -> int:
         return 500 if refusal.name == "InvalidParamsError" else int(original(refusal))
 
-    @replaces(ref, "grpc_status")
+    @replaces(ref.grpc_status)
     def grpc(original: Any, refusal: Any) -> str:
         return "INTERNAL" if refusal.name == "InvalidParamsError" else str(original(refusal))
 
 
-def error_message_dropped(ref: Any) -> None:
+def error_message_dropped(ref: A2AReference) -> None:
     """Errors carry no message (JSON-RPC error.message, HTTP+JSON error.message)."""
-    @replaces(ref, "rpc_error_object")
+    @replaces(ref.rpc_error_object)
     def rpc(original: Any, refusal: Any) -> dict[str, Any]:
         return {k: v for k, v in original(refusal).items() if k != "message"}
 
-    @replaces(ref, "rest_error_body")
+    @replaces(ref.rest_error_body)
     def rest(original: Any, refusal: Any, status: int) -> dict[str, Any]:
         body = original(refusal, status)
         body["error"].pop("message", None)
         return dict(body)
 
-    @replaces(ref, "grpc_abort")
+    @replaces(ref.grpc_abort)
     def grpc(original: Any, context: Any, refusal: Any) -> None:
         silent = Refusal(refusal.name, data=refusal.data, status=refusal.status)
         silent.message = ""
@@ -335,25 +336,25 @@ def check_details_typed(ctx: CheckContext) -> None:
 
 
 @check_details_typed.fault
-def error_details_untyped(ref: Any) -> None:
+def error_details_untyped(ref: A2AReference) -> None:
     """The details of an error have no @type."""
-    @replaces(ref, "error_details")
+    @replaces(ref.error_details)
     def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
         return [{k: v for k, v in d.items() if k != "@type"} for d in original(refusal)]
 
 
 @check_details_typed.fault
-def error_details_not_array(ref: Any) -> None:
+def error_details_not_array(ref: A2AReference) -> None:
     """An error's details are its first detail object, not an array (JSON-RPC error.data,
     HTTP+JSON error.details)."""
-    @replaces(ref, "rpc_error_object")
+    @replaces(ref.rpc_error_object)
     def rpc(original: Any, refusal: Any) -> dict[str, Any]:
         error = dict(original(refusal))
         if isinstance(error.get("data"), list) and error["data"]:
             error["data"] = error["data"][0]
         return error
 
-    @replaces(ref, "rest_error_body")
+    @replaces(ref.rest_error_body)
     def rest(original: Any, refusal: Any, status: int) -> dict[str, Any]:
         body = original(refusal, status)
         if body["error"].get("details"):
@@ -389,9 +390,9 @@ def check_errorinfo_jsonrpc(ctx: CheckContext) -> None:
 
 
 @check_errorinfo_rest.fault
-def rest_error_info_missing(ref: Any) -> None:
+def rest_error_info_missing(ref: A2AReference) -> None:
     """HTTP+JSON errors carry no ErrorInfo in their details."""
-    @replaces(ref, "rest_error_body")
+    @replaces(ref.rest_error_body)
     def rest(original: Any, refusal: Any, status: int) -> dict[str, Any]:
         body = original(refusal, status)
         body["error"]["details"] = [d for d in body["error"].get("details", [])
@@ -400,28 +401,28 @@ def rest_error_info_missing(ref: Any) -> None:
 
 
 @check_errorinfo_jsonrpc.fault
-def rpc_error_info_missing(ref: Any) -> None:
+def rpc_error_info_missing(ref: A2AReference) -> None:
     """JSON-RPC errors carry no data."""
-    @replaces(ref, "rpc_error_object")
+    @replaces(ref.rpc_error_object)
     def rpc(original: Any, refusal: Any) -> dict[str, Any]:
         return {k: v for k, v in original(refusal).items() if k != "data"}
 
 
 def _edit_info(key: str, value: Callable[[Any], Any]) -> Callable[[Any], None]:
-    def patch(ref: Any) -> None:
-        @replaces(ref, "error_details")
+    def patch(ref: A2AReference) -> None:
+        @replaces(ref.error_details)
         def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
             return [{**d, key: value(d.get(key))} if d.get("@type") == docs.error_info()["@type"] else d
                     for d in original(refusal)]
     return patch
 
 
-def error_info_reason_wrong(ref: Any) -> None:
+def error_info_reason_wrong(ref: A2AReference) -> None:
     """An ErrorInfo's reason keeps the "Error" suffix (TASK_NOT_FOUND_ERROR)."""
     _edit_info("reason", lambda reason: f"{reason}_ERROR")(ref)
 
 
-def error_info_domain_wrong(ref: Any) -> None:
+def error_info_domain_wrong(ref: A2AReference) -> None:
     """An ErrorInfo's domain is not a2a-protocol.org."""
     _edit_info("domain", lambda domain: "conformance.invalid")(ref)
 
@@ -482,14 +483,14 @@ def check_validation_details(ctx: CheckContext) -> None:
 
 
 @check_validation_details.fault
-def validation_field_unnamed(ref: Any) -> None:
+def validation_field_unnamed(ref: A2AReference) -> None:
     """Validation errors name no field: no google.rpc.BadRequest, and a message that says only
     that the parameters are invalid."""
-    @replaces(ref, "error_details")
+    @replaces(ref.error_details)
     def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
         return [d for d in original(refusal) if d.get("@type") != detail_type("BadRequest")]
 
-    @replaces(ref, "validate")
+    @replaces(ref.validate)
     def validate(original: Any, method: str, params: Any) -> None:
         try:
             original(method, params)
@@ -498,7 +499,7 @@ def validation_field_unnamed(ref: Any) -> None:
 
 
 @variant
-def validation_field_in_message(ref: Any) -> None:
+def validation_field_in_message(ref: A2AReference) -> None:
     """Validation errors carry no google.rpc.BadRequest: the field at fault is named in the
     error's message only (the reference's messages start with it: "message.parts: ...").
 
@@ -506,6 +507,6 @@ def validation_field_in_message(ref: Any) -> None:
     parameter(s) failed validation and why" (where is not said); 9.5 "Implementations **SHOULD**
     use well-known types such as `google.rpc.ErrorInfo` ... or `google.rpc.BadRequest`" (an
     example of a form, as 9.5's error example is)"""
-    @replaces(ref, "error_details")
+    @replaces(ref.error_details)
     def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
         return [d for d in original(refusal) if d.get("@type") != detail_type("BadRequest")]

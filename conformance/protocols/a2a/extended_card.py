@@ -22,6 +22,7 @@ from conformance.protocols.a2a import offers
 from conformance.protocols.a2a.cards import XCARD
 from conformance.protocols.a2a.client import A2AClient, a2a_error
 from conformance.protocols.a2a.documents import schema, spec
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import RawToken, Reply
 
 NOT_CONFIGURED = "ExtendedAgentCardNotConfiguredError"
@@ -35,7 +36,7 @@ def declared(client: A2AClient) -> None:
     offers.require(client, offers.XCARD, why="GetExtendedAgentCard must then be refused (A2A-CAP-XCARD-OFF)")
 
 
-def serves_xcard(ref: Any) -> None:
+def serves_xcard(ref: A2AReference) -> None:
     """The reference declares and serves its extended card (config ``extended_agent_card``,
     off by default): each fault here first does, then breaks one thing about it."""
     ref.config = dataclasses.replace(ref.config, extended_agent_card=True)
@@ -77,21 +78,21 @@ def check_xcard_result(ctx: CheckContext) -> None:
 
 
 @check_xcard_result.fault
-def xcard_without_name(ref: Any) -> None:
+def xcard_without_name(ref: A2AReference) -> None:
     """The extended card leaves out its REQUIRED name."""
     serves_xcard(ref)
 
-    @replaces(ref, "extended_card")
+    @replaces(ref.extended_card)
     def card(original: Any, public: dict[str, Any], caller: str) -> dict[str, Any]:
         return {k: v for k, v in original(public, caller).items() if k != "name"}
 
 
 @check_xcard_result.fault
-def xcard_wrapped(ref: Any) -> None:
+def xcard_wrapped(ref: A2AReference) -> None:
     """The extended card is answered wrapped in an object, not as the AgentCard itself."""
     serves_xcard(ref)
 
-    @replaces(ref, "extended_card")
+    @replaces(ref.extended_card)
     def card(original: Any, public: dict[str, Any], caller: str) -> dict[str, Any]:
         return {"agentCard": original(public, caller)}
 
@@ -137,11 +138,11 @@ def check_xcard_auth_required(ctx: CheckContext) -> None:
             refused(ctx, client.call(XCARD, {}, caller=who), f"GetExtendedAgentCard {label}")
 
 
-def let_through(ref: Any, admit: Any) -> None:
+def let_through(ref: A2AReference, admit: Any) -> None:
     """Callers ``admit(request)`` picks are let through to GetExtendedAgentCard only."""
     serves_xcard(ref)
 
-    @replaces(ref, "caller")
+    @replaces(ref.caller)
     def caller(original: Any, request: Any) -> str:
         try:
             return str(original(request))
@@ -150,7 +151,7 @@ def let_through(ref: Any, admit: Any) -> None:
                 return ANONYMOUS
             raise
 
-    @replaces(ref, "dispatch")
+    @replaces(ref.dispatch)
     def dispatch(original: Any, method: str, params: Any, caller: str) -> Any:
         if caller == ANONYMOUS and method != XCARD:
             raise Refusal("Unauthenticated", "a bearer token the agent issued is required", status=401)
@@ -158,13 +159,13 @@ def let_through(ref: Any, admit: Any) -> None:
 
 
 @check_xcard_auth_required.fault
-def xcard_served_without_token(ref: Any) -> None:
+def xcard_served_without_token(ref: A2AReference) -> None:
     """GetExtendedAgentCard is served to a request without an Authorization header."""
     let_through(ref, lambda request: not request.headers.get("authorization"))
 
 
 @check_xcard_auth_required.fault
-def xcard_served_unknown_token(ref: Any) -> None:
+def xcard_served_unknown_token(ref: A2AReference) -> None:
     """GetExtendedAgentCard is served to any bearer token, one the agent never issued included."""
     let_through(ref, lambda request: request.headers.get("authorization", "").lower().startswith("bearer "))
 
@@ -211,12 +212,12 @@ def check_xcard_schemes(ctx: CheckContext) -> None:
 
 
 @check_xcard_schemes.fault
-def xcard_wants_undeclared_key(ref: Any) -> None:
+def xcard_wants_undeclared_key(ref: A2AReference) -> None:
     """GetExtendedAgentCard refuses the declared bearer token and wants an API key header the
     public card does not declare."""
     serves_xcard(ref)
 
-    @replaces(ref, "dispatch")
+    @replaces(ref.dispatch)
     def dispatch(original: Any, method: str, params: Any, caller: str) -> Any:
         if method == XCARD:
             raise Refusal("Unauthenticated", "the extended card needs an X-Extended-Card-Key header",
@@ -246,11 +247,11 @@ def check_xcard_cache_headers(ctx: CheckContext) -> None:
 
 
 @check_xcard_cache_headers.fault
-def xcard_not_cacheable(ref: Any) -> None:
+def xcard_not_cacheable(ref: A2AReference) -> None:
     """The extended card's HTTP+JSON answer comes without caching headers."""
     serves_xcard(ref)
 
-    @replaces(ref, "rest_result")
+    @replaces(ref.rest_result)
     def rest_result(original: Any, method: str, result: Any) -> Any:
         response = original(method, result)
         if "cache-control" in response.headers:

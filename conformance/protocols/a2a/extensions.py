@@ -157,7 +157,7 @@ def extension_version_fallback(ref: Any) -> None:
     def stem(uri: str) -> str:
         return re.sub(r"\d+", "#", uri)
 
-    @replaces(ref, "check_extensions")
+    @replaces(ref.check_extensions)
     def check(original: Any, request: Any, method: str) -> None:
         from conformance.protocols.a2a.reference.extensions import requested
 
@@ -194,7 +194,7 @@ def check_unsupported_ignored(ctx: CheckContext) -> None:
 def unknown_extension_refused(ref: Any) -> None:
     """A request naming an extension the agent does not support is refused with
     ExtensionSupportRequiredError."""
-    @replaces(ref, "check_extensions")
+    @replaces(ref.check_extensions)
     def check(original: Any, request: Any, method: str) -> None:
         from conformance.protocols.a2a.reference.extensions import requested
 
@@ -215,7 +215,7 @@ def required_extension_where_used(ref: Any) -> None:
     server requests use of it; one reading has it request use only where the client opted in)"""
     from conformance.protocols.a2a.reference.extensions import requested
 
-    @replaces(ref, "check_extensions")
+    @replaces(ref.check_extensions)
     def check(original: Any, request: Any, method: str) -> None:
         ref.activated = set(requested(request)) & ref.supported_extensions()
 
@@ -230,7 +230,7 @@ def more_extensions_declared(ref: Any) -> None:
     allowed by: §4.6.1 "Agents declare their supported extensions in the [`AgentCard`] using the
     `extensions` field, which contains an array of [`AgentExtension`] objects" (the proto's
     AgentExtension: "Optional. Extension-specific configuration parameters.")"""
-    @replaces(ref, "card_extensions")
+    @replaces(ref.card_extensions)
     def declared(original: Any) -> list[dict[str, Any]]:
         return [*original(),
                 {"uri": "https://conformance.example/extensions/citations/v2", "required": False,

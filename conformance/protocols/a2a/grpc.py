@@ -26,6 +26,7 @@ from conformance.protocols.a2a.negotiation import (
     serves_profile_version,
 )
 from conformance.protocols.a2a.provocations import UNSUPPORTED_VERSION, a2a_errors
+from conformance.protocols.a2a.reference import A2AReference
 
 
 def grpc_client(ctx: CheckContext) -> A2AClient:
@@ -131,9 +132,9 @@ def check_version(ctx: CheckContext) -> None:
 
 
 @check_version.fault
-def grpc_version_missing_served(ref: Any) -> None:
+def grpc_version_missing_served(ref: A2AReference) -> None:
     """A gRPC call without a2a-version is served as the current version (not taken as 0.3)."""
-    @replaces(ref, "grpc_check_version")
+    @replaces(ref.grpc_check_version)
     def check(original: Any, request: Any) -> None:
         if request.headers.get(HEADER):
             original(request)
@@ -152,9 +153,9 @@ def check_errorinfo(ctx: CheckContext) -> None:
 
 
 @check_errorinfo.fault
-def grpc_error_info_missing(ref: Any) -> None:
+def grpc_error_info_missing(ref: A2AReference) -> None:
     """gRPC errors carry no ErrorInfo in status.details (no grpc-status-details-bin detail of it)."""
-    @replaces(ref, "grpc_details")
+    @replaces(ref.grpc_details)
     def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
         return [d for d in original(refusal) if d.get("@type") != docs.error_info()["@type"]]
 
@@ -162,27 +163,27 @@ def grpc_error_info_missing(ref: Any) -> None:
 
 # -- what the spec allows over gRPC ----------------------------------------------------------
 @variant
-def grpc_url_with_scheme(ref: Any) -> None:
+def grpc_url_with_scheme(ref: A2AReference) -> None:
     """The card names the gRPC interface by a URL with its scheme (http://127.0.0.1:PORT), not
     as host:port.
 
     allowed by: specification.md section 8.4's example card declares its gRPC interface as
     `{"url": "https://georoute-agent.example.com/a2a/grpc", "protocolBinding": "GRPC"`"""
-    @replaces(ref, "grpc_interface")
+    @replaces(ref.grpc_interface)
     def interface(original: Any) -> dict[str, Any]:
         out = dict(original())
         return {**out, "url": f"http://{out['url']}"}
 
 
 @variant
-def grpc_error_context(ref: Any) -> None:
+def grpc_error_context(ref: A2AReference) -> None:
     """An A2A error's ErrorInfo carries context in its metadata (the task id, a timestamp),
     and the status carries a google.rpc.LocalizedMessage before it.
 
     allowed by: specification.md section 10.6 "`metadata`: Optional map of additional error
     context" (its example: task_id, timestamp) and "**Error Details**: Mapped to
     `status.details` (repeated google.protobuf.Any messages)\""""
-    @replaces(ref, "grpc_details")
+    @replaces(ref.grpc_details)
     def details(original: Any, refusal: Any) -> list[dict[str, Any]]:
         out = []
         for detail in original(refusal):

@@ -73,7 +73,7 @@ def count_read(task: dict[str, Any]) -> None:
 @check_idem_get.fault
 def get_task_counts_reads(ref: Any) -> None:
     """Each GetTask counts itself in the task's metadata (a read changes the task)."""
-    @replaces(ref, "op_GetTask")
+    @replaces(ref.op_GetTask)
     def get(original: Any, params: dict[str, Any], caller: str) -> Any:
         task = ref.tasks.get(params.get("id"))
         if isinstance(task, dict):
@@ -84,7 +84,7 @@ def get_task_counts_reads(ref: Any) -> None:
 @check_idem_get.fault
 def list_tasks_counts_reads(ref: Any) -> None:
     """Each ListTasks counts itself in the metadata of every task it lists."""
-    @replaces(ref, "op_ListTasks")
+    @replaces(ref.op_ListTasks)
     def listing(original: Any, params: dict[str, Any], caller: str) -> Any:
         out = original(params, caller)
         for shown in out.get("tasks", []):
@@ -133,7 +133,7 @@ def repeated_message_internal_error(ref: Any) -> None:
     """A repeated messageId makes the agent fail with an internal error."""
     seen: set[str] = set()
 
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def send(original: Any, params: dict[str, Any], caller: str) -> Any:
         message_id = str(params["message"].get("messageId"))
         if message_id in seen:

@@ -13,6 +13,7 @@ from conformance.kit.faults import replaces
 from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.documents import spec
 from conformance.protocols.a2a.parts import covers, plain_with
+from conformance.protocols.a2a.reference import A2AReference
 
 UNEXPECTED_MEDIA = "application/x-conformance-unexpected"
 
@@ -43,9 +44,9 @@ def check_media_type_refused(ctx: CheckContext) -> None:
 
 
 @check_media_type_refused.fault
-def file_media_type_unchecked(ref: Any) -> None:
+def file_media_type_unchecked(ref: A2AReference) -> None:
     """File parts (raw or url) are taken whatever their media type."""
-    @replaces(ref, "check_media_types")
+    @replaces(ref.check_media_types)
     def check(original: Any, message: dict[str, Any]) -> None:
         original({**message, "parts": [p for p in message.get("parts", [])
                                        if not (isinstance(p, dict) and ("raw" in p or "url" in p))]})

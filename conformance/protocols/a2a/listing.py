@@ -32,6 +32,7 @@ from conformance.protocols.a2a.driving import (
     task_with_history,
 )
 from conformance.protocols.a2a.pages import listed, walk
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply, dig
 from conformance.transport.http import json_excerpt
 
@@ -162,9 +163,9 @@ def check_list_pagination(ctx: CheckContext) -> None:
 
 
 @check_list_pagination.fault
-def pages_skip_a_task(ref: Any) -> None:
+def pages_skip_a_task(ref: A2AReference) -> None:
     """A page token points one task past where the page ended: a task is never listed."""
-    @replaces(ref, "page_start")
+    @replaces(ref.page_start)
     def page_start(original: Any, token: str, total: int) -> int:
         start = int(original(token, total))
         return min(start + 1, total) if token else start
@@ -306,9 +307,9 @@ def check_list_artifacts_omitted(ctx: CheckContext) -> None:
 
 
 @check_list_artifacts_omitted.fault
-def list_artifacts_empty(ref: Any) -> None:
+def list_artifacts_empty(ref: A2AReference) -> None:
     """ListTasks without includeArtifacts shows each task's artifacts as []."""
-    @replaces(ref, "op_ListTasks")
+    @replaces(ref.op_ListTasks)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         out: dict[str, Any] = original(params, caller)
         if params.get("includeArtifacts") is not True:
@@ -380,9 +381,9 @@ def check_list_page_size_bounds(ctx: CheckContext) -> None:
 
 
 @check_list_page_size_bounds.fault
-def page_size_zero_served(ref: Any) -> None:
+def page_size_zero_served(ref: A2AReference) -> None:
     """ListTasks with pageSize 0 answers an empty page of size 0."""
-    @replaces(ref, "op_ListTasks")
+    @replaces(ref.op_ListTasks)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         if params.get("pageSize") in (0, "0"):
             out: dict[str, Any] = original({**params, "pageSize": 1}, caller)

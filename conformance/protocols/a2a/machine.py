@@ -383,12 +383,12 @@ def list_shows_first_state(ref: Any) -> None:
     """ListTasks shows each task in the state it was created in."""
     first: dict[str, dict[str, Any]] = {}
 
-    @replaces(ref, "set_status")
+    @replaces(ref.set_status)
     def set_status(original: Any, task: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         original(task, *args, **kwargs)
         first.setdefault(task["id"], dict(task["status"]))
 
-    @replaces(ref, "op_ListTasks")
+    @replaces(ref.op_ListTasks)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         out: dict[str, Any] = original(params, caller)
         for task in out.get("tasks", []):
@@ -399,7 +399,7 @@ def list_shows_first_state(ref: Any) -> None:
 @check_task_machine.fault
 def waiting_cancel_not_stored(ref: Any) -> None:
     """CancelTask of a task waiting for input answers it canceled, but the task keeps waiting."""
-    @replaces(ref, "op_CancelTask")
+    @replaces(ref.op_CancelTask)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         task = ref.tasks.get(params.get("id"))
         before = dict(task["status"]) if task else None
@@ -412,7 +412,7 @@ def waiting_cancel_not_stored(ref: Any) -> None:
 @check_task_machine.fault
 def canceled_task_resumes(ref: Any) -> None:
     """A message to a canceled task is taken: the agent runs again on it."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         task = ref.tasks.get((params.get("message") or {}).get("taskId"))
         if task is not None and task["status"]["state"] == docs.state_named("canceled"):
@@ -425,7 +425,7 @@ def canceled_task_resumes(ref: Any) -> None:
 def streamed_task_left_working(ref: Any) -> None:
     """A task sent by SendStreamingMessage streams its completion, but is stored as it started
     (working)."""
-    @replaces(ref, "op_SendStreamingMessage")
+    @replaces(ref.op_SendStreamingMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> Any:
         stream = original(params, caller)
         task = ref.tasks.get(stream.task_id) if stream.task_id else None

@@ -100,7 +100,7 @@ def check_unknown_task(ctx: CheckContext) -> None:
 @check_unknown_task.fault
 def unknown_task_invalid_params(ref: Any) -> None:
     """A message naming an unknown taskId is refused as invalid parameters."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         task_id = (params.get("message") or {}).get("taskId")
         if task_id and task_id not in ref.tasks:
@@ -130,7 +130,7 @@ def check_context_inferred(ctx: CheckContext) -> None:
 @check_context_inferred.fault
 def follow_up_context_lost(ref: Any) -> None:
     """A message giving only a taskId moves the task to a new context."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         message = params.get("message") or {}
         task = ref.tasks.get(message.get("taskId"))
@@ -162,7 +162,7 @@ def check_context_mismatch(ctx: CheckContext) -> None:
 @check_context_mismatch.fault
 def context_mismatch_accepted(ref: Any) -> None:
     """A message whose contextId is not its task's is taken as if it named the task's."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         message = dict(params.get("message") or {})
         task = ref.tasks.get(message.get("taskId"))
@@ -193,7 +193,7 @@ def check_resume(ctx: CheckContext) -> None:
 @check_resume.fault
 def follow_up_new_task(ref: Any) -> None:
     """A message continuing a task the agent asked for input on starts a new task instead."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         message = dict(params.get("message") or {})
         task = ref.tasks.get(message.get("taskId"))
@@ -235,7 +235,7 @@ def check_follow_ups(ctx: CheckContext) -> None:
 @check_follow_ups.fault
 def third_turn_new_task(ref: Any) -> None:
     """The third message on a task starts a new task."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         message = dict(params.get("message") or {})
         task = ref.tasks.get(message.get("taskId"))

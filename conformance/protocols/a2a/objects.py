@@ -21,6 +21,7 @@ from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient, blocked_looks
 from conformance.protocols.a2a.documents import proto_at, spec
 from conformance.protocols.a2a.driving import OUTCOME, drivable, driven, is_message_answer
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.http import json_excerpt
 
 # section 5.6.1's pattern, YYYY-MM-DDTHH:mm:ss.sssZ, the fraction optional ("MAY be omitted")
@@ -158,9 +159,9 @@ def numbered(out: dict[str, Any], path: tuple[str, ...], enum: str) -> None:
 
 
 @check_enum_names.fault
-def state_as_number(ref: Any) -> None:
+def state_as_number(ref: A2AReference) -> None:
     """GetTask shows the task's state as its enum number."""
-    @replaces(ref, "op_GetTask")
+    @replaces(ref.op_GetTask)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         out: dict[str, Any] = original(params, caller)
         numbered(out, ("status", "state"), "TaskState")
@@ -168,9 +169,9 @@ def state_as_number(ref: Any) -> None:
 
 
 @check_enum_names.fault
-def role_as_number(ref: Any) -> None:
+def role_as_number(ref: A2AReference) -> None:
     """The messages of a task's history show their role as its enum number."""
-    @replaces(ref, "view")
+    @replaces(ref.view)
     def view(original: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
         out: dict[str, Any] = original(*args, **kwargs)
         for message in out.get("history") or []:
@@ -199,9 +200,9 @@ def check_timestamp_utc(ctx: CheckContext) -> None:
 
 
 @check_timestamp_utc.fault
-def timestamp_with_offset(ref: Any) -> None:
+def timestamp_with_offset(ref: A2AReference) -> None:
     """Status timestamps carry the offset +00:00 instead of Z."""
-    @replaces(ref, "set_status")
+    @replaces(ref.set_status)
     def set_status(original: Any, task: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         original(task, *args, **kwargs)
         task["status"]["timestamp"] = task["status"]["timestamp"].replace("Z", "+00:00")
@@ -217,9 +218,9 @@ def check_timestamp_ms(ctx: CheckContext) -> None:
 
 
 @check_timestamp_ms.fault
-def timestamp_seconds_only(ref: Any) -> None:
+def timestamp_seconds_only(ref: A2AReference) -> None:
     """Status timestamps are whole seconds."""
-    @replaces(ref, "set_status")
+    @replaces(ref.set_status)
     def set_status(original: Any, task: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         original(task, *args, **kwargs)
         task["status"]["timestamp"] = re.sub(r"\.\d+Z$", "Z", task["status"]["timestamp"])

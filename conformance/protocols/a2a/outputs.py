@@ -65,7 +65,7 @@ def check_output_modes(ctx: CheckContext) -> None:
 @check_output_modes.fault
 def output_modes_ignored(ref: Any) -> None:
     """The agent adds a JSON part to its output whatever acceptedOutputModes says."""
-    @replaces(ref, "complete")
+    @replaces(ref.complete)
     def complete(original: Any, task: dict[str, Any], text: str) -> None:
         original(task, text)
         task["artifacts"][-1]["parts"].append({"data": {"echo": text}, "mediaType": "application/json"})

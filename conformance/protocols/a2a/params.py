@@ -70,6 +70,7 @@ from conformance.protocols.a2a.names import (
     slug,
     standard,
 )
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply, dig
 
 
@@ -392,10 +393,10 @@ def check_invalid_status(ctx: CheckContext) -> None:
 
 # -- the faults --------------------------------------------------------------------------------
 @fault
-def tenant_demanded(ref: Any) -> None:
+def tenant_demanded(ref: A2AReference) -> None:
     """Every request without a tenant is refused as invalid params (the proto makes tenant
     optional, and the card names none)."""
-    @replaces(ref, "validate")
+    @replaces(ref.validate)
     def validate(original: Any, method: str, params: Any) -> None:
         if isinstance(params, dict) and not params.get(TENANT):
             raise Refusal(INVALID_PARAMS, "tenant is required")
@@ -404,8 +405,8 @@ def tenant_demanded(ref: Any) -> None:
 
 def refuses_member(name: str, method: str, path: tuple[str, ...], doc: str) -> Any:
     """A fault: requests of ``method`` holding the member at ``path`` are refused as invalid params."""
-    def patch(ref: Any) -> None:
-        @replaces(ref, "validate")
+    def patch(ref: A2AReference) -> None:
+        @replaces(ref.validate)
         def validate(original: Any, called: str, params: Any) -> None:
             if called in method.split(",") and at(params, list(path)) is not None:
                 raise Refusal(INVALID_PARAMS, f"{'.'.join(path)} is not accepted")
@@ -422,9 +423,9 @@ refuses_member("cancel_metadata_refused", "CancelTask", (METADATA,),
 
 
 @fault
-def history_length_zero_refused(ref: Any) -> None:
+def history_length_zero_refused(ref: A2AReference) -> None:
     """historyLength 0 is refused as invalid params (section 3.2.4: 0 asks for no history)."""
-    @replaces(ref, "check_history_length")
+    @replaces(ref.check_history_length)
     def check(original: Any, value: Any) -> None:
         if value is not None and str(value) == "0":
             raise Refusal(INVALID_PARAMS, "historyLength must be positive")
@@ -445,8 +446,8 @@ fault(recodes("invalid_params_as_internal_error", "validate",
 
 def skips_validation_at(name: str, method: str, member: str, doc: str) -> Any:
     """A fault: the request schema's errors at ``member`` of ``method`` are not checked."""
-    def patch(ref: Any) -> None:
-        @replaces(ref, "validate")
+    def patch(ref: A2AReference) -> None:
+        @replaces(ref.validate)
         def validate(original: Any, called: str, params: Any) -> None:
             if called == method and isinstance(params, dict) and member in params:
                 checked = {k: v for k, v in params.items() if k != member}
@@ -461,10 +462,10 @@ def skips_validation_at(name: str, method: str, member: str, doc: str) -> Any:
 
 
 @fault
-def message_id_coerced(ref: Any) -> None:
+def message_id_coerced(ref: A2AReference) -> None:
     """SendMessage takes a messageId given as a JSON number or boolean, read as its text (a lenient
     parser's coercion: ProtoJSON wants a string for a string field)."""
-    @replaces(ref, "validate")
+    @replaces(ref.validate)
     def validate(original: Any, method: str, params: Any) -> None:
         message = params.get(MESSAGE) if isinstance(params, dict) else None
         given = message.get(MESSAGE_ID) if isinstance(message, dict) else None
@@ -480,7 +481,7 @@ skips_validation_at("history_length_not_validated", "GetTask", HISTORY_LENGTH,
 
 
 @fault
-def unknown_status_ignored(ref: Any) -> None:
+def unknown_status_ignored(ref: A2AReference) -> None:
     """ListTasks ignores a status filter that is no TaskState and lists unfiltered (what a
     ProtoJSON parser ignoring unknown enum values does) instead of refusing it."""
     def known(params: Any) -> Any:
@@ -488,19 +489,19 @@ def unknown_status_ignored(ref: Any) -> None:
             return {k: v for k, v in params.items() if k != STATUS}
         return params
 
-    @replaces(ref, "validate")
+    @replaces(ref.validate)
     def validate(original: Any, method: str, params: Any) -> None:
         original(method, known(params) if method == "ListTasks" else params)
 
-    @replaces(ref, "op_ListTasks")
+    @replaces(ref.op_ListTasks)
     def op(original: Any, params: Any, caller: str) -> Any:
         return original(known(params), caller)
 
 
 @fault
-def required_members_unchecked(ref: Any) -> None:
+def required_members_unchecked(ref: A2AReference) -> None:
     """The REQUIRED members are not checked (a request missing one goes to the handler)."""
-    @replaces(ref, "validate")
+    @replaces(ref.validate)
     def validate(original: Any, method: str, params: Any) -> None:
         schema = ref.schemas.schema(ref.methods[method].request, "answer")
         errors = [e for e in validator_for(schema).iter_errors(params)
@@ -510,9 +511,9 @@ def required_members_unchecked(ref: Any) -> None:
 
 
 @fault
-def invalid_params_as_invalid_request(ref: Any) -> None:
+def invalid_params_as_invalid_request(ref: A2AReference) -> None:
     """Over JSON-RPC, invalid params come with -32600 (Invalid Request), not -32602."""
-    @replaces(ref, "jsonrpc_code")
+    @replaces(ref.jsonrpc_code)
     def code(original: Any, refusal: Refusal) -> int:
         if refusal.name == INVALID_PARAMS:
             return int(docs.jsonrpc_errors()[standard("InvalidRequestError")])
@@ -520,9 +521,9 @@ def invalid_params_as_invalid_request(ref: Any) -> None:
 
 
 @fault
-def invalid_params_as_422(ref: Any) -> None:
+def invalid_params_as_422(ref: A2AReference) -> None:
     """Over HTTP+JSON, invalid params come with HTTP 422, not 400."""
-    @replaces(ref, "http_status")
+    @replaces(ref.http_status)
     def status(original: Any, refusal: Refusal) -> int:
         return 422 if refusal.name == INVALID_PARAMS else int(original(refusal))
 
@@ -554,11 +555,11 @@ def check_unknown_fields(ctx: CheckContext) -> None:
 
 
 @check_unknown_fields.fault
-def unknown_request_members_refused(ref: Any) -> None:
+def unknown_request_members_refused(ref: A2AReference) -> None:
     """A request holding a member the proto does not name is refused as invalid params."""
     from conformance.documents.schemas import validator_for
 
-    @replaces(ref, "validate")
+    @replaces(ref.validate)
     def validate(original: Any, method: str, params: Any) -> None:
         original(method, params)
         closed = ref.schemas.schema(ref.methods[method].request, "closed")

@@ -23,6 +23,7 @@ from conformance.protocols.a2a.answers import (
 )
 from conformance.protocols.a2a.client import LOOKS_KEY, A2AClient, a2a_error, grpc_validation_status
 from conformance.protocols.a2a.driving import any_task, never_issued, own_task, push_config
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply
 
 Provocations = Iterator[tuple[str, Reply]]
@@ -107,7 +108,7 @@ def version_not_supported(client: A2AClient) -> Provocations:
            client.send(client.message(), headers={"A2A-Version": UNSUPPORTED_VERSION}))
 
 
-def push_declared_off(ref: Any) -> None:
+def push_declared_off(ref: A2AReference) -> None:
     """The reference declares (and serves) no push notifications: its faults of the push-off
     error start from there, the reference serving push by default."""
     ref.config = dataclasses.replace(ref.config, push_notifications=False)

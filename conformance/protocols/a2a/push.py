@@ -3,7 +3,7 @@
 (each seen by the task's owner only), and POSTs each change of the task to every config's
 URL as a StreamResponse with the config's authentication, retrying a failed delivery.
 
-Deliveries go to the run's webhook receiver (``conformance/transport/receiver.py``: 127.0.0.1, or the
+Deliveries go to the run's webhook receiver (``conformance/receiver.py``: 127.0.0.1, or the
 URL the config's ``receiver:`` names, forwarded to it); a target on another machine without
 that forward leaves the delivery rows untested. Every config a check creates is deleted
 again when the check ends. Rows are not applicable where the card declares push off, by that
@@ -32,6 +32,7 @@ from conformance.protocols.a2a.client import A2AClient, state
 from conformance.protocols.a2a.driving import any_task, open_task
 from conformance.protocols.a2a.expectations import expect_carries
 from conformance.protocols.a2a.names import INTERNAL, named
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply
 from conformance.transport.receiver import Box, Delivery, Receiver, receiver_of
 
@@ -201,9 +202,9 @@ def check_create(ctx: CheckContext) -> None:
 
 
 @check_create.fault
-def push_create_not_stored(ref: Any) -> None:
+def push_create_not_stored(ref: A2AReference) -> None:
     """CreateTaskPushNotificationConfig answers the config but stores nothing."""
-    @replaces(ref, "op_CreateTaskPushNotificationConfig")
+    @replaces(ref.op_CreateTaskPushNotificationConfig)
     def created(original: Any, params: Any, caller: str) -> Any:
         out = original(params, caller)
         ref.push_configs.get(out["taskId"], {}).pop(out["id"], None)
@@ -240,9 +241,9 @@ def check_shape(ctx: CheckContext) -> None:
 
 
 @check_shape.fault
-def push_answer_scheme_dropped(ref: Any) -> None:
+def push_answer_scheme_dropped(ref: A2AReference) -> None:
     """Configs are answered with their authentication's credentials but without its scheme."""
-    @replaces(ref, "config_view")
+    @replaces(ref.config_view)
     def view(original: Any, config: Any) -> Any:
         out = original(config)
         if isinstance(out.get("authentication"), dict):
@@ -301,9 +302,9 @@ def check_get_missing(ctx: CheckContext) -> None:
 
 
 @check_get_missing.fault
-def push_get_missing_invalid(ref: Any) -> None:
+def push_get_missing_invalid(ref: A2AReference) -> None:
     """GetTaskPushNotificationConfig of an unknown config is refused as invalid params."""
-    @replaces(ref, "op_GetTaskPushNotificationConfig")
+    @replaces(ref.op_GetTaskPushNotificationConfig)
     def get(original: Any, params: Any, caller: str) -> Any:
         try:
             return original(params, caller)
@@ -314,9 +315,9 @@ def push_get_missing_invalid(ref: Any) -> None:
 
 
 @check_get_missing.fault
-def push_get_missing_served(ref: Any) -> None:
+def push_get_missing_served(ref: A2AReference) -> None:
     """GetTaskPushNotificationConfig of an unknown config answers a config without a URL."""
-    @replaces(ref, "op_GetTaskPushNotificationConfig")
+    @replaces(ref.op_GetTaskPushNotificationConfig)
     def get(original: Any, params: Any, caller: str) -> Any:
         try:
             return original(params, caller)
@@ -370,9 +371,9 @@ def check_delete(ctx: CheckContext) -> None:
 
 
 @check_delete.fault
-def push_delete_noop(ref: Any) -> None:
+def push_delete_noop(ref: A2AReference) -> None:
     """DeleteTaskPushNotificationConfig answers success and removes nothing."""
-    @replaces(ref, "op_DeleteTaskPushNotificationConfig")
+    @replaces(ref.op_DeleteTaskPushNotificationConfig)
     def delete(original: Any, params: Any, caller: str) -> Any:
         ref.push_task(params, caller)
         return {}
@@ -413,9 +414,9 @@ def check_delete_idempotent(ctx: CheckContext) -> None:
 
 
 @check_delete_idempotent.fault
-def push_delete_again_fails(ref: Any) -> None:
+def push_delete_again_fails(ref: A2AReference) -> None:
     """Deleting a config already deleted fails with an internal error."""
-    @replaces(ref, "op_DeleteTaskPushNotificationConfig")
+    @replaces(ref.op_DeleteTaskPushNotificationConfig)
     def delete(original: Any, params: Any, caller: str) -> Any:
         task = ref.push_task(params, caller)
         if params.get("id") not in ref.push_configs.get(task["id"], {}):
@@ -424,9 +425,9 @@ def push_delete_again_fails(ref: Any) -> None:
 
 
 @check_delete_idempotent.fault
-def push_delete_again_clears(ref: Any) -> None:
+def push_delete_again_clears(ref: A2AReference) -> None:
     """Deleting a config already deleted removes every config of the task."""
-    @replaces(ref, "op_DeleteTaskPushNotificationConfig")
+    @replaces(ref.op_DeleteTaskPushNotificationConfig)
     def delete(original: Any, params: Any, caller: str) -> Any:
         task = ref.push_task(params, caller)
         if params.get("id") not in ref.push_configs.get(task["id"], {}):
@@ -477,9 +478,9 @@ def check_scoped(ctx: CheckContext) -> None:
 
 
 @check_scoped.fault
-def push_configs_unscoped(ref: Any) -> None:
+def push_configs_unscoped(ref: A2AReference) -> None:
     """The push config methods find a task whoever owns it."""
-    @replaces(ref, "push_task")
+    @replaces(ref.push_task)
     def task(original: Any, params: Any, caller: str) -> Any:
         ref.push_enabled()
         found = ref.tasks.get(params.get("taskId"))
@@ -631,26 +632,26 @@ def check_delivery(ctx: CheckContext) -> None:
 
 
 @check_delivery.fault
-def push_payload_wrapped(ref: Any) -> None:
+def push_payload_wrapped(ref: A2AReference) -> None:
     """Each delivery wraps its StreamResponse in a JSON-RPC envelope ({"jsonrpc", "result"})."""
-    @replaces(ref, "deliver")
+    @replaces(ref.deliver)
     def deliver(original: Any, config: Any, event: Any) -> None:
         original(config, {"jsonrpc": "2.0", "id": 1, "result": event})
 
 
 @check_delivery.fault
-def push_delivered_after_delete(ref: Any) -> None:
+def push_delivered_after_delete(ref: A2AReference) -> None:
     """A deleted config is no longer listed but still gets every delivery."""
     kept: dict[str, list[dict[str, Any]]] = {}
 
-    @replaces(ref, "op_DeleteTaskPushNotificationConfig")
+    @replaces(ref.op_DeleteTaskPushNotificationConfig)
     def delete(original: Any, params: Any, caller: str) -> Any:
         config = ref.push_configs.get(params.get("taskId"), {}).get(params.get("id"))
         if config is not None:
             kept.setdefault(config["taskId"], []).append(config)
         return original(params, caller)
 
-    @replaces(ref, "deliver_change")
+    @replaces(ref.deliver_change)
     def deliver_change(original: Any, task: Any, event: Any) -> None:
         original(task, event)
         for config in kept.get(task["id"], []):
@@ -690,17 +691,17 @@ def check_delivery_auth(ctx: CheckContext) -> None:
 
 
 @check_delivery_auth.fault
-def push_delivery_auth_missing(ref: Any) -> None:
+def push_delivery_auth_missing(ref: A2AReference) -> None:
     """Deliveries carry no Authorization header."""
-    @replaces(ref, "delivery_headers")
+    @replaces(ref.delivery_headers)
     def headers(original: Any, config: Any) -> dict[str, bytes]:
         return {k: v for k, v in original(config).items() if k != "Authorization"}
 
 
 @check_delivery_auth.fault
-def push_delivery_credentials_wrong(ref: Any) -> None:
+def push_delivery_credentials_wrong(ref: A2AReference) -> None:
     """Deliveries carry the scheme with the config's token instead of its credentials."""
-    @replaces(ref, "delivery_headers")
+    @replaces(ref.delivery_headers)
     def headers(original: Any, config: Any) -> dict[str, bytes]:
         out = dict(original(config))
         if "Authorization" in out:
@@ -758,7 +759,7 @@ def check_ssrf(ctx: CheckContext) -> None:
 
 # -- variants ------------------------------------------------------------------------------
 @variant
-def push_declared_off(ref: Any) -> None:
+def push_declared_off(ref: A2AReference) -> None:
     """The card declares no push notifications, and every push config method is refused.
 
     allowed by: §3.3.4 "If `AgentCard.capabilities.pushNotifications` is not `true`" (the
@@ -767,12 +768,12 @@ def push_declared_off(ref: Any) -> None:
 
 
 @variant
-def push_credentials_withheld(ref: Any) -> None:
+def push_credentials_withheld(ref: A2AReference) -> None:
     """Configs are answered without their authentication credentials and token.
 
     allowed by: §13.2 "Authentication tokens in [`PushNotificationConfig`](#431-pushnotificationconfig)
     **SHOULD** be treated as secrets" (3.1.8 asks for the webhook URL and settings)"""
-    @replaces(ref, "config_view")
+    @replaces(ref.config_view)
     def view(original: Any, config: Any) -> Any:
         out = original(config)
         out.pop("token", None)
@@ -782,12 +783,12 @@ def push_credentials_withheld(ref: Any) -> None:
 
 
 @variant
-def push_delete_again_not_found(ref: Any) -> None:
+def push_delete_again_not_found(ref: A2AReference) -> None:
     """Deleting a config that is gone gets TaskNotFoundError.
 
     allowed by: §3.1.10 "Confirmation of deletion (implementation-specific)" and its errors,
     "`TaskNotFoundError`" """
-    @replaces(ref, "op_DeleteTaskPushNotificationConfig")
+    @replaces(ref.op_DeleteTaskPushNotificationConfig)
     def delete(original: Any, params: Any, caller: str) -> Any:
         task = ref.push_task(params, caller)
         if params.get("id") not in ref.push_configs.get(task["id"], {}):
@@ -796,27 +797,27 @@ def push_delete_again_not_found(ref: Any) -> None:
 
 
 @variant
-def push_list_one_per_page(ref: Any) -> None:
+def push_list_one_per_page(ref: A2AReference) -> None:
     """ListTaskPushNotificationConfigs answers one config a page.
 
     allowed by: §3.1.9 "MAY support pagination for tasks with many configurations\""""
-    @replaces(ref, "op_ListTaskPushNotificationConfigs")
+    @replaces(ref.op_ListTaskPushNotificationConfigs)
     def listing(original: Any, params: Any, caller: str) -> Any:
         return original({**params, "pageSize": 1}, caller)
 
 
 @variant
-def push_task_snapshots(ref: Any) -> None:
+def push_task_snapshots(ref: A2AReference) -> None:
     """Each delivery is the whole task (StreamResponse ``task``), with a lower-case scheme.
 
     allowed by: §4.3.3 "**task**: A [`Task`](#411-task) object with the current task state" and
     a2a.proto AuthenticationInfo "Scheme names are case-insensitive per [RFC 9110 Section 11.1]"
     """
-    @replaces(ref, "deliver_change")
+    @replaces(ref.deliver_change)
     def deliver_change(original: Any, task: Any, event: Any) -> None:
         original(task, {"task": json.loads(json.dumps(task))})
 
-    @replaces(ref, "delivery_headers")
+    @replaces(ref.delivery_headers)
     def headers(original: Any, config: Any) -> dict[str, bytes]:
         out = dict(original(config))
         if "Authorization" in out:
@@ -826,7 +827,7 @@ def push_task_snapshots(ref: Any) -> None:
 
 
 @variant
-def push_loopback_refused(ref: Any) -> None:
+def push_loopback_refused(ref: A2AReference) -> None:
     """Every loopback webhook is refused, the kit's receiver on 127.0.0.1 included.
 
     allowed by: §13.2 "Reject private IP ranges (127.0.0.0/8, 10.0.0.0/8, 172.16.0.0/12,
@@ -836,11 +837,11 @@ def push_loopback_refused(ref: Any) -> None:
 
 
 @variant
-def push_answers_without_task_id(ref: Any) -> None:
+def push_answers_without_task_id(ref: A2AReference) -> None:
     """Configs are answered without their taskId (the request named the task).
 
     allowed by: a2a.proto TaskPushNotificationConfig "string task_id = 3;" (not REQUIRED)"""
-    @replaces(ref, "config_view")
+    @replaces(ref.config_view)
     def view(original: Any, config: Any) -> Any:
         out = original(config)
         out.pop("taskId", None)
@@ -848,13 +849,13 @@ def push_answers_without_task_id(ref: Any) -> None:
 
 
 @variant
-def push_foreign_task_forbidden(ref: Any) -> None:
+def push_foreign_task_forbidden(ref: A2AReference) -> None:
     """A push config request about another caller's task gets HTTP 403 (a permission refusal),
     not TaskNotFoundError.
 
     allowed by: §13.1 "Authorization boundaries are defined by each agent's authorization
     model, not prescribed by the protocol\""""
-    @replaces(ref, "push_task")
+    @replaces(ref.push_task)
     def task(original: Any, params: Any, caller: str) -> Any:
         task_id = params.get("taskId")
         if task_id in ref.tasks and ref.owners.get(task_id) != caller:

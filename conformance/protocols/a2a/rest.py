@@ -19,6 +19,7 @@ from conformance.protocols.a2a.client import A2AClient, blocked_looks
 from conformance.protocols.a2a.driving import any_task, push_config, task_from
 from conformance.protocols.a2a.expectations import binding_only
 from conformance.protocols.a2a.provocations import a2a_errors, validation_errors
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.protocols.a2a.routes import STREAM_TIMEOUT, reached, subscribe
 from conformance.transport.binding import Reply
 
@@ -81,9 +82,9 @@ def check_routes(ctx: CheckContext) -> None:
 
 
 @check_routes.fault
-def rest_cancel_unrouted(ref: Any) -> None:
+def rest_cancel_unrouted(ref: A2AReference) -> None:
     """POST /tasks/{id}:cancel has no route (404)."""
-    @replaces(ref, "match_route")
+    @replaces(ref.match_route)
     def match_route(original: Any, verb: str, path: str) -> Any:
         found = original(verb, path)
         return None if found is not None and found[0] == "CancelTask" else found
@@ -126,9 +127,9 @@ def check_error_body(ctx: CheckContext) -> None:
 
 
 @check_error_body.fault
-def rest_error_code_jsonrpc(ref: Any) -> None:
+def rest_error_code_jsonrpc(ref: A2AReference) -> None:
     """HTTP+JSON errors carry the JSON-RPC code as error.code (-32001 at HTTP 404)."""
-    @replaces(ref, "rest_error_body")
+    @replaces(ref.rest_error_body)
     def body(original: Any, refusal: Any, status: int) -> dict[str, Any]:
         out = original(refusal, status)
         out["error"]["code"] = ref.jsonrpc_code(refusal)
@@ -136,9 +137,9 @@ def rest_error_code_jsonrpc(ref: Any) -> None:
 
 
 @check_error_body.fault
-def rest_error_unwrapped(ref: Any) -> None:
+def rest_error_unwrapped(ref: A2AReference) -> None:
     """HTTP+JSON errors are the Status object itself, without the error member around it."""
-    @replaces(ref, "rest_error_body")
+    @replaces(ref.rest_error_body)
     def body(original: Any, refusal: Any, status: int) -> dict[str, Any]:
         return dict(original(refusal, status)["error"])
 
@@ -167,9 +168,9 @@ def check_content_type(ctx: CheckContext) -> None:
 
 
 @check_content_type.fault
-def rest_answers_json(ref: Any) -> None:
+def rest_answers_json(ref: A2AReference) -> None:
     """HTTP+JSON answers are application/json."""
-    @replaces(ref, "rest_response")
+    @replaces(ref.rest_response)
     def response(original: Any, body: Any, status: int = 200) -> Any:
         out = original(body, status)
         out.headers["content-type"] = "application/json"
@@ -220,9 +221,9 @@ def check_query_params(ctx: CheckContext) -> None:
 
 
 @check_query_params.fault
-def rest_query_camel_case_ignored(ref: Any) -> None:
+def rest_query_camel_case_ignored(ref: A2AReference) -> None:
     """Query parameters named in camelCase are ignored (only the proto's snake_case names are read)."""
-    @replaces(ref, "query_params")
+    @replaces(ref.query_params)
     def query_params(original: Any, method: str, request: Any) -> dict[str, Any]:
         camel = {key for key in request.query_params if key != key.lower()}
         return {k: v for k, v in original(method, request).items() if k not in camel}
@@ -257,9 +258,9 @@ def check_tenant_paths(ctx: CheckContext) -> None:
 
 
 @check_tenant_paths.fault
-def rest_tenant_unrouted(ref: Any) -> None:
+def rest_tenant_unrouted(ref: A2AReference) -> None:
     """The card's HTTP+JSON interface declares a tenant, and no /{tenant}/... route is served."""
-    @replaces(ref, "card")
+    @replaces(ref.card)
     def card(original: Any, request: Any) -> dict[str, Any]:
         out = dict(original(request))
         out["supportedInterfaces"] = [{**i, "tenant": "conformance-tenant"}
@@ -267,7 +268,7 @@ def rest_tenant_unrouted(ref: Any) -> None:
                                       for i in out["supportedInterfaces"]]
         return out
 
-    @replaces(ref, "match_route")
+    @replaces(ref.match_route)
     def match_route(original: Any, verb: str, path: str) -> Any:
         found = original(verb, path)
         return None if found is not None and "tenant" in found[1] else found

@@ -23,6 +23,7 @@ from conformance.protocols.a2a.answers import JSONRPC, describe
 from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.driving import any_task, never_issued, task_from
 from conformance.protocols.a2a.expectations import binding_only
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply, dig
 
 
@@ -76,9 +77,9 @@ def check_parse_error(ctx: CheckContext) -> None:
 
 
 @check_parse_error.fault
-def rpc_parse_error_recoded(ref: Any) -> None:
+def rpc_parse_error_recoded(ref: A2AReference) -> None:
     """A body that is not JSON is answered -32600 (InvalidRequestError)."""
-    @replaces(ref, "rpc_error")
+    @replaces(ref.rpc_error)
     def rpc_error(original: Any, request_id: Any, refusal: Refusal) -> Any:
         if refusal.name == "JSONParseError":
             refusal = Refusal("InvalidRequestError", refusal.message)
@@ -86,9 +87,9 @@ def rpc_parse_error_recoded(ref: Any) -> None:
 
 
 @check_parse_error.fault
-def rpc_parse_error_id_not_null(ref: Any) -> None:
+def rpc_parse_error_id_not_null(ref: A2AReference) -> None:
     """The parse error's id is 0 instead of null."""
-    @replaces(ref, "rpc_error")
+    @replaces(ref.rpc_error)
     def rpc_error(original: Any, request_id: Any, refusal: Refusal) -> Any:
         return original(0 if refusal.name == "JSONParseError" else request_id, refusal)
 
@@ -118,9 +119,9 @@ def check_invalid_request(ctx: CheckContext) -> None:
 
 
 @check_invalid_request.fault
-def rpc_invalid_request_unchecked(ref: Any) -> None:
+def rpc_invalid_request_unchecked(ref: A2AReference) -> None:
     """Any JSON is taken for a Request object: members missing or of the wrong type are not refused."""
-    @replaces(ref, "is_request")
+    @replaces(ref.is_request)
     def is_request(original: Any, body: Any) -> bool:
         return isinstance(body, dict) and "method" in body or bool(original(body))
 
@@ -140,9 +141,9 @@ def check_method_not_found(ctx: CheckContext) -> None:
 
 
 @check_method_not_found.fault
-def rpc_unknown_method_invalid_params(ref: Any) -> None:
+def rpc_unknown_method_invalid_params(ref: A2AReference) -> None:
     """An unknown method is answered -32602 (InvalidParamsError)."""
-    @replaces(ref, "dispatch")
+    @replaces(ref.dispatch)
     def dispatch(original: Any, method: str, params: Any, caller: str) -> Any:
         if method not in ref.methods:
             raise Refusal("InvalidParamsError", f"no such method {method!r}")
@@ -169,9 +170,9 @@ def check_methods(ctx: CheckContext) -> None:
 
 
 @check_methods.fault
-def rpc_list_tasks_unrouted(ref: Any) -> None:
+def rpc_list_tasks_unrouted(ref: A2AReference) -> None:
     """ListTasks is not served: answered -32601."""
-    @replaces(ref, "dispatch")
+    @replaces(ref.dispatch)
     def dispatch(original: Any, method: str, params: Any, caller: str) -> Any:
         if method == "ListTasks":
             raise Refusal("MethodNotFoundError", "method 'ListTasks' not found")
@@ -224,25 +225,25 @@ def check_envelope(ctx: CheckContext) -> None:
 
 
 @check_envelope.fault
-def rpc_id_stringified(ref: Any) -> None:
+def rpc_id_stringified(ref: A2AReference) -> None:
     """The response's id is the request's id as a string (4242 comes back "4242")."""
-    @replaces(ref, "rpc_envelope")
+    @replaces(ref.rpc_envelope)
     def envelope(original: Any, request_id: Any, member: str, value: Any) -> dict[str, Any]:
         return dict(original(None if request_id is None else str(request_id), member, value))
 
 
 @check_envelope.fault
-def rpc_version_member_missing(ref: Any) -> None:
+def rpc_version_member_missing(ref: A2AReference) -> None:
     """Responses leave out the jsonrpc member."""
-    @replaces(ref, "rpc_envelope")
+    @replaces(ref.rpc_envelope)
     def envelope(original: Any, request_id: Any, member: str, value: Any) -> dict[str, Any]:
         return {k: v for k, v in original(request_id, member, value).items() if k != "jsonrpc"}
 
 
 @check_envelope.fault
-def rpc_result_beside_error(ref: Any) -> None:
+def rpc_result_beside_error(ref: A2AReference) -> None:
     """Error responses carry "result": null beside the error."""
-    @replaces(ref, "rpc_envelope")
+    @replaces(ref.rpc_envelope)
     def envelope(original: Any, request_id: Any, member: str, value: Any) -> dict[str, Any]:
         out = dict(original(request_id, member, value))
         if member == "error":
@@ -251,9 +252,9 @@ def rpc_result_beside_error(ref: Any) -> None:
 
 
 @check_envelope.fault
-def rpc_answers_text_plain(ref: Any) -> None:
+def rpc_answers_text_plain(ref: A2AReference) -> None:
     """JSON-RPC answers come as text/plain."""
-    @replaces(ref, "rpc_response")
+    @replaces(ref.rpc_response)
     def response(original: Any, envelope: dict[str, Any], status: int = 200) -> Any:
         out = original(envelope, status)
         out.headers["content-type"] = "text/plain; charset=utf-8"
@@ -283,9 +284,9 @@ def check_tenant_field(ctx: CheckContext) -> None:
 
 
 @check_tenant_field.fault
-def rpc_tenant_refused(ref: Any) -> None:
+def rpc_tenant_refused(ref: A2AReference) -> None:
     """The card's JSONRPC interface declares a tenant, and requests carrying it are refused."""
-    @replaces(ref, "card")
+    @replaces(ref.card)
     def card(original: Any, request: Any) -> dict[str, Any]:
         out = dict(original(request))
         out["supportedInterfaces"] = [{**i, "tenant": "conformance-tenant"}
@@ -293,7 +294,7 @@ def rpc_tenant_refused(ref: Any) -> None:
                                       for i in out["supportedInterfaces"]]
         return out
 
-    @replaces(ref, "dispatch")
+    @replaces(ref.dispatch)
     def dispatch(original: Any, method: str, params: Any, caller: str) -> Any:
         if isinstance(params, dict) and params.get("tenant"):
             raise Refusal("InvalidParamsError", f"unknown tenant {params['tenant']!r}")
@@ -327,9 +328,9 @@ def check_notification(ctx: CheckContext) -> None:
 
 
 @check_notification.fault
-def notification_answered(ref: Any) -> None:
+def notification_answered(ref: A2AReference) -> None:
     """A notification is answered like a request, with a response whose id is null."""
-    @replaces(ref, "rpc_notified")
+    @replaces(ref.rpc_notified)
     def notified(original: Any, refusal: Refusal | None) -> Any:
         if refusal is not None:
             return ref.rpc_error(None, refusal)
@@ -337,33 +338,33 @@ def notification_answered(ref: Any) -> None:
 
 
 @check_notification.fault
-def notification_refused(ref: Any) -> None:
+def notification_refused(ref: A2AReference) -> None:
     """A request without id is refused as an invalid request (-32600, id null): an A2A request
     read as needing an id (section 9.3's example has one), where JSON-RPC 2.0 says not to reply."""
-    @replaces(ref, "is_request")
+    @replaces(ref.is_request)
     def is_request(original: Any, body: Any) -> bool:
         return isinstance(body, dict) and "id" in body and bool(original(body))
 
 
 @variant(binding_kind="jsonrpc-http")
-def notification_answered_empty_200(ref: Any) -> None:
+def notification_answered_empty_200(ref: A2AReference) -> None:
     """A notification is answered HTTP 200 with an empty body.
 
     allowed by: JSON-RPC 2.0 (the binding's protocol: specs/a2a/specification.md section 9.1
     "**Protocol:** JSON-RPC 2.0 over HTTP(S)"), section 4.1: the server does not reply to a
     notification; over HTTP an empty answer of any success status carries no reply"""
-    @replaces(ref, "rpc_notified")
+    @replaces(ref.rpc_notified)
     def notified(original: Any, refusal: Refusal | None) -> Any:
         out = original(refusal)
         return Response(status_code=200) if out.status_code == 204 else out
 
 
 @variant(binding_kind="jsonrpc-http")
-def notification_answered_202(ref: Any) -> None:
+def notification_answered_202(ref: A2AReference) -> None:
     """A notification is answered HTTP 202 Accepted with an empty body.
 
     allowed by: as notification_answered_empty_200 (an empty answer carries no JSON-RPC reply)"""
-    @replaces(ref, "rpc_notified")
+    @replaces(ref.rpc_notified)
     def notified(original: Any, refusal: Refusal | None) -> Any:
         out = original(refusal)
         return Response(status_code=202) if out.status_code == 204 else out
@@ -408,17 +409,17 @@ def check_batch(ctx: CheckContext) -> None:
 
 
 @check_batch.fault
-def batch_server_failure(ref: Any) -> None:
+def batch_server_failure(ref: A2AReference) -> None:
     """A batch is answered HTTP 500."""
-    @replaces(ref, "rpc_batch")
+    @replaces(ref.rpc_batch)
     def batch(original: Any, request: Any, items: list[Any]) -> Any:
         return Response("batch failed", status_code=500)
 
 
 @check_batch.fault
-def batch_first_answer_only(ref: Any) -> None:
+def batch_first_answer_only(ref: A2AReference) -> None:
     """A batch is answered with its first request's response alone, not an array."""
-    @replaces(ref, "rpc_batch")
+    @replaces(ref.rpc_batch)
     def batch(original: Any, request: Any, items: list[Any]) -> Any:
         if not items:
             return original(request, items)

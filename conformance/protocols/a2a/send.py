@@ -33,6 +33,7 @@ from conformance.protocols.a2a.driving import (
     result_of,
     task_answer,
 )
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import dig
 from conformance.transport.http import json_excerpt
 
@@ -138,9 +139,9 @@ def check_send_return_immediately(ctx: CheckContext) -> None:
 
 
 @check_send_return_immediately.fault
-def return_immediately_task_lost(ref: Any) -> None:
+def return_immediately_task_lost(ref: A2AReference) -> None:
     """A task answered under returnImmediately is never stored: GetTask does not find it."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         out: dict[str, Any] = original(params, caller)
         if dig(params, "configuration", "returnImmediately") is True and dig(out, "task", "id"):
@@ -164,9 +165,9 @@ def check_send_history_zero(ctx: CheckContext) -> None:
 
 
 @check_send_history_zero.fault
-def send_history_zero_ignored(ref: Any) -> None:
+def send_history_zero_ignored(ref: A2AReference) -> None:
     """SendMessage with historyLength 0 answers the task's whole history."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         out: dict[str, Any] = original(params, caller)
         task = ref.tasks.get(dig(out, "task", "id"))
@@ -196,9 +197,9 @@ def check_send_history_length(ctx: CheckContext) -> None:
 
 
 @check_send_history_length.fault
-def send_history_not_trimmed(ref: Any) -> None:
+def send_history_not_trimmed(ref: A2AReference) -> None:
     """SendMessage with a positive historyLength answers the task's whole history."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         out: dict[str, Any] = original(params, caller)
         task = ref.tasks.get(dig(out, "task", "id"))

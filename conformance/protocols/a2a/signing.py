@@ -220,7 +220,7 @@ def check_signatures_valid(ctx: CheckContext) -> None:
 @check_signatures_valid.fault
 def card_changed_after_signing(ref: Any) -> None:
     """The served card's description differs from the card that was signed."""
-    @replaces(ref, "sign_card")
+    @replaces(ref.sign_card)
     def sign(original: Any, card: dict[str, Any]) -> dict[str, Any]:
         signed = original(card)
         return {**signed, "description": str(signed.get("description", "")) + " (changed after signing)"}
@@ -231,7 +231,7 @@ def card_signed_by_another_key(ref: Any) -> None:
     """The JWKS the jku names holds, under the signature's kid, a key other than the one that signed."""
     from conformance.protocols.a2a.reference.signing import key_for
 
-    @replaces(ref, "jwks")
+    @replaces(ref.jwks)
     def jwks(original: Any) -> dict[str, Any]:
         served = original()
         other = key_for("conformance-another-key").export_public(as_dict=True)
@@ -241,7 +241,7 @@ def card_signed_by_another_key(ref: Any) -> None:
 @check_signatures_valid.fault
 def card_signed_not_canonical(ref: Any) -> None:
     """The signature is over the card as ``json.dumps`` writes it (spaces, insertion order), not RFC 8785."""
-    @replaces(ref, "sign_card")
+    @replaces(ref.sign_card)
     def sign(original: Any, card: dict[str, Any]) -> dict[str, Any]:
         out = dict(original(card))
         signed = jws.JWS(json.dumps({k: v for k, v in card.items() if k != SIGNATURES}).encode())
@@ -255,7 +255,7 @@ def card_signed_not_canonical(ref: Any) -> None:
 @check_signatures_valid.fault
 def card_signature_member_missing(ref: Any) -> None:
     """The AgentCardSignature carries `protected` but no `signature` (the proto marks both REQUIRED)."""
-    @replaces(ref, "sign_card")
+    @replaces(ref.sign_card)
     def sign(original: Any, card: dict[str, Any]) -> dict[str, Any]:
         signed = original(card)
         return {**signed, SIGNATURES: [{k: v for k, v in s.items() if k != SIGNATURE}
@@ -294,7 +294,7 @@ def check_signature_header(ctx: CheckContext) -> None:
 @check_signature_header.fault
 def card_signature_without_kid(ref: Any) -> None:
     """The protected header names alg and typ but no kid."""
-    @replaces(ref, "protected_header")
+    @replaces(ref.protected_header)
     def header(original: Any, key: Any, alg: str) -> dict[str, Any]:
         return {k: v for k, v in original(key, alg).items() if k != KID}
 
@@ -314,7 +314,7 @@ def check_signature_typ(ctx: CheckContext) -> None:
 @check_signature_typ.fault
 def card_signature_typ_jwt(ref: Any) -> None:
     """The protected header's typ is JWT."""
-    @replaces(ref, "protected_header")
+    @replaces(ref.protected_header)
     def header(original: Any, key: Any, alg: str) -> dict[str, Any]:
         return {**original(key, alg), TYP: "JWT"}
 
@@ -357,7 +357,7 @@ def card_defaults_served(ref: Any) -> None:
     as `REQUIRED` or has the `optional` keyword" (a rule of the signed form: what is served may
     carry them, and a verifier removes them, §8.4.3 "Remove properties with default values from
     the received Agent Card")"""
-    @replaces(ref, "card")
+    @replaces(ref.card)
     def card(original: Any, request: Any) -> dict[str, Any]:
         out = json.loads(json.dumps(original(request)))
         for skill in out.get("skills", []):

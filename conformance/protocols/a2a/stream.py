@@ -94,7 +94,7 @@ def stream_as_json(ref: Any) -> None:
     """Streamed answers are sent as one JSON array of the events (application/json), not as SSE."""
     from starlette.responses import JSONResponse
 
-    @replaces(ref, "sse")
+    @replaces(ref.sse)
     def sse(original: Any, stream: Any, wrap: Any) -> Any:
         return JSONResponse([wrap(e) for e in stream.queue])
 
@@ -130,7 +130,7 @@ def check_event_shape(ctx: CheckContext) -> None:
 def stream_events_of_the_other_binding(ref: Any) -> None:
     """Each event is what the other binding sends: over JSON-RPC the bare StreamResponse, over
     HTTP+JSON one inside a JSON-RPC envelope."""
-    @replaces(ref, "sse")
+    @replaces(ref.sse)
     def sse(original: Any, stream: Any, wrap: Any) -> Any:
         def other(event: Any) -> Any:
             wrapped = wrap(event)
@@ -142,7 +142,7 @@ def stream_events_of_the_other_binding(ref: Any) -> None:
 def stream_event_empty(ref: Any) -> None:
     """After its first event a stream sends a StreamResponse holding none of task, message,
     statusUpdate, artifactUpdate (a wire any binding carries: an empty protobuf message too)."""
-    @replaces(ref, "open_stream")
+    @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
         return original([*first[:1], {}, *first[1:]], task_id)
 
@@ -150,7 +150,7 @@ def stream_event_empty(ref: Any) -> None:
 @check_event_shape.fault
 def status_update_without_context(ref: Any) -> None:
     """Streamed status updates leave out their REQUIRED contextId."""
-    @replaces(ref, "sse_event")
+    @replaces(ref.sse_event)
     def sse_event(original: Any, payload: Any) -> str:
         inner = payload.get("result", payload) if isinstance(payload, dict) else payload
         if isinstance(inner, dict) and isinstance(inner.get("statusUpdate"), dict):
@@ -181,7 +181,7 @@ def dig_id(task: Any) -> Any:
 @check_task_first.fault
 def stream_without_task(ref: Any) -> None:
     """A streamed Task answer leaves the Task out: it begins with the first update."""
-    @replaces(ref, "open_stream")
+    @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
         return original(first[1:] if task_id and len(first) > 1 else first, task_id)
 
@@ -209,7 +209,7 @@ def check_message_only(ctx: CheckContext) -> None:
 @check_message_only.fault
 def message_stream_goes_on(ref: Any) -> None:
     """A streamed Message answer is followed by a second copy of the Message."""
-    @replaces(ref, "open_stream")
+    @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
         return original(first * 2 if task_id is None else first, task_id)
 
@@ -248,7 +248,7 @@ def check_close_terminal(ctx: CheckContext) -> None:
 @check_close_terminal.fault
 def stream_goes_on_after_terminal(ref: Any) -> None:
     """After the terminal status update, the stream sends the task's status update again."""
-    @replaces(ref, "open_stream")
+    @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
         ends = [e for e in first if "statusUpdate" in e]
         return original(first + ends[-1:] if task_id else first, task_id)
@@ -276,7 +276,7 @@ def check_order(ctx: CheckContext) -> None:
 @check_order.fault
 def stream_drops_artifact(ref: Any) -> None:
     """A streamed task's artifact updates are not sent (GetTask shows the artifact)."""
-    @replaces(ref, "open_stream")
+    @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
         return original([e for e in first if "artifactUpdate" not in e], task_id)
 
@@ -330,7 +330,7 @@ def check_sub_task_first(ctx: CheckContext) -> None:
 @check_sub_task_first.fault
 def subscription_without_task(ref: Any) -> None:
     """A subscription begins with a status update instead of the Task."""
-    @replaces(ref, "open_stream")
+    @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
         if first and "task" in first[0] and len(first) == 1:
             task = first[0]["task"]
@@ -363,7 +363,7 @@ def check_sub_updates(ctx: CheckContext) -> None:
 @check_sub_updates.fault
 def subscription_drops_updates(ref: Any) -> None:
     """A subscription streams the Task and then nothing of what changes (it closes at the end)."""
-    @replaces(ref, "open_stream")
+    @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
         stream = original(first, task_id)
         hear = stream.hear
@@ -381,7 +381,7 @@ def subscription_chunks_reordered(ref: Any) -> None:
     """An artifact's first chunk is published after the chunk appended to it."""
     held: list[Any] = []
 
-    @replaces(ref, "publish")
+    @replaces(ref.publish)
     def publish(original: Any, task: Any, event: Any) -> None:
         update = event.get("artifactUpdate") or {}
         if update and not update.get("append") and not update.get("lastChunk"):
@@ -407,7 +407,7 @@ def check_sub_close(ctx: CheckContext) -> None:
 @check_sub_close.fault
 def subscription_goes_on_after_terminal(ref: Any) -> None:
     """After the terminal state, a subscription sends an artifact update again."""
-    @replaces(ref, "open_stream")
+    @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
         stream = original(first, task_id)
         hear = stream.hear
@@ -454,7 +454,7 @@ def check_sub_terminal(ctx: CheckContext) -> None:
 @check_sub_terminal.fault
 def subscription_of_terminal_task_served(ref: Any) -> None:
     """SubscribeToTask of a completed task streams the Task and closes."""
-    @replaces(ref, "op_SubscribeToTask")
+    @replaces(ref.op_SubscribeToTask)
     def subscribe(original: Any, params: Any, caller: str) -> Any:
         task = ref.owned_task(params.get("id"), caller)
         if task["status"]["state"] in docs.terminal_states():
@@ -496,7 +496,7 @@ def check_sub_scoped(ctx: CheckContext) -> None:
 @check_sub_scoped.fault
 def subscription_of_any_owner(ref: Any) -> None:
     """SubscribeToTask finds a task whoever owns it."""
-    @replaces(ref, "op_SubscribeToTask")
+    @replaces(ref.op_SubscribeToTask)
     def subscribe(original: Any, params: Any, caller: str) -> Any:
         owner = ref.owners.get(params.get("id"))
         return original(params, owner or caller)
@@ -578,7 +578,7 @@ def broadcast_to_first_only(ref: Any) -> None:
     then, at the end, nothing."""
     listening: set[str] = set()
 
-    @replaces(ref, "open_stream")
+    @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
         stream = original(first, task_id)
         if task_id is None or task_id not in listening:
@@ -663,7 +663,7 @@ def waiting_task(client: A2AClient, message_id: str, thread: threading.Thread) -
 @check_auth_required_open.fault
 def auth_required_closes_stream(ref: Any) -> None:
     """A stream closes when its task goes to auth-required (the credential comes later)."""
-    @replaces(ref, "stream_ends")
+    @replaces(ref.stream_ends)
     def ends(original: Any) -> tuple[str, ...]:
         return (*original(), docs.state_named("auth_required"))
 
@@ -687,7 +687,7 @@ def stream_final_task_snapshot(ref: Any) -> None:
 
     allowed by: specs/a2a/specification.md section 11.7 "Implementations SHOULD avoid re-ordering
     events and MAY optionally resend a final `Task` snapshot before closing\""""
-    @replaces(ref, "sse")
+    @replaces(ref.sse)
     def sse(original: Any, stream: Any, wrap: Any) -> Any:
         if stream.task_id is None:
             return original(stream, wrap)
@@ -710,7 +710,7 @@ def sse_framing(ref: Any) -> None:
     other fields and the framing are the SSE standard's: "data" lines join with a line feed)"""
     numbers = iter(range(1, 1 << 30))
 
-    @replaces(ref, "sse_event")
+    @replaces(ref.sse_event)
     def sse_event(original: Any, payload: Any) -> str:
         lines = json.dumps(payload, indent=1).split("\n")
         return (": conformance\r\nevent: message\r\nid: " + str(next(numbers)) + "\r\n"

@@ -11,6 +11,7 @@ from conformance.kit.faults import replaces
 from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.documents import spec
 from conformance.protocols.a2a.driving import OUTCOME, driven, reaching, task_answer
+from conformance.protocols.a2a.reference import A2AReference
 
 
 @requirement(id="A2A-MULTI-NEW-TASK-IN-CONTEXT", level="MUST",
@@ -40,7 +41,7 @@ def check_new_task_in_context(ctx: CheckContext) -> None:
                                                  f"one named, {context}", kind="expectation")
 
 
-def known_context(ref: Any, params: dict[str, Any]) -> Any:
+def known_context(ref: A2AReference, params: dict[str, Any]) -> Any:
     """The task of the context a message without taskId names, where one exists."""
     message = params.get("message") or {}
     if message.get("taskId") or not message.get("contextId"):
@@ -50,9 +51,9 @@ def known_context(ref: Any, params: dict[str, Any]) -> Any:
 
 
 @check_new_task_in_context.fault
-def known_context_replaced(ref: Any) -> None:
+def known_context_replaced(ref: A2AReference) -> None:
     """A message naming a context the agent made (and no taskId) gets a new task in a new context."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def send(original: Any, params: dict[str, Any], caller: str) -> Any:
         if known_context(ref, params) is not None:
             params = {**params, "message": {k: v for k, v in params["message"].items() if k != "contextId"}}
@@ -60,10 +61,10 @@ def known_context_replaced(ref: Any) -> None:
 
 
 @check_new_task_in_context.fault
-def known_context_continues_task(ref: Any) -> None:
+def known_context_continues_task(ref: A2AReference) -> None:
     """A message naming a context the agent made (and no taskId) is added to the context's latest
     task, which is answered again."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def send(original: Any, params: dict[str, Any], caller: str) -> Any:
         task = known_context(ref, params)
         if task is None:

@@ -101,7 +101,7 @@ def check_history_omitted(ctx: CheckContext) -> None:
 @check_history_omitted.fault
 def history_zero_empty_list(ref: Any) -> None:
     """historyLength 0 shows the history as [] instead of leaving it out."""
-    @replaces(ref, "view")
+    @replaces(ref.view)
     def view(original: Any, task: dict[str, Any], history_length: Any = None, *args: Any) -> dict[str, Any]:
         out: dict[str, Any] = original(task, history_length, *args)
         if history_length is not None and int(history_length) == 0:
@@ -135,7 +135,7 @@ def check_cancel_task(ctx: CheckContext) -> None:
 @check_cancel_task.fault
 def cancel_not_stored(ref: Any) -> None:
     """CancelTask answers the task canceled but the task keeps working."""
-    @replaces(ref, "op_CancelTask")
+    @replaces(ref.op_CancelTask)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         task = ref.tasks.get(params.get("id"))
         before = dict(task["status"]) if task else None
@@ -179,7 +179,7 @@ def check_cancel_idempotent(ctx: CheckContext) -> None:
 @check_cancel_idempotent.fault
 def cancel_again_fails(ref: Any) -> None:
     """A second CancelTask of a canceled task fails with an internal error."""
-    @replaces(ref, "op_CancelTask")
+    @replaces(ref.op_CancelTask)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         task = ref.tasks.get(params.get("id"))
         if task is not None and task["status"]["state"] == docs.state_named("canceled"):
@@ -190,7 +190,7 @@ def cancel_again_fails(ref: Any) -> None:
 @check_cancel_idempotent.fault
 def cancel_again_revives(ref: Any) -> None:
     """A second CancelTask of a canceled task sets it working again."""
-    @replaces(ref, "op_CancelTask")
+    @replaces(ref.op_CancelTask)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         task = ref.tasks.get(params.get("id"))
         if task is not None and task["status"]["state"] == docs.state_named("canceled"):
@@ -235,7 +235,7 @@ def check_task_terminal(ctx: CheckContext) -> None:
 @check_task_terminal.fault
 def terminal_task_accepts_message(ref: Any) -> None:
     """A message to a terminal task is accepted: the agent runs again on it."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         task = ref.tasks.get((params.get("message") or {}).get("taskId"))
         if task is not None and task["status"]["state"] in docs.terminal_states():
@@ -246,7 +246,7 @@ def terminal_task_accepts_message(ref: Any) -> None:
 @check_task_terminal.fault
 def terminal_refusal_moves_state(ref: Any) -> None:
     """A message to a terminal task is refused, but the task is left working."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         try:
             return dict(original(params, caller))
@@ -307,7 +307,7 @@ def check_task_states(ctx: CheckContext) -> None:
 @check_task_states.fault
 def working_state_unspecified(ref: Any) -> None:
     """A working task shows TASK_STATE_UNSPECIFIED."""
-    @replaces(ref, "set_status")
+    @replaces(ref.set_status)
     def set_status(original: Any, task: dict[str, Any], state_word: str, text: str | None = None) -> None:
         original(task, state_word, text)
         if state_word == "working":

@@ -10,16 +10,17 @@ from typing import Any
 
 from conformance.kit.declare import variant
 from conformance.kit.faults import replaces
+from conformance.protocols.a2a.reference import A2AReference
 
 AUTH = "https://auth.example.com"
 
 
-def serving_xcard(ref: Any) -> None:
+def serving_xcard(ref: A2AReference) -> None:
     ref.config = dataclasses.replace(ref.config, extended_agent_card=True)
 
 
 @variant
-def xcard_served(ref: Any) -> None:
+def xcard_served(ref: A2AReference) -> None:
     """The card declares capabilities.extendedAgentCard, and GetExtendedAgentCard answers the
     extended card to an authenticated caller (the public card and one more skill).
 
@@ -30,7 +31,7 @@ def xcard_served(ref: Any) -> None:
 
 
 @variant
-def xcard_by_caller(ref: Any) -> None:
+def xcard_by_caller(ref: A2AReference) -> None:
     """The extended card differs by caller: the main caller sees a skill with its rate limits
     and its own configuration; another sees the public card's skills only.
 
@@ -40,7 +41,7 @@ def xcard_by_caller(ref: Any) -> None:
     "Extended cards **MAY** include organization-specific or user-specific configuration\""""
     serving_xcard(ref)
 
-    @replaces(ref, "extended_card")
+    @replaces(ref.extended_card)
     def card(original: Any, public: dict[str, Any], caller: str) -> dict[str, Any]:
         if caller != "full":
             return dict(public)
@@ -51,7 +52,7 @@ def xcard_by_caller(ref: Any) -> None:
 
 
 @variant
-def card_many_security_schemes(ref: Any) -> None:
+def card_many_security_schemes(ref: A2AReference) -> None:
     """The card declares, beside its bearer scheme, one security scheme of every other kind
     and an OAuth 2.0 scheme for every flow (each with the REQUIRED fields; the deprecated flows
     with empty scopes and no optional URL).
@@ -80,7 +81,7 @@ def card_many_security_schemes(ref: Any) -> None:
            for flow, body in flows.items()},
     }
 
-    @replaces(ref, "card")
+    @replaces(ref.card)
     def card(original: Any, request: Any) -> dict[str, Any]:
         out = dict(original(request))
         out["securitySchemes"] = {**out.get("securitySchemes", {}), **more}
@@ -88,12 +89,12 @@ def card_many_security_schemes(ref: Any) -> None:
 
 
 @variant
-def custom_binding_uri(ref: Any) -> None:
+def custom_binding_uri(ref: A2AReference) -> None:
     """The card declares a custom binding too, named by a URI.
 
     allowed by: specification.md section 5.8 "Custom protocol bindings **SHOULD** be identified by a
     URI" (its example: "https://example.com/bindings/websocket/v1")"""
-    @replaces(ref, "card")
+    @replaces(ref.card)
     def card(original: Any, request: Any) -> dict[str, Any]:
         out = dict(original(request))
         custom = {"url": "wss://agent.example.com/a2a/ws", "protocolVersion": ref.config.version,

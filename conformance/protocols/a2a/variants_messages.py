@@ -9,10 +9,11 @@ from typing import Any
 
 from conformance.kit.declare import variant
 from conformance.kit.faults import replaces
+from conformance.protocols.a2a.reference import A2AReference
 
 
 @variant
-def duplicate_message_same_task(ref: Any) -> None:
+def duplicate_message_same_task(ref: A2AReference) -> None:
     """A SendMessage repeating a messageId the agent has seen answers the task that message
     made, as it is now (the duplicate is detected, nothing is run again).
 
@@ -20,7 +21,7 @@ def duplicate_message_same_task(ref: Any) -> None:
     Agents may utilize the messageId to detect duplicate messages.\""""
     made: dict[tuple[str, str], str] = {}
 
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def send(original: Any, params: dict[str, Any], caller: str) -> Any:
         key = (caller, str(params["message"].get("messageId")))
         if key in made and made[key] in ref.tasks:
@@ -32,14 +33,14 @@ def duplicate_message_same_task(ref: Any) -> None:
 
 
 @variant
-def raw_parts_echoed_unpadded(ref: Any) -> None:
+def raw_parts_echoed_unpadded(ref: A2AReference) -> None:
     """A completed task echoes the raw parts it was sent in an artifact, in base64 without
     padding.
 
     allowed by: a2a.proto Part.raw "In JSON serialization, this is encoded as a base64 string"
     and specification.md section 5.5 "This follows the ProtoJSON specification" (whose readers
     take base64 with or without padding)"""
-    @replaces(ref, "run_agent")
+    @replaces(ref.run_agent)
     def run_agent(original: Any, task: dict[str, Any], message: dict[str, Any], outcome: str) -> None:
         original(task, message, outcome)
         raws = [{**p, "raw": base64.b64encode(base64.b64decode(p["raw"])).decode().rstrip("=")}

@@ -11,16 +11,17 @@ from conformance.kit.declare import variant
 from conformance.kit.faults import replaces
 from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import dig
 
 
 @variant
-def ordinary_messages_answered_directly(ref: Any) -> None:
+def ordinary_messages_answered_directly(ref: A2AReference) -> None:
     """A new message the agent would complete is answered with a direct Message, no task.
 
     allowed by: section 3.1.1 "The agent MAY create a new `Task` to process the provided
     message asynchronously or MAY return a direct `Message` response for simple interactions"."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         message = params.get("message") or {}
         if message.get("taskId") or (ref.script and ref.script[0] != "completed"):
@@ -31,7 +32,7 @@ def ordinary_messages_answered_directly(ref: Any) -> None:
 
 
 @variant
-def return_immediately_after_agent(ref: Any) -> None:
+def return_immediately_after_agent(ref: A2AReference) -> None:
     """With returnImmediately the answer shows the task as the agent already left it
     (completed, input-required), not the working snapshot.
 
@@ -39,7 +40,7 @@ def return_immediately_after_agent(ref: Any) -> None:
     `TASK_STATE_WORKING`, `TASK_STATE_INPUT_REQUIRED`)" (examples, not a rule) and the
     proto's return_immediately: "returns immediately after creating the task, even if
     processing is still in progress"."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         out: dict[str, Any] = original(params, caller)
         task = ref.tasks.get(dig(out, "task", "id"))
@@ -49,12 +50,12 @@ def return_immediately_after_agent(ref: Any) -> None:
 
 
 @variant
-def client_context_refused(ref: Any) -> None:
+def client_context_refused(ref: A2AReference) -> None:
     """A new message with a contextId the agent never issued is refused as invalid.
 
     allowed by: section 3.4.1 "If an agent cannot accept a client-provided `contextId`, it
     **MUST** reject the request with an error"."""
-    @replaces(ref, "op_SendMessage")
+    @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         message = params.get("message") or {}
         context = message.get("contextId")
@@ -66,12 +67,12 @@ def client_context_refused(ref: Any) -> None:
 
 
 @variant
-def history_zero_empty(ref: Any) -> None:
+def history_zero_empty(ref: A2AReference) -> None:
     """historyLength 0 shows the history as an empty array rather than leaving it out.
 
     allowed by: section 3.2.4 "0: No history should be returned; the `history` field SHOULD
     be omitted" (a SHOULD: an empty history returns no message either)."""
-    @replaces(ref, "view")
+    @replaces(ref.view)
     def view(original: Any, task: dict[str, Any], history_length: Any = None, *args: Any) -> dict[str, Any]:
         out: dict[str, Any] = original(task, history_length, *args)
         if history_length is not None and int(history_length) == 0:
@@ -80,12 +81,12 @@ def history_zero_empty(ref: Any) -> None:
 
 
 @variant
-def no_history_by_default(ref: Any) -> None:
+def no_history_by_default(ref: A2AReference) -> None:
     """Without historyLength no history is shown at all.
 
     allowed by: section 3.2.4 "Unset/undefined: No limit imposed; server returns its default
     amount of history (implementation-defined, may be all history)"."""
-    @replaces(ref, "view")
+    @replaces(ref.view)
     def view(original: Any, task: dict[str, Any], history_length: Any = None, *args: Any) -> dict[str, Any]:
         out: dict[str, Any] = original(task, history_length, *args)
         if history_length is None:
@@ -94,12 +95,12 @@ def no_history_by_default(ref: Any) -> None:
 
 
 @variant
-def agent_messages_in_history(ref: Any) -> None:
+def agent_messages_in_history(ref: A2AReference) -> None:
     """The agent's status messages (asking for input, failing) are kept in the history too.
 
     allowed by: section 3.7 "The Task History field contains Messages exchanged during task
     execution ... The agent is responsible to determine which Messages are persisted"."""
-    @replaces(ref, "set_status")
+    @replaces(ref.set_status)
     def set_status(original: Any, task: dict[str, Any], state: str, text: str | None = None) -> None:
         original(task, state, text)
         if text is not None:
@@ -107,12 +108,12 @@ def agent_messages_in_history(ref: Any) -> None:
 
 
 @variant
-def cancel_again_answers_task(ref: Any) -> None:
+def cancel_again_answers_task(ref: A2AReference) -> None:
     """A second CancelTask of a canceled task answers the canceled task again.
 
     allowed by: section 3.3.1 "**Cancel Task** operations are idempotent - multiple
     cancellation requests have the same effect"."""
-    @replaces(ref, "op_CancelTask")
+    @replaces(ref.op_CancelTask)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         task = ref.owned_task(params.get("id"), caller)
         if task["status"]["state"] == docs.state_named("canceled"):
@@ -121,12 +122,12 @@ def cancel_again_answers_task(ref: Any) -> None:
 
 
 @variant
-def canceled_task_purged(ref: Any) -> None:
+def canceled_task_purged(ref: A2AReference) -> None:
     """A second CancelTask of a canceled task purges it: TaskNotFoundError, and the task is gone.
 
     allowed by: section 3.3.1 "A duplicate cancellation request MAY return
     `TaskNotFoundError` if the task has already been canceled and purged"."""
-    @replaces(ref, "op_CancelTask")
+    @replaces(ref.op_CancelTask)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         task = ref.owned_task(params.get("id"), caller)
         if task["status"]["state"] == docs.state_named("canceled"):
@@ -137,12 +138,12 @@ def canceled_task_purged(ref: Any) -> None:
 
 
 @variant
-def cancel_refused_in_progress(ref: Any) -> None:
+def cancel_refused_in_progress(ref: A2AReference) -> None:
     """CancelTask of a task the agent is working on is refused: it cannot be canceled now.
 
     allowed by: section 3.1.5 "The server will attempt to cancel the task, but success is not
     guaranteed (e.g., ... cancellation might not be supported at its current stage)"."""
-    @replaces(ref, "op_CancelTask")
+    @replaces(ref.op_CancelTask)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         task = ref.owned_task(params.get("id"), caller)
         if task["status"]["state"] == docs.state_named("working"):
@@ -151,12 +152,12 @@ def cancel_refused_in_progress(ref: Any) -> None:
 
 
 @variant
-def page_size_clamped(ref: Any) -> None:
+def page_size_clamped(ref: A2AReference) -> None:
     """A pageSize above the maximum is served at the maximum, one below 1 at the default.
 
     allowed by: the proto's ListTasksRequest.page_size "The service may return fewer than this
     value" with "The maximum value is 100" (a bound, not a refusal the proto names)."""
-    @replaces(ref, "op_ListTasks")
+    @replaces(ref.op_ListTasks)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         size = params.get("pageSize")
         if isinstance(size, int) and not 1 <= size <= ref.limit("list_page_size_max"):
@@ -166,12 +167,12 @@ def page_size_clamped(ref: Any) -> None:
 
 
 @variant
-def list_pages_of_one(ref: Any) -> None:
+def list_pages_of_one(ref: A2AReference) -> None:
     """ListTasks serves one task a page, whatever pageSize asks.
 
     allowed by: the proto's ListTasksRequest.page_size "The maximum number of tasks to return.
     The service may return fewer than this value"."""
-    @replaces(ref, "op_ListTasks")
+    @replaces(ref.op_ListTasks)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         if isinstance(params.get("pageSize"), int) and params["pageSize"] < 1:
             return dict(original(params, caller))  # refused as before
@@ -179,23 +180,23 @@ def list_pages_of_one(ref: Any) -> None:
 
 
 @variant
-def timestamps_whole_seconds(ref: Any) -> None:
+def timestamps_whole_seconds(ref: A2AReference) -> None:
     """Status timestamps are whole seconds, without a fraction.
 
     allowed by: section 5.6.1 "When millisecond precision is not available, the fractional
     seconds portion **MAY** be omitted or zero-filled"."""
-    @replaces(ref, "set_status")
+    @replaces(ref.set_status)
     def set_status(original: Any, task: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         original(task, *args, **kwargs)
         task["status"]["timestamp"] = re.sub(r"\.\d+Z$", "Z", task["status"]["timestamp"])
 
 
 @variant
-def no_status_timestamps(ref: Any) -> None:
+def no_status_timestamps(ref: A2AReference) -> None:
     """A task's status carries no timestamp.
 
     allowed by: the proto's TaskStatus.timestamp, an optional field (not REQUIRED)."""
-    @replaces(ref, "set_status")
+    @replaces(ref.set_status)
     def set_status(original: Any, task: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         original(task, *args, **kwargs)
         task["status"].pop("timestamp", None)

@@ -37,7 +37,7 @@ def version_error_problem_json(ref: Any) -> None:
     allowed by: specification.md section 6.4 "Version Negotiation Error", whose response is
     "HTTP/1.1 400 Bad Request / Content-Type: application/problem+json" with a "type" naming
     version-not-supported"""
-    @replaces(ref, "rest_error")
+    @replaces(ref.rest_error)
     def rest_error(original: Any, refusal: Refusal) -> Any:
         if refusal.name != VERSION:
             return original(refusal)
@@ -54,7 +54,7 @@ def tenant_declared(ref: Any) -> None:
     allowed by: a2a.proto AgentInterface.tenant "Optional. An opaque string used for routing
     requests to a specific agent or tenant when multiple agents are served behind a single A2A
     endpoint\""""
-    @replaces(ref, "card")
+    @replaces(ref.card)
     def card(original: Any, request: Any) -> dict[str, Any]:
         out = dict(original(request))
         out["supportedInterfaces"] = [{**i, "tenant": TENANT} for i in out["supportedInterfaces"]]
@@ -70,7 +70,7 @@ def card_capabilities_absent(ref: Any) -> None:
     `false` or not present" (and likewise streaming and extendedAgentCard)"""
     ref.config = dataclasses.replace(ref.config, streaming=False)  # what the card says, the agent does
 
-    @replaces(ref, "card")
+    @replaces(ref.card)
     def card(original: Any, request: Any) -> dict[str, Any]:
         return {**original(request), "capabilities": {}}
 
@@ -83,7 +83,7 @@ def content_type_refused_invalid_params(ref: Any) -> None:
     allowed by: specification.md section 3.3.2, Validation Errors: "Example error codes: HTTP `400
     Bad Request`, gRPC `INVALID_ARGUMENT`, JSON-RPC `-32602 Invalid params`" with "Example
     scenarios: ... unsupported content type\""""
-    @replaces(ref, "check_media_types")
+    @replaces(ref.check_media_types)
     def check(original: Any, message: dict[str, Any]) -> None:
         try:
             original(message)
@@ -97,7 +97,7 @@ def rpc_errors_without_data(ref: Any) -> None:
 
     allowed by: specification.md section 3.3.2 "**Error Details** (optional): An array of objects"
     (section 9.5 asks for well-known types only as a SHOULD)"""
-    @replaces(ref, "rpc_error_object")
+    @replaces(ref.rpc_error_object)
     def rpc(original: Any, refusal: Refusal) -> dict[str, Any]:
         return {k: v for k, v in original(refusal).items() if k != "data"}
 
@@ -110,7 +110,7 @@ def rest_error_details_extra(ref: Any) -> None:
     further objects in the `details` array\""""
     prefix = docs.error_info()["@type"].rsplit("/", 1)[0]
 
-    @replaces(ref, "rest_error_body")
+    @replaces(ref.rest_error_body)
     def body(original: Any, refusal: Refusal, status: int) -> dict[str, Any]:
         out = original(refusal, status)
         extra = {"@type": f"{prefix}/google.rpc.LocalizedMessage", "locale": "en", "message": refusal.message}
@@ -125,7 +125,7 @@ def xcard_declared_unconfigured(ref: Any) -> None:
 
     allowed by: specification.md section 3.3.4 "If the agent declares support but has not
     configured an extended card, it **MUST** return `ExtendedAgentCardNotConfiguredError`\""""
-    @replaces(ref, "card")
+    @replaces(ref.card)
     def card(original: Any, request: Any) -> dict[str, Any]:
         out = dict(original(request))
         out["capabilities"] = {**out.get("capabilities", {}), "extendedAgentCard": True}

@@ -19,6 +19,7 @@ from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.driving import any_task, task_from
 from conformance.protocols.a2a.expectations import expect_carries
 from conformance.protocols.a2a.negotiation import EMPTY_MEANS, HEADER, declared, serves_profile_version
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply
 
 
@@ -57,9 +58,9 @@ def check_header(ctx: CheckContext) -> None:
 
 
 @check_header.fault
-def version_header_ignored(ref: Any) -> None:
+def version_header_ignored(ref: A2AReference) -> None:
     """The A2A-Version header is not read (only the request parameter is): every request counts as 0.3."""
-    @replaces(ref, "requested_version")
+    @replaces(ref.requested_version)
     def requested(original: Any, request: Any) -> str:
         return str(request.query_params.get(HEADER) or "").strip()
 
@@ -115,10 +116,10 @@ def check_minor_unsupported(ctx: CheckContext) -> None:
 
 
 @check_minor_unsupported.fault
-def version_major_only(ref: Any) -> None:
+def version_major_only(ref: A2AReference) -> None:
     """Only the major version is compared: A2A-Version 1.1 or 1.9 is served as 1.0 (what the
     official Python SDK does)."""
-    @replaces(ref, "check_version")
+    @replaces(ref.check_version)
     def check(original: Any, request: Any) -> None:
         asked = ref.requested_version(request) or EMPTY_MEANS
         if asked.split(".")[0] != ref.config.version.split(".")[0]:
@@ -138,9 +139,9 @@ def check_patch_ignored(ctx: CheckContext) -> None:
 
 
 @check_patch_ignored.fault
-def version_patch_considered(ref: Any) -> None:
+def version_patch_considered(ref: A2AReference) -> None:
     """The whole A2A-Version is compared, patch number included: 1.0.1 is refused."""
-    @replaces(ref, "check_version")
+    @replaces(ref.check_version)
     def check(original: Any, request: Any) -> None:
         asked = ref.requested_version(request) or EMPTY_MEANS
         if asked != ref.config.version:
@@ -194,10 +195,10 @@ def check_query_param(ctx: CheckContext) -> None:
 
 
 @check_query_param.fault
-def version_query_invalid(ref: Any) -> None:
+def version_query_invalid(ref: A2AReference) -> None:
     """A request carrying the A2A-Version request parameter is refused as invalid params (neither
     reading: the parameter is not read as the version, and the request is not taken as 0.3)."""
-    @replaces(ref, "check_version")
+    @replaces(ref.check_version)
     def check(original: Any, request: Any) -> None:
         if HEADER in request.query_params and not request.headers.get(HEADER):
             raise Refusal("InvalidParamsError", f"unknown request parameter {HEADER}")
@@ -205,7 +206,7 @@ def version_query_invalid(ref: Any) -> None:
 
 
 @variant
-def version_query_ignored(ref: Any) -> None:
+def version_query_ignored(ref: A2AReference) -> None:
     """The A2A-Version request parameter is not read (only the header is): a request naming its
     version so is taken as 0.3 and refused with VersionNotSupportedError (A2A-VERSION-QUERY-PARAM
     is then untested, citing both readings).
@@ -214,7 +215,7 @@ def version_query_ignored(ref: Any) -> None:
     transmitted using standard HTTP request headers", section 11.2 (the same for HTTP+JSON), and
     3.6.2 "Agents MUST interpret empty value as 0.3 version"; section 3.6.1 only lets clients
     send the parameter"""
-    @replaces(ref, "requested_version")
+    @replaces(ref.requested_version)
     def requested(original: Any, request: Any) -> str:
         return str(request.headers.get(HEADER) or "").strip()
 
@@ -240,8 +241,8 @@ def check_empty_is_0_3(ctx: CheckContext) -> None:
 
 
 @check_empty_is_0_3.fault
-def version_empty_is_current(ref: Any) -> None:
+def version_empty_is_current(ref: A2AReference) -> None:
     """A request without A2A-Version is served as the current version (not as 0.3)."""
-    @replaces(ref, "requested_version")
+    @replaces(ref.requested_version)
     def requested(original: Any, request: Any) -> str:
         return str(original(request) or ref.config.version)

@@ -65,4 +65,5 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
 MODULES = ("envelope", "tasks", "contexts", "send", "stream", "lifecycle", "auth", "did", "rest", "methods",
            "variants")
 PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings,
+                    reference="conformance.protocols.bindu.reference:BinduReference",
                     credentials=credentials, modules=tuple(f"{__name__}.{module}" for module in MODULES))

@@ -57,7 +57,7 @@ def check_token_required(ctx: CheckContext) -> None:
 @check_token_required.fault
 def auth_not_enforced(ref: BinduReference) -> None:
     """A request without a bearer token is accepted."""
-    @replaces(ref, "authenticate")
+    @replaces(ref.authenticate)
     def authenticate(original: Any, headers: Any, method: str) -> Caller:
         if ref.bearer_token(headers) is None:
             return Caller("anonymous")
@@ -145,7 +145,7 @@ def check_scope_write(ctx: CheckContext) -> None:
 @check_scope_write.fault
 def write_implies_read(ref: BinduReference) -> None:
     """agent:write also unlocks the read methods."""
-    @replaces(ref, "granted_methods")
+    @replaces(ref.granted_methods)
     def granted(original: Any, scopes: Any) -> set[str]:
         scopes = tuple(scopes)
         extra = original(("agent:read",)) if "agent:write" in scopes else set()
@@ -163,7 +163,7 @@ def check_scope_legacy(ctx: CheckContext) -> None:
 @check_scope_legacy.fault
 def legacy_execute_rejected(ref: BinduReference) -> None:
     """The legacy agent:execute scope grants nothing."""
-    @replaces(ref, "granted_methods")
+    @replaces(ref.granted_methods)
     def granted(original: Any, scopes: Any) -> set[str]:
         return original(s for s in scopes if s != "agent:execute")
 
@@ -225,7 +225,7 @@ def check_send_foreign(ctx: CheckContext) -> None:
 @check_send_foreign.fault
 def send_continues_foreign_task(ref: BinduReference) -> None:
     """message/send naming another caller's taskId continues that task (no ownership check on the task)."""
-    @replaces(ref, "existing_task")
+    @replaces(ref.existing_task)
     def existing(_original: Any, caller: Caller, task_id: str | None) -> Task | None:
         task = ref.tasks.get(task_id) if task_id is not None else None
         if task is not None and not ref.is_mutable(task):
@@ -237,7 +237,7 @@ def send_continues_foreign_task(ref: BinduReference) -> None:
 @check_send_foreign.fault
 def send_joins_foreign_context(ref: BinduReference) -> None:
     """message/send naming another caller's contextId puts the new task in that caller's context."""
-    @replaces(ref, "context_for")
+    @replaces(ref.context_for)
     def context_for(_original: Any, caller: Caller, context_id: str | None) -> Context | None:
         return ref.contexts.get(context_id) if context_id else None
 

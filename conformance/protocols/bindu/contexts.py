@@ -42,7 +42,7 @@ def check_context_not_found(ctx: CheckContext) -> None:
 @check_context_not_found.fault
 def clear_unknown_context_succeeds(ref: BinduReference) -> None:
     """contexts/clear of an unknown context answers success."""
-    @replaces(ref, "contexts_clear")
+    @replaces(ref.contexts_clear)
     def clear(original: Any, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         if params["contextId"] not in ref.contexts:
             return ref.success_result()
@@ -80,7 +80,7 @@ def check_contexts_list(ctx: CheckContext) -> None:
 @check_contexts_list.fault
 def contexts_history_ignored(ref: BinduReference) -> None:
     """contexts/list ignores history_length (every task id is listed)."""
-    @replaces(ref, "context_view")
+    @replaces(ref.context_view)
     def view(original: Any, ctx: Context, history_length: int | None = None) -> dict[str, Any]:
         return original(ctx, None)
 
@@ -88,7 +88,7 @@ def contexts_history_ignored(ref: BinduReference) -> None:
 @check_contexts_list.fault
 def contexts_history_caps_contexts(ref: BinduReference) -> None:
     """contexts/list history_length caps the number of contexts as well as the tasks in each."""
-    @replaces(ref, "contexts_list")
+    @replaces(ref.contexts_list)
     def contexts_list(original: Any, params: dict[str, Any], caller: Caller) -> list[dict[str, Any]]:
         out = original(params, caller)
         return ref.cap(out, params.get("history_length"))
@@ -128,12 +128,12 @@ def cleared_context_refused(ref: BinduReference) -> None:
     """A context that contexts/clear reset refuses new messages (ContextNotFound)."""
     cleared: set[str] = set()
 
-    @replaces(ref, "delete_context")
+    @replaces(ref.delete_context)
     def delete(original: Any, ctx: Context) -> None:
         cleared.add(ctx.id)
         original(ctx)
 
-    @replaces(ref, "context_for")
+    @replaces(ref.context_for)
     def context_for(original: Any, caller: Caller, context_id: str | None) -> Context | None:
         if context_id in cleared:
             raise ref.context_not_found(context_id)

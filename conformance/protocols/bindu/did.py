@@ -89,7 +89,7 @@ def check_did_valid(ctx: CheckContext) -> None:
 @check_did_valid.fault
 def rejects_valid_signature(ref: BinduReference) -> None:
     """The verifier builds the payload with compact separators, so valid signatures fail."""
-    @replaces(ref, "signed_payload")
+    @replaces(ref.signed_payload)
     def payload(_original: Any, body: bytes, did: str, timestamp: int) -> bytes:
         doc = {"body": body.decode("utf-8"), "did": did, "timestamp": timestamp}
         return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
@@ -130,7 +130,7 @@ def future_timestamp_accepted(ref: BinduReference) -> None:
     """Only timestamps in the past are held to the window: any future X-DID-Timestamp passes."""
     window = ref.limit("did_timestamp_window_s")
 
-    @replaces(ref, "timestamp_fresh")
+    @replaces(ref.timestamp_fresh)
     def fresh(_original: Any, timestamp: int) -> bool:
         return ref.now() - timestamp <= window
 
@@ -140,7 +140,7 @@ def window_too_narrow(ref: BinduReference) -> None:
     """The X-DID-Timestamp window is half as wide as the spec's."""
     window = ref.limit("did_timestamp_window_s") / 2
 
-    @replaces(ref, "timestamp_fresh")
+    @replaces(ref.timestamp_fresh)
     def fresh(_original: Any, timestamp: int) -> bool:
         return abs(ref.now() - timestamp) <= window
 
@@ -164,7 +164,7 @@ def check_did_malformed(ctx: CheckContext) -> None:
 @check_did_malformed.fault
 def malformed_signature_crashes(ref: BinduReference) -> None:
     """A malformed signature crashes the verifier (Internal error, HTTP 500)."""
-    @replaces(ref, "decode_signature")
+    @replaces(ref.decode_signature)
     def decode(original: Any, signature: str) -> bytes | None:
         raw = original(signature)
         if raw is None:
@@ -196,7 +196,7 @@ def partial_headers_ignored(ref: BinduReference) -> None:
     """Signing is checked only when all three X-DID headers are present."""
     names = ("x-did", "x-did-timestamp", "x-did-signature")
 
-    @replaces(ref, "signing_requested")
+    @replaces(ref.signing_requested)
     def requested(_original: Any, headers: Any) -> bool:
         return all(h in headers for h in names)
 
@@ -204,7 +204,7 @@ def partial_headers_ignored(ref: BinduReference) -> None:
 @check_did_missing_headers.fault
 def missing_timestamp_ignored(ref: BinduReference) -> None:
     """A request with X-DID and X-DID-Signature but no X-DID-Timestamp is served unverified."""
-    @replaces(ref, "check_signature")
+    @replaces(ref.check_signature)
     def check(original: Any, headers: Any, raw: bytes, caller: Caller) -> None:
         if "x-did-timestamp" not in headers and "x-did" in headers:
             return
@@ -228,7 +228,7 @@ def check_did_gate_client(ctx: CheckContext) -> None:
 @check_did_gate_client.fault
 def gate1_skipped(ref: BinduReference) -> None:
     """Gate 1 is skipped: a client whose client_id is not a DID may sign (if X-DID equals its client_id)."""
-    @replaces(ref, "signing_key_for")
+    @replaces(ref.signing_key_for)
     def key_for(_original: Any, did: str, caller: Caller) -> str | None:
         if caller.token is None:
             return ref.public_key_for_did(did)
@@ -250,7 +250,7 @@ def check_did_no_public_key(ctx: CheckContext) -> None:
 @check_did_no_public_key.fault
 def no_key_accepted(ref: BinduReference) -> None:
     """Gate 3 is skipped: a DID client without a registered public key passes unverified."""
-    @replaces(ref, "check_signature")
+    @replaces(ref.check_signature)
     def check(original: Any, headers: Any, raw: bytes, caller: Caller) -> None:
         try:
             original(headers, raw, caller)
@@ -316,7 +316,7 @@ def check_artifact_signatures(ctx: CheckContext) -> None:
 @check_artifact_signatures.fault
 def artifact_signature_wrong(ref: BinduReference) -> None:
     """Artifacts are signed over a different text than the one they carry."""
-    @replaces(ref, "sign_artifact")
+    @replaces(ref.sign_artifact)
     def sign(original: Any, text: str) -> str:
         return original(text + " ")
 
@@ -350,6 +350,6 @@ def check_did_resolve(ctx: CheckContext) -> None:
 @check_did_resolve.fault
 def did_resolve_post_missing(ref: BinduReference) -> None:
     """POST /did/resolve answers 405."""
-    @replaces(ref, "did_resolve_post")
+    @replaces(ref.did_resolve_post)
     def post(_original: Any, request: Request, body: bytes) -> Response:
         return JSONResponse({"error": "Method Not Allowed"}, status_code=405)

@@ -43,7 +43,7 @@ def check_parse_error(ctx: CheckContext) -> None:
 @check_parse_error.fault
 def parse_error_http_200(ref: BinduReference) -> None:
     """Parse errors are sent with HTTP 200."""
-    @replaces(ref, "parse_error_response")
+    @replaces(ref.parse_error_response)
     def response(original: Any) -> Response:
         reply: Response = original()
         reply.status_code = 200
@@ -53,7 +53,7 @@ def parse_error_http_200(ref: BinduReference) -> None:
 @check_parse_error.fault
 def parse_error_id_not_null(ref: BinduReference) -> None:
     """A -32700 Parse error is answered with id 0 instead of null."""
-    @replaces(ref, "parse_error_response")
+    @replaces(ref.parse_error_response)
     def response(_original: Any) -> Response:
         return ref.error_response(0, RpcError("Parse error"))
 
@@ -140,7 +140,7 @@ def check_notification(ctx: CheckContext) -> None:
 @check_notification.fault
 def notification_answered(ref: BinduReference) -> None:
     """A request without an id is served as a request: its result comes back with id null."""
-    @replaces(ref, "check_envelope")
+    @replaces(ref.check_envelope)
     def check(original: Any, body: Any) -> tuple[str, Any]:
         if isinstance(body, dict) and "id" not in body:
             return original({**body, "id": 0})

@@ -56,11 +56,11 @@ def check_auth_required_state(ctx: CheckContext) -> None:
 @check_auth_required_state.fault
 def auth_required_treated_terminal(ref: BinduReference) -> None:
     """A task in auth-required is treated as terminal: no message continues it, no cancel stops it."""
-    @replaces(ref, "is_mutable")
+    @replaces(ref.is_mutable)
     def mutable(original: Any, task: Task) -> bool:
         return task.state != "auth-required" and original(task)
 
-    @replaces(ref, "is_cancelable")
+    @replaces(ref.is_cancelable)
     def cancelable(original: Any, task: Task) -> bool:
         return task.state != "auth-required" and original(task)
 
@@ -79,7 +79,7 @@ def check_completed_artifacts(ctx: CheckContext) -> None:
 @check_completed_artifacts.fault
 def completed_without_artifacts(ref: BinduReference) -> None:
     """A completed task carries its answer in history only, with no artifact."""
-    @replaces(ref, "complete")
+    @replaces(ref.complete)
     def complete(original: Any, task: Task) -> None:
         original(task)
         task.artifacts.clear()
@@ -127,7 +127,7 @@ def check_status_timestamp(ctx: CheckContext) -> None:
 @check_status_timestamp.fault
 def status_timestamp_frozen(ref: BinduReference) -> None:
     """status.timestamp stays at the task's creation time whatever transitions follow."""
-    @replaces(ref, "set_state")
+    @replaces(ref.set_state)
     def set_state(original: Any, task: Task, state: str, message: dict[str, Any] | None = None) -> None:
         first = task.timestamp
         original(task, state, message)

@@ -86,7 +86,7 @@ def check_list_ignored_params(ctx: CheckContext) -> None:
 @check_list_ignored_params.fault
 def list_honours_limit(ref: BinduReference) -> None:
     """tasks/list pages by the limit/offset of older specs, which the spec says are ignored."""
-    @replaces(ref, "tasks_list")
+    @replaces(ref.tasks_list)
     def tasks_list(original: Any, params: dict[str, Any], caller: Caller) -> list[dict[str, Any]]:
         out = original(params, caller)
         offset, limit = params.get("offset"), params.get("limit")
@@ -97,7 +97,7 @@ def list_honours_limit(ref: BinduReference) -> None:
 @check_list_ignored_params.fault
 def contexts_honour_length(ref: BinduReference) -> None:
     """contexts/list caps the number of contexts by `length`, which the spec says is ignored."""
-    @replaces(ref, "contexts_list")
+    @replaces(ref.contexts_list)
     def contexts_list(original: Any, params: dict[str, Any], caller: Caller) -> list[dict[str, Any]]:
         out = original(params, caller)
         return out[:params["length"]] if isinstance(params.get("length"), int) else out
@@ -229,7 +229,7 @@ def check_valid_params(ctx: CheckContext, method: str) -> None:
 @check_valid_params.fault
 def rejects_unknown_params(ref: BinduReference) -> None:
     """A params object with a property the schema does not name is rejected with InvalidParams."""
-    @replaces(ref, "validate_params")
+    @replaces(ref.validate_params)
     def validate(original: Any, method: str, params: Any) -> None:
         known = ref.profile.operations[method].params_schema.get("properties", {})
         extra = sorted(set(params) - set(known)) if isinstance(params, dict) else []

@@ -62,7 +62,7 @@ def check_rest_schemathesis(ctx: CheckContext) -> None:
 @check_rest_schemathesis.fault
 def card_did_in_extension(ref: BinduReference) -> None:
     """The card lacks the required did: it names it as a capabilities extension's uri (Bindu 2026.36.7)."""
-    @replaces(ref, "agent_card")
+    @replaces(ref.agent_card)
     def card(original: Any, base_url: str) -> dict[str, Any]:
         out = original(base_url)
         did = out.pop("did")
@@ -75,7 +75,7 @@ def card_did_in_extension(ref: BinduReference) -> None:
 @check_rest_schemathesis.fault
 def skill_not_found_enveloped(ref: BinduReference) -> None:
     """An unknown skill's 404 body is a JSON-RPC envelope, not the path's {error, code} (Bindu 2026.36.7)."""
-    @replaces(ref, "skill_not_found")
+    @replaces(ref.skill_not_found)
     def skill_not_found(_original: Any, skill_id: str) -> Response:
         err = ref.catalog["SkillNotFound"]
         return JSONResponse({"jsonrpc": "2.0", "id": None,
@@ -86,7 +86,7 @@ def skill_not_found_enveloped(ref: BinduReference) -> None:
 @check_rest_schemathesis.fault
 def health_wrong_content_type(ref: BinduReference) -> None:
     """/health is served as text/plain."""
-    @replaces(ref, "health")
+    @replaces(ref.health)
     def health(original: Any, request: Request, body: bytes) -> Response:
         reply = original(request, body)
         return PlainTextResponse(bytes(reply.body).decode(), status_code=reply.status_code)
@@ -106,7 +106,7 @@ def check_root_redirect(ctx: CheckContext) -> None:
 @check_root_redirect.fault
 def root_not_redirect(ref: BinduReference) -> None:
     """GET / answers 200 with the agent card instead of a 302 redirect."""
-    @replaces(ref, "root_get")
+    @replaces(ref.root_get)
     def root_get(_original: Any, request: Request, body: bytes) -> Response:
         return ref.card_get(request, body)
 
@@ -129,7 +129,7 @@ def check_card_head_options(ctx: CheckContext) -> None:
 @check_card_head_options.fault
 def card_options_405(ref: BinduReference) -> None:
     """OPTIONS on the agent card answers 405 (no CORS preflight)."""
-    @replaces(ref, "card_options")
+    @replaces(ref.card_options)
     def card_options(_original: Any, request: Request, body: bytes) -> Response:
         return PlainTextResponse("Method Not Allowed", status_code=405)
 
@@ -191,7 +191,7 @@ def check_skill_not_found(ctx: CheckContext) -> None:
 @check_skill_not_found.fault
 def skill_not_found_500(ref: BinduReference) -> None:
     """An unknown skill is answered with HTTP 500."""
-    @replaces(ref, "skill_not_found")
+    @replaces(ref.skill_not_found)
     def skill_not_found(_original: Any, skill_id: str) -> Response:
         return JSONResponse({"error": "Internal Server Error"}, status_code=500)
 
@@ -219,7 +219,7 @@ def check_skills_consistent(ctx: CheckContext) -> None:
 @check_skills_consistent.fault
 def skill_docs_missing(ref: BinduReference) -> None:
     """/agent/skills/{id}/documentation is 404 even for existing skills."""
-    @replaces(ref, "skill_documentation")
+    @replaces(ref.skill_documentation)
     def documentation(_original: Any, request: Request, body: bytes) -> Response:
         return ref.skill_not_found(request.path_params["skill_id"])
 
@@ -270,7 +270,7 @@ def check_negotiation_advisory(ctx: CheckContext) -> None:
 @check_negotiation_advisory.fault
 def negotiation_creates_task(ref: BinduReference) -> None:
     """POST /agent/negotiation starts the task it was asked about (as the main caller)."""
-    @replaces(ref, "negotiate")
+    @replaces(ref.negotiate)
     def negotiate(original: Any, request: Request, body: bytes) -> Response:
         reply = original(request, body)
         message = {"role": "user", "kind": "message", "message_id": ref.new_id(),
@@ -334,7 +334,7 @@ def check_health_degraded(ctx: CheckContext) -> None:
 @check_health_degraded.fault
 def health_always_200(ref: BinduReference) -> None:
     """/health answers HTTP 200 even when a component fails (the body still says degraded)."""
-    @replaces(ref, "health")
+    @replaces(ref.health)
     def health(original: Any, request: Request, body: bytes) -> Response:
         reply = original(request, body)
         reply.status_code = 200
@@ -361,7 +361,7 @@ def check_metrics(ctx: CheckContext) -> None:
 @check_metrics.fault
 def metrics_json(ref: BinduReference) -> None:
     """/metrics is served as JSON instead of Prometheus text."""
-    @replaces(ref, "metrics")
+    @replaces(ref.metrics)
     def metrics(_original: Any, request: Request, body: bytes) -> Response:
         counts = [{"method": m, "path": p, "status": s, "count": n}
                   for (m, p, s), n in ref.request_counts.items()]
@@ -413,7 +413,7 @@ def check_payment_unpaid(ctx: CheckContext) -> None:
 @check_payment_unpaid.fault
 def payment_session_on_unpaid(ref: BinduReference) -> None:
     """An unpaid agent answers 200 (its refusal as the body) on /api/start-payment-session instead of 404."""
-    @replaces(ref, "start_payment")
+    @replaces(ref.start_payment)
     def start(original: Any, request: Request, body: bytes) -> Response:
         reply = original(request, body)
         if reply.status_code == 404:

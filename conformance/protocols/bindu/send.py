@@ -69,7 +69,7 @@ def check_send_creates_task(ctx: CheckContext) -> None:
 @check_send_creates_task.fault
 def ignores_caller_task_id(ref: BinduReference) -> None:
     """A new task gets a server-made id even when the caller gave a taskId."""
-    @replaces(ref, "choose_task_id")
+    @replaces(ref.choose_task_id)
     def choose(_original: Any, requested: str | None) -> str:
         return ref.new_id()
 
@@ -77,8 +77,8 @@ def ignores_caller_task_id(ref: BinduReference) -> None:
 @check_send_creates_task.fault
 def send_without_ids_refused(ref: BinduReference) -> None:
     """A message without taskId or contextId (optional in UserMessage) gets -32700 (Bindu 2026.36.7)."""
-    for name in ("message_send", "message_stream"):
-        @replaces(ref, name)
+    for method in (ref.message_send, ref.message_stream):
+        @replaces(method)
         def send(original: Any, params: dict[str, Any], caller: Caller) -> Any:
             message = params["message"]
             if not (message.get("taskId") and message.get("contextId")):
@@ -89,7 +89,7 @@ def send_without_ids_refused(ref: BinduReference) -> None:
 @check_send_creates_task.fault
 def send_joins_oldest_context(ref: BinduReference) -> None:
     """A message without a contextId is put in the caller's oldest context, not a new one."""
-    @replaces(ref, "context_for")
+    @replaces(ref.context_for)
     def context_for(original: Any, caller: Caller, context_id: str | None) -> Context | None:
         if context_id is None:
             return next((c for c in ref.contexts.values() if ref.owns(caller, c.owner)), None)
@@ -99,7 +99,7 @@ def send_joins_oldest_context(ref: BinduReference) -> None:
 @check_send_creates_task.fault
 def caller_task_id_refused(ref: BinduReference) -> None:
     """message/send with a caller-chosen taskId for a new task is refused as Invalid params."""
-    @replaces(ref, "message_send")
+    @replaces(ref.message_send)
     def send(original: Any, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         task_id = params["message"].get("taskId")
         if task_id and task_id not in ref.tasks:
@@ -180,7 +180,7 @@ def dedupes_message_id(ref: BinduReference) -> None:
     """A repeated message/send with the same message_id and no taskId returns the earlier task."""
     seen: dict[tuple[str, str], str] = {}
 
-    @replaces(ref, "message_send")
+    @replaces(ref.message_send)
     def send(original: Any, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         message = params["message"]
         key = (caller.client_id, message["message_id"])
@@ -258,7 +258,7 @@ def check_chained_tasks(ctx: CheckContext) -> None:
 @check_chained_tasks.fault
 def reference_task_rejected(ref: BinduReference) -> None:
     """Any referenceTaskIds is answered with TaskNotFound."""
-    @replaces(ref, "check_references")
+    @replaces(ref.check_references)
     def check(_original: Any, caller: Caller, reference_ids: list[str]) -> None:
         if reference_ids:
             raise ref.task_not_found(reference_ids[0])
@@ -288,7 +288,7 @@ def check_push_not_supported(ctx: CheckContext) -> None:
 @check_push_not_supported.fault
 def push_config_ignored(ref: BinduReference) -> None:
     """configuration.pushNotificationConfig is accepted silently by an agent without push (no -32003)."""
-    @replaces(ref, "check_configuration")
+    @replaces(ref.check_configuration)
     def check(_original: Any, configuration: dict[str, Any]) -> None:
         ref.check_output_modes(configuration)
 

@@ -23,7 +23,7 @@ from conformance.transport.binding import is_event_stream, stream_events
 @fault
 def stream_events_without_id(ref: BinduReference) -> None:
     """message/stream events carry id null instead of the request's id."""
-    @replaces(ref, "event_stream_response")
+    @replaces(ref.event_stream_response)
     def events(original: Any, request_id: Any, stream: Any) -> Response:
         return original(None, stream)
 
@@ -31,7 +31,7 @@ def stream_events_without_id(ref: BinduReference) -> None:
 @fault
 def stream_events_of_another_task(ref: BinduReference) -> None:
     """message/stream events report a task id other than the one the message started."""
-    @replaces(ref, "message_stream")
+    @replaces(ref.message_stream)
     def stream(original: Any, params: dict[str, Any], caller: Caller) -> Any:
         out = original(params, caller)
         for result in out.results:
@@ -57,7 +57,7 @@ def check_stream_capability(ctx: CheckContext) -> None:
 @check_stream_capability.fault
 def stream_ignores_capability(ref: BinduReference) -> None:
     """message/stream answers a plain JSON Task whatever capabilities.streaming says."""
-    @replaces(ref, "message_stream")
+    @replaces(ref.message_stream)
     def stream(_original: Any, params: dict[str, Any], caller: Caller) -> Any:
         return ref.message_send(params, caller)
 

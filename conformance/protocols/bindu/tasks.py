@@ -93,7 +93,7 @@ def check_list_history(ctx: CheckContext) -> None:
 @check_list_history.fault
 def list_history_caps_tasks(ref: BinduReference) -> None:
     """tasks/list history_length caps the number of tasks returned, not each history."""
-    @replaces(ref, "tasks_list")
+    @replaces(ref.tasks_list)
     def tasks_list(_original: Any, params: dict[str, Any], caller: Caller) -> list[dict[str, Any]]:
         views = [ref.task_view(t) for t in ref.tasks.values() if ref.owns(caller, t.owner)]
         return ref.cap(views, params.get("history_length"))
@@ -197,7 +197,7 @@ fault(returns("success_as_message", "success_result", {"message": "Done"},
 @check_feedback.fault
 def feedback_refused_as_failure(ref: BinduReference) -> None:
     """tasks/feedback answers a result saying success false, and stores nothing."""
-    @replaces(ref, "tasks_feedback")
+    @replaces(ref.tasks_feedback)
     def feedback(_original: Any, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         ref.find_task(caller, params["taskId"])
         return {"success": False}
@@ -206,7 +206,7 @@ def feedback_refused_as_failure(ref: BinduReference) -> None:
 @check_feedback.fault
 def feedback_changes_state(ref: BinduReference) -> None:
     """tasks/feedback appends a user message with the feedback text to the task's history."""
-    @replaces(ref, "store_feedback")
+    @replaces(ref.store_feedback)
     def store(_original: Any, task: Task, params: dict[str, Any]) -> None:
         message = ref.agent_message(task, params["feedback"], role="user")
         task.history.append(message)

@@ -32,7 +32,7 @@ def feedback_refused_when_open(ref: BinduReference) -> None:
 
     allowed by: /info/description "| `tasks/feedback` | Rate a completed task." (nothing says an open task
     may be rated)"""
-    @replaces(ref, "tasks_feedback")
+    @replaces(ref.tasks_feedback)
     def feedback(original: Any, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         task = ref.find_task(caller, params["taskId"])
         if task.state not in TERMINAL_STATES:
@@ -48,7 +48,7 @@ def batch_answered_per_element(ref: BinduReference) -> None:
     gets one -32600.
 
     allowed by: /info/summary "A2A-protocol agent over JSON-RPC 2.0" (JSON-RPC 2.0, section 6: Batch)"""
-    @replaces(ref, "rpc")
+    @replaces(ref.rpc)
     def rpc(original: Any, request: Request, raw: bytes) -> Response:
         try:
             body = ref.parse_json(raw)
@@ -71,7 +71,7 @@ def anonymous_reads(ref: BinduReference) -> None:
     allowed by: /info/description "### Layer 1 — bearer token (required on writable methods)\""""
     reads = ("tasks/get", "tasks/list", "contexts/list")
 
-    @replaces(ref, "authenticate")
+    @replaces(ref.authenticate)
     def authenticate(original: Any, headers: Any, method: str) -> Caller:
         if method in reads and ref.bearer_token(headers) is None:
             return Caller("anonymous")
@@ -97,7 +97,7 @@ def signing_keyed_on_x_did(ref: BinduReference) -> None:
 
     allowed by: /components/securitySchemes/didSignature/description "When `X-DID` is sent, the request body
     is signed\""""
-    @replaces(ref, "signing_requested")
+    @replaces(ref.signing_requested)
     def requested(_original: Any, headers: Any) -> bool:
         return "x-did" in headers
 
@@ -119,7 +119,7 @@ def clear_refuses_paused(ref: BinduReference) -> None:
 
     allowed by: /info/description "| `-32021` | ContextNotCancelable | 400 | Tried to clear a context still in
     use |\""""
-    @replaces(ref, "context_busy")
+    @replaces(ref.context_busy)
     def busy(_original: Any, ctx: Context) -> bool:
         return any(ref.tasks[t].state in BUSY_STATES | PAUSED_STATES
                    for t in ctx.task_ids if t in ref.tasks)
@@ -132,7 +132,7 @@ def clear_keeps_paused(ref: BinduReference) -> None:
 
     allowed by: /paths/~1/post/requestBody/content/application~1json/examples/contextsClear/summary
     "Clear a context (all non-running tasks purged)" (a paused task may count as running)"""
-    @replaces(ref, "delete_context")
+    @replaces(ref.delete_context)
     def delete(_original: Any, ctx: Context) -> None:
         kept = [t for t in ctx.task_ids if t in ref.tasks and ref.tasks[t].state in PAUSED_STATES]
         for task_id in ctx.task_ids:
@@ -153,7 +153,7 @@ def auth_plain_401(ref: BinduReference) -> None:
     the path documents ({"error": "Unauthorized"}) instead of the JSON-RPC envelope.
 
     allowed by: /paths/~1/post/responses/401 "Missing or invalid bearer token" (schema: {error: string})"""
-    @replaces(ref, "error_response")
+    @replaces(ref.error_response)
     def response(original: Any, request_id: Any, err: RpcError) -> Response:
         if err.name in AUTH_ERRORS:
             return JSONResponse({"error": "Unauthorized"}, status_code=401)
@@ -167,7 +167,7 @@ def expired_as_inactive(ref: BinduReference) -> None:
 
     allowed by: /info/description "| `-32010` | InvalidToken | 401 | Token introspection returned `active:
     false` |" (Hydra reports an expired token inactive)"""
-    @replaces(ref, "lookup_token")
+    @replaces(ref.lookup_token)
     def lookup(original: Any, token: str) -> Any:
         info = original(token)
         if info is not None and ref.is_expired(info):
@@ -181,7 +181,7 @@ def clear_keeps_empty_context(ref: BinduReference) -> None:
     (it is reset, not deleted), so contexts/list still shows it.
 
     allowed by: /info/description "| `contexts/clear` | Reset a context. |\""""
-    @replaces(ref, "delete_context")
+    @replaces(ref.delete_context)
     def delete(_original: Any, ctx: Context) -> None:
         for task_id in ctx.task_ids:
             ref.tasks.pop(task_id, None)
@@ -194,7 +194,7 @@ def stream_status_deltas(ref: BinduReference) -> None:
     passes through (task_id, context_id, status, final), not whole Task snapshots.
 
     allowed by: /info/description "| `message/stream` | *(Experimental)* SSE stream of task deltas. |\""""
-    @replaces(ref, "message_stream")
+    @replaces(ref.message_stream)
     def stream(original: Any, params: dict[str, Any], caller: Caller) -> Any:
         out = original(params, caller)
         last = len(out.results) - 1
@@ -222,7 +222,7 @@ def send_answers_submitted(ref: BinduReference) -> None:
             if task is not None and task.state == "submitted":
                 ref.apply_outcome(task, outcome)
 
-    @replaces(ref, "message_send")
+    @replaces(ref.message_send)
     def send(original: Any, params: dict[str, Any], caller: Caller) -> dict[str, Any]:
         if ref.wants_blocking(params) or ref.agent_faults:
             return original(params, caller)
@@ -230,12 +230,12 @@ def send_answers_submitted(ref: BinduReference) -> None:
         queued[task.id] = ref.next_outcome()
         return ref.task_view(task, ref.requested_history_length("message/send", params))
 
-    @replaces(ref, "rpc")
+    @replaces(ref.rpc)
     def rpc(original: Any, request: Request, raw: bytes) -> Response:
         run_queued()
         return original(request, raw)
 
-    @replaces(ref, "control")
+    @replaces(ref.control)
     def control(original: Any, request: Request) -> Any:
         run_queued()
         return original(request)  # the base's control(): a coroutine its endpoint awaits
@@ -249,7 +249,7 @@ def contexts_list_task_ids(ref: BinduReference) -> None:
 
     allowed by: /components/schemas/Context/properties/tasks "IDs of every task in this context." (not in
     the Context's required members, and the schema allows others)"""
-    @replaces(ref, "context_view")
+    @replaces(ref.context_view)
     def view(original: Any, ctx: Context, history_length: int | None = None) -> dict[str, Any]:
         out = original(ctx, history_length)
         out["task_ids"] = out.pop("tasks")
@@ -264,7 +264,7 @@ def notifications_unanswered(ref: BinduReference) -> None:
 
     allowed by: /components/schemas/JsonRpcRequest/description "JSON-RPC 2.0 request envelope." (JSON-RPC
     2.0, section 4.1: "The Server MUST NOT reply to a Notification")"""
-    @replaces(ref, "rpc")
+    @replaces(ref.rpc)
     def rpc(original: Any, request: Request, raw: bytes) -> Response:
         try:
             body = ref.parse_json(raw)
@@ -283,6 +283,6 @@ def streaming_off(ref: BinduReference) -> None:
 
     allowed by: /info/description "| `-32004` | UnsupportedOperation | 400 | e.g. `message/stream` on a
     non-streaming agent |" (and the AgentCard example's "streaming: false")"""
-    @replaces(ref, "streaming_enabled")
+    @replaces(ref.streaming_enabled)
     def enabled(original: Any) -> bool:
         return False

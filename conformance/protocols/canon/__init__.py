@@ -89,6 +89,7 @@ MODULES = tuple(f"conformance.protocols.canon.{part}" for part in (
     "verbs", "variants"))
 
 PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings,
+                    reference="conformance.protocols.canon.reference:CanonReference",
                     credentials=credentials, world=world, modules=(*MODULES, *mcp.MODULES),
                     provides={"mcp": mcp_surface},
                     # one tool per verb and no other; a tool schema looser than its verb's

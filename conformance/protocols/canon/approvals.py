@@ -69,7 +69,7 @@ def check_approval_detached(ctx: CheckContext) -> None:
 @check_approval_detached.fault
 def responded_by_agent(ref: CanonReference) -> None:
     """check_approval names the agent, not the human who decided, as respondedBy."""
-    @replaces(ref, "verb_check_approval")
+    @replaces(ref.verb_check_approval)
     def check(original: Any, args: dict[str, Any]) -> dict[str, Any]:
         out = original(args)
         return {**out, "respondedBy": ref.agent} if "respondedBy" in out else out
@@ -154,7 +154,7 @@ def check_approval_replay(ctx: CheckContext) -> None:
 @check_approval_replay.fault
 def replay_window_loose(ref: CanonReference) -> None:
     """A resolved decision keeps replaying an hour past the replay window."""
-    @replaces(ref, "approval_replayable")
+    @replaces(ref.approval_replayable)
     def replayable(original: Any, record: dict[str, Any]) -> bool:
         consumed = record.get("consumedAt")
         return consumed is None or ref.now_ms() - consumed <= ref.limit("approval_replay_window_ms") + HOUR_MS

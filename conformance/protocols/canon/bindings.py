@@ -29,7 +29,7 @@ def refusal_codes_swapped(ref: CanonReference) -> None:
     """
     codes = sorted(c for c in ref.errors if c != "MESSAGE_ID_EXISTS")
 
-    @replaces(ref, "error_body")
+    @replaces(ref.error_body)
     def body(original: Any, err: VerbError) -> dict[str, Any]:
         out = original(err)
         if err.code in codes:
@@ -96,7 +96,7 @@ def _strip_additional_false(schema: Any) -> Any:
 @fault
 def mcp_tool_schema_looser(ref: CanonReference) -> None:
     """tools/list inputSchemas drop every additionalProperties: false."""
-    @replaces(ref, "tool_input_schema")
+    @replaces(ref.tool_input_schema)
     def schema(original: Any, verb: str) -> Any:
         return _strip_additional_false(original(verb))
 
@@ -113,11 +113,11 @@ def _without_one_of(schema: Any) -> Any:
 @fault
 def mcp_tool_one_of_flattened(ref: CanonReference) -> None:
     """Tool inputSchemas lose every oneOf, and tools/call holds to them: send_to takes no target, or two."""
-    @replaces(ref, "tool_input_schema")
+    @replaces(ref.tool_input_schema)
     def schema(original: Any, verb: str) -> Any:
         return _without_one_of(original(verb))
 
-    @replaces(ref, "validate_tool_input")
+    @replaces(ref.validate_tool_input)
     def validate(original: Any, verb: str, args: Any) -> None:
         errors = list(validator_for(ref.tool_input_schema(verb)).iter_errors(args))
         if errors:

@@ -33,7 +33,7 @@ def check_react_toggle(ctx: CheckContext, strict: bool = False) -> None:
 @check_react_toggle.fault
 def react_always_adds(ref: CanonReference) -> None:
     """react never toggles off: a second identical reaction is added again."""
-    @replaces(ref, "toggle_reaction")
+    @replaces(ref.toggle_reaction)
     def toggle(original: Any, msg: dict[str, Any], emoji: str, user_id: str) -> str:
         msg["reactions"].setdefault(emoji, []).append(user_id)
         return "added"
@@ -78,7 +78,7 @@ def check_share_contact(ctx: CheckContext, strict: bool = False) -> None:
 @check_share_contact.fault
 def share_non_contact_allowed(ref: CanonReference) -> None:
     """share_contact accepts a user who is not the agent's contact."""
-    @replaces(ref, "shareable")
+    @replaces(ref.shareable)
     def shareable(original: Any, user_id: str) -> bool:
         return ref.user(user_id) is not None
 
@@ -113,7 +113,7 @@ def check_group_admission(ctx: CheckContext, strict: bool = False) -> None:
 @check_group_admission.fault
 def create_group_ignores_policy(ref: CanonReference) -> None:
     """create_group adds approval-required users directly."""
-    @replaces(ref, "group_create_outcome")
+    @replaces(ref.group_create_outcome)
     def outcome(original: Any, user_id: str) -> tuple[str, str | None]:
         got = original(user_id)
         return ("added", None) if got[0] == "pending" else got
@@ -122,7 +122,7 @@ def create_group_ignores_policy(ref: CanonReference) -> None:
 @check_group_admission.fault
 def creator_not_added(ref: CanonReference) -> None:
     """create_group leaves the caller out of the new group."""
-    @replaces(ref, "add_conversation")
+    @replaces(ref.add_conversation)
     def add(original: Any, kind: str, members: list[str], owner: str | None, name: str | None = None,
             conv_id: str | None = None) -> dict[str, Any]:
         if kind == "group" and owner == ref.agent and conv_id is None:
@@ -160,7 +160,7 @@ def check_add_member(ctx: CheckContext, strict: bool = False) -> None:
 @check_add_member.fault
 def add_member_ignores_policy(ref: CanonReference) -> None:
     """add_member adds approval-required users directly."""
-    @replaces(ref, "add_member_outcome")
+    @replaces(ref.add_member_outcome)
     def outcome(original: Any, user_id: str) -> str:
         original(user_id)  # unknown and closed users still fail
         return "added"
@@ -225,7 +225,7 @@ def check_list_contacts(ctx: CheckContext) -> None:
 @check_list_contacts.fault
 def list_contacts_includes_strangers(ref: CanonReference) -> None:
     """list_contacts also lists users who are not the agent's contacts."""
-    @replaces(ref, "contact_list")
+    @replaces(ref.contact_list)
     def contacts(original: Any) -> list[dict[str, Any]]:
         out = original()
         known = {c["id"] for c in out}
@@ -272,6 +272,6 @@ def check_no_reply(ctx: CheckContext) -> None:
 @check_no_reply.fault
 def no_reply_posts_message(ref: CanonReference) -> None:
     """no_reply posts a message to the conversation."""
-    @replaces(ref, "no_reply_effect")
+    @replaces(ref.no_reply_effect)
     def effect(original: Any, conv: dict[str, Any], args: dict[str, Any]) -> None:
         ref.store_message(conv, ref.agent, "(no reply)")

@@ -98,7 +98,7 @@ def check_deadline_ceiling(ctx: CheckContext, strict: bool = False) -> None:
 @check_deadline_ceiling.fault
 def deadline_ceiling_loose(ref: CanonReference) -> None:
     """Each deadline ceiling is enforced one minute late."""
-    @replaces(ref, "check_deadline")
+    @replaces(ref.check_deadline)
     def check(original: Any, expires_at: int, now: int, ceiling_ms: int) -> None:
         original(expires_at, now, ceiling_ms + 60_000)
 

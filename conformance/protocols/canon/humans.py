@@ -65,7 +65,7 @@ def check_input_kind_default(ctx: CheckContext) -> None:
 @check_input_kind_default.fault
 def kind_default_secret(ref: CanonReference) -> None:
     """A request_input without kind is owner-only, as if kind defaulted to secret rather than clarify."""
-    @replaces(ref, "input_forces_owner")
+    @replaces(ref.input_forces_owner)
     def forces(original: Any, args: dict[str, Any]) -> bool:
         return "kind" not in args or original(args)
 
@@ -89,7 +89,7 @@ def check_default_conversation(ctx: CheckContext) -> None:
 @check_default_conversation.fault
 def active_conversation_ignored(ref: CanonReference) -> None:
     """A verb without conversationId goes to the agent's own group, not the active conversation."""
-    @replaces(ref, "member_conversation")
+    @replaces(ref.member_conversation)
     def pick(original: Any, conv_id: str | None) -> dict[str, Any]:
         return original(conv_id or ref.role("agent_group"))
 
@@ -131,7 +131,7 @@ def check_responder_member(ctx: CheckContext, strict: bool = False) -> None:
 @check_responder_member.fault
 def responder_unchecked(ref: CanonReference) -> None:
     """responseUserId is taken as given, member or not."""
-    @replaces(ref, "responder")
+    @replaces(ref.responder)
     def responder(original: Any, conv: dict[str, Any], requested: str | None) -> str:
         return requested or ref.owner
 
@@ -178,7 +178,7 @@ def check_input_outcomes(ctx: CheckContext) -> None:
 @check_input_outcomes.fault
 def structured_value_not_empty(ref: CanonReference) -> None:
     """value repeats the structured answers instead of being ''."""
-    @replaces(ref, "free_text")
+    @replaces(ref.free_text)
     def free(original: Any, response: dict[str, Any]) -> str:
         return json.dumps(response["answers"]) if "answers" in response else original(response)
 
@@ -186,6 +186,6 @@ def structured_value_not_empty(ref: CanonReference) -> None:
 @check_input_outcomes.fault
 def card_responded_by_agent(ref: CanonReference) -> None:
     """request_card names the agent as respondedBy."""
-    @replaces(ref, "card_outcome")
+    @replaces(ref.card_outcome)
     def outcome(original: Any, response: dict[str, Any], card_id: str, responder: str) -> dict[str, Any]:
         return original(response, card_id, ref.agent)

@@ -85,12 +85,12 @@ def check_message_id_replay(ctx: CheckContext) -> None:
 @check_message_id_replay.fault
 def share_contact_replay_duplicates(ref: CanonReference) -> None:
     """share_contact ignores its messageId: an identical replay shares the card again."""
-    @replaces(ref, "message_id_record")
+    @replaces(ref.message_id_record)
     def record(original: Any, sender: str, message_id: str | None,
                args: dict[str, Any]) -> dict[str, Any] | None:
         return None if "contactUserId" in args else original(sender, message_id, args)
 
-    @replaces(ref, "remember_send")
+    @replaces(ref.remember_send)
     def remember(original: Any, sender: str, message_id: str | None, args: dict[str, Any],
                  result: dict[str, Any]) -> None:
         if "contactUserId" not in args:
@@ -153,7 +153,7 @@ def check_message_id_conflict_code(ctx: CheckContext) -> None:
 @check_message_id_conflict_code.fault
 def conflict_code_beside_error(ref: CanonReference) -> None:
     """The messageId conflict (409) carries MESSAGE_ID_EXISTS beside the error member, not as its code."""
-    @replaces(ref, "error_body")
+    @replaces(ref.error_body)
     def body(original: Any, err: VerbError) -> dict[str, Any]:
         out = original(err)
         if err.code == "MESSAGE_ID_EXISTS":
@@ -193,7 +193,7 @@ def _is_reserved(message_id: Any) -> bool:
 @check_reserved_message_ids.fault
 def reserved_ids_accepted(ref: CanonReference) -> None:
     """Reserved messageIds ('.', '..', '__x__') are accepted."""
-    @replaces(ref, "validate_input")
+    @replaces(ref.validate_input)
     def validate(original: Any, verb: str, args: Any) -> None:
         if isinstance(args, dict):
             probe = copy.deepcopy(args)

@@ -52,7 +52,7 @@ def check_self_context_private(ctx: CheckContext) -> None:
 @check_self_context_private.fault
 def self_context_leaks(ref: CanonReference) -> None:
     """Recipients see the sender's selfContext."""
-    @replaces(ref, "message_view")
+    @replaces(ref.message_view)
     def view(original: Any, msg: dict[str, Any], viewer: str) -> dict[str, Any]:
         return original(msg, msg["senderId"])
 
@@ -98,7 +98,7 @@ def check_admission(ctx: CheckContext) -> None:
 @check_admission.fault
 def approval_required_messaged(ref: CanonReference) -> None:
     """An approval-required target is messaged directly (no contact request)."""
-    @replaces(ref, "send_admission")
+    @replaces(ref.send_admission)
     def admission(original: Any, user_id: str) -> str:
         policy = original(user_id)
         return "open" if policy == "approval" else policy
@@ -162,7 +162,7 @@ def check_request_message(ctx: CheckContext) -> None:
 @check_request_message.fault
 def request_message_untruncated(ref: CanonReference) -> None:
     """The contact-request note defaulted from a long text is not truncated."""
-    @replaces(ref, "request_note")
+    @replaces(ref.request_note)
     def note(original: Any, args: dict[str, Any]) -> str:
         return str(args.get("requestMessage", args.get("text", "")))
 
@@ -192,7 +192,7 @@ def check_session_selection(ctx: CheckContext) -> None:
 @check_session_selection.fault
 def session_new_reuses(ref: CanonReference) -> None:
     """sessionSelection mode "new" reuses the latest direct conversation."""
-    @replaces(ref, "pick_session")
+    @replaces(ref.pick_session)
     def pick(original: Any, user_id: str, selection: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
         if selection.get("mode") == "new":
             return original(user_id, {"mode": "continue_or_create"})
@@ -357,7 +357,7 @@ def check_content_type(ctx: CheckContext) -> None:
 @check_content_type.fault
 def content_type_always_text(ref: CanonReference) -> None:
     """A message with attachments and no contentType is stored as text."""
-    @replaces(ref, "compose")
+    @replaces(ref.compose)
     def compose(original: Any, args: dict[str, Any]) -> dict[str, Any]:
         out = original(args)
         if "contentType" not in (args.get("messageOptions") or {}):
@@ -377,7 +377,7 @@ def check_reply_to(ctx: CheckContext) -> None:
 @check_reply_to.fault
 def reply_to_validated(ref: CanonReference) -> None:
     """messageOptions.replyTo naming an unknown message is refused."""
-    @replaces(ref, "check_prose")
+    @replaces(ref.check_prose)
     def prose(original: Any, verb: str, args: dict[str, Any]) -> None:
         reply_to = (args.get("messageOptions") or {}).get("replyTo")
         known = {m["messageId"] for c in ref.w["conversations"].values() for m in c["messages"]}

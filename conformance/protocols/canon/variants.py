@@ -23,7 +23,7 @@ def deadline_clamped(ref: CanonReference) -> None:
     allowed by: /$defs/request_input_input/properties/timeoutMs/description "Relative deadline in ms (server
     ceiling …)"
     (a ceiling caps the deadline; the spec names no refusal)"""
-    @replaces(ref, "deadline")
+    @replaces(ref.deadline)
     def deadline(original: Any, args: dict[str, Any], ceiling_ms: int) -> int:
         now = ref.now_ms()
         return min(ref.requested_deadline(args, now), now + ceiling_ms)
@@ -36,7 +36,7 @@ def refusal_codes_own(ref: CanonReference) -> None:
 
     allowed by: /$defs/messageId/description "different payload -> 409 MESSAGE_ID_EXISTS"
     (the only error code in the spec; no other refusal is given a code)"""
-    @replaces(ref, "error_body")
+    @replaces(ref.error_body)
     def body(original: Any, err: VerbError) -> dict[str, Any]:
         out = original(err)
         if err.code not in SPEC_CODES:
@@ -51,11 +51,11 @@ def responder_from_provenance(ref: CanonReference) -> None:
 
     allowed by: /$defs/request_input_input/properties/responseUserId/description "Trust-critical
     bindings (hermes) derive this from turn provenance and ignore model-supplied values\""""
-    @replaces(ref, "input_responder")
+    @replaces(ref.input_responder)
     def input_responder(original: Any, args: dict[str, Any], conv: dict[str, Any]) -> str:
         return ref.owner
 
-    @replaces(ref, "verb_request_card")
+    @replaces(ref.verb_request_card)
     def request_card(original: Any, args: dict[str, Any]) -> dict[str, Any]:
         return original({k: v for k, v in args.items() if k != "responseUserId"})
 
@@ -74,7 +74,7 @@ def advisory_fields_lenient(ref: CanonReference) -> None:
 
     allowed by: /$defs/request_approval_input/properties/riskLevel/description "others are silently
     dropped, not rejected" (risk, category: "Advisory; server stores any string <= 64 chars today")"""
-    @replaces(ref, "validate_input")
+    @replaces(ref.validate_input)
     def validate(original: Any, verb: str, args: Any) -> None:
         if verb == "request_approval" and isinstance(args, dict):
             lenient = {k for k in ADVISORY if isinstance(args.get(k), str) and len(args[k]) <= 64}
@@ -92,7 +92,7 @@ def check_approval_bound_refused(ref: CanonReference) -> None:
 
     allowed by: /$defs/check_approval_input/description "Bindings must bind the check to the
     conversation that created the approval\""""
-    @replaces(ref, "verb_check_approval")
+    @replaces(ref.verb_check_approval)
     def check(original: Any, args: dict[str, Any]) -> dict[str, Any]:
         record = ref.w["interactions"]["approval"].get(args["approvalId"])
         if record is not None and not ref.approval_bound(record, args):

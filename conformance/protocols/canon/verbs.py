@@ -302,7 +302,7 @@ def check_valid_inputs(ctx: CheckContext, verb: Verb) -> None:
 @check_valid_inputs.fault
 def minimal_input_rejected(ref: CanonReference) -> None:
     """An input holding only its required properties gets VALIDATION_ERROR."""
-    @replaces(ref, "validate_input")
+    @replaces(ref.validate_input)
     def validate(original: Any, verb: str, args: Any) -> None:
         required = set(ref.input_schemas[verb].get("required", []))
         if isinstance(args, dict) and set(args) <= required:
@@ -313,7 +313,7 @@ def minimal_input_rejected(ref: CanonReference) -> None:
 @fault
 def contact_id_target_rejected(ref: CanonReference) -> None:
     """send_to naming its target by canonContactId gets VALIDATION_ERROR."""
-    @replaces(ref, "validate_input")
+    @replaces(ref.validate_input)
     def validate(original: Any, verb: str, args: Any) -> None:
         if verb == "send_to" and isinstance(args, dict) and "canonContactId" in args:
             raise VerbError("VALIDATION_ERROR", "(root): canonContactId is not supported")
@@ -370,7 +370,7 @@ def check_invalid_inputs(ctx: CheckContext, verb: Verb) -> None:
 @check_invalid_inputs.fault
 def validation_after_write(ref: CanonReference) -> None:
     """World state (the id counter) changes before the input is validated."""
-    @replaces(ref, "validate_input")
+    @replaces(ref.validate_input)
     def validate(original: Any, verb: str, args: Any) -> None:
         ref.w["seq"] += 1
         original(verb, args)
@@ -426,7 +426,7 @@ def check_unknown_conversation(ctx: CheckContext, strict: bool = False) -> None:
 @check_unknown_conversation.fault
 def unknown_conversation_made(ref: CanonReference) -> None:
     """A conversation id nobody made is taken as a new direct conversation of the agent's."""
-    @replaces(ref, "conversation")
+    @replaces(ref.conversation)
     def conversation(original: Any, conv_id: str) -> dict[str, Any]:
         if conv_id not in ref.w["conversations"]:
             return ref.add_conversation("direct", [ref.agent], owner=None, conv_id=conv_id)

@@ -93,6 +93,6 @@ def check_declared_served(ctx: CheckContext, mcp: McpBinding, capability: str) -
 def mcp_declared_capability_not_served(ref: Any) -> None:
     """initialize (and server/discover) declare prompts and resources, yet prompts/list and
     resources/list answer Method not found (a capability declared and not served)."""
-    @replaces(server(ref), "offered_list")
+    @replaces(server(ref).offered_list)
     def offered_list(original: Any, capability: str) -> dict[str, Any]:
         raise RpcFault(METHOD_NOT_FOUND, f"Method not found: {capability}/list")

@@ -47,7 +47,7 @@ def check_negotiation(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_negotiation.fault
 def mcp_echo_version(ref: Any) -> None:
     """initialize answers whatever protocolVersion it is asked."""
-    @replaces(server(ref), "negotiate")
+    @replaces(server(ref).negotiate)
     def negotiate(original: Any, requested: Any) -> str:
         return str(requested)
 
@@ -76,7 +76,7 @@ def check_same_version(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_same_version.fault
 def mcp_always_oldest(ref: Any) -> None:
     """initialize answers an older version than the one asked, even one it speaks."""
-    @replaces(server(ref), "negotiate")
+    @replaces(server(ref).negotiate)
     def negotiate(original: Any, requested: Any) -> str:
         return "2024-11-05"
 
@@ -102,7 +102,7 @@ def check_version_header(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_version_header.fault
 def mcp_version_header_ignored(ref: Any) -> None:
     """Any MCP-Protocol-Version is accepted after initialize."""
-    @replaces(server(ref), "check_version_header")
+    @replaces(server(ref).check_version_header)
     def check(original: Any, said: str | None, session: Any) -> str:
         return session.version if session is not None else max(ref.mcp.handshake_versions())
 
@@ -127,7 +127,7 @@ def check_notification(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_notification.fault
 def mcp_notification_answered(ref: Any) -> None:
     """An accepted notification is answered 200 with a JSON body."""
-    @replaces(server(ref), "notification_reply")
+    @replaces(server(ref).notification_reply)
     def reply(original: Any, method: str = "") -> McpReply:
         return McpReply(200, {"jsonrpc": "2.0", "result": {}})
 
@@ -168,7 +168,7 @@ def check_session_end(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_session_end.fault
 def mcp_session_outlives_delete(ref: Any) -> None:
     """DELETE of a session answers 200 and the session goes on."""
-    @replaces(server(ref), "end_session")
+    @replaces(server(ref).end_session)
     def end(original: Any, sid: str) -> McpReply:
         return McpReply(200, None)
 
@@ -194,6 +194,6 @@ def check_before_initialize(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_before_initialize.fault
 def mcp_sessions_unchecked(ref: Any) -> None:
     """Requests without the session id initialize issued are served."""
-    @replaces(server(ref), "session_of")
+    @replaces(server(ref).session_of)
     def session_of(original: Any, headers: Any) -> Any:
         return original(headers) if headers.get("Mcp-Session-Id") else None

@@ -66,7 +66,7 @@ def check_notification_no_response(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_notification_no_response.fault
 def mcp_notification_error_200(ref: Any) -> None:
     """A notification other than initialized gets a JSON-RPC error with HTTP 200."""
-    @replaces(server(ref), "notification_reply")
+    @replaces(server(ref).notification_reply)
     def reply(original: Any, method: str = "") -> McpReply:
         if method == "notifications/initialized":
             return original(method)
@@ -128,13 +128,13 @@ def check_batch(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_batch.fault
 def mcp_batch_crashes(ref: Any) -> None:
     """A JSON array body makes the server fail (HTTP 500)."""
-    @replaces(server(ref), "parse")
+    @replaces(server(ref).parse)
     def parse(original: Any, raw: bytes) -> dict[str, Any]:
         if raw.lstrip()[:1] == b"[":
             raise RuntimeError("a batch")
         return original(raw)
 
-    @replaces(server(ref), "answer")
+    @replaces(server(ref).answer)
     def answer(original: Any, http_method: str, caller: Any, raw: bytes, headers: Any) -> McpReply:
         try:
             return original(http_method, caller, raw, headers)
@@ -145,7 +145,7 @@ def mcp_batch_crashes(ref: Any) -> None:
 @check_batch.fault
 def mcp_batch_first_only(ref: Any) -> None:
     """A batch is answered as its first request alone: one result object with HTTP 200."""
-    @replaces(server(ref), "parse")
+    @replaces(server(ref).parse)
     def parse(original: Any, raw: bytes) -> dict[str, Any]:
         value = json.loads(raw)
         if isinstance(value, list) and value:

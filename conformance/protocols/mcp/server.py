@@ -75,6 +75,18 @@ class Session:
     requests: int = 0
 
 
+class McpHost:
+    """The settings a host reads to the server, at their defaults: a variant that changes one
+    changes an attribute the host has (conformance/faults.py refuses to create one)."""
+
+    mcp_sessions: bool = True
+    mcp_page_size: int | None = None
+    mcp_streamed: bool = False
+    mcp_batches: bool = False
+    mcp_refuse_notifications: bool = False
+    mcp_offers: tuple[str, ...] = OFFERED
+
+
 class McpServer:
     """The MCP endpoint of one reference."""
 

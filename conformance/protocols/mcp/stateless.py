@@ -51,7 +51,7 @@ def check_discover(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_discover.fault
 def mcp_discover_missing(ref: Any) -> None:
     """server/discover is not implemented."""
-    @replaces(server(ref), "dispatch")
+    @replaces(server(ref).dispatch)
     def dispatch(original: Callable[..., dict[str, Any]], caller: Any, method: str,
                  *args: Any) -> dict[str, Any]:
         if method == "server/discover":
@@ -84,7 +84,7 @@ def check_unsupported_version(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_unsupported_version.fault
 def mcp_any_version(ref: Any) -> None:
     """A request in a version the server does not speak is served."""
-    @replaces(server(ref), "check_modern_version")
+    @replaces(server(ref).check_modern_version)
     def check(original: Any, version: str) -> None:
         return None
 
@@ -116,7 +116,7 @@ def check_header_mismatch(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_header_mismatch.fault
 def mcp_headers_unchecked(ref: Any) -> None:
     """The mirrored headers are not compared with the body."""
-    @replaces(server(ref), "check_headers")
+    @replaces(server(ref).check_headers)
     def check(original: Any, *args: Any) -> None:
         return None
 
@@ -139,11 +139,11 @@ def check_meta_required(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_meta_required.fault
 def mcp_meta_unchecked(ref: Any) -> None:
     """A request without the required _meta fields is served (nor is it checked against the schema)."""
-    @replaces(server(ref), "validate_request")
+    @replaces(server(ref).validate_request)
     def validate(original: Any, version: str, message: dict[str, Any]) -> None:
         return None
 
-    @replaces(server(ref), "check_meta")
+    @replaces(server(ref).check_meta)
     def check(original: Any, message: dict[str, Any]) -> str:
         meta = (message.get("params") or {}).get("_meta") or {}
         return str(meta.get("io.modelcontextprotocol/protocolVersion") or max(ref.mcp.stateless_versions()))
@@ -164,6 +164,6 @@ def check_method_not_found(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_method_not_found.fault
 def mcp_unknown_method_ok(ref: Any) -> None:
     """An unknown RPC method answers an empty result."""
-    @replaces(server(ref), "unknown_method")
+    @replaces(server(ref).unknown_method)
     def unknown(original: Any, method: str, modern: bool) -> dict[str, Any]:
         return {}

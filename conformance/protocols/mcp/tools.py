@@ -74,7 +74,7 @@ def check_schema(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_schema.fault
 def mcp_tool_result_without_content(ref: Any) -> None:
     """tools/call results leave out ``content``, which CallToolResult requires."""
-    @replaces(server(ref), "tool_result")
+    @replaces(server(ref).tool_result)
     def result(original: Any, out: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in original(out).items() if k != "content"}
 
@@ -100,7 +100,7 @@ def check_id_echo(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_id_echo.fault
 def mcp_id_as_string(ref: Any) -> None:
     """A numeric request id is echoed back as a string."""
-    @replaces(server(ref), "answer_id")
+    @replaces(server(ref).answer_id)
     def answer_id(original: Any, request_id: Any) -> Any:
         return str(request_id) if isinstance(request_id, int) else original(request_id)
 
@@ -124,7 +124,7 @@ def check_capabilities(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_capabilities.fault
 def mcp_no_tools_capability(ref: Any) -> None:
     """initialize (and server/discover) declare no ``tools`` capability."""
-    @replaces(server(ref), "capabilities")
+    @replaces(server(ref).capabilities)
     def capabilities(original: Any) -> dict[str, Any]:
         return {k: v for k, v in original().items() if k != "tools"}
 
@@ -156,7 +156,7 @@ def check_tools_list(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_tools_list.fault
 def mcp_tool_missing(ref: Any) -> None:
     """tools/list leaves out the last tool (tools/call still serves it)."""
-    @replaces(server(ref), "tools_page")
+    @replaces(server(ref).tools_page)
     def tools_page(original: Any, cursor: Any) -> tuple[list[dict[str, Any]], str | None]:
         last = ref.mcp.host.mcp_tools()[-1]["name"]
         tools, nxt = original(cursor)
@@ -168,7 +168,7 @@ def mcp_cursor_repeats(ref: Any) -> None:
     """tools/list pages (two tools a page) and gives the same nextCursor on every page."""
     ref.mcp_page_size = 2
 
-    @replaces(server(ref), "tools_page")
+    @replaces(server(ref).tools_page)
     def tools_page(original: Any, cursor: Any) -> tuple[list[dict[str, Any]], str | None]:
         tools, _ = original(None)
         return tools, original(None)[1]
@@ -177,7 +177,7 @@ def mcp_cursor_repeats(ref: Any) -> None:
 @fault
 def mcp_tool_extra(ref: Any) -> None:
     """tools/list names a tool beyond the expected ones (a host action as a tool)."""
-    @replaces(server(ref), "tools_page")
+    @replaces(server(ref).tools_page)
     def tools_page(original: Any, cursor: Any) -> tuple[list[dict[str, Any]], str | None]:
         tools, nxt = original(cursor)
         extra = {"name": "typing_indicator", "inputSchema": {"type": "object"}}
@@ -237,7 +237,7 @@ def loosened(schema: Any) -> Any:
 def mcp_schema_loosened(ref: Any) -> None:
     """tools/list input schemas lose their constraints (composition, patterns, bounds,
     required and additionalProperties): a tool accepts what its document rejects."""
-    @replaces(server(ref), "tools_page")
+    @replaces(server(ref).tools_page)
     def tools_page(original: Any, cursor: Any) -> tuple[list[dict[str, Any]], str | None]:
         tools, nxt = original(cursor)
         return [{**t, "inputSchema": {"type": "object", **loosened(t.get("inputSchema") or {})}}
@@ -270,7 +270,7 @@ def check_structured(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_structured.fault
 def mcp_text_only_results(ref: Any) -> None:
     """tools/call results carry their JSON only as text content, no structuredContent."""
-    @replaces(server(ref), "tool_result")
+    @replaces(server(ref).tool_result)
     def result(original: Any, out: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in original(out).items() if k != "structuredContent"}
 
@@ -303,7 +303,7 @@ def check_output_schema(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_output_schema.fault
 def mcp_output_schema_unmet(ref: Any) -> None:
     """Every tool declares an outputSchema its results do not meet."""
-    @replaces(server(ref), "tools_page")
+    @replaces(server(ref).tools_page)
     def tools_page(original: Any, cursor: Any) -> tuple[list[dict[str, Any]], str | None]:
         tools, nxt = original(cursor)
         schema = {"type": "object", "required": ["conformance_never_there"]}
@@ -328,7 +328,7 @@ def check_tool_error(ctx: CheckContext, mcp: McpBinding) -> None:
 @check_tool_error.fault
 def mcp_tool_errors_as_protocol_errors(ref: Any) -> None:
     """A tool execution error (a business refusal) is answered as a JSON-RPC error."""
-    @replaces(server(ref), "tool_result")
+    @replaces(server(ref).tool_result)
     def result(original: Any, out: dict[str, Any]) -> dict[str, Any]:
         out = original(out)
         if out.get("isError"):
@@ -362,7 +362,7 @@ def unknown_tool_refused(ctx: CheckContext, mcp: McpBinding, strict: bool = Fals
 @check_unknown_tool.fault
 def mcp_unknown_tool_served(ref: Any) -> None:
     """tools/call of an unknown tool answers an ordinary result."""
-    @replaces(server(ref), "unknown_tool")
+    @replaces(server(ref).unknown_tool)
     def unknown(original: Any, name: Any) -> dict[str, Any]:
         return {"content": [{"type": "text", "text": "{}"}], "structuredContent": {}, "isError": False}
 
@@ -378,6 +378,6 @@ def check_unknown_tool_protocol_error(ctx: CheckContext, mcp: McpBinding) -> Non
 @check_unknown_tool_protocol_error.fault
 def mcp_unknown_tool_is_error(ref: Any) -> None:
     """tools/call of an unknown tool answers an isError result, not a protocol error."""
-    @replaces(server(ref), "unknown_tool")
+    @replaces(server(ref).unknown_tool)
     def unknown(original: Any, name: Any) -> dict[str, Any]:
         return {"content": [{"type": "text", "text": f"unknown tool {name!r}"}], "isError": True}

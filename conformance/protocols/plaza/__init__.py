@@ -144,4 +144,5 @@ def holdings(reference: Any, credentials: dict[str, Any]) -> dict[str, Any]:
 
 
 PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings, modules=MODULES,
+                    reference="conformance.protocols.plaza.reference:PlazaReference",
                     credentials=credentials, binding_entries=binding_entries, last=(PLANS, STOPS))

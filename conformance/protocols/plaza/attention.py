@@ -168,7 +168,7 @@ def check_attn_pending_count(ctx: CheckContext) -> None:
 @check_attn_pending_count.fault
 def opened_invitation_not_pending(ref: PlazaReference) -> None:
     """pending_received_invitation_count counts only invitations the invitee has not opened."""
-    @replaces(ref, "mailbox_attention")
+    @replaces(ref.mailbox_attention)
     def attention(original: Any, visitor_id: str) -> Data:
         out: Data = original(visitor_id)
         out["pending_received_invitation_count"] = sum(
@@ -199,7 +199,7 @@ def check_attn_read_only(ctx: CheckContext) -> None:
 @check_attn_read_only.fault
 def summary_accepts_invitation(ref: PlazaReference) -> None:
     """inbox_summary accepts the caller's pending invitations."""
-    @replaces(ref, "cmd_inbox_summary")
+    @replaces(ref.cmd_inbox_summary)
     def summary(original: Any, who: Principal, data: Data) -> Data:
         for conn in ref.connections_of(who.visitor_id):
             if conn["state"] == INVITATION and conn["invitee"] == who.visitor_id:
@@ -226,7 +226,7 @@ def check_attn_read_request(ctx: CheckContext) -> None:
 @check_attn_read_request.fault
 def attention_read_request_wrong_connection(ref: PlazaReference) -> None:
     """An attention item's read_request names a connection that does not exist."""
-    @replaces(ref, "attention_item")
+    @replaces(ref.attention_item)
     def item(original: Any, conn: Data, visitor_id: str) -> Data:
         out: Data = original(conn, visitor_id)
         out["read_request"] = {**out["read_request"], "connection_id": ref.new_uuid()}
@@ -273,7 +273,7 @@ def check_attn_locations(ctx: CheckContext) -> None:
 @check_attn_locations.fault
 def working_task_without_attention(ref: PlazaReference) -> None:
     """A working task carries no mailbox_attention."""
-    @replaces(ref, "task_view")
+    @replaces(ref.task_view)
     def view(original: Any, task: Data, *args: Any, **kwargs: Any) -> Data:
         out: Data = original(task, *args, **kwargs)
         out["metadata"][ref.ext].pop("mailbox_attention", None)
@@ -300,7 +300,7 @@ def check_attn_focused(ctx: CheckContext) -> None:
 @check_attn_focused.fault
 def focused_request_other_task(ref: PlazaReference) -> None:
     """focused_request names another task id than the working task's."""
-    @replaces(ref, "task_view")
+    @replaces(ref.task_view)
     def view(original: Any, task: Data, *args: Any, **kwargs: Any) -> Data:
         out: Data = original(task, *args, **kwargs)
         focused = out["metadata"][ref.ext].get("focused_request")
@@ -330,7 +330,7 @@ def check_attn_recheck(ctx: CheckContext) -> None:
 @check_attn_recheck.fault
 def attention_ignores_blocks(ref: PlazaReference) -> None:
     """Attention does not recheck contact controls: a blocked connection is listed as before the block."""
-    @replaces(ref, "mailbox_attention")
+    @replaces(ref.mailbox_attention)
     def attention(original: Any, visitor_id: str) -> Data:
         blocked = [c for c in ref.connections_of(visitor_id) if c["state"] == BLOCKED]
         for conn in blocked:

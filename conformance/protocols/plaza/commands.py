@@ -397,7 +397,7 @@ def check_unknown_operation(ctx: CheckContext) -> None:
 @check_unknown_operation.fault
 def unknown_operation_accepted(ref: PlazaReference) -> None:
     """A data command naming no listed operation is answered as a status."""
-    @replaces(ref, "command_issues")
+    @replaces(ref.command_issues)
     def command_issues(original: Any, data: Any, base: str) -> list[Issue]:
         if isinstance(data, dict) and data.get("operation") not in ref.validators.commands:
             data["operation"] = "status"
@@ -424,7 +424,7 @@ def check_answer_message(ctx: CheckContext) -> None:
 @check_answer_message.fault
 def command_answers_task(ref: PlazaReference) -> None:
     """A control command is answered by a Task instead of a Message."""
-    @replaces(ref, "command_done")
+    @replaces(ref.command_done)
     def command_done(original: Any, *args: Any) -> dict[str, Any]:
         out: dict[str, Any] = original(*args)
         message = out["message"]
@@ -456,14 +456,14 @@ def unvalidated(name: str) -> Patch:
     """The fault of an invalid-command requirement: ``name`` is not checked against its
     schema, and its handler serves whatever it can."""
     def patch(ref: PlazaReference) -> None:
-        @replaces(ref, "command_issues")
+        @replaces(ref.command_issues)
         def command_issues(original: Any, data: Any, base: str) -> list[Issue]:
             if isinstance(data, dict) and data.get("operation") == name:
                 return []
             result: list[Issue] = original(data, base)
             return result
 
-        @replaces(ref, "run_command")
+        @replaces(ref.run_command)
         def run_command(original: Any, call: Any, message: dict[str, Any], data: dict[str, Any]) -> Any:
             try:
                 return original(call, message, data)

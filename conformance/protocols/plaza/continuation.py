@@ -159,7 +159,7 @@ def check_negotiate(ctx: CheckContext) -> None:
 @check_negotiate.fault
 def negotiate_by_stranger(ref: PlazaReference) -> None:
     """Anyone negotiates in any connection (the same current authority: participants only)."""
-    as_participant(ref, "cmd_continuation_negotiate")
+    as_participant(ref, ref.cmd_continuation_negotiate)
 
 
 def declare_everything(c: PlazaClient, who: str) -> None:
@@ -193,7 +193,7 @@ def check_self_reported(ctx: CheckContext) -> None:
 def declared_capabilities_authorize(ref: PlazaReference) -> None:
     """A declared direct_send lets an offer or negotiation through without current consent
     (declarations are self-reported)."""
-    @replaces(ref, "active_connection")
+    @replaces(ref.active_connection)
     def active(original: Any, who: Principal, connection_id: str) -> Any:
         if ref.declared(who.visitor_id).get("direct_send"):
             return ref.participant_connection(who.visitor_id, connection_id)
@@ -221,7 +221,7 @@ def check_no_self_grant(ctx: CheckContext) -> None:
 def delegation_claim_grants(ref: PlazaReference) -> None:
     """A command claiming external_owner_delegation runs with a visitor's full authority (a
     bound Agent cannot self-grant)."""
-    @replaces(ref, "run_command")
+    @replaces(ref.run_command)
     def run_command(original: Any, call: Call, message: Data, data: Data) -> Any:
         if data.get("external_owner_delegation") is True:
             call = Call(Principal(call.principal.visitor_id, frozenset(ref.supported_scopes), VISITOR),
@@ -266,7 +266,7 @@ def check_global_no_context(ctx: CheckContext) -> None:
 def global_routed_by_context(ref: PlazaReference) -> None:
     """A global continuation_status is routed to the connection its contextId names (global
     commands take no contextId)."""
-    @replaces(ref, "run_command")
+    @replaces(ref.run_command)
     def run_command(original: Any, call: Call, message: Data, data: Data) -> Any:
         if data["operation"] in GLOBAL_COMMANDS and "connection_id" not in data and "contextId" in message:
             if data["operation"] == "continuation_status":
@@ -294,7 +294,7 @@ def check_global_context_ignored(ctx: CheckContext) -> None:
 @check_global_context_ignored.fault
 def global_context_refused(ref: PlazaReference) -> None:
     """A contextId on a global continuation command is refused (the profile ignores it)."""
-    @replaces(ref, "send_semantic_issues")
+    @replaces(ref.send_semantic_issues)
     def issues(original: Any, message: Data) -> list[Issue]:
         data = message["parts"][0].get("data") or {}
         extra = [Issue("params.message.contextId", "not")] if (
@@ -307,7 +307,7 @@ def global_context_refused(ref: PlazaReference) -> None:
 def continuation_route_wrong_code(ref: PlazaReference) -> None:
     """A continuation command with taskId or recipientId metadata is NOT_PERMITTED, not
     A2A_INVALID_PARAMETERS."""
-    @replaces(ref, "continuation_route_issues")
+    @replaces(ref.continuation_route_issues)
     def route(original: Any, message: Data, data: Data) -> list[Issue]:
         if original(message, data):
             raise SiteError(NOT_PERMITTED, "not here")
@@ -375,7 +375,7 @@ def check_plan(ctx: CheckContext) -> None:
 @check_plan.fault
 def plan_commission_refused(ref: PlazaReference) -> None:
     """A commission at the schema's max_turns maximum is refused (off by one)."""
-    @replaces(ref, "cmd_plan")
+    @replaces(ref.cmd_plan)
     def plan(original: Any, who: Principal, data: Data) -> Any:
         maximum = ref.branches["plan"]["properties"]["commission"]["properties"]["max_turns"]["maximum"]
         if (data.get("commission") or {}).get("max_turns", 0) >= maximum:
@@ -419,7 +419,7 @@ def check_plan_renew(ctx: CheckContext) -> None:
 @check_plan_renew.fault
 def renew_without_plan_answered(ref: PlazaReference) -> None:
     """renew_current without a current plan is answered (the profile: INVALID_STATE)."""
-    @replaces(ref, "cmd_plan")
+    @replaces(ref.cmd_plan)
     def plan(original: Any, who: Principal, data: Data) -> Any:
         if (data.get("renew_current") and "commission" not in data
                 and ref.current_plan(who.visitor_id) is None):
@@ -430,7 +430,7 @@ def renew_without_plan_answered(ref: PlazaReference) -> None:
 @check_plan_renew.fault
 def renew_keeps_expiry(ref: PlazaReference) -> None:
     """Renewing keeps the plan's old expiry (it counts again from now)."""
-    @replaces(ref, "start_plan")
+    @replaces(ref.start_plan)
     def start(original: Any, plan: Data) -> None:
         kept = plan.get("expires_at")
         original(plan)
@@ -466,7 +466,7 @@ def check_plan_budget(ctx: CheckContext) -> None:
 @check_plan_budget.fault
 def renew_keeps_turns(ref: PlazaReference) -> None:
     """Renewing keeps the turns already used (a renewed plan's turns restart)."""
-    @replaces(ref, "start_plan")
+    @replaces(ref.start_plan)
     def start(original: Any, plan: Data) -> None:
         used = plan.get("turns_used", 0)
         original(plan)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import base64
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from conformance.kit import locate
@@ -112,9 +112,9 @@ def advance(c: PlazaClient, seconds: int) -> None:
     c.ctx.control("advance_clock", seconds=seconds)
 
 
-def as_participant(ref: PlazaReference, method: str) -> None:
+def as_participant(ref: PlazaReference, method: Callable[..., Any]) -> None:
     """For a fault: ``ref.<method>`` runs as a participant of the connection named, whoever calls."""
-    @replaces(ref, method)
+    @replaces(method)
     def run(original: Any, who: Principal, data: Data) -> Any:
         conn = ref.s["connections"].get(data.get("connection_id"))
         if conn is not None and who.visitor_id not in (conn["inviter"], conn["invitee"]):

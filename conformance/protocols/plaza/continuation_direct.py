@@ -77,7 +77,7 @@ def check_offer(ctx: CheckContext) -> None:
 @check_offer.fault
 def direct_status_foreign_readable(ref: PlazaReference) -> None:
     """Anyone reads a connection's direct status (participants only)."""
-    as_participant(ref, "cmd_direct_status")
+    as_participant(ref, ref.cmd_direct_status)
 
 
 @requirement(id="PLAZA-DIRECT-OFFER-EXPIRY", level="MUST", optional=CONTINUATION,
@@ -124,7 +124,7 @@ def offers_never_expire(ref: Any) -> None:
 @check_offer_expiry.fault
 def offer_expiry_default_wrong(ref: PlazaReference) -> None:
     """An offer without expires_hours expires after the minimum hour (the schema's default is 24)."""
-    @replaces(ref, "cmd_direct_offer")
+    @replaces(ref.cmd_direct_offer)
     def offer(original: Any, who: Principal, data: Data) -> Any:
         minimum = ref.branches["direct_offer"]["properties"]["expires_hours"]["minimum"]
         return original(who, {"expires_hours": minimum, **data})
@@ -160,7 +160,7 @@ def check_decide(ctx: CheckContext) -> None:
 @check_decide.fault
 def decide_without_peer_offer(ref: PlazaReference) -> None:
     """A decision naming a peer offer that does not exist is answered (both sides must have offered)."""
-    @replaces(ref, "cmd_direct_decide")
+    @replaces(ref.cmd_direct_decide)
     def decide(original: Any, who: Principal, data: Data) -> Any:
         if data["peer_offer_id"] not in ref.s["direct_offers"] and data["offer_id"] in ref.s["direct_offers"]:
             return {"offer": ref.offer_view(ref.s["direct_offers"][data["offer_id"]]), "direct": "offered"}
@@ -171,7 +171,7 @@ def decide_without_peer_offer(ref: PlazaReference) -> None:
 def decide_ignores_sides(ref: PlazaReference) -> None:
     """A decision may name the peer's offer as the caller's own (offer_id is the caller's,
     peer_offer_id the peer's)."""
-    @replaces(ref, "side_offer")
+    @replaces(ref.side_offer)
     def side(original: Any, conn: Data, offer_id: str, by: str, what: str) -> Any:
         offer = ref.s["direct_offers"].get(offer_id)
         return original(conn, offer_id, offer["by"] if offer is not None else by, what)
@@ -196,7 +196,7 @@ def check_withdraw(ctx: CheckContext) -> None:
 @check_withdraw.fault
 def withdraw_ignored(ref: PlazaReference) -> None:
     """direct_withdraw answers but the offer stays open."""
-    @replaces(ref, "cmd_direct_withdraw")
+    @replaces(ref.cmd_direct_withdraw)
     def withdraw(original: Any, who: Principal, data: Data) -> Any:
         offer = ref.s["direct_offers"].get(data["offer_id"])
         kept = dict(offer) if offer is not None else None
@@ -209,7 +209,7 @@ def withdraw_ignored(ref: PlazaReference) -> None:
 @check_withdraw.fault
 def withdraw_peer_offer(ref: PlazaReference) -> None:
     """Either participant withdraws an offer (only its maker does)."""
-    @replaces(ref, "cmd_direct_withdraw")
+    @replaces(ref.cmd_direct_withdraw)
     def withdraw(original: Any, who: Principal, data: Data) -> Any:
         offer = ref.s["direct_offers"].get(data["offer_id"])
         if offer is not None and offer["connection_id"] == data["connection_id"]:
@@ -253,7 +253,7 @@ def check_retry(ctx: CheckContext) -> None:
 @check_retry.fault
 def retry_new_offer(ref: PlazaReference) -> None:
     """Every direct_offer is a new offer, whatever its request_key (a retry is the same offer)."""
-    @replaces(ref, "cmd_direct_offer")
+    @replaces(ref.cmd_direct_offer)
     def offer(original: Any, who: Principal, data: Data) -> Any:
         return original(who, {**data, "request_key": ref.new_uuid()})
 
@@ -267,7 +267,7 @@ def retry_after_withdraw_answered(ref: Any) -> None:
 @check_retry.fault
 def retry_after_removal_answered(ref: PlazaReference) -> None:
     """A retry answers its offer without rechecking the connection (permissions are rechecked)."""
-    @replaces(ref, "cmd_direct_offer")
+    @replaces(ref.cmd_direct_offer)
     def offer(original: Any, who: Principal, data: Data) -> Any:
         earlier = ref.s["direct_keys"].get(f"{who.visitor_id}|{data['request_key']}")
         if earlier is not None:
@@ -339,7 +339,7 @@ def check_fallback(ctx: CheckContext) -> None:
 @check_fallback.fault
 def fallback_read_request_incomplete(ref: PlazaReference) -> None:
     """The fallback's a2a.read_request is only the params (a complete JSON-RPC SendMessage envelope)."""
-    @replaces(ref, "mailbox_fallback")
+    @replaces(ref.mailbox_fallback)
     def fallback(original: Any, conn: Data) -> Data:
         out: Data = original(conn)
         if "a2a" in out:
@@ -351,7 +351,7 @@ def fallback_read_request_incomplete(ref: PlazaReference) -> None:
 def fallback_request_with_text(ref: PlazaReference) -> None:
     """The fallback's a2a.read_request carries a text part besides its read (the adapter
     supplies no reply text)."""
-    @replaces(ref, "mailbox_fallback")
+    @replaces(ref.mailbox_fallback)
     def fallback(original: Any, conn: Data) -> Data:
         out: Data = original(conn)
         if "a2a" in out:
@@ -386,7 +386,7 @@ def check_fallback_no_text(ctx: CheckContext) -> None:
 @check_fallback_no_text.fault
 def fallback_supplies_text(ref: PlazaReference) -> None:
     """The fallback adapter supplies reply text (it supplies none)."""
-    @replaces(ref, "mailbox_fallback")
+    @replaces(ref.mailbox_fallback)
     def fallback(original: Any, conn: Data) -> Data:
         out: Data = original(conn)
         if "a2a" in out:
@@ -426,7 +426,7 @@ def check_mailbox_remains(ctx: CheckContext) -> None:
 @check_mailbox_remains.fault
 def direct_exchange_closes_mailbox(ref: PlazaReference) -> None:
     """An endpoint exchange closes the connection's site mailbox (it remains available)."""
-    @replaces(ref, "cmd_direct_decide")
+    @replaces(ref.cmd_direct_decide)
     def decide(original: Any, who: Principal, data: Data) -> Any:
         out = original(who, data)
         if out.get("direct") == EXCHANGED:

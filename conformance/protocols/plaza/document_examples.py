@@ -108,7 +108,7 @@ def refused(name: str) -> Patch:
     def patch(ref: PlazaReference) -> None:
         kind = request_kind(ref.spec["examples"][name], ref.ext)
 
-        @replaces(ref, "serve_a2a")
+        @replaces(ref.serve_a2a)
         def serve_a2a(original: Any, raw: bytes, headers: Mapping[str, str]) -> Any:
             try:
                 body = json.loads(raw)

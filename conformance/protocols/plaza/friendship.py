@@ -78,7 +78,7 @@ def check_invite(ctx: CheckContext) -> None:
 @check_invite.fault
 def invitation_completes_task(ref: PlazaReference) -> None:
     """An invitation's task is completed at once, as if the invitation were a chat reply."""
-    @replaces(ref, "task_state")
+    @replaces(ref.task_state)
     def task_state(original: Any, task: dict[str, Any]) -> str:
         state: str = original(task)
         conn = ref.s["connections"][task["connection_id"]]
@@ -88,7 +88,7 @@ def invitation_completes_task(ref: PlazaReference) -> None:
 @check_invite.fault
 def invitation_not_stored(ref: PlazaReference) -> None:
     """The invitation's text is lost: the invitee reads an empty text."""
-    @replaces(ref, "store_message")
+    @replaces(ref.store_message)
     def store_message(original: Any, conn: dict[str, Any], sender: str, text: str,
                       client_message_id: str) -> dict[str, Any]:
         if conn["state"] == INVITATION and not conn["messages"]:
@@ -118,7 +118,7 @@ def check_invite_unknown(ctx: CheckContext) -> None:
 @check_invite_unknown.fault
 def unknown_recipient_accepted(ref: PlazaReference) -> None:
     """A first text to a UUID that is no visitor makes one up."""
-    @replaces(ref, "first_contact")
+    @replaces(ref.first_contact)
     def first_contact(original: Any, sender: str, recipient: str) -> dict[str, Any]:
         if recipient not in ref.s["visitors"]:
             ref.add_visitor("made up", [], visitor_id=recipient)
@@ -149,7 +149,7 @@ def check_pending(ctx: CheckContext, strict: bool = False) -> None:
 @check_pending.fault
 def pending_treated_as_accepted(ref: PlazaReference) -> None:
     """A pending invitation takes texts from both sides, as if accepted."""
-    @replaces(ref, "check_can_text")
+    @replaces(ref.check_can_text)
     def check_can_text(original: Any, conn: dict[str, Any], visitor_id: str) -> None:
         if conn["state"] != INVITATION:
             original(conn, visitor_id)
@@ -158,7 +158,7 @@ def pending_treated_as_accepted(ref: PlazaReference) -> None:
 @check_pending.fault
 def reading_accepts_invitation(ref: PlazaReference) -> None:
     """The invitee reading a pending invitation accepts it."""
-    @replaces(ref, "readable_connection")
+    @replaces(ref.readable_connection)
     def readable(original: Any, caller: str, connection_id: str) -> dict[str, Any]:
         conn: dict[str, Any] = original(caller, connection_id)
         if conn["state"] == INVITATION and conn["invitee"] == caller:
@@ -193,7 +193,7 @@ def check_respond(ctx: CheckContext) -> None:
 @check_respond.fault
 def inviter_can_accept(ref: PlazaReference) -> None:
     """The inviter may accept its own invitation."""
-    @replaces(ref, "decide_invitation")
+    @replaces(ref.decide_invitation)
     def decide(original: Any, conn: dict[str, Any], caller: str, outcome: str, change: str) -> None:
         original(conn, conn["invitee"], outcome, change)
 
@@ -249,7 +249,7 @@ def decline_ignored(ref: PlazaReference) -> None:
 @check_decline.fault
 def declined_task_not_cancelable_yet_open(ref: PlazaReference) -> None:
     """CancelTask of a declined invitation's task is refused while the task still says it is open."""
-    @replaces(ref, "rpc_cancel_task")
+    @replaces(ref.rpc_cancel_task)
     def cancel(original: Any, call: Any) -> Any:
         task = ref.owned_task(call.principal.visitor_id, call.params["id"])
         if ref.s["connections"][task["connection_id"]]["state"] == DECLINED:
@@ -277,7 +277,7 @@ def check_consecutive(ctx: CheckContext) -> None:
 @check_consecutive.fault
 def strict_alternation(ref: PlazaReference) -> None:
     """A friend may not write twice in a row."""
-    @replaces(ref, "check_can_text")
+    @replaces(ref.check_can_text)
     def check_can_text(original: Any, conn: dict[str, Any], visitor_id: str) -> None:
         original(conn, visitor_id)
         if conn["messages"] and conn["messages"][-1]["sender"] == visitor_id:
@@ -302,7 +302,7 @@ def check_message(ctx: CheckContext) -> None:
 @check_message.fault
 def texts_out_of_order(ref: PlazaReference) -> None:
     """A new text is stored before the ones already there (reads come out of order)."""
-    @replaces(ref, "store_message")
+    @replaces(ref.store_message)
     def store_message(original: Any, conn: dict[str, Any], sender: str, text: str,
                       client_message_id: str) -> dict[str, Any]:
         msg: dict[str, Any] = original(conn, sender, text, client_message_id)
@@ -418,7 +418,7 @@ def check_send_context(ctx: CheckContext) -> None:
 @check_send_context.fault
 def foreign_context_send(ref: PlazaReference) -> None:
     """Any agent writes in any connection whose id it knows."""
-    @replaces(ref, "send_text")
+    @replaces(ref.send_text)
     def send_text(original: Any, call: Any, message: dict[str, Any], text: str) -> Any:
         conn = ref.s["connections"].get(message.get("contextId"))
         caller = call.principal.visitor_id
@@ -453,7 +453,7 @@ def check_context_match(ctx: CheckContext, strict: bool = False) -> None:
 
 @fault
 def context_mismatch_wrong_code(ref: PlazaReference) -> None:
-    @replaces(ref, "send_semantic_issues")
+    @replaces(ref.send_semantic_issues)
     def issues(original: Any, message: dict[str, Any]) -> list[Issue]:
         found: list[Issue] = original(message)
         if any(context_mismatch(i) for i in found):

@@ -99,7 +99,7 @@ def check_auth_shape(ctx: CheckContext) -> None:
 @check_auth_shape.fault
 def preflight_state_stale(ref: Any) -> None:
     """The preflight always describes the site before any grant."""
-    @replaces(ref, "cmd_group_authorization")
+    @replaces(ref.cmd_group_authorization)
     def preflight(original: Any, who: Principal, data: Data) -> Data:
         out: Data = original(who, data)
         out["authorization"] = {"state": "none", "live": False, "version": 0}
@@ -146,7 +146,7 @@ def check_auth_request(ctx: CheckContext) -> None:
 @check_auth_request.fault
 def request_grants_authority(ref: Any) -> None:
     """An authorization request is taken as the grant itself (new authority automatically)."""
-    @replaces(ref, "cmd_group_authorization_request")
+    @replaces(ref.cmd_group_authorization_request)
     def request(original: Any, who: Principal, data: Data) -> Data:
         out: Data = original(who, data)
         scopes = {name: True for name in data.get("scopes", [])}
@@ -158,7 +158,7 @@ def request_grants_authority(ref: Any) -> None:
 @check_auth_request.fault
 def requests_not_deduplicated(ref: Any) -> None:
     """Every authorization request is a new one, even while the same one is pending."""
-    @replaces(ref, "cmd_group_authorization_request")
+    @replaces(ref.cmd_group_authorization_request)
     def request(original: Any, who: Principal, data: Data) -> Data:
         for row in ref.s["group_auth_requests"].get(who.visitor_id, []):
             if row["status"] == "pending":
@@ -215,7 +215,7 @@ def check_authorize(ctx: CheckContext) -> None:
 @check_authorize.fault
 def grant_rate_ignored(ref: Any) -> None:
     """A grant's max_messages_per_hour is ignored: only the group's rule caps the rate."""
-    @replaces(ref, "check_rate")
+    @replaces(ref.check_rate)
     def check_rate(original: Any, group: Data, grant: Data, caller: str) -> None:
         original(group, {**grant, "max_messages_per_hour": group["rules"]["max_messages_per_hour"]}, caller)
 
@@ -249,7 +249,7 @@ def check_auth_expiry(ctx: CheckContext) -> None:
 @check_auth_expiry.fault
 def grant_never_expires(ref: Any) -> None:
     """A limited grant never lapses (expires_hours ignored)."""
-    @replaces(ref, "cmd_group_authorize")
+    @replaces(ref.cmd_group_authorize)
     def authorize(original: Any, who: Principal, data: Data) -> Data:
         out: Data = original(who, data)
         ref.s["group_auth"][who.visitor_id]["expires_at"] = None
@@ -262,7 +262,7 @@ def grant_default_expiry_wrong(ref: Any) -> None:
     default = ref.branches["group_authorize"]["properties"]["expires_hours"]["default"]
     lasting = asked_for("group_authorize", "expires_hours")
 
-    @replaces(ref, "group_default")
+    @replaces(ref.group_default)
     def group_default(original: Any, asked: str, name: str) -> Any:
         return 2 * default if lasting(asked, name) else original(asked, name)
 

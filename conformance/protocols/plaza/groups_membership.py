@@ -116,7 +116,7 @@ def check_create_defaults(ctx: CheckContext) -> None:
 @check_create_defaults.fault
 def create_default_rules_wrong(ref: Any) -> None:
     """A group created without rules allows the schema's largest max_autonomous_turns, not its default."""
-    @replaces(ref, "rule_defaults")
+    @replaces(ref.rule_defaults)
     def rule_defaults(original: Any) -> Data:
         rules = ref.branches["group_create"]["properties"]["rules"]["properties"]
         top = rules["max_autonomous_turns"]["maximum"]
@@ -160,7 +160,7 @@ def check_discover(ctx: CheckContext) -> None:
 @check_discover.fault
 def discover_ignores_limit(ref: Any) -> None:
     """group_discover lists up to the schema's maximum whatever the limit."""
-    @replaces(ref, "cmd_group_discover")
+    @replaces(ref.cmd_group_discover)
     def discover(original: Any, who: Principal, data: Data) -> Data:
         top = ref.branches["group_discover"]["properties"]["limit"]["maximum"]
         out: Data = original(who, {**data, "limit": top})
@@ -170,7 +170,7 @@ def discover_ignores_limit(ref: Any) -> None:
 @check_discover.fault
 def discover_default_limit_ignored(ref: Any) -> None:
     """group_discover without limit lists every match (the schema's default is 20)."""
-    @replaces(ref, "cmd_group_discover")
+    @replaces(ref.cmd_group_discover)
     def discover(original: Any, who: Principal, data: Data) -> Data:
         top = ref.branches["group_discover"]["properties"]["limit"]["maximum"]
         out: Data = original(who, data if "limit" in data else {**data, "limit": top})
@@ -274,7 +274,7 @@ def check_membership(ctx: CheckContext) -> None:
 @check_membership.fault
 def join_admits_at_once(ref: Any) -> None:
     """A join request makes the applicant a member without any group_admit."""
-    @replaces(ref, "cmd_group_join_request")
+    @replaces(ref.cmd_group_join_request)
     def join(original: Any, who: Principal, data: Data) -> Data:
         out: Data = original(who, data)
         group = ref.s["groups"][data["group_id"]]
@@ -411,7 +411,7 @@ def check_roles(ctx: CheckContext) -> None:
 @check_roles.fault
 def members_act_as_managers(ref: Any) -> None:
     """Any member may do what a manager does (settings, admission, invitations)."""
-    @replaces(ref, "require_role")
+    @replaces(ref.require_role)
     def require_role(original: Any, group: Data, caller: str, role: str) -> None:
         if role != MANAGER_ROLE:
             original(group, caller, role)
@@ -469,7 +469,7 @@ def check_close(ctx: CheckContext) -> None:
 @fault  # of PLAZA-GROUP-ROUTING-CODE (its code twin names it)
 def group_routing_wrong_code(ref: Any) -> None:
     """A misrouted group command is refused NOT_PERMITTED instead of as invalid parameters."""
-    @replaces(ref, "group_routing_issues")
+    @replaces(ref.group_routing_issues)
     def routing(original: Any, message: Data, data: Data) -> list[Issue]:
         if original(message, data):
             raise SiteError(NOT_PERMITTED, "group_id lives inside data")

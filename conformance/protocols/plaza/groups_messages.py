@@ -40,6 +40,7 @@ from conformance.protocols.plaza.groups_client import (
     work,
 )
 from conformance.protocols.plaza.parts import GROUPS, command_at, prop, refused, served
+from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.reference.groups import GROUP_MESSAGE
 from conformance.protocols.plaza.site import Principal
 from conformance.transport.http import json_excerpt
@@ -95,9 +96,9 @@ def check_messages(ctx: CheckContext) -> None:
 
 
 @check_messages.fault
-def group_after_seq_inclusive(ref: Any) -> None:
+def group_after_seq_inclusive(ref: PlazaReference) -> None:
     """group_messages after_seq includes the message at after_seq."""
-    @replaces(ref, "cmd_group_messages")
+    @replaces(ref.cmd_group_messages)
     def read(original: Any, who: Principal, data: Data) -> Data:
         if data.get("after_seq", 0) > 0:
             data = {**data, "after_seq": data["after_seq"] - 1}
@@ -106,9 +107,9 @@ def group_after_seq_inclusive(ref: Any) -> None:
 
 
 @check_messages.fault
-def group_default_limit_ignored(ref: Any) -> None:
+def group_default_limit_ignored(ref: PlazaReference) -> None:
     """group_messages without limit lists up to the schema's maximum (the default is 40)."""
-    @replaces(ref, "cmd_group_messages")
+    @replaces(ref.cmd_group_messages)
     def read(original: Any, who: Principal, data: Data) -> Data:
         top = ref.branches["group_messages"]["properties"]["limit"]["maximum"]
         out: Data = original(who, data if "limit" in data else {**data, "limit": top})
@@ -174,9 +175,9 @@ def check_retry(ctx: CheckContext) -> None:
 
 
 @check_retry.fault
-def group_retry_skips_recheck(ref: Any) -> None:
+def group_retry_skips_recheck(ref: PlazaReference) -> None:
     """A group_send retry answers the original without checking grant and membership again."""
-    @replaces(ref, "cmd_group_send")
+    @replaces(ref.cmd_group_send)
     def group_send(original: Any, who: Principal, data: Data) -> Data:
         prior: Data | None = ref.group_prior(who.visitor_id, "group_send", data)
         if prior is not None:
@@ -214,9 +215,9 @@ def check_queue_not_delivery(ctx: CheckContext) -> None:
 
 
 @check_queue_not_delivery.fault
-def queue_delivers_at_once(ref: Any) -> None:
+def queue_delivers_at_once(ref: PlazaReference) -> None:
     """group_queue also sends the message at once."""
-    @replaces(ref, "cmd_group_queue")
+    @replaces(ref.cmd_group_queue)
     def queue(original: Any, who: Principal, data: Data) -> Data:
         out: Data = original(who, data)
         group = ref.s["groups"][data["group_id"]]
@@ -248,9 +249,9 @@ def check_queue_auth(ctx: CheckContext) -> None:
 
 
 @check_queue_auth.fault
-def queue_without_authorization(ref: Any) -> None:
+def queue_without_authorization(ref: PlazaReference) -> None:
     """group_queue stores without a live grant."""
-    @replaces(ref, "cmd_group_queue")
+    @replaces(ref.cmd_group_queue)
     def queue(original: Any, who: Principal, data: Data) -> Data:
         with ungranted(ref):
             out: Data = original(who, data)
@@ -258,9 +259,9 @@ def queue_without_authorization(ref: Any) -> None:
 
 
 @check_queue_auth.fault
-def flush_skips_authorization(ref: Any) -> None:
+def flush_skips_authorization(ref: PlazaReference) -> None:
     """group_flush sends the queue without a live grant."""
-    @replaces(ref, "cmd_group_flush")
+    @replaces(ref.cmd_group_flush)
     def flush(original: Any, who: Principal, data: Data) -> Data:
         with ungranted(ref):
             out: Data = original(who, data)
@@ -300,7 +301,7 @@ def check_schedule(ctx: CheckContext) -> None:
 
 
 @check_schedule.fault
-def schedule_runs_unbounded(ref: Any) -> None:
+def schedule_runs_unbounded(ref: PlazaReference) -> None:
     """group_schedule takes more runs than max_scheduled_runs."""
     schema = copy.deepcopy(ref.branches["group_schedule"])
     schema["properties"]["max_runs"].pop("maximum", None)
@@ -308,9 +309,9 @@ def schedule_runs_unbounded(ref: Any) -> None:
 
 
 @check_schedule.fault
-def schedule_sends_message(ref: Any) -> None:
+def schedule_sends_message(ref: PlazaReference) -> None:
     """A schedule is a run: the site writes a message for the agent at once."""
-    @replaces(ref, "cmd_group_schedule")
+    @replaces(ref.cmd_group_schedule)
     def schedule(original: Any, who: Principal, data: Data) -> Data:
         out: Data = original(who, data)
         group = ref.s["groups"][data["group_id"]]
@@ -360,9 +361,9 @@ def check_recv_work_group(ctx: CheckContext) -> None:
 
 
 @check_recv_work_group.fault
-def group_messages_not_logged(ref: Any) -> None:
+def group_messages_not_logged(ref: PlazaReference) -> None:
     """Group messages never reach the members' durable receive."""
-    @replaces(ref, "group_work")
+    @replaces(ref.group_work)
     def group_work(original: Any, visitor_id: str, kind: str, group: Data, **extra: Any) -> None:
         if kind != GROUP_MESSAGE:
             original(visitor_id, kind, group, **extra)

@@ -65,7 +65,7 @@ def check_replay(ctx: CheckContext) -> None:
 @check_replay.fault
 def replay_new_receipt(ref: PlazaReference) -> None:
     """A replay's receipt looks like a new send (message_sent true, no original flag)."""
-    @replaces(ref, "receipt")
+    @replaces(ref.receipt)
     def receipt(original: Any, msg: dict[str, Any], replay: bool = False) -> dict[str, Any]:
         result: dict[str, Any] = original(msg, False)
         return result
@@ -97,7 +97,7 @@ def check_consumed(ctx: CheckContext, strict: bool = False) -> None:
 @check_consumed.fault
 def changed_body_stored(ref: PlazaReference) -> None:
     """Another message under a used messageId is stored as new."""
-    @replaces(ref, "used_message_id")
+    @replaces(ref.used_message_id)
     def used(original: Any, visitor_id: str, message: dict[str, Any]) -> Any:
         try:
             return original(visitor_id, message)
@@ -108,7 +108,7 @@ def changed_body_stored(ref: PlazaReference) -> None:
 @check_consumed.fault
 def consumed_drops_original(ref: PlazaReference) -> None:
     """A different message under a used messageId is refused, and the stored original is dropped with it."""
-    @replaces(ref, "used_message_id")
+    @replaces(ref.used_message_id)
     def used(original: Any, visitor_id: str, message: dict[str, Any]) -> Any:
         try:
             return original(visitor_id, message)
@@ -141,7 +141,7 @@ def check_new_id(ctx: CheckContext) -> None:
 @check_new_id.fault
 def dedupe_by_text(ref: PlazaReference) -> None:
     """A text equal to one the caller already sent in the connection is taken as its replay."""
-    @replaces(ref, "send_text")
+    @replaces(ref.send_text)
     def send_text(original: Any, call: Any, message: dict[str, Any], text: str) -> Any:
         conn = ref.s["connections"].get(message.get("contextId"))
         caller = call.principal.visitor_id

@@ -68,7 +68,7 @@ def check_owner_refused(ctx: CheckContext) -> None:
 @check_owner_refused.fault
 def owner_credential_accepted(ref: PlazaReference) -> None:
     """An owner account's credential is served as its agent."""
-    @replaces(ref, "authenticate")
+    @replaces(ref.authenticate)
     def authenticate(original: Any, headers: Mapping[str, str]) -> Principal:
         record = ref.s["tokens"].get(ref.bearer_token(headers) or "")
         if record is not None and record["kind"] != "visitor" and record["visitor_id"] in ref.s["visitors"]:
@@ -103,7 +103,7 @@ def check_replay_auth(ctx: CheckContext) -> None:
 def replay_skips_auth(ref: PlazaReference) -> None:
     """A request repeating a used messageId is served without a valid token, as the
     messageId's first sender."""
-    @replaces(ref, "serve_a2a")
+    @replaces(ref.serve_a2a)
     def serve_a2a(original: Any, raw: bytes, headers: Mapping[str, str]) -> Any:
         try:
             message_id = json.loads(raw)["params"]["message"]["messageId"]
@@ -121,7 +121,7 @@ def replay_skips_auth(ref: PlazaReference) -> None:
 @check_replay_auth.fault
 def history_and_cancel_skip_auth(ref: PlazaReference) -> None:
     """A history read or a CancelTask without a valid bearer token is served as alice's."""
-    @replaces(ref, "serve_a2a")
+    @replaces(ref.serve_a2a)
     def serve(original: Any, raw: bytes, headers: Mapping[str, str]) -> Any:
         try:
             body = json.loads(raw)
@@ -149,7 +149,7 @@ def check_account_agent(ctx: CheckContext) -> None:
 @check_account_agent.fault
 def account_agent_refused(ref: PlazaReference) -> None:
     """Only visitor credentials are accepted; an account Agent's is refused."""
-    @replaces(ref, "authenticate")
+    @replaces(ref.authenticate)
     def authenticate(original: Any, headers: Mapping[str, str]) -> Principal:
         who: Principal = original(headers)
         if who.kind != "visitor":
@@ -211,7 +211,7 @@ def check_no_secret_in_args(ctx: CheckContext) -> None:
 @check_no_secret_in_args.fault
 def token_in_metadata_accepted(ref: PlazaReference) -> None:
     """A token found in message.metadata stands in for the Authorization header."""
-    @replaces(ref, "serve_a2a")
+    @replaces(ref.serve_a2a)
     def serve_a2a(original: Any, raw: bytes, headers: Mapping[str, str]) -> Any:
         try:
             token = json.loads(raw)["params"]["message"]["metadata"]["token"]
@@ -244,7 +244,7 @@ def check_identity_stable(ctx: CheckContext) -> None:
 @check_identity_stable.fault
 def identity_per_task(ref: PlazaReference) -> None:
     """Each text is sent under a fresh identity (a new visitor per task)."""
-    @replaces(ref, "store_message")
+    @replaces(ref.store_message)
     def store_message(original: Any, conn: dict[str, Any], sender: str, text: str,
                       client_message_id: str) -> dict[str, Any]:
         msg: dict[str, Any] = original(conn, sender, text, client_message_id)

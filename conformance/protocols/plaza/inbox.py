@@ -120,7 +120,7 @@ def check_inbox_limits(ctx: CheckContext) -> None:
 @check_inbox_limits.fault
 def inbox_full_default_compact(ref: PlazaReference) -> None:
     """A full inbox page holds the compact default (20) instead of 60."""
-    @replaces(ref, "cmd_inbox")
+    @replaces(ref.cmd_inbox)
     def inbox(original: Any, who: Principal, data: Data) -> Data:
         if data.get("view") == "full" and "limit" not in data:
             data = {**data, "limit": ref.limit("inbox_compact_default_count")}
@@ -220,6 +220,6 @@ def check_inbox_notices(ctx: CheckContext) -> None:
 @check_inbox_notices.fault
 def notices_after_ignored(ref: PlazaReference) -> None:
     """notices_after is ignored: next_notices_request returns the first notices again."""
-    @replaces(ref, "notice_page")
+    @replaces(ref.notice_page)
     def notices(original: Any, caller: str, after: str | None, limit: int, view: str) -> Any:
         return original(caller, None, limit, view)

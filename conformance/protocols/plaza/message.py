@@ -50,7 +50,7 @@ def set_at(path: tuple[Any, ...], value: Any) -> Callable[[dict[str, Any]], None
 
 def validating_copy(ref: PlazaReference, change: Callable[[str, Any], Any]) -> None:
     """Params are validated as ``change(method, copy)`` makes them; the handler gets the original."""
-    @replaces(ref, "validate_params")
+    @replaces(ref.validate_params)
     def validate(original: Any, method: str, params: Any) -> dict[str, Any]:
         original(method, change(method, copy.deepcopy(params)))
         assert isinstance(params, dict)
@@ -158,7 +158,7 @@ def file_part_accepted(ref: PlazaReference) -> None:
             message["parts"] = [{"text": str(parts[0]["url"])}]
     validating_copy(ref, message_change(edit))
 
-    @replaces(ref, "rpc_send_message")
+    @replaces(ref.rpc_send_message)
     def send(original: Any, call: Any) -> Any:
         part = call.params["message"]["parts"][0]
         if "url" in part:
@@ -183,7 +183,7 @@ def content_alias_accepted(ref: PlazaReference) -> None:
             part["text"] = part.pop("content")
     validating_copy(ref, part_change(alias))
 
-    @replaces(ref, "rpc_send_message")
+    @replaces(ref.rpc_send_message)
     def send(original: Any, call: Any) -> Any:
         alias(call.params["message"]["parts"][0])
         return original(call)
@@ -241,7 +241,7 @@ def check_configuration_location(ctx: CheckContext) -> None:
 @check_configuration_location.fault
 def configuration_in_message_accepted(ref: PlazaReference) -> None:
     """configuration inside message is taken as if beside it."""
-    @replaces(ref, "validate_params")
+    @replaces(ref.validate_params)
     def validate(original: Any, method: str, params: Any) -> dict[str, Any]:
         message = params.get("message") if isinstance(params, dict) else None
         if method == "SendMessage" and isinstance(message, dict) and "configuration" in message:
@@ -307,7 +307,7 @@ def answered_before_peer(c: PlazaClient, connection: str, send: Callable[[], Rep
 @check_configuration_elsewhere.fault
 def configuration_in_metadata_honoured(ref: PlazaReference) -> None:
     """message.metadata.configuration.returnImmediately is honoured like params.configuration's."""
-    @replaces(ref, "return_immediately")
+    @replaces(ref.return_immediately)
     def immediately(original: Any, call: Any) -> bool:
         meta = (call.params.get("message") or {}).get("metadata") or {}
         return bool(original(call) or (meta.get("configuration") or {}).get("returnImmediately") is True)
@@ -316,7 +316,7 @@ def configuration_in_metadata_honoured(ref: PlazaReference) -> None:
 @check_configuration_elsewhere.fault
 def configuration_at_root_honoured(ref: PlazaReference) -> None:
     """A configuration at the JSON-RPC root is taken as params.configuration."""
-    @replaces(ref, "envelope")
+    @replaces(ref.envelope)
     def envelope(original: Any, body: Any) -> Any:
         request_id, method, params = original(body)
         configuration = body.get("configuration")

@@ -159,7 +159,7 @@ def check_status_states(ctx: CheckContext) -> None:
 @check_status_states.fault
 def send_marks_retrieved(ref: PlazaReference) -> None:
     """Storing a message records it as retrieved by the peer."""
-    @replaces(ref, "store_message")
+    @replaces(ref.store_message)
     def store(original: Any, conn: Data, sender: str, text: str, client_message_id: str) -> Data:
         msg: Data = original(conn, sender, text, client_message_id)
         conn["read_marks"][ref.peer_of(conn, sender)] = conn["last_seq"]
@@ -217,7 +217,7 @@ def check_status_latest(ctx: CheckContext) -> None:
 @check_status_latest.fault
 def status_latest_any_sender(ref: PlazaReference) -> None:
     """Without message_id, message_status is about the latest message of either participant."""
-    @replaces(ref, "cmd_message_status")
+    @replaces(ref.cmd_message_status)
     def status(original: Any, who: Principal, data: Data) -> Data:
         out: Data = original(who, data)
         if "message_id" not in data:
@@ -257,7 +257,7 @@ def check_status_own(ctx: CheckContext, strict: bool = False) -> None:
 @check_status_own.fault
 def status_any_sender(ref: PlazaReference) -> None:
     """message_status serves the peer's message as if it were the caller's sent message."""
-    @replaces(ref, "cmd_message_status")
+    @replaces(ref.cmd_message_status)
     def status(original: Any, who: Principal, data: Data) -> Data:
         try:
             return dict(original(who, data))
@@ -291,7 +291,7 @@ def check_status_read_only(ctx: CheckContext) -> None:
 @check_status_read_only.fault
 def status_records_retrieval(ref: PlazaReference) -> None:
     """message_status counts as a read: it records the caller's retrieval of the context."""
-    @replaces(ref, "cmd_message_status")
+    @replaces(ref.cmd_message_status)
     def status(original: Any, who: Principal, data: Data) -> Data:
         out: Data = original(who, data)
         ref.mark_retrieved(ref.s["connections"][data["connection_id"]], who.visitor_id)
@@ -339,7 +339,7 @@ def check_status_retrieval(ctx: CheckContext) -> None:
 @check_status_retrieval.fault
 def own_read_marks_retrieved(ref: PlazaReference) -> None:
     """Any read of the conversation, the sender's own too, records the peer's retrieval."""
-    @replaces(ref, "mark_retrieved")
+    @replaces(ref.mark_retrieved)
     def mark(original: Any, conn: Data, visitor_id: str) -> None:
         original(conn, visitor_id)
         original(conn, ref.peer_of(conn, visitor_id))
@@ -348,7 +348,7 @@ def own_read_marks_retrieved(ref: PlazaReference) -> None:
 @check_status_retrieval.fault
 def ack_marks_retrieved(ref: PlazaReference) -> None:
     """Acknowledging a receive batch records a retrieval of its conversations."""
-    @replaces(ref, "cmd_receive_ack")
+    @replaces(ref.cmd_receive_ack)
     def ack(original: Any, who: Principal, data: Data) -> Data:
         out: Data = original(who, data)
         batch = ref.s["receivers"][ref.receiver_key(who.visitor_id, data["client_key"])]["last_acked"]

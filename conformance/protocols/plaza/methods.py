@@ -108,11 +108,11 @@ def check_card(ctx: CheckContext) -> None:
 
 def extra_methods(ref: PlazaReference, handlers: dict[str, str], validate_as: dict[str, str | None]) -> None:
     """Serve more methods (name -> handler attribute), validated as another method or not at all."""
-    @replaces(ref, "rpc_handlers")
+    @replaces(ref.rpc_handlers)
     def rpc_handlers(original: Any) -> dict[str, Callable[..., Any]]:
         return {**original(), **{name: getattr(ref, attr) for name, attr in handlers.items()}}
 
-    @replaces(ref, "params_issues")
+    @replaces(ref.params_issues)
     def params_issues(original: Any, method: str, params: Any) -> list[Issue]:
         if method in validate_as:
             other = validate_as[method]
@@ -178,7 +178,7 @@ def check_push(ctx: CheckContext, strict: bool = False) -> None:
 @check_push.fault
 def push_config_ignored(ref: PlazaReference) -> None:
     """A push notification config in SendMessage is ignored instead of refused."""
-    @replaces(ref, "rpc_send_message")
+    @replaces(ref.rpc_send_message)
     def send(original: Any, call: Any) -> Any:
         (call.params.get("configuration") or {}).pop("taskPushNotificationConfig", None)
         return original(call)
@@ -186,14 +186,14 @@ def push_config_ignored(ref: PlazaReference) -> None:
 
 @fault
 def push_wrong_code(ref: PlazaReference) -> None:
-    @replaces(ref, "rpc_send_message")
+    @replaces(ref.rpc_send_message)
     def send(original: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return original(*args, **kwargs)
         except SiteError as err:
             raise SiteError(UNSUPPORTED_OPERATION, err.message) from err
 
-    @replaces(ref, "check_method")
+    @replaces(ref.check_method)
     def check_method(original: Any, method: str) -> None:
         if "PushNotificationConfig" in method:
             raise SiteError(UNSUPPORTED_OPERATION, f"{method} is not supported")

@@ -131,7 +131,7 @@ def check_send_invalid(ctx: CheckContext) -> None:
 @check_send_invalid.fault
 def send_params_unvalidated(ref: PlazaReference) -> None:
     """SendMessage params are not checked against the schema (only the part is)."""
-    @replaces(ref, "send_issues")
+    @replaces(ref.send_issues)
     def send_issues(original: Any, params: Any) -> list[Issue]:
         message = params.get("message") if isinstance(params, dict) else None
         parts = message.get("parts") if isinstance(message, dict) else None
@@ -215,7 +215,7 @@ def invalid_answers(ctx: CheckContext, judge: Callable[[Reply, Any, InvalidInsta
 
 def invalid_params_error(ref: PlazaReference, edit: Callable[[Any], None]) -> None:
     """The error of an invalid-parameters refusal (its JSON-RPC error) as ``edit`` changes it."""
-    @replaces(ref, "rpc_error")
+    @replaces(ref.rpc_error)
     def rpc_error(original: Any, err: SiteError) -> Any:
         out = original(err)
         if err.name == INVALID_PARAMETERS:
@@ -225,7 +225,7 @@ def invalid_params_error(ref: PlazaReference, edit: Callable[[Any], None]) -> No
 
 def invalid_params_metadata(ref: PlazaReference, edit: Callable[[dict[str, Any]], None]) -> None:
     """The ErrorInfo metadata of an invalid-parameters refusal as ``edit`` changes it."""
-    @replaces(ref, "invalid_params")
+    @replaces(ref.invalid_params)
     def invalid_params(original: Any, method: str, issues: list[Issue]) -> SiteError:
         err: SiteError = original(method, issues)
         edit(err.metadata)
@@ -294,7 +294,7 @@ def metadata_not_strings(ref: PlazaReference) -> None:
         metadata["issueCount"] = len(metadata["validationIssues"])
     invalid_params_metadata(ref, edit)
 
-    @replaces(ref, "rpc_error")
+    @replaces(ref.rpc_error)
     def rpc_error(original: Any, err: SiteError) -> Any:
         out = original(err)
         if err.name == INVALID_PARAMETERS:
@@ -369,7 +369,7 @@ def check_no_echo(ctx: CheckContext) -> None:
 @check_no_echo.fault
 def issues_echo_input(ref: PlazaReference) -> None:
     """The refused params are quoted back in the error's metadata."""
-    @replaces(ref, "validate_params")
+    @replaces(ref.validate_params)
     def validate(original: Any, method: str, params: Any) -> dict[str, Any]:
         try:
             result: dict[str, Any] = original(method, params)
@@ -382,7 +382,7 @@ def issues_echo_input(ref: PlazaReference) -> None:
 @check_no_echo.fault
 def issues_echo_key(ref: PlazaReference) -> None:
     """An unknown key is reported under its own name."""
-    @replaces(ref, "error_issues")
+    @replaces(ref.error_issues)
     def error_issues(original: Any, error: Any, base: str) -> list[Issue]:
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             declared = set(error.schema.get("properties") or {})
@@ -443,7 +443,7 @@ def invalid_send_consumes_id(ref: PlazaReference) -> None:
     """A messageId refused for its parameters is consumed: a valid message under it is CONTEXT_CONSUMED."""
     burnt: set[str] = set()
 
-    @replaces(ref, "validate_params")
+    @replaces(ref.validate_params)
     def validate(original: Any, method: str, params: Any) -> dict[str, Any]:
         try:
             result: dict[str, Any] = original(method, params)
@@ -454,7 +454,7 @@ def invalid_send_consumes_id(ref: PlazaReference) -> None:
                 burnt.add(message_id)
             raise
 
-    @replaces(ref, "used_message_id")
+    @replaces(ref.used_message_id)
     def used(original: Any, visitor_id: str, message: dict[str, Any]) -> Any:
         if message["messageId"] in burnt:
             raise SiteError("CONTEXT_CONSUMED", "this messageId was already used")
@@ -465,7 +465,7 @@ def invalid_send_consumes_id(ref: PlazaReference) -> None:
 def presend_flags_on_every_refusal(ref: PlazaReference) -> None:
     """Every refusal carries messageSent and sendHandleConsumedByThisRequest false, not only pre-send
     parameter failures."""
-    @replaces(ref, "rpc_error")
+    @replaces(ref.rpc_error)
     def rpc_error(original: Any, err: SiteError) -> Any:
         err.metadata = {**err.metadata, "messageSent": "false", "sendHandleConsumedByThisRequest": "false"}
         return original(err)
@@ -492,12 +492,12 @@ def invalid_text_stored(ref: PlazaReference) -> None:
     """A first text refused for its parameters still opens the invitation."""
     last: dict[str, Principal] = {}
 
-    @replaces(ref, "authenticate")
+    @replaces(ref.authenticate)
     def authenticate(original: Any, headers: Mapping[str, str]) -> Principal:
         last["who"] = original(headers)
         return last["who"]
 
-    @replaces(ref, "validate_params")
+    @replaces(ref.validate_params)
     def validate(original: Any, method: str, params: Any) -> dict[str, Any]:
         try:
             result: dict[str, Any] = original(method, params)

@@ -163,7 +163,7 @@ def check_status(ctx: CheckContext) -> None:
 @check_status.fault
 def status_omits_peer_keys(ref: PlazaReference) -> None:
     """private_status lists no key of the peer (a sender cannot learn what to seal to)."""
-    @replaces(ref, "cmd_private_status")
+    @replaces(ref.cmd_private_status)
     def status(original: Any, who: Principal, data: Data) -> Data:
         out: Data = original(who, data)
         out["keys"]["peer"] = []

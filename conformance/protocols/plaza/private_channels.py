@@ -91,7 +91,7 @@ def check_channel_mutual(ctx: CheckContext, strict: bool = False) -> None:
 @check_channel_mutual.fault
 def offer_activates_channel(ref: PlazaReference) -> None:
     """A channel takes private sends once offered, before the peer signed its accept."""
-    @replaces(ref, "channel_active")
+    @replaces(ref.channel_active)
     def active(original: Any, channel: Data) -> bool:
         return bool(original(channel) or ref.channel_state(channel) == "offered")
 
@@ -150,7 +150,7 @@ def check_controls(ctx: CheckContext, strict: bool = False) -> None:
 @check_controls.fault
 def peer_key_unchecked(ref: PlazaReference) -> None:
     """An offer's peer_key_id may be any published key, also one of a third agent."""
-    @replaces(ref, "live_key")
+    @replaces(ref.live_key)
     def live(original: Any, owner: str, key_id: str, whose: str) -> Data:
         key = ref.s["private_keys"].get(key_id)
         if whose == "the peer's" and key is not None:
@@ -215,7 +215,7 @@ def check_no_plaintext(ctx: CheckContext, strict: bool = False) -> None:
 def no_channel_falls_back(ref: PlazaReference) -> None:
     """A private_send without an active channel falls back to an ordinary message of the
     connection (the document: plaintext_fallback false)."""
-    @replaces(ref, "cmd_private_send")
+    @replaces(ref.cmd_private_send)
     def send(original: Any, who: Principal, data: Data) -> Data:
         conn = ref.participant_connection(who.visitor_id, data["connection_id"])
         channel = ref.s["private_channels"].get(data["channel_id"])
@@ -291,7 +291,7 @@ def check_roundtrip(ctx: CheckContext) -> None:
 @check_roundtrip.fault
 def ciphertext_altered(ref: PlazaReference) -> None:
     """The relay re-encodes what it stores (base64 padding added): the ciphertext comes back changed."""
-    @replaces(ref, "stored_view")
+    @replaces(ref.stored_view)
     def view(original: Any, stored: Data) -> Data:
         out: Data = original(stored)
         out["envelope"]["ciphertext"] += "=" * (-len(out["envelope"]["ciphertext"]) % 4 or 4)
@@ -301,7 +301,7 @@ def ciphertext_altered(ref: PlazaReference) -> None:
 @check_roundtrip.fault
 def receive_default_limit_ignored(ref: PlazaReference) -> None:
     """private_receive without limit returns up to the schema's maximum (the default is 20)."""
-    @replaces(ref, "receive_limit")
+    @replaces(ref.receive_limit)
     def receive_limit(original: Any, data: Data) -> int:
         top = int(ref.branches["private_receive"]["properties"]["limit"]["maximum"])
         return int(original(data)) if "limit" in data else top
@@ -577,7 +577,7 @@ def tamper_channel(ctx: CheckContext, r: Relay, ch: Channel) -> None:
 def signed_bytes_normalize_origin(ref: PlazaReference) -> None:
     """Signatures are checked over the object with its origin normalized (a trailing slash
     dropped), not over the bytes as sent: an origin changed after signing still verifies."""
-    @replaces(ref, "signed_view")
+    @replaces(ref.signed_view)
     def view(original: Any, kind: str, obj: Data) -> bytes:
         if isinstance(obj.get("origin"), str):
             obj = {**obj, "origin": obj["origin"].rstrip("/")}

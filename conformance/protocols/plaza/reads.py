@@ -77,7 +77,7 @@ SWAPPED = {NOT_FOUND: NOT_PERMITTED, "A2A_INVALID_PARAMETERS": UNSUPPORTED_OPERA
 def mailbox_codes_swapped(ref: PlazaReference) -> None:
     """Refusals keep their place but carry another catalogued code: NOT_FOUND becomes
     NOT_PERMITTED and A2A_INVALID_PARAMETERS becomes UNSUPPORTED_OPERATION."""
-    @replaces(ref, "rpc_error")
+    @replaces(ref.rpc_error)
     def rpc_error(original: Any, err: SiteError) -> Any:
         return original(SiteError(SWAPPED.get(err.name, err.name), err.message, err.metadata, err.status))
 
@@ -243,7 +243,7 @@ def check_read_backward(ctx: CheckContext) -> None:
 @check_read_backward.fault
 def before_seq_ignored(ref: PlazaReference) -> None:
     """before_seq is ignored: the older page is the latest page again."""
-    @replaces(ref, "latest_page")
+    @replaces(ref.latest_page)
     def latest(original: Any, messages: list[Data], before: int | None, limit: int, base: Data) -> Data:
         return dict(original(messages, None, limit, base))
 
@@ -295,7 +295,7 @@ def check_read_limit(ctx: CheckContext) -> None:
 @check_read_limit.fault
 def read_default_limit_wrong(ref: PlazaReference) -> None:
     """Without limit a page holds the maximum (50), not the default (20)."""
-    @replaces(ref, "cmd_read_conversation")
+    @replaces(ref.cmd_read_conversation)
     def read(original: Any, who: Principal, data: Data) -> Data:
         return dict(original(who, {"limit": ref.limit("read_limit_maximum_count"), **data}))
 
@@ -521,7 +521,7 @@ def check_read_no_side_effects(ctx: CheckContext) -> None:
 @check_read_no_side_effects.fault
 def read_accepts_invitation(ref: PlazaReference) -> None:
     """The invitee's read of a pending invitation accepts it."""
-    @replaces(ref, "cmd_read_conversation")
+    @replaces(ref.cmd_read_conversation)
     def read(original: Any, who: Principal, data: Data) -> Data:
         page: Data = original(who, data)
         conn = ref.s["connections"][data["connection_id"]]
@@ -533,7 +533,7 @@ def read_accepts_invitation(ref: PlazaReference) -> None:
 @check_read_no_side_effects.fault
 def read_acks_receive(ref: PlazaReference) -> None:
     """A read acknowledges the caller's outstanding receive batches."""
-    @replaces(ref, "cmd_read_conversation")
+    @replaces(ref.cmd_read_conversation)
     def read(original: Any, who: Principal, data: Data) -> Data:
         page: Data = original(who, data)
         for key, receiver in ref.s["receivers"].items():
@@ -561,7 +561,7 @@ def check_read_not_found_alike(ctx: CheckContext, strict: bool = False) -> None:
 @check_read_not_found_alike.fault
 def foreign_read_not_permitted(ref: PlazaReference) -> None:
     """A foreign conversation is refused NOT_PERMITTED, a missing one NOT_FOUND: the answer tells them apart."""  # noqa: E501
-    @replaces(ref, "readable_connection")
+    @replaces(ref.readable_connection)
     def readable(original: Any, caller: str, connection_id: str) -> Data:
         conn = ref.s["connections"].get(connection_id)
         if conn is not None and caller not in (conn["inviter"], conn["invitee"]):
@@ -616,7 +616,7 @@ def read_replay_cached(ref: PlazaReference) -> None:
     """A replayed read_conversation (same messageId) answers the stored page instead of rechecking."""
     cache: dict[str, Any] = {}
 
-    @replaces(ref, "run_command")
+    @replaces(ref.run_command)
     def run(original: Any, call: Call, message: Data, data: Data) -> Any:
         key = ref.message_id_key(call.principal.visitor_id, message["messageId"])
         if data.get("operation") != "read_conversation":

@@ -191,7 +191,7 @@ def check_recv_shape(ctx: CheckContext) -> None:
 @check_recv_shape.fault
 def status_stale_count(ref: PlazaReference) -> None:
     """receive_status counts every item ever logged as pending, acknowledged or not."""
-    @replaces(ref, "cmd_receive_status")
+    @replaces(ref.cmd_receive_status)
     def status(original: Any, who: Principal, data: Data) -> Data:
         return {**original(who, data), "pending_count": len(ref.s["logs"].get(who.visitor_id, []))}
 
@@ -221,7 +221,7 @@ def check_recv_redeliver(ctx: CheckContext) -> None:
 @check_recv_redeliver.fault
 def pull_consumes_without_ack(ref: PlazaReference) -> None:
     """A pull acknowledges its own batch: work not acknowledged by the client is gone."""
-    @replaces(ref, "pull")
+    @replaces(ref.pull)
     def pull(original: Any, caller: str, data: Data) -> Data:
         out: Data = original(caller, data)
         receiver = ref.receiver(caller, data["client_key"])
@@ -251,7 +251,7 @@ def check_recv_redeliver_same(ctx: CheckContext) -> None:
 @check_recv_redeliver_same.fault
 def redelivery_new_batch_id(ref: PlazaReference) -> None:
     """An unacknowledged batch comes again as a new batch (new batch_id, view_id, receipt) of the same items."""  # noqa: E501
-    @replaces(ref, "pull")
+    @replaces(ref.pull)
     def pull(original: Any, caller: str, data: Data) -> Data:
         receiver = ref.receiver(caller, data["client_key"])
         if receiver["outstanding"] is not None:
@@ -286,7 +286,7 @@ def check_recv_ack(ctx: CheckContext) -> None:
 @check_recv_ack.fault
 def ack_does_not_advance(ref: PlazaReference) -> None:
     """receive_ack answers success but leaves the receiver where it was."""
-    @replaces(ref, "cmd_receive_ack")
+    @replaces(ref.cmd_receive_ack)
     def ack(original: Any, who: Principal, data: Data) -> Data:
         key = ref.receiver_key(who.visitor_id, data["client_key"])
         before = copy.deepcopy(ref.s["receivers"].get(key))
@@ -328,7 +328,7 @@ def check_recv_ack_exact(ctx: CheckContext, strict: bool = False) -> None:
 @check_recv_ack_exact.fault
 def ack_checks_batch_id_only(ref: PlazaReference) -> None:
     """receive_ack matches the batch_id alone: another view_id or receipt is accepted."""
-    @replaces(ref, "cmd_receive_ack")
+    @replaces(ref.cmd_receive_ack)
     def ack(original: Any, who: Principal, data: Data) -> Data:
         stored = ref.s["receivers"].get(ref.receiver_key(who.visitor_id, data["client_key"]))
         batch = stored["outstanding"] if stored else None
@@ -361,7 +361,7 @@ def check_recv_ack_repeat(ctx: CheckContext) -> None:
 @check_recv_ack_repeat.fault
 def repeat_ack_refused(ref: PlazaReference) -> None:
     """The ack of the last acknowledged batch, repeated after a lost answer, is refused."""
-    @replaces(ref, "cmd_receive_ack")
+    @replaces(ref.cmd_receive_ack)
     def ack(original: Any, who: Principal, data: Data) -> Data:
         stored = ref.s["receivers"].get(ref.receiver_key(who.visitor_id, data["client_key"]))
         done = stored["last_acked"] if stored else None
@@ -419,7 +419,7 @@ def check_recv_wait(ctx: CheckContext, strict: bool = False) -> None:
 @check_recv_wait.fault
 def no_wait_waits(ref: PlazaReference) -> None:
     """A pull without wait_seconds (or with 0) and nothing pending waits 1.2 s instead of answering at once."""  # noqa: E501
-    @replaces(ref, "cmd_receive_pull")
+    @replaces(ref.cmd_receive_pull)
     def pull(original: Any, who: Principal, data: Data) -> Any:
         idle = not ref.pending_items(who.visitor_id, ref.receiver(who.visitor_id, data["client_key"]))
         if data.get("wait_seconds", 0) == 0 and idle:
@@ -487,13 +487,13 @@ def check_recv_cancel_unavailable(ctx: CheckContext, strict: bool = False) -> No
 @check_recv_cancel_unavailable.fault
 def receive_cancel_served(ref: PlazaReference) -> None:
     """receive_cancel / cancel_receive are served and drop the outstanding batch."""
-    @replaces(ref, "command_issues")
+    @replaces(ref.command_issues)
     def issues(original: Any, data: Any, base: str) -> list[Issue]:
         if isinstance(data, dict) and data.get("operation") in CANCEL_NAMES:
             return []
         return list(original(data, base))
 
-    @replaces(ref, "run_command")
+    @replaces(ref.run_command)
     def run(original: Any, call: Call, message: Data, data: Data) -> Any:
         if data["operation"] not in CANCEL_NAMES:
             return original(call, message, data)
@@ -609,7 +609,7 @@ def check_recv_a2a_follow(ctx: CheckContext) -> None:
 @check_recv_a2a_follow.fault
 def a2a_read_request_wrong_connection(ref: PlazaReference) -> None:
     """A receive item's a2a_read_request names a connection that does not exist."""
-    @replaces(ref, "receive_item")
+    @replaces(ref.receive_item)
     def item(original: Any, raw: Data) -> Data:
         out: Data = original(raw)
         other = ref.new_uuid()
@@ -645,6 +645,6 @@ def check_recv_work_friend(ctx: CheckContext) -> None:
 @check_recv_work_friend.fault
 def channel_changes_not_delivered(ref: PlazaReference) -> None:
     """Connection events (accepted, declined, removed, ...) become notices but no receive work."""
-    @replaces(ref, "connection_event")
+    @replaces(ref.connection_event)
     def event(original: Any, conn: Data, actor: str, change: str) -> None:
         ref.add_notice(ref.peer_of(conn, actor), FRIEND_CHANNEL_CHANGE, conn, change)

@@ -80,7 +80,7 @@ def check_task_states(ctx: CheckContext) -> None:
 @check_task_states.fault
 def accept_completes_task(ref: PlazaReference) -> None:
     """Accepting an invitation completes its task (an accept taken for a chat reply)."""
-    @replaces(ref, "task_state")
+    @replaces(ref.task_state)
     def task_state(original: Any, task: dict[str, Any]) -> str:
         state: str = original(task)
         conn = ref.s["connections"][task["connection_id"]]
@@ -91,7 +91,7 @@ def accept_completes_task(ref: PlazaReference) -> None:
 @check_task_states.fault
 def peer_message_not_completing(ref: PlazaReference) -> None:
     """A task never completes, whatever the peer writes."""
-    @replaces(ref, "task_state")
+    @replaces(ref.task_state)
     def task_state(original: Any, task: dict[str, Any]) -> str:
         state: str = original(task)
         return WORKING if state == COMPLETED else state
@@ -102,13 +102,13 @@ def ack_completes_task(ref: PlazaReference) -> None:
     """A receive ack by the peer completes the sender's task, as if it were a reply."""
     acked: set[str] = set()
 
-    @replaces(ref, "cmd_receive_ack")
+    @replaces(ref.cmd_receive_ack)
     def ack(original: Any, who: Principal, data: dict[str, Any]) -> Any:
         out = original(who, data)
         acked.add(who.visitor_id)
         return out
 
-    @replaces(ref, "task_view")
+    @replaces(ref.task_view)
     def view(original: Any, task: dict[str, Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
         out: dict[str, Any] = original(task, *args, **kwargs)
         peer = ref.peer_of(ref.s["connections"][task["connection_id"]], task["owner"])
@@ -141,7 +141,7 @@ def check_task_cancel(ctx: CheckContext) -> None:
 @check_task_cancel.fault
 def cancel_deletes_message(ref: PlazaReference) -> None:
     """CancelTask recalls the delivered message."""
-    @replaces(ref, "rpc_cancel_task")
+    @replaces(ref.rpc_cancel_task)
     def cancel(original: Any, call: Any) -> Any:
         out = original(call)
         ref.task_message(ref.owned_task(call.principal.visitor_id, call.params["id"]))["text"] = "[recalled]"
@@ -151,7 +151,7 @@ def cancel_deletes_message(ref: PlazaReference) -> None:
 @check_task_cancel.fault
 def cancel_ends_friendship(ref: PlazaReference) -> None:
     """CancelTask closes the connection."""
-    @replaces(ref, "rpc_cancel_task")
+    @replaces(ref.rpc_cancel_task)
     def cancel(original: Any, call: Any) -> Any:
         out = original(call)
         task = ref.owned_task(call.principal.visitor_id, call.params["id"])
@@ -192,7 +192,7 @@ def check_task_terminal(ctx: CheckContext, strict: bool = False) -> None:
 @check_task_terminal.fault
 def cancel_completed_allowed(ref: PlazaReference) -> None:
     """A completed task can be cancelled."""
-    @replaces(ref, "rpc_cancel_task")
+    @replaces(ref.rpc_cancel_task)
     def cancel(original: Any, call: Any) -> Any:
         task = ref.owned_task(call.principal.visitor_id, call.params["id"])
         if task["canceled_at"] is None:
@@ -225,7 +225,7 @@ def check_history_zero(ctx: CheckContext) -> None:
 @check_history_zero.fault
 def history_zero_ignored(ref: PlazaReference) -> None:
     """historyLength 0 is taken as "all of it"."""
-    @replaces(ref, "task_view")
+    @replaces(ref.task_view)
     def task_view(original: Any, task: dict[str, Any], history_length: int | None = None,
                   **kw: Any) -> dict[str, Any]:
         result: dict[str, Any] = original(task, None if history_length == 0 else history_length, **kw)
@@ -251,7 +251,7 @@ def check_list_own(ctx: CheckContext) -> None:
 @check_list_own.fault
 def list_tasks_of_everyone(ref: PlazaReference) -> None:
     """ListTasks lists every agent's tasks."""
-    @replaces(ref, "rpc_list_tasks")
+    @replaces(ref.rpc_list_tasks)
     def list_tasks(original: Any, call: Any) -> Any:
         tasks = sorted(ref.s["tasks"].values(), key=lambda t: t["order"], reverse=True)
         return {"tasks": [ref.task_view(t) for t in tasks], "nextPageToken": "", "pageSize": len(tasks),
@@ -279,7 +279,7 @@ def check_task_isolation(ctx: CheckContext, strict: bool = False) -> None:
 @check_task_isolation.fault
 def foreign_task_readable(ref: PlazaReference) -> None:
     """Any agent reads (and cancels) any task by its id."""
-    @replaces(ref, "owned_task")
+    @replaces(ref.owned_task)
     def owned_task(original: Any, visitor_id: str, task_id: Any) -> dict[str, Any]:
         task: dict[str, Any] | None = ref.s["tasks"].get(task_id) if isinstance(task_id, str) else None
         if task is None:
@@ -291,7 +291,7 @@ def foreign_task_readable(ref: PlazaReference) -> None:
 @check_task_isolation.fault
 def foreign_task_cancelable(ref: PlazaReference) -> None:
     """CancelTask cancels any agent's task by its id (GetTask stays strict)."""
-    @replaces(ref, "rpc_cancel_task")
+    @replaces(ref.rpc_cancel_task)
     def cancel(original: Any, call: Any) -> Any:
         task = ref.s["tasks"].get(call.params["id"])
         if task is not None and task["owner"] != call.principal.visitor_id:
@@ -338,7 +338,7 @@ def check_deadline(ctx: CheckContext, strict: bool = False) -> None:
 @check_deadline.fault
 def deadline_fake_input_required(ref: PlazaReference) -> None:
     """A blocking send past the deadline answers a fake input-required task."""
-    @replaces(ref, "finish_blocking")
+    @replaces(ref.finish_blocking)
     def finish(original: Any, task: dict[str, Any], history_length: int | None, replay: bool) -> Any:
         if ref.task_state(task) == WORKING:
             view = ref.task_view(task, history_length)
@@ -350,7 +350,7 @@ def deadline_fake_input_required(ref: PlazaReference) -> None:
 @fault
 def deadline_not_retryable(ref: PlazaReference) -> None:
     """The deadline error does not say it is retryable."""
-    @replaces(ref, "finish_blocking")
+    @replaces(ref.finish_blocking)
     def finish(original: Any, task: dict[str, Any], history_length: int | None, replay: bool) -> Any:
         try:
             return original(task, history_length, replay)

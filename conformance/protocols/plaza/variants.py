@@ -55,7 +55,7 @@ def submitted_reported_working(ref: PlazaReference) -> None:
     """The answer to a returnImmediately send already says working.
     allowed by: /tasks/working ("Waiting for this peer") beside /tasks/submitted ("Accepted for delivery"):
     both describe a stored text without a peer reply."""
-    @replaces(ref, "task_view")
+    @replaces(ref.task_view)
     def task_view(original: Any, task: dict[str, Any], history_length: int | None = None,
                   **kwargs: Any) -> dict[str, Any]:
         kwargs["submitted"] = False
@@ -68,7 +68,7 @@ def attention_in_status_message(ref: PlazaReference) -> None:
     """A working task carries mailbox_attention in a data part of its status message, not in metadata.
     allowed by: /mailboxAttention/responseLocations
     ("working Task.status.message.parts[*].data.mailbox_attention")."""
-    @replaces(ref, "task_view")
+    @replaces(ref.task_view)
     def task_view(original: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
         view: dict[str, Any] = original(*args, **kwargs)
         ext = view["metadata"][ref.ext]
@@ -87,7 +87,7 @@ def seq_strings_to_nineteen_digits(ref: PlazaReference) -> None:
     everything").
     allowed by: /schemas/command/anyOf/44/properties/after_seq/anyOf/0/pattern (^(0|[1-9]\\d{0,18})$ admits
     them)."""
-    @replaces(ref, "command_semantic_issues")
+    @replaces(ref.command_semantic_issues)
     def issues(original: Any, data: dict[str, Any], base: str) -> list[Issue]:
         return [i for i in original(data, base) if i.code != "maximum"]
 
@@ -102,7 +102,7 @@ def errors_with_http_statuses(ref: PlazaReference) -> None:
                 "TASK_NOT_FOUND": 404, "NOT_PERMITTED": 409, "INVALID_STATE": 409, "CONTEXT_CONSUMED": 409,
                 "TASK_NOT_CANCELABLE": 409}
 
-    @replaces(ref, "rpc_error")
+    @replaces(ref.rpc_error)
     def rpc_error(original: Any, err: SiteError) -> Any:
         out = original(err)
         out.status = statuses.get(err.name, out.status)
@@ -113,7 +113,7 @@ def errors_with_http_statuses(ref: PlazaReference) -> None:
 def validation_issue_fields(ref: PlazaReference) -> None:
     """Validation issues name the field as "field" and carry a short human message.
     allowed by: /parameterValidation/metadataFormat ("safe field paths/codes", no key names given)."""
-    @replaces(ref, "invalid_params")
+    @replaces(ref.invalid_params)
     def invalid_params(original: Any, method: str, issues: list[Issue]) -> SiteError:
         err: SiteError = original(method, issues)
         listed = json.loads(err.metadata["validationIssues"])
@@ -129,7 +129,7 @@ def text_counted_in_utf16(ref: PlazaReference) -> None:
     allowed by: /wireFormat/textMaximumCharacters (600 "characters", without saying which unit)."""
     limit = ref.limit("text_characters_count")
 
-    @replaces(ref, "part_issues")
+    @replaces(ref.part_issues)
     def part_issues(original: Any, part: Any, base: str) -> list[Issue]:
         found: list[Issue] = original(part, base)
         text = part.get("text") if isinstance(part, dict) else None
@@ -144,7 +144,7 @@ def envelope_replay_answered(ref: PlazaReference) -> None:
     allowed by: /durableReceive/private_chat/message_evidence/redelivery_scope ("Repeating the same message
     ID is not a newly created message"): refusing the replay or answering it without storing it again both
     keep that."""
-    @replaces(ref, "cmd_private_send")
+    @replaces(ref.cmd_private_send)
     def send(original: Any, who: Any, data: dict[str, Any]) -> dict[str, Any]:
         env = data.get("envelope") or {}
         stored = [e["envelope"] for c in ref.s["private_channels"].values() for e in c["envelopes"]] \
@@ -162,14 +162,14 @@ def notices_name_events(ref: PlazaReference) -> None:
     """Inbox notices carry an event id of their own and the peer (id and alias), not the connection's id.
     allowed by: /inboxPagination/noticesCursor ("notices_after and next_notices_request paginate
     independently of the conversation history": the document gives a notice no fields)."""
-    @replaces(ref, "add_notice")
+    @replaces(ref.add_notice)
     def add_notice(original: Any, visitor_id: str, kind: str, conn: dict[str, Any], change: str) -> None:
         original(visitor_id, kind, conn, change)
         notice = ref.s["notices"][visitor_id][-1]
         notice["event_id"] = ref.new_uuid()
         notice["peer"] = ref.person(ref.peer_of(conn, visitor_id))
 
-    @replaces(ref, "notice_view")
+    @replaces(ref.notice_view)
     def notice_view(original: Any, notice: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = original(notice)
         event = out.pop("event_id", None)
@@ -184,7 +184,7 @@ def inbox_cursor_refused_unless_paired(ref: PlazaReference) -> None:
     next_page_request; do not synthesize or round the timestamp")."""
     pair = ("before_updated_at", "before_id")
 
-    @replaces(ref, "command_semantic_issues")
+    @replaces(ref.command_semantic_issues)
     def issues(original: Any, data: dict[str, Any], base: str) -> list[Issue]:
         found: list[Issue] = original(data, base)
         if data.get("operation") != "inbox":
@@ -225,10 +225,10 @@ def block_without_send_effect(ref: PlazaReference) -> None:
     def unblocked(conn: dict[str, Any]) -> dict[str, Any]:
         return {**conn, "state": conn["state_before_block"] or ACTIVE} if conn["state"] == BLOCKED else conn
 
-    for method in ("check_can_text", "check_can_replay", "check_private_friendship"):
+    for method in (ref.check_can_text, ref.check_can_replay, ref.check_private_friendship):
         def check(original: Any, conn: dict[str, Any], caller: str) -> None:
             original(unblocked(conn), caller)
-        replaces(ref, method)(check)
+        replaces(method)(check)
 
 
 @variant
@@ -238,13 +238,13 @@ def declined_invitation_rejected(ref: PlazaReference) -> None:
     allowed by: /wireFormat/standardReferences (A2A 1.0, specs/a2a/a2a.proto TaskState: TASK_STATE_REJECTED
     "Indicates that the agent has decided to not perform the task. This may be done during initial task
     creation or later ... This is a terminal state."; a task in a terminal state is not cancelable)."""
-    @replaces(ref, "task_state")
+    @replaces(ref.task_state)
     def task_state(original: Any, task: dict[str, Any]) -> str:
         state: str = original(task)
         declined = ref.s["connections"][task["connection_id"]]["state"] == DECLINED
         return REJECTED if declined and state not in TERMINAL_TASK_STATES else state
 
-    @replaces(ref, "rpc_cancel_task")
+    @replaces(ref.rpc_cancel_task)
     def cancel(original: Any, call: Any) -> Any:
         if ref.task_state(ref.owned_task(call.principal.visitor_id, call.params["id"])) == REJECTED:
             raise SiteError(TASK_NOT_CANCELABLE, "the invitation was declined: its task is rejected")

@@ -114,7 +114,7 @@ def check_bearer(ctx: CheckContext, strict: bool = False) -> None:
 @check_bearer.fault
 def bearer_not_enforced(ref: PlazaReference) -> None:
     """No token, or an unknown one, is served as the first visitor."""
-    @replaces(ref, "authenticate")
+    @replaces(ref.authenticate)
     def authenticate(original: Any, headers: Mapping[str, str]) -> Principal:
         try:
             return original(headers)
@@ -126,7 +126,7 @@ def bearer_not_enforced(ref: PlazaReference) -> None:
 @fault
 def unauthenticated_as_200(ref: PlazaReference) -> None:
     """The refusal of a missing token comes with HTTP 200 instead of 401."""
-    @replaces(ref, "rpc_error")
+    @replaces(ref.rpc_error)
     def rpc_error(original: Any, err: SiteError) -> Any:
         out = original(err)
         out.status = 200
@@ -158,7 +158,7 @@ def check_request_id(ctx: CheckContext, strict: bool = False) -> None:
 @check_request_id.fault
 def notification_served(ref: PlazaReference) -> None:
     """A request without an id is carried out (answered with id null)."""
-    @replaces(ref, "envelope")
+    @replaces(ref.envelope)
     def envelope(original: Any, body: Any) -> Any:
         if isinstance(body, dict) and "id" not in body:
             body = {**body, "id": None}
@@ -187,10 +187,10 @@ def check_envelope(ctx: CheckContext) -> None:
 @check_envelope.fault
 def id_not_echoed(ref: PlazaReference) -> None:
     """Answers carry id null instead of the request's id."""
-    @replaces(ref, "result_response")
+    @replaces(ref.result_response)
     def result_response(original: Any, request_id: Any, result: Any) -> Any:
         return original(None, result)
 
-    @replaces(ref, "error_response")
+    @replaces(ref.error_response)
     def error_response(original: Any, request_id: Any, err: SiteError) -> Any:
         return original(None, err)

@@ -115,6 +115,7 @@ FIRST = ("WEVER-REGISTER-TOKEN", "WEVER-AUTH-OPEN-ACTIONS", "WEVER-SHAPE-MAILBOX
          "WEVER-INPUT-VALID-REGISTER-MAILBOX", "WEVER-LIMIT-PENDING-REQUESTS-SENDER")
 
 PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings,
+                    reference="conformance.protocols.wever.reference:WeverReference",
                     credentials=credentials,
                     modules=(*(f"{__name__}.{module}" for module in MODULES), *mcp.MODULES), first=FIRST,
                     last=uncontrolled.LAST, provides={"mcp": mcp_surface},

@@ -79,7 +79,7 @@ def check_a2a_send(ctx: CheckContext) -> None:
 def a2a_state_unmapped(ref: WeverReference) -> None:
     """A2A tasks carry the Connect state name (offered, accepted, ...) instead of the
     state_mapping's A2A state."""
-    @replaces(ref, "a2a_task")
+    @replaces(ref.a2a_task)
     def a2a_task(original: Any, view: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = original(view)
         out["status"]["state"] = view["state"]
@@ -115,7 +115,7 @@ def check_a2a_state_mapping(ctx: CheckContext) -> None:
 @check_a2a_state_mapping.fault
 def a2a_history_returned(ref: WeverReference) -> None:
     """A2A tasks come with a history holding the submitted message (returned_history_messages is 0)."""
-    @replaces(ref, "a2a_task")
+    @replaces(ref.a2a_task)
     def a2a_task(original: Any, view: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = original(view)
         out["history"] = [{"messageId": f"{view['task_id']}-submitted", "role": ref.send_spec["role"],
@@ -150,7 +150,7 @@ def check_a2a_cancel(ctx: CheckContext) -> None:
 def a2a_repeat_cancel_refused(ref: WeverReference) -> None:
     """A repeated CancelTask of a canceled task is refused TaskNotCancelable (the HTTP
     cancel_task still answers the cancelled task)."""
-    @replaces(ref, "a2a_cancel_task")
+    @replaces(ref.a2a_cancel_task)
     def cancel(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
         task_id = params.get("id") if isinstance(params, dict) else None
         task = ref.s["tasks"].get(task_id) if isinstance(task_id, str) else None
@@ -207,7 +207,7 @@ def a2a_replay_duplicates(ref: WeverReference) -> None:
     any key, still deduplicate)."""
     in_adapter = [False]
 
-    @replaces(ref, "a2a_send_message")
+    @replaces(ref.a2a_send_message)
     def send(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
         in_adapter[0] = True
         try:
@@ -216,7 +216,7 @@ def a2a_replay_duplicates(ref: WeverReference) -> None:
         finally:
             in_adapter[0] = False
 
-    @replaces(ref, "replay_for_key")
+    @replaces(ref.replay_for_key)
     def replay(original: Any, sender_id: str, key: str, body: str) -> dict[str, Any] | None:
         result: dict[str, Any] | None = original(sender_id, key, body)  # a conflict is still refused
         return None if in_adapter[0] else result
@@ -226,7 +226,7 @@ def a2a_replay_duplicates(ref: WeverReference) -> None:
 def a2a_conflict_accepted(ref: WeverReference) -> None:
     """A SendMessage reusing a messageId with changed data answers the first task
     instead of a conflict (HTTP send_task conflicts are still refused)."""
-    @replaces(ref, "a2a_send_message")
+    @replaces(ref.a2a_send_message)
     def send(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
         try:
             result: dict[str, Any] = original(caller, params, headers)
@@ -298,7 +298,7 @@ def a2a_private_namespace(ref: WeverReference) -> None:
     """An A2A messageId becomes a request key of a private namespace (another prefix),
     not a2a-<sha256> in the sender's Connect keys: HTTP send_task under a2a-<sha256>
     is new work. A2A replays among themselves still deduplicate."""
-    @replaces(ref, "a2a_request_key")
+    @replaces(ref.a2a_request_key)
     def request_key(original: Any, message_id: str) -> str:
         return "a2a-private-" + hashlib.sha256(message_id.encode("utf-8")).hexdigest()
 
@@ -307,7 +307,7 @@ def a2a_private_namespace(ref: WeverReference) -> None:
 def keys_shared_across_senders(ref: WeverReference) -> None:
     """Request keys (Idempotency-Key, and the A2A messageId's) are one namespace for every
     sender, not each sender's own: another sender's same key and body replays the first task."""
-    @replaces(ref, "key_id")
+    @replaces(ref.key_id)
     def key_id(original: Any, sender_id: str, key: str) -> str:
         return f"*|{key}"
 
@@ -348,7 +348,7 @@ def a2a_header_key(ref: WeverReference) -> None:
     instead of a2a-<sha256(messageId)> ("Incoming Idempotency-Key does not override this")."""
     header: list[str | None] = [None]
 
-    @replaces(ref, "a2a_send_message")
+    @replaces(ref.a2a_send_message)
     def send(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
         header[0] = headers.get(ref.key_header) or None
         try:
@@ -356,7 +356,7 @@ def a2a_header_key(ref: WeverReference) -> None:
         finally:
             header[0] = None
 
-    @replaces(ref, "a2a_request_key")
+    @replaces(ref.a2a_request_key)
     def key(original: Any, message_id: str) -> str:
         return header[0] or str(original(message_id))
 
@@ -417,7 +417,7 @@ def check_a2a_no_grant(ctx: CheckContext) -> None:
 @check_a2a_no_grant.fault
 def a2a_creates_grant(ref: WeverReference) -> None:
     """SendMessage grants the sender before delivering."""
-    @replaces(ref, "a2a_send_message")
+    @replaces(ref.a2a_send_message)
     def send(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
         try:
             recipient = params["message"]["parts"][0]["data"]["recipient_id"]
@@ -452,7 +452,7 @@ def check_a2a_bearer(ctx: CheckContext) -> None:
 @check_a2a_bearer.fault
 def a2a_open(ref: WeverReference) -> None:
     """The adapter serves a request without a valid token as the first seeded mailbox."""
-    @replaces(ref, "a2a_authenticate")
+    @replaces(ref.a2a_authenticate)
     def authenticate(original: Any, headers: Mapping[str, str]) -> str:
         if ref.mailbox_for_token(ref.bearer_token(headers)) is None:
             return str(next(iter(ref.s["tokens"].values())))

@@ -126,11 +126,11 @@ def check_a2a_strict(ctx: CheckContext) -> None:
 def a2a_blocking_served(ref: WeverReference) -> None:
     """A blocking SendMessage (returnImmediately false or absent) is served as a
     non-blocking one instead of refused UnsupportedOperation."""
-    @replaces(ref, "wants_blocking")
+    @replaces(ref.wants_blocking)
     def wants_blocking(original: Any, configuration: Any) -> bool:
         return False
 
-    @replaces(ref, "a2a_check_configuration")
+    @replaces(ref.a2a_check_configuration)
     def configuration(original: Any, value: Any) -> None:
         if value is None:
             value = {}
@@ -143,7 +143,7 @@ def a2a_blocking_served(ref: WeverReference) -> None:
 def a2a_metadata_ignored(ref: WeverReference) -> None:
     """SendMessage request metadata (params.metadata, message.metadata) is dropped and
     the message served, instead of refused UnsupportedOperation."""
-    @replaces(ref, "a2a_send_message")
+    @replaces(ref.a2a_send_message)
     def send(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
         if isinstance(params, dict):
             params = {k: v for k, v in params.items() if k != "metadata"}
@@ -176,7 +176,7 @@ def check_a2a_task_id(ctx: CheckContext) -> None:
 @check_a2a_task_id.fault
 def a2a_continuation_served(ref: WeverReference) -> None:
     """A supplied taskId is ignored: the message becomes new work."""
-    @replaces(ref, "a2a_send_message")
+    @replaces(ref.a2a_send_message)
     def send(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
         if isinstance(params, dict) and isinstance(params.get("message"), dict):
             params = {**params, "message": {k: v for k, v in params["message"].items() if k != "taskId"}}
@@ -205,7 +205,7 @@ def check_a2a_card(ctx: CheckContext) -> None:
 @check_a2a_card.fault
 def agent_card_missing(ref: WeverReference) -> None:
     """No agent card at protocols.a2a.agent_card."""
-    @replaces(ref, "agent_card_endpoint")
+    @replaces(ref.agent_card_endpoint)
     async def missing(original: Any, request: Request) -> Response:
         return JSONResponse({"error": "not found"}, status_code=404)
 
@@ -276,7 +276,7 @@ def a2a_data_unchecked(ref: WeverReference) -> None:
     ref.data_validator = validator_for({})  # the empty schema: any data is valid
     in_adapter = [False]
 
-    @replaces(ref, "a2a_send_message")
+    @replaces(ref.a2a_send_message)
     def send(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
         in_adapter[0] = True
         try:
@@ -284,7 +284,7 @@ def a2a_data_unchecked(ref: WeverReference) -> None:
         finally:
             in_adapter[0] = False
 
-    @replaces(ref, "validate_input")
+    @replaces(ref.validate_input)
     def validate(original: Any, action: str, args: Any) -> None:
         if not in_adapter[0]:
             original(action, args)
@@ -293,7 +293,7 @@ def a2a_data_unchecked(ref: WeverReference) -> None:
 @check_a2a_data_schema.fault
 def a2a_role_unchecked(ref: WeverReference) -> None:
     """Any message role is taken for ROLE_USER."""
-    @replaces(ref, "a2a_check_message")
+    @replaces(ref.a2a_check_message)
     def check(original: Any, message: dict[str, Any]) -> dict[str, Any]:
         return dict(original({**message, "role": ref.send_spec["role"]}))
 

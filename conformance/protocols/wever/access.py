@@ -69,7 +69,7 @@ def check_register_token(ctx: CheckContext) -> None:
 @check_register_token.fault
 def requests_enabled_at_registration(ref: WeverReference) -> None:
     """A newly registered mailbox starts with connection requests enabled."""
-    @replaces(ref, "act_register_mailbox")
+    @replaces(ref.act_register_mailbox)
     def register(original: Any, call: Call) -> dict[str, Any]:
         out: dict[str, Any] = original(call)
         ref.s["mailboxes"][out["mailbox_id"]]["accepts_connection_requests"] = True
@@ -80,7 +80,7 @@ def requests_enabled_at_registration(ref: WeverReference) -> None:
 @check_register_token.fault
 def private_profile_listed(ref: WeverReference) -> None:
     """find_peers lists every active mailbox, also those that never set discoverable=true."""
-    @replaces(ref, "is_discoverable")
+    @replaces(ref.is_discoverable)
     def discoverable(original: Any, box: dict[str, Any]) -> bool:
         return ref.is_active(box)
 
@@ -138,7 +138,7 @@ def auth_refused(ctx: CheckContext) -> None:
 def bearer_not_enforced(ref: WeverReference) -> None:
     """A call without a token, or with one the relay never issued, is served anonymously
     (no mailbox) instead of refused UNAUTHENTICATED."""
-    @replaces(ref, "authenticate")
+    @replaces(ref.authenticate)
     def authenticate(original: Any, headers: Mapping[str, str]) -> str | None:
         return ref.mailbox_for_token(ref.bearer_token(headers))
 
@@ -175,12 +175,12 @@ def refusal_codes_swapped(ref: WeverReference) -> None:
     def swapped(err: RelayError) -> RelayError:
         return RelayError(SWAPPED_CODES.get(err.code, err.code), err.message)
 
-    @replaces(ref, "error_status")
+    @replaces(ref.error_status)
     def status(original: Any, err: RelayError) -> int:
         result: int = original(swapped(err))
         return result
 
-    @replaces(ref, "error_body")
+    @replaces(ref.error_body)
     def body(original: Any, err: RelayError) -> dict[str, Any]:
         result: dict[str, Any] = original(swapped(err))
         return result

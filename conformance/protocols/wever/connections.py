@@ -48,7 +48,7 @@ def check_conn_no_grant(ctx: CheckContext) -> None:
 @check_conn_no_grant.fault
 def request_grants(ref: WeverReference) -> None:
     """A new connection request grants the sender permission by itself."""
-    @replaces(ref, "act_request_connection")
+    @replaces(ref.act_request_connection)
     def request(original: Any, call: Call) -> dict[str, Any]:
         out: dict[str, Any] = original(call)
         if out["request"]["status"] == PENDING:
@@ -75,7 +75,7 @@ def check_conn_list(ctx: CheckContext) -> None:
 @check_conn_list.fault
 def requests_listed_to_all(ref: WeverReference) -> None:
     """list_connection_requests shows every pending request, whoever it is addressed to."""
-    @replaces(ref, "act_list_connection_requests")
+    @replaces(ref.act_list_connection_requests)
     def listing(original: Any, call: Call) -> dict[str, Any]:
         pending = sorted((r for r in ref.s["requests"].values() if r["status"] == PENDING),
                          key=lambda r: (r["created_at"], r["request_id"]))
@@ -108,7 +108,7 @@ def check_conn_retry(ctx: CheckContext) -> None:
 @check_conn_retry.fault
 def retry_new_request(ref: WeverReference) -> None:
     """An exact-pair retry of a pending request makes a new request."""
-    @replaces(ref, "retained_request")
+    @replaces(ref.retained_request)
     def retained(original: Any, sender_id: str, recipient_id: str) -> dict[str, Any] | None:
         req: dict[str, Any] | None = original(sender_id, recipient_id)
         return None if req is not None and req["status"] == PENDING else req
@@ -118,7 +118,7 @@ def retry_new_request(ref: WeverReference) -> None:
 def denial_forgotten(ref: WeverReference) -> None:
     """After a denial, an exact-pair retry makes a new pending request instead of
     returning the retained denial."""
-    @replaces(ref, "retained_request")
+    @replaces(ref.retained_request)
     def retained(original: Any, sender_id: str, recipient_id: str) -> dict[str, Any] | None:
         for req in ref.s["requests"].values():
             pair = (req["sender_id"], req["recipient_id"])
@@ -173,7 +173,7 @@ def check_conn_respond(ctx: CheckContext) -> None:
 @check_conn_respond.fault
 def repeat_response_regrants(ref: WeverReference) -> None:
     """A repeated allowing response grants again, undoing a later revocation."""
-    @replaces(ref, "act_respond_connection_request")
+    @replaces(ref.act_respond_connection_request)
     def respond(original: Any, call: Call) -> dict[str, Any]:
         out: dict[str, Any] = original(call)
         req = ref.s["requests"][call.args["request_id"]]
@@ -187,7 +187,7 @@ def repeat_response_regrants(ref: WeverReference) -> None:
 def deny_keeps_grant(ref: WeverReference) -> None:
     """Denying a connection request records the denial but leaves the pair's existing grant
     ("denying revokes that pair's current permission")."""
-    @replaces(ref, "act_respond_connection_request")
+    @replaces(ref.act_respond_connection_request)
     def respond(original: Any, call: Call) -> dict[str, Any]:
         req = ref.s["requests"].get(call.args["request_id"])
         kept = req is not None and ref.has_grant(req["recipient_id"], req["sender_id"])
@@ -201,7 +201,7 @@ def deny_keeps_grant(ref: WeverReference) -> None:
 @check_conn_respond.fault
 def repeat_denial_revokes(ref: WeverReference) -> None:
     """A repeated denying response revokes again, undoing a later grant."""
-    @replaces(ref, "act_respond_connection_request")
+    @replaces(ref.act_respond_connection_request)
     def respond(original: Any, call: Call) -> dict[str, Any]:
         req = ref.s["requests"].get(call.args["request_id"])
         repeat = req is not None and req["status"] == DENIED and not call.args["allowed"]
@@ -215,7 +215,7 @@ def repeat_denial_revokes(ref: WeverReference) -> None:
 @check_conn_respond.fault
 def sender_responds(ref: WeverReference) -> None:
     """The sender of a connection request may answer it, as if it were the recipient."""
-    @replaces(ref, "act_respond_connection_request")
+    @replaces(ref.act_respond_connection_request)
     def respond(original: Any, call: Call) -> dict[str, Any]:
         req = ref.s["requests"].get(call.args["request_id"])
         if req is not None and req["sender_id"] == call.caller:

@@ -205,7 +205,7 @@ def check_valid_inputs(ctx: CheckContext, action: str, slug: str) -> None:
 def minimal_input_rejected(ref: WeverReference) -> None:
     """An input holding only its required properties (an empty object where nothing is
     required) is refused VALIDATION_ERROR."""
-    @replaces(ref, "validate_input")
+    @replaces(ref.validate_input)
     def validate(original: Any, action: str, args: Any) -> None:
         required = set(ref.actions[action]["inputSchema"].get("required", []))
         if isinstance(args, dict) and set(args) <= required:
@@ -220,7 +220,7 @@ def unknown_ids_invalid(ref: WeverReference) -> None:
     where = {"task_id": "tasks", "request_id": "requests", "recipient_id": "mailboxes",
              "sender_id": "mailboxes"}
 
-    @replaces(ref, "validate_input")
+    @replaces(ref.validate_input)
     def validate(original: Any, action: str, args: Any) -> None:
         original(action, args)
         for prop, table in where.items():

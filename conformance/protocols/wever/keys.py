@@ -38,7 +38,7 @@ def check_key_required(ctx: CheckContext, strict: bool = False) -> None:
 @check_key_required.fault
 def key_optional(ref: WeverReference) -> None:
     """send_task without an Idempotency-Key is served (under a key of its own)."""
-    @replaces(ref, "require_key")
+    @replaces(ref.require_key)
     def require_key(original: Any, call: Call) -> str:
         return call.key or "generated-" + secrets.token_hex(16)
 
@@ -67,7 +67,7 @@ def check_send_replay(ctx: CheckContext) -> None:
 @check_send_replay.fault
 def replay_duplicates(ref: WeverReference) -> None:
     """A replay with the same request key and body creates another task."""
-    @replaces(ref, "replay_for_key")
+    @replaces(ref.replay_for_key)
     def replay(original: Any, sender_id: str, key: str, body: str) -> dict[str, Any] | None:
         original(sender_id, key, body)  # a conflict or a deleted task is still refused
         return None
@@ -115,12 +115,12 @@ def replay_race(ref: WeverReference) -> None:
     insert would never be overtaken: each calling thread stands for a server worker.)"""
     written: dict[str, tuple[int, float]] = {}  # key id -> (worker, when recorded)
 
-    @replaces(ref, "remember_key")
+    @replaces(ref.remember_key)
     def remember(original: Any, sender_id: str, key: str, body: str, task: dict[str, Any]) -> None:
         original(sender_id, key, body, task)
         written[ref.key_id(sender_id, key)] = (threading.get_ident(), time.monotonic())
 
-    @replaces(ref, "replay_for_key")
+    @replaces(ref.replay_for_key)
     def replay(original: Any, sender_id: str, key: str, body: str) -> dict[str, Any] | None:
         worker, when = written.get(ref.key_id(sender_id, key), (threading.get_ident(), 0.0))
         if worker != threading.get_ident() and time.monotonic() - when < REPLICATION_LAG_S:
@@ -147,7 +147,7 @@ def check_key_conflict(ctx: CheckContext) -> None:
 @check_key_conflict.fault
 def conflict_accepted(ref: WeverReference) -> None:
     """A request key reused with another body returns the first task (no IDEMPOTENCY_CONFLICT)."""
-    @replaces(ref, "replay_for_key")
+    @replaces(ref.replay_for_key)
     def replay(original: Any, sender_id: str, key: str, body: str) -> dict[str, Any] | None:
         record = ref.s["keys"].get(ref.key_id(sender_id, key))
         result: dict[str, Any] | None = original(sender_id, key, record["fingerprint"] if record else body)

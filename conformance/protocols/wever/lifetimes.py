@@ -96,7 +96,7 @@ def check_task_lifetime(ctx: CheckContext) -> None:
 @check_task_lifetime.fault
 def task_never_expires(ref: WeverReference) -> None:
     """Tasks live for ever."""
-    @replaces(ref, "task_expiry")
+    @replaces(ref.task_expiry)
     def expiry(original: Any, sender: dict[str, Any], recipient: dict[str, Any], now: float) -> float:
         return now + UNBOUNDED
 
@@ -104,7 +104,7 @@ def task_never_expires(ref: WeverReference) -> None:
 @check_task_lifetime.fault
 def task_outlives_mailbox(ref: WeverReference) -> None:
     """A task lives task_hours whatever the mailboxes' expiry at submission."""
-    @replaces(ref, "task_expiry")
+    @replaces(ref.task_expiry)
     def expiry(original: Any, sender: dict[str, Any], recipient: dict[str, Any], now: float) -> float:
         return now + ref.limit("task_hours") * HOUR_S
 
@@ -147,7 +147,7 @@ def check_tombstone(ctx: CheckContext) -> None:
 @check_tombstone.fault
 def tombstone_forgotten(ref: WeverReference) -> None:
     """Deleting a task's content drops its key: a retry creates new work at once."""
-    @replaces(ref, "erase_content")
+    @replaces(ref.erase_content)
     def erase(original: Any, task: dict[str, Any]) -> None:
         original(task)
         for key in [k for k, record in ref.s["keys"].items() if record["task_id"] == task["task_id"]]:
@@ -157,7 +157,7 @@ def tombstone_forgotten(ref: WeverReference) -> None:
 @check_tombstone.fault
 def tombstone_forever(ref: WeverReference) -> None:
     """Retry tombstones never expire: a deleted task's key is unusable for ever."""
-    @replaces(ref, "tombstone_expiry")
+    @replaces(ref.tombstone_expiry)
     def expiry(original: Any, created_at: float) -> float:
         return created_at + UNBOUNDED
 
@@ -166,7 +166,7 @@ def tombstone_forever(ref: WeverReference) -> None:
 def expired_key_forgotten(ref: WeverReference) -> None:
     """A retry under the key of a task that expired (its tombstone still alive) creates new
     work, instead of finding the expired work unavailable (deleted tasks still are)."""
-    @replaces(ref, "replay_for_key")
+    @replaces(ref.replay_for_key)
     def replay(original: Any, sender_id: str, key: str, body: str) -> dict[str, Any] | None:
         record = ref.s["keys"].get(ref.key_id(sender_id, key))
         if record is not None and record["task_id"] not in ref.s["tasks"]:
@@ -195,7 +195,7 @@ def check_mailbox_expiry(ctx: CheckContext) -> None:
 @check_mailbox_expiry.fault
 def mailbox_never_expires(ref: WeverReference) -> None:
     """Mailboxes live for ever."""
-    @replaces(ref, "mailbox_expiry")
+    @replaces(ref.mailbox_expiry)
     def expiry(original: Any, now: float) -> float:
         return now + UNBOUNDED
 
@@ -226,7 +226,7 @@ def check_renew(ctx: CheckContext) -> None:
 @check_renew.fault
 def renew_ignored(ref: WeverReference) -> None:
     """renew_mailbox answers the new expiry but leaves the old one in force."""
-    @replaces(ref, "act_renew_mailbox")
+    @replaces(ref.act_renew_mailbox)
     def renew(original: Any, call: Call) -> dict[str, Any]:
         box = ref.active_mailbox(str(call.caller))
         kept = box["expires_at"]
@@ -238,7 +238,7 @@ def renew_ignored(ref: WeverReference) -> None:
 @check_renew.fault
 def renew_returns_token(ref: WeverReference) -> None:
     """renew_mailbox hands out a new credential."""
-    @replaces(ref, "act_renew_mailbox")
+    @replaces(ref.act_renew_mailbox)
     def renew(original: Any, call: Call) -> dict[str, Any]:
         field = ref.a2a["access_setup"]["token_response_field"]
         return {**original(call), field: ref.new_token()}
@@ -280,7 +280,7 @@ def close_keeps_content(ref: WeverReference) -> None:
     """close_mailbox leaves the shared content of its tasks readable."""
     closing = [False]
 
-    @replaces(ref, "act_close_mailbox")
+    @replaces(ref.act_close_mailbox)
     def close(original: Any, call: Call) -> dict[str, Any]:
         closing[0] = True
         try:
@@ -288,7 +288,7 @@ def close_keeps_content(ref: WeverReference) -> None:
         finally:
             closing[0] = False
 
-    @replaces(ref, "erase_content")
+    @replaces(ref.erase_content)
     def erase(original: Any, task: dict[str, Any]) -> None:
         if not closing[0]:
             original(task)
@@ -297,7 +297,7 @@ def close_keeps_content(ref: WeverReference) -> None:
 @check_close_mailbox.fault
 def close_keeps_grants(ref: WeverReference) -> None:
     """close_mailbox keeps the grants others gave the closed mailbox."""
-    @replaces(ref, "retire_mailbox")
+    @replaces(ref.retire_mailbox)
     def retire(original: Any, mailbox_id: str) -> None:
         given = {r: dict(senders) for r, senders in ref.s["grants"].items() if mailbox_id in senders}
         original(mailbox_id)
@@ -352,7 +352,7 @@ def check_request_lifetime(ctx: CheckContext) -> None:
 @check_request_lifetime.fault
 def requests_never_expire(ref: WeverReference) -> None:
     """Connection requests live as long as the mailboxes."""
-    @replaces(ref, "request_expiry")
+    @replaces(ref.request_expiry)
     def expiry(original: Any, sender: dict[str, Any], recipient: dict[str, Any], now: float) -> float:
         return min(sender["expires_at"], recipient["expires_at"])
 
@@ -361,12 +361,12 @@ def requests_never_expire(ref: WeverReference) -> None:
 def request_outlives_mailbox(ref: WeverReference) -> None:
     """A connection request lives its hours whatever the mailboxes' expiry, and stays
     when its sender's mailbox expires."""
-    @replaces(ref, "request_expiry")
+    @replaces(ref.request_expiry)
     def expiry(original: Any, sender: dict[str, Any], recipient: dict[str, Any], now: float) -> float:
         return now + ref.limit("connection_request_hours") * HOUR_S
 
 
-    @replaces(ref, "retire_mailbox")
+    @replaces(ref.retire_mailbox)
     def retire(original: Any, mailbox_id: str) -> None:
         kept = dict(ref.s["requests"])
         original(mailbox_id)

@@ -40,7 +40,7 @@ def check_update_mailbox(ctx: CheckContext) -> None:
 @check_update_mailbox.fault
 def omitted_flag_reset(ref: WeverReference) -> None:
     """update_mailbox without accepts_connection_requests turns it off."""
-    @replaces(ref, "act_update_mailbox")
+    @replaces(ref.act_update_mailbox)
     def update(original: Any, call: Call) -> dict[str, Any]:
         args = {"accepts_connection_requests": False, **call.args}
         return dict(original(Call(call.action, args, call.caller, call.key)))
@@ -49,7 +49,7 @@ def omitted_flag_reset(ref: WeverReference) -> None:
 @check_update_mailbox.fault
 def opt_out_revokes(ref: WeverReference) -> None:
     """Opting out of connection requests revokes every grant."""
-    @replaces(ref, "act_update_mailbox")
+    @replaces(ref.act_update_mailbox)
     def update(original: Any, call: Call) -> dict[str, Any]:
         if call.args.get("accepts_connection_requests") is False:
             ref.s["grants"].pop(str(call.caller), None)
@@ -95,7 +95,7 @@ def check_discovery(ctx: CheckContext) -> None:
 @check_discovery.fault
 def capability_filter_ignored(ref: WeverReference) -> None:
     """find_peers ignores its capability filter."""
-    @replaces(ref, "act_find_peers")
+    @replaces(ref.act_find_peers)
     def find(original: Any, call: Call) -> dict[str, Any]:
         args = {k: v for k, v in call.args.items() if k != "capability"}
         return dict(original(Call(call.action, args, call.caller, call.key)))
@@ -120,7 +120,7 @@ def check_inbox(ctx: CheckContext) -> None:
 @check_inbox.fault
 def inbox_shows_terminal(ref: WeverReference) -> None:
     """The inbox lists declined, cancelled and completed tasks too."""
-    @replaces(ref, "inbox_tasks")
+    @replaces(ref.inbox_tasks)
     def inbox(original: Any, recipient_id: str) -> list[dict[str, Any]]:
         mine = [t for t in ref.s["tasks"].values() if t["recipient_id"] == recipient_id]
         return sorted(mine, key=lambda t: (t["created_at"], t["order"]))
@@ -152,12 +152,12 @@ def allowed_senders_stale(ref: WeverReference) -> None:
     """get_mailbox lists every sender ever allowed, revoked ones too."""
     ever: dict[str, set[str]] = {}
 
-    @replaces(ref, "add_grant")
+    @replaces(ref.add_grant)
     def add_grant(original: Any, recipient_id: str, sender_id: str) -> bool:
         ever.setdefault(recipient_id, set()).add(sender_id)
         return bool(original(recipient_id, sender_id))
 
-    @replaces(ref, "allowed_senders")
+    @replaces(ref.allowed_senders)
     def allowed(original: Any, recipient_id: str) -> list[str]:
         return sorted(ever.get(recipient_id, set()))
 
@@ -207,6 +207,6 @@ def check_grant_all_capabilities(ctx: CheckContext) -> None:
 @check_grant_all_capabilities.fault
 def grant_per_capability(ref: WeverReference) -> None:
     """A grant covers only the first capability the recipient advertises."""
-    @replaces(ref, "check_capability")
+    @replaces(ref.check_capability)
     def check(original: Any, recipient: dict[str, Any], capability: str) -> bool:
         return capability in recipient["capabilities"][:1]

@@ -227,7 +227,7 @@ def check_utc_day(ctx: CheckContext) -> None:
 @check_utc_day.fault
 def quota_never_resets(ref: WeverReference) -> None:
     """Daily counters are never keyed by the UTC day: a quota once full stays full."""
-    @replaces(ref, "counter_key")
+    @replaces(ref.counter_key)
     def key(original: Any, scope: str, subject: str) -> str:
         return f"every-day|{scope}|{subject}"
 
@@ -555,12 +555,12 @@ def regrant_not_counted(ref: WeverReference) -> None:
     """A revoke/regrant cycle creates the grant again without charging the daily quota."""
     revoked: set[tuple[str, str]] = set()
 
-    @replaces(ref, "remove_grant")
+    @replaces(ref.remove_grant)
     def remove_grant(original: Any, recipient_id: str, sender_id: str) -> bool:
         revoked.add((recipient_id, sender_id))
         return bool(original(recipient_id, sender_id))
 
-    @replaces(ref, "add_grant")
+    @replaces(ref.add_grant)
     def add_grant(original: Any, recipient_id: str, sender_id: str) -> bool:
         if (recipient_id, sender_id) in revoked and not ref.has_grant(recipient_id, sender_id):
             ref.s["grants"].setdefault(recipient_id, {})[sender_id] = ref.now()
@@ -571,7 +571,7 @@ def regrant_not_counted(ref: WeverReference) -> None:
 @check_new_grants_per_day.fault
 def revoke_blocked_at_cap(ref: WeverReference) -> None:
     """At the daily new-grant cap, revocation is refused too."""
-    @replaces(ref, "remove_grant")
+    @replaces(ref.remove_grant)
     def remove_grant(original: Any, recipient_id: str, sender_id: str) -> bool:
         if ref.counter("grants_recipient", recipient_id) >= ref.limit(uncontrolled.GRANTS):
             raise RelayError("QUOTA_EXCEEDED", "new_sender_grants_per_recipient reached")

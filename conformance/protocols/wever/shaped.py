@@ -168,14 +168,14 @@ def _reshaped(ref: WeverReference, actions: tuple[str, ...],
               rewrite: Callable[[str, dict[str, Any]], dict[str, Any]]) -> None:
     """The HTTP and MCP answers of ``actions`` rewritten by ``rewrite(action, result)``;
     what the relay does, and the A2A adapter's answers, stay as they are."""
-    @replaces(ref, "serve_action")
+    @replaces(ref.serve_action)
     def serve(original: Any, action: str, raw: bytes, headers: Mapping[str, str], source: str) -> Response:
         response: Response = original(action, raw, headers, source)
         if action not in actions or response.status_code != 200:
             return response
         return JSONResponse(rewrite(action, json.loads(bytes(response.body))))
 
-    @replaces(ref, "mcp_call_tool")
+    @replaces(ref.mcp_call_tool)
     def call(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
         result: dict[str, Any] = original(caller, params, headers)
         name = params.get("name") if isinstance(params, dict) else None

@@ -60,7 +60,7 @@ def mcp_register_tool(ref: WeverReference) -> None:
     """tools/list offers register_mailbox as an MCP tool (the manifest: "Registration is not an MCP tool")."""
     actions = list(ref.actions)
 
-    @replaces(ref, "mcp_tool_actions")
+    @replaces(ref.mcp_tool_actions)
     def tool_actions(original: Any) -> list[str]:
         return actions
 
@@ -69,7 +69,7 @@ def mcp_register_tool(ref: WeverReference) -> None:
 def mcp_register_callable(ref: WeverReference) -> None:
     """tools/call register_mailbox is served (a mailbox and its token over MCP), though
     tools/list leaves the tool out ("Registration is not an MCP tool")."""
-    @replaces(ref.mcp, "call_tool")
+    @replaces(ref.mcp.call_tool)
     def call(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
         if isinstance(params, dict) and params.get("name") == ref.registration_action:
             result = ref.run_action(Call(ref.registration_action, params.get("arguments") or {}, None, None,
@@ -138,7 +138,7 @@ def check_mcp_bearer(ctx: CheckContext) -> None:
 @check_mcp_bearer.fault
 def mcp_open(ref: WeverReference) -> None:
     """MCP lists tools without a bearer token."""
-    @replaces(ref, "serve_mcp")
+    @replaces(ref.serve_mcp)
     def serve(original: Any, raw: bytes, headers: Mapping[str, str], method: str = "POST") -> Response:
         if ref.bearer_token(headers) is None:
             token = next(iter(ref.s["tokens"]))
@@ -150,7 +150,7 @@ def mcp_open(ref: WeverReference) -> None:
 @fault
 def mcp_errors_unflagged(ref: WeverReference) -> None:
     """A refused tool call answers isError false."""
-    @replaces(ref, "mcp_call_tool")
+    @replaces(ref.mcp_call_tool)
     def call(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
         return {**original(caller, params, headers), "isError": False}
 
@@ -193,7 +193,7 @@ def check_surfaces_agree(ctx: CheckContext) -> None:
 @check_surfaces_agree.fault
 def mcp_stale_task(ref: WeverReference) -> None:
     """MCP's get_task reports the state the task was created in."""
-    @replaces(ref, "mcp_call_tool")
+    @replaces(ref.mcp_call_tool)
     def call(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
         result = dict(original(caller, params, headers))
         task = (result.get("structuredContent") or {}).get("task")
@@ -217,7 +217,7 @@ def check_health(ctx: CheckContext) -> None:
 @check_health.fault
 def health_down(ref: WeverReference) -> None:
     """The health route answers 503."""
-    @replaces(ref, "health")
+    @replaces(ref.health)
     async def health(original: Any, request: Request) -> Response:
         return JSONResponse({"status": "down"}, status_code=503)
 
@@ -256,7 +256,7 @@ OMITTED_ACTION = "renew_mailbox"
 @check_openapi.fault
 def openapi_incomplete(ref: WeverReference) -> None:
     """/openapi.json omits one action (renew_mailbox)."""
-    @replaces(ref, "openapi_document")
+    @replaces(ref.openapi_document)
     def document(original: Any) -> dict[str, Any]:
         doc: dict[str, Any] = original()
         doc["paths"].pop(ref.spec["routes"]["actions"].replace("{action}", OMITTED_ACTION))

@@ -108,7 +108,7 @@ def check_send_offered(ctx: CheckContext) -> None:
 @check_send_offered.fault
 def task_not_offered(ref: WeverReference) -> None:
     """A new task starts accepted (as if the recipient had accepted it), not offered."""
-    @replaces(ref, "create_task")
+    @replaces(ref.create_task)
     def create(original: Any, *args: Any) -> dict[str, Any]:
         task: dict[str, Any] = original(*args)
         task["state"] = ACCEPTED
@@ -118,7 +118,7 @@ def task_not_offered(ref: WeverReference) -> None:
 @check_send_offered.fault
 def inbox_shows_others(ref: WeverReference) -> None:
     """inbox lists every offered or accepted task of the relay, whoever it is addressed to."""
-    @replaces(ref, "inbox_tasks")
+    @replaces(ref.inbox_tasks)
     def inbox(original: Any, recipient_id: str) -> list[dict[str, Any]]:
         tasks = [t for t in ref.s["tasks"].values() if t["state"] in INBOX_STATES]
         tasks.sort(key=lambda t: (t["created_at"], t["order"]))
@@ -144,7 +144,7 @@ def check_accept_repeat(ctx: CheckContext) -> None:
 @check_accept_repeat.fault
 def repeat_accept_refused(ref: WeverReference) -> None:
     """A repeated accept_task of an accepted task is refused INVALID_STATE."""
-    @replaces(ref, "act_accept_task")
+    @replaces(ref.act_accept_task)
     def accept(original: Any, call: Call) -> dict[str, Any]:
         task = ref.s["tasks"].get(call.args["task_id"])
         if task is not None and task["recipient_id"] == call.caller and task["state"] == ACCEPTED:
@@ -172,7 +172,7 @@ def check_decline(ctx: CheckContext) -> None:
 @check_decline.fault
 def decline_keeps_offered(ref: WeverReference) -> None:
     """decline_task answers but the task stays offered (in the inbox, still acceptable)."""
-    @replaces(ref, "set_state")
+    @replaces(ref.set_state)
     def set_state(original: Any, task: dict[str, Any], state: str) -> None:
         if state != DECLINED:
             original(task, state)
@@ -209,7 +209,7 @@ def check_cancel_offered_only(ctx: CheckContext, strict: bool = False) -> None:
 @check_cancel_offered_only.fault
 def accepted_cancellable(ref: WeverReference) -> None:
     """The sender can cancel an accepted task too (HTTP and A2A CancelTask)."""
-    @replaces(ref, "can_cancel")
+    @replaces(ref.can_cancel)
     def can_cancel(original: Any, task: dict[str, Any]) -> bool:
         return bool(task["state"] in (OFFERED, ACCEPTED))
 
@@ -217,7 +217,7 @@ def accepted_cancellable(ref: WeverReference) -> None:
 @check_cancel_offered_only.fault
 def recipient_cancels(ref: WeverReference) -> None:
     """cancel_task by the task's recipient is served as if the sender had asked."""
-    @replaces(ref, "act_cancel_task")
+    @replaces(ref.act_cancel_task)
     def cancel(original: Any, call: Call) -> dict[str, Any]:
         task = ref.s["tasks"].get(call.args["task_id"])
         if task is not None and task["recipient_id"] == call.caller:
@@ -263,7 +263,7 @@ def check_complete_result(ctx: CheckContext) -> None:
 @check_complete_result.fault
 def result_hidden_from_sender(ref: WeverReference) -> None:
     """get_task by the sender shows no result (nor its digest) of a completed task."""
-    @replaces(ref, "act_get_task")
+    @replaces(ref.act_get_task)
     def get_task(original: Any, call: Call) -> dict[str, Any]:
         out: dict[str, Any] = original(call)
         if out["task"]["sender_id"] == call.caller:
@@ -275,7 +275,7 @@ def result_hidden_from_sender(ref: WeverReference) -> None:
 @check_complete_result.fault
 def complete_before_accept(ref: WeverReference) -> None:
     """complete_task records a result for an offered task (no acceptance needed)."""
-    @replaces(ref, "can_complete")
+    @replaces(ref.can_complete)
     def can_complete(original: Any, task: dict[str, Any]) -> bool:
         return bool(task["state"] in (OFFERED, ACCEPTED))
 
@@ -297,7 +297,7 @@ def check_task_participants(ctx: CheckContext, strict: bool = False) -> None:
 @check_task_participants.fault
 def task_visible_to_anyone(ref: WeverReference) -> None:
     """get_task (and A2A GetTask) serves any mailbox that knows the task id."""
-    @replaces(ref, "act_get_task")
+    @replaces(ref.act_get_task)
     def get_task(original: Any, call: Call) -> dict[str, Any]:
         task = ref.s["tasks"].get(call.args["task_id"])
         if task is not None:
@@ -340,7 +340,7 @@ def delete_content_one_side(ref: WeverReference) -> None:
     still reads its task data and result."""
     erased: set[tuple[str, str]] = set()
 
-    @replaces(ref, "act_delete_task_content")
+    @replaces(ref.act_delete_task_content)
     def delete(original: Any, call: Call) -> dict[str, Any]:
         task = ref.participant_task(str(call.caller), call.args["task_id"])
         if (str(call.caller), task["task_id"]) in erased:
@@ -350,7 +350,7 @@ def delete_content_one_side(ref: WeverReference) -> None:
         erased.add((str(call.caller), task["task_id"]))
         return {"task_id": task["task_id"], "content_deleted": True}
 
-    @replaces(ref, "act_get_task")
+    @replaces(ref.act_get_task)
     def get_task(original: Any, call: Call) -> dict[str, Any]:
         if (str(call.caller), call.args["task_id"]) in erased:
             raise RelayError("NOT_FOUND", f"no task {call.args['task_id']} of yours")
@@ -400,7 +400,7 @@ def check_task_bytes(ctx: CheckContext) -> None:
 @check_task_bytes.fault
 def task_bytes_unchecked(ref: WeverReference) -> None:
     """Task data of any size is delivered (the result limit still holds)."""
-    @replaces(ref, "check_size")
+    @replaces(ref.check_size)
     def check_size(original: Any, data: Any, what: str) -> None:
         if what != "task data":
             original(data, what)
@@ -409,7 +409,7 @@ def task_bytes_unchecked(ref: WeverReference) -> None:
 @check_task_bytes.fault
 def task_bytes_off_by_one(ref: WeverReference) -> None:
     """Task data one byte over task_or_result_bytes is still delivered."""
-    @replaces(ref, "check_size")
+    @replaces(ref.check_size)
     def check_size(original: Any, data: Any, what: str) -> None:
         if what != "task data" or ref.task_bytes(data) > ref.limit("task_or_result_bytes") + 1:
             original(data, what)
@@ -438,7 +438,7 @@ def check_result_bytes(ctx: CheckContext) -> None:
 @check_result_bytes.fault
 def result_bytes_unchecked(ref: WeverReference) -> None:
     """A result of any size is recorded (the task data limit still holds)."""
-    @replaces(ref, "check_size")
+    @replaces(ref.check_size)
     def check_size(original: Any, data: Any, what: str) -> None:
         if what != "result":
             original(data, what)
@@ -463,7 +463,7 @@ def check_lifecycle(ctx: CheckContext) -> None:
 @check_lifecycle.fault
 def revoke_cancels_delivered(ref: WeverReference) -> None:
     """Revoking a sender also cancels the tasks it already delivered."""
-    @replaces(ref, "remove_grant")
+    @replaces(ref.remove_grant)
     def remove_grant(original: Any, recipient_id: str, sender_id: str) -> bool:
         for task in ref.s["tasks"].values():
             pair = (task["recipient_id"], task["sender_id"])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from conformance.kit.declare import variant
@@ -33,20 +33,20 @@ def purge_hourly(ref: WeverReference) -> None:
     purge_now = ref.purge_expired
     hour: list[int | None] = [None]  # the UTC hour of the last purge
 
-    @replaces(ref, "purge_expired")
+    @replaces(ref.purge_expired)
     def purge(original: Any, now: float) -> None:
         if hour[0] != int(now // HOUR_S):
             hour[0] = int(now // HOUR_S)
             original(now)
 
-    def purging(action: str) -> None:
-        @replaces(ref, f"act_{action}")
+    def purging(action: Callable[..., Any]) -> None:
+        @replaces(action)
         def act(original: Any, call: Call) -> dict[str, Any]:
             purge_now(ref.now())
             result: dict[str, Any] = original(call)
             return result
 
-    for action in ("register_mailbox", "send_task"):
+    for action in (ref.act_register_mailbox, ref.act_send_task):
         purging(action)
 
 
@@ -58,7 +58,7 @@ def repeat_decline_refused(ref: WeverReference) -> None:
     allowed by: /actions/decline_task/description "Recipient declines an offered task without
     executing it." (only acceptance is said to repeat: /actions/accept_task/description
     "Repeated acceptance returns its current accepted state")"""
-    @replaces(ref, "act_decline_task")
+    @replaces(ref.act_decline_task)
     def decline(original: Any, call: Call) -> dict[str, Any]:
         task = ref.s["tasks"].get(call.args["task_id"])
         if task is not None and task["recipient_id"] == call.caller and task["state"] == DECLINED:
@@ -73,7 +73,7 @@ def digest_base64(ref: WeverReference) -> None:
 
     allowed by: /delivery "Results are recipient-reported with an integrity digest."
     (the manifest names no algorithm or encoding)"""
-    @replaces(ref, "result_digest")
+    @replaces(ref.result_digest)
     def digest(original: Any, result: Any) -> str | None:
         if result is None:
             return None
@@ -87,7 +87,7 @@ def a2a_recipient_cancel_not_found(ref: WeverReference) -> None:
 
     allowed by: /protocols/a2a/cancel_task/permission "Sender only while offered; repeated
     successful cancellation returns the canceled task." (no error is named for anyone else)"""
-    @replaces(ref, "a2a_cancel_task")
+    @replaces(ref.a2a_cancel_task)
     def cancel(original: Any, caller: str, params: Any, headers: Mapping[str, str]) -> dict[str, Any]:
         task_id = params.get("id") if isinstance(params, dict) else None
         task = ref.s["tasks"].get(task_id) if isinstance(task_id, str) else None
@@ -103,7 +103,7 @@ def inbox_newest_first(ref: WeverReference) -> None:
 
     allowed by: /actions/inbox/description "Read up to 50 offered or accepted tasks addressed
     to your mailbox." (no order is given)"""
-    @replaces(ref, "inbox_tasks")
+    @replaces(ref.inbox_tasks)
     def inbox(original: Any, recipient_id: str) -> list[dict[str, Any]]:
         mine = [t for t in ref.s["tasks"].values() if t["recipient_id"] == recipient_id
                 and t["state"] in ("offered", "accepted")]
@@ -116,6 +116,6 @@ def size_with_spaces(ref: WeverReference) -> None:
     """Task and result data are measured as JSON written with a space after each
     separator, not compact; allowed by: "task_or_result_bytes": 8192 (/limits), which does
     not say how data is measured."""
-    @replaces(ref, "task_bytes")
+    @replaces(ref.task_bytes)
     def size(original: Any, data: Any) -> int:
         return len(json.dumps(data).encode("utf-8"))

@@ -149,8 +149,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
         card = self.sign_card(self.card(request))
         return JSONResponse(card, headers={"Cache-Control": "max-age=60", "ETag": self.etag(card)})
 
-    @staticmethod
-    def etag(card: Any) -> str:
+    def etag(self, card: Any) -> str:
         """Section 8.6.1: an ETag derived from a hash of the card's content."""
         return '"' + hashlib.sha256(json.dumps(card, sort_keys=True).encode()).hexdigest()[:32] + '"'
 

@@ -31,7 +31,7 @@ from conformance.documents.verbs import verb_operations
 from conformance.kit.reference import Reference, Refusal
 from conformance.kit.reference import ReferenceConfig as BaseConfig
 from conformance.model import Profile
-from conformance.protocols.mcp.server import McpServer, to_response
+from conformance.protocols.mcp.server import McpHost, McpServer, to_response
 
 MINUTE_MS = 60_000
 # The reference's own choice when no deadline is given (the spec requires bindings to fill one).
@@ -112,7 +112,7 @@ def spec_verbs(spec: dict[str, Any], profile_settings: dict[str, Any]) -> list[s
     return list(verb_operations(spec, profile_settings.get("spec", ""), profile_settings["verbs"]))
 
 
-class CanonReference(Reference):
+class CanonReference(McpHost, Reference):
     """State and behaviour of the reference Canon world. All mutable state lives in
     ``self.w`` (plain JSON) so that ``digest`` covers it whole: the clock's offset too."""
 

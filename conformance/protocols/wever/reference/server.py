@@ -33,7 +33,7 @@ from conformance.documents.schemas import validator_for
 from conformance.kit.reference import Reference, Refusal, is_int, strict_json
 from conformance.kit.reference import ReferenceConfig as BaseConfig
 from conformance.model import Profile
-from conformance.protocols.mcp.server import McpServer, to_response
+from conformance.protocols.mcp.server import McpHost, McpServer, to_response
 
 HOUR_S = 3600
 DAY_S = 86400
@@ -200,7 +200,7 @@ def key_prefix_of(retry_text: str) -> str:
 # --------------------------------------------------------------------------- the reference
 
 
-class WeverReference(Reference):
+class WeverReference(McpHost, Reference):
     """State and behaviour of the reference relay. All mutable state lives in ``self.s``
     (plain JSON) so that ``digest`` covers it whole, the clock's offset included."""
 
