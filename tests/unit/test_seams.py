@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from conformance import profiles
 from conformance.catalog import ProfileError
 from conformance.cli import main
 from conformance.kit.declare import REGISTRY
 from conformance.kit.faults import MissingSeam, check_seams, noop, replaces, returns_arg, seams, setting
 from conformance.protocols.bindu.reference import BinduReference
+from conformance.run import profiles
 
 TASKS = "conformance.protocols.bindu.tasks"
 
