@@ -213,7 +213,16 @@ def timestamp_with_offset(ref: A2AReference) -> None:
              source=spec("Millisecond precision **SHOULD** be used where available"),
              faults=["timestamp_seconds_only"])
 def check_timestamp_ms(ctx: CheckContext) -> None:
-    expect_each(ctx, timestamps(ctx), lambda m: not (isinstance(m.value, str) and MILLIS.fullmatch(m.value)),
+    found = timestamps(ctx)
+
+    def precise(m: Member) -> bool:
+        return isinstance(m.value, str) and bool(MILLIS.fullmatch(m.value))
+
+    # ProtoJSON writes no fraction for an instant that falls on a whole second (a gRPC
+    # Timestamp with 0 nanos, one in a thousand): a field whose other values carry
+    # milliseconds shows the precision is used, so only a field never precise breaks it
+    precise_fields = {(m.message, m.key) for _, m in found if precise(m)}
+    expect_each(ctx, found, lambda m: (m.message, m.key) not in precise_fields and not precise(m),
                 lambda m: f"{m.where}.{m.key} is {json_excerpt(m.value)}: no milliseconds", "expectation")
 
 
