@@ -7,7 +7,6 @@ reached, stopped answering or was too slow to finish, 4 internal error, 130 inte
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import os
 import socket
 import sys
@@ -143,6 +142,8 @@ def _run_parser(sub: Any) -> None:
 
 
 def _fuzz_parser(sub: Any) -> None:
+    from conformance.run.options import FUZZ_OPTIONS, add_run_options
+
     s = sub.add_parser("fuzz", help=COMMAND_HELP["fuzz"], usage=FUZZ_USAGE,
                        description="Keep generating past the budgets against a target.\n"
                                    "`conformance fuzz merge DIR...` joins the reports of a campaign's "
@@ -151,40 +152,28 @@ def _fuzz_parser(sub: Any) -> None:
     s.add_argument("profile", help="profile name, e.g. bindu")
     s.add_argument("--for", dest="duration", required=True, metavar="DURATION",
                    help="how long to keep generating: seconds, or 90s, 15m, 2h")
-    s.add_argument("--target", default=None,
-                   help="'reference' (built-in, in-process; default) or an http(s) URL")
-    s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"),
-                   help="bearer token of the main caller (default $CONFORMANCE_TOKEN)")
-    s.add_argument("--config", default=None,
-                   help=config_help() + " (as for `run`; its `examples` are shared by every worker)")
+    add_run_options(s.add_argument, flags=FUZZ_OPTIONS, helps={  # options.py RUN_OPTIONS, as for `run`
+        "--config": config_help() + " (as for `run`; its `examples` are shared by every worker)",
+        "--seed": "first seed; worker k of W in round r (from 0) of shard I/N uses seed + (r*N + I)*W + k "
+                  "(default 1)",
+        "--level": "lowest level whose failure makes the exit code 1 (default must)",
+        "--report": "where cases/ and fuzz.json go (default reports/<profile>-fuzz-<timestamp>)",
+        "--only": "generate only for this requirement, an ID or a glob such as 'BINDU-PARAMS-*' (repeatable; "
+                  "default every requirement)",
+        "--binding": "a binding of the profile to fuzz (repeatable or comma-separated; 'all' for each of "
+                     "them); default: each one the target declares, else the profile's first. Every round "
+                     "runs over each",
+        "--baseline": "YAML list of known failures (as for `run`): a failure it lists is reported as a KNOWN "
+                      "FAILURE, not a NEW FAILURE, and does not make the exit code 1",
+        "--junit": "JUnit XML of what the campaign found (default <report>/junit.xml; report.html beside "
+                   "fuzz.json)",
+    })
     s.add_argument("--workers", type=worker_count, default=1, metavar="N",
                    help="processes generating side by side, each with its own seeds "
                         "('auto' = one per core; default 1)")
-    s.add_argument("--seed", type=int, default=1,
-                   help="first seed; worker k of W in round r (from 0) of shard I/N uses "
-                        "seed + (r*N + I)*W + k (default 1)")
-    s.add_argument("--level", default="must", choices=["must", "should", "may"],
-                   help="lowest level whose failure makes the exit code 1 (default must)")
-    s.add_argument("--report", default=None, metavar="DIR",
-                   help="where cases/ and fuzz.json go (default reports/<profile>-fuzz-<timestamp>)")
-    s.add_argument("--fault", action="append", default=[], metavar="NAME",
-                   help="inject a named fault into the built-in reference (repeatable)")
     s.add_argument("--progress", type=progress_seconds, default=10.0, metavar="SECONDS",
                    help="seconds between progress lines (exchanges, exchanges/s, failures so far), 0.5 to 10 "
                         "(default 10)")
-    s.add_argument("--only", action="append", default=[], metavar="ID",
-                   help="generate only for this requirement, an ID or a glob such as 'BINDU-PARAMS-*' "
-                        "(repeatable; default every requirement)")
-    s.add_argument("--binding", action="append", default=[], metavar="NAME",
-                   help="a binding of the profile to fuzz (repeatable or comma-separated; 'all' for each of "
-                        "them); default: each one the target declares, else the profile's first. Every round "
-                        "runs over each")
-    s.add_argument("--baseline", default=None, metavar="FILE",
-                   help="YAML list of known failures (as for `run`): a failure it lists is reported as a "
-                        "KNOWN FAILURE, not a NEW FAILURE, and does not make the exit code 1")
-    s.add_argument("--junit", default=None, metavar="FILE",
-                   help="JUnit XML of what the campaign found (default <report>/junit.xml; report.html "
-                        "beside fuzz.json)")
     s.add_argument("--shard", type=shard_of, default=None, metavar="I/N",
                    help="this machine's part of a campaign of N machines (I from 0): its seeds are drawn by "
                         "no other shard (give every shard the same --seed and --workers); 'N' alone takes I "
@@ -216,7 +205,7 @@ def _replay_parser(sub: Any) -> None:
     s = sub.add_parser("replay", help=COMMAND_HELP["replay"])
     s.add_argument("case", help="case file (cases/<ID>.json in a report directory)")
     s.add_argument("--target", default=None, help="where to send it (default: the case's own target)")
-    s.add_argument("--config", default=None, help=config_help())
+    s.add_argument("--config", default=None, metavar="FILE", help=config_help())
     s.add_argument("--token", default=os.environ.get("CONFORMANCE_TOKEN"),
                    help="bearer token of the main caller (default $CONFORMANCE_TOKEN)")
     s.add_argument("--pytest", action="store_true",
@@ -491,55 +480,34 @@ def run_once(args: argparse.Namespace) -> int:
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     from conformance.drivers.fuzz import campaign
-    from conformance.report.baseline import Baseline, load_baseline
     from conformance.report.summary import gates
-    from conformance.run.config import ConfigError, UsageFailure, load_config, parse_duration, writable_dir
-    from conformance.run.launch import deviations
-    from conformance.run.options import asked_bindings
+    from conformance.run.config import parse_duration, writable_dir
+    from conformance.run.options import RunOptions
     from conformance.run.profiles import load_profile
-    from conformance.run.targets import ALL, declared, run_bindings
-    from conformance.transport.http import validate_target_url
+    from conformance.run.targets import declared, run_bindings
 
     prof = load_profile(args.profile)
     seconds = parse_duration(args.duration, what="--for")
-    config = load_config(args.config)
-    target = args.target or config.get("target") or "reference"
-    if target != "reference":
-        try:
-            validate_target_url(target)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from exc
-    if args.fault and target != "reference":
-        raise ConfigError("--fault applies to the built-in reference only")
-    deviations(prof, args.fault)
-    unknown = [p for p in args.only if not any(fnmatch.fnmatchcase(r.id, p) for r in prof.requirements)]
-    if unknown:
-        raise UsageFailure(f"unknown requirement(s) {unknown}: no ID matches "
-                           f"(see `conformance list {prof.name}`)")
-    asked = asked_bindings(args.binding)
-    mine = list(prof.settings.get("bindings") or {})
-    for name in asked:
-        if name != ALL and name not in mine:
-            raise ConfigError(f"unknown binding {name!r} for profile {prof.name} (one of: {', '.join(mine)})")
-    baseline = (Baseline(load_baseline(args.baseline, {r.id for r in prof.requirements}, mine), args.baseline)
-                if args.baseline else None)
+    opts = RunOptions.given(args).checked(prof)  # the shared options, checked as `run` checks them
+    config, baseline = opts.config, opts.baseline
+    target = opts.target or config.get("target") or "reference"
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    report = writable_dir(Path(args.report or f"reports/{prof.name}-fuzz-{stamp}"), "--report")
-    junit = Path(args.junit) if args.junit else report / "junit.xml"
+    report = writable_dir(opts.report or Path(f"reports/{prof.name}-fuzz-{stamp}"), "--report")
+    junit = opts.junit or report / "junit.xml"
     writable_dir(junit.parent, "--junit folder")
-    said = declared(prof, target, config, tuple(args.fault))
-    bindings = tuple(run_bindings(prof, asked, said))
+    said = declared(prof, target, config, opts.faults)
+    bindings = tuple(run_bindings(prof, opts.bindings, said))
     count = workers(args.workers)
     shard = args.shard or (0, 1)
     part = f", shard {shard[0]}/{shard[1]}" if args.shard else ""
     over = f" over {', '.join(str(b) for b in bindings)}" if any(bindings) else ""
     print(f"conformance fuzz: profile {prof.name} against {target}{over} for {seconds:g} s, "
-          f"{count} worker(s), seeds from {args.seed}{part}; new failures go to {report / 'cases'}",
+          f"{count} worker(s), seeds from {opts.seed}{part}; new failures go to {report / 'cases'}",
           flush=True)
-    result = campaign(prof.name, target, config, args.token, seconds, report, seed=args.seed, workers=count,
-                      faults=tuple(args.fault), out=lambda line: print(line, flush=True), every=args.progress,
-                      shard=shard, only=tuple(args.only), bindings=bindings, baseline=baseline, junit=junit,
-                      level=args.level)
+    result = campaign(prof.name, target, config, opts.token, seconds, report, seed=opts.seed, workers=count,
+                      faults=opts.faults, out=lambda line: print(line, flush=True), every=args.progress,
+                      shard=shard, only=opts.only, bindings=bindings, baseline=baseline, junit=junit,
+                      level=opts.level)
     errors = (f", {len(result.kit_errors)} internal error(s) of conformance (bugs of the kit, not findings "
               "about the target: set CONFORMANCE_DEBUG=1 for the traceback and please report them)"
               if result.kit_errors else "")
@@ -559,7 +527,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         return EXIT_UNREACHABLE
     if result.kit_errors:
         return EXIT_INTERNAL
-    return EXIT_FAILED if any(gates(f.level, args.level) for f in result.new_failures) else EXIT_OK
+    return EXIT_FAILED if any(gates(f.level, opts.level) for f in result.new_failures) else EXIT_OK
 
 
 def merge_parser() -> argparse.ArgumentParser:

@@ -65,12 +65,12 @@ class Option:
 
 
 RUN_OPTIONS: tuple[Option, ...] = (
-    Option("--target", "target",
+    Option("--target", "target", metavar="URL",
            help="'reference' (the built-in reference, in-process; default) or an http(s) URL"),
-    Option("--token", "token", env="CONFORMANCE_TOKEN",
+    Option("--token", "token", env="CONFORMANCE_TOKEN", metavar="TOKEN",
            help="bearer token of the main caller (credential 'full'; default $CONFORMANCE_TOKEN); never "
                 "written to reports"),
-    Option("--config", "config_path",
+    Option("--config", "config_path", metavar="FILE",
            help="YAML run config: credentials, control, timeout and more (README)"),
     Option("--budget", "budget", default="standard", choices=("quick", "standard", "deep"),
            help="examples per generated property and state-machine runs (default standard)"),
@@ -116,13 +116,18 @@ RUN_OPTIONS: tuple[Option, ...] = (
 PYTEST_DEST = "conformance_"  # pytest's dest of an option: its field with this prefix (no plugin clash)
 
 
+# what `conformance fuzz` shares with a run: the same flags, fields and checks (cli.py adds its own)
+FUZZ_OPTIONS = ("--target", "--token", "--config", "--seed", "--level", "--report", "--fault", "--only",
+                "--binding", "--baseline", "--junit")
+
+
 def add_run_options(add: Callable[..., Any], *, pytest: bool = False,
-                    helps: dict[str, str] | None = None) -> None:
-    """Every option of a run, added with ``add``: `conformance run`'s arguments (dest: the
-    field; the token's default from the environment), or with ``pytest`` the plugin's options
-    (dest: the field prefixed), ``helps`` replacing a flag's help."""
+                    helps: dict[str, str] | None = None, flags: tuple[str, ...] | None = None) -> None:
+    """Every option of a run (or those ``flags`` name), added with ``add``: a command's
+    arguments (dest: the field; the token's default from the environment), or with ``pytest``
+    the plugin's options (dest: the field prefixed), ``helps`` replacing a flag's help."""
     for option in RUN_OPTIONS:
-        if pytest and not option.pytest:
+        if (pytest and not option.pytest) or (flags is not None and option.flag not in flags):
             continue
         option.add(add, dest=(PYTEST_DEST if pytest else "") + option.field,
                    help=(helps or {}).get(option.flag), environ=not pytest)

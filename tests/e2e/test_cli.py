@@ -40,7 +40,7 @@ def test_help_names_every_config_key_and_the_fuzz_merge_verb(capsys):
 
     for command in ("run", "fuzz", "replay"):
         text = " ".join(in_process(capsys, command, "--help").stdout.split())
-        config = text.rsplit("--config CONFIG", 1)[1].split(" --", 1)[0]  # its help, not the usage line
+        config = text.rsplit("--config FILE", 1)[1].split(" --", 1)[0]  # its help, not the usage line
         assert [k for k in sorted(KNOWN_KEYS) if k not in config] == [], (command, config)
     usage = in_process(capsys, "fuzz", "--help").stdout.split("\n\n", 1)[0]
     assert "conformance fuzz PROFILE" in usage and "conformance fuzz merge DIR..." in usage
