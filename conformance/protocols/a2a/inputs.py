@@ -1,6 +1,7 @@
 """Generated requests of every method, made what a client may send (params.py's module doc
-says the rules), and their single-keyword breaks: what a check sends and how the run's
-binding carries it."""
+says the rules), and which of their single-keyword breaks a row judges: the hooks the
+engine's generated-inputs family (checks/inputs.py, generation/invalid.py) takes for A2A,
+what a check sends and how the run's binding carries it."""
 
 from __future__ import annotations
 
@@ -14,13 +15,16 @@ from collections.abc import Iterator
 from dataclasses import InitVar, dataclass, field
 from typing import Any
 
-from hypothesis import reject
-from hypothesis import strategies as st
-
 from conformance.documents.schemas import validator_for
-from conformance.generation.compiler import index_of
-from conformance.generation.invalid import _MISSING, Breaks, InvalidInstance, Violation, _example, mutations
-from conformance.generation.strategies import strategy_for
+from conformance.generation.invalid import (
+    BreakSource,
+    InvalidInstance,
+    Violation,
+    at,
+    made_breaks,
+    path_exists,
+    schema_examples,
+)
 from conformance.kit.check import CheckContext
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient
@@ -298,12 +302,8 @@ class Inputs:
                 "DeleteTaskPushNotificationConfig", {TASK_ID: task_id, ID: config}).status < 500)
 
     def examples(self) -> list[Any]:
-        """The schema's smallest request and its fullest (every optional member the schema
-        lets it hold at once): the same requests on every run, whatever the budget."""
-        smallest = _example(self.schema)
-        if not isinstance(smallest, dict):
-            return []
-        return [smallest, fullest(self.schema, smallest)]
+        """The schema's smallest request and its fullest (``schema_examples``)."""
+        return schema_examples(self.schema)
 
     # -- HTTP+JSON carries some breaks only ---------------------------------------------
     def carried(self, instance: Any) -> bool:
@@ -376,57 +376,19 @@ class Inputs:
                 return None if judge.is_valid(unset) else "required"
         return "must"
 
-    def breaks(self, base: Any, kind: str) -> list[InvalidInstance]:
-        """The breaks of ``base`` (a safe request) of ``kind``, with the oneof breaks the
-        generator does not make (two members of one oneof, section 4.1.6's Part)."""
-        if not validator_for(self.schema).is_valid(base):
-            return []
-        found = [*mutations(self.schema, base), *oneof_breaks(self.safe.request, base)]
-        return [b for b in found if self.classify(b) == kind]
+    def breaks(self, kind: str, generated: bool = True, in_world: bool = True) -> BreakSource:
+        """The breaks of ``kind`` (``classify``) of safe requests (``Safe``: naming the check's
+        task where ``in_world``, with the card's tenant), with the oneof breaks the generator
+        does not make (two members of one oneof, section 4.1.6's Part): the sweep's, and
+        with ``generated`` drawn ones (from the schema without its oneof rules, ``loose``)."""
+        return made_breaks(self.schema, make=lambda drawn: self.safe(drawn, in_world, tenant=True),
+                           keep=lambda bad: self.classify(bad) == kind,
+                           more=lambda base: oneof_breaks(self.safe.request, base),
+                           drawn_from=loose(self.schema), generated=generated)
 
     def sweep(self, kind: str, in_world: bool = True) -> list[InvalidInstance]:
-        out: list[InvalidInstance] = []
-        for example in self.examples():
-            out += self.breaks(self.safe(example, in_world, tenant=True), kind)
-        return out
-
-    def strategy(self, kind: str, in_world: bool = True) -> st.SearchStrategy[InvalidInstance]:
-        """Breaks of ``kind`` of generated safe requests."""
-        drawn = strategy_for(loose(self.schema))
-
-        @st.composite
-        def pick(draw: Any) -> InvalidInstance:
-            """The break of ``kind`` at a drawn index or the first after it (each candidate
-            verified and classified only when reached, not all of them first)."""
-            base = self.safe(draw(drawn), in_world, tenant=True)
-            if not validator_for(self.schema).is_valid(base):
-                reject()
-            lazy, oneofs = Breaks(self.schema, base), oneof_breaks(self.safe.request, base)
-            count = len(lazy) + len(oneofs)
-            start = draw(index_of(count)) if count else 0
-            for step in range(count):
-                i = (start + step) % count
-                bad = lazy.at(i) if i < len(lazy) else oneofs[i - len(lazy)]
-                if bad is not None and self.classify(bad) == kind:
-                    return bad
-            reject()
-        return pick()
-
-
-def at(value: Any, path: list[str]) -> Any:
-    for key in path:
-        if isinstance(value, dict):
-            value = value.get(key)
-        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
-            value = value[int(key)]
-        else:
-            return None
-    return value
-
-
-def path_exists(value: Any, path: list[str]) -> bool:
-    parent = at(value, path[:-1]) if path else None
-    return bool(path) and isinstance(parent, dict) and path[-1] in parent
+        """Each break of ``kind`` of the schema's smallest and fullest safe requests."""
+        return self.breaks(kind, generated=False, in_world=in_world).swept()
 
 
 def without(value: Any, path: list[str]) -> Any:
@@ -438,24 +400,6 @@ def without(value: Any, path: list[str]) -> Any:
     out = json.loads(json.dumps(value))
     parent = at(out, path[:-1])
     del parent[path[-1]]
-    return out
-
-
-def fullest(schema: dict[str, Any], smallest: dict[str, Any]) -> dict[str, Any]:
-    """``smallest`` with each optional member the schema names added (an example value, its
-    own members grown the same way), where the request stays valid: every member sent once."""
-    check = validator_for(schema)
-    out = json.loads(json.dumps(smallest))
-    for name, sub in (schema.get("properties") or {}).items():
-        if name not in out:
-            example = _example(sub)
-            if example is _MISSING or not check.is_valid({**out, name: example}):
-                continue
-            out[name] = example
-        if isinstance(out[name], dict) and isinstance(sub, dict) and sub.get("properties"):
-            grown = fullest(sub, out[name])
-            if check.is_valid({**out, name: grown}):
-                out[name] = grown
     return out
 
 
