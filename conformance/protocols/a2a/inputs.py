@@ -48,7 +48,7 @@ from conformance.protocols.a2a.names import (
     capability_of,
     methods,
 )
-from conformance.transport.binding import Reply, _query_value, dig
+from conformance.transport.binding import Reply, dig
 
 SAFE_WEBHOOK = "http://127.0.0.1:9/conformance-webhook"  # the loopback's discard port: nothing listens
 PUBLIC_WEBHOOK = "https://conformance.invalid/a2a-webhook"  # no address 13.2 asks to refuse; never resolves
@@ -308,43 +308,20 @@ class Inputs:
     # -- HTTP+JSON carries some breaks only ---------------------------------------------
     def carried(self, instance: Any) -> bool:
         """Whether the run's binding carries ``instance`` as this method's request with its
-        break intact: a JSON-RPC params object does; over HTTP+JSON a path segment is text
-        (a path member broken is another request) and so is a query parameter (a number given
-        as a string reads back as valid): judged by what the server reads back."""
-        binding = self.client.binding
-        if binding.kind == "grpc":  # what protobuf keeps of it still breaks the message
-            try:
-                kept = binding.read_back(self.method, instance)
-            except ValueError:
-                return False
-            return not validator_for(self.message_schema).is_valid(kept)
-        if binding.kind != "http-routes":
-            return True
-        _, _, body, rest = binding.route(self.method, instance)
-        taken = set(re.findall(r"\{(\w+)\}", self.chosen_path(instance)))
-        given = instance if isinstance(instance, dict) else {}
-        if any(not isinstance(given.get(n), str) or given.get(n) == "" for n in taken):
+        break intact, judged by what the server reads back (``Binding.read_back``): a JSON-RPC
+        params object as it is; over HTTP+JSON a path segment is text (a path member broken is
+        another request) and so is a query parameter (a number given as a string reads back
+        as valid); over gRPC what protobuf keeps of it."""
+        try:
+            kept = self.client.binding.read_back(self.method, instance, query=self.read_query)
+        except ValueError:
             return False
-        if body:
-            return True
-        if not isinstance(rest, dict):
-            return False
-        read = {k: self.read_back(k, v) for k, v in rest.items() if v is not None}
-        return not validator_for(self.message_schema).is_valid({**read, **{n: given[n] for n in taken}})
+        return not validator_for(self.message_schema).is_valid(kept)
 
-    def chosen_path(self, instance: Any) -> str:
-        """The route template the HTTP+JSON binding takes for ``instance``."""
-        given = instance if isinstance(instance, dict) else {}
-        routes = self.client.binding.entry["routes"][self.method]
-        usable = [r for r in routes if all(isinstance(given.get(n), str | int) and given.get(n) != ""
-                                           for n in re.findall(r"\{(\w+)\}", r["path"]))]
-        return str(max(usable, key=lambda r: r["path"].count("{"), default=routes[0])["path"])
-
-    def read_back(self, key: str, value: Any) -> Any:
+    def read_query(self, key: str, texts: list[str]) -> Any:
         """A query parameter as a server reads it by the field's proto type (section 11.5):
         numbers and booleans from their text, a repeated field from each value, the last
         value of a repeated parameter otherwise."""
-        texts = _query_value(value)
         try:
             f = docs.proto().message(self.safe.request).field(key)
         except Exception:  # noqa: BLE001 - an unknown member reads back as text

@@ -150,12 +150,15 @@ def check_valid(ctx: CheckContext, method: str) -> None:
             return f"{reply.describe()} (a loopback webhook: section 13.2 lets an agent refuse it)"
         return None
 
+    # a request naming no task, sent while the check holds one (a listing holds it), is in its world as drawn
+    listing = bool(inputs.safe.world) and not inputs.safe.names_task()
+
     def read(reply: Reply, in_world: bool) -> bool:
         """A result, the capability error the card's declaration calls for, or an A2A error about
         the state of a task the check created (not a task no agent issued: that answer could
         come unread)."""
         name = error_name(ctx, reply)
-        about_state = in_world and name != error_named(ctx.profile, "TaskNotFoundError")
+        about_state = (in_world or listing) and name != error_named(ctx.profile, "TaskNotFoundError")
         return reply.ok or (name is not None and (name == expected or about_state))
 
     def send(params: Any) -> Reply:
