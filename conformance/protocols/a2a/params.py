@@ -25,8 +25,12 @@ rule of the proto are refused as invalid, over whichever binding the run speaks.
 A refusal counts only for the cause it is about (conformance/checks/causes.py): a valid
 request may get an A2A error about the state (a task no agent issued, a capability the card
 declares off); an invalid one is judged only where the same request without the break is
-answered otherwise. The generated requests are inputs.py's; the readers judging answers by
-their A2A meaning (answers.py) are shared with agree.py and auth.py."""
+answered otherwise.
+
+The rows call the engine's generated-inputs family (checks/inputs.py) with A2A's hooks: the
+generated requests, their kinds of break and what a binding carries are inputs.py's; what
+counts as read and the loopback webhook are here; the readers judging answers by their A2A
+meaning (answers.py) are shared with agree.py and auth.py."""
 
 from __future__ import annotations
 
