@@ -171,7 +171,7 @@ def check_valid(ctx: CheckContext, method: str) -> None:
         return reply
 
     valid_inputs_accepted(ctx, ctx.profile.operations[method], send,
-                          prepare=lambda drawn: inputs.safe(drawn),
+                          prepare=inputs.safe,
                           in_world=lambda drawn: inputs.safe(drawn, True) if inputs.safe.world else None,
                           refused=refused, tolerated=tolerated, read=read, examples=inputs.examples(),
                           drawn=loose(inputs.schema), batches=False)
