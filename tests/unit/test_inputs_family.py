@@ -3,7 +3,7 @@ protocol gives where its document says more than the schema, as the a2a rows use
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -65,8 +65,8 @@ def ctx():
 
 
 def answer(ok: bool, code: Any = None, status: int = 200) -> Reply:
-    return Reply("jsonrpc", HttpReply(status, httpx.Headers({}), b"{}", None), ok=ok,  # type: ignore[arg-type]
-                 error_code=code, error_message="" if ok else "refused")
+    http = HttpReply(status, httpx.Headers({}), b"{}", cast(Any, None))  # no exchange: nothing was sent
+    return Reply("jsonrpc", http, ok=ok, error_code=code, error_message="" if ok else "refused")
 
 
 def schema_judged(value: Any) -> Reply:
