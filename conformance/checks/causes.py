@@ -87,8 +87,9 @@ class BreakControl:
 
 @dataclass
 class Served:
-    """For one valid-input check: how many inputs were served, and the refusals set aside
-    for their cause (credential, quota): a row passes only on inputs that were served."""
+    """For one valid-input check: how many inputs were served (or otherwise shown read), and
+    the answers set aside (a refusal for its cause, a credential or a quota; one the document
+    tolerates): a row passes only on inputs that were read."""
 
     ctx: CheckContext
     served: int = 0
@@ -98,21 +99,28 @@ class Served:
     def judge(self, reply: Reply) -> bool:
         """Whether to judge this answer (False: a refusal about the caller, not the input)."""
         if reply.ok:
-            self.served += 1
             return True
         cause = cause_of(self.ctx, reply)
         if cause:
             self.set_aside.append(f"{reply.describe()} (a {cause} refusal)")
             return False
-        self.refused += 1
         return True
+
+    def count(self, read: bool) -> None:
+        """An answer judged: ``read`` when it shows the input was read (served, by default)."""
+        if read:
+            self.served += 1
+        else:
+            self.refused += 1
 
     def done(self, what: str) -> None:
         if self.served:
             return
         if self.set_aside:
-            raise Blocked(f"{what}: no schema-valid input was served; each was refused for the caller, "
-                          f"not the input: {self.set_aside[0]}", kind="refusal_cause")
+            raise Blocked(f"{what}: no schema-valid input was served; each was set aside (refused for the "
+                          f"caller, not the input, or an answer the document tolerates): {self.set_aside[0]}",
+                          kind="refusal_cause")
         if self.refused:
             raise Blocked(f"{what}: no schema-valid input was served (each of {self.refused} was "
-                          "refused), so the row judged no accepted input", kind="refusal_cause")
+                          "refused or not shown read), so the row judged no accepted input",
+                          kind="refusal_cause")

@@ -29,7 +29,9 @@ from conformance.documents.schemas import validator_for
 from conformance.generation.compiler import index_of
 from conformance.generation.strategies import once_per_schema, strategy_for
 
-__all__ = ["InvalidInstance", "Violation", "example_breaks", "invalid_strategy", "mutations", "small_example"]
+__all__ = ["BreakSource", "InvalidInstance", "Violation", "at", "example_breaks", "fullest",
+           "invalid_strategy", "made_breaks", "mutations", "path_exists", "schema_breaks", "schema_examples",
+           "small_example"]
 
 
 @dataclass(frozen=True)
@@ -1027,3 +1029,113 @@ def invalid_strategy(schema: dict[str, Any]) -> st.SearchStrategy[InvalidInstanc
         return found
 
     return pick()
+
+
+# ---------------------------------------------------------------- where a row's breaks come from
+
+def at(value: Any, path: list[str]) -> Any:
+    """The member of ``value`` at ``path`` (pointer segments), or None where there is none."""
+    for key in path:
+        if isinstance(value, dict):
+            value = value.get(key)
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            return None
+    return value
+
+
+def path_exists(value: Any, path: list[str]) -> bool:
+    """Whether ``path`` names a member of an object in ``value`` (null or not)."""
+    parent = at(value, path[:-1]) if path else None
+    return bool(path) and isinstance(parent, dict) and path[-1] in parent
+
+
+def fullest(schema: dict[str, Any], smallest: dict[str, Any]) -> dict[str, Any]:
+    """``smallest`` with each optional member the schema names added (an example value, its
+    own members grown the same way), where the instance stays valid: every member sent once."""
+    check = validator_for(schema)
+    out = json.loads(json.dumps(smallest))
+    for name, sub in (schema.get("properties") or {}).items():
+        if name not in out:
+            example = _example(sub)
+            if example is _MISSING or not check.is_valid({**out, name: example}):
+                continue
+            out[name] = example
+        if isinstance(out[name], dict) and isinstance(sub, dict) and sub.get("properties"):
+            grown = fullest(sub, out[name])
+            if check.is_valid({**out, name: grown}):
+                out[name] = grown
+    return out
+
+
+def schema_examples(schema: dict[str, Any]) -> list[Any]:
+    """The schema's smallest object instance and its fullest (``fullest``): the same inputs on
+    every run, whatever the budget ([] where the smallest is no object)."""
+    smallest = _example(schema)
+    if not isinstance(smallest, dict):
+        return []
+    return [smallest, fullest(schema, smallest)]
+
+
+@dataclass(frozen=True)
+class BreakSource:
+    """Where an invalid-input row's breaks come from: ``swept()``, every break of fixed
+    instances (sent first, whatever the budget), and ``drawn``, generated ones (None: none),
+    with ``batched`` what a campaign's batch draws from (None: one at a time)."""
+
+    swept: Callable[[], list[InvalidInstance]]
+    drawn: st.SearchStrategy[InvalidInstance] | None
+    batched: st.SearchStrategy[InvalidInstance] | None = None
+
+
+def schema_breaks(schema: dict[str, Any], sweep: bool = True) -> BreakSource:
+    """The breaks of instances of ``schema`` as drawn: its small example's (``sweep``), then
+    ``invalid_strategy``'s, a batch breaking one drawn instance."""
+    drawn = invalid_strategy(schema)
+    return BreakSource(lambda: example_breaks(schema) if sweep else [], drawn, drawn)
+
+
+def made_breaks(schema: dict[str, Any], *, make: Callable[[Any], Any],
+                keep: Callable[[InvalidInstance], bool] = lambda _: True,
+                more: Callable[[Any], list[InvalidInstance]] = lambda _: [],
+                drawn_from: dict[str, Any] | None = None, generated: bool = True) -> BreakSource:
+    """The breaks of what a check makes of each instance before it breaks it (``make``: the
+    request a client may send, say), with ``more(base)`` breaks of a base the schema's
+    keywords do not make, those ``keep`` takes: the sweep breaks ``schema_examples``, the
+    generated ones (with ``generated``) an instance drawn from ``drawn_from`` (the schema
+    by default, or one quicker to draw that ``make`` completes). A made instance the schema
+    refuses breaks nothing (the draw is rejected)."""
+    valid = validator_for(schema)
+
+    def breaks_of(base: Any) -> list[InvalidInstance]:
+        if not valid.is_valid(base):
+            return []
+        return [b for b in (*mutations(schema, base), *more(base)) if keep(b)]
+
+    def swept() -> list[InvalidInstance]:
+        out: list[InvalidInstance] = []
+        for example in schema_examples(schema):
+            out += breaks_of(make(example))
+        return out
+
+    instances = strategy_for(schema if drawn_from is None else drawn_from)
+
+    @st.composite
+    def pick(draw: Any) -> InvalidInstance:
+        """A kept break at a drawn index or the first after it (each candidate verified and
+        kept only when reached, not all of them first)."""
+        base = make(draw(instances))
+        if not valid.is_valid(base):
+            reject()
+        lazy, extra = Breaks(schema, base), more(base)
+        count = len(lazy) + len(extra)
+        start = draw(index_of(count)) if count else 0
+        for step in range(count):
+            i = (start + step) % count
+            bad = lazy.at(i) if i < len(lazy) else extra[i - len(lazy)]
+            if bad is not None and keep(bad):
+                return bad
+        reject()
+
+    return BreakSource(swept, pick() if generated else None)

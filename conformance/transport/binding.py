@@ -45,6 +45,8 @@ from conformance.transport.mcp import McpClient, McpError, tool_payload
 # A token resolver: (credential label, required) -> token or None. The check layer
 # supplies it; it raises its own "untested" when a required credential is missing.
 Tokens = Callable[[str, bool], str | None]
+# How a parameter that travels as text is read: (its name, its texts) -> the value the server reads.
+QueryReader = Callable[[str, list[str]], Any]
 
 DEFAULT = "<the binding's bearer>"  # caller: the credential the binding names
 
@@ -260,6 +262,15 @@ class Binding:
         malformed request, refused by MCP before the operation sees it)."""
         return True
 
+    def read_back(self, operation: str, params: Any, query: QueryReader | None = None) -> Any:
+        """``params`` as the server reads them once this binding carries them as
+        ``operation``'s input (a JSON body: as they are), ValueError where it cannot carry
+        them. ``query(name, texts)`` reads a parameter that travels as text (a query
+        parameter: by the protocol's type of it; by default its last value)."""
+        if not self.carries(params):
+            raise ValueError(f"binding {self.name} cannot carry {type(params).__name__} as an input")
+        return params
+
 
 BINDING_KINDS: dict[str, type[Binding]] = {}
 
@@ -359,6 +370,10 @@ class HttpActionBinding(Binding):
                      error_data=details)
 
 
+def _path_names(path: str) -> list[str]:
+    return re.findall(r"\{([A-Za-z0-9_]+)\}", path)
+
+
 def _query_value(value: Any) -> list[str]:
     """One query parameter's values: booleans in lower case, numbers in decimal, a list
     as the parameter repeated; anything else as its JSON text."""
@@ -383,24 +398,42 @@ class HttpRoutesBinding(Binding):
 
     kind = "http-routes"
 
-    def route(self, operation: str, params: Any) -> tuple[str, str, str, dict[str, Any]]:
-        """(verb, path, body rule, the params left) for ``params``."""
+    def chosen(self, operation: str, params: Any) -> dict[str, Any]:
+        """The route ``params`` take: the one whose every brace they fill, the most first."""
         routes = (self.entry.get("routes") or {}).get(operation)
         if not routes:
             raise ValueError(f"binding {self.name}: no route for operation {operation!r}")
         given = params if isinstance(params, dict) else {}
-
-        def names(path: str) -> list[str]:
-            return re.findall(r"\{([A-Za-z0-9_]+)\}", path)
-
         usable = [r for r in routes if all(isinstance(given.get(n), str | int) and given.get(n) != ""
-                                           for n in names(r["path"]))]
-        chosen = max(usable, key=lambda r: len(names(r["path"])), default=routes[0])
-        taken = names(chosen["path"])
+                                           for n in _path_names(r["path"]))]
+        return dict(max(usable, key=lambda r: len(_path_names(r["path"])), default=routes[0]))
+
+    def route(self, operation: str, params: Any) -> tuple[str, str, str, dict[str, Any]]:
+        """(verb, path, body rule, the params left) for ``params``."""
+        given = params if isinstance(params, dict) else {}
+        chosen = self.chosen(operation, params)
+        taken = _path_names(chosen["path"])
         path = re.sub(r"\{([A-Za-z0-9_]+)\}",
                       lambda m: urllib.parse.quote(str(given.get(m.group(1), "")), safe=""), chosen["path"])
         rest = {k: v for k, v in given.items() if k not in taken} if isinstance(params, dict) else params
         return chosen["verb"].upper(), self.path.rstrip("/") + path, chosen.get("body", ""), rest
+
+    def read_back(self, operation: str, params: Any, query: QueryReader | None = None) -> Any:
+        """A path member as text (one a route cannot take, or takes empty, makes another
+        request: not carried), the body as it is, a query parameter as ``query`` reads its
+        texts."""
+        given = params if isinstance(params, dict) else {}
+        _, _, body, rest = self.route(operation, params)
+        template = self.chosen(operation, params)["path"]
+        taken = {n: given.get(n) for n in _path_names(template)}
+        if any(not isinstance(v, str) or v == "" for v in taken.values()):
+            raise ValueError(f"binding {self.name}: a path member of {operation} is no text")
+        if body:
+            return rest if not isinstance(rest, dict) else {**rest, **taken}
+        if not isinstance(rest, dict):
+            raise ValueError(f"binding {self.name}: {operation}'s query carries members only")
+        read = query or (lambda name, texts: texts[-1] if texts else "")
+        return {**{k: read(k, _query_value(v)) for k, v in rest.items() if v is not None}, **taken}
 
     def call_headers(self, presented: Presented, idempotency_key: str | None,
                      extra: Mapping[str, str] | None) -> dict[str, str]:

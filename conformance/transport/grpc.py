@@ -36,7 +36,7 @@ import httpx
 from conformance.documents.proto import compile_descriptor_set, load_proto
 from conformance.model import Exchange
 from conformance.paths import DATA_ROOT
-from conformance.transport.binding import Binding, Reply, binding_kind
+from conformance.transport.binding import Binding, QueryReader, Reply, binding_kind
 from conformance.transport.credentials import ClientCert, TlsSettings, loadable
 from conformance.transport.http import DEFAULT_MAX_ANSWER, HttpReply, json_excerpt
 
@@ -392,9 +392,10 @@ class GrpcBinding(Binding):
     def carries(self, params: Any) -> bool:
         return isinstance(params, dict)
 
-    def read_back(self, operation: str, params: Any) -> Any:
+    def read_back(self, operation: str, params: Any, query: QueryReader | None = None) -> Any:
         """``params`` as the server reads them once they travel as ``operation``'s request
-        message (what protobuf keeps of them); ValueError where protobuf cannot carry them."""
+        message (what protobuf keeps of them: no member the proto does not have);
+        ValueError where protobuf cannot carry them."""
         from google.protobuf import json_format
 
         request_cls = self.service.methods[operation][0]

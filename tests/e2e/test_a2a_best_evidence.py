@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
+from conformance.checks.inputs import lossless, strength
 from conformance.generation.invalid import InvalidInstance, Violation
-from conformance.protocols.a2a.params import lossless, strength
 from tests.conftest import conformance
 
 RID = "A2A-PARAMS-INVALID-SEND-MESSAGE"

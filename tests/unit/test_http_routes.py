@@ -71,6 +71,20 @@ def test_errors_where_the_entry_says_and_an_empty_answer_as_an_empty_result():
     assert dropped.ok and dropped.result == {} and dropped.status == 204
 
 
+def test_read_back_is_what_the_server_reads_of_the_params():
+    """A path member travels as text (one no route can take is not carried), the body as it is,
+    a query parameter as the protocol's reader reads its texts (by default its last value)."""
+    rest = binding()
+    assert rest.read_back("GetThing", {"id": "t1", "size": 3, "tags": ["x", "y"]}) == \
+        {"id": "t1", "size": "3", "tags": "y"}
+    typed = rest.read_back("GetThing", {"id": "t1", "size": 3}, query=lambda name, texts: int(texts[-1]))
+    assert typed == {"id": "t1", "size": 3}
+    assert rest.read_back("MakeThing", {"name": 5}) == {"name": 5}
+    for not_carried in ({"id": 7}, {"id": ""}, ["id"]):
+        with pytest.raises(ValueError):
+            rest.read_back("GetThing", not_carried)
+
+
 def test_an_operation_without_a_route_is_the_callers_mistake():
     with pytest.raises(ValueError, match="no route for operation 'Nope'"):
         binding().call("Nope", {})

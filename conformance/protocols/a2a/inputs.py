@@ -1,6 +1,7 @@
 """Generated requests of every method, made what a client may send (params.py's module doc
-says the rules), and their single-keyword breaks: what a check sends and how the run's
-binding carries it."""
+says the rules), and which of their single-keyword breaks a row judges: the hooks the
+engine's generated-inputs family (checks/inputs.py, generation/invalid.py) takes for A2A,
+what a check sends and how the run's binding carries it."""
 
 from __future__ import annotations
 
@@ -14,13 +15,16 @@ from collections.abc import Iterator
 from dataclasses import InitVar, dataclass, field
 from typing import Any
 
-from hypothesis import reject
-from hypothesis import strategies as st
-
 from conformance.documents.schemas import validator_for
-from conformance.generation.compiler import index_of
-from conformance.generation.invalid import _MISSING, Breaks, InvalidInstance, Violation, _example, mutations
-from conformance.generation.strategies import strategy_for
+from conformance.generation.invalid import (
+    BreakSource,
+    InvalidInstance,
+    Violation,
+    at,
+    made_breaks,
+    path_exists,
+    schema_examples,
+)
 from conformance.kit.check import CheckContext
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.client import A2AClient
@@ -44,7 +48,7 @@ from conformance.protocols.a2a.names import (
     capability_of,
     methods,
 )
-from conformance.transport.binding import Reply, _query_value, dig
+from conformance.transport.binding import Reply, dig
 
 SAFE_WEBHOOK = "http://127.0.0.1:9/conformance-webhook"  # the loopback's discard port: nothing listens
 PUBLIC_WEBHOOK = "https://conformance.invalid/a2a-webhook"  # no address 13.2 asks to refuse; never resolves
@@ -298,53 +302,26 @@ class Inputs:
                 "DeleteTaskPushNotificationConfig", {TASK_ID: task_id, ID: config}).status < 500)
 
     def examples(self) -> list[Any]:
-        """The schema's smallest request and its fullest (every optional member the schema
-        lets it hold at once): the same requests on every run, whatever the budget."""
-        smallest = _example(self.schema)
-        if not isinstance(smallest, dict):
-            return []
-        return [smallest, fullest(self.schema, smallest)]
+        """The schema's smallest request and its fullest (``schema_examples``)."""
+        return schema_examples(self.schema)
 
     # -- HTTP+JSON carries some breaks only ---------------------------------------------
     def carried(self, instance: Any) -> bool:
         """Whether the run's binding carries ``instance`` as this method's request with its
-        break intact: a JSON-RPC params object does; over HTTP+JSON a path segment is text
-        (a path member broken is another request) and so is a query parameter (a number given
-        as a string reads back as valid): judged by what the server reads back."""
-        binding = self.client.binding
-        if binding.kind == "grpc":  # what protobuf keeps of it still breaks the message
-            try:
-                kept = binding.read_back(self.method, instance)
-            except ValueError:
-                return False
-            return not validator_for(self.message_schema).is_valid(kept)
-        if binding.kind != "http-routes":
-            return True
-        _, _, body, rest = binding.route(self.method, instance)
-        taken = set(re.findall(r"\{(\w+)\}", self.chosen_path(instance)))
-        given = instance if isinstance(instance, dict) else {}
-        if any(not isinstance(given.get(n), str) or given.get(n) == "" for n in taken):
+        break intact, judged by what the server reads back (``Binding.read_back``): a JSON-RPC
+        params object as it is; over HTTP+JSON a path segment is text (a path member broken is
+        another request) and so is a query parameter (a number given as a string reads back
+        as valid); over gRPC what protobuf keeps of it."""
+        try:
+            kept = self.client.binding.read_back(self.method, instance, query=self.read_query)
+        except ValueError:
             return False
-        if body:
-            return True
-        if not isinstance(rest, dict):
-            return False
-        read = {k: self.read_back(k, v) for k, v in rest.items() if v is not None}
-        return not validator_for(self.message_schema).is_valid({**read, **{n: given[n] for n in taken}})
+        return not validator_for(self.message_schema).is_valid(kept)
 
-    def chosen_path(self, instance: Any) -> str:
-        """The route template the HTTP+JSON binding takes for ``instance``."""
-        given = instance if isinstance(instance, dict) else {}
-        routes = self.client.binding.entry["routes"][self.method]
-        usable = [r for r in routes if all(isinstance(given.get(n), str | int) and given.get(n) != ""
-                                           for n in re.findall(r"\{(\w+)\}", r["path"]))]
-        return str(max(usable, key=lambda r: r["path"].count("{"), default=routes[0])["path"])
-
-    def read_back(self, key: str, value: Any) -> Any:
+    def read_query(self, key: str, texts: list[str]) -> Any:
         """A query parameter as a server reads it by the field's proto type (section 11.5):
         numbers and booleans from their text, a repeated field from each value, the last
         value of a repeated parameter otherwise."""
-        texts = _query_value(value)
         try:
             f = docs.proto().message(self.safe.request).field(key)
         except Exception:  # noqa: BLE001 - an unknown member reads back as text
@@ -376,57 +353,19 @@ class Inputs:
                 return None if judge.is_valid(unset) else "required"
         return "must"
 
-    def breaks(self, base: Any, kind: str) -> list[InvalidInstance]:
-        """The breaks of ``base`` (a safe request) of ``kind``, with the oneof breaks the
-        generator does not make (two members of one oneof, section 4.1.6's Part)."""
-        if not validator_for(self.schema).is_valid(base):
-            return []
-        found = [*mutations(self.schema, base), *oneof_breaks(self.safe.request, base)]
-        return [b for b in found if self.classify(b) == kind]
+    def breaks(self, kind: str, generated: bool = True, in_world: bool = True) -> BreakSource:
+        """The breaks of ``kind`` (``classify``) of safe requests (``Safe``: naming the check's
+        task where ``in_world``, with the card's tenant), with the oneof breaks the generator
+        does not make (two members of one oneof, section 4.1.6's Part): the sweep's, and
+        with ``generated`` drawn ones (from the schema without its oneof rules, ``loose``)."""
+        return made_breaks(self.schema, make=lambda drawn: self.safe(drawn, in_world, tenant=True),
+                           keep=lambda bad: self.classify(bad) == kind,
+                           more=lambda base: oneof_breaks(self.safe.request, base),
+                           drawn_from=loose(self.schema), generated=generated)
 
     def sweep(self, kind: str, in_world: bool = True) -> list[InvalidInstance]:
-        out: list[InvalidInstance] = []
-        for example in self.examples():
-            out += self.breaks(self.safe(example, in_world, tenant=True), kind)
-        return out
-
-    def strategy(self, kind: str, in_world: bool = True) -> st.SearchStrategy[InvalidInstance]:
-        """Breaks of ``kind`` of generated safe requests."""
-        drawn = strategy_for(loose(self.schema))
-
-        @st.composite
-        def pick(draw: Any) -> InvalidInstance:
-            """The break of ``kind`` at a drawn index or the first after it (each candidate
-            verified and classified only when reached, not all of them first)."""
-            base = self.safe(draw(drawn), in_world, tenant=True)
-            if not validator_for(self.schema).is_valid(base):
-                reject()
-            lazy, oneofs = Breaks(self.schema, base), oneof_breaks(self.safe.request, base)
-            count = len(lazy) + len(oneofs)
-            start = draw(index_of(count)) if count else 0
-            for step in range(count):
-                i = (start + step) % count
-                bad = lazy.at(i) if i < len(lazy) else oneofs[i - len(lazy)]
-                if bad is not None and self.classify(bad) == kind:
-                    return bad
-            reject()
-        return pick()
-
-
-def at(value: Any, path: list[str]) -> Any:
-    for key in path:
-        if isinstance(value, dict):
-            value = value.get(key)
-        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
-            value = value[int(key)]
-        else:
-            return None
-    return value
-
-
-def path_exists(value: Any, path: list[str]) -> bool:
-    parent = at(value, path[:-1]) if path else None
-    return bool(path) and isinstance(parent, dict) and path[-1] in parent
+        """Each break of ``kind`` of the schema's smallest and fullest safe requests."""
+        return self.breaks(kind, generated=False, in_world=in_world).swept()
 
 
 def without(value: Any, path: list[str]) -> Any:
@@ -438,24 +377,6 @@ def without(value: Any, path: list[str]) -> Any:
     out = json.loads(json.dumps(value))
     parent = at(out, path[:-1])
     del parent[path[-1]]
-    return out
-
-
-def fullest(schema: dict[str, Any], smallest: dict[str, Any]) -> dict[str, Any]:
-    """``smallest`` with each optional member the schema names added (an example value, its
-    own members grown the same way), where the request stays valid: every member sent once."""
-    check = validator_for(schema)
-    out = json.loads(json.dumps(smallest))
-    for name, sub in (schema.get("properties") or {}).items():
-        if name not in out:
-            example = _example(sub)
-            if example is _MISSING or not check.is_valid({**out, name: example}):
-                continue
-            out[name] = example
-        if isinstance(out[name], dict) and isinstance(sub, dict) and sub.get("properties"):
-            grown = fullest(sub, out[name])
-            if check.is_valid({**out, name: grown}):
-                out[name] = grown
     return out
 
 

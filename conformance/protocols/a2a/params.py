@@ -25,23 +25,22 @@ rule of the proto are refused as invalid, over whichever binding the run speaks.
 A refusal counts only for the cause it is about (conformance/checks/causes.py): a valid
 request may get an A2A error about the state (a task no agent issued, a capability the card
 declares off); an invalid one is judged only where the same request without the break is
-answered otherwise. The generated requests are inputs.py's; the readers judging answers by
-their A2A meaning (answers.py) are shared with agree.py and auth.py."""
+answered otherwise.
+
+The rows call the engine's generated-inputs family (checks/inputs.py) with A2A's hooks: the
+generated requests, their kinds of break and what a binding carries are inputs.py's; what
+counts as read and the loopback webhook are here; the readers judging answers by their A2A
+meaning (answers.py) are shared with agree.py and auth.py."""
 
 from __future__ import annotations
 
 import json
-import math
-import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.checks.causes import BreakControl, cause_of
+from conformance.checks.inputs import invalid_inputs_rejected, valid_inputs_accepted
 from conformance.documents.schemas import SpecError, validator_for
-from conformance.generation.invalid import InvalidInstance
-from conformance.generation.strategies import strategy_for
-from conformance.kit.check import Blocked, CheckContext, CheckFailed, NotApplicable
+from conformance.kit.check import Blocked, CheckContext, NotApplicable
 from conformance.kit.declare import Each, fault, requirement
 from conformance.kit.faults import recodes, refuses, replaces
 from conformance.kit.reference import Refusal
@@ -50,7 +49,7 @@ from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import error_name, outcome
 from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.expectations import refused_as_invalid
-from conformance.protocols.a2a.inputs import PUBLIC_WEBHOOK, SAFE_WEBHOOK, Inputs, at, loose, path_exists
+from conformance.protocols.a2a.inputs import PUBLIC_WEBHOOK, SAFE_WEBHOOK, Inputs, at, loose
 from conformance.protocols.a2a.names import (
     HISTORY_LENGTH,
     ID,
@@ -111,31 +110,6 @@ def each_invalid(profile: Profile) -> list[Each]:
             for e in each_method(profile)]
 
 
-@dataclass
-class Served:
-    """A valid-request row passes only on answers that show the request was read: a result,
-    the capability error the card's declaration calls for, or an A2A error about the state
-    of a task the check created (not a task no agent issued: that answer could come unread)."""
-
-    ctx: CheckContext
-    method: str
-    judged: int = 0
-    set_aside: list[str] = field(default_factory=list)
-
-    def count(self, reply: Reply, expected: str | None, in_world: bool) -> None:
-        name = error_name(self.ctx, reply)
-        about_state = in_world and name != error_named(self.ctx.profile, "TaskNotFoundError")
-        if reply.ok or (name is not None and (name == expected or about_state)):
-            self.judged += 1
-
-    def done(self) -> None:
-        if self.judged:
-            return
-        why = self.set_aside[0] if self.set_aside else "each answer was an error no request needs reading for"
-        raise Blocked(f"{self.method} with generated valid requests: none was shown read ({why})",
-                      kind="refusal_cause")
-
-
 def undo_created(inputs: Inputs, params: Any, reply: Reply) -> None:
     """A push config a generated Create made is deleted again (a run leaves no webhook behind)."""
     made = dig(reply.result, ID) if reply.ok and inputs.method == "CreateTaskPushNotificationConfig" else None
@@ -166,35 +140,41 @@ def check_valid(ctx: CheckContext, method: str) -> None:
     inputs = Inputs(ctx, method)
     inputs.make_world()
     expected = off_error(inputs.client, method)
-    served = Served(ctx, method)
     webhook_refusable = expected is None  # where the capability is on, a loopback webhook may be refused
 
-    def body(drawn: Any) -> None:
-        for in_world in (False, True) if inputs.safe.world else (False,):
-            params = inputs.safe(drawn, in_world)
-            if not validator_for(inputs.schema).is_valid(params):
-                continue
-            reply = inputs.send(params)
-            what = f"{method} with a valid request"
-            if not reply.ok and cause_of(ctx, reply):
-                served.set_aside.append(f"{reply.describe()} (a refusal about the caller)")
-                continue
-            name = error_name(ctx, reply)
-            if webhook_refusable and outcome(ctx, reply) == "invalid" and SAFE_WEBHOOK in json.dumps(params) \
-                    and about_the_webhook(inputs, params):
-                served.set_aside.append(f"{reply.describe()} (a loopback webhook: section 13.2 lets an agent "
-                                        "refuse it)")
-                continue
-            ctx.expect(reply.ok or name in a2a_names(ctx.profile),
-                       f"{what} was refused as {outcome(ctx, reply)}, not with an A2A error about the state: "
-                       f"{reply.describe()}", kind="rejected_valid")
-            served.count(reply, expected, in_world)
-            undo_created(inputs, params, reply)
+    def refused(reply: Reply) -> str | None:
+        if reply.ok or error_name(ctx, reply) in a2a_names(ctx.profile):
+            return None
+        return (f"was refused as {outcome(ctx, reply)}, not with an A2A error about the state: "
+                f"{reply.describe()}")
 
-    for example in inputs.examples():
-        body(example)
-    ctx.for_all(strategy_for(loose(inputs.schema)), body)
-    served.done()
+    def tolerated(params: Any, reply: Reply) -> str | None:
+        if webhook_refusable and outcome(ctx, reply) == "invalid" and SAFE_WEBHOOK in json.dumps(params) \
+                and about_the_webhook(inputs, params):
+            return f"{reply.describe()} (a loopback webhook: section 13.2 lets an agent refuse it)"
+        return None
+
+    # a request naming no task, sent while the check holds one (a listing holds it), is in its world as drawn
+    listing = bool(inputs.safe.world) and not inputs.safe.names_task()
+
+    def read(reply: Reply, in_world: bool) -> bool:
+        """A result, the capability error the card's declaration calls for, or an A2A error about
+        the state of a task the check created (not a task no agent issued: that answer could
+        come unread)."""
+        name = error_name(ctx, reply)
+        about_state = (in_world or listing) and name != error_named(ctx.profile, "TaskNotFoundError")
+        return reply.ok or (name is not None and (name == expected or about_state))
+
+    def send(params: Any) -> Reply:
+        reply = inputs.send(params)
+        undo_created(inputs, params, reply)
+        return reply
+
+    valid_inputs_accepted(ctx, ctx.profile.operations[method], send,
+                          prepare=inputs.safe,
+                          in_world=lambda drawn: inputs.safe(drawn, True) if inputs.safe.world else None,
+                          refused=refused, tolerated=tolerated, read=read, examples=inputs.examples(),
+                          drawn=loose(inputs.schema), batches=False)
 
 
 @requirement(id="A2A-PARAMS-INVALID-{slug}", level="MUST",
@@ -212,99 +192,23 @@ def check_invalid(ctx: CheckContext, method: str) -> None:
     judge_breaks(ctx, inputs, "must", everything=True)
 
 
-NUMBER_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
-
-
-def lossless(valid: Any, broken: Any) -> bool:
-    """Whether ``broken`` (a value of another JSON type than ``valid``) turns into a value of
-    ``valid``'s type without loss: a number or a boolean where a string is wanted (12345 read
-    as "12345"), a numeric string where a number is, "true" where a boolean is. A lenient parser
-    reads such a value as meant: a break, but the weakest evidence of one."""
-    if isinstance(valid, str):
-        return isinstance(broken, int | float) and (not isinstance(broken, float) or math.isfinite(broken))
-    if isinstance(valid, bool):
-        return broken in ("true", "false")
-    if isinstance(valid, int | float):
-        return isinstance(broken, str) and NUMBER_TEXT.fullmatch(broken) is not None
-    return False
-
-
-def strength(bad: InvalidInstance) -> int:
-    """How plainly ``bad`` breaks its request: 0 for a type break a lossless coercion undoes
-    (``lossless``), 1 for every other (a REQUIRED member missing, an enum value the proto does
-    not define, two members of a oneof, a bound, a value no reading turns into the type)."""
-    v = bad.violation
-    if v.keyword != "type" or bad.base is None:
-        return 1
-    path = v.pointer.split("/")[1:]
-    if not (path_exists(bad.base, path) and path_exists(bad.instance, path)):
-        return 1
-    return 0 if lossless(at(bad.base, path), at(bad.instance, path)) else 1
-
-
-@dataclass
-class Weakest:
-    """The findings a row holds back while it looks for a stronger one: a break only a lossless
-    coercion shows (a finding quotes the strongest break the run sent), with the exchanges that
-    showed it, raised only when the run shows no stronger one."""
-
-    ctx: CheckContext
-    held: list[tuple[CheckFailed, list[Any]]] = field(default_factory=list)
-
-    def judge(self, bad: InvalidInstance, judge: Callable[[], None]) -> None:
-        try:
-            judge()
-        except CheckFailed as exc:
-            if strength(bad):
-                raise
-            self.held.append((exc, list(self.ctx.http.log)))
-
-    def done(self) -> None:
-        if not self.held:
-            return
-        exc, log = self.held[0]
-        self.ctx.http.log[:] = log
-        raise CheckFailed(f"{exc} (the only breaks this run saw taken are type breaks a lossless coercion "
-                          f"undoes: {len(self.held)} of them)", exc.kind, exc.statement, **exc.typed)
-
-
 def judge_breaks(ctx: CheckContext, inputs: Inputs, kind: str, everything: bool,
                  judge: Callable[[Reply, str], None] | None = None) -> None:
     """Send each break of ``kind`` the binding carries (the sweep, and with ``everything``
     generated ones too) and judge each answer about its break: refused as invalid, or by
-    ``judge`` (a row asking for the code of a refusal). The finding quotes the strongest break
-    the run shows: one a lossless coercion undoes (``strength`` 0) is held back while any
-    other might still show (``Weakest``)."""
+    ``judge`` (a row asking for the code of a refusal; an accepted break is the method's own
+    row's finding)."""
     allowed = tuple(e for e in [off_error(inputs.client, inputs.method)] if e)
-    control = BreakControl(ctx)
-    weakest = Weakest(ctx)
-    carried = 0
 
-    def body(bad: InvalidInstance) -> None:
-        nonlocal carried
-        if not inputs.carried(bad.instance):
-            return
-        carried += 1
-        v = bad.violation
-        what = (f"{inputs.method} with a request breaking '{v.keyword}' at {v.pointer or '(root)'} "
-                f"({v.description})")
-        reply = inputs.send(bad.instance)
-        if not reply.ok and not control.about_the_break(reply, lambda: inputs.send(bad.base)):
-            return
+    def judged(reply: Reply, what: str) -> None:
         if judge is None:
-            weakest.judge(bad, lambda: refused_as_invalid(ctx, reply, what, allowed))
-        elif not reply.ok:  # an accepted break is the method's own row's finding
-            weakest.judge(bad, lambda: judge(reply, what))
+            refused_as_invalid(ctx, reply, what, allowed)
+        elif not reply.ok:
+            judge(reply, what)
 
-    for bad in inputs.sweep(kind):
-        body(bad)
-    if everything:
-        ctx.for_all(inputs.strategy(kind), body)
-    weakest.done()
-    if not carried:
-        raise NotApplicable(f"no break of a {inputs.method} request travels over "
-                            f"{inputs.client.binding.name} (its members are path segments or query text)")
-    control.done(f"{inputs.method} with broken requests")
+    invalid_inputs_rejected(ctx, ctx.profile.operations[inputs.method], inputs.send, None,
+                            breaks=inputs.breaks(kind, generated=everything), carried=inputs.carried,
+                            judge=judged)
 
 
 def capability_refusal(ctx: CheckContext, inputs: Inputs, reply: Reply) -> bool:
