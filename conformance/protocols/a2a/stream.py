@@ -39,7 +39,7 @@ from conformance.protocols.a2a.event_streams import (
     open_stream,
     send_stream,
     shape_problems,
-    streaming_on,
+    streaming,
     subscription,
     task_stream,
     terminal_problems,
@@ -66,20 +66,24 @@ def rehear(ref: Any, stream: Any, hear: Any) -> None:
 
 
 # -- SendStreamingMessage ---------------------------------------------------------------------
-@requirement(id="A2A-STREAM-SSE", level="MUST", optional=offers.STREAMING,
-             title="SendStreamingMessage is answered HTTP 200, Content-Type text/event-stream, each event's "
-                   "data JSON (JSON-RPC at its method, HTTP+JSON at POST /message:stream)",
-             source=docs.spec("**Response:** HTTP 200 with `Content-Type: text/event-stream`",
-                              after="#### 9.4.2"))
-def check_sse(ctx: CheckContext) -> None:
-    """Section 11.7 says the same of HTTP+JSON ("Content-Type: text/event-stream", "the
-    `data` field containing JSON serializations"); the route is the proto's."""
+def over_http(ctx: CheckContext) -> None:
+    """Applies over the HTTP bindings, whose streams are Server-Sent Events."""
     if kind_of(ctx) == GRPC:
         raise NotApplicable("a statement of the HTTP bindings' Server-Sent Events; the gRPC binding streams "
                             "the proto's `stream StreamResponse` (section 10), whose messages the other "
                             "stream rows judge")
+
+
+@requirement(id="A2A-STREAM-SSE", level="MUST", optional=offers.STREAMING,
+             title="SendStreamingMessage is answered HTTP 200, Content-Type text/event-stream, each event's "
+                   "data JSON (JSON-RPC at its method, HTTP+JSON at POST /message:stream)",
+             source=docs.spec("**Response:** HTTP 200 with `Content-Type: text/event-stream`",
+                              after="#### 9.4.2"),
+             applies=(over_http, streaming))
+def check_sse(ctx: CheckContext) -> None:
+    """Section 11.7 says the same of HTTP+JSON ("Content-Type: text/event-stream", "the
+    `data` field containing JSON serializations"); the route is the proto's."""
     client = A2AClient(ctx)
-    streaming_on(client)
     stream = send_stream(client)
     expect_stream(ctx, stream)
     ctx.expect(bool(stream.events), f"{stream.what}: the stream holds no event: {stream.describe()}",
@@ -103,14 +107,14 @@ def stream_as_json(ref: Any) -> None:
              title="Each streamed event is a whole answer of the binding holding one StreamResponse (a "
                    "JSON-RPC response to the request; over HTTP+JSON the StreamResponse itself)",
              source=docs.spec('data: {"jsonrpc": "2.0", "id": 1, "result": { /* StreamResponse',
-                              after="#### 9.4.2"))
+                              after="#### 9.4.2"),
+             applies=streaming)
 def check_event_shape(ctx: CheckContext) -> None:
     """Judged by the StreamResponse schema the kit loads (exactly one of task, message,
     statusUpdate, artifactUpdate, each with its REQUIRED members: the proto's oneof and
     TaskStatusUpdateEvent/TaskArtifactUpdateEvent), on a streamed send and, where the
     agent keeps a task working, a subscription."""
     client = A2AClient(ctx)
-    streaming_on(client)
     streams = [send_stream(client)]
     try:
         streams.append(watched(client)[1])
@@ -161,10 +165,10 @@ def status_update_without_context(ref: Any) -> None:
 @requirement(id="A2A-STREAM-TASK-FIRST", level="MUST", optional=offers.STREAMING,
              title="A streamed Task answer begins with the Task, then only status and artifact updates of "
                    "that task (a final Task snapshot allowed)",
-             source=docs.spec("the stream MUST begin with the Task object", after="#### 3.1.2"))
+             source=docs.spec("the stream MUST begin with the Task object", after="#### 3.1.2"),
+             applies=streaming)
 def check_task_first(ctx: CheckContext) -> None:
     client = A2AClient(ctx)
-    streaming_on(client)
     stream = task_stream(client)
     first = stream.events[0] if stream.events else None
     ctx.expect(first is not None and first.kind == "task" and isinstance(dig_id(first.body), str),
@@ -189,12 +193,12 @@ def stream_without_task(ref: Any) -> None:
 @requirement(id="A2A-STREAM-MESSAGE-ONLY", level="MUST", optional=offers.STREAMING,
              title="A streamed Message answer is exactly one Message, and the stream closes",
              source=docs.spec("the stream MUST contain exactly one `Message` object and then close "
-                              "immediately", after="#### 3.1.2"))
+                              "immediately", after="#### 3.1.2"),
+             applies=streaming)
 def check_message_only(ctx: CheckContext) -> None:
     """Driven to the message outcome (control, or scenarios.message); a Task answer leaves it
     untested (section 3.1.2: the agent MAY answer either)."""
     client = A2AClient(ctx)
-    streaming_on(client)
     stream = send_stream(client, "message")
     expect_stream(ctx, stream)
     if not any(e.kind == "message" for e in stream.events):
@@ -229,12 +233,12 @@ def expect_closed_at_terminal(ctx: CheckContext, stream: Stream) -> None:
              title="A streamed task's stream carries its terminal state and the server closes it there "
                    "(only a final Task snapshot may follow)",
              source=docs.spec("The stream MUST close when the task reaches a terminal state",
-                              after="#### 3.1.2"))
+                              after="#### 3.1.2"),
+             applies=streaming)
 def check_close_terminal(ctx: CheckContext) -> None:
     """Section 11.7 "MAY optionally resend a final `Task` snapshot before closing". A stream
     still open at the kit's deadline is a finding quoting what arrived."""
     client = A2AClient(ctx)
-    streaming_on(client)
     stream = task_stream(client)
     states = [e.state for e in stream.events if e.state]
     if stream.closed and states and states[-1] in docs.interrupted_states() \
@@ -259,13 +263,13 @@ def stream_goes_on_after_terminal(ref: Any) -> None:
                    "the one GetTask shows afterwards, and the artifact updates build its artifacts",
              source=docs.spec("All implementations MUST deliver events in the order they were generated",
                               after="#### 3.5.2"),
-             faults=["streamed_task_left_working"])
+             faults=["streamed_task_left_working"],
+             applies=streaming)
 def check_order(ctx: CheckContext) -> None:
     """``append`` adds to the artifact of that id sent before, ``lastChunk`` ends it (the
     proto's TaskArtifactUpdateEvent): applied in the order streamed they must build what
     GetTask shows. Section 11.7's SHOULD ("SHOULD avoid re-ordering events") is this MUST's."""
     client = A2AClient(ctx)
-    streaming_on(client)
     stream = task_stream(client)
     first = stream.events[0].body if stream.events else None
     if not isinstance(dig_id(first), str):
@@ -286,10 +290,10 @@ def stream_drops_artifact(ref: Any) -> None:
              title="SubscribeToTask of a working task is answered with an event stream (JSON-RPC method; "
                    "HTTP+JSON GET /tasks/{{id}}:subscribe, or POST as section 5.3's table says)",
              source=docs.spec("**Response:** SSE stream (same format as `SendStreamingMessage`)",
-                              after="#### 9.4.6"))
+                              after="#### 9.4.6"),
+             applies=streaming)
 def check_sub_route(ctx: CheckContext) -> None:
     client = A2AClient(ctx)
-    streaming_on(client)
     _task, stream = watched(client)
     if not stream.closed and stream.events:
         return  # a stream of the working task, open as it should be while nothing changes it
@@ -310,10 +314,10 @@ def subscribe_unrouted(ref: Any) -> None:
 @requirement(id="A2A-SUB-TASK-FIRST", level="MUST", optional=offers.STREAMING,
              title="A subscription's first event is the Task as it stands (its id, its current state)",
              source=docs.spec("The operation MUST return a `Task` object as the first event in the stream",
-                              after="#### 3.1.6"))
+                              after="#### 3.1.6"),
+             applies=streaming)
 def check_sub_task_first(ctx: CheckContext) -> None:
     client = A2AClient(ctx)
-    streaming_on(client)
     task, stream = watched(client)
     first = stream.events[0] if stream.events else None
     ctx.expect(first is not None and first.kind == "task" and dig_id(first.body) == task["id"],
@@ -344,13 +348,13 @@ def subscription_without_task(ref: Any) -> None:
                    "artifact updates are what GetTask shows afterwards",
              source=docs.spec("Stream of [`TaskStatusUpdateEvent`](#421-taskstatusupdateevent) and",
                               after="#### 3.1.6"),
-             needs=("control",))
+             needs=("control",),
+             applies=streaming)
 def check_sub_updates(ctx: CheckContext) -> None:
     """The official TCK passes a server that drops the updates after a subscription; here the
     agent works the task while the kit is subscribed, and the stream is judged against GetTask
     (section 3.5.2: "deliver events in the order they were generated")."""
     client = A2AClient(ctx)
-    streaming_on(client)
     task, stream = watched(client)
     with ctx.subcheck("updates"):
         ctx.expect(any(e.kind in UPDATES for e in stream.events),
@@ -396,10 +400,10 @@ def subscription_chunks_reordered(ref: Any) -> None:
              title="A subscription carries the task's terminal state and the server closes it there",
              source=docs.spec("The stream MUST terminate when the task reaches a terminal state",
                               after="#### 3.1.6"),
-             needs=("control",))
+             needs=("control",),
+             applies=streaming)
 def check_sub_close(ctx: CheckContext) -> None:
     client = A2AClient(ctx)
-    streaming_on(client)
     _task, stream = watched(client)
     expect_closed_at_terminal(ctx, stream)
 
@@ -426,12 +430,12 @@ def subscription_goes_on_after_terminal(ref: Any) -> None:
              title="SubscribeToTask of a task in a terminal state gets UnsupportedOperationError, not a "
                    "stream",
              source=docs.spec("The operation is attempted on a task that is in a terminal state",
-                              after="#### 3.1.6"))
+                              after="#### 3.1.6"),
+             applies=streaming)
 def check_sub_terminal(ctx: CheckContext) -> None:
     """A finished task of each terminal state the agent can be driven to (polled to its end
     where the agent answers before finishing), subscribed to; untested when none ended."""
     client = A2AClient(ctx)
-    streaming_on(client)
     judged, skipped = 0, []
     for outcome in ("completed", "failed", "rejected", "canceled"):
         try:
@@ -466,12 +470,12 @@ def subscription_of_terminal_task_served(ref: Any) -> None:
              title="SubscribeToTask of another caller's task is refused, never streamed",
              source=docs.spec("Task-related operations (Cancel, Subscribe, Push Notification Config)",
                               after="### 13.1"),
-             needs=("other",))
+             needs=("other",),
+             applies=streaming)
 def check_sub_scoped(ctx: CheckContext) -> None:
     """The agent's authorization model decides how (TaskNotFoundError, or an authorization
     error): any refusal passes; a stream showing the task does not."""
     client = A2AClient(ctx)
-    streaming_on(client)
     # without security every caller is one: there is no other caller's task
     offers.require(client, offers.SECURITY, why="an agent may serve any caller")
     ctx.token("full")
@@ -506,7 +510,8 @@ def subscription_of_any_owner(ref: Any) -> None:
              title="Two subscriptions open at once to one task both get every change, the same events in "
                    "the same order",
              source=docs.spec("Events MUST be broadcast to all active streams for that task",
-                              after="#### 3.5.2"))
+                              after="#### 3.5.2"),
+             applies=streaming)
 def check_broadcast(ctx: CheckContext) -> None:
     """Two subscriptions of a working task, each read in a thread of its own; the change
     comes from control (the agent works the task once both are open) or, without control,
@@ -514,7 +519,6 @@ def check_broadcast(ctx: CheckContext) -> None:
     whose Task first shows the task not yet ended are compared (submitted or working: the agent
     may have moved it on since the answer): one opened after the change saw less, as it may."""
     client = A2AClient(ctx)
-    streaming_on(client)
     task = working_task(client)
     controlled = bool(ctx.run.control_path)
     if controlled:
@@ -598,14 +602,14 @@ def broadcast_to_first_only(ref: Any) -> None:
              title="A streamed task that goes to auth-required keeps its stream open: once the credential "
                    "arrives out of band, the same stream carries the rest",
              source=docs.spec("the agent SHOULD maintain any active response streams", after="#### 7.6.1"),
-             needs=("control",))
+             needs=("control",),
+             applies=streaming)
 def check_auth_required_open(ctx: CheckContext) -> None:
     """SendStreamingMessage driven to auth-required, read in a thread; the kit finds the task
     (ListTasks, by the message it sent), control gives the agent the credential out of band,
     and the stream must go on to the task's end. Section 11.7 lets a stream close at an
     interrupted state, so this is the SHOULD of 7.6.1, not a MUST."""
     client = A2AClient(ctx)
-    streaming_on(client)
     if not ctx.run.control_path:
         ctx.needs_control("a credential the agent receives out of band (section 7.6.1)")
     message = driven(client, "auth_required")
