@@ -1,8 +1,6 @@
-"""The A2A profile: any A2A 1.0 server, judged by specification 1.0.1 over the bindings
-its agent card declares (JSON-RPC, HTTP+JSON, gRPC). Where each binding lives is read off
-the card; the routes of HTTP+JSON and the gRPC messages off the proto; the agent is the target's, and
-a requirement that needs an outcome asks the reference's control, or the config's
-``scenarios:``, or is untested when the agent never went there."""
+"""What the A2A package gives the engine (conformance/kit/protocol.py): its ``PROTOCOL``, found by
+the loader (conformance/run/profiles.py) here, in a module of its own, so that the package's
+``__init__`` imports nothing and no module importing a sibling imports the reference."""
 
 from __future__ import annotations
 

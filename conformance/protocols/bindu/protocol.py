@@ -1,6 +1,6 @@
-"""The Bindu profile: its requirements, each declared on its check with its faults, by part
-of the protocol (``modules``, in the order they run), the variants the spec allows, the
-reference agent and the task state model."""
+"""What the Bindu package gives the engine (conformance/kit/protocol.py): its ``PROTOCOL``, found by
+the loader (conformance/run/profiles.py) here, in a module of its own, so that the package's
+``__init__`` imports nothing and no module importing a sibling imports the reference."""
 
 from __future__ import annotations
 
@@ -66,4 +66,4 @@ MODULES = ("envelope", "tasks", "contexts", "send", "stream", "lifecycle", "auth
            "variants")
 PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings,
                     reference="conformance.protocols.bindu.reference:BinduReference",
-                    credentials=credentials, modules=tuple(f"{__name__}.{module}" for module in MODULES))
+                    credentials=credentials, modules=tuple(f"{__package__}.{module}" for module in MODULES))

@@ -1,7 +1,6 @@
-"""The Canon Agent Verbs profile: two bindings (HTTP, MCP), a reference world, the
-requirements declared on their checks with their faults, by part of the document
-(``MODULES``), the MCP-level rows its MCP binding shares (conformance/protocols/mcp/),
-and the state model."""
+"""What the Canon package gives the engine (conformance/kit/protocol.py): its ``PROTOCOL``, found by
+the loader (conformance/run/profiles.py) here, in a module of its own, so that the package's
+``__init__`` imports nothing and no module importing a sibling imports the reference."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The Agent Plaza profile: an A2A 1.0 personal endpoint with the site's friendship
-extension, its data commands and durable receive (specs/agent-plaza/a2a-personal.json)."""
+"""What the Plaza package gives the engine (conformance/kit/protocol.py): its ``PROTOCOL``, found by
+the loader (conformance/run/profiles.py) here, in a module of its own, so that the package's
+``__init__`` imports nothing and no module importing a sibling imports the reference."""
 
 from __future__ import annotations
 

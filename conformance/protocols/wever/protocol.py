@@ -1,4 +1,6 @@
-"""The Wever Connect profile: HTTP actions, the A2A adapter and MCP over one relay."""
+"""What the Wever package gives the engine (conformance/kit/protocol.py): its ``PROTOCOL``, found by
+the loader (conformance/run/profiles.py) here, in a module of its own, so that the package's
+``__init__`` imports nothing and no module importing a sibling imports the reference."""
 
 from __future__ import annotations
 
@@ -117,7 +119,7 @@ FIRST = ("WEVER-REGISTER-TOKEN", "WEVER-AUTH-OPEN-ACTIONS", "WEVER-SHAPE-MAILBOX
 PROTOCOL = Protocol(create_reference=create_reference, probe=probe, holdings=holdings,
                     reference="conformance.protocols.wever.reference:WeverReference",
                     credentials=credentials,
-                    modules=(*(f"{__name__}.{module}" for module in MODULES), *mcp.MODULES), first=FIRST,
+                    modules=(*(f"{__package__}.{module}" for module in MODULES), *mcp.MODULES), first=FIRST,
                     last=uncontrolled.LAST, provides={"mcp": mcp_surface},
                     # the relay's own fault that its MCP tool errors must show (surfaces.py)
                     more_faults={rid: ("mcp_errors_unflagged",)
