@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -90,7 +90,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
         # and the change as a StreamResponse (statusUpdate, artifactUpdate)
         self.listeners: list[Callable[[dict[str, Any], dict[str, Any]], None]] = []
         for part in (StreamParts, PushParts, ExtensionParts, SigningParts):
-            part.reset_part(self)  # type: ignore[arg-type]
+            part.reset_part(self)
 
     def digest(self) -> str:
         return json.dumps({"tasks": self.tasks, "owners": self.owners}, sort_keys=True)
@@ -156,7 +156,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
     def public_card(self) -> dict[str, Any]:
         """The public card as it is served now (at the base URL of the latest request)."""
         at = SimpleNamespace(base_url=getattr(self, "base_url", "http://localhost/"))
-        return self.card(at)  # type: ignore[arg-type]
+        return self.card(cast(Request, at))  # card reads only the request's base_url
 
     def endpoint(self, name: str) -> Any:
         """Each route remembers the base URL it was called at (the extended card names its interfaces)."""
