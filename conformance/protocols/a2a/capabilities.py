@@ -22,6 +22,7 @@ from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.driving import any_task, open_task, push_config
 from conformance.protocols.a2a.expectations import expect_carries
 from conformance.protocols.a2a.provocations import extended_card_not_configured, push_declared_off
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.protocols.a2a.routes import STREAM_TIMEOUT, subscribe
 
 PUSH_OFF = "PushNotificationNotSupportedError"
@@ -100,7 +101,7 @@ def check_streaming_off(ctx: CheckContext) -> None:
                        f"SubscribeToTask of a task in {task.get('status', {}).get('state')} ({verb})")
 
 
-def streaming_off(ref: Any) -> None:
+def streaming_off(ref: A2AReference) -> None:
     """The card declares capabilities.streaming off (the reference's default is on)."""
     ref.config = dataclasses.replace(ref.config, streaming=False)
 

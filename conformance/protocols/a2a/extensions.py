@@ -30,6 +30,7 @@ from conformance.protocols.a2a.answers import form
 from conformance.protocols.a2a.client import EXTENSIONS_HEADER, A2AClient, required_extensions
 from conformance.protocols.a2a.expectations import expect_mapped
 from conformance.protocols.a2a.names import EXTENSIONS
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply
 
 # a URI no agent supports (RFC 2606's reserved .invalid)
@@ -151,7 +152,7 @@ check_required.fault(recodes(
 
 
 @check_required.fault
-def extension_version_fallback(ref: Any) -> None:
+def extension_version_fallback(ref: A2AReference) -> None:
     """A request declaring another version of the required extension is served with the version
     the agent supports (an automatic fallback, section 4.6.3)."""
     def stem(uri: str) -> str:
@@ -191,7 +192,7 @@ def check_unsupported_ignored(ctx: CheckContext) -> None:
 
 
 @check_unsupported_ignored.fault
-def unknown_extension_refused(ref: Any) -> None:
+def unknown_extension_refused(ref: A2AReference) -> None:
     """A request naming an extension the agent does not support is refused with
     ExtensionSupportRequiredError."""
     @replaces(ref.check_extensions)
@@ -223,7 +224,7 @@ def required_extension_where_used(ref: Any) -> None:
 
 
 @variant
-def more_extensions_declared(ref: Any) -> None:
+def more_extensions_declared(ref: A2AReference) -> None:
     """The card declares, besides its required extension, a second required one and an
     optional one with its own params.
 

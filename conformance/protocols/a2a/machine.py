@@ -43,6 +43,7 @@ from conformance.protocols.a2a.driving import (
     task_result,
 )
 from conformance.protocols.a2a.pages import walk
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply
 
 STARTS = ("completed", "input_required", "long_running", "failed", "rejected", "auth_required")
@@ -379,7 +380,7 @@ def check_task_machine(ctx: CheckContext) -> None:
 
 
 @check_task_machine.fault
-def list_shows_first_state(ref: Any) -> None:
+def list_shows_first_state(ref: A2AReference) -> None:
     """ListTasks shows each task in the state it was created in."""
     first: dict[str, dict[str, Any]] = {}
 
@@ -422,7 +423,7 @@ def canceled_task_resumes(ref: Any) -> None:
 
 
 @fault
-def streamed_task_left_working(ref: Any) -> None:
+def streamed_task_left_working(ref: A2AReference) -> None:
     """A task sent by SendStreamingMessage streams its completion, but is stored as it started
     (working)."""
     @replaces(ref.op_SendStreamingMessage)

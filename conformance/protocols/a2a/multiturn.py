@@ -28,6 +28,7 @@ from conformance.protocols.a2a.driving import (
     result_of,
     task_answer,
 )
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.http import json_excerpt
 
 
@@ -98,7 +99,7 @@ def check_unknown_task(ctx: CheckContext) -> None:
 
 
 @check_unknown_task.fault
-def unknown_task_invalid_params(ref: Any) -> None:
+def unknown_task_invalid_params(ref: A2AReference) -> None:
     """A message naming an unknown taskId is refused as invalid parameters."""
     @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.documents import proto_at, spec
 from conformance.protocols.a2a.driving import OUTCOME, fetched, reaching
 from conformance.protocols.a2a.parts import covers, parts_in
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.http import json_excerpt
 
 
@@ -63,7 +64,7 @@ def check_output_modes(ctx: CheckContext) -> None:
 
 
 @check_output_modes.fault
-def output_modes_ignored(ref: Any) -> None:
+def output_modes_ignored(ref: A2AReference) -> None:
     """The agent adds a JSON part to its output whatever acceptedOutputModes says."""
     @replaces(ref.complete)
     def complete(original: Any, task: dict[str, Any], text: str) -> None:

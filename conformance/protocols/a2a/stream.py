@@ -47,6 +47,7 @@ from conformance.protocols.a2a.event_streams import (
     working_task,
 )
 from conformance.protocols.a2a.expectations import expect_carries
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.protocols.a2a.routes import STREAM_TIMEOUT, post_verb, reached
 from conformance.transport.binding import is_event_stream
 
@@ -94,7 +95,7 @@ def check_sse(ctx: CheckContext) -> None:
 
 
 @check_sse.fault
-def stream_as_json(ref: Any) -> None:
+def stream_as_json(ref: A2AReference) -> None:
     """Streamed answers are sent as one JSON array of the events (application/json), not as SSE."""
     from starlette.responses import JSONResponse
 
@@ -131,7 +132,7 @@ def check_event_shape(ctx: CheckContext) -> None:
 
 
 @check_event_shape.fault
-def stream_events_of_the_other_binding(ref: Any) -> None:
+def stream_events_of_the_other_binding(ref: A2AReference) -> None:
     """Each event is what the other binding sends: over JSON-RPC the bare StreamResponse, over
     HTTP+JSON one inside a JSON-RPC envelope."""
     @replaces(ref.sse)
@@ -143,7 +144,7 @@ def stream_events_of_the_other_binding(ref: Any) -> None:
 
 
 @check_event_shape.fault
-def stream_event_empty(ref: Any) -> None:
+def stream_event_empty(ref: A2AReference) -> None:
     """After its first event a stream sends a StreamResponse holding none of task, message,
     statusUpdate, artifactUpdate (a wire any binding carries: an empty protobuf message too)."""
     @replaces(ref.open_stream)
@@ -152,7 +153,7 @@ def stream_event_empty(ref: Any) -> None:
 
 
 @check_event_shape.fault
-def status_update_without_context(ref: Any) -> None:
+def status_update_without_context(ref: A2AReference) -> None:
     """Streamed status updates leave out their REQUIRED contextId."""
     @replaces(ref.sse_event)
     def sse_event(original: Any, payload: Any) -> str:
@@ -183,7 +184,7 @@ def dig_id(task: Any) -> Any:
 
 
 @check_task_first.fault
-def stream_without_task(ref: Any) -> None:
+def stream_without_task(ref: A2AReference) -> None:
     """A streamed Task answer leaves the Task out: it begins with the first update."""
     @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
@@ -211,7 +212,7 @@ def check_message_only(ctx: CheckContext) -> None:
 
 
 @check_message_only.fault
-def message_stream_goes_on(ref: Any) -> None:
+def message_stream_goes_on(ref: A2AReference) -> None:
     """A streamed Message answer is followed by a second copy of the Message."""
     @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
@@ -250,7 +251,7 @@ def check_close_terminal(ctx: CheckContext) -> None:
 
 
 @check_close_terminal.fault
-def stream_goes_on_after_terminal(ref: Any) -> None:
+def stream_goes_on_after_terminal(ref: A2AReference) -> None:
     """After the terminal status update, the stream sends the task's status update again."""
     @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
@@ -278,7 +279,7 @@ def check_order(ctx: CheckContext) -> None:
 
 
 @check_order.fault
-def stream_drops_artifact(ref: Any) -> None:
+def stream_drops_artifact(ref: A2AReference) -> None:
     """A streamed task's artifact updates are not sent (GetTask shows the artifact)."""
     @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
@@ -332,7 +333,7 @@ def check_sub_task_first(ctx: CheckContext) -> None:
 
 
 @check_sub_task_first.fault
-def subscription_without_task(ref: Any) -> None:
+def subscription_without_task(ref: A2AReference) -> None:
     """A subscription begins with a status update instead of the Task."""
     @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
@@ -365,7 +366,7 @@ def check_sub_updates(ctx: CheckContext) -> None:
 
 
 @check_sub_updates.fault
-def subscription_drops_updates(ref: Any) -> None:
+def subscription_drops_updates(ref: A2AReference) -> None:
     """A subscription streams the Task and then nothing of what changes (it closes at the end)."""
     @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
@@ -381,7 +382,7 @@ def subscription_drops_updates(ref: Any) -> None:
 
 
 @check_sub_updates.fault
-def subscription_chunks_reordered(ref: Any) -> None:
+def subscription_chunks_reordered(ref: A2AReference) -> None:
     """An artifact's first chunk is published after the chunk appended to it."""
     held: list[Any] = []
 
@@ -409,7 +410,7 @@ def check_sub_close(ctx: CheckContext) -> None:
 
 
 @check_sub_close.fault
-def subscription_goes_on_after_terminal(ref: Any) -> None:
+def subscription_goes_on_after_terminal(ref: A2AReference) -> None:
     """After the terminal state, a subscription sends an artifact update again."""
     @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
@@ -456,7 +457,7 @@ def check_sub_terminal(ctx: CheckContext) -> None:
 
 
 @check_sub_terminal.fault
-def subscription_of_terminal_task_served(ref: Any) -> None:
+def subscription_of_terminal_task_served(ref: A2AReference) -> None:
     """SubscribeToTask of a completed task streams the Task and closes."""
     @replaces(ref.op_SubscribeToTask)
     def subscribe(original: Any, params: Any, caller: str) -> Any:
@@ -498,7 +499,7 @@ def check_sub_scoped(ctx: CheckContext) -> None:
 
 
 @check_sub_scoped.fault
-def subscription_of_any_owner(ref: Any) -> None:
+def subscription_of_any_owner(ref: A2AReference) -> None:
     """SubscribeToTask finds a task whoever owns it."""
     @replaces(ref.op_SubscribeToTask)
     def subscribe(original: Any, params: Any, caller: str) -> Any:
@@ -577,7 +578,7 @@ def two_subscriptions(client: A2AClient, task_id: str,
 
 
 @check_broadcast.fault
-def broadcast_to_first_only(ref: Any) -> None:
+def broadcast_to_first_only(ref: A2AReference) -> None:
     """Only the first open subscription of a task hears its changes; a second gets the Task and
     then, at the end, nothing."""
     listening: set[str] = set()
@@ -665,7 +666,7 @@ def waiting_task(client: A2AClient, message_id: str, thread: threading.Thread) -
 
 
 @check_auth_required_open.fault
-def auth_required_closes_stream(ref: Any) -> None:
+def auth_required_closes_stream(ref: A2AReference) -> None:
     """A stream closes when its task goes to auth-required (the credential comes later)."""
     @replaces(ref.stream_ends)
     def ends(original: Any) -> tuple[str, ...]:
@@ -674,7 +675,7 @@ def auth_required_closes_stream(ref: Any) -> None:
 
 # -- variants: what the documents allow that the reference does not choose --------------------
 @variant
-def streaming_declared_off(ref: Any) -> None:
+def streaming_declared_off(ref: A2AReference) -> None:
     """The card declares capabilities.streaming false, and both streaming methods are refused
     with UnsupportedOperationError (the rows above are then not applicable; A2A-CAP-STREAMING-OFF
     and the generated-input rows judge the refusals).
@@ -686,7 +687,7 @@ def streaming_declared_off(ref: Any) -> None:
 
 
 @variant
-def stream_final_task_snapshot(ref: Any) -> None:
+def stream_final_task_snapshot(ref: A2AReference) -> None:
     """A task's stream resends the Task as it ended before it closes.
 
     allowed by: specs/a2a/specification.md section 11.7 "Implementations SHOULD avoid re-ordering
@@ -705,7 +706,7 @@ def stream_final_task_snapshot(ref: Any) -> None:
 
 
 @variant
-def sse_framing(ref: Any) -> None:
+def sse_framing(ref: A2AReference) -> None:
     """Each event is framed as the SSE standard allows: a comment first, ``event`` and ``id``
     fields, the JSON spread over several ``data`` lines, CRLF line ends.
 

@@ -30,6 +30,7 @@ from conformance.protocols.a2a.driving import (
     task_result,
     task_with_history,
 )
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.http import json_excerpt
 
 
@@ -99,7 +100,7 @@ def check_history_omitted(ctx: CheckContext) -> None:
 
 
 @check_history_omitted.fault
-def history_zero_empty_list(ref: Any) -> None:
+def history_zero_empty_list(ref: A2AReference) -> None:
     """historyLength 0 shows the history as [] instead of leaving it out."""
     @replaces(ref.view)
     def view(original: Any, task: dict[str, Any], history_length: Any = None, *args: Any) -> dict[str, Any]:
@@ -305,7 +306,7 @@ def check_task_states(ctx: CheckContext) -> None:
 
 
 @check_task_states.fault
-def working_state_unspecified(ref: Any) -> None:
+def working_state_unspecified(ref: A2AReference) -> None:
     """A working task shows TASK_STATE_UNSPECIFIED."""
     @replaces(ref.set_status)
     def set_status(original: Any, task: dict[str, Any], state_word: str, text: str | None = None) -> None:
