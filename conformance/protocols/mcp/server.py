@@ -85,6 +85,7 @@ class McpHost:
     mcp_batches: bool = False
     mcp_refuse_notifications: bool = False
     mcp_offers: tuple[str, ...] = OFFERED
+    mcp: McpServer  # the server the host serves through (built by the host: what MCP faults patch)
 
 
 class McpServer:
