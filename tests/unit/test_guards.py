@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.cli import main
 from conformance.kit.check import CheckContext, NotApplicable
 from conformance.kit.declare import Each, chosen, requirement
 from conformance.model import Declared
@@ -115,3 +116,10 @@ def test_a2a_declares_its_binding_and_streaming_rows_guards():
     assert applies["A2A-SUB-TASK-FIRST"] == ["streaming"]
     mapped = [rid for rid in applies if rid.startswith("A2A-ERR-") and rid.endswith("-GRPC")]
     assert mapped and all(applies[rid] == ["over_grpc"] for rid in mapped)
+
+
+def test_conformance_list_shows_a_rows_guards(capsys):
+    assert main(["list", "a2a"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if " A2A-STREAM-SSE " in line)
+    assert "applies: over_http, streaming" in lines[at + 1] + lines[at + 2]
