@@ -207,7 +207,7 @@ def unknown_extension_refused(ref: A2AReference) -> None:
 
 # -- variants: what the specification allows that the reference does not choose -----------------
 @variant
-def required_extension_where_used(ref: Any) -> None:
+def required_extension_where_used(ref: A2AReference) -> None:
     """The agent refuses nothing for a missing declaration: it uses its required extension only
     in answers to requests that declared it, and serves the others without it.
 
@@ -220,7 +220,9 @@ def required_extension_where_used(ref: Any) -> None:
     def check(original: Any, request: Any, method: str) -> None:
         ref.activated = set(requested(request)) & ref.supported_extensions()
 
-    ref.used_extensions = lambda: set(getattr(ref, "activated", set()))
+    @replaces(ref.used_extensions)
+    def used(original: Any) -> set[str]:
+        return set(getattr(ref, "activated", set()))
 
 
 @variant

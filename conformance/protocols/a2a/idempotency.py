@@ -72,11 +72,11 @@ def count_read(task: dict[str, Any]) -> None:
 
 
 @check_idem_get.fault
-def get_task_counts_reads(ref: Any) -> None:
+def get_task_counts_reads(ref: A2AReference) -> None:
     """Each GetTask counts itself in the task's metadata (a read changes the task)."""
     @replaces(ref.op_GetTask)
     def get(original: Any, params: dict[str, Any], caller: str) -> Any:
-        task = ref.tasks.get(params.get("id"))
+        task = ref.tasks.get(params.get("id", ""))
         if isinstance(task, dict):
             count_read(task)
         return original(params, caller)

@@ -32,11 +32,11 @@ def check_results_as_artifacts(ctx: CheckContext) -> None:
 
 
 @check_results_as_artifacts.fault
-def results_in_status_message(ref: Any) -> None:
+def results_in_status_message(ref: A2AReference) -> None:
     """A completed task carries its result in its status message, not as an artifact."""
-    def complete(task: dict[str, Any], text: str) -> None:
+    @replaces(ref.complete)
+    def complete(original: Any, task: dict[str, Any], text: str) -> None:
         ref.set_status(task, "completed", text)
-    ref.complete = complete
 
 
 @requirement(id="A2A-SEND-OUTPUT-MODES", level="SHOULD",

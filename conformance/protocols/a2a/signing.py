@@ -322,31 +322,37 @@ def card_signature_typ_jwt(ref: A2AReference) -> None:
 
 # -- variants: what the specification allows that the reference does not choose -----------------
 @variant
-def card_unsigned(ref: Any) -> None:
+def card_unsigned(ref: A2AReference) -> None:
     """The card carries no signatures.
 
     allowed by: §8.4 "Agent Cards **MAY** be digitally signed using JSON Web Signature (JWS)\""""
-    ref.sign_card = lambda card: {k: v for k, v in card.items() if k != SIGNATURES}
+    @replaces(ref.sign_card)
+    def sign_card(original: Any, card: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in card.items() if k != SIGNATURES}
 
 
 @variant
-def card_signed_rs256(ref: Any) -> None:
+def card_signed_rs256(ref: A2AReference) -> None:
     """The card is signed with an RSA key, RS256.
 
     allowed by: §8.4.2 "`alg`: Algorithm used for signing (e.g., "ES256", "RS256")\""""
     from conformance.protocols.a2a.reference.signing import key_for
 
-    ref.signing_keys = lambda: [(key_for("conformance-reference-rsa-1", "RSA"), "RS256")]
+    @replaces(ref.signing_keys)
+    def signing_keys(original: Any) -> list[tuple[Any, str]]:
+        return [(key_for("conformance-reference-rsa-1", "RSA"), "RS256")]
 
 
 @variant
-def card_signed_twice(ref: Any) -> None:
+def card_signed_twice(ref: A2AReference) -> None:
     """The card carries two signatures, by two keys of its JWKS (a key being rotated).
 
     allowed by: §8.4.3 "Multiple signatures **MAY** be present to support key rotation\""""
     from conformance.protocols.a2a.reference.signing import KEY_ID, key_for
 
-    ref.signing_keys = lambda: [(key_for(KEY_ID), "ES256"), (key_for("conformance-reference-key-2"), "ES256")]
+    @replaces(ref.signing_keys)
+    def signing_keys(original: Any) -> list[tuple[Any, str]]:
+        return [(key_for(KEY_ID), "ES256"), (key_for("conformance-reference-key-2"), "ES256")]
 
 
 @variant

@@ -304,12 +304,12 @@ def check_sub_route(ctx: CheckContext) -> None:
 
 
 @check_sub_route.fault
-def subscribe_unrouted(ref: Any) -> None:
+def subscribe_unrouted(ref: A2AReference) -> None:
     """SubscribeToTask has no route or method: 404 over HTTP+JSON (both verbs), MethodNotFound over
     JSON-RPC."""
-    def refuse(params: Any, caller: str) -> Any:
+    @replaces(ref.op_SubscribeToTask)
+    def refuse(original: Any, params: Any, caller: str) -> Any:
         raise Refusal("MethodNotFoundError", "no such method", status=404)
-    ref.op_SubscribeToTask = refuse
 
 
 @requirement(id="A2A-SUB-TASK-FIRST", level="MUST", optional=offers.STREAMING,

@@ -120,7 +120,7 @@ def rest_error_details_extra(ref: A2AReference) -> None:
 
 
 @variant
-def xcard_declared_unconfigured(ref: Any) -> None:
+def xcard_declared_unconfigured(ref: A2AReference) -> None:
     """The card declares capabilities.extendedAgentCard, but no extended card is configured:
     GetExtendedAgentCard answers ExtendedAgentCardNotConfiguredError.
 
@@ -132,6 +132,6 @@ def xcard_declared_unconfigured(ref: Any) -> None:
         out["capabilities"] = {**out.get("capabilities", {}), "extendedAgentCard": True}
         return out
 
-    def extended(params: Any, caller: str) -> Any:
+    @replaces(ref.op_GetExtendedAgentCard)
+    def extended(original: Any, params: Any, caller: str) -> Any:
         raise Refusal("ExtendedAgentCardNotConfiguredError", "no extended agent card is configured")
-    ref.op_GetExtendedAgentCard = extended

@@ -86,6 +86,7 @@ class McpHost:
     mcp_refuse_notifications: bool = False
     mcp_offers: tuple[str, ...] = OFFERED
     mcp: McpServer  # the server the host serves through (built by the host: what MCP faults patch)
+    mcp_versions: list[str]  # the revisions it speaks (set by the host)
 
 
 class McpServer:

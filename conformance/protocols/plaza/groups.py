@@ -286,6 +286,8 @@ def check_auth_revoke(ctx: CheckContext) -> None:
 
 
 @check_auth_revoke.fault
-def revoke_ignored(ref: Any) -> None:
+def revoke_ignored(ref: PlazaReference) -> None:
     """group_authorization_revoke answers but the grant stays."""
-    ref.cmd_group_authorization_revoke = lambda who, data: ref.permission_answer(who.visitor_id, revoked=True)
+    @replaces(ref.cmd_group_authorization_revoke)
+    def revoke(original: Any, who: Principal, data: Data) -> Data:
+        return ref.permission_answer(who.visitor_id, revoked=True)

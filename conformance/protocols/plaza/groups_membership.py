@@ -334,9 +334,11 @@ def check_history_join(ctx: CheckContext) -> None:
 
 
 @check_history_join.fault
-def history_before_join_visible(ref: Any) -> None:
+def history_before_join_visible(ref: PlazaReference) -> None:
     """A member reads the whole history, from before it joined too."""
-    ref.visible_messages = lambda group, member: list(group["messages"])
+    @replaces(ref.visible_messages)
+    def visible(original: Any, group: Data, member: Any) -> list[Any]:
+        return list(group["messages"])
 
 
 @requirement(id="PLAZA-GROUP-MAX-MEMBERS", level="MUST", optional=GROUPS,
