@@ -36,16 +36,20 @@ def rows(check, profile):
     return [row for declaration in check.declarations for row in declaration.rows(profile)]
 
 
-def test_a_row_whose_guard_says_not_applicable_is_skipped_with_its_reason_and_never_runs(run):
-    ran: list[str] = []
-
-    @requirement(id="TEST-GUARD-OFF", level="SHOULD", title="a guarded row", source=chosen("test"),
-                 applies=not_here)
+def guarded(rid, applies, profile, ran):
+    """The one row of a declaration with these guards, whose body notes that it ran."""
+    @requirement(id=rid, level="SHOULD", title="a guarded row", source=chosen("test"), applies=applies)
     def check(ctx: CheckContext) -> None:
         ran.append("body")
         ctx.expect(True, "judged")
 
-    (row,) = rows(check, run.profile)
+    (row,) = rows(check, profile)
+    return row
+
+
+def test_a_row_whose_guard_says_not_applicable_is_skipped_with_its_reason_and_never_runs(run):
+    ran: list[str] = []
+    row = guarded("TEST-GUARD-OFF", not_here, run.profile, ran)
     assert row.applies == (not_here,)
     verdict = execute(row, run)
     assert (verdict.status, verdict.message) == ("skipped", "a statement of another binding; this run speaks "
@@ -56,14 +60,7 @@ def test_a_row_whose_guard_says_not_applicable_is_skipped_with_its_reason_and_ne
 
 def test_a_guard_by_declaration_carries_the_declaration_to_the_verdict(run):
     ran: list[str] = []
-
-    @requirement(id="TEST-GUARD-DECLARED", level="SHOULD", title="a guarded row", source=chosen("test"),
-                 applies=[always, declared_off])
-    def check(ctx: CheckContext) -> None:
-        ran.append("body")
-
-    (row,) = rows(check, run.profile)
-    verdict = execute(row, run)
+    verdict = execute(guarded("TEST-GUARD-DECLARED", [always, declared_off], run.profile, ran), run)
     assert verdict.status == "skipped"
     assert verdict.declared == Declared("streaming", False, "the card says no")
     assert ran == []
@@ -71,15 +68,7 @@ def test_a_guard_by_declaration_carries_the_declaration_to_the_verdict(run):
 
 def test_a_row_whose_guards_pass_runs(run):
     ran: list[str] = []
-
-    @requirement(id="TEST-GUARD-ON", level="SHOULD", title="a guarded row", source=chosen("test"),
-                 applies=always)
-    def check(ctx: CheckContext) -> None:
-        ran.append("body")
-        ctx.expect(True, "judged")
-
-    (row,) = rows(check, run.profile)
-    assert execute(row, run).status == "passed"
+    assert execute(guarded("TEST-GUARD-ON", always, run.profile, ran), run).status == "passed"
     assert ran == ["body"]
 
 
