@@ -353,6 +353,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"{'':6} {'':40} source: {req.source}; faults: {', '.join(req.faults)}")
         if req.lasting:  # without control: only on identities the run made or the config marks disposable
             print(f"{'':6} {'':40} lasting: {req.lasting}")
+        if req.applies:  # its guards: where they say no, the row is not applicable and never runs
+            names = ", ".join(getattr(guard, "__name__", repr(guard)) for guard in req.applies)
+            print(f"{'':6} {'':40} applies: {names}")
         use = prof.quota_use.get(req.id)
         if use:
             print(f"{'':6} {'':40} quota use: "

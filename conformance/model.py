@@ -55,6 +55,10 @@ class Requirement:
     # the shared documents it checks instead of the profile's spec (a binding's: "mcp"); its
     # source cites their line, so the profile's statement map need not name it
     document: str = ""
+    # when it applies: guards the runner calls with the CheckContext before the check, each
+    # raising NotApplicable with its reason where the row does not apply (another binding, a
+    # feature the target declares off); the check's body then never runs
+    applies: tuple[Callable[..., None], ...] = ()
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:

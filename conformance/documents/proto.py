@@ -17,6 +17,11 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the messages a compiled descriptor set holds (protobuf's, and google.api's rule)
+    from google.api import http_pb2
+    from google.protobuf import descriptor_pb2
 
 
 class ProtoError(Exception):
@@ -135,34 +140,35 @@ def compile_descriptor_set(path: Path) -> bytes:
         return Path(out).read_bytes()
 
 
-def _rules(options: object) -> tuple[HttpRule, ...]:
+def _rules(options: descriptor_pb2.MethodOptions) -> tuple[HttpRule, ...]:
     from google.api import annotations_pb2
 
-    if not options.HasExtension(annotations_pb2.http):  # type: ignore[attr-defined]
+    if not options.HasExtension(annotations_pb2.http):
         return ()
-    rule = options.Extensions[annotations_pb2.http]  # type: ignore[attr-defined]
+    rule = options.Extensions[annotations_pb2.http]
 
-    def one(r: object) -> HttpRule | None:
-        kind = r.WhichOneof("pattern")  # type: ignore[attr-defined]
+    def one(r: http_pb2.HttpRule) -> HttpRule | None:
+        kind = r.WhichOneof("pattern")
         if kind is None:
             return None
         if kind == "custom":
-            return HttpRule(r.custom.kind.lower(), r.custom.path, r.body)  # type: ignore[attr-defined]
-        return HttpRule(kind, getattr(r, kind), r.body)  # type: ignore[attr-defined]
+            return HttpRule(r.custom.kind.lower(), r.custom.path, r.body)
+        return HttpRule(kind, getattr(r, kind), r.body)
 
     found = [one(rule), *(one(extra) for extra in rule.additional_bindings)]
     return tuple(r for r in found if r is not None)
 
 
-def _messages(package: str, prefix: str, descriptors: Iterator[object]) -> Iterator[Message]:
+def _messages(package: str, prefix: str, descriptors: Iterator[descriptor_pb2.DescriptorProto]
+              ) -> Iterator[Message]:
     from google.api import field_behavior_pb2
 
     for d in descriptors:
-        name = f"{prefix}{d.name}"  # type: ignore[attr-defined]
-        real_oneofs = [o.name for o in d.oneof_decl]  # type: ignore[attr-defined]
-        maps = {n.name for n in d.nested_type if n.options.map_entry}  # type: ignore[attr-defined]
+        name = f"{prefix}{d.name}"
+        real_oneofs = [o.name for o in d.oneof_decl]
+        maps = {n.name for n in d.nested_type if n.options.map_entry}
         fields = []
-        for f in d.field:  # type: ignore[attr-defined]
+        for f in d.field:
             behaviour = list(f.options.Extensions[field_behavior_pb2.field_behavior])
             synthetic = f.proto3_optional
             oneof = real_oneofs[f.oneof_index] if f.HasField("oneof_index") and not synthetic else ""
@@ -172,7 +178,7 @@ def _messages(package: str, prefix: str, descriptors: Iterator[object]) -> Itera
                 map=f.label == 3 and f.type_name.rsplit(".", 1)[-1] in maps,
                 required=field_behavior_pb2.REQUIRED in behaviour, optional=bool(synthetic), oneof=oneof))
         yield Message(name=name, full_name=f"{package}.{name}", fields=tuple(fields))
-        yield from _messages(package, f"{name}.", iter(d.nested_type))  # type: ignore[attr-defined]
+        yield from _messages(package, f"{name}.", iter(d.nested_type))
 
 
 @functools.lru_cache(maxsize=4)

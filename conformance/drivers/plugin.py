@@ -100,7 +100,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 class ProfileFile(pytest.File):
-    def collect(self):  # type: ignore[override]
+    def collect(self):
         profile = load_profile(self.path.stem, self.path)
         bindings = plan_of(self.config, profile).bindings
         several = len(bindings) > 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
-import re._parser as re_parser  # type: ignore[import-not-found]
+import re._parser as re_parser
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache

@@ -41,7 +41,7 @@ def _draws_from_strategies_alone() -> None:
 
     if callable(getattr(providers, "_get_local_constants", None)):
         empty = providers._local_constants
-        providers._get_local_constants = lambda: empty  # type: ignore[attr-defined]
+        providers._get_local_constants = lambda: empty
 
 
 _draws_from_strategies_alone()

@@ -36,6 +36,9 @@ from conformance.documents.openapi import line_of
 from conformance.model import Profile, Requirement, Source
 
 Patch = Callable[[Any], None]
+# when a row applies: called with the CheckContext before the check, raising NotApplicable
+# with its reason where the row does not apply (the protocol writes them; the engine knows none)
+Guard = Callable[[Any], None]
 
 
 def slug(name: str) -> str:
@@ -112,7 +115,8 @@ class Each:
     ``tasks/get``); ``source``, ``faults`` (names, or faults themselves, registered in the
     declaring module), ``title``, ``level`` and ``lasting`` replace the declaration's for
     this member (a member's own operation, its own faults, a statement the document makes
-    for one profile and the profile alone for another, a member that lasts)."""
+    for one profile and the profile alone for another, a member that lasts); ``applies``
+    adds guards of this member to the declaration's (a member about one binding)."""
 
     args: Mapping[str, Any]
     source: Cite | None = None
@@ -121,6 +125,7 @@ class Each:
     labels: Mapping[str, Any] = field(default_factory=dict)
     level: str | None = None
     lasting: str | None = None
+    applies: Guard | Sequence[Guard] = ()
 
 
 class LimitValues(dict[str, Any]):
@@ -155,6 +160,7 @@ class Declaration:
     code_faults: tuple[str, ...] = ()
     each: Callable[[Profile], Iterable[Each]] | None = None
     module: str = ""
+    applies: tuple[Guard, ...] = ()
 
     def rows(self, profile: Profile) -> list[Requirement]:
         """The requirements this declaration makes in ``profile`` (the -CODE twin after its MUST)."""
@@ -180,19 +186,25 @@ class Declaration:
             raise ValueError(f"{rid}: optional feature {self.optional!r} is not in the profile's "
                              "optional: block")
         check = functools.partial(self.check, **member.args) if member.args else self.check
+        applies = self.applies + guards(member.applies)
         rows = [Requirement(rid, member.level or self.level, title, source, check, faults, self.needs,
                             self.optional,
-                            lasting=lasting, document=self.document)]
+                            lasting=lasting, document=self.document, applies=applies)]
         if self.code:
             rows.append(Requirement(f"{rid}-CODE", "SHOULD", f"{title}: the refusal carries {self.code}",
                                     cite(profile, Code(self.code)), functools.partial(check, strict=True),
                                     self.code_faults, self.needs, self.optional, lasting=lasting,
-                                    document=self.document))
+                                    document=self.document, applies=applies))
         return rows
 
 
 def _name(fault: str | Patch) -> str:
     return fault if isinstance(fault, str) else fault.__name__
+
+
+def guards(applies: Guard | Sequence[Guard]) -> tuple[Guard, ...]:
+    """One guard or several, as a tuple."""
+    return (applies,) if callable(applies) else tuple(applies)
 
 
 # -- the registry ------------------------------------------------------------------------
@@ -255,15 +267,19 @@ def requirement(*, id: str, level: str, title: Title,  # noqa: A002
                 source: Cite | Callable[[Profile], Cite] | None = None, faults: Sequence[str | Patch] = (),
                 needs: Sequence[str] = (), optional: str = "",
                 lasting: str = "", document: str = "", code: str = "", code_faults: Sequence[str] = (),
-                each: Callable[[Profile], Iterable[Each]] | None = None
-                ) -> Callable[[Callable[..., None]], Check]:
+                each: Callable[[Profile], Iterable[Each]] | None = None,
+                applies: Guard | Sequence[Guard] = ()) -> Callable[[Callable[..., None]], Check]:
     """Declare the requirement the decorated check proves (see the module's docstring).
     ``faults`` are names of faults, or faults themselves (conformance/kit/faults.py), which
     are registered in this module; ``needs`` the credentials or control it cannot go
     without; ``optional`` the feature of the profile's ``optional:`` block it is about;
     ``lasting`` what it does that lasts to an identity (conformance/kit/live.py); ``document``
-    the shared documents it cites instead of the profile's spec (``"mcp"``). A family's
-    members may each give their own ``source`` instead of the declaration."""
+    the shared documents it cites instead of the profile's spec (``"mcp"``); ``applies``
+    one guard or several saying when the row applies: each is called with the CheckContext
+    before the check and raises NotApplicable with its reason where the row does not (a
+    statement of another binding, a feature the target declares off), and the check's body
+    then never runs. A family's members may each give their own ``source`` instead of the
+    declaration, and guards of their own (``Each.applies``)."""
     def declare(fn: Callable[..., None]) -> Check:
         module = fn.__module__
         for fault in faults:
@@ -271,7 +287,8 @@ def requirement(*, id: str, level: str, title: Title,  # noqa: A002
                 REGISTRY.add_fault(module, fault)
         declaration = Declaration(id, level, title, source, fn, [_name(f) for f in faults], tuple(needs),
                                   optional,
-                                  lasting, document, code, tuple(code_faults), each, module)
+                                  lasting, document, code, tuple(code_faults), each, module,
+                                  guards(applies))
         REGISTRY.declare(declaration)
         if isinstance(fn, Check):  # a second declaration on one check (a pair of rows, say)
             fn.declarations.append(declaration)

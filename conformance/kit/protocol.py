@@ -1,7 +1,8 @@
-"""What a protocol package gives the engine: its ``__init__.py`` exports ``PROTOCOL``, a
-``Protocol``, and the engine (profiles.py) builds the profile from it: the requirements,
-faults and variants its ``modules`` declare (conformance/kit/declare.py), the credentials and
-world of its reference. No package changes a ``Profile`` itself."""
+"""What a protocol package gives the engine: its module ``protocol.py`` exports ``PROTOCOL``,
+a ``Protocol`` (the package's ``__init__.py`` holds only its docstring), and the engine
+(profiles.py) builds the profile from it: the requirements, faults and variants its
+``modules`` declare (conformance/kit/declare.py), the credentials and world of its
+reference. No package changes a ``Profile`` itself."""
 
 from __future__ import annotations
 

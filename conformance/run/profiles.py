@@ -84,10 +84,20 @@ def assign_groups(requirements: list[Requirement], groups: dict[str, list[str]])
 
 
 def protocol_of(package: str) -> Protocol:
-    """The ``PROTOCOL`` a protocol package exports (conformance/protocol.py)."""
-    protocol = getattr(importlib.import_module(package), "PROTOCOL", None)
+    """The ``PROTOCOL`` of a protocol package, in its module ``protocol`` (conformance/kit/protocol.py):
+    the package's ``__init__`` holds only its docstring, so importing any module of it imports
+    nothing else."""
+    module = f"{package}.protocol"
+    try:
+        found = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        raise ProfileError(f"package {package} has no module protocol.py exporting PROTOCOL "
+                           "(a conformance.kit.protocol.Protocol)") from None
+    protocol = getattr(found, "PROTOCOL", None)
     if not isinstance(protocol, Protocol):
-        raise ProfileError(f"package {package} exports no PROTOCOL (a conformance.kit.protocol.Protocol)")
+        raise ProfileError(f"{module} exports no PROTOCOL (a conformance.kit.protocol.Protocol)")
     return protocol
 
 

@@ -173,6 +173,8 @@ def _execute(requirement: Requirement, run: RunContext, reproduce: dict[str, Any
         return verdict("untested", short, reason="quota")
     try:
         run.http.check_running()
+        for guard in requirement.applies:  # when it applies, as declared: NotApplicable with the reason
+            guard(ctx)
         requirement.check(ctx)
     except Untested as exc:
         return verdict("untested", str(exc), reason=exc.reason)

@@ -71,7 +71,7 @@ def service_of(proto: str, service: str) -> Service:
         raise ValueError(f"{proto} has no service {service!r}")
 
     def cls(descriptor: Any) -> type:
-        return message_factory.GetMessageClass(descriptor)  # type: ignore[no-any-return]
+        return message_factory.GetMessageClass(descriptor)
 
     required = frozenset(f"{m.full_name}.{f.name}" for m in load_proto(path).messages.values()
                          for f in m.fields if f.required)

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import httpx
@@ -49,8 +49,9 @@ class RequestUnsendable(ValueError):
     """Our own request is not valid HTTP (a header value with a line break, say)."""
 
 
-class _Clipped:
-    """Each blocking socket call waits at most until ``until`` (time.monotonic())."""
+class _Clipped(socket.socket):
+    """Each blocking socket call waits at most until ``until`` (time.monotonic()); mixed
+    before ``socket.socket`` or ``ssl.SSLSocket``, whose calls it clips."""
 
     until: float | None = None
 
@@ -60,27 +61,32 @@ class _Clipped:
         left = self.until - time.monotonic()
         if left <= 0:
             raise DeadlinePassed("the exchange's deadline passed")
-        self.settimeout(left)  # type: ignore[attr-defined]
+        self.settimeout(left)
 
     def recv_into(self, *args: Any, **kw: Any) -> int:
         self._clip()
-        return super().recv_into(*args, **kw)  # type: ignore[misc, no-any-return]
+        return super().recv_into(*args, **kw)
 
     def recv(self, *args: Any, **kw: Any) -> bytes:
         self._clip()
-        return super().recv(*args, **kw)  # type: ignore[misc, no-any-return]
+        return super().recv(*args, **kw)
 
     def sendall(self, *args: Any, **kw: Any) -> None:
         self._clip()
-        super().sendall(*args, **kw)  # type: ignore[misc]
+        super().sendall(*args, **kw)
 
 
-class DeadlineSocket(_Clipped, socket.socket):
+class DeadlineSocket(_Clipped):
     pass
 
 
 class DeadlineSSLSocket(_Clipped, ssl.SSLSocket):
     pass
+
+
+def clipped(conn: http.client.HTTPConnection) -> _Clipped:
+    """The socket of a connection this module made: a DeadlineSocket or DeadlineSSLSocket."""
+    return cast(_Clipped, conn.sock)
 
 
 def _readable(sock: socket.socket) -> bool:
@@ -144,18 +150,18 @@ class Wire:
             raise DeadlinePassed("the exchange's deadline passed while connecting") from None
         except OSError as exc:
             raise ConnectFailed(str(exc)) from None
-        sock: socket.socket = DeadlineSocket(fileno=raw.detach())
+        sock = DeadlineSocket(fileno=raw.detach())
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn = http.client.HTTPConnection(self.host, self.port)
+        conn.sock = sock
         if self.scheme == "https":
-            sock.until = until  # type: ignore[attr-defined]
+            sock.until = until
             sock.settimeout(max(until - time.monotonic(), 0.001))
-            try:
-                sock = self._context().wrap_socket(sock, server_hostname=self.host)
+            try:  # a DeadlineSSLSocket (the context's sslsocket_class)
+                conn.sock = self._context().wrap_socket(sock, server_hostname=self.host)
             except ssl.SSLError as exc:
                 sock.close()
                 raise ConnectFailed(f"TLS: {exc}") from None
-        conn = http.client.HTTPConnection(self.host, self.port)
-        conn.sock = sock
         return conn
 
     def _take(self, until: float) -> http.client.HTTPConnection:
@@ -176,7 +182,7 @@ class Wire:
 
     def _give_back(self, conn: http.client.HTTPConnection) -> None:
         if conn.sock is not None:
-            conn.sock.until = None  # type: ignore[union-attr]
+            clipped(conn).until = None
             with self._lock:
                 self._idle.append(conn)
 
@@ -184,7 +190,7 @@ class Wire:
                  until: float) -> Answer:
         """Send one request and read the answer's head; every wait ends by ``until``."""
         conn = self._take(until)
-        conn.sock.until = until  # type: ignore[union-attr]
+        clipped(conn).until = until
         try:
             try:
                 conn.putrequest(method, target, skip_host=True, skip_accept_encoding=True)

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from conformance.protocols.canon import REFERENCE_TOKEN
+from conformance.protocols.canon.protocol import REFERENCE_TOKEN
 from conformance.transport.binding import BINDING_KINDS, DEFAULT, RawToken, make_binding
 from conformance.transport.http import HttpTransport
 from tests.conftest import conformance

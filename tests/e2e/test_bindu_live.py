@@ -5,7 +5,7 @@ an agent which does not finish at once reach one on such an agent, catching thei
 import pytest
 
 from conformance.proofs.liverun import compare_holdings, holdings_of, run_without_control
-from conformance.protocols.bindu import holdings
+from conformance.protocols.bindu.protocol import holdings
 from conformance.run.launch import open_run
 from conformance.run.profiles import load_profile
 from conformance.run.runner import execute

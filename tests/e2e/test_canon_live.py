@@ -9,7 +9,7 @@ import pytest
 
 from conformance.proofs.liverun import compare_holdings, run_without_control
 from conformance.proofs.selftest import bindings_of, fault_bindings
-from conformance.protocols.canon import REFERENCE_TOKEN, holdings
+from conformance.protocols.canon.protocol import REFERENCE_TOKEN, holdings
 from conformance.protocols.canon.reference import world_roles
 from conformance.run.launch import open_run
 from conformance.run.profiles import load_profile

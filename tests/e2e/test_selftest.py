@@ -195,7 +195,7 @@ def test_a_profile_naming_one_requirement_id_twice_does_not_load(tmp_path, monke
     import dataclasses
     import shutil
 
-    from conformance.protocols import bindu
+    from conformance.protocols.bindu import protocol as bindu
     from conformance.run import profiles as profiles_module
 
     modules = bindu.PROTOCOL.modules  # the first module's rows declared a second time

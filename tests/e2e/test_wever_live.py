@@ -14,8 +14,8 @@ import pytest
 
 from conformance.kit.check import RunContext
 from conformance.proofs.liverun import compare_holdings, holdings_of, run_without_control
-from conformance.protocols.wever import FIRST
 from conformance.protocols.wever import uncontrolled as wever_live
+from conformance.protocols.wever.protocol import FIRST
 from conformance.run.launch import open_run
 from conformance.run.profiles import load_profile
 from conformance.run.runner import execute

@@ -12,7 +12,7 @@ import pytest
 
 from conformance.kit.declare import REGISTRY
 from conformance.model import Profile, Requirement
-from conformance.protocols.plaza import PROTOCOL
+from conformance.protocols.plaza.protocol import PROTOCOL
 from conformance.run.profiles import load_profile
 
 MODULES = tuple(f"conformance.protocols.plaza.{name}"

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-import conformance.protocols.plaza as plaza
+import conformance.protocols.plaza.protocol as plaza
 from conformance.documents.limits import load_limits
 from conformance.documents.readers import SpecDocument, read_errors, read_operations
 from conformance.documents.schemas import SpecError, load_document, resolve_pointer, sha256_of

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-import conformance.protocols.wever as wever
+import conformance.protocols.wever.protocol as wever
 from conformance.documents.limits import load_limits
 from conformance.documents.readers import SpecDocument, read_errors, read_operations
 from conformance.documents.schemas import load_document, sha256_of, validator_for

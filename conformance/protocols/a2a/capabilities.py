@@ -14,6 +14,7 @@ from typing import Any
 
 from conformance.kit.check import CheckContext, Untested
 from conformance.kit.declare import requirement
+from conformance.kit.faults import replaces
 from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a import offers
@@ -22,6 +23,7 @@ from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.driving import any_task, open_task, push_config
 from conformance.protocols.a2a.expectations import expect_carries
 from conformance.protocols.a2a.provocations import extended_card_not_configured, push_declared_off
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.protocols.a2a.routes import STREAM_TIMEOUT, subscribe
 
 PUSH_OFF = "PushNotificationNotSupportedError"
@@ -57,21 +59,23 @@ def check_push_off(ctx: CheckContext) -> None:
 
 
 @check_push_off.fault
-def push_create_served(ref: Any) -> None:
+def push_create_served(ref: A2AReference) -> None:
     """CreateTaskPushNotificationConfig stores the config although the card declares no push notifications."""
     push_declared_off(ref)
-    ref.op_CreateTaskPushNotificationConfig = lambda params, caller: {**params, "id": "config-1"}
+    @replaces(ref.op_CreateTaskPushNotificationConfig)
+    def create(original: Any, params: Any, caller: str) -> Any:
+        return {**params, "id": "config-1"}
 
 
 @check_push_off.fault
-def push_list_unsupported_operation(ref: Any) -> None:
+def push_list_unsupported_operation(ref: A2AReference) -> None:
     """ListTaskPushNotificationConfigs answers UnsupportedOperationError, not
     PushNotificationNotSupportedError (the card declaring no push notifications)."""
     push_declared_off(ref)
 
-    def refuse(params: Any, caller: str) -> Any:
+    @replaces(ref.op_ListTaskPushNotificationConfigs)
+    def refuse(original: Any, params: Any, caller: str) -> Any:
         raise Refusal(UNSUPPORTED, "push notifications are not supported")
-    ref.op_ListTaskPushNotificationConfigs = refuse
 
 
 @requirement(id="A2A-CAP-STREAMING-OFF", level="MUST",
@@ -100,27 +104,29 @@ def check_streaming_off(ctx: CheckContext) -> None:
                        f"SubscribeToTask of a task in {task.get('status', {}).get('state')} ({verb})")
 
 
-def streaming_off(ref: Any) -> None:
+def streaming_off(ref: A2AReference) -> None:
     """The card declares capabilities.streaming off (the reference's default is on)."""
     ref.config = dataclasses.replace(ref.config, streaming=False)
 
 
 @check_streaming_off.fault
-def streaming_send_served(ref: Any) -> None:
+def streaming_send_served(ref: A2AReference) -> None:
     """SendStreamingMessage is served (answered as SendMessage) although the card declares no streaming."""
     streaming_off(ref)
-    ref.op_SendStreamingMessage = ref.op_SendMessage
+    @replaces(ref.op_SendStreamingMessage)
+    def send(original: Any, params: Any, caller: str) -> Any:
+        return ref.op_SendMessage(params, caller)
 
 
 @check_streaming_off.fault
-def subscribe_push_error(ref: Any) -> None:
+def subscribe_push_error(ref: A2AReference) -> None:
     """SubscribeToTask answers PushNotificationNotSupportedError, not UnsupportedOperationError,
     where the card declares no streaming."""
     streaming_off(ref)
 
-    def refuse(params: Any, caller: str) -> Any:
+    @replaces(ref.op_SubscribeToTask)
+    def refuse(original: Any, params: Any, caller: str) -> Any:
         raise Refusal(PUSH_OFF, "no subscriptions")
-    ref.op_SubscribeToTask = refuse
 
 
 @requirement(id="A2A-CAP-XCARD-OFF", level="MUST",
@@ -136,18 +142,20 @@ def check_xcard_off(ctx: CheckContext) -> None:
 
 
 @check_xcard_off.fault
-def xcard_served_when_off(ref: Any) -> None:
+def xcard_served_when_off(ref: A2AReference) -> None:
     """GetExtendedAgentCard answers a card although the public card declares no extended card."""
-    ref.op_GetExtendedAgentCard = lambda params, caller: {"name": "extended", "version": "1.0.0"}
+    @replaces(ref.op_GetExtendedAgentCard)
+    def extended(original: Any, params: Any, caller: str) -> Any:
+        return {"name": "extended", "version": "1.0.0"}
 
 
 @check_xcard_off.fault
-def xcard_off_not_configured(ref: Any) -> None:
+def xcard_off_not_configured(ref: A2AReference) -> None:
     """GetExtendedAgentCard answers ExtendedAgentCardNotConfiguredError although the card declares no
     extended card (that error is for an agent that declares one)."""
-    def refuse(params: Any, caller: str) -> Any:
+    @replaces(ref.op_GetExtendedAgentCard)
+    def refuse(original: Any, params: Any, caller: str) -> Any:
         raise Refusal(NOT_CONFIGURED, "no extended agent card")
-    ref.op_GetExtendedAgentCard = refuse
 
 
 @requirement(id="A2A-CAP-XCARD-NOT-CONFIGURED", level="MUST",

@@ -34,7 +34,7 @@ from conformance.protocols.a2a.answers import (
     typed,
 )
 from conformance.protocols.a2a.client import A2AClient, blocked_looks
-from conformance.protocols.a2a.expectations import binding_only, expect_info, expect_mapped
+from conformance.protocols.a2a.expectations import expect_info, expect_mapped, over
 from conformance.protocols.a2a.provocations import (
     Provocations,
     a2a_errors,
@@ -184,17 +184,18 @@ def mapped_members(profile: Profile) -> Iterator[Each]:
                                                    f"is {docs.reason_of(err.name)}"),
                                     (GRPC, "GRPC", f"gRPC {docs.grpc_statuses()[err.name]} with an ErrorInfo "
                                                    f"whose reason is {docs.reason_of(err.name)}")):
-            yield Each({"error": provoked.error, "kind": kind}, source=err.source,
+            yield Each({"error": provoked.error}, source=err.source,
                        faults=mapping_faults(profile, provoked, kind),
-                       labels={"label": provoked.label, "binding": suffix, "form": shown})
+                       labels={"label": provoked.label, "binding": suffix, "form": shown},
+                       applies=over(kind))
 
 
 @requirement(id="A2A-ERR-{label}-{binding}", level="MUST",
              title="{error}, provoked by the request that causes it, is {form} (section 5.4)",
              each=mapped_members)
-def check_error_mapped(ctx: CheckContext, error: str, kind: str) -> None:
-    """Each error of the table as its binding carries it; one sub-check per request."""
-    binding_only(ctx, kind)
+def check_error_mapped(ctx: CheckContext, error: str) -> None:
+    """Each error of the table as its binding carries it (the member applies over that
+    binding only); one sub-check per request."""
     client = A2AClient(ctx)
     for what, reply in PROVOKERS[error](client):
         with ctx.subcheck(what):
@@ -366,9 +367,9 @@ def error_details_not_array(ref: A2AReference) -> None:
              title="Over HTTP+JSON an A2A error's details hold a google.rpc.ErrorInfo with its reason and "
                    "the a2a-protocol.org domain",
              source=info_statement(),
-             faults=["rest_error_info_missing", "error_info_reason_wrong", "error_info_domain_wrong"])
+             faults=["rest_error_info_missing", "error_info_reason_wrong", "error_info_domain_wrong"],
+             applies=over(REST))
 def check_errorinfo_rest(ctx: CheckContext) -> None:
-    binding_only(ctx, REST)
     for what, reply, name in a2a_errors(A2AClient(ctx)):
         with ctx.subcheck(what):
             expect_info(ctx, reply, name, what)
@@ -379,11 +380,11 @@ def check_errorinfo_rest(ctx: CheckContext) -> None:
                    "domain",
              source=docs.spec("**SHOULD** use well-known types such as `google.rpc.ErrorInfo`",
                               after="### 9.5"),
-             faults=["rpc_error_info_missing", "error_info_reason_wrong", "error_info_domain_wrong"])
+             faults=["rpc_error_info_missing", "error_info_reason_wrong", "error_info_domain_wrong"],
+             applies=over(JSONRPC))
 def check_errorinfo_jsonrpc(ctx: CheckContext) -> None:
     """Section 9.5 asks for well-known types without saying which an A2A error uses: the
     ErrorInfo section 11.6 gives HTTP+JSON (and 9.5's own example shows) is the reading."""
-    binding_only(ctx, JSONRPC)
     for what, reply, name in a2a_errors(A2AClient(ctx)):
         with ctx.subcheck(what):
             expect_info(ctx, reply, name, what)

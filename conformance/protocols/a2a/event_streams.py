@@ -159,6 +159,12 @@ def streaming_on(client: A2AClient) -> None:
     offers.require(client, offers.STREAMING, why="A2A-CAP-STREAMING-OFF judges the refusals")
 
 
+def streaming(ctx: CheckContext) -> None:
+    """The guard of a streaming row (``@requirement(applies=streaming)``): applies where the
+    card does not declare streaming off."""
+    streaming_on(A2AClient(ctx))
+
+
 def expect_stream(ctx: CheckContext, stream: Stream) -> None:
     """A streamed answer: HTTP 200, text/event-stream; over gRPC a server stream ending OK
     (a finding otherwise)."""

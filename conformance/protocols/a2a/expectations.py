@@ -5,6 +5,8 @@ credentials."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from conformance.kit.check import CheckContext, NotApplicable
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import (
@@ -52,6 +54,17 @@ def binding_only(ctx: CheckContext, kind: str) -> None:
         which = {JSONRPC: "JSON-RPC (section 9)", REST: "HTTP+JSON (section 11)",
                  GRPC: "gRPC (section 10)"}[kind]
         raise NotApplicable(f"a statement of the {which} binding; this run speaks {ctx.run.binding}")
+
+
+def over(kind: str) -> Callable[[CheckContext], None]:
+    """The guard of a row about one binding's statement (``@requirement(applies=over(REST))``):
+    not applicable over the others."""
+    def guard(ctx: CheckContext) -> None:
+        binding_only(ctx, kind)
+    guard.__name__ = guard.__qualname__ = f"over_{kind.replace('-', '_')}"
+    guard.__doc__ = f"applies over the {kind} binding only"
+    return guard
+
 
 
 def expect_carries(ctx: CheckContext, reply: Reply, name: str, what: str) -> None:

@@ -30,6 +30,7 @@ from conformance.protocols.a2a.answers import form
 from conformance.protocols.a2a.client import EXTENSIONS_HEADER, A2AClient, required_extensions
 from conformance.protocols.a2a.expectations import expect_mapped
 from conformance.protocols.a2a.names import EXTENSIONS
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply
 
 # a URI no agent supports (RFC 2606's reserved .invalid)
@@ -151,7 +152,7 @@ check_required.fault(recodes(
 
 
 @check_required.fault
-def extension_version_fallback(ref: Any) -> None:
+def extension_version_fallback(ref: A2AReference) -> None:
     """A request declaring another version of the required extension is served with the version
     the agent supports (an automatic fallback, section 4.6.3)."""
     def stem(uri: str) -> str:
@@ -191,7 +192,7 @@ def check_unsupported_ignored(ctx: CheckContext) -> None:
 
 
 @check_unsupported_ignored.fault
-def unknown_extension_refused(ref: Any) -> None:
+def unknown_extension_refused(ref: A2AReference) -> None:
     """A request naming an extension the agent does not support is refused with
     ExtensionSupportRequiredError."""
     @replaces(ref.check_extensions)
@@ -206,7 +207,7 @@ def unknown_extension_refused(ref: Any) -> None:
 
 # -- variants: what the specification allows that the reference does not choose -----------------
 @variant
-def required_extension_where_used(ref: Any) -> None:
+def required_extension_where_used(ref: A2AReference) -> None:
     """The agent refuses nothing for a missing declaration: it uses its required extension only
     in answers to requests that declared it, and serves the others without it.
 
@@ -219,11 +220,13 @@ def required_extension_where_used(ref: Any) -> None:
     def check(original: Any, request: Any, method: str) -> None:
         ref.activated = set(requested(request)) & ref.supported_extensions()
 
-    ref.used_extensions = lambda: set(getattr(ref, "activated", set()))
+    @replaces(ref.used_extensions)
+    def used(original: Any) -> set[str]:
+        return set(getattr(ref, "activated", set()))
 
 
 @variant
-def more_extensions_declared(ref: Any) -> None:
+def more_extensions_declared(ref: A2AReference) -> None:
     """The card declares, besides its required extension, a second required one and an
     optional one with its own params.
 

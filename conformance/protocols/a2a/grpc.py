@@ -17,7 +17,7 @@ from conformance.kit.faults import noop, replaces, returns
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import GRPC, VERSION, describe, grpc_status, info_statement
 from conformance.protocols.a2a.client import A2AClient
-from conformance.protocols.a2a.expectations import binding_only, expect_carries, expect_info
+from conformance.protocols.a2a.expectations import expect_carries, expect_info, over
 from conformance.protocols.a2a.negotiation import (
     EMPTY_MEANS,
     HEADER,
@@ -27,12 +27,6 @@ from conformance.protocols.a2a.negotiation import (
 )
 from conformance.protocols.a2a.provocations import UNSUPPORTED_VERSION, a2a_errors
 from conformance.protocols.a2a.reference import A2AReference
-
-
-def grpc_client(ctx: CheckContext) -> A2AClient:
-    """The run's client, when the run speaks gRPC (these rows are about that interface)."""
-    binding_only(ctx, GRPC)
-    return A2AClient(ctx)
 
 
 def smallest(method: str, client: A2AClient) -> dict[str, Any]:
@@ -55,11 +49,12 @@ def smallest(method: str, client: A2AClient) -> dict[str, Any]:
              title="Every method of the proto's A2AService is served over gRPC at the service's full name "
                    "(none answers UNIMPLEMENTED)",
              source=docs.spec("**Service:** Implement the `A2AService` gRPC service", after="### 10.1"),
-             faults=["grpc_service_misnamed", "grpc_method_unimplemented"])
+             faults=["grpc_service_misnamed", "grpc_method_unimplemented"],
+             applies=over(GRPC))
 def check_service(ctx: CheckContext) -> None:
     """Each method of the service, with a small request: an answer of the method (a result
     or any status but UNIMPLEMENTED, which says the method is not served)."""
-    client = grpc_client(ctx)
+    client = A2AClient(ctx)
     for method in ctx.profile.operations:
         with ctx.subcheck(method):
             reply = client.call(method, smallest(method, client))
@@ -90,11 +85,12 @@ def served(ctx: CheckContext, client: A2AClient, what: str, **options: Any) -> N
                    "interface serves is served, one it does not (9.9) gets VersionNotSupportedError",
              source=docs.spec("Implementations **MUST** extract A2A service parameters from gRPC metadata",
                               after="### 10.2"),
-             faults=["grpc_version_metadata_ignored"])
+             faults=["grpc_version_metadata_ignored"],
+             applies=over(GRPC))
 def check_metadata(ctx: CheckContext) -> None:
     """Sections 10.2 and 3.6.2: a server that ignores the metadata serves 9.9 as if it were
     its own version (the kit sends the metadata key in lower case, as gRPC carries it)."""
-    client = grpc_client(ctx)
+    client = A2AClient(ctx)
     pinned = serves_profile_version(client)
     served(ctx, client, f"SendMessage with a2a-version {pinned}")
     reply = client.send(headers={HEADER: UNSUPPORTED_VERSION})
@@ -110,11 +106,12 @@ check_metadata.fault(noop("grpc_version_metadata_ignored", "grpc_check_version",
              title="The a2a-version metadata is validated: a call without it (0.3) or with a value that "
                    "names no version the interface serves is refused with VersionNotSupportedError",
              source=docs.spec("Servers **SHOULD** validate required service parameters", after="### 10.2"),
-             faults=["grpc_version_missing_served"])
+             faults=["grpc_version_missing_served"],
+             applies=over(GRPC))
 def check_version(ctx: CheckContext) -> None:
     """Section 3.6.2 reads a missing version as 0.3: unless the gRPC interface serves 0.3,
     the call is refused; a value that is no version at all is refused likewise."""
-    client = grpc_client(ctx)
+    client = A2AClient(ctx)
     serves_profile_version(client)
     own, _ = declared(client)
     checked = 0
@@ -144,9 +141,10 @@ def grpc_version_missing_served(ref: A2AReference) -> None:
              title="Over gRPC an A2A error's status.details hold a google.rpc.ErrorInfo with its reason and "
                    "the a2a-protocol.org domain",
              source=info_statement(GRPC),
-             faults=["grpc_error_info_missing", "error_info_reason_wrong", "error_info_domain_wrong"])
+             faults=["grpc_error_info_missing", "error_info_reason_wrong", "error_info_domain_wrong"],
+             applies=over(GRPC))
 def check_errorinfo(ctx: CheckContext) -> None:
-    client = grpc_client(ctx)
+    client = A2AClient(ctx)
     for what, reply, name in a2a_errors(client):
         with ctx.subcheck(what):
             expect_info(ctx, reply, name, what)

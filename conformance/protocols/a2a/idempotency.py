@@ -16,6 +16,7 @@ from conformance.protocols.a2a.cards import extended_card
 from conformance.protocols.a2a.client import A2AClient, a2a_error, blocked_looks, state
 from conformance.protocols.a2a.documents import spec
 from conformance.protocols.a2a.driving import OUTCOME, driven, new_task, task_answer
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
 
@@ -71,18 +72,18 @@ def count_read(task: dict[str, Any]) -> None:
 
 
 @check_idem_get.fault
-def get_task_counts_reads(ref: Any) -> None:
+def get_task_counts_reads(ref: A2AReference) -> None:
     """Each GetTask counts itself in the task's metadata (a read changes the task)."""
     @replaces(ref.op_GetTask)
     def get(original: Any, params: dict[str, Any], caller: str) -> Any:
-        task = ref.tasks.get(params.get("id"))
+        task = ref.tasks.get(params.get("id", ""))
         if isinstance(task, dict):
             count_read(task)
         return original(params, caller)
 
 
 @check_idem_get.fault
-def list_tasks_counts_reads(ref: Any) -> None:
+def list_tasks_counts_reads(ref: A2AReference) -> None:
     """Each ListTasks counts itself in the metadata of every task it lists."""
     @replaces(ref.op_ListTasks)
     def listing(original: Any, params: dict[str, Any], caller: str) -> Any:
@@ -129,7 +130,7 @@ def check_idem_send(ctx: CheckContext) -> None:
 
 
 @check_idem_send.fault
-def repeated_message_internal_error(ref: Any) -> None:
+def repeated_message_internal_error(ref: A2AReference) -> None:
     """A repeated messageId makes the agent fail with an internal error."""
     seen: set[str] = set()
 

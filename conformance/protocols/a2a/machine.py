@@ -43,6 +43,7 @@ from conformance.protocols.a2a.driving import (
     task_result,
 )
 from conformance.protocols.a2a.pages import walk
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply
 
 STARTS = ("completed", "input_required", "long_running", "failed", "rejected", "auth_required")
@@ -379,7 +380,7 @@ def check_task_machine(ctx: CheckContext) -> None:
 
 
 @check_task_machine.fault
-def list_shows_first_state(ref: Any) -> None:
+def list_shows_first_state(ref: A2AReference) -> None:
     """ListTasks shows each task in the state it was created in."""
     first: dict[str, dict[str, Any]] = {}
 
@@ -397,11 +398,11 @@ def list_shows_first_state(ref: Any) -> None:
 
 
 @check_task_machine.fault
-def waiting_cancel_not_stored(ref: Any) -> None:
+def waiting_cancel_not_stored(ref: A2AReference) -> None:
     """CancelTask of a task waiting for input answers it canceled, but the task keeps waiting."""
     @replaces(ref.op_CancelTask)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
-        task = ref.tasks.get(params.get("id"))
+        task = ref.tasks.get(params.get("id", ""))
         before = dict(task["status"]) if task else None
         out: dict[str, Any] = original(params, caller)
         if task is not None and before is not None and before["state"] in docs.interrupted_states():
@@ -410,11 +411,11 @@ def waiting_cancel_not_stored(ref: Any) -> None:
 
 
 @check_task_machine.fault
-def canceled_task_resumes(ref: Any) -> None:
+def canceled_task_resumes(ref: A2AReference) -> None:
     """A message to a canceled task is taken: the agent runs again on it."""
     @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
-        task = ref.tasks.get((params.get("message") or {}).get("taskId"))
+        task = ref.tasks.get((params.get("message") or {}).get("taskId", ""))
         if task is not None and task["status"]["state"] == docs.state_named("canceled"):
             task["status"] = {**task["status"], "state": docs.state_named("working")}
         return dict(original(params, caller))
@@ -422,7 +423,7 @@ def canceled_task_resumes(ref: Any) -> None:
 
 
 @fault
-def streamed_task_left_working(ref: Any) -> None:
+def streamed_task_left_working(ref: A2AReference) -> None:
     """A task sent by SendStreamingMessage streams its completion, but is stored as it started
     (working)."""
     @replaces(ref.op_SendStreamingMessage)

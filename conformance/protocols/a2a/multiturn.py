@@ -28,6 +28,7 @@ from conformance.protocols.a2a.driving import (
     result_of,
     task_answer,
 )
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.http import json_excerpt
 
 
@@ -98,7 +99,7 @@ def check_unknown_task(ctx: CheckContext) -> None:
 
 
 @check_unknown_task.fault
-def unknown_task_invalid_params(ref: Any) -> None:
+def unknown_task_invalid_params(ref: A2AReference) -> None:
     """A message naming an unknown taskId is refused as invalid parameters."""
     @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
@@ -128,12 +129,12 @@ def check_context_inferred(ctx: CheckContext) -> None:
 
 
 @check_context_inferred.fault
-def follow_up_context_lost(ref: Any) -> None:
+def follow_up_context_lost(ref: A2AReference) -> None:
     """A message giving only a taskId moves the task to a new context."""
     @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         message = params.get("message") or {}
-        task = ref.tasks.get(message.get("taskId"))
+        task = ref.tasks.get(message.get("taskId", ""))
         if task is not None and not message.get("contextId"):
             task["contextId"] = ref.new_id("ctx")
         return dict(original(params, caller))
@@ -160,12 +161,12 @@ def check_context_mismatch(ctx: CheckContext) -> None:
 
 
 @check_context_mismatch.fault
-def context_mismatch_accepted(ref: Any) -> None:
+def context_mismatch_accepted(ref: A2AReference) -> None:
     """A message whose contextId is not its task's is taken as if it named the task's."""
     @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         message = dict(params.get("message") or {})
-        task = ref.tasks.get(message.get("taskId"))
+        task = ref.tasks.get(message.get("taskId", ""))
         if task is not None and message.get("contextId"):
             message["contextId"] = task["contextId"]
         return dict(original({**params, "message": message}, caller))
@@ -191,12 +192,12 @@ def check_resume(ctx: CheckContext) -> None:
 
 
 @check_resume.fault
-def follow_up_new_task(ref: Any) -> None:
+def follow_up_new_task(ref: A2AReference) -> None:
     """A message continuing a task the agent asked for input on starts a new task instead."""
     @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         message = dict(params.get("message") or {})
-        task = ref.tasks.get(message.get("taskId"))
+        task = ref.tasks.get(message.get("taskId", ""))
         if task is not None and task["status"]["state"] in docs.interrupted_states():
             message.pop("taskId")
         return dict(original({**params, "message": message}, caller))
@@ -233,12 +234,12 @@ def check_follow_ups(ctx: CheckContext) -> None:
 
 
 @check_follow_ups.fault
-def third_turn_new_task(ref: Any) -> None:
+def third_turn_new_task(ref: A2AReference) -> None:
     """The third message on a task starts a new task."""
     @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         message = dict(params.get("message") or {})
-        task = ref.tasks.get(message.get("taskId"))
+        task = ref.tasks.get(message.get("taskId", ""))
         if task is not None and len(task.get("history", [])) >= 2:
             message.pop("taskId")
         return dict(original({**params, "message": message}, caller))

@@ -12,6 +12,7 @@ from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.documents import proto_at, spec
 from conformance.protocols.a2a.driving import OUTCOME, fetched, reaching
 from conformance.protocols.a2a.parts import covers, parts_in
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.http import json_excerpt
 
 
@@ -31,11 +32,11 @@ def check_results_as_artifacts(ctx: CheckContext) -> None:
 
 
 @check_results_as_artifacts.fault
-def results_in_status_message(ref: Any) -> None:
+def results_in_status_message(ref: A2AReference) -> None:
     """A completed task carries its result in its status message, not as an artifact."""
-    def complete(task: dict[str, Any], text: str) -> None:
+    @replaces(ref.complete)
+    def complete(original: Any, task: dict[str, Any], text: str) -> None:
         ref.set_status(task, "completed", text)
-    ref.complete = complete
 
 
 @requirement(id="A2A-SEND-OUTPUT-MODES", level="SHOULD",
@@ -63,7 +64,7 @@ def check_output_modes(ctx: CheckContext) -> None:
 
 
 @check_output_modes.fault
-def output_modes_ignored(ref: Any) -> None:
+def output_modes_ignored(ref: A2AReference) -> None:
     """The agent adds a JSON part to its output whatever acceptedOutputModes says."""
     @replaces(ref.complete)
     def complete(original: Any, task: dict[str, Any], text: str) -> None:

@@ -17,7 +17,7 @@ from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import REST, describe
 from conformance.protocols.a2a.client import A2AClient, blocked_looks
 from conformance.protocols.a2a.driving import any_task, push_config, task_from
-from conformance.protocols.a2a.expectations import binding_only
+from conformance.protocols.a2a.expectations import over
 from conformance.protocols.a2a.provocations import a2a_errors, validation_errors
 from conformance.protocols.a2a.reference import A2AReference
 from conformance.protocols.a2a.routes import STREAM_TIMEOUT, reached, subscribe
@@ -56,11 +56,11 @@ def route_calls(client: A2AClient, task_id: str) -> dict[str, Callable[[], Reply
              title="Every method of A2AService is reachable at the route the proto's google.api.http "
                    "annotation gives it",
              source=docs.proto_at('post: "/message:send"', after="service A2AService"),
-             faults=["rest_cancel_unrouted"])
+             faults=["rest_cancel_unrouted"],
+             applies=over(REST))
 def check_routes(ctx: CheckContext) -> None:
     """Each route called about a task the check made; an answer that is not 404, 405 or 501
     without an A2A error shows the route reaches its method, whatever the method says."""
-    binding_only(ctx, REST)
     client = A2AClient(ctx)
     routes = docs.rest_routes(ctx.profile)
     sent = client.send(client.drive("completed"))
@@ -112,9 +112,9 @@ def status_problems(reply: Reply) -> list[str]:
              title="An HTTP+JSON error is google.rpc.Status JSON: error.code the HTTP status, error.message, "
                    "error.details an array",
              source=docs.spec("HTTP error responses use the [google.rpc.Status]", after="### 11.6"),
-             faults=["rest_error_code_jsonrpc", "rest_error_unwrapped"])
+             faults=["rest_error_code_jsonrpc", "rest_error_unwrapped"],
+             applies=over(REST))
 def check_error_body(ctx: CheckContext) -> None:
-    binding_only(ctx, REST)
     client = A2AClient(ctx)
     answers = [(what, reply) for what, reply, _name in a2a_errors(client)]
     answers += [(what, reply) for what, reply, _field in validation_errors(client)]
@@ -149,9 +149,9 @@ def rest_error_unwrapped(ref: A2AReference) -> None:
              title="HTTP+JSON answers, results and errors, are application/a2a+json",
              source=docs.spec("application/a2a+json **SHOULD** be used for requests and responses",
                               after="### 11.1"),
-             faults=["rest_answers_json"])
+             faults=["rest_answers_json"],
+             applies=over(REST))
 def check_content_type(ctx: CheckContext) -> None:
-    binding_only(ctx, REST)
     client = A2AClient(ctx)
     sent = client.send(client.drive("completed"))
     answers = [("SendMessage", sent)]
@@ -193,12 +193,12 @@ def listed(ctx: CheckContext, reply: Reply, what: str) -> list[dict[str, Any]]:
              title="On GET routes the request's fields are honoured as camelCase query parameters "
                    "(GetTask historyLength; ListTasks contextId, pageSize)",
              source=docs.spec("Query parameter names **MUST** use `camelCase`", after="### 11.5"),
-             faults=["rest_query_camel_case_ignored"])
+             faults=["rest_query_camel_case_ignored"],
+             applies=over(REST))
 def check_query_params(ctx: CheckContext) -> None:
     """Each field narrows the answer (the proto: "The server MUST NOT return more messages
     than the provided value"; a context filter; a page size), so a field the route ignores
     shows; a part is left out where the agent gives it nothing to narrow."""
-    binding_only(ctx, REST)
     client = A2AClient(ctx)
     first, second = any_task(client), any_task(client)
     full = client.get(first["id"])
@@ -234,12 +234,12 @@ def rest_query_camel_case_ignored(ref: A2AReference) -> None:
              title="Where the card's HTTP+JSON interface declares a tenant, the proto's /{{tenant}}/... "
                    "routes reach the methods",
              source=docs.proto_at('post: "/{tenant}/message:send"', after="service A2AService"),
-             faults=["rest_tenant_unrouted"])
+             faults=["rest_tenant_unrouted"],
+             applies=over(REST))
 def check_tenant_paths(ctx: CheckContext) -> None:
     """The proto's additional_bindings: every call of this run already goes to them (the
     client sets the declared tenant, section 8.3.2); here SendMessage, GetTask and ListTasks
     must answer there."""
-    binding_only(ctx, REST)
     client = A2AClient(ctx)
     if not client.tenant:
         raise NotApplicable("the card's HTTP+JSON interface declares no tenant")

@@ -22,7 +22,7 @@ from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import JSONRPC, describe
 from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.driving import any_task, never_issued, task_from
-from conformance.protocols.a2a.expectations import binding_only
+from conformance.protocols.a2a.expectations import over
 from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply, dig
 
@@ -60,10 +60,10 @@ DROP = object()
 @requirement(id="A2A-RPC-PARSE-ERROR", level="MUST",
              title="A body that is not JSON is answered -32700 (JSONParseError) with a null id",
              source=docs.spec("| `-32700`", after="### 9.5"),
-             faults=["rpc_parse_error_recoded", "rpc_parse_error_id_not_null"])
+             faults=["rpc_parse_error_recoded", "rpc_parse_error_id_not_null"],
+             applies=over(JSONRPC))
 def check_parse_error(ctx: CheckContext) -> None:
     """JSON-RPC 2.0 (section 9.1's protocol): an id the server could not read is null."""
-    binding_only(ctx, JSONRPC)
     whole = json.dumps(request())
     for what, body in (("a body that is not JSON", "{this is not json"),
                        ("a JSON request cut short", whole[:len(whole) // 2])):
@@ -110,9 +110,9 @@ INVALID_REQUESTS: tuple[tuple[str, Any, tuple[str, ...]], ...] = (
 @requirement(id="A2A-RPC-INVALID-REQUEST", level="MUST",
              title="JSON that is not a JSON-RPC 2.0 Request object is answered -32600 (InvalidRequestError)",
              source=docs.spec("| `-32600`", after="### 9.5"),
-             faults=["rpc_invalid_request_unchecked"])
+             faults=["rpc_invalid_request_unchecked"],
+             applies=over(JSONRPC))
 def check_invalid_request(ctx: CheckContext) -> None:
-    binding_only(ctx, JSONRPC)
     for what, body, names in INVALID_REQUESTS:
         with ctx.subcheck(what):
             expect_standard(ctx, raw(ctx, json.dumps(body)), names, what)
@@ -129,9 +129,9 @@ def rpc_invalid_request_unchecked(ref: A2AReference) -> None:
 @requirement(id="A2A-RPC-METHOD-NOT-FOUND", level="MUST",
              title="A method the service does not have is answered -32601 (MethodNotFoundError)",
              source=docs.spec("| `-32601`", after="### 9.5"),
-             faults=["rpc_unknown_method_invalid_params"])
+             faults=["rpc_unknown_method_invalid_params"],
+             applies=over(JSONRPC))
 def check_method_not_found(ctx: CheckContext) -> None:
-    binding_only(ctx, JSONRPC)
     service = {m.name for m in docs.proto().service(ctx.profile.settings["proto"]["service"])}
     for name in ("ConformanceNoSuchMethod", "SendMessageToNobody"):
         assert name not in service
@@ -153,11 +153,11 @@ def rpc_unknown_method_invalid_params(ref: A2AReference) -> None:
 @requirement(id="A2A-RPC-METHODS", level="MUST",
              title="Every method of the proto's A2AService answers under its PascalCase name (never -32601)",
              source=docs.spec("PascalCase method names matching gRPC conventions", after="### 9.1"),
-             faults=["rpc_list_tasks_unrouted"])
+             faults=["rpc_list_tasks_unrouted"],
+             applies=over(JSONRPC))
 def check_methods(ctx: CheckContext) -> None:
     """Each method called with empty params: any JSON-RPC answer but -32601 shows the name is
     served (an error about the params, a capability or a task is the method's own)."""
-    binding_only(ctx, JSONRPC)
     client = A2AClient(ctx)
     for method in docs.proto().service(ctx.profile.settings["proto"]["service"]):
         with ctx.subcheck(method.name):
@@ -210,9 +210,9 @@ def envelope_problems(reply: Reply, sent_id: Any) -> list[str]:
                    "integer) echoed, exactly one of result and error, application/json",
              source=docs.spec("**Protocol:** JSON-RPC 2.0 over HTTP(S)", after="### 9.1"),
              faults=["rpc_id_stringified", "rpc_version_member_missing", "rpc_result_beside_error",
-                     "rpc_answers_text_plain"])
+                     "rpc_answers_text_plain"],
+             applies=over(JSONRPC))
 def check_envelope(ctx: CheckContext) -> None:
-    binding_only(ctx, JSONRPC)
     client = A2AClient(ctx)
     for sent_id in (f"conformance-{uuid.uuid4()}", 4242):
         for what, call in (("SendMessage (a result)", lambda i: client.send(request_id=i)),
@@ -266,11 +266,11 @@ def rpc_answers_text_plain(ref: A2AReference) -> None:
              title="Where the card's JSONRPC interface declares a tenant, requests carrying it in their "
                    "tenant field are served",
              source=docs.proto_at("The server is responsible for", after="message AgentInterface"),
-             faults=["rpc_tenant_refused"])
+             faults=["rpc_tenant_refused"],
+             applies=over(JSONRPC))
 def check_tenant_field(ctx: CheckContext) -> None:
     """Section 8.3.2 rule 4: a client sets the declared tenant in every request message;
     the server routes by it. A SendMessage and a GetTask of its task, with the tenant."""
-    binding_only(ctx, JSONRPC)
     client = A2AClient(ctx)
     if not client.tenant:
         raise NotApplicable("the card's JSONRPC interface declares no tenant")
@@ -310,7 +310,8 @@ JSONRPC_2 = docs.spec("**Protocol:** JSON-RPC 2.0 over HTTP(S)", after="### 9.1"
                    "without one (an empty 200, 202 or 204, say), whatever the method or its outcome",
              source=docs.spec("All JSON-RPC requests **MUST** follow the standard JSON-RPC 2.0 format",
                               after="### 9.3"),
-             faults=["notification_answered", "notification_refused"])
+             faults=["notification_answered", "notification_refused"],
+             applies=over(JSONRPC))
 def check_notification(ctx: CheckContext) -> None:
     """The binding is JSON-RPC 2.0 (sections 9.1 and 9.3), whose section 4.1 says "The Server
     MUST NOT reply to a Notification", errors included ("the Client would not be aware of any
@@ -318,7 +319,6 @@ def check_notification(ctx: CheckContext) -> None:
     JSON-RPC Response object (checks/jsonrpc.py ``expect_no_response``). Sent: requests that
     change nothing (a task no agent issued, a listing, a method the service does not have),
     each of which a request with an id gets a response to."""
-    binding_only(ctx, JSONRPC)
     for what, method, params in (("GetTask of an id never issued", "GetTask", {"id": never_issued()}),
                                  ("ListTasks", "ListTasks", {"pageSize": 1}),
                                  ("a method the service does not have", "ConformanceNoSuchMethod", {})):
@@ -380,11 +380,11 @@ def notification_answered_202(ref: A2AReference) -> None:
                            "with one Invalid Request; a server that takes no batches refuses the array "
                            "(not a Request object) with one error. Either is asked, as a SHOULD, never a "
                            "server failure or an answer of neither form"),
-             faults=["batch_server_failure", "batch_first_answer_only"])
+             faults=["batch_server_failure", "batch_first_answer_only"],
+             applies=over(JSONRPC))
 def check_batch(ctx: CheckContext) -> None:
     """A batch of two GetTasks (the check's own task, by a string id; one never issued, by an
     integer id); then the empty batch."""
-    binding_only(ctx, JSONRPC)
     client = A2AClient(ctx)
     task = any_task(client)
     sent: list[dict[str, Any]] = [{"jsonrpc": "2.0", "id": f"conformance-{uuid.uuid4()}", "method": "GetTask",

@@ -34,6 +34,7 @@ from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.canonical import SIGNATURES, payload
 from conformance.protocols.a2a.client import A2AClient, interfaces, relative
 from conformance.protocols.a2a.names import named
+from conformance.protocols.a2a.reference import A2AReference
 
 (SIGNATURES_FIELD,) = named(SIGNATURES)
 PROTECTED, SIGNATURE = (docs.proto().message("AgentCardSignature").field(n).json_name
@@ -218,7 +219,7 @@ def check_signatures_valid(ctx: CheckContext) -> None:
 
 
 @check_signatures_valid.fault
-def card_changed_after_signing(ref: Any) -> None:
+def card_changed_after_signing(ref: A2AReference) -> None:
     """The served card's description differs from the card that was signed."""
     @replaces(ref.sign_card)
     def sign(original: Any, card: dict[str, Any]) -> dict[str, Any]:
@@ -227,7 +228,7 @@ def card_changed_after_signing(ref: Any) -> None:
 
 
 @check_signatures_valid.fault
-def card_signed_by_another_key(ref: Any) -> None:
+def card_signed_by_another_key(ref: A2AReference) -> None:
     """The JWKS the jku names holds, under the signature's kid, a key other than the one that signed."""
     from conformance.protocols.a2a.reference.signing import key_for
 
@@ -239,7 +240,7 @@ def card_signed_by_another_key(ref: Any) -> None:
 
 
 @check_signatures_valid.fault
-def card_signed_not_canonical(ref: Any) -> None:
+def card_signed_not_canonical(ref: A2AReference) -> None:
     """The signature is over the card as ``json.dumps`` writes it (spaces, insertion order), not RFC 8785."""
     @replaces(ref.sign_card)
     def sign(original: Any, card: dict[str, Any]) -> dict[str, Any]:
@@ -253,7 +254,7 @@ def card_signed_not_canonical(ref: Any) -> None:
 
 
 @check_signatures_valid.fault
-def card_signature_member_missing(ref: Any) -> None:
+def card_signature_member_missing(ref: A2AReference) -> None:
     """The AgentCardSignature carries `protected` but no `signature` (the proto marks both REQUIRED)."""
     @replaces(ref.sign_card)
     def sign(original: Any, card: dict[str, Any]) -> dict[str, Any]:
@@ -292,7 +293,7 @@ def check_signature_header(ctx: CheckContext) -> None:
 
 
 @check_signature_header.fault
-def card_signature_without_kid(ref: Any) -> None:
+def card_signature_without_kid(ref: A2AReference) -> None:
     """The protected header names alg and typ but no kid."""
     @replaces(ref.protected_header)
     def header(original: Any, key: Any, alg: str) -> dict[str, Any]:
@@ -312,7 +313,7 @@ def check_signature_typ(ctx: CheckContext) -> None:
 
 
 @check_signature_typ.fault
-def card_signature_typ_jwt(ref: Any) -> None:
+def card_signature_typ_jwt(ref: A2AReference) -> None:
     """The protected header's typ is JWT."""
     @replaces(ref.protected_header)
     def header(original: Any, key: Any, alg: str) -> dict[str, Any]:
@@ -321,35 +322,41 @@ def card_signature_typ_jwt(ref: Any) -> None:
 
 # -- variants: what the specification allows that the reference does not choose -----------------
 @variant
-def card_unsigned(ref: Any) -> None:
+def card_unsigned(ref: A2AReference) -> None:
     """The card carries no signatures.
 
     allowed by: §8.4 "Agent Cards **MAY** be digitally signed using JSON Web Signature (JWS)\""""
-    ref.sign_card = lambda card: {k: v for k, v in card.items() if k != SIGNATURES}
+    @replaces(ref.sign_card)
+    def sign_card(original: Any, card: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in card.items() if k != SIGNATURES}
 
 
 @variant
-def card_signed_rs256(ref: Any) -> None:
+def card_signed_rs256(ref: A2AReference) -> None:
     """The card is signed with an RSA key, RS256.
 
     allowed by: §8.4.2 "`alg`: Algorithm used for signing (e.g., "ES256", "RS256")\""""
     from conformance.protocols.a2a.reference.signing import key_for
 
-    ref.signing_keys = lambda: [(key_for("conformance-reference-rsa-1", "RSA"), "RS256")]
+    @replaces(ref.signing_keys)
+    def signing_keys(original: Any) -> list[tuple[Any, str]]:
+        return [(key_for("conformance-reference-rsa-1", "RSA"), "RS256")]
 
 
 @variant
-def card_signed_twice(ref: Any) -> None:
+def card_signed_twice(ref: A2AReference) -> None:
     """The card carries two signatures, by two keys of its JWKS (a key being rotated).
 
     allowed by: §8.4.3 "Multiple signatures **MAY** be present to support key rotation\""""
     from conformance.protocols.a2a.reference.signing import KEY_ID, key_for
 
-    ref.signing_keys = lambda: [(key_for(KEY_ID), "ES256"), (key_for("conformance-reference-key-2"), "ES256")]
+    @replaces(ref.signing_keys)
+    def signing_keys(original: Any) -> list[tuple[Any, str]]:
+        return [(key_for(KEY_ID), "ES256"), (key_for("conformance-reference-key-2"), "ES256")]
 
 
 @variant
-def card_defaults_served(ref: Any) -> None:
+def card_defaults_served(ref: A2AReference) -> None:
     """The card is served with default-valued members (an empty skill examples list, an empty
     scheme description), signed without them.
 

@@ -39,7 +39,7 @@ from conformance.protocols.a2a.event_streams import (
     open_stream,
     send_stream,
     shape_problems,
-    streaming_on,
+    streaming,
     subscription,
     task_stream,
     terminal_problems,
@@ -47,6 +47,7 @@ from conformance.protocols.a2a.event_streams import (
     working_task,
 )
 from conformance.protocols.a2a.expectations import expect_carries
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.protocols.a2a.routes import STREAM_TIMEOUT, post_verb, reached
 from conformance.transport.binding import is_event_stream
 
@@ -66,20 +67,24 @@ def rehear(ref: Any, stream: Any, hear: Any) -> None:
 
 
 # -- SendStreamingMessage ---------------------------------------------------------------------
-@requirement(id="A2A-STREAM-SSE", level="MUST", optional=offers.STREAMING,
-             title="SendStreamingMessage is answered HTTP 200, Content-Type text/event-stream, each event's "
-                   "data JSON (JSON-RPC at its method, HTTP+JSON at POST /message:stream)",
-             source=docs.spec("**Response:** HTTP 200 with `Content-Type: text/event-stream`",
-                              after="#### 9.4.2"))
-def check_sse(ctx: CheckContext) -> None:
-    """Section 11.7 says the same of HTTP+JSON ("Content-Type: text/event-stream", "the
-    `data` field containing JSON serializations"); the route is the proto's."""
+def over_http(ctx: CheckContext) -> None:
+    """Applies over the HTTP bindings, whose streams are Server-Sent Events."""
     if kind_of(ctx) == GRPC:
         raise NotApplicable("a statement of the HTTP bindings' Server-Sent Events; the gRPC binding streams "
                             "the proto's `stream StreamResponse` (section 10), whose messages the other "
                             "stream rows judge")
+
+
+@requirement(id="A2A-STREAM-SSE", level="MUST", optional=offers.STREAMING,
+             title="SendStreamingMessage is answered HTTP 200, Content-Type text/event-stream, each event's "
+                   "data JSON (JSON-RPC at its method, HTTP+JSON at POST /message:stream)",
+             source=docs.spec("**Response:** HTTP 200 with `Content-Type: text/event-stream`",
+                              after="#### 9.4.2"),
+             applies=(over_http, streaming))
+def check_sse(ctx: CheckContext) -> None:
+    """Section 11.7 says the same of HTTP+JSON ("Content-Type: text/event-stream", "the
+    `data` field containing JSON serializations"); the route is the proto's."""
     client = A2AClient(ctx)
-    streaming_on(client)
     stream = send_stream(client)
     expect_stream(ctx, stream)
     ctx.expect(bool(stream.events), f"{stream.what}: the stream holds no event: {stream.describe()}",
@@ -90,7 +95,7 @@ def check_sse(ctx: CheckContext) -> None:
 
 
 @check_sse.fault
-def stream_as_json(ref: Any) -> None:
+def stream_as_json(ref: A2AReference) -> None:
     """Streamed answers are sent as one JSON array of the events (application/json), not as SSE."""
     from starlette.responses import JSONResponse
 
@@ -103,14 +108,14 @@ def stream_as_json(ref: Any) -> None:
              title="Each streamed event is a whole answer of the binding holding one StreamResponse (a "
                    "JSON-RPC response to the request; over HTTP+JSON the StreamResponse itself)",
              source=docs.spec('data: {"jsonrpc": "2.0", "id": 1, "result": { /* StreamResponse',
-                              after="#### 9.4.2"))
+                              after="#### 9.4.2"),
+             applies=streaming)
 def check_event_shape(ctx: CheckContext) -> None:
     """Judged by the StreamResponse schema the kit loads (exactly one of task, message,
     statusUpdate, artifactUpdate, each with its REQUIRED members: the proto's oneof and
     TaskStatusUpdateEvent/TaskArtifactUpdateEvent), on a streamed send and, where the
     agent keeps a task working, a subscription."""
     client = A2AClient(ctx)
-    streaming_on(client)
     streams = [send_stream(client)]
     try:
         streams.append(watched(client)[1])
@@ -127,7 +132,7 @@ def check_event_shape(ctx: CheckContext) -> None:
 
 
 @check_event_shape.fault
-def stream_events_of_the_other_binding(ref: Any) -> None:
+def stream_events_of_the_other_binding(ref: A2AReference) -> None:
     """Each event is what the other binding sends: over JSON-RPC the bare StreamResponse, over
     HTTP+JSON one inside a JSON-RPC envelope."""
     @replaces(ref.sse)
@@ -139,7 +144,7 @@ def stream_events_of_the_other_binding(ref: Any) -> None:
 
 
 @check_event_shape.fault
-def stream_event_empty(ref: Any) -> None:
+def stream_event_empty(ref: A2AReference) -> None:
     """After its first event a stream sends a StreamResponse holding none of task, message,
     statusUpdate, artifactUpdate (a wire any binding carries: an empty protobuf message too)."""
     @replaces(ref.open_stream)
@@ -148,7 +153,7 @@ def stream_event_empty(ref: Any) -> None:
 
 
 @check_event_shape.fault
-def status_update_without_context(ref: Any) -> None:
+def status_update_without_context(ref: A2AReference) -> None:
     """Streamed status updates leave out their REQUIRED contextId."""
     @replaces(ref.sse_event)
     def sse_event(original: Any, payload: Any) -> str:
@@ -161,10 +166,10 @@ def status_update_without_context(ref: Any) -> None:
 @requirement(id="A2A-STREAM-TASK-FIRST", level="MUST", optional=offers.STREAMING,
              title="A streamed Task answer begins with the Task, then only status and artifact updates of "
                    "that task (a final Task snapshot allowed)",
-             source=docs.spec("the stream MUST begin with the Task object", after="#### 3.1.2"))
+             source=docs.spec("the stream MUST begin with the Task object", after="#### 3.1.2"),
+             applies=streaming)
 def check_task_first(ctx: CheckContext) -> None:
     client = A2AClient(ctx)
-    streaming_on(client)
     stream = task_stream(client)
     first = stream.events[0] if stream.events else None
     ctx.expect(first is not None and first.kind == "task" and isinstance(dig_id(first.body), str),
@@ -179,7 +184,7 @@ def dig_id(task: Any) -> Any:
 
 
 @check_task_first.fault
-def stream_without_task(ref: Any) -> None:
+def stream_without_task(ref: A2AReference) -> None:
     """A streamed Task answer leaves the Task out: it begins with the first update."""
     @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
@@ -189,12 +194,12 @@ def stream_without_task(ref: Any) -> None:
 @requirement(id="A2A-STREAM-MESSAGE-ONLY", level="MUST", optional=offers.STREAMING,
              title="A streamed Message answer is exactly one Message, and the stream closes",
              source=docs.spec("the stream MUST contain exactly one `Message` object and then close "
-                              "immediately", after="#### 3.1.2"))
+                              "immediately", after="#### 3.1.2"),
+             applies=streaming)
 def check_message_only(ctx: CheckContext) -> None:
     """Driven to the message outcome (control, or scenarios.message); a Task answer leaves it
     untested (section 3.1.2: the agent MAY answer either)."""
     client = A2AClient(ctx)
-    streaming_on(client)
     stream = send_stream(client, "message")
     expect_stream(ctx, stream)
     if not any(e.kind == "message" for e in stream.events):
@@ -207,7 +212,7 @@ def check_message_only(ctx: CheckContext) -> None:
 
 
 @check_message_only.fault
-def message_stream_goes_on(ref: Any) -> None:
+def message_stream_goes_on(ref: A2AReference) -> None:
     """A streamed Message answer is followed by a second copy of the Message."""
     @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
@@ -229,12 +234,12 @@ def expect_closed_at_terminal(ctx: CheckContext, stream: Stream) -> None:
              title="A streamed task's stream carries its terminal state and the server closes it there "
                    "(only a final Task snapshot may follow)",
              source=docs.spec("The stream MUST close when the task reaches a terminal state",
-                              after="#### 3.1.2"))
+                              after="#### 3.1.2"),
+             applies=streaming)
 def check_close_terminal(ctx: CheckContext) -> None:
     """Section 11.7 "MAY optionally resend a final `Task` snapshot before closing". A stream
     still open at the kit's deadline is a finding quoting what arrived."""
     client = A2AClient(ctx)
-    streaming_on(client)
     stream = task_stream(client)
     states = [e.state for e in stream.events if e.state]
     if stream.closed and states and states[-1] in docs.interrupted_states() \
@@ -246,7 +251,7 @@ def check_close_terminal(ctx: CheckContext) -> None:
 
 
 @check_close_terminal.fault
-def stream_goes_on_after_terminal(ref: Any) -> None:
+def stream_goes_on_after_terminal(ref: A2AReference) -> None:
     """After the terminal status update, the stream sends the task's status update again."""
     @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
@@ -259,13 +264,13 @@ def stream_goes_on_after_terminal(ref: Any) -> None:
                    "the one GetTask shows afterwards, and the artifact updates build its artifacts",
              source=docs.spec("All implementations MUST deliver events in the order they were generated",
                               after="#### 3.5.2"),
-             faults=["streamed_task_left_working"])
+             faults=["streamed_task_left_working"],
+             applies=streaming)
 def check_order(ctx: CheckContext) -> None:
     """``append`` adds to the artifact of that id sent before, ``lastChunk`` ends it (the
     proto's TaskArtifactUpdateEvent): applied in the order streamed they must build what
     GetTask shows. Section 11.7's SHOULD ("SHOULD avoid re-ordering events") is this MUST's."""
     client = A2AClient(ctx)
-    streaming_on(client)
     stream = task_stream(client)
     first = stream.events[0].body if stream.events else None
     if not isinstance(dig_id(first), str):
@@ -274,7 +279,7 @@ def check_order(ctx: CheckContext) -> None:
 
 
 @check_order.fault
-def stream_drops_artifact(ref: Any) -> None:
+def stream_drops_artifact(ref: A2AReference) -> None:
     """A streamed task's artifact updates are not sent (GetTask shows the artifact)."""
     @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
@@ -286,10 +291,10 @@ def stream_drops_artifact(ref: Any) -> None:
              title="SubscribeToTask of a working task is answered with an event stream (JSON-RPC method; "
                    "HTTP+JSON GET /tasks/{{id}}:subscribe, or POST as section 5.3's table says)",
              source=docs.spec("**Response:** SSE stream (same format as `SendStreamingMessage`)",
-                              after="#### 9.4.6"))
+                              after="#### 9.4.6"),
+             applies=streaming)
 def check_sub_route(ctx: CheckContext) -> None:
     client = A2AClient(ctx)
-    streaming_on(client)
     _task, stream = watched(client)
     if not stream.closed and stream.events:
         return  # a stream of the working task, open as it should be while nothing changes it
@@ -299,21 +304,21 @@ def check_sub_route(ctx: CheckContext) -> None:
 
 
 @check_sub_route.fault
-def subscribe_unrouted(ref: Any) -> None:
+def subscribe_unrouted(ref: A2AReference) -> None:
     """SubscribeToTask has no route or method: 404 over HTTP+JSON (both verbs), MethodNotFound over
     JSON-RPC."""
-    def refuse(params: Any, caller: str) -> Any:
+    @replaces(ref.op_SubscribeToTask)
+    def refuse(original: Any, params: Any, caller: str) -> Any:
         raise Refusal("MethodNotFoundError", "no such method", status=404)
-    ref.op_SubscribeToTask = refuse
 
 
 @requirement(id="A2A-SUB-TASK-FIRST", level="MUST", optional=offers.STREAMING,
              title="A subscription's first event is the Task as it stands (its id, its current state)",
              source=docs.spec("The operation MUST return a `Task` object as the first event in the stream",
-                              after="#### 3.1.6"))
+                              after="#### 3.1.6"),
+             applies=streaming)
 def check_sub_task_first(ctx: CheckContext) -> None:
     client = A2AClient(ctx)
-    streaming_on(client)
     task, stream = watched(client)
     first = stream.events[0] if stream.events else None
     ctx.expect(first is not None and first.kind == "task" and dig_id(first.body) == task["id"],
@@ -328,7 +333,7 @@ def check_sub_task_first(ctx: CheckContext) -> None:
 
 
 @check_sub_task_first.fault
-def subscription_without_task(ref: Any) -> None:
+def subscription_without_task(ref: A2AReference) -> None:
     """A subscription begins with a status update instead of the Task."""
     @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
@@ -344,13 +349,13 @@ def subscription_without_task(ref: Any) -> None:
                    "artifact updates are what GetTask shows afterwards",
              source=docs.spec("Stream of [`TaskStatusUpdateEvent`](#421-taskstatusupdateevent) and",
                               after="#### 3.1.6"),
-             needs=("control",))
+             needs=("control",),
+             applies=streaming)
 def check_sub_updates(ctx: CheckContext) -> None:
     """The official TCK passes a server that drops the updates after a subscription; here the
     agent works the task while the kit is subscribed, and the stream is judged against GetTask
     (section 3.5.2: "deliver events in the order they were generated")."""
     client = A2AClient(ctx)
-    streaming_on(client)
     task, stream = watched(client)
     with ctx.subcheck("updates"):
         ctx.expect(any(e.kind in UPDATES for e in stream.events),
@@ -361,7 +366,7 @@ def check_sub_updates(ctx: CheckContext) -> None:
 
 
 @check_sub_updates.fault
-def subscription_drops_updates(ref: Any) -> None:
+def subscription_drops_updates(ref: A2AReference) -> None:
     """A subscription streams the Task and then nothing of what changes (it closes at the end)."""
     @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
@@ -377,7 +382,7 @@ def subscription_drops_updates(ref: Any) -> None:
 
 
 @check_sub_updates.fault
-def subscription_chunks_reordered(ref: Any) -> None:
+def subscription_chunks_reordered(ref: A2AReference) -> None:
     """An artifact's first chunk is published after the chunk appended to it."""
     held: list[Any] = []
 
@@ -396,16 +401,16 @@ def subscription_chunks_reordered(ref: Any) -> None:
              title="A subscription carries the task's terminal state and the server closes it there",
              source=docs.spec("The stream MUST terminate when the task reaches a terminal state",
                               after="#### 3.1.6"),
-             needs=("control",))
+             needs=("control",),
+             applies=streaming)
 def check_sub_close(ctx: CheckContext) -> None:
     client = A2AClient(ctx)
-    streaming_on(client)
     _task, stream = watched(client)
     expect_closed_at_terminal(ctx, stream)
 
 
 @check_sub_close.fault
-def subscription_goes_on_after_terminal(ref: Any) -> None:
+def subscription_goes_on_after_terminal(ref: A2AReference) -> None:
     """After the terminal state, a subscription sends an artifact update again."""
     @replaces(ref.open_stream)
     def open_stream(original: Any, first: list[Any], task_id: Any) -> Any:
@@ -426,12 +431,12 @@ def subscription_goes_on_after_terminal(ref: Any) -> None:
              title="SubscribeToTask of a task in a terminal state gets UnsupportedOperationError, not a "
                    "stream",
              source=docs.spec("The operation is attempted on a task that is in a terminal state",
-                              after="#### 3.1.6"))
+                              after="#### 3.1.6"),
+             applies=streaming)
 def check_sub_terminal(ctx: CheckContext) -> None:
     """A finished task of each terminal state the agent can be driven to (polled to its end
     where the agent answers before finishing), subscribed to; untested when none ended."""
     client = A2AClient(ctx)
-    streaming_on(client)
     judged, skipped = 0, []
     for outcome in ("completed", "failed", "rejected", "canceled"):
         try:
@@ -452,7 +457,7 @@ def check_sub_terminal(ctx: CheckContext) -> None:
 
 
 @check_sub_terminal.fault
-def subscription_of_terminal_task_served(ref: Any) -> None:
+def subscription_of_terminal_task_served(ref: A2AReference) -> None:
     """SubscribeToTask of a completed task streams the Task and closes."""
     @replaces(ref.op_SubscribeToTask)
     def subscribe(original: Any, params: Any, caller: str) -> Any:
@@ -466,12 +471,12 @@ def subscription_of_terminal_task_served(ref: Any) -> None:
              title="SubscribeToTask of another caller's task is refused, never streamed",
              source=docs.spec("Task-related operations (Cancel, Subscribe, Push Notification Config)",
                               after="### 13.1"),
-             needs=("other",))
+             needs=("other",),
+             applies=streaming)
 def check_sub_scoped(ctx: CheckContext) -> None:
     """The agent's authorization model decides how (TaskNotFoundError, or an authorization
     error): any refusal passes; a stream showing the task does not."""
     client = A2AClient(ctx)
-    streaming_on(client)
     # without security every caller is one: there is no other caller's task
     offers.require(client, offers.SECURITY, why="an agent may serve any caller")
     ctx.token("full")
@@ -494,7 +499,7 @@ def check_sub_scoped(ctx: CheckContext) -> None:
 
 
 @check_sub_scoped.fault
-def subscription_of_any_owner(ref: Any) -> None:
+def subscription_of_any_owner(ref: A2AReference) -> None:
     """SubscribeToTask finds a task whoever owns it."""
     @replaces(ref.op_SubscribeToTask)
     def subscribe(original: Any, params: Any, caller: str) -> Any:
@@ -506,7 +511,8 @@ def subscription_of_any_owner(ref: Any) -> None:
              title="Two subscriptions open at once to one task both get every change, the same events in "
                    "the same order",
              source=docs.spec("Events MUST be broadcast to all active streams for that task",
-                              after="#### 3.5.2"))
+                              after="#### 3.5.2"),
+             applies=streaming)
 def check_broadcast(ctx: CheckContext) -> None:
     """Two subscriptions of a working task, each read in a thread of its own; the change
     comes from control (the agent works the task once both are open) or, without control,
@@ -514,7 +520,6 @@ def check_broadcast(ctx: CheckContext) -> None:
     whose Task first shows the task not yet ended are compared (submitted or working: the agent
     may have moved it on since the answer): one opened after the change saw less, as it may."""
     client = A2AClient(ctx)
-    streaming_on(client)
     task = working_task(client)
     controlled = bool(ctx.run.control_path)
     if controlled:
@@ -573,7 +578,7 @@ def two_subscriptions(client: A2AClient, task_id: str,
 
 
 @check_broadcast.fault
-def broadcast_to_first_only(ref: Any) -> None:
+def broadcast_to_first_only(ref: A2AReference) -> None:
     """Only the first open subscription of a task hears its changes; a second gets the Task and
     then, at the end, nothing."""
     listening: set[str] = set()
@@ -598,14 +603,14 @@ def broadcast_to_first_only(ref: Any) -> None:
              title="A streamed task that goes to auth-required keeps its stream open: once the credential "
                    "arrives out of band, the same stream carries the rest",
              source=docs.spec("the agent SHOULD maintain any active response streams", after="#### 7.6.1"),
-             needs=("control",))
+             needs=("control",),
+             applies=streaming)
 def check_auth_required_open(ctx: CheckContext) -> None:
     """SendStreamingMessage driven to auth-required, read in a thread; the kit finds the task
     (ListTasks, by the message it sent), control gives the agent the credential out of band,
     and the stream must go on to the task's end. Section 11.7 lets a stream close at an
     interrupted state, so this is the SHOULD of 7.6.1, not a MUST."""
     client = A2AClient(ctx)
-    streaming_on(client)
     if not ctx.run.control_path:
         ctx.needs_control("a credential the agent receives out of band (section 7.6.1)")
     message = driven(client, "auth_required")
@@ -661,7 +666,7 @@ def waiting_task(client: A2AClient, message_id: str, thread: threading.Thread) -
 
 
 @check_auth_required_open.fault
-def auth_required_closes_stream(ref: Any) -> None:
+def auth_required_closes_stream(ref: A2AReference) -> None:
     """A stream closes when its task goes to auth-required (the credential comes later)."""
     @replaces(ref.stream_ends)
     def ends(original: Any) -> tuple[str, ...]:
@@ -670,7 +675,7 @@ def auth_required_closes_stream(ref: Any) -> None:
 
 # -- variants: what the documents allow that the reference does not choose --------------------
 @variant
-def streaming_declared_off(ref: Any) -> None:
+def streaming_declared_off(ref: A2AReference) -> None:
     """The card declares capabilities.streaming false, and both streaming methods are refused
     with UnsupportedOperationError (the rows above are then not applicable; A2A-CAP-STREAMING-OFF
     and the generated-input rows judge the refusals).
@@ -682,7 +687,7 @@ def streaming_declared_off(ref: Any) -> None:
 
 
 @variant
-def stream_final_task_snapshot(ref: Any) -> None:
+def stream_final_task_snapshot(ref: A2AReference) -> None:
     """A task's stream resends the Task as it ended before it closes.
 
     allowed by: specs/a2a/specification.md section 11.7 "Implementations SHOULD avoid re-ordering
@@ -701,7 +706,7 @@ def stream_final_task_snapshot(ref: Any) -> None:
 
 
 @variant
-def sse_framing(ref: Any) -> None:
+def sse_framing(ref: A2AReference) -> None:
     """Each event is framed as the SSE standard allows: a comment first, ``event`` and ``id``
     fields, the JSON spread over several ``data`` lines, CRLF line ends.
 

@@ -30,6 +30,7 @@ from conformance.protocols.a2a.driving import (
     task_result,
     task_with_history,
 )
+from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.http import json_excerpt
 
 
@@ -99,7 +100,7 @@ def check_history_omitted(ctx: CheckContext) -> None:
 
 
 @check_history_omitted.fault
-def history_zero_empty_list(ref: Any) -> None:
+def history_zero_empty_list(ref: A2AReference) -> None:
     """historyLength 0 shows the history as [] instead of leaving it out."""
     @replaces(ref.view)
     def view(original: Any, task: dict[str, Any], history_length: Any = None, *args: Any) -> dict[str, Any]:
@@ -133,11 +134,11 @@ def check_cancel_task(ctx: CheckContext) -> None:
 
 
 @check_cancel_task.fault
-def cancel_not_stored(ref: Any) -> None:
+def cancel_not_stored(ref: A2AReference) -> None:
     """CancelTask answers the task canceled but the task keeps working."""
     @replaces(ref.op_CancelTask)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
-        task = ref.tasks.get(params.get("id"))
+        task = ref.tasks.get(params.get("id", ""))
         before = dict(task["status"]) if task else None
         out: dict[str, Any] = original(params, caller)
         if task is not None and before is not None:
@@ -177,22 +178,22 @@ def check_cancel_idempotent(ctx: CheckContext) -> None:
 
 
 @check_cancel_idempotent.fault
-def cancel_again_fails(ref: Any) -> None:
+def cancel_again_fails(ref: A2AReference) -> None:
     """A second CancelTask of a canceled task fails with an internal error."""
     @replaces(ref.op_CancelTask)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
-        task = ref.tasks.get(params.get("id"))
+        task = ref.tasks.get(params.get("id", ""))
         if task is not None and task["status"]["state"] == docs.state_named("canceled"):
             raise Refusal("InternalError", "the task is already canceled")
         return dict(original(params, caller))
 
 
 @check_cancel_idempotent.fault
-def cancel_again_revives(ref: Any) -> None:
+def cancel_again_revives(ref: A2AReference) -> None:
     """A second CancelTask of a canceled task sets it working again."""
     @replaces(ref.op_CancelTask)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
-        task = ref.tasks.get(params.get("id"))
+        task = ref.tasks.get(params.get("id", ""))
         if task is not None and task["status"]["state"] == docs.state_named("canceled"):
             ref.set_status(task, "working")
             return dict(ref.view(task))
@@ -233,25 +234,25 @@ def check_task_terminal(ctx: CheckContext) -> None:
 
 
 @check_task_terminal.fault
-def terminal_task_accepts_message(ref: Any) -> None:
+def terminal_task_accepts_message(ref: A2AReference) -> None:
     """A message to a terminal task is accepted: the agent runs again on it."""
     @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
-        task = ref.tasks.get((params.get("message") or {}).get("taskId"))
+        task = ref.tasks.get((params.get("message") or {}).get("taskId", ""))
         if task is not None and task["status"]["state"] in docs.terminal_states():
             task["status"] = {**task["status"], "state": docs.state_named("working")}
         return dict(original(params, caller))
 
 
 @check_task_terminal.fault
-def terminal_refusal_moves_state(ref: Any) -> None:
+def terminal_refusal_moves_state(ref: A2AReference) -> None:
     """A message to a terminal task is refused, but the task is left working."""
     @replaces(ref.op_SendMessage)
     def op(original: Any, params: dict[str, Any], caller: str) -> dict[str, Any]:
         try:
             return dict(original(params, caller))
         except Refusal as refusal:
-            task = ref.tasks.get((params.get("message") or {}).get("taskId"))
+            task = ref.tasks.get((params.get("message") or {}).get("taskId", ""))
             if refusal.name == "UnsupportedOperationError" and task is not None:
                 ref.set_status(task, "working")
             raise
@@ -305,7 +306,7 @@ def check_task_states(ctx: CheckContext) -> None:
 
 
 @check_task_states.fault
-def working_state_unspecified(ref: Any) -> None:
+def working_state_unspecified(ref: A2AReference) -> None:
     """A working task shows TASK_STATE_UNSPECIFIED."""
     @replaces(ref.set_status)
     def set_status(original: Any, task: dict[str, Any], state_word: str, text: str | None = None) -> None:

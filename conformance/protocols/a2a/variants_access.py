@@ -108,7 +108,7 @@ def unauthenticated_custom_code(ref: A2AReference) -> None:
     @replaces(ref.rpc_error)
     def rpc_error(original: Any, request_id: Any, refusal: Refusal) -> Response:
         if refusal.status != 401:
-            return original(request_id, refusal)  # type: ignore[no-any-return]
+            return original(request_id, refusal)
         return JSONResponse({"jsonrpc": "2.0", "id": request_id,
                              "error": {"code": CUSTOM_CODE, "message": refusal.message}})
 
@@ -138,7 +138,7 @@ def forbidden_custom_code_in_data(ref: A2AReference) -> None:
     @replaces(ref.rpc_error)
     def rpc_error(original: Any, request_id: Any, refusal: Refusal) -> Response:
         if refusal.status != 403:
-            return original(request_id, refusal)  # type: ignore[no-any-return]
+            return original(request_id, refusal)
         return JSONResponse({"jsonrpc": "2.0", "id": request_id,
                              "error": {"code": CUSTOM_CODE, "message": "forbidden", "data": refusal.data}})
 

@@ -15,12 +15,13 @@ from conformance.kit.faults import replaces
 from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import VERSION, problem_type
+from conformance.protocols.a2a.reference import A2AReference
 
 TENANT = "conformance-tenant"
 
 
 @variant(binding_kind="http-routes")
-def rest_subscribe_post_only(ref: Any) -> None:
+def rest_subscribe_post_only(ref: A2AReference) -> None:
     """SubscribeToTask is served only as POST /tasks/{id}:subscribe (GET has no route).
 
     allowed by: specification.md section 11.3.2 "`POST /tasks/{id}:subscribe` - Subscribe to task
@@ -30,7 +31,7 @@ def rest_subscribe_post_only(ref: Any) -> None:
 
 
 @variant(binding_kind="http-routes")
-def version_error_problem_json(ref: Any) -> None:
+def version_error_problem_json(ref: A2AReference) -> None:
     """An unsupported A2A-Version is refused over HTTP+JSON with the problem document of
     section 6.4 (HTTP 400, application/problem+json), not google.rpc.Status.
 
@@ -47,7 +48,7 @@ def version_error_problem_json(ref: Any) -> None:
 
 
 @variant
-def tenant_declared(ref: Any) -> None:
+def tenant_declared(ref: A2AReference) -> None:
     """The card declares a tenant on both interfaces (every request carries it: the tenant
     field over JSON-RPC, the /{tenant}/... routes over HTTP+JSON).
 
@@ -62,7 +63,7 @@ def tenant_declared(ref: Any) -> None:
 
 
 @variant
-def card_capabilities_absent(ref: Any) -> None:
+def card_capabilities_absent(ref: A2AReference) -> None:
     """The card's capabilities object names none of streaming, pushNotifications,
     extendedAgentCard (each is then off).
 
@@ -76,7 +77,7 @@ def card_capabilities_absent(ref: Any) -> None:
 
 
 @variant
-def content_type_refused_invalid_params(ref: Any) -> None:
+def content_type_refused_invalid_params(ref: A2AReference) -> None:
     """A part whose media type the agent does not take is refused as invalid parameters
     (-32602, HTTP 400 without ErrorInfo), not ContentTypeNotSupportedError.
 
@@ -92,7 +93,7 @@ def content_type_refused_invalid_params(ref: Any) -> None:
 
 
 @variant(binding_kind="jsonrpc-http")
-def rpc_errors_without_data(ref: Any) -> None:
+def rpc_errors_without_data(ref: A2AReference) -> None:
     """JSON-RPC errors carry no data member.
 
     allowed by: specification.md section 3.3.2 "**Error Details** (optional): An array of objects"
@@ -103,7 +104,7 @@ def rpc_errors_without_data(ref: Any) -> None:
 
 
 @variant(binding_kind="http-routes")
-def rest_error_details_extra(ref: Any) -> None:
+def rest_error_details_extra(ref: A2AReference) -> None:
     """HTTP+JSON errors carry a further typed detail before the ErrorInfo.
 
     allowed by: specification.md section 11.6 "Additional error context **MAY** be included as
@@ -119,7 +120,7 @@ def rest_error_details_extra(ref: Any) -> None:
 
 
 @variant
-def xcard_declared_unconfigured(ref: Any) -> None:
+def xcard_declared_unconfigured(ref: A2AReference) -> None:
     """The card declares capabilities.extendedAgentCard, but no extended card is configured:
     GetExtendedAgentCard answers ExtendedAgentCardNotConfiguredError.
 
@@ -131,6 +132,6 @@ def xcard_declared_unconfigured(ref: Any) -> None:
         out["capabilities"] = {**out.get("capabilities", {}), "extendedAgentCard": True}
         return out
 
-    def extended(params: Any, caller: str) -> Any:
+    @replaces(ref.op_GetExtendedAgentCard)
+    def extended(original: Any, params: Any, caller: str) -> Any:
         raise Refusal("ExtendedAgentCardNotConfiguredError", "no extended agent card is configured")
-    ref.op_GetExtendedAgentCard = extended

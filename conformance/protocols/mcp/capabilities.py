@@ -18,7 +18,7 @@ from conformance.kit.check import CheckContext
 from conformance.kit.declare import Cite, Each, requirement
 from conformance.kit.faults import replaces
 from conformance.model import Profile, Source
-from conformance.protocols.mcp.server import METHOD_NOT_FOUND, RpcFault
+from conformance.protocols.mcp.server import METHOD_NOT_FOUND, McpHost, RpcFault
 from conformance.protocols.mcp.surface import (
     TITLE,
     McpBinding,
@@ -90,7 +90,7 @@ def check_declared_served(ctx: CheckContext, mcp: McpBinding, capability: str) -
 
 
 @check_declared_served.fault
-def mcp_declared_capability_not_served(ref: Any) -> None:
+def mcp_declared_capability_not_served(ref: McpHost) -> None:
     """initialize (and server/discover) declare prompts and resources, yet prompts/list and
     resources/list answer Method not found (a capability declared and not served)."""
     @replaces(server(ref).offered_list)

@@ -11,7 +11,7 @@ from conformance.kit.check import CheckContext, Untested
 from conformance.kit.declare import Cite, requirement
 from conformance.kit.faults import replaces
 from conformance.model import Profile
-from conformance.protocols.mcp.server import McpReply
+from conformance.protocols.mcp.server import McpHost, McpReply
 from conformance.protocols.mcp.surface import (
     TITLE,
     UNKNOWN_VERSION,
@@ -45,7 +45,7 @@ def check_negotiation(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_negotiation.fault
-def mcp_echo_version(ref: Any) -> None:
+def mcp_echo_version(ref: McpHost) -> None:
     """initialize answers whatever protocolVersion it is asked."""
     @replaces(server(ref).negotiate)
     def negotiate(original: Any, requested: Any) -> str:
@@ -74,7 +74,7 @@ def check_same_version(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_same_version.fault
-def mcp_always_oldest(ref: Any) -> None:
+def mcp_always_oldest(ref: McpHost) -> None:
     """initialize answers an older version than the one asked, even one it speaks."""
     @replaces(server(ref).negotiate)
     def negotiate(original: Any, requested: Any) -> str:
@@ -100,7 +100,7 @@ def check_version_header(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_version_header.fault
-def mcp_version_header_ignored(ref: Any) -> None:
+def mcp_version_header_ignored(ref: McpHost) -> None:
     """Any MCP-Protocol-Version is accepted after initialize."""
     @replaces(server(ref).check_version_header)
     def check(original: Any, said: str | None, session: Any) -> str:
@@ -125,7 +125,7 @@ def check_notification(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_notification.fault
-def mcp_notification_answered(ref: Any) -> None:
+def mcp_notification_answered(ref: McpHost) -> None:
     """An accepted notification is answered 200 with a JSON body."""
     @replaces(server(ref).notification_reply)
     def reply(original: Any, method: str = "") -> McpReply:
@@ -166,7 +166,7 @@ def check_session_end(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_session_end.fault
-def mcp_session_outlives_delete(ref: Any) -> None:
+def mcp_session_outlives_delete(ref: McpHost) -> None:
     """DELETE of a session answers 200 and the session goes on."""
     @replaces(server(ref).end_session)
     def end(original: Any, sid: str) -> McpReply:
@@ -192,7 +192,7 @@ def check_before_initialize(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_before_initialize.fault
-def mcp_sessions_unchecked(ref: Any) -> None:
+def mcp_sessions_unchecked(ref: McpHost) -> None:
     """Requests without the session id initialize issued are served."""
     @replaces(server(ref).session_of)
     def session_of(original: Any, headers: Any) -> Any:

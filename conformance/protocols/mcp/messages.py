@@ -14,7 +14,7 @@ from conformance.kit.check import CheckContext
 from conformance.kit.declare import Cite, chosen, requirement
 from conformance.kit.faults import replaces
 from conformance.model import Profile
-from conformance.protocols.mcp.server import McpReply
+from conformance.protocols.mcp.server import McpHost, McpReply
 from conformance.protocols.mcp.surface import TITLE, McpBinding, bindings, fresh_client, page, server, started
 from conformance.transport.http import HttpReply
 from conformance.transport.mcp import stream_messages
@@ -64,7 +64,7 @@ def check_notification_no_response(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_notification_no_response.fault
-def mcp_notification_error_200(ref: Any) -> None:
+def mcp_notification_error_200(ref: McpHost) -> None:
     """A notification other than initialized gets a JSON-RPC error with HTTP 200."""
     @replaces(server(ref).notification_reply)
     def reply(original: Any, method: str = "") -> McpReply:
@@ -126,7 +126,7 @@ def check_batch(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_batch.fault
-def mcp_batch_crashes(ref: Any) -> None:
+def mcp_batch_crashes(ref: McpHost) -> None:
     """A JSON array body makes the server fail (HTTP 500)."""
     @replaces(server(ref).parse)
     def parse(original: Any, raw: bytes) -> dict[str, Any]:
@@ -143,7 +143,7 @@ def mcp_batch_crashes(ref: Any) -> None:
 
 
 @check_batch.fault
-def mcp_batch_first_only(ref: Any) -> None:
+def mcp_batch_first_only(ref: McpHost) -> None:
     """A batch is answered as its first request alone: one result object with HTTP 200."""
     @replaces(server(ref).parse)
     def parse(original: Any, raw: bytes) -> dict[str, Any]:

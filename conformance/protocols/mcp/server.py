@@ -85,6 +85,8 @@ class McpHost:
     mcp_batches: bool = False
     mcp_refuse_notifications: bool = False
     mcp_offers: tuple[str, ...] = OFFERED
+    mcp: McpServer  # the server the host serves through (built by the host: what MCP faults patch)
+    mcp_versions: list[str]  # the revisions it speaks (set by the host)
 
 
 class McpServer:

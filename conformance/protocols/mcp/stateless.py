@@ -11,7 +11,7 @@ from typing import Any
 from conformance.kit.check import CheckContext
 from conformance.kit.declare import requirement
 from conformance.kit.faults import replaces
-from conformance.protocols.mcp.server import RpcFault
+from conformance.protocols.mcp.server import McpHost, RpcFault
 from conformance.protocols.mcp.surface import (
     TITLE,
     UNKNOWN_VERSION,
@@ -49,7 +49,7 @@ def check_discover(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_discover.fault
-def mcp_discover_missing(ref: Any) -> None:
+def mcp_discover_missing(ref: McpHost) -> None:
     """server/discover is not implemented."""
     @replaces(server(ref).dispatch)
     def dispatch(original: Callable[..., dict[str, Any]], caller: Any, method: str,
@@ -82,7 +82,7 @@ def check_unsupported_version(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_unsupported_version.fault
-def mcp_any_version(ref: Any) -> None:
+def mcp_any_version(ref: McpHost) -> None:
     """A request in a version the server does not speak is served."""
     @replaces(server(ref).check_modern_version)
     def check(original: Any, version: str) -> None:
@@ -114,7 +114,7 @@ def check_header_mismatch(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_header_mismatch.fault
-def mcp_headers_unchecked(ref: Any) -> None:
+def mcp_headers_unchecked(ref: McpHost) -> None:
     """The mirrored headers are not compared with the body."""
     @replaces(server(ref).check_headers)
     def check(original: Any, *args: Any) -> None:
@@ -137,7 +137,7 @@ def check_meta_required(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_meta_required.fault
-def mcp_meta_unchecked(ref: Any) -> None:
+def mcp_meta_unchecked(ref: McpHost) -> None:
     """A request without the required _meta fields is served (nor is it checked against the schema)."""
     @replaces(server(ref).validate_request)
     def validate(original: Any, version: str, message: dict[str, Any]) -> None:
@@ -162,7 +162,7 @@ def check_method_not_found(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_method_not_found.fault
-def mcp_unknown_method_ok(ref: Any) -> None:
+def mcp_unknown_method_ok(ref: McpHost) -> None:
     """An unknown RPC method answers an empty result."""
     @replaces(server(ref).unknown_method)
     def unknown(original: Any, method: str, modern: bool) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from conformance.documents.schemas import validator_for
 from conformance.kit.check import Blocked, CheckContext, NotApplicable
 from conformance.kit.declare import Cite, Each, chosen, slug
 from conformance.model import Profile, Source
-from conformance.protocols.mcp.server import McpServer
+from conformance.protocols.mcp.server import McpHost, McpServer
 from conformance.transport.binding import DEFAULT
 from conformance.transport.mcp import Answer, McpClient, McpError, Revision, revision
 
@@ -188,7 +188,7 @@ def listed(ctx: CheckContext, client: McpClient) -> dict[str, dict[str, Any]]:
     return {str(t.get("name")): t for t in tools}
 
 
-def server(ref: Any) -> McpServer:
+def server(ref: McpHost) -> McpServer:
     """The MCP server of a reference (what the MCP faults patch)."""
     mcp: McpServer = ref.mcp
     return mcp

@@ -17,7 +17,7 @@ from conformance.kit.check import Blocked, CheckContext
 from conformance.kit.declare import Cite, fault, requirement
 from conformance.kit.faults import replaces
 from conformance.model import Profile
-from conformance.protocols.mcp.server import RpcFault
+from conformance.protocols.mcp.server import McpHost, RpcFault
 from conformance.protocols.mcp.surface import (
     SCHEMA_FAULTS,
     TITLE,
@@ -72,7 +72,7 @@ def check_schema(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_schema.fault
-def mcp_tool_result_without_content(ref: Any) -> None:
+def mcp_tool_result_without_content(ref: McpHost) -> None:
     """tools/call results leave out ``content``, which CallToolResult requires."""
     @replaces(server(ref).tool_result)
     def result(original: Any, out: dict[str, Any]) -> dict[str, Any]:
@@ -98,7 +98,7 @@ def check_id_echo(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_id_echo.fault
-def mcp_id_as_string(ref: Any) -> None:
+def mcp_id_as_string(ref: McpHost) -> None:
     """A numeric request id is echoed back as a string."""
     @replaces(server(ref).answer_id)
     def answer_id(original: Any, request_id: Any) -> Any:
@@ -122,7 +122,7 @@ def check_capabilities(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_capabilities.fault
-def mcp_no_tools_capability(ref: Any) -> None:
+def mcp_no_tools_capability(ref: McpHost) -> None:
     """initialize (and server/discover) declare no ``tools`` capability."""
     @replaces(server(ref).capabilities)
     def capabilities(original: Any) -> dict[str, Any]:
@@ -154,7 +154,7 @@ def check_tools_list(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_tools_list.fault
-def mcp_tool_missing(ref: Any) -> None:
+def mcp_tool_missing(ref: McpHost) -> None:
     """tools/list leaves out the last tool (tools/call still serves it)."""
     @replaces(server(ref).tools_page)
     def tools_page(original: Any, cursor: Any) -> tuple[list[dict[str, Any]], str | None]:
@@ -164,7 +164,7 @@ def mcp_tool_missing(ref: Any) -> None:
 
 
 @check_tools_list.fault
-def mcp_cursor_repeats(ref: Any) -> None:
+def mcp_cursor_repeats(ref: McpHost) -> None:
     """tools/list pages (two tools a page) and gives the same nextCursor on every page."""
     ref.mcp_page_size = 2
 
@@ -175,7 +175,7 @@ def mcp_cursor_repeats(ref: Any) -> None:
 
 
 @fault
-def mcp_tool_extra(ref: Any) -> None:
+def mcp_tool_extra(ref: McpHost) -> None:
     """tools/list names a tool beyond the expected ones (a host action as a tool)."""
     @replaces(server(ref).tools_page)
     def tools_page(original: Any, cursor: Any) -> tuple[list[dict[str, Any]], str | None]:
@@ -234,7 +234,7 @@ def loosened(schema: Any) -> Any:
 
 
 @check_input_schemas.fault
-def mcp_schema_loosened(ref: Any) -> None:
+def mcp_schema_loosened(ref: McpHost) -> None:
     """tools/list input schemas lose their constraints (composition, patterns, bounds,
     required and additionalProperties): a tool accepts what its document rejects."""
     @replaces(server(ref).tools_page)
@@ -268,7 +268,7 @@ def check_structured(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_structured.fault
-def mcp_text_only_results(ref: Any) -> None:
+def mcp_text_only_results(ref: McpHost) -> None:
     """tools/call results carry their JSON only as text content, no structuredContent."""
     @replaces(server(ref).tool_result)
     def result(original: Any, out: dict[str, Any]) -> dict[str, Any]:
@@ -301,7 +301,7 @@ def check_output_schema(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_output_schema.fault
-def mcp_output_schema_unmet(ref: Any) -> None:
+def mcp_output_schema_unmet(ref: McpHost) -> None:
     """Every tool declares an outputSchema its results do not meet."""
     @replaces(server(ref).tools_page)
     def tools_page(original: Any, cursor: Any) -> tuple[list[dict[str, Any]], str | None]:
@@ -326,7 +326,7 @@ def check_tool_error(ctx: CheckContext, mcp: McpBinding) -> None:
 
 
 @check_tool_error.fault
-def mcp_tool_errors_as_protocol_errors(ref: Any) -> None:
+def mcp_tool_errors_as_protocol_errors(ref: McpHost) -> None:
     """A tool execution error (a business refusal) is answered as a JSON-RPC error."""
     @replaces(server(ref).tool_result)
     def result(original: Any, out: dict[str, Any]) -> dict[str, Any]:
@@ -360,7 +360,7 @@ def unknown_tool_refused(ctx: CheckContext, mcp: McpBinding, strict: bool = Fals
 
 
 @check_unknown_tool.fault
-def mcp_unknown_tool_served(ref: Any) -> None:
+def mcp_unknown_tool_served(ref: McpHost) -> None:
     """tools/call of an unknown tool answers an ordinary result."""
     @replaces(server(ref).unknown_tool)
     def unknown(original: Any, name: Any) -> dict[str, Any]:
@@ -376,7 +376,7 @@ def check_unknown_tool_protocol_error(ctx: CheckContext, mcp: McpBinding) -> Non
 
 
 @check_unknown_tool_protocol_error.fault
-def mcp_unknown_tool_is_error(ref: Any) -> None:
+def mcp_unknown_tool_is_error(ref: McpHost) -> None:
     """tools/call of an unknown tool answers an isError result, not a protocol error."""
     @replaces(server(ref).unknown_tool)
     def unknown(original: Any, name: Any) -> dict[str, Any]:

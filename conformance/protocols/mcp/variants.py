@@ -5,11 +5,10 @@ selftest's trace sees who reads it), runs over the profile's MCP bindings only
 
 from __future__ import annotations
 
-from typing import Any
-
 from conformance.kit.declare import variant
 from conformance.kit.faults import setting
 from conformance.model import Profile
+from conformance.protocols.mcp.server import McpHost
 from conformance.protocols.mcp.surface import mcp_bindings
 from conformance.transport.mcp import newest_handshake
 
@@ -51,7 +50,7 @@ variant(setting("mcp_streamed_answers", "mcp_streamed", True, """Every request i
 
 
 @variant(applies=lacks_newest_handshake, binding_kind=MCP_TOOLS)
-def mcp_newest_handshake_too(ref: Any) -> None:
+def mcp_newest_handshake_too(ref: McpHost) -> None:
     """The server also speaks the newest handshake revision the kit has documents for,
     so initialize agrees on that one rather than the profile's.
 

@@ -116,9 +116,11 @@ def check_offer_expiry(ctx: CheckContext) -> None:
 
 
 @check_offer_expiry.fault
-def offers_never_expire(ref: Any) -> None:
+def offers_never_expire(ref: PlazaReference) -> None:
     """An offer stays open past its expires_hours."""
-    ref.offer_state = lambda offer: str(offer["state"])
+    @replaces(ref.offer_state)
+    def state(original: Any, offer: Data) -> str:
+        return str(offer["state"])
 
 
 @check_offer_expiry.fault
@@ -259,9 +261,11 @@ def retry_new_offer(ref: PlazaReference) -> None:
 
 
 @check_retry.fault
-def retry_after_withdraw_answered(ref: Any) -> None:
+def retry_after_withdraw_answered(ref: PlazaReference) -> None:
     """A retry answers its offer even after it was withdrawn (offers are rechecked)."""
-    ref.retry_offer = lambda offer, data: {"offer": ref.offer_view(offer), "replayed": True}
+    @replaces(ref.retry_offer)
+    def retry(original: Any, offer: Data, data: Data) -> Data:
+        return {"offer": ref.offer_view(offer), "replayed": True}
 
 
 @check_retry.fault

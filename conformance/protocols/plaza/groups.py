@@ -41,6 +41,7 @@ from conformance.protocols.plaza.groups_client import (
     sent,
 )
 from conformance.protocols.plaza.parts import GROUPS, command_at, minted, prop, refused, served
+from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.site import Principal
 from conformance.transport.http import json_excerpt
 
@@ -97,7 +98,7 @@ def check_auth_shape(ctx: CheckContext) -> None:
 
 
 @check_auth_shape.fault
-def preflight_state_stale(ref: Any) -> None:
+def preflight_state_stale(ref: PlazaReference) -> None:
     """The preflight always describes the site before any grant."""
     @replaces(ref.cmd_group_authorization)
     def preflight(original: Any, who: Principal, data: Data) -> Data:
@@ -144,7 +145,7 @@ def check_auth_request(ctx: CheckContext) -> None:
 
 
 @check_auth_request.fault
-def request_grants_authority(ref: Any) -> None:
+def request_grants_authority(ref: PlazaReference) -> None:
     """An authorization request is taken as the grant itself (new authority automatically)."""
     @replaces(ref.cmd_group_authorization_request)
     def request(original: Any, who: Principal, data: Data) -> Data:
@@ -156,7 +157,7 @@ def request_grants_authority(ref: Any) -> None:
 
 
 @check_auth_request.fault
-def requests_not_deduplicated(ref: Any) -> None:
+def requests_not_deduplicated(ref: PlazaReference) -> None:
     """Every authorization request is a new one, even while the same one is pending."""
     @replaces(ref.cmd_group_authorization_request)
     def request(original: Any, who: Principal, data: Data) -> Data:
@@ -213,7 +214,7 @@ def check_authorize(ctx: CheckContext) -> None:
 
 
 @check_authorize.fault
-def grant_rate_ignored(ref: Any) -> None:
+def grant_rate_ignored(ref: PlazaReference) -> None:
     """A grant's max_messages_per_hour is ignored: only the group's rule caps the rate."""
     @replaces(ref.check_rate)
     def check_rate(original: Any, group: Data, grant: Data, caller: str) -> None:
@@ -247,7 +248,7 @@ def check_auth_expiry(ctx: CheckContext) -> None:
 
 
 @check_auth_expiry.fault
-def grant_never_expires(ref: Any) -> None:
+def grant_never_expires(ref: PlazaReference) -> None:
     """A limited grant never lapses (expires_hours ignored)."""
     @replaces(ref.cmd_group_authorize)
     def authorize(original: Any, who: Principal, data: Data) -> Data:
@@ -257,7 +258,7 @@ def grant_never_expires(ref: Any) -> None:
 
 
 @check_auth_expiry.fault
-def grant_default_expiry_wrong(ref: Any) -> None:
+def grant_default_expiry_wrong(ref: PlazaReference) -> None:
     """A grant without expires_hours lasts twice the schema's default."""
     default = ref.branches["group_authorize"]["properties"]["expires_hours"]["default"]
     lasting = asked_for("group_authorize", "expires_hours")
@@ -285,6 +286,8 @@ def check_auth_revoke(ctx: CheckContext) -> None:
 
 
 @check_auth_revoke.fault
-def revoke_ignored(ref: Any) -> None:
+def revoke_ignored(ref: PlazaReference) -> None:
     """group_authorization_revoke answers but the grant stays."""
-    ref.cmd_group_authorization_revoke = lambda who, data: ref.permission_answer(who.visitor_id, revoked=True)
+    @replaces(ref.cmd_group_authorization_revoke)
+    def revoke(original: Any, who: Principal, data: Data) -> Data:
+        return ref.permission_answer(who.visitor_id, revoked=True)

@@ -33,6 +33,7 @@ from conformance.protocols.plaza.groups_client import (
     sent,
 )
 from conformance.protocols.plaza.parts import GROUPS, command_at, names, prop, refused, served
+from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.reference.groups import MANAGER_ROLE
 from conformance.protocols.plaza.site import NOT_FOUND, NOT_PERMITTED, Issue, Principal, SiteError
 from conformance.transport.binding import RawToken, Reply
@@ -114,7 +115,7 @@ def check_create_defaults(ctx: CheckContext) -> None:
 
 
 @check_create_defaults.fault
-def create_default_rules_wrong(ref: Any) -> None:
+def create_default_rules_wrong(ref: PlazaReference) -> None:
     """A group created without rules allows the schema's largest max_autonomous_turns, not its default."""
     @replaces(ref.rule_defaults)
     def rule_defaults(original: Any) -> Data:
@@ -158,7 +159,7 @@ def check_discover(ctx: CheckContext) -> None:
 
 
 @check_discover.fault
-def discover_ignores_limit(ref: Any) -> None:
+def discover_ignores_limit(ref: PlazaReference) -> None:
     """group_discover lists up to the schema's maximum whatever the limit."""
     @replaces(ref.cmd_group_discover)
     def discover(original: Any, who: Principal, data: Data) -> Data:
@@ -168,7 +169,7 @@ def discover_ignores_limit(ref: Any) -> None:
 
 
 @check_discover.fault
-def discover_default_limit_ignored(ref: Any) -> None:
+def discover_default_limit_ignored(ref: PlazaReference) -> None:
     """group_discover without limit lists every match (the schema's default is 20)."""
     @replaces(ref.cmd_group_discover)
     def discover(original: Any, who: Principal, data: Data) -> Data:
@@ -272,7 +273,7 @@ def check_membership(ctx: CheckContext) -> None:
 
 
 @check_membership.fault
-def join_admits_at_once(ref: Any) -> None:
+def join_admits_at_once(ref: PlazaReference) -> None:
     """A join request makes the applicant a member without any group_admit."""
     @replaces(ref.cmd_group_join_request)
     def join(original: Any, who: Principal, data: Data) -> Data:
@@ -333,9 +334,11 @@ def check_history_join(ctx: CheckContext) -> None:
 
 
 @check_history_join.fault
-def history_before_join_visible(ref: Any) -> None:
+def history_before_join_visible(ref: PlazaReference) -> None:
     """A member reads the whole history, from before it joined too."""
-    ref.visible_messages = lambda group, member: list(group["messages"])
+    @replaces(ref.visible_messages)
+    def visible(original: Any, group: Data, member: Any) -> list[Any]:
+        return list(group["messages"])
 
 
 @requirement(id="PLAZA-GROUP-MAX-MEMBERS", level="MUST", optional=GROUPS,
@@ -409,7 +412,7 @@ def check_roles(ctx: CheckContext) -> None:
 
 
 @check_roles.fault
-def members_act_as_managers(ref: Any) -> None:
+def members_act_as_managers(ref: PlazaReference) -> None:
     """Any member may do what a manager does (settings, admission, invitations)."""
     @replaces(ref.require_role)
     def require_role(original: Any, group: Data, caller: str, role: str) -> None:
@@ -467,7 +470,7 @@ def check_close(ctx: CheckContext) -> None:
 
 
 @fault  # of PLAZA-GROUP-ROUTING-CODE (its code twin names it)
-def group_routing_wrong_code(ref: Any) -> None:
+def group_routing_wrong_code(ref: PlazaReference) -> None:
     """A misrouted group command is refused NOT_PERMITTED instead of as invalid parameters."""
     @replaces(ref.group_routing_issues)
     def routing(original: Any, message: Data, data: Data) -> list[Issue]:

@@ -52,9 +52,11 @@ from conformance.protocols.plaza.site import INVALID_STATE, Principal, SiteError
 
 
 @fault  # of every -CODE twin of the relay's rows (each names it)
-def private_refusal_wrong_code(ref: Any) -> None:
+def private_refusal_wrong_code(ref: PlazaReference) -> None:
     """The relay's refusals carry INVALID_STATE instead of the profile's NOT_PERMITTED."""
-    ref.private_refused = lambda message: SiteError(INVALID_STATE, message)
+    @replaces(ref.private_refused)
+    def refused(original: Any, message: str) -> SiteError:
+        return SiteError(INVALID_STATE, message)
 
 
 # ----------------------------------------------------------------------------------
@@ -92,16 +94,15 @@ def check_capabilities(ctx: CheckContext) -> None:
 
 
 @check_capabilities.fault
-def status_of_foreign_connection(ref: Any) -> None:
+def status_of_foreign_connection(ref: PlazaReference) -> None:
     """private_status answers about any connection, also to an agent that takes no part in it."""
-    def status(who: Principal, data: Data) -> Data:
+    @replaces(ref.cmd_private_status)
+    def status(original: Any, who: Principal, data: Data) -> Data:
         conn = ref.s["connections"].get(data["connection_id"])
         if conn is None:
             raise SiteError("NOT_FOUND", "no such connection")
         return {"connection_id": conn["id"], "connection_state": conn["state"],
                 "keys": {"own": [], "peer": []}, "channels": []}
-
-    ref.cmd_private_status = status
 
 
 @requirement(id="PLAZA-PRIV-CAPABILITIES-PROFILE", level="SHOULD", optional=PRIVATE_RELAY,

@@ -97,13 +97,12 @@ def offer_activates_channel(ref: PlazaReference) -> None:
 
 
 @check_channel_mutual.fault
-def channel_close_ignored(ref: Any) -> None:
+def channel_close_ignored(ref: PlazaReference) -> None:
     """private_channel_close answers but the channel stays active."""
-    def close(who: Principal, data: Data) -> Data:
+    @replaces(ref.cmd_private_channel_close)
+    def close(original: Any, who: Principal, data: Data) -> Data:
         conn = ref.participant_connection(who.visitor_id, data["connection_id"])
         return {"channel": ref.channel_view(ref.channel_in(conn, data["channel_id"]))}
-
-    ref.cmd_private_channel_close = close
 
 
 @requirement(id="PLAZA-PRIV-CONTROLS", level="MUST", optional=PRIVATE_RELAY,
@@ -371,9 +370,11 @@ def check_limits(ctx: CheckContext) -> None:
 
 
 @check_limits.fault
-def ordinary_limit_applied(ref: Any) -> None:
+def ordinary_limit_applied(ref: PlazaReference) -> None:
     """The relay bounds ciphertexts by the ordinary text limit (600 characters)."""
-    ref.ciphertext_limit = lambda: ref.limit("text_characters_count")
+    @replaces(ref.ciphertext_limit)
+    def ciphertext_limit(original: Any) -> Any:
+        return ref.limit("text_characters_count")
 
 
 @requirement(id="PLAZA-PRIV-REPLAY", level="MUST", optional=PRIVATE_RELAY,
@@ -586,11 +587,10 @@ def signed_bytes_normalize_origin(ref: PlazaReference) -> None:
 
 
 @check_signed_bytes.fault
-def signed_bytes_other_encoding(ref: Any) -> None:
+def signed_bytes_other_encoding(ref: PlazaReference) -> None:
     """Signatures are checked over JSON with whitespace (not the profile's canonical form):
     valid ones fail."""
-    def view(kind: str, obj: Data) -> bytes:
+    @replaces(ref.signed_view)
+    def view(original: Any, kind: str, obj: Data) -> bytes:
         field = "proof_signature" if kind == "bundle" else "signature"
         return json.dumps({k: v for k, v in obj.items() if k != field}, sort_keys=True).encode()
-
-    ref.signed_view = view

@@ -19,20 +19,20 @@ import re
 import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from conformance.documents.schemas import validator_for
-from conformance.kit.reference import Reference, ReferenceConfig, Refusal, is_int, strict_json
+from conformance.kit.reference import Reference, Refusal, is_int, strict_json
 from conformance.model import Profile
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.reference.extensions import ExtensionParts
 from conformance.protocols.a2a.reference.grpc import GrpcParts
+from conformance.protocols.a2a.reference.host import A2AReferenceConfig
 from conformance.protocols.a2a.reference.push import PushParts
 from conformance.protocols.a2a.reference.signing import SigningParts
 from conformance.protocols.a2a.reference.stream import EventStream, StreamParts
@@ -48,15 +48,6 @@ DENIED = {"limited": {"CancelTask": "tasks:cancel", "ListTasks": "tasks:list"}}
 FORBIDDEN_CODE = -31003  # a JSON-RPC custom error (section 3.3.2): outside the tables
 OUTCOMES = ("completed", "input_required", "auth_required", "failed", "rejected", "long_running", "message")
 INPUT_MODES = ["text/plain", "application/json"]
-
-
-@dataclass
-class A2AReferenceConfig(ReferenceConfig):
-    streaming: bool = True  # SendStreamingMessage and SubscribeToTask as SSE (reference/stream.py)
-    push_notifications: bool = True  # part 2: push notifications (reference/push.py)
-    extended_agent_card: bool = False  # on: an extended card for authenticated callers (section 3.1.11)
-    security: bool = True  # the card declares a bearer scheme, and calls need a token
-    version: str = "1.0"  # the A2A-Version the interfaces serve (Major.Minor)
 
 
 def rfc3339(seconds: float) -> str:
@@ -90,7 +81,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
         # and the change as a StreamResponse (statusUpdate, artifactUpdate)
         self.listeners: list[Callable[[dict[str, Any], dict[str, Any]], None]] = []
         for part in (StreamParts, PushParts, ExtensionParts, SigningParts):
-            part.reset_part(self)  # type: ignore[arg-type]
+            part.reset_part(self)
 
     def digest(self) -> str:
         return json.dumps({"tasks": self.tasks, "owners": self.owners}, sort_keys=True)
@@ -156,7 +147,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
     def public_card(self) -> dict[str, Any]:
         """The public card as it is served now (at the base URL of the latest request)."""
         at = SimpleNamespace(base_url=getattr(self, "base_url", "http://localhost/"))
-        return self.card(at)  # type: ignore[arg-type]
+        return self.card(cast(Request, at))  # card reads only the request's base_url
 
     def endpoint(self, name: str) -> Any:
         """Each route remembers the base URL it was called at (the extended card names its interfaces)."""

@@ -12,6 +12,7 @@ from typing import Any
 
 from conformance.kit.reference import Refusal
 from conformance.protocols.a2a.client import EXTENSIONS_HEADER
+from conformance.protocols.a2a.reference.host import Host
 
 # the reference's own extension (RFC 2606's example domain: an identifier, never fetched)
 REQUIRED_EXTENSION = "https://conformance.example/extensions/echo-receipt/v1"
@@ -32,11 +33,11 @@ def requested(request: Any) -> list[str]:
     return [uri.strip() for value in values for uri in value.split(",") if uri.strip()]
 
 
-class ExtensionParts:
+class ExtensionParts(Host):
     def reset_part(self) -> None:
         """This part's share of the world as it starts (A2AReference.reset): the agent uses
         its extensions on each artifact it publishes."""
-        self.listeners.append(self.use_extensions)  # type: ignore[attr-defined]
+        self.listeners.append(self.use_extensions)
 
     def card_extensions(self) -> list[dict[str, Any]]:
         """AgentCard.capabilities.extensions (section 4.6.1)."""
@@ -45,7 +46,7 @@ class ExtensionParts:
 
     def declared_extensions(self) -> list[dict[str, Any]]:
         """The extensions the card as served declares (a card edited to declare none requires none)."""
-        capabilities = self.public_card().get("capabilities")  # type: ignore[attr-defined]
+        capabilities = self.public_card().get("capabilities")
         found = capabilities.get("extensions") if isinstance(capabilities, dict) else None
         return [e for e in found if isinstance(e, dict)] if isinstance(found, list) else []
 

@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 
 from conformance.kit.reference import Refusal
+from conformance.protocols.a2a.reference.host import Host
 
 PUSH_OFF = "PushNotificationNotSupportedError"
 NOT_FOUND = "TaskNotFoundError"
@@ -38,7 +39,7 @@ def _tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-class PushParts:
+class PushParts(Host):
     WEBHOOK_ALLOW: tuple[str, ...] = ("127.0.0.1",)  # hosts a webhook may name although private
     DELIVERY_TIMEOUT = 10.0  # seconds (section 4.3.3: 10-30 recommended)
     DELIVERY_ATTEMPTS = 3  # the first and two retries
@@ -49,19 +50,19 @@ class PushParts:
         a listener delivering each change of a task to its configs."""
         self.push_configs: dict[str, dict[str, dict[str, Any]]] = {}  # task id -> config id -> config
         # looked up at each change, so a fault that replaces deliver_change takes effect
-        self.listeners.append(lambda task, event: self.deliver_change(task, event))  # type: ignore[attr-defined]
+        self.listeners.append(lambda task, event: self.deliver_change(task, event))
 
     # -- the four methods ------------------------------------------------------------------
     def push_enabled(self) -> None:
         """Section 3.3.4: served only where the card declares capabilities.pushNotifications."""
-        declared = (self.public_card().get("capabilities") or {}).get("pushNotifications")  # type: ignore[attr-defined]
+        declared = (self.public_card().get("capabilities") or {}).get("pushNotifications")
         if declared is not True:
             raise Refusal(PUSH_OFF, "push notifications are not supported (capabilities.pushNotifications)")
 
     def push_task(self, params: dict[str, Any], caller: str) -> dict[str, Any]:
         """The task a push request names, if the caller owns it (section 13.1)."""
         self.push_enabled()
-        task: dict[str, Any] = self.owned_task(params.get("taskId"), caller)  # type: ignore[attr-defined]
+        task: dict[str, Any] = self.owned_task(params.get("taskId"), caller)
         return task
 
     def op_CreateTaskPushNotificationConfig(self, params: dict[str, Any], caller: str) -> Any:
@@ -71,7 +72,7 @@ class PushParts:
 
     def op_GetTaskPushNotificationConfig(self, params: dict[str, Any], caller: str) -> Any:
         task = self.push_task(params, caller)
-        config = self.push_configs.get(task["id"], {}).get(params.get("id"))  # type: ignore[arg-type]
+        config = self.push_configs.get(task["id"], {}).get(params.get("id", ""))
         if config is None:
             raise Refusal(NOT_FOUND, f"push notification config {params.get('id')!r} not found")
         return self.config_view(config)
@@ -90,20 +91,20 @@ class PushParts:
         """SendMessage's ``configuration.taskPushNotificationConfig`` (section 6.6): a config of
         the task the message makes or continues; a webhook refused takes a new task back."""
         given = configuration.get("taskPushNotificationConfig")
-        declared = (self.public_card().get("capabilities") or {}).get("pushNotifications")  # type: ignore[attr-defined]
+        declared = (self.public_card().get("capabilities") or {}).get("pushNotifications")
         if not isinstance(given, dict) or declared is not True:
             return
         try:
             self.check_webhook(given.get("url"))
         except Refusal:
             if task.get("history") == []:  # made by this message: it never was
-                self.tasks.pop(task["id"], None)  # type: ignore[attr-defined]
-                self.owners.pop(task["id"], None)  # type: ignore[attr-defined]
+                self.tasks.pop(task["id"], None)
+                self.owners.pop(task["id"], None)
             raise
         self.store_config(task, given)
 
     def store_config(self, task: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-        config_id = params.get("id") or self.new_id("push")  # type: ignore[attr-defined]
+        config_id = params.get("id") or self.new_id("push")
         config = {k: json.loads(json.dumps(params[k])) for k in ("url", "token", "authentication")
                   if params.get(k) not in (None, "")}
         config.update({"id": config_id, "taskId": task["id"]})
@@ -124,12 +125,12 @@ class PushParts:
     def op_DeleteTaskPushNotificationConfig(self, params: dict[str, Any], caller: str) -> Any:
         """Idempotent (section 3.1.10): deleting a config that is gone again is served too."""
         task = self.push_task(params, caller)
-        self.push_configs.get(task["id"], {}).pop(params.get("id"), None)  # type: ignore[arg-type]
+        self.push_configs.get(task["id"], {}).pop(params.get("id", ""), None)
         return {}
 
     def config_view(self, config: dict[str, Any]) -> dict[str, Any]:
         """A config as an answer shows it (a TaskPushNotificationConfig)."""
-        return json.loads(json.dumps(config))  # type: ignore[no-any-return]
+        return json.loads(json.dumps(config))
 
     # -- webhook URLs ----------------------------------------------------------------------
     def check_webhook(self, url: Any) -> None:

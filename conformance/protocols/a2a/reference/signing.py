@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from conformance.protocols.a2a.canonical import SIGNATURES, payload
+from conformance.protocols.a2a.reference.host import Host
 
 JWKS_PATH = "/.well-known/jwks.json"  # the reference's choice: section 8.4.2 lets jku name any URL
 KEY_ID = "conformance-reference-key-1"
@@ -47,7 +48,7 @@ def jws_signature(card: dict[str, Any], key: jwk.JWK, header: dict[str, Any]) ->
     return dict(_SIGNED[memo])
 
 
-class SigningParts:
+class SigningParts(Host):
     def reset_part(self) -> None:
         """This part's share of the world as it starts (A2AReference.reset): nothing (its keys
         last the process)."""
@@ -77,4 +78,4 @@ class SigningParts:
         return JSONResponse(self.jwks(), headers={"Cache-Control": "max-age=60"})
 
     def signing_routes(self) -> list[BaseRoute]:
-        return [Route(JWKS_PATH, self.endpoint("serve_jwks"), methods=["GET"])]  # type: ignore[attr-defined]
+        return [Route(JWKS_PATH, self.endpoint("serve_jwks"), methods=["GET"])]

@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a.reference.host import Host
 
 STREAM_IDLE = 5.0  # seconds a reference stream waits for a change before it closes
 
@@ -115,18 +116,18 @@ class EventStream:
                 self.open = False
 
 
-class StreamParts:
+class StreamParts(Host):
     stream_idle = STREAM_IDLE
 
     def reset_part(self) -> None:
         """This part's share of the world as it starts (A2AReference.reset)."""
-        self.on_subscribe: dict[str, int] = {}  # type: ignore[misc]  # task id -> subscriptions awaited
-        self.subscribed: dict[str, int] = {}  # type: ignore[misc]  # task id -> subscriptions so far
+        self.on_subscribe: dict[str, int] = {}  # task id -> subscriptions awaited
+        self.subscribed: dict[str, int] = {}  # task id -> subscriptions so far
 
     # -- the operations --------------------------------------------------------------------
     def streams_served(self) -> None:
         """Section 3.3.4: refused unless the card declares capabilities.streaming."""
-        if not self.config.streaming:  # type: ignore[attr-defined]
+        if not self.config.streaming:
             raise Refusal("UnsupportedOperationError", "streaming is not supported (capabilities.streaming)")
 
     def op_SendStreamingMessage(self, params: dict[str, Any], caller: str) -> Any:
@@ -178,13 +179,13 @@ class StreamParts:
         stream = EventStream(first, task_id, self.stream_ends(), self.stream_idle)
         stream.done = lambda: self.unlisten(stream)
         if stream.open:
-            self.listeners.append(stream.hear)  # type: ignore[attr-defined]
+            self.listeners.append(stream.hear)
         return stream
 
     def unlisten(self, stream: EventStream) -> None:
         """The stream is read to its end: its listener (a fault's in its place) goes."""
-        if stream.hear in self.listeners:  # type: ignore[attr-defined]
-            self.listeners.remove(stream.hear)  # type: ignore[attr-defined]
+        if stream.hear in self.listeners:
+            self.listeners.remove(stream.hear)
 
     def progress(self, task: dict[str, Any]) -> None:
         """The agent works a task to its end: a working status with a message, an artifact
@@ -208,7 +209,7 @@ class StreamParts:
         """Once ``streams`` (default 1) more subscriptions of task ``id`` are open, the agent
         works it to completion: each of them sees it."""
         task_id, streams = str(args.get("id")), args.get("streams", 1)
-        if task_id not in self.tasks:  # type: ignore[attr-defined]
+        if task_id not in self.tasks:
             return JSONResponse({"error": "no such task"}, status_code=404)
         if not isinstance(streams, int) or isinstance(streams, bool) or streams < 1:
             return JSONResponse({"error": "streams must be a positive integer"}, status_code=400)
