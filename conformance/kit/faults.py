@@ -236,7 +236,9 @@ class Seam:
 
     @property
     def exists(self) -> bool:
-        return self.owner is not None and self.attribute in attributes_of(self.owner)
+        if self.owner is None:
+            return False  # most seams are methods: the class's own names need no reading of its code
+        return self.attribute in _class_names(self.owner) or self.attribute in attributes_of(self.owner)
 
 
 def seams(patch: Patch, reference: type | None) -> list[Seam]:
@@ -454,10 +456,15 @@ def _source_line(klass: type) -> tuple[str, int]:
 
 
 @functools.cache
+def _class_names(cls: type) -> frozenset[str]:
+    return frozenset(dir(cls))
+
+
+@functools.cache
 def attributes_of(cls: type) -> frozenset[str]:
     """What an instance of ``cls`` has: its class's attributes, annotated fields, and what its
     methods assign to ``self`` (read from their code: no instance is built)."""
-    names = set(dir(cls))
+    names = set(_class_names(cls))
     for klass in cls.__mro__:
         names |= set(vars(klass).get("__annotations__", {}))
         for node in ast.walk(_class_tree(klass)):
