@@ -182,9 +182,12 @@ def free_port() -> int:
     the child bound it (CI: "address already in use"). Each xdist worker instead takes its
     own block of ports below the ephemeral range, and skips any port in use now."""
     worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
-    # several checkouts testing side by side on one machine each take other blocks
+    # several checkouts testing side by side on one machine each take other blocks; the blocks
+    # go round the room below the ephemeral range (63 workers' worth from 32768): past it, every
+    # block above 7 used to start at port 1024, all of them the same ports
     worker += 8 * int(os.environ.get("CONFORMANCE_TEST_PORT_BLOCK", "0") or 0)
     low = _ephemeral_low()
+    worker %= max(1, (low - 1024) // _PORTS_PER_WORKER)
     first = max(1024, low - _PORTS_PER_WORKER * (worker + 1))
     for _ in range(_PORTS_PER_WORKER):
         port = first + next(_next_port) % _PORTS_PER_WORKER
