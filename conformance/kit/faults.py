@@ -467,8 +467,32 @@ def attributes_of(cls: type) -> frozenset[str]:
     names = set(_class_names(cls))
     for klass in cls.__mro__:
         names |= set(vars(klass).get("__annotations__", {}))
-        for node in ast.walk(_class_tree(klass)):
-            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
-                    and isinstance(node.value, ast.Name) and node.value.id == "self":
-                names.add(node.attr)
+        names |= _assigned_to_self(klass)
+    return frozenset(names)
+
+
+# what assigns: a statement's targets (a comprehension's target aside: no code assigns to self there)
+_TARGETS = {ast.Assign: "targets", ast.AnnAssign: "target", ast.AugAssign: "target", ast.For: "target",
+            ast.AsyncFor: "target", ast.withitem: "optional_vars"}
+
+
+@functools.cache
+def _assigned_to_self(klass: type) -> frozenset[str]:
+    """The attributes ``klass``'s code assigns to ``self``: the targets of its statements are
+    read, not every expression (a reference class holds some 100,000 nodes)."""
+    names: set[str] = set()
+    stack: list[ast.AST] = [_class_tree(klass)]
+    while stack:
+        node = stack.pop()
+        field = _TARGETS.get(type(node))
+        if field is not None:
+            target = getattr(node, field)
+            for part in ast.walk(ast.Tuple(elts=target if isinstance(target, list) else [target])):
+                if isinstance(part, ast.Attribute) and isinstance(part.ctx, ast.Store) \
+                        and isinstance(part.value, ast.Name) and part.value.id == "self":
+                    names.add(part.attr)
+        for value in vars(node).values():
+            if isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, ast.stmt | ast.excepthandler | ast.withitem
+                                                            | ast.match_case | ast.Module))
     return frozenset(names)
