@@ -30,6 +30,8 @@ import ast
 import copy
 import functools
 import inspect
+import linecache
+import re
 import sys
 import textwrap
 import typing
@@ -234,7 +236,9 @@ class Seam:
 
     @property
     def exists(self) -> bool:
-        return self.owner is not None and self.attribute in attributes_of(self.owner)
+        if self.owner is None:
+            return False  # most seams are methods: the class's own names need no reading of its code
+        return self.attribute in _class_names(self.owner) or self.attribute in attributes_of(self.owner)
 
 
 def seams(patch: Patch, reference: type | None) -> list[Seam]:
@@ -365,15 +369,56 @@ def _is_self_attribute(node: ast.expr, attribute: str) -> bool:
 
 
 def _definition(fn: Any) -> ast.FunctionDef | None:
-    """The ``def`` of ``fn`` in its module's code (parsed once per file)."""
+    """The ``def`` of ``fn`` in its module's code. Its own lines are parsed alone (a profile
+    loads some 300 faults: parsing and walking each one's whole file took a second of every
+    run's start); where they do not parse alone, its file's definitions are read once."""
     code = getattr(fn, "__code__", None)
     if code is None:
         return None
-    for node in ast.walk(_file_tree(code.co_filename)):
-        if isinstance(node, ast.FunctionDef) and node.name == code.co_name \
-                and min([node.lineno, *(d.lineno for d in node.decorator_list)]) == code.co_firstlineno:
-            return node
-    return None
+    alone = _block(code.co_filename, code.co_firstlineno)
+    if isinstance(alone, ast.FunctionDef) and alone.name == code.co_name:
+        return alone
+    return _file_definitions(code.co_filename).get((code.co_name, code.co_firstlineno))
+
+
+def _block(path: str, first: int) -> ast.stmt | None:
+    """The statement that starts at line ``first`` of ``path`` (its decorators, if any, then
+    what they decorate), parsed on its own: its lines run to the first line as little indented
+    (a comment or blank line aside). None where that cut does not parse (a string or a bracket
+    that the cut splits): the caller reads the whole file then."""
+    lines = linecache.getlines(path)
+    if not 0 < first <= len(lines):
+        return None
+    head = lines[first - 1]
+    indent = len(head) - len(head.lstrip())
+    if head[:indent].strip():
+        return None
+    end, body = first, False
+    for end in range(first, len(lines)):
+        line = lines[end]
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        if len(line) - len(line.lstrip()) > indent:
+            body = True
+        elif body or not text.startswith(("@", "def ", "async def ", "class ")):
+            break
+    else:
+        end = len(lines)
+    source = "".join(line[indent:] if len(line) > indent and not line[:indent].strip()
+                     else line.lstrip() or "\n" for line in lines[first - 1:end])
+    try:
+        tree = ast.parse("\n" * (first - 1) + source)  # its lines numbered as in the file
+    except SyntaxError:
+        return None
+    return tree.body[0] if len(tree.body) == 1 else None
+
+
+@functools.cache
+def _file_definitions(path: str) -> dict[tuple[str, int], ast.FunctionDef]:
+    """Each ``def`` of ``path`` by its name and first line (its first decorator's, if any)."""
+    return {(node.name, min([node.lineno, *(d.lineno for d in node.decorator_list)])): node
+            for node in ast.walk(_file_tree(path)) if isinstance(node, ast.FunctionDef)}
 
 
 @functools.cache
@@ -387,21 +432,67 @@ def _file_tree(path: str) -> ast.AST:
 
 @functools.cache
 def _class_tree(klass: type) -> ast.AST:
+    """The ``class`` statement of ``klass`` (found as ``_definition`` finds a function)."""
+    path, first = _source_line(klass)
+    alone = _block(path, first) if path else None
+    if isinstance(alone, ast.ClassDef) and alone.name == klass.__name__:
+        return alone
     try:
         return ast.parse(textwrap.dedent(inspect.getsource(klass)))
     except (OSError, TypeError, SyntaxError):
         return ast.Module(body=[], type_ignores=[])
 
 
+def _source_line(klass: type) -> tuple[str, int]:
+    """The file of ``klass`` and the line of its ``class`` statement, where its file holds
+    one class of that name ("", 0 otherwise)."""
+    try:
+        path = inspect.getsourcefile(klass) or ""
+    except TypeError:
+        return "", 0
+    pattern = re.compile(rf"\s*class\s+{re.escape(klass.__name__)}\b")
+    found = [number for number, line in enumerate(linecache.getlines(path), 1) if pattern.match(line)]
+    return (path, found[0]) if len(found) == 1 else ("", 0)
+
+
+@functools.cache
+def _class_names(cls: type) -> frozenset[str]:
+    return frozenset(dir(cls))
+
+
 @functools.cache
 def attributes_of(cls: type) -> frozenset[str]:
     """What an instance of ``cls`` has: its class's attributes, annotated fields, and what its
     methods assign to ``self`` (read from their code: no instance is built)."""
-    names = set(dir(cls))
+    names = set(_class_names(cls))
     for klass in cls.__mro__:
         names |= set(vars(klass).get("__annotations__", {}))
-        for node in ast.walk(_class_tree(klass)):
-            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
-                    and isinstance(node.value, ast.Name) and node.value.id == "self":
-                names.add(node.attr)
+        names |= _assigned_to_self(klass)
+    return frozenset(names)
+
+
+# what assigns: a statement's targets (a comprehension's target aside: no code assigns to self there)
+_TARGETS = {ast.Assign: "targets", ast.AnnAssign: "target", ast.AugAssign: "target", ast.For: "target",
+            ast.AsyncFor: "target", ast.withitem: "optional_vars"}
+
+
+@functools.cache
+def _assigned_to_self(klass: type) -> frozenset[str]:
+    """The attributes ``klass``'s code assigns to ``self``: the targets of its statements are
+    read, not every expression (a reference class holds some 100,000 nodes)."""
+    names: set[str] = set()
+    stack: list[ast.AST] = [_class_tree(klass)]
+    while stack:
+        node = stack.pop()
+        field = _TARGETS.get(type(node))
+        if field is not None:
+            target = getattr(node, field)
+            for part in ast.walk(ast.Tuple(elts=target if isinstance(target, list) else [target])):
+                if isinstance(part, ast.Attribute) and isinstance(part.ctx, ast.Store) \
+                        and isinstance(part.value, ast.Name) and part.value.id == "self":
+                    names.add(part.attr)
+        for value in vars(node).values():
+            if isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, ast.stmt | ast.excepthandler | ast.withitem
+                                                            | ast.match_case | ast.Module))
     return frozenset(names)

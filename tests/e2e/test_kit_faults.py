@@ -111,18 +111,6 @@ def test_a_check_that_weighed_no_answer_is_untested_not_passed(run):
     assert execute(requirement("SYN-WEIGHS", weighs), run).status == "passed"
 
 
-def test_the_selftest_holds_every_row_to_a_judgement():
-    """On the clean reference every requirement of every profile judged something: none is
-    untested for having weighed nothing (tests/e2e/test_selftest.py runs the whole matrix;
-    here one profile's clean run, to show the rule reaches the selftest's verdicts)."""
-    from conformance.proofs.selftest import clean_problems, run_clean
-
-    profile = load_profile("bindu")
-    clean = run_clean(profile)
-    assert not [rid for rid, v in clean.verdicts.items() if v.reason == "unjudged"]
-    assert clean_problems(clean.verdicts, "") == []
-
-
 # -- the control interface the config names ------------------------------------------------
 
 def test_a_control_url_that_does_not_answer_is_one_line_and_exit_2(serve, tmp_path):

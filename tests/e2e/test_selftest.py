@@ -46,6 +46,8 @@ def test_clean_reference_passes_everything_and_no_must_fails_on_a_variant(name, 
     profile = load_profile(name)
     clean = run_clean(profile, binding=binding)
     assert clean_problems(clean.verdicts, "", profile.is_deferred) == []
+    # every row judged something: none (a deferred one included) is untested for having weighed nothing
+    assert [rid for rid, v in clean.verdicts.items() if v.reason == "unjudged"] == []
     assert len(clean.verdicts) == len(profile.requirements)
     assert any(v.status == "passed" for v in clean.verdicts.values())
     # the trace misses nothing a fault changes: each requirement naming a fault reads it (over
