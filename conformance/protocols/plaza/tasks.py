@@ -31,6 +31,7 @@ from conformance.protocols.plaza.client import (
     CAROL,
     COMPLETED,
     SHORT_DEADLINE_S,
+    WORKING,
     PlazaClient,
     dig,
     fresh_id,
@@ -42,7 +43,6 @@ from conformance.protocols.plaza.site import (
     INVALID_STATE,
     NOT_FOUND,
     TASK_NOT_FOUND,
-    WORKING,
     Principal,
     SiteError,
 )
