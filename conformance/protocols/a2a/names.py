@@ -49,8 +49,9 @@ VERSION_HEADER, EXTENSIONS_HEADER = service_parameter("A2A-Version"), service_pa
 
 
 # the proto's TaskStates the kit names itself (the a2a profile's, Plaza's and Wever's faces)
-SUBMITTED, WORKING, COMPLETED, CANCELED, REJECTED = (
-    docs.state_named(word) for word in ("submitted", "working", "completed", "canceled", "rejected"))
+SUBMITTED, WORKING, INPUT_REQUIRED, COMPLETED, CANCELED, REJECTED = (
+    docs.state_named(word) for word in ("submitted", "working", "input_required", "completed", "canceled",
+                                        "rejected"))
 # the Role a client's message carries (the proto: "from the client to the server")
 CLIENT_ROLE = docs.client_role()
 

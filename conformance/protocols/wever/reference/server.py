@@ -35,7 +35,7 @@ from conformance.kit.reference import ReferenceConfig as BaseConfig
 from conformance.model import Profile
 from conformance.protocols.a2a import wire
 from conformance.protocols.a2a.documents import jsonrpc_codes
-from conformance.protocols.a2a.names import VERSION_HEADER
+from conformance.protocols.a2a.names import EXTENSIONS_HEADER, VERSION_HEADER
 from conformance.protocols.mcp.server import McpHost, McpServer, to_response
 
 HOUR_S = 3600
@@ -79,7 +79,7 @@ METADATA = "request metadata"
 EXTENSIONS = "protocol extensions"
 PUSH = "push notifications"
 NON_DATA_PARTS = "text or file parts"
-A2A_EXTENSIONS_HEADER = "A2A-Extensions"  # A2A's extension activation header
+A2A_EXTENSIONS_HEADER = EXTENSIONS_HEADER  # A2A's extension activation header (section 3.2.6)
 PUSH_CONFIG_KEYS = ("pushNotificationConfig", "taskPushNotificationConfig", "pushNotification")
 NON_DATA_PART_KEYS = ("text", "file", "raw", "url")
 SEND_PARAMS_KEYS = ("message", "configuration")
