@@ -18,7 +18,8 @@ from typing import Any
 
 from conformance.kit.check import Blocked, CheckContext, ProtocolMismatch, Untested
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a.names import named
+from conformance.protocols.a2a.names import EXTENSIONS_HEADER, named
+from conformance.protocols.a2a.wire import state
 from conformance.transport.binding import Reply, dig
 from conformance.transport.http import CredentialUnfit
 
@@ -29,7 +30,6 @@ LOOKS_KEY = "a2a looks refused"
 # to set up what it judges) and the agent refuses it, that row is blocked in this one's name
 ABOUT = {"SendMessage": "A2A-SEND-RESPONSE", "GetTask": "A2A-GET-TASK", "ListTasks": "A2A-LIST-RESPONSE",
          "CancelTask": "A2A-CANCEL-TASK"}
-EXTENSIONS_HEADER = "A2A-Extensions"  # section 3.2.6's service parameter (extensions.py reads it there)
 # HTTP authentication schemes (the IANA registry the proto's HTTPAuthSecurityScheme.scheme names)
 # the kit sends: RFC 7617's and RFC 6750's
 HTTP_SCHEMES = ("basic", "bearer")
@@ -316,10 +316,6 @@ def scenario_message(default: dict[str, Any], scenario: dict[str, Any],
     if isinstance(configured, str) and configured:
         out["messageId"] = f"{configured}-{uuid.uuid4().hex[:12]}"
     return out
-
-
-def state(task: Any) -> Any:
-    return dig(task, "status", "state")
 
 
 POLL_FIRST, POLL_MOST = 0.05, 0.5  # seconds between GetTasks of a task the agent works on

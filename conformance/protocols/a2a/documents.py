@@ -180,6 +180,18 @@ def jsonrpc_errors() -> dict[str, int]:
 
 
 @functools.lru_cache(maxsize=1)
+def jsonrpc_codes() -> dict[str, int]:
+    """The JSON-RPC code of every error the specification names: section 9.5's standard
+    errors and the A2A errors of section 5.4 (what a server that is no a2a profile's, such
+    as Wever's adapter, answers with)."""
+    for table in markdown_tables(document_text(SPEC)):
+        if "A2A Error Type" in table.columns and "JSON-RPC Code" in table.columns:
+            own = {row["A2A Error Type"]: int(row["JSON-RPC Code"]) for row in table.rows}
+            return {**jsonrpc_errors(), **own}
+    raise SpecError(f"{SPEC} has no error table with a JSON-RPC column (section 5.4)")
+
+
+@functools.lru_cache(maxsize=1)
 def grpc_statuses() -> dict[str, str]:
     """The gRPC status of each A2A error (section 5.4): what a google.rpc.Status names."""
     for table in markdown_tables(document_text(SPEC)):

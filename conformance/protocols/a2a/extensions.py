@@ -18,18 +18,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from conformance.documents.openapi import markdown_tables
-from conformance.documents.prose import document_text
-from conformance.documents.schemas import SpecError
 from conformance.kit.check import Blocked, CheckContext
 from conformance.kit.declare import requirement, variant
 from conformance.kit.faults import noop, recodes, replaces
 from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
 from conformance.protocols.a2a.answers import form
-from conformance.protocols.a2a.client import EXTENSIONS_HEADER, A2AClient, required_extensions
+from conformance.protocols.a2a.client import A2AClient, required_extensions
 from conformance.protocols.a2a.expectations import expect_mapped
-from conformance.protocols.a2a.names import EXTENSIONS
+from conformance.protocols.a2a.names import EXTENSIONS, EXTENSIONS_HEADER
 from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply
 
@@ -37,16 +34,7 @@ from conformance.transport.binding import Reply
 UNKNOWN_EXTENSION = "https://conformance.invalid/extensions/not-an-extension/v1"
 
 
-def service_parameter(name: str) -> str:
-    """``name`` as the table of standard service parameters (section 3.2.6) lists it."""
-    for table in markdown_tables(document_text(docs.SPEC)):
-        if "3.2.6" in table.heading and "Name" in table.columns:
-            if name in [row["Name"].strip("`") for row in table.rows]:
-                return name
-    raise SpecError(f"{docs.SPEC} section 3.2.6 lists no service parameter {name!r}")
-
-
-HEADER = service_parameter(EXTENSIONS_HEADER)
+HEADER = EXTENSIONS_HEADER  # section 3.2.6 (names.py)
 MISSING = "ExtensionSupportRequiredError"
 
 

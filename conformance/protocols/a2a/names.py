@@ -1,11 +1,15 @@
 """What the A2A documents name that the kit handles itself: proto field names (checked against
 the proto when loaded), the standard JSON-RPC errors of section 9.5, the A2A errors of section
-5.4's table, the methods of the service and the capability each needs (section 3.3.4)."""
+5.4's table, the methods of the service and the capability each needs (section 3.3.4), the
+service parameters of section 3.2.6 (the A2A-Version and A2A-Extensions headers). Plaza's
+and Wever's A2A faces read them here too."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from conformance.documents.openapi import markdown_tables
+from conformance.documents.prose import document_text
 from conformance.documents.schemas import SpecError
 from conformance.model import Profile
 from conformance.protocols.a2a import documents as docs
@@ -30,6 +34,26 @@ def named(*names: str) -> tuple[str, ...]:
     "statusTimestampAfter", "metadata", "role")
 CAPABILITIES = named("streaming", "pushNotifications", "extendedAgentCard")
 SCHEME, CREDENTIALS = named("scheme", "credentials")
+
+
+def service_parameter(name: str) -> str:
+    """``name`` as the table of standard service parameters (section 3.2.6) lists it."""
+    for table in markdown_tables(document_text(docs.SPEC)):
+        if "3.2.6" in table.heading and "Name" in table.columns:
+            if name in [row["Name"].strip("`") for row in table.rows]:
+                return name
+    raise SpecError(f"{docs.SPEC} section 3.2.6 lists no service parameter {name!r}")
+
+
+VERSION_HEADER, EXTENSIONS_HEADER = service_parameter("A2A-Version"), service_parameter("A2A-Extensions")
+
+
+# the proto's TaskStates the kit names itself (the a2a profile's, Plaza's and Wever's faces)
+SUBMITTED, WORKING, INPUT_REQUIRED, COMPLETED, CANCELED, REJECTED = (
+    docs.state_named(word) for word in ("submitted", "working", "input_required", "completed", "canceled",
+                                        "rejected"))
+# the Role a client's message carries (the proto: "from the client to the server")
+CLIENT_ROLE = docs.client_role()
 
 
 def standard(name: str) -> str:

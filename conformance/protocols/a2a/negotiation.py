@@ -7,8 +7,9 @@ from typing import Any
 
 from conformance.kit.check import Untested
 from conformance.protocols.a2a.client import A2AClient, interfaces
+from conformance.protocols.a2a.names import VERSION_HEADER
 
-HEADER = "A2A-Version"
+HEADER = VERSION_HEADER
 EMPTY_MEANS = "0.3"  # section 3.6.2: "Agents MUST interpret empty value as 0.3 version"
 
 

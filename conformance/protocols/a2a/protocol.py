@@ -51,8 +51,9 @@ def binding_entries(profile: Profile) -> dict[str, dict[str, Any]]:
     """The A2A-Version every call carries (the version the profile pins; over gRPC as
     metadata) and the HTTP+JSON routes the proto's annotations give."""
     from conformance.protocols.a2a.documents import rest_routes
+    from conformance.protocols.a2a.names import VERSION_HEADER
 
-    version = {"headers": {"A2A-Version": str(profile.settings["version"])}}
+    version = {"headers": {VERSION_HEADER: str(profile.settings["version"])}}
     return {"jsonrpc": version, "http-json": {**version, "routes": rest_routes(profile)}, "grpc": version}
 
 

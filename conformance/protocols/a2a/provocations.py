@@ -23,6 +23,7 @@ from conformance.protocols.a2a.answers import (
 )
 from conformance.protocols.a2a.client import LOOKS_KEY, A2AClient, a2a_error, grpc_validation_status
 from conformance.protocols.a2a.driving import any_task, never_issued, own_task, push_config
+from conformance.protocols.a2a.names import VERSION_HEADER
 from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply
 
@@ -105,7 +106,7 @@ UNSUPPORTED_VERSION = "9.9"
 
 def version_not_supported(client: A2AClient) -> Provocations:
     yield (f"SendMessage with A2A-Version {UNSUPPORTED_VERSION}",
-           client.send(client.message(), headers={"A2A-Version": UNSUPPORTED_VERSION}))
+           client.send(client.message(), headers={VERSION_HEADER: UNSUPPORTED_VERSION}))
 
 
 def push_declared_off(ref: A2AReference) -> None:

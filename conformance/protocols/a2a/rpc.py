@@ -19,6 +19,7 @@ from conformance.kit.declare import chosen, requirement, variant
 from conformance.kit.faults import replaces
 from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a import wire
 from conformance.protocols.a2a.answers import JSONRPC, describe
 from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.driving import any_task, never_issued, task_from
@@ -48,7 +49,7 @@ def raw(ctx: CheckContext, body: str) -> Reply:
 
 def request(method: Any = "GetTask", **changes: Any) -> dict[str, Any]:
     """A GetTask of an id never issued (harmless whatever the agent makes of it), changed."""
-    out: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"id": never_issued()}}
+    out = wire.request(method, {"id": never_issued()}, request_id=1)
     out.update(changes)
     return {k: v for k, v in out.items() if v is not DROP}
 
@@ -323,7 +324,7 @@ def check_notification(ctx: CheckContext) -> None:
                                  ("ListTasks", "ListTasks", {"pageSize": 1}),
                                  ("a method the service does not have", "ConformanceNoSuchMethod", {})):
         with ctx.subcheck(what):
-            body = {"jsonrpc": "2.0", "method": method, "params": params}
+            body = wire.request(method, params, request_id=None)
             expect_no_response(ctx, raw(ctx, json.dumps(body)), f"the notification {json.dumps(body)}")
 
 

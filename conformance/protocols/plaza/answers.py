@@ -24,6 +24,7 @@ from conformance.checks.expect import catalog_entry, expect_list, expect_mapping
 from conformance.kit import locate
 from conformance.kit.check import CheckContext, CheckFailed
 from conformance.model import Profile
+from conformance.protocols.a2a import wire
 from conformance.protocols.plaza.client import ALICE, BOB, SUBMITTED, WORKING, PlazaClient, dig, fresh_id
 from conformance.transport.binding import Reply
 from conformance.transport.http import json_excerpt
@@ -463,7 +464,7 @@ def texts_in(c: PlazaClient, who: str, connection: str, known: Iterable[str] = (
 
 def expect_state(ctx: CheckContext, task: dict[str, Any], allowed: tuple[str, ...], what: str,
                  statement: str = "") -> None:
-    state = dig(task, "status", "state")
+    state = wire.state(task)
     ctx.expect(state in allowed,
                f"{what}: the task is {state!r}, {statement or 'the document allows ' + ' or '.join(allowed)}",
                kind="state_changed")

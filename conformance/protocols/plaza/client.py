@@ -16,20 +16,22 @@ from typing import Any
 from conformance.checks.expect import expect_mapping, expect_result
 from conformance.kit import locate
 from conformance.kit.check import CheckContext, Untested
+from conformance.protocols.a2a import names, wire
+from conformance.protocols.a2a.names import CLIENT_ROLE, COMPLETED, REJECTED, SUBMITTED, WORKING
 from conformance.transport.binding import Reply, dig
 
 ALICE, BOB, CAROL = "alice", "bob", "carol"
 DEFAULT: Any = object()  # the examples' configuration
 RECEIVER_NAMESPACE = uuid.UUID("6f1d3a52-8c5e-4b1f-9a7e-2d4c8b0e5f13")  # the suite's client_keys (uuid5)
 
-# A2A 1.0 task states as this document names them; CANCELED also as proto's older spelling.
-SUBMITTED, WORKING, COMPLETED = "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"
-CANCELED = ("TASK_STATE_CANCELED", "TASK_STATE_CANCELLED")
+# A2A 1.0 task states (the proto's TaskState, protocols/a2a/names.py); CANCELED also in the
+# spelling older drafts of the proto used (plaza/variants.py: a site may still write it).
+CANCELED = (names.CANCELED, "TASK_STATE_CANCELLED")
 # The terminal state A2A 1.0 gives a site for a task its peer declined (specs/a2a/a2a.proto TaskState:
 # REJECTED, "the agent has decided to not perform the task ... later once an agent has determined it
 # can't or won't proceed"); never COMPLETED (no peer message came: /tasks/completed), CANCELED (only
 # CancelTask cancels: /tasks/cancel) or FAILED ("finished with an error": a decline is none).
-ENDED_BY_SITE = ("TASK_STATE_REJECTED",)
+ENDED_BY_SITE = (REJECTED,)
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 # states a live site's inbox row may name that need no clean-up (the profile's words; set-up only)
 CLOSED_WORDS = frozenset({"removed", "declined", "closed"})
@@ -62,7 +64,7 @@ def fresh_id() -> str:
 
 
 def extension_uri(spec: dict[str, Any]) -> str:
-    return str(spec["requiredHeaders"]["A2A-Extensions"])
+    return str(spec["requiredHeaders"][names.EXTENSIONS_HEADER])
 
 
 def required_headers(spec: dict[str, Any]) -> dict[str, str]:
@@ -124,7 +126,7 @@ class PlazaClient:
     def params(self, part: dict[str, Any], *, context: str | None = None, to: str | None = None,
                message_id: str | None = None, configuration: Any = DEFAULT, **message: Any) -> dict[str, Any]:
         """SendMessage params shaped as the examples: a fresh messageId, ROLE_USER, one part."""
-        msg: dict[str, Any] = {"messageId": message_id or fresh_id(), "role": "ROLE_USER", "parts": [part]}
+        msg: dict[str, Any] = {"messageId": message_id or fresh_id(), "role": CLIENT_ROLE, "parts": [part]}
         if context is not None:
             msg["contextId"] = context
         if to is not None:
@@ -174,7 +176,7 @@ class PlazaClient:
         return expect_mapping(self.ctx, data, f"{what}: the data part of the answer", keys)
 
     def state_of(self, task: dict[str, Any]) -> Any:
-        return dig(task, "status", "state")
+        return wire.state(task)
 
     def site_metadata(self, task: dict[str, Any]) -> dict[str, Any]:
         meta = dig(task, "metadata", self.ext)

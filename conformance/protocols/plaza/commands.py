@@ -23,7 +23,7 @@ from conformance.kit.declare import Each, Patch, at, fault, requirement, slug
 from conformance.kit.faults import answer, replaces
 from conformance.model import Profile
 from conformance.protocols.plaza.answers import INVALID, UNSUPPORTED, unsupported
-from conformance.protocols.plaza.client import ALICE, BOB, CAROL, PlazaClient
+from conformance.protocols.plaza.client import ALICE, BOB, CAROL, COMPLETED, PlazaClient
 from conformance.protocols.plaza.keeper import PLANS, STOPS
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.sending import PAIRED, RETURNED, fresh_keys, paired
@@ -428,7 +428,7 @@ def command_answers_task(ref: PlazaReference) -> None:
     def command_done(original: Any, *args: Any) -> dict[str, Any]:
         out: dict[str, Any] = original(*args)
         message = out["message"]
-        return {"task": {"id": message["messageId"], "status": {"state": "TASK_STATE_COMPLETED"},
+        return {"task": {"id": message["messageId"], "status": {"state": COMPLETED},
                          "artifacts": [{"parts": message["parts"]}]}}
 
 

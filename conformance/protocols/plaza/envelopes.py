@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from conformance.kit.check import CheckContext
+from conformance.protocols.a2a import wire
 from conformance.protocols.plaza.client import ALICE, PlazaClient, fresh_id, keeper_for
 from conformance.transport.binding import Reply
 
@@ -18,11 +19,9 @@ WIRE = "/wireFormat"
 # ----------------------------------------------------------------------------------
 # requests built by hand
 # ----------------------------------------------------------------------------------
-def envelope(method: str, params: Any, request_id: Any = "auto") -> dict[str, Any]:
-    body: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
-    if request_id is not None:
-        body["id"] = fresh_id() if request_id == "auto" else request_id
-    return body
+def envelope(method: str, params: Any, request_id: Any = wire.AUTO) -> dict[str, Any]:
+    """A JSON-RPC request as A2A's JSON-RPC binding frames it (protocols/a2a/wire.py)."""
+    return wire.request(method, params, request_id)
 
 
 def raw(ctx: CheckContext, body: Any, headers: dict[str, str | None] | None = None,

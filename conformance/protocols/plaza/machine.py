@@ -22,6 +22,7 @@ from conformance.kit import locate
 from conformance.kit.check import CheckContext
 from conformance.kit.declare import at, requirement
 from conformance.kit.machine import ProfileMachine, pick
+from conformance.protocols.a2a import wire
 from conformance.protocols.plaza import answers
 from conformance.protocols.plaza.answers import ack, bodies, delivered, drain, item_key, items_of
 from conformance.protocols.plaza.client import (
@@ -34,7 +35,6 @@ from conformance.protocols.plaza.client import (
     SUBMITTED,
     WORKING,
     PlazaClient,
-    dig,
     fresh_id,
 )
 
@@ -197,7 +197,7 @@ class PlazaMachine(ProfileMachine):
     def get_task(self, data: st.DataObject) -> None:
         sent = pick(data, self.sent)
         task = self.c.task_of(self.c.get_task(sent.task_id, sent.who), "GetTask")
-        state = dig(task, "status", "state")
+        state = wire.state(task)
         self.ctx.expect(state in sent.expected(),
                         f"the task of {sent.who}'s text #{sent.index + 1} is {state!r}, "
                         f"the model says {' or '.join(sent.expected())}", kind="state_changed")
@@ -216,7 +216,7 @@ class PlazaMachine(ProfileMachine):
         if sent.declined() and not reply.ok:
             # the site ended the declined invitation's task (a terminal state is not cancelable): it says so
             task = self.c.task_of(self.c.get_task(sent.task_id, sent.who), "GetTask after a refused cancel")
-            state = dig(task, "status", "state")
+            state = wire.state(task)
             self.ctx.expect(state in ENDED_BY_SITE,
                             f"CancelTask of {sent.who}'s declined invitation was refused "
                             f"({reply.describe()}) while its task is {state!r}: only a task in a terminal "

@@ -16,7 +16,7 @@ from conformance.kit.check import CheckContext
 from conformance.kit.declare import at, fault, requirement
 from conformance.kit.faults import answer, recodes, refuses, replaces
 from conformance.protocols.plaza.answers import served
-from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, dig, fresh_id
+from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, dig, extension_uri, fresh_id
 from conformance.protocols.plaza.envelopes import status_request
 from conformance.protocols.plaza.reference import PlazaReference
 from conformance.protocols.plaza.site import (
@@ -102,7 +102,7 @@ def check_card(ctx: CheckContext) -> None:
                    f"the card declares capabilities.{name} = {capabilities.get(name)!r}, "
                    f"the document says {value}")
     uris = [dig(e, "uri") for e in capabilities.get("extensions") or [] if isinstance(e, dict)]
-    ext = spec["requiredHeaders"]["A2A-Extensions"]
+    ext = extension_uri(spec)
     ctx.expect(ext in uris, f"the card's extensions {uris} do not name the friendship extension {ext}")
 
 

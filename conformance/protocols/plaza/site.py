@@ -16,15 +16,14 @@ from typing import Any
 
 from conformance.kit.reference import ReferenceConfig as BaseConfig
 from conformance.kit.reference import Refusal, is_int
+from conformance.protocols.a2a.names import CANCELED, COMPLETED
 
 # Connection states (the profile's choice, docs/agent-plaza.md "Consent and controls").
 INVITATION, ACTIVE, DECLINED = "invitation", "active", "declined"
 CLOSED, REMOVED, BLOCKED = "closed", "removed", "blocked"
 OPEN_STATES = (INVITATION, ACTIVE)  # "eligible current relationships" of mailbox attention
 
-# A2A 1.0 task states.
-SUBMITTED, WORKING = "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"
-COMPLETED, CANCELED = "TASK_STATE_COMPLETED", "TASK_STATE_CANCELED"
+# A2A 1.0 task states (the proto's TaskState, protocols/a2a/names.py).
 TERMINAL_TASK_STATES = (COMPLETED, CANCELED)
 
 # Error names: keys of the profile's ``errors:`` block (checked at start).

@@ -15,6 +15,7 @@ from conformance.checks.expect import expect_result, refused_as
 from conformance.kit.check import CheckContext
 from conformance.kit.declare import at, fault, requirement
 from conformance.kit.faults import noop, recodes, replaces
+from conformance.protocols.a2a.names import INPUT_REQUIRED
 from conformance.protocols.plaza.answers import (
     OPEN_STATES,
     detail_type,
@@ -31,6 +32,7 @@ from conformance.protocols.plaza.client import (
     CAROL,
     COMPLETED,
     SHORT_DEADLINE_S,
+    WORKING,
     PlazaClient,
     dig,
     fresh_id,
@@ -42,7 +44,6 @@ from conformance.protocols.plaza.site import (
     INVALID_STATE,
     NOT_FOUND,
     TASK_NOT_FOUND,
-    WORKING,
     Principal,
     SiteError,
 )
@@ -342,7 +343,7 @@ def deadline_fake_input_required(ref: PlazaReference) -> None:
     def finish(original: Any, task: dict[str, Any], history_length: int | None, replay: bool) -> Any:
         if ref.task_state(task) == WORKING:
             view = ref.task_view(task, history_length)
-            view["status"]["state"] = "TASK_STATE_INPUT_REQUIRED"
+            view["status"]["state"] = INPUT_REQUIRED
             return {"task": view}
         return original(task, history_length, replay)
 

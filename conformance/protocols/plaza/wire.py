@@ -16,6 +16,7 @@ from conformance.checks.jsonrpc import expect_envelope
 from conformance.kit.check import CheckContext
 from conformance.kit.declare import at, fault, requirement
 from conformance.kit.faults import noop, recodes, refuses, replaces
+from conformance.protocols.a2a.names import EXTENSIONS_HEADER, VERSION_HEADER
 from conformance.protocols.plaza.answers import served
 from conformance.protocols.plaza.client import ALICE, BOB, PlazaClient, fresh_id
 from conformance.protocols.plaza.envelopes import WIRE, envelope, raw, status_request
@@ -47,7 +48,7 @@ def check_header(ctx: CheckContext, name: str, values: tuple[str | None, ...], e
              faults=[noop("version_header_ignored", "check_version", "Any A2A-Version, or none, is served.")],
              code="VERSION_NOT_SUPPORTED", code_faults=["version_wrong_code"])
 def check_version_header(ctx: CheckContext, strict: bool = False) -> None:
-    check_header(ctx, "A2A-Version", (None, "0.3"), "VERSION_NOT_SUPPORTED", strict)
+    check_header(ctx, VERSION_HEADER, (None, "0.3"), "VERSION_NOT_SUPPORTED", strict)
 
 
 fault(recodes("version_wrong_code", "check_version", lambda err: SiteError(INVALID_REQUEST, err.message),
@@ -61,7 +62,7 @@ fault(recodes("version_wrong_code", "check_version", lambda err: SiteError(INVAL
                           "Requests without the friendship extension in A2A-Extensions are served.")],
              code="EXTENSION_SUPPORT_REQUIRED", code_faults=["extension_wrong_code"])
 def check_extensions_header(ctx: CheckContext, strict: bool = False) -> None:
-    check_header(ctx, "A2A-Extensions", (None, "https://example.invalid/other-extension"),
+    check_header(ctx, EXTENSIONS_HEADER, (None, "https://example.invalid/other-extension"),
                  "EXTENSION_SUPPORT_REQUIRED", strict)
 
 

@@ -19,6 +19,7 @@ from conformance.kit import locate
 from conformance.kit.check import CheckContext
 from conformance.kit.declare import at, requirement
 from conformance.kit.faults import replaces
+from conformance.protocols.a2a import wire
 from conformance.protocols.wever.answers import digest_spellings
 from conformance.protocols.wever.client import (
     RECIPIENT,
@@ -49,14 +50,6 @@ def a2a_task(ctx: CheckContext, reply: HttpReply, what: str, wrapped: bool = Tru
     return task
 
 
-def a2a_state(task: dict[str, Any]) -> Any:
-    return dig(task, "status", "state")
-
-
-def rpc(method: str, params: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
-
-
 # ----------------------------------------------------------------------------------
 # sending and reading tasks
 # ----------------------------------------------------------------------------------
@@ -70,8 +63,8 @@ def check_a2a_send(ctx: CheckContext) -> None:
     c.allow(SENDER, RECIPIENT)
     task = a2a_task(ctx, c.a2a_call("SendMessage", c.a2a_message()), "SendMessage")
     mapping = c.a2a["state_mapping"]
-    ctx.expect(a2a_state(task) == mapping["offered"],
-               f"a new A2A task is {a2a_state(task)!r}, expected {mapping['offered']}")
+    ctx.expect(wire.state(task) == mapping["offered"],
+               f"a new A2A task is {wire.state(task)!r}, expected {mapping['offered']}")
     ctx.expect(task["id"] in c.inbox_ids(RECIPIENT), "the A2A task is not in the recipient's Connect inbox")
 
 
@@ -101,8 +94,8 @@ def check_a2a_state_mapping(ctx: CheckContext) -> None:
             task = c.new_task(state)
             got = a2a_task(ctx, c.a2a_call("GetTask", {"id": task.id}), f"GetTask of a {state} task",
                            wrapped=False)
-            ctx.expect(a2a_state(got) == a2a_name,
-                       f"GetTask of a {state} task: {a2a_state(got)!r}, expected {a2a_name}")
+            ctx.expect(wire.state(got) == a2a_name,
+                       f"GetTask of a {state} task: {wire.state(got)!r}, expected {a2a_name}")
             ctx.expect(not got.get("history"),
                        f"GetTask returned history {got.get('history')!r}; returned_history_messages is 0")
             if state == "completed":
@@ -135,7 +128,7 @@ def check_a2a_cancel(ctx: CheckContext) -> None:
     for attempt in ("CancelTask", "CancelTask again"):
         with ctx.subcheck(attempt):
             got = a2a_task(ctx, c.a2a_call("CancelTask", {"id": task.id}), attempt, wrapped=False)
-            ctx.expect(a2a_state(got) == canceled, f"{attempt}: {a2a_state(got)!r}, expected {canceled}")
+            ctx.expect(wire.state(got) == canceled, f"{attempt}: {wire.state(got)!r}, expected {canceled}")
     with ctx.subcheck("by the recipient"):
         other = c.new_task("offered")
         ctx.expect(rpc_error(c.a2a_call("CancelTask", {"id": other.id}, who=RECIPIENT)) is not None,
@@ -444,7 +437,7 @@ def check_a2a_bearer(ctx: CheckContext) -> None:
         headers = {**c.a2a_headers(None),
                    "Authorization": f"Bearer conformance-not-a-token-{uuid.uuid4().hex}"}
         reply = ctx.http.request("POST", c.a2a["endpoint"], headers=headers,
-                                 content=json.dumps(rpc("SendMessage", c.a2a_message(data=data))))
+                                 content=json.dumps(wire.request("SendMessage", c.a2a_message(data=data))))
         refused_rpc(ctx, reply, "SendMessage with a token the relay never issued")
     watch.nothing_delivered(marker, "a SendMessage without a valid token", kind="auth_not_enforced")
 

@@ -18,6 +18,7 @@ from conformance.generation.invalid import InvalidInstance, invalid_strategy
 from conformance.kit.check import CheckContext
 from conformance.kit.declare import at, requirement
 from conformance.kit.faults import limit, noop, replaces
+from conformance.protocols.a2a import wire
 from conformance.protocols.wever.client import (
     MARKER_FIELD,
     RECIPIENT,
@@ -70,7 +71,7 @@ def unsupported_requests(c: WeverClient, data: Any = None) -> dict[str, Callable
     def text_part(p: dict[str, Any]) -> None:
         p["message"]["parts"] = [{"text": "hello", "mediaType": "text/plain"}]
 
-    envelope = {"jsonrpc": "2.0", "id": "1", "method": "SendMessage", "params": msg()}
+    envelope = wire.request("SendMessage", msg(), request_id="1")
     return {
         "blocking SendMessage": lambda: c.a2a_call("SendMessage", with_(lambda p: p["configuration"].update(
             returnImmediately=False))),

@@ -15,6 +15,8 @@ from conformance.checks.expect import expect_result
 from conformance.kit import locate
 from conformance.kit.check import CheckContext, Untested
 from conformance.kit.locate import Search
+from conformance.protocols.a2a import wire
+from conformance.protocols.a2a.names import VERSION_HEADER
 from conformance.protocols.wever import uncontrolled
 from conformance.protocols.wever.answers import Vocabulary, ids, marked, owners, state_in, vocabulary
 from conformance.transport.binding import FRESH, RawToken, Reply, dig
@@ -95,9 +97,8 @@ class Watch:
 
 
 def rpc_error(reply: HttpReply) -> Any:
-    """The JSON-RPC error member of an answer, or None."""
-    err = dig(reply.json(), "error")
-    return err if isinstance(err, dict) else None
+    """The JSON-RPC error member of an answer, or None (protocols/a2a/wire.py reads it)."""
+    return wire.error_in(reply.json())
 
 
 def refused_rpc(ctx: CheckContext, reply: HttpReply, what: str) -> None:
@@ -391,9 +392,9 @@ class WeverClient:
         """protocols.a2a.required_headers: the version (VERSION: the manifest's) and the token."""
         headers = {"Content-Type": "application/json"}
         if version == VERSION:
-            version = str(self.a2a["required_headers"]["A2A-Version"])
+            version = str(self.a2a["required_headers"][VERSION_HEADER])
         if version is not None:
-            headers["A2A-Version"] = version
+            headers[VERSION_HEADER] = version
         if who is not None:
             headers["Authorization"] = f"Bearer {self.token(who)}"
         return headers
@@ -412,8 +413,7 @@ class WeverClient:
 
     def a2a_call(self, method: str, params: Any, who: str | None = SENDER, version: str | None = VERSION,
                  raw: str | bytes | None = None, headers: dict[str, str] | None = None) -> HttpReply:
-        envelope = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
-        body = raw if raw is not None else json.dumps(envelope)
+        body = raw if raw is not None else json.dumps(wire.request(method, params))
 
         def send() -> HttpReply:
             return self.ctx.http.request("POST", self.a2a["endpoint"],

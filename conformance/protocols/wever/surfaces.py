@@ -16,7 +16,8 @@ from conformance.checks.expect import expect_result
 from conformance.kit.check import CheckContext
 from conformance.kit.declare import at, fault, requirement
 from conformance.kit.faults import replaces
-from conformance.protocols.wever.client import RECIPIENT, SENDER, WeverClient, a2a_sent_id, dig, served_rpc
+from conformance.protocols.a2a import wire
+from conformance.protocols.wever.client import RECIPIENT, SENDER, WeverClient, a2a_sent_id, served_rpc
 from conformance.protocols.wever.reference import OFFERED, Call, WeverReference
 
 
@@ -185,7 +186,7 @@ def check_surfaces_agree(ctx: CheckContext) -> None:
             ctx.expect(states["HTTP"] == states["MCP"],
                        f"HTTP and MCP disagree on the task's state: {states}", kind="state_changed")
             ctx.expect(states["HTTP"] == step, f"the task is {states['HTTP']!r}, expected {step}")
-            state = dig(served_rpc(ctx, c.a2a_call("GetTask", {"id": task_id}), "GetTask"), "status", "state")
+            state = wire.state(served_rpc(ctx, c.a2a_call("GetTask", {"id": task_id}), "GetTask"))
             ctx.expect(state == mapping[step],
                        f"A2A says {state!r} for a {step} task; state_mapping says {mapping[step]}")
 

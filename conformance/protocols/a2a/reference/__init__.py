@@ -30,6 +30,8 @@ from conformance.documents.schemas import validator_for
 from conformance.kit.reference import Reference, Refusal, is_int, strict_json
 from conformance.model import Profile
 from conformance.protocols.a2a import documents as docs
+from conformance.protocols.a2a import wire
+from conformance.protocols.a2a.names import VERSION_HEADER
 from conformance.protocols.a2a.reference.extensions import ExtensionParts
 from conformance.protocols.a2a.reference.grpc import GrpcParts
 from conformance.protocols.a2a.reference.host import A2AReferenceConfig
@@ -180,7 +182,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
 
     def requested_version(self, request: Request) -> str:
         """Section 3.6.2: the header, or the request parameter; empty is 0.3."""
-        return (request.headers.get("a2a-version") or request.query_params.get("A2A-Version") or "").strip()
+        return (request.headers.get(VERSION_HEADER) or request.query_params.get(VERSION_HEADER) or "").strip()
 
     def check_version(self, request: Request) -> None:
         asked = self.requested_version(request) or "0.3"
@@ -433,7 +435,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
     # -- JSON-RPC ------------------------------------------------------------------------
     def rpc_envelope(self, request_id: Any, member: str, value: Any) -> dict[str, Any]:
         """A JSON-RPC 2.0 response: the request's id echoed, and ``result`` or ``error``."""
-        return {"jsonrpc": "2.0", "id": request_id, member: value}
+        return wire.response(request_id, **{member: value})
 
     def rpc_response(self, envelope: Any, status: int = 200) -> Response:
         """Section 9.1: JSON-RPC answers are application/json."""
@@ -441,11 +443,8 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
 
     def rpc_error_object(self, refusal: Refusal) -> dict[str, Any]:
         """Section 9.5: the code, the message, the details as ``data``."""
-        error: dict[str, Any] = {"code": self.jsonrpc_code(refusal), "message": refusal.message}
-        details = self.error_details(refusal)
-        if details:
-            error["data"] = details
-        return error
+        return wire.error_object(self.jsonrpc_code(refusal), refusal.message,
+                                 self.error_details(refusal) or None)
 
     def rpc_error(self, request_id: Any, refusal: Refusal) -> Response:
         response = self.rpc_response(self.rpc_envelope(request_id, "error", self.rpc_error_object(refusal)),
@@ -571,7 +570,7 @@ class A2AReference(StreamParts, PushParts, ExtensionParts, SigningParts, GrpcPar
         fields = docs.proto().message(self.methods[method].request)
         out: dict[str, Any] = {}
         for key in request.query_params:
-            if key == "A2A-Version":
+            if key == VERSION_HEADER:
                 continue
             values = request.query_params.getlist(key)
             try:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from conformance.kit.reference import Refusal
-from conformance.protocols.a2a.client import EXTENSIONS_HEADER
+from conformance.protocols.a2a.names import EXTENSIONS_HEADER
 from conformance.protocols.a2a.reference.host import Host
 
 # the reference's own extension (RFC 2606's example domain: an identifier, never fetched)

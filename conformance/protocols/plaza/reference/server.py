@@ -36,6 +36,15 @@ from starlette.routing import BaseRoute, Route
 from conformance.documents.schemas import resolve_pointer, validator_for
 from conformance.kit.reference import Reference, let_others_in, strict_json
 from conformance.model import ErrorCode, Profile
+from conformance.protocols.a2a import wire
+from conformance.protocols.a2a.names import (
+    CANCELED,
+    COMPLETED,
+    EXTENSIONS_HEADER,
+    SUBMITTED,
+    VERSION_HEADER,
+    WORKING,
+)
 from conformance.protocols.plaza.reference.continuation import ContinuationPart
 from conformance.protocols.plaza.reference.groups import GroupsPart
 from conformance.protocols.plaza.reference.private import PrivateRelayPart
@@ -45,10 +54,8 @@ from conformance.protocols.plaza.site import (  # noqa: F401
     ACTIVE,
     BLOCKED,
     CANCEL_TASK_SCHEMA,
-    CANCELED,
     CLOSED,
     COMMAND_SCOPES,
-    COMPLETED,
     CONNECTIONS_READ,
     CONNECTIONS_WRITE,
     CONTEXT_CONSUMED,
@@ -100,7 +107,6 @@ from conformance.protocols.plaza.site import (  # noqa: F401
     SEEDED_VISITORS,
     SENDER_KIND,
     SITE_NAME,
-    SUBMITTED,
     TASK_NOT_CANCELABLE,
     TASK_NOT_FOUND,
     TERMINAL_TASK_STATES,
@@ -112,7 +118,6 @@ from conformance.protocols.plaza.site import (  # noqa: F401
     VISITOR,
     WAIT_STEP_S,
     WELL_KNOWN_CARD,
-    WORKING,
     Call,
     Issue,
     Pending,
@@ -150,8 +155,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart, Reference):
         super().__init__(profile, config or ReferenceConfig())
         self.spec = profile.spec
         self.errors: dict[str, ErrorCode] = {row.name: row for row in profile.errors.values()}
-        self.ext: str = self.spec["requiredHeaders"]["A2A-Extensions"]
-        self.version: str = str(self.spec["requiredHeaders"]["A2A-Version"])
+        self.ext: str = self.spec["requiredHeaders"][EXTENSIONS_HEADER]
+        self.version: str = str(self.spec["requiredHeaders"][VERSION_HEADER])
         self.media_type: str = self.spec["requiredHeaders"]["Content-Type"]
         self.request_role: str = self.spec["wireFormat"]["requestRole"]
         self.response_role: str = self.spec["wireFormat"]["responseRole"]
@@ -376,12 +381,12 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart, Reference):
                             status=UNSUPPORTED_HTTP_STATUS)
 
     def check_version(self, headers: Mapping[str, str]) -> None:
-        if headers.get("a2a-version", "").strip() != self.version:
+        if headers.get(VERSION_HEADER.lower(), "").strip() != self.version:
             raise SiteError(VERSION_NOT_SUPPORTED, f"A2A-Version must be {self.version}",
                             {"supportedVersions": self.version})
 
     def check_extensions(self, headers: Mapping[str, str]) -> None:
-        named = [uri.strip() for uri in headers.get("a2a-extensions", "").split(",")]
+        named = [uri.strip() for uri in headers.get(EXTENSIONS_HEADER.lower(), "").split(",")]
         if self.ext not in named:
             raise SiteError(EXTENSION_REQUIRED, "A2A-Extensions must name the friendship extension",
                             {"requiredExtension": self.ext})
@@ -555,12 +560,11 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart, Reference):
 
     def error_response(self, request_id: Any, err: SiteError) -> Response:
         rpc = self.rpc_error(err)
-        body = {"jsonrpc": "2.0", "id": request_id,
-                "error": {"code": rpc.code, "message": rpc.message, "data": rpc.data}}
+        body = wire.response(request_id, error={"code": rpc.code, "message": rpc.message, "data": rpc.data})
         return JSONResponse(body, status_code=rpc.status)
 
     def result_response(self, request_id: Any, result: Any) -> Response:
-        return JSONResponse({"jsonrpc": "2.0", "id": request_id, "result": result})
+        return JSONResponse(wire.response(request_id, result))
 
     # ------------------------------------------------------------------ connections
 
@@ -730,8 +734,8 @@ class PlazaReference(GroupsPart, PrivateRelayPart, ContinuationPart, Reference):
                                    "parts": [{"data": copy.deepcopy(data), "mediaType": MEDIA_JSON}]}
         if context_id is not None:
             message["contextId"] = context_id
-        return {"jsonrpc": "2.0", "id": self.new_uuid(), "method": "SendMessage",
-                "params": {"message": message, "configuration": {"returnImmediately": True}}}
+        return wire.request("SendMessage", {"message": message, "configuration": {"returnImmediately": True}},
+                            self.new_uuid())
 
     # ------------------------------------------------------------------ idempotency
 

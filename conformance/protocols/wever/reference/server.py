@@ -33,6 +33,9 @@ from conformance.documents.schemas import validator_for
 from conformance.kit.reference import Reference, Refusal, is_int, strict_json
 from conformance.kit.reference import ReferenceConfig as BaseConfig
 from conformance.model import Profile
+from conformance.protocols.a2a import wire
+from conformance.protocols.a2a.documents import jsonrpc_codes
+from conformance.protocols.a2a.names import EXTENSIONS_HEADER, VERSION_HEADER
 from conformance.protocols.mcp.server import McpHost, McpServer, to_response
 
 HOUR_S = 3600
@@ -57,16 +60,14 @@ INBOX_STATES = (OFFERED, ACCEPTED)
 # Connection request statuses (the profile's choice).
 PENDING, ALLOWED, DENIED = "pending", "allowed", "denied"
 
-# JSON-RPC error codes of the A2A adapter (the profile's choice where A2A names none).
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-TASK_NOT_FOUND = -32001
-TASK_NOT_CANCELABLE = -32002
-UNSUPPORTED_OPERATION = -32004
-CONTENT_TYPE_NOT_SUPPORTED = -32005
-VERSION_NOT_SUPPORTED = -32009
+# JSON-RPC error codes of the A2A adapter: A2A's own (sections 9.5 and 5.4, read there), and
+# the profile's choice where A2A names none.
+(PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, TASK_NOT_FOUND, TASK_NOT_CANCELABLE,
+ UNSUPPORTED_OPERATION, CONTENT_TYPE_NOT_SUPPORTED, VERSION_NOT_SUPPORTED) = (
+    jsonrpc_codes()[name] for name in (
+        "JSONParseError", "InvalidRequestError", "MethodNotFoundError", "InvalidParamsError",
+        "TaskNotFoundError", "TaskNotCancelableError", "UnsupportedOperationError",
+        "ContentTypeNotSupportedError", "VersionNotSupportedError"))
 RELAY_REFUSED = -32050  # a Connect refusal; data.code is the Connect error code
 
 # A2A request fields this strict profile refuses, named by their entry in protocols.a2a.unsupported.
@@ -78,7 +79,7 @@ METADATA = "request metadata"
 EXTENSIONS = "protocol extensions"
 PUSH = "push notifications"
 NON_DATA_PARTS = "text or file parts"
-A2A_EXTENSIONS_HEADER = "A2A-Extensions"  # A2A's extension activation header
+A2A_EXTENSIONS_HEADER = EXTENSIONS_HEADER  # A2A's extension activation header (section 3.2.6)
 PUSH_CONFIG_KEYS = ("pushNotificationConfig", "taskPushNotificationConfig", "pushNotification")
 NON_DATA_PART_KEYS = ("text", "file", "raw", "url")
 SEND_PARAMS_KEYS = ("message", "configuration")
@@ -260,11 +261,11 @@ class WeverReference(McpHost, Reference):
                 raise ValueError(f"{action}.{field} pattern {pattern!r} does not accept the reference's ids")
 
     def a2a_version_requirement(self) -> tuple[str, str]:
-        """(header, value) of the required version header of protocols.a2a.required_headers."""
-        for name, value in self.a2a["required_headers"].items():
-            if name.lower().endswith("-version"):
-                return name, str(value)
-        raise ValueError("protocols.a2a.required_headers names no version header")
+        """(header, value) of the required version header of protocols.a2a.required_headers
+        (A2A's A2A-Version service parameter, section 3.2.6)."""
+        if VERSION_HEADER not in self.a2a["required_headers"]:
+            raise ValueError(f"protocols.a2a.required_headers names no {VERSION_HEADER}")
+        return VERSION_HEADER, str(self.a2a["required_headers"][VERSION_HEADER])
 
     # ------------------------------------------------------------------ basics
 
@@ -951,7 +952,7 @@ class WeverReference(McpHost, Reference):
         """(method, params) of one JSON-RPC 2.0 request; batches and notifications are unsupported."""
         if isinstance(body, list):
             raise RpcError(INVALID_REQUEST, "batch requests are not supported")
-        if not isinstance(body, dict) or body.get("jsonrpc") != "2.0" \
+        if not isinstance(body, dict) or body.get("jsonrpc") != wire.VERSION \
                 or not isinstance(body.get("method"), str):
             raise RpcError(INVALID_REQUEST, "not a JSON-RPC 2.0 request object")
         if "id" not in body:
@@ -1152,10 +1153,8 @@ class WeverReference(McpHost, Reference):
                 "cancel_task": self.a2a_cancel_task}
 
     def rpc_error_response(self, request_id: Any, err: RpcError) -> Response:
-        error: dict[str, Any] = {"code": err.code, "message": err.message}
-        if err.data is not None:
-            error["data"] = err.data
-        return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=err.status)
+        error = wire.error_object(err.code, err.message, err.data)
+        return JSONResponse(wire.response(request_id, error=error), status_code=err.status)
 
     def serve_a2a(self, raw: bytes, headers: Mapping[str, str]) -> Response:
         """POST /a2a: limits, envelope, version, bearer, method, then the mapped action."""
@@ -1171,7 +1170,7 @@ class WeverReference(McpHost, Reference):
             result = self.a2a_handlers()[action](caller, params, headers)
         except RpcError as err:
             return self.rpc_error_response(request_id, err)
-        return JSONResponse({"jsonrpc": "2.0", "id": request_id, "result": result})
+        return JSONResponse(wire.response(request_id, result))
 
     async def a2a_endpoint(self, request: Request) -> Response:
         raw = await request.body()
