@@ -112,3 +112,19 @@ def test_conformance_list_shows_a_rows_guards(capsys):
     lines = capsys.readouterr().out.splitlines()
     at = next(i for i, line in enumerate(lines) if " A2A-STREAM-SSE " in line)
     assert "applies: over_http, streaming" in lines[at + 1] + lines[at + 2]
+
+
+def test_a2a_rows_resting_on_the_cards_declarations_say_so():
+    """Security, push, the extended card and the rows about an agent without a capability:
+    each guard is ``offers.offered``'s, named by its feature; a declaration read after an
+    exchange (the extended card's cache headers, over HTTP+JSON only) stays in the body."""
+    profile = load_profile("a2a")
+    applies = {r.id: [g.__name__ for g in r.applies] for r in profile.requirements}
+    assert applies["A2A-AUTH-REQUIRED"] == applies["A2A-AUTH-FORBIDDEN"] == ["secured"]
+    assert applies["A2A-PUSH-CREATE"] == applies["A2A-PUSH-DELIVERY"] == ["push"]
+    assert applies["A2A-PUSH-SCOPED"] == ["push", "secured"]
+    assert applies["A2A-SUB-SCOPED"] == ["streaming", "secured"]
+    assert applies["A2A-XCARD-RESULT"] == ["extended_card"]
+    assert applies["A2A-XCARD-CACHE-HEADERS"] == []
+    assert [applies[f"A2A-CAP-{name}-OFF"] for name in ("PUSH", "STREAMING", "XCARD")] == \
+        [["push_off"], ["streaming_off"], ["extended_card_off"]]

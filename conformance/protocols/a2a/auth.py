@@ -25,23 +25,17 @@ from conformance.kit.declare import requirement
 from conformance.kit.faults import replaces
 from conformance.kit.reference import Refusal
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a import offers
 from conformance.protocols.a2a.answers import error_name, speaks_jsonrpc
 from conformance.protocols.a2a.client import A2AClient, state
 from conformance.protocols.a2a.expectations import rejected
 from conformance.protocols.a2a.names import CONTEXT_ID, INTERNAL, a2a_names, error_named, named
+from conformance.protocols.a2a.offers import secured
 from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import DEFAULT, RawToken, Reply, dig
 from conformance.transport.http import TransportFailure
 
 SCHEMES, REQUIREMENTS = named("securitySchemes", "securityRequirements")
 Caller = str | RawToken | None
-
-
-def secured(client: A2AClient) -> None:
-    """Not applicable, by the card's own declaration, unless it declares a security scheme and
-    a requirement to meet it (offers.py)."""
-    offers.require(client, offers.SECURITY, why="an agent may serve any caller")
 
 
 def probes(ctx: CheckContext, client: A2AClient) -> dict[str, Callable[[Caller], Reply]]:
@@ -62,7 +56,6 @@ def each_probe(ctx: CheckContext, who: Callable[[], Caller], judge: Callable[[Re
                label: str) -> None:
     """Each probe sent as ``who()``, judged, where the main token's same request is let through."""
     client = A2AClient(ctx)
-    secured(client)
     ctx.token("full")
     caller = who()
     if isinstance(caller, RawToken):  # goes where the card asks: it may ask for none the kit makes
@@ -84,7 +77,8 @@ def each_probe(ctx: CheckContext, who: Callable[[], Caller], judge: Callable[[Re
              title="Where the card declares security, a request without credentials is rejected",
              source=docs.spec("Servers **MUST** reject requests with invalid or missing authentication",
                               after="#### 3.3.2"),
-             faults=["no_token_accepted"])
+             faults=["no_token_accepted"],
+             applies=secured)
 def check_auth_required(ctx: CheckContext) -> None:
     each_probe(ctx, lambda: None, lambda reply, what: rejected(ctx, reply, what), "without credentials")
 
@@ -104,7 +98,8 @@ def no_token_accepted(ref: A2AReference) -> None:
                    "rejected",
              source=docs.spec("Servers **MUST** reject requests with invalid or missing authentication",
                               after="#### 3.3.2"),
-             faults=["unknown_token_accepted"])
+             faults=["unknown_token_accepted"],
+             applies=secured)
 def check_unknown_token(ctx: CheckContext) -> None:
     each_probe(ctx, lambda: RawToken("conformance-not-a-token-" + uuid.uuid4().hex),
                lambda reply, what: rejected(ctx, reply, what), "with a token the agent never issued")
@@ -134,7 +129,8 @@ def auth_code(ctx: CheckContext, reply: Reply) -> bool:
                    "error code)",
              source=docs.spec("**SHOULD** use appropriate binding-specific error codes for authentication",
                               after="### 7.4"),
-             faults=["unauthenticated_as_400"])
+             faults=["unauthenticated_as_400"],
+             applies=secured)
 def check_auth_status(ctx: CheckContext) -> None:
     def judge(reply: Reply, what: str) -> None:
         ctx.expect(not reply.ok and auth_code(ctx, reply),
@@ -170,7 +166,8 @@ def declared_schemes(card: dict[str, Any]) -> set[str]:
                    "the card declares",
              source=docs.spec("Servers **SHOULD** include authentication challenge information",
                               after="#### 3.3.2"),
-             faults=["challenge_missing"])
+             faults=["challenge_missing"],
+             applies=secured)
 def check_auth_challenge(ctx: CheckContext) -> None:
     """HTTP's challenge header (RFC 9110) says which scheme to use; where the card declares HTTP
     authentication schemes, the challenge names one of them."""
@@ -198,9 +195,9 @@ def challenge_missing(ref: A2AReference) -> None:
 
 # -- another caller's tasks -------------------------------------------------------------------
 def owner_task(ctx: CheckContext) -> tuple[A2AClient, dict[str, Any]]:
-    """A completed task of the main caller (untested without security or the ``other`` credential)."""
+    """A completed task of the main caller (untested without the ``other`` credential; the rows
+    calling this apply where the card declares security: ``applies=secured``)."""
     client = A2AClient(ctx)
-    secured(client)
     ctx.token("full")
     ctx.token("other")
     with ctx.setup("a task of the main caller"):
@@ -215,7 +212,8 @@ def owner_task(ctx: CheckContext) -> tuple[A2AClient, dict[str, Any]]:
                    "get TaskNotFoundError, and leave the task as it was",
              source=docs.spec("Servers **MUST NOT** reveal the existence of resources the client is not",
                               after="#### 3.3.2"),
-             faults=["foreign_task_served", "foreign_state_revealed"], needs=["other"])
+             faults=["foreign_task_served", "foreign_state_revealed"], needs=["other"],
+             applies=secured)
 def check_task_scope(ctx: CheckContext) -> None:
     """Sections 3.3.2 and 13.1: a task the caller may not access is not found (the resource
     errors' MUST), never refused in a way that shows it exists (an authorization error for it
@@ -266,7 +264,8 @@ def foreign_state_revealed(ref: A2AReference) -> None:
                    "message but the id)",
              source=docs.spec("Servers **SHOULD NOT** distinguish between \"does not exist\"",
                               after="#### 3.3.2"),
-             faults=["foreign_task_named"], needs=["other"])
+             faults=["foreign_task_named"], needs=["other"],
+             applies=secured)
 def check_task_hidden(ctx: CheckContext) -> None:
     """The answer to another caller's task, next to the answers to two tasks that do not
     exist: what tells those two apart (a message naming each id in its own way) is not
@@ -300,7 +299,8 @@ def foreign_task_named(ref: A2AReference) -> None:
                    "contextId filter",
              source=docs.spec("Even when `contextId` or other filter parameters are not specified",
                               after="### 13.1"),
-             faults=["list_unscoped", "list_scoped_without_filter_only"], needs=["other"])
+             faults=["list_unscoped", "list_scoped_without_filter_only"], needs=["other"],
+             applies=secured)
 def check_list_scope(ctx: CheckContext) -> None:
     client, task = owner_task(ctx)
     for label, params in (("no filter", {}), ("the task's contextId", {CONTEXT_ID: task.get(CONTEXT_ID)})):
@@ -385,7 +385,6 @@ def each_denied(ctx: CheckContext, judge: Callable[[Reply, Reply, str, str], Non
     once the ``limited`` caller was served an operation it is not denied (a credential the
     agent refuses outright is not one it knows)."""
     client = A2AClient(ctx)
-    secured(client)
     ctx.token("full")
     ctx.token("limited")
     denied = denied_operations(ctx)
@@ -419,7 +418,8 @@ def each_denied(ctx: CheckContext, judge: Callable[[Reply, Reply, str, str], Non
              source=docs.spec("Servers **MUST** return an authorization error when the authenticated",
                               after="#### 3.3.2"),
              faults=["permission_ignored", "forbidden_as_internal", "forbidden_as_unsupported"],
-             needs=["limited"])
+             needs=["limited"],
+             applies=secured)
 def check_forbidden(ctx: CheckContext) -> None:
     """What an authorization error looks like the spec gives by example only (HTTP 403, gRPC
     PERMISSION_DENIED, a JSON-RPC custom error), so any refusal of the caller counts but
@@ -486,7 +486,8 @@ def names_what_is_missing(reply: Reply, name: str, permission: str) -> bool:
                    "permission the config names)",
              source=docs.spec("Servers **SHOULD** indicate what permission or scope is missing",
                               after="#### 3.3.2"),
-             faults=["permission_unnamed"], needs=["limited"])
+             faults=["permission_unnamed"], needs=["limited"],
+             applies=secured)
 def check_forbidden_detail(ctx: CheckContext) -> None:
     def judge(reply: Reply, main: Reply, name: str, permission: str) -> None:
         if reply.ok:

@@ -31,11 +31,8 @@ UNSUPPORTED = "UnsupportedOperationError"
 NOT_CONFIGURED = "ExtendedAgentCardNotConfiguredError"
 
 
-def capability_off(client: A2AClient, feature: str) -> None:
-    """Not applicable (by the card's declaration) where the card declares the capability on."""
-    offers.require(client, feature, offered=False,
-                   why="the rows of the capability itself judge its operations; this one is about an agent "
-                       "without it")
+# why a row about an agent without a capability is not applicable where the card declares it on
+WITHOUT = "the rows of the capability itself judge its operations; this one is about an agent without it"
 
 
 @requirement(id="A2A-CAP-PUSH-OFF", level="MUST",
@@ -43,11 +40,11 @@ def capability_off(client: A2AClient, feature: str) -> None:
                    "List, Delete) gets PushNotificationNotSupportedError",
              source=docs.spec("operations related to push notification configuration (Create, Get, List",
                               after="### 3.3.4"),
-             faults=["push_create_served", "push_list_unsupported_operation"])
+             faults=["push_create_served", "push_list_unsupported_operation"],
+             applies=offers.offered(offers.PUSH, offered=False, why=WITHOUT))
 def check_push_off(ctx: CheckContext) -> None:
     """About a task the check made (so no TaskNotFoundError can stand in for the answer)."""
     client = A2AClient(ctx)
-    capability_off(client, offers.PUSH)
     task = any_task(client)
     config = {"taskId": task["id"], "id": "conformance-config"}
     for method, params in (("CreateTaskPushNotificationConfig", push_config(task["id"])),
@@ -83,12 +80,12 @@ def push_list_unsupported_operation(ref: A2AReference) -> None:
                    "UnsupportedOperationError (an event stream is an answer too)",
              source=docs.spec("attempts to use `SendStreamingMessage` or `SubscribeToTask` operations",
                               after="### 3.3.4"),
-             faults=["streaming_send_served", "subscribe_push_error"])
+             faults=["streaming_send_served", "subscribe_push_error"],
+             applies=offers.offered(offers.STREAMING, offered=False, why=WITHOUT))
 def check_streaming_off(ctx: CheckContext) -> None:
     """SubscribeToTask of a task not in a terminal state (untested where the agent leaves
     none open); over HTTP+JSON by GET, the proto's verb, else POST, section 11.3.2's."""
     client = A2AClient(ctx)
-    capability_off(client, offers.STREAMING)
     with ctx.subcheck("SendStreamingMessage"):
         reply = client.call("SendStreamingMessage", {"message": client.message()}, timeout=STREAM_TIMEOUT)
         expect_carries(ctx, reply, UNSUPPORTED, "SendStreamingMessage")
@@ -134,10 +131,10 @@ def subscribe_push_error(ref: A2AReference) -> None:
                    "UnsupportedOperationError",
              source=docs.spec("attempts to call the Get Extended Agent Card operation **MUST** return",
                               after="### 3.3.4"),
-             faults=["xcard_served_when_off", "xcard_off_not_configured"])
+             faults=["xcard_served_when_off", "xcard_off_not_configured"],
+             applies=offers.offered(offers.XCARD, offered=False, why=WITHOUT))
 def check_xcard_off(ctx: CheckContext) -> None:
     client = A2AClient(ctx)
-    capability_off(client, offers.XCARD)
     expect_carries(ctx, client.call("GetExtendedAgentCard", {}), UNSUPPORTED, "GetExtendedAgentCard")
 
 

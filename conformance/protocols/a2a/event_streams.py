@@ -12,7 +12,6 @@ from typing import Any
 from conformance.documents.schemas import schema_errors
 from conformance.kit.check import CheckContext, Untested
 from conformance.protocols.a2a import documents as docs
-from conformance.protocols.a2a import offers
 from conformance.protocols.a2a.answers import GRPC, REST, describe, kind_of
 from conformance.protocols.a2a.client import A2AClient, state
 from conformance.protocols.a2a.driving import driven, task_from
@@ -152,17 +151,6 @@ def open_stream(client: A2AClient, method: str, params: dict[str, Any], what: st
     events = reply_events(reply, client.binding.kind, request_id)
     stopped = str(getattr(reply, "cut", "") or "")  # a gRPC stream the kit stopped reading: as one cut above
     return Stream(what, None if stopped else reply, events, stopped, request_id)
-
-
-def streaming_on(client: A2AClient) -> None:
-    """Not applicable (by that declaration) where the card declares streaming off."""
-    offers.require(client, offers.STREAMING, why="A2A-CAP-STREAMING-OFF judges the refusals")
-
-
-def streaming(ctx: CheckContext) -> None:
-    """The guard of a streaming row (``@requirement(applies=streaming)``): applies where the
-    card does not declare streaming off."""
-    streaming_on(A2AClient(ctx))
 
 
 def expect_stream(ctx: CheckContext, stream: Stream) -> None:

@@ -30,12 +30,6 @@ REST = "http-routes"
 ANONYMOUS = "conformance-anonymous"  # the caller label a fault lets through
 
 
-def declared(client: A2AClient) -> None:
-    """Not applicable, by that declaration, unless the public card declares the extended card
-    (section 3.1.11, Availability)."""
-    offers.require(client, offers.XCARD, why="GetExtendedAgentCard must then be refused (A2A-CAP-XCARD-OFF)")
-
-
 def serves_xcard(ref: A2AReference) -> None:
     """The reference declares and serves its extended card (config ``extended_agent_card``,
     off by default): each fault here first does, then breaks one thing about it."""
@@ -63,12 +57,12 @@ def served(client: A2AClient, **options: Any) -> Reply:
                    "GetExtendedAgentCard answers an AgentCard (every REQUIRED field of the proto present)",
              source=spec("A complete Agent Card object, which may contain additional details",
                          after="#### 3.1.11"),
-             faults=["xcard_without_name", "xcard_wrapped"])
+             faults=["xcard_without_name", "xcard_wrapped"],
+             applies=offers.extended_card)
 def check_xcard_result(ctx: CheckContext) -> None:
     """What the card holds may differ by caller (sections 3.1.11, 13.3: more skills, details,
     configuration): only its being an AgentCard is judged."""
     client = A2AClient(ctx)
-    declared(client)
     reply = served(client)
     ctx.expect(reply.ok, f"GetExtendedAgentCard with the run's credential was refused: {reply.describe()}; "
                          "the card declares capabilities.extendedAgentCard", kind="rejected_valid")
@@ -116,13 +110,13 @@ def refused(ctx: CheckContext, reply: Reply, what: str) -> None:
              title="GetExtendedAgentCard without credentials, or with a token the agent never issued, is "
                    "refused and never answers the card",
              source=spec("operation **MUST** require authentication", after="### 13.3"),
-             faults=["xcard_served_without_token", "xcard_served_unknown_token"])
+             faults=["xcard_served_without_token", "xcard_served_unknown_token"],
+             applies=offers.extended_card)
 def check_xcard_auth_required(ctx: CheckContext) -> None:
     """Untested where the public card declares no security scheme: there is then nothing to
     authenticate with (one reading: the agent is open; the other: it breaks section 13.3;
     the kit cannot tell a credential it does not know of)."""
     client = A2AClient(ctx)
-    declared(client)
     if not security_schemes(client.card):  # not "not applicable": section 13.3 wants it authenticated
         raise Untested("the public card declares no security scheme: nothing to authenticate with",
                        "optional")
@@ -190,13 +184,13 @@ def takes_bearer(scheme: Any) -> bool:
              source=spec("Agents **MUST** authenticate requests using one of the schemes declared in the "
                          "public",
                          after="### 13.3"),
-             faults=["xcard_wants_undeclared_key"])
+             faults=["xcard_wants_undeclared_key"],
+             applies=offers.extended_card)
 def check_xcard_schemes(ctx: CheckContext) -> None:
     """The run's bearer token, where the card declares a scheme that takes one and the same
     token is accepted by the task operations (ListTasks): the extended card must accept it too.
     Untested where no declared scheme takes a bearer token (the kit holds no other kind)."""
     client = A2AClient(ctx)
-    declared(client)
     schemes = security_schemes(client.card)
     bearers = sorted(name for name, scheme in schemes.items() if takes_bearer(scheme))
     if not bearers:
@@ -235,7 +229,7 @@ def check_xcard_cache_headers(ctx: CheckContext) -> None:
     client = A2AClient(ctx)  # first: it finds the binding's interface on the card
     if client.binding.kind != REST:
         raise NotApplicable("the extended card is fetched by a GET only over HTTP+JSON (JSON-RPC posts)")
-    declared(client)
+    offers.extended_card(ctx)  # after the binding's answer, as it was: not a guard, which would come first
     reply = served(client)
     if not reply.ok:
         raise Untested(f"GetExtendedAgentCard was refused ({reply.describe()}): no answer to judge", "other")

@@ -32,6 +32,7 @@ from conformance.protocols.a2a.client import A2AClient, state
 from conformance.protocols.a2a.driving import any_task, open_task
 from conformance.protocols.a2a.expectations import expect_carries
 from conformance.protocols.a2a.names import INTERNAL, named
+from conformance.protocols.a2a.offers import push, secured
 from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply
 from conformance.transport.receiver import Box, Delivery, Receiver, receiver_of
@@ -58,14 +59,6 @@ PRIVATE_URLS = {"127.0.0.0/8 (another loopback address than the receiver's)": "h
 
 
 # -- set-up ----------------------------------------------------------------------------------
-def push_client(ctx: CheckContext) -> A2AClient:
-    """The run's client, where the card declares push notifications (else not applicable by
-    that declaration)."""
-    client = A2AClient(ctx)
-    offers.require(client, offers.PUSH, why="A2A-CAP-PUSH-OFF judges the refusals it calls for")
-    return client
-
-
 def receiver(ctx: CheckContext) -> Receiver:
     try:
         return receiver_of(ctx.run)
@@ -184,9 +177,10 @@ def shape(ctx: CheckContext, config: Any, what: str) -> None:
                              "served stays a finding: only a capability declared off is not applicable)."),
                      answer("push_create_other_url", "op_CreateTaskPushNotificationConfig",
                             "CreateTaskPushNotificationConfig answers the config under another URL.",
-                            set={"url": "https://conformance.invalid/other"})])
+                            set={"url": "https://conformance.invalid/other"})],
+             applies=push)
 def check_create(ctx: CheckContext) -> None:
-    client = push_client(ctx)
+    client = A2AClient(ctx)
     task = any_task(client)
     config, url = stored(ctx, client, task["id"])
     ctx.expect(config.get(URL) == url, f"CreateTaskPushNotificationConfig answered url {config.get(URL)!r}, "
@@ -220,11 +214,12 @@ def push_create_not_stored(ref: A2AReference) -> None:
                      answer("push_list_url_dropped", "op_ListTaskPushNotificationConfigs",
                             "ListTaskPushNotificationConfigs answers configs without their url.",
                             edit=lambda out, *a: {**out, "configs": [
-                                {k: v for k, v in c.items() if k != "url"} for c in out["configs"]]})])
+                                {k: v for k, v in c.items() if k != "url"} for c in out["configs"]]})],
+             applies=push)
 def check_shape(ctx: CheckContext) -> None:
     """A config with authentication (scheme Bearer, as section 4.3.3's example) read back by
     each method (``AuthenticationInfo.scheme`` is REQUIRED too: a2a.proto line 329)."""
-    client = push_client(ctx)
+    client = A2AClient(ctx)
     task = any_task(client)
     auth = {SCHEME: "Bearer", CREDENTIALS: secrets.token_urlsafe(16)}
     ctx.http.redact.add("push.credentials", auth[CREDENTIALS])
@@ -261,12 +256,13 @@ def push_answer_scheme_dropped(ref: A2AReference) -> None:
                             set={"url": "https://conformance.invalid/other"}),
                      answer("push_get_other_id", "op_GetTaskPushNotificationConfig",
                             "GetTaskPushNotificationConfig answers the config under another id.",
-                            set={"id": "conformance-reference-other-config"})])
+                            set={"id": "conformance-reference-other-config"})],
+             applies=push)
 def check_get(ctx: CheckContext) -> None:
     """Of two configs of one task, each read back; credentials may be withheld (section 13.2
     treats them as secrets), the scheme is compared case-insensitively (RFC 9110, as the
     proto says)."""
-    client = push_client(ctx)
+    client = A2AClient(ctx)
     task = any_task(client)
     for n in (1, 2):
         credentials = secrets.token_urlsafe(16)
@@ -292,9 +288,10 @@ def check_get(ctx: CheckContext) -> None:
              title="GetTaskPushNotificationConfig of a config that does not exist (on the caller's own task) "
                    "gets TaskNotFoundError",
              source=docs.spec("The push notification configuration does not exist.", after="#### 3.1.8"),
-             faults=["push_get_missing_served", "push_get_missing_invalid"])
+             faults=["push_get_missing_served", "push_get_missing_invalid"],
+             applies=push)
 def check_get_missing(ctx: CheckContext) -> None:
-    client = push_client(ctx)
+    client = A2AClient(ctx)
     task = any_task(client)
     unknown = f"conformance-no-such-config-{secrets.token_hex(6)}"
     expect_carries(ctx, client.call(GET, {TASK_ID: task["id"], ID: unknown}), NOT_FOUND,
@@ -332,9 +329,10 @@ def push_get_missing_served(ref: A2AReference) -> None:
              faults=[answer("push_list_first_only", "op_ListTaskPushNotificationConfigs",
                             "ListTaskPushNotificationConfigs shows the first config only, and no next page.",
                             edit=lambda out, *a: {**out, "configs": out["configs"][:1],
-                                                  "nextPageToken": ""})])
+                                                  "nextPageToken": ""})],
+             applies=push)
 def check_list(ctx: CheckContext) -> None:
-    client = push_client(ctx)
+    client = A2AClient(ctx)
     task = any_task(client)
     made = []
     for n in (1, 2):
@@ -351,9 +349,10 @@ def check_list(ctx: CheckContext) -> None:
                    "shows it",
              source=docs.spec("The operation MUST permanently remove the specified push notification",
                               after="#### 3.1.10"),
-             faults=["push_delete_noop"])
+             faults=["push_delete_noop"],
+             applies=push)
 def check_delete(ctx: CheckContext) -> None:
-    client = push_client(ctx)
+    client = A2AClient(ctx)
     task = any_task(client)
     config, _url = stored(ctx, client, task["id"])
     reply = client.call(DELETE, {TASK_ID: task["id"], ID: config[ID]})
@@ -389,11 +388,12 @@ def served_or_gone(ctx: CheckContext, reply: Reply) -> bool:
              title="Deleting the same config again has the same effect: served (or TaskNotFoundError), the "
                    "config still gone, the task's other configs untouched",
              source=docs.spec("This operation MUST be idempotent", after="#### 3.1.10"),
-             faults=["push_delete_again_fails", "push_delete_again_clears"])
+             faults=["push_delete_again_fails", "push_delete_again_clears"],
+             applies=push)
 def check_delete_idempotent(ctx: CheckContext) -> None:
     """Either answer to the second delete is read as the same effect: section 3.1.10 gives the
     answer as "implementation-specific" and lists TaskNotFoundError among the errors."""
-    client = push_client(ctx)
+    client = A2AClient(ctx)
     task = any_task(client)
     made = []
     for n in (1, 2):
@@ -440,13 +440,12 @@ def push_delete_again_clears(ref: A2AReference) -> None:
                    "caller's task",
              source=docs.spec("Task-related operations (Cancel, Subscribe, Push Notification Config)",
                               after="### 13.1"),
-             faults=["push_configs_unscoped"], needs=["other"])
+             faults=["push_configs_unscoped"], needs=["other"],
+             applies=(push, secured))  # without security every caller is one: no other caller's config
 def check_scoped(ctx: CheckContext) -> None:
     """Refused (whatever the error), or for List shown without the config and for Delete
     without effect (the main caller still finds it)."""
-    client = push_client(ctx)
-    # without security every caller is one: there is no other caller's config
-    offers.require(client, offers.SECURITY, why="an agent may serve any caller")
+    client = A2AClient(ctx)
     ctx.token("other")
     task = any_task(client)
     config, url = stored(ctx, client, task["id"])
@@ -536,7 +535,7 @@ def delivered(ctx: CheckContext, *, answers: list[int] | None = None, delete_one
     ordinary message carrying the config (SendMessage's ``taskPushNotificationConfig``,
     section 6.6). ``delete_one``: a second config, deleted before the change, to another box
     (on an opened task only)."""
-    client = push_client(ctx)
+    client = A2AClient(ctx)
     found = receiver(ctx)
     reaches_receiver(ctx, found)
     box = found.open_box(answers)
@@ -604,7 +603,8 @@ def none_arrived(ctx: CheckContext, run: Delivered) -> None:
              source=docs.spec("Agents MUST attempt delivery at least once for each configured webhook",
                               after="#### 4.3.3"),
              faults=[noop("push_never_delivered", "deliver_change", "No change of a task is delivered."),
-                     "push_payload_wrapped", "push_delivered_after_delete"])
+                     "push_payload_wrapped", "push_delivered_after_delete"],
+             applies=push)
 def check_delivery(ctx: CheckContext) -> None:
     """The payload is judged by the StreamResponse schema (exactly one of task, message,
     statusUpdate, artifactUpdate: section 4.3.3) and must name the task (its id, found by
@@ -670,7 +670,8 @@ def scheme_and_credentials(delivery: Delivery) -> tuple[str, str]:
              source=docs.spec("The agent MUST include authentication credentials in the request headers",
                               after="#### 4.3.3"),
              faults=["push_delivery_auth_missing",
-                     "push_delivery_credentials_wrong"])
+                     "push_delivery_credentials_wrong"],
+             applies=push)
 def check_delivery_auth(ctx: CheckContext) -> None:
     """Section 4.3.3's example: ``Authorization: {authentication_scheme} {credentials}``; the
     credentials are the kit's own random token (redacted from every record)."""
@@ -714,7 +715,8 @@ def push_delivery_credentials_wrong(ref: A2AReference) -> None:
              title="A delivery the webhook refuses (HTTP 503) is attempted again",
              source=docs.spec("Agents **SHOULD** implement retry logic with exponential backoff",
                               after="### 13.2"),
-             faults=[setting("push_no_retry", "DELIVERY_ATTEMPTS", 1, "A failed delivery is never retried.")])
+             faults=[setting("push_no_retry", "DELIVERY_ATTEMPTS", 1, "A failed delivery is never retried.")],
+             applies=push)
 def check_retry(ctx: CheckContext) -> None:
     """The receiver answers the first delivery 503; the same body must come again before the
     run's timeout (the backoff itself is not timed)."""
@@ -735,14 +737,15 @@ def check_retry(ctx: CheckContext) -> None:
                    "the run's receiver) and link-local addresses",
              source=docs.spec("Agents **SHOULD** validate webhook URLs to prevent SSRF", after="### 13.2"),
              faults=[setting("push_ssrf_unchecked", "WEBHOOK_ALLOW", ("*",),
-                             "Webhook URLs are not checked: any address is taken.")])
+                             "Webhook URLs are not checked: any address is taken.")],
+             applies=push)
 def check_ssrf(ctx: CheckContext) -> None:
     """One URL of each range section 13.2 names, on the discard port (an agent that takes one
     and calls it reaches nothing). The kit's own receiver is the allowlisted address the run
     asked for and is never judged here; a refusal counts where the same request with the
     receiver's URL (or, where the agent refuses that, a public name) is served, and not as a
     server failure."""
-    client = push_client(ctx)
+    client = A2AClient(ctx)
     task = any_task(client)
     stored(ctx, client, task["id"], what="the kit's own webhook")
     for label, url in PRIVATE_URLS.items():

@@ -39,7 +39,6 @@ from conformance.protocols.a2a.event_streams import (
     open_stream,
     send_stream,
     shape_problems,
-    streaming,
     subscription,
     task_stream,
     terminal_problems,
@@ -47,6 +46,7 @@ from conformance.protocols.a2a.event_streams import (
     working_task,
 )
 from conformance.protocols.a2a.expectations import expect_carries
+from conformance.protocols.a2a.offers import secured, streaming
 from conformance.protocols.a2a.reference import A2AReference
 from conformance.protocols.a2a.routes import STREAM_TIMEOUT, post_verb, reached
 from conformance.transport.binding import is_event_stream
@@ -472,13 +472,11 @@ def subscription_of_terminal_task_served(ref: A2AReference) -> None:
              source=docs.spec("Task-related operations (Cancel, Subscribe, Push Notification Config)",
                               after="### 13.1"),
              needs=("other",),
-             applies=streaming)
+             applies=(streaming, secured))  # without security every caller is one: no other caller's task
 def check_sub_scoped(ctx: CheckContext) -> None:
     """The agent's authorization model decides how (TaskNotFoundError, or an authorization
     error): any refusal passes; a stream showing the task does not."""
     client = A2AClient(ctx)
-    # without security every caller is one: there is no other caller's task
-    offers.require(client, offers.SECURITY, why="an agent may serve any caller")
     ctx.token("full")
     ctx.token("other")
     task = working_task(client)
