@@ -104,7 +104,7 @@ def test_a2a_declares_its_binding_and_streaming_rows_guards():
     assert applies["A2A-STREAM-SSE"] == ["over_http", "streaming"]
     assert applies["A2A-SUB-TASK-FIRST"] == ["streaming"]
     mapped = [rid for rid in applies if rid.startswith("A2A-ERR-") and rid.endswith("-GRPC")]
-    assert mapped and all(applies[rid] == ["over_grpc"] for rid in mapped)
+    assert mapped and all(applies[rid][0] == "over_grpc" for rid in mapped)
 
 
 def test_conformance_list_shows_a_rows_guards(capsys):
@@ -128,3 +128,6 @@ def test_a2a_rows_resting_on_the_cards_declarations_say_so():
     assert applies["A2A-XCARD-CACHE-HEADERS"] == []
     assert [applies[f"A2A-CAP-{name}-OFF"] for name in ("PUSH", "STREAMING", "XCARD")] == \
         [["push_off"], ["streaming_off"], ["extended_card_off"]]
+    assert applies["A2A-ERR-PUSH-NOT-SUPPORTED-REST"] == ["over_http_routes", "push_off"]
+    assert applies["A2A-ERR-EXTENDED-CARD-NOT-CONFIGURED-GRPC"] == ["over_grpc", "extended_card"]
+    assert applies["A2A-CAP-XCARD-NOT-CONFIGURED"] == ["extended_card"]

@@ -22,7 +22,11 @@ from conformance.protocols.a2a.answers import REST
 from conformance.protocols.a2a.client import A2AClient
 from conformance.protocols.a2a.driving import any_task, open_task, push_config
 from conformance.protocols.a2a.expectations import expect_carries
-from conformance.protocols.a2a.provocations import extended_card_not_configured, push_declared_off
+from conformance.protocols.a2a.provocations import (
+    declares_extended_card,
+    extended_card_not_configured,
+    push_declared_off,
+)
 from conformance.protocols.a2a.reference import A2AReference
 from conformance.protocols.a2a.routes import STREAM_TIMEOUT, subscribe
 
@@ -160,7 +164,8 @@ def xcard_off_not_configured(ref: A2AReference) -> None:
                    "answers GetExtendedAgentCard with ExtendedAgentCardNotConfiguredError",
              source=docs.spec("If the agent declares support but has not configured an extended card",
                               after="### 3.3.4"),
-             faults=["xcard_declared_unconfigured_unsupported"])
+             faults=["xcard_declared_unconfigured_unsupported"],
+             applies=declares_extended_card)
 def check_xcard_not_configured(ctx: CheckContext) -> None:
     """Not applicable where the agent serves its extended card (it is configured), or where the
     card does not declare one."""

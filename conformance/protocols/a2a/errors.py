@@ -39,6 +39,7 @@ from conformance.protocols.a2a.provocations import (
     Provocations,
     a2a_errors,
     content_type_not_supported,
+    declares_extended_card,
     extended_card_not_configured,
     push_declared_off,
     push_not_supported,
@@ -47,6 +48,7 @@ from conformance.protocols.a2a.provocations import (
     unsupported_operation,
     validation_errors,
     version_not_supported,
+    without_push,
 )
 from conformance.protocols.a2a.reference import A2AReference
 from conformance.transport.binding import Reply
@@ -63,13 +65,15 @@ class Provoked:
     mapping: bool = True  # the reference answers it: the code and status faults apply
     # what a fault first changes so the reference answers the error (a capability it declares on)
     setup: Callable[[Any], None] | None = None
+    # when its rows apply besides their binding: the card's declaration the error is about
+    applies: tuple[Callable[[CheckContext], None], ...] = ()
 
 
 PROVOKED = (
     Provoked("TASK-NOT-FOUND", "TaskNotFoundError", task_not_found),
     Provoked("TASK-NOT-CANCELABLE", "TaskNotCancelableError", task_not_cancelable),
     Provoked("PUSH-NOT-SUPPORTED", "PushNotificationNotSupportedError", push_not_supported,
-             setup=push_declared_off),
+             setup=push_declared_off, applies=(without_push,)),
     Provoked("UNSUPPORTED-OPERATION", "UnsupportedOperationError", unsupported_operation),
     # a 400 without ErrorInfo may be a validation refusal: untested, not failed
     Provoked("CONTENT-TYPE-NOT-SUPPORTED", "ContentTypeNotSupportedError", content_type_not_supported,
@@ -77,7 +81,8 @@ PROVOKED = (
     # the reference declares no extended card: only a fault that declares one reaches these rows
     Provoked("EXTENDED-CARD-NOT-CONFIGURED", "ExtendedAgentCardNotConfiguredError",
              extended_card_not_configured,
-             faults=("xcard_declared_unconfigured_unsupported",), rest_info=False, mapping=False),
+             faults=("xcard_declared_unconfigured_unsupported",), rest_info=False, mapping=False,
+             applies=(declares_extended_card,)),
     Provoked("VERSION-NOT-SUPPORTED", VERSION, version_not_supported, faults=("version_error_recoded",)),
 )
 PROVOKERS = {p.error: p.provoke for p in PROVOKED}
@@ -187,7 +192,7 @@ def mapped_members(profile: Profile) -> Iterator[Each]:
             yield Each({"error": provoked.error}, source=err.source,
                        faults=mapping_faults(profile, provoked, kind),
                        labels={"label": provoked.label, "binding": suffix, "form": shown},
-                       applies=over(kind))
+                       applies=(over(kind), *provoked.applies))
 
 
 @requirement(id="A2A-ERR-{label}-{binding}", level="MUST",
@@ -195,7 +200,8 @@ def mapped_members(profile: Profile) -> Iterator[Each]:
              each=mapped_members)
 def check_error_mapped(ctx: CheckContext, error: str) -> None:
     """Each error of the table as its binding carries it (the member applies over that
-    binding only); one sub-check per request."""
+    binding only, and where the card declares what the error is about: ``Provoked.applies``);
+    one sub-check per request."""
     client = A2AClient(ctx)
     for what, reply in PROVOKERS[error](client):
         with ctx.subcheck(what):

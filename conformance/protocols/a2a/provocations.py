@@ -48,9 +48,13 @@ def unsupported_operation(client: A2AClient) -> Provocations:
     yield "SendMessage to a completed task", client.send(follow)
 
 
+# the guard of a row provoking PushNotificationNotSupportedError (``applies=``)
+without_push = offers.offered(offers.PUSH, offered=False,
+                              why="the error is for agents without it; part 2 tests push notifications")
+
+
 def push_not_supported(client: A2AClient) -> Provocations:
-    offers.require(client, offers.PUSH, offered=False,
-                   why="the error is for agents without it; part 2 tests push notifications")
+    """Its row applies where the card declares push off (``without_push``)."""
     task = any_task(client)
     yield ("CreateTaskPushNotificationConfig while capabilities.pushNotifications is not true",
            client.call("CreateTaskPushNotificationConfig", push_config(task["id"])))
@@ -92,9 +96,13 @@ def invalid_params(ctx: CheckContext, reply: Reply) -> bool:
     return reply.status == 400 and (info_in(reply) or {}).get("reason") not in reasons
 
 
+# the guard of a row provoking ExtendedAgentCardNotConfiguredError (``applies=``)
+declares_extended_card = offers.offered(
+    offers.XCARD, why="the error is for an agent that declares it and has no extended card")
+
+
 def extended_card_not_configured(client: A2AClient) -> Provocations:
-    offers.require(client, offers.XCARD, why="the error is for an agent that declares it and has no extended "
-                                             "card")
+    """Its row applies where the card declares the extended card (``declares_extended_card``)."""
     reply = client.call("GetExtendedAgentCard", {})
     if reply.ok:
         raise NotApplicable(f"the agent serves its extended card ({reply.describe()}): it is configured")
