@@ -115,8 +115,9 @@ class SeamLog:
 
     def used(self, patch: str, read: set[str]) -> bool:
         """Whether a method ``patch`` installed was called, or an attribute it changed is in
-        ``read``; True for a patch applied without the log (nothing to say of it)."""
-        if patch not in self.methods and patch not in self.values:
+        ``read``; True for a patch of which the log saw nothing (applied without it, or
+        changing a part of the reference in place): nothing to say of it."""
+        if not self.methods.get(patch) and not self.values.get(patch):
             return True
         return (any((patch, m) in self.called for m in self.methods.get(patch, ()))
                 or bool(self.values.get(patch, set()) & read))

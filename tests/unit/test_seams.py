@@ -130,13 +130,17 @@ def _by_hand(ref: _Host) -> None:
     ref.size = 2
 
 
+def _in_place(ref: _Host) -> None:
+    vars(ref.part)["size"] = 2
+
+
 def test_watch_notes_what_each_patch_installs_and_which_installed_methods_are_called():
     """The selftest's proof that a variant's seam is used: a method a patch installs (by the
     vocabulary, ``replaces`` on the reference or on a part of it) notes its calls; what a
     patch changes by hand is named, for a trace of the reference's reads to judge."""
     ref = _Host()
     patches = [noop("quiet", "unused", "nothing"), returns_arg("echo", "answer", 0, "its argument"),
-               _on_part, _by_hand, setting("sized", "size", 3, "a setting")]
+               _on_part, _by_hand, setting("sized", "size", 3, "a setting"), _in_place]
     with watch() as log:
         for patch in patches:
             apply(patch, ref)
@@ -147,6 +151,7 @@ def test_watch_notes_what_each_patch_installs_and_which_installed_methods_are_ca
     assert not log.used("quiet", set()), "a noop no one calls is not used"
     assert not log.used("_by_hand", set()) and log.used("_by_hand", {"size"})
     assert log.used("never_applied", set()), "a patch applied without the log: nothing to say"
+    assert log.seams("_in_place") == [] and log.used("_in_place", set()), "nothing seen: nothing to say"
 
 
 def test_without_watch_apply_installs_the_patch_as_it_is():
