@@ -285,6 +285,12 @@ class Answer:
     def result(self) -> Any:
         return self.envelope.get("result") if isinstance(self.envelope, dict) else None
 
+    def member(self, key: str) -> Any:
+        """``key`` of the result (the version initialize agreed on, the capabilities), None
+        where the result is no object or lacks it: a check reads what it needs without
+        guarding against an answer of another shape each time."""
+        return self.result.get(key) if isinstance(self.result, dict) else None
+
     @property
     def error(self) -> dict[str, Any] | None:
         err = self.envelope.get("error") if isinstance(self.envelope, dict) else None
@@ -409,7 +415,7 @@ class McpClient:
         params = {"protocolVersion": version, "capabilities": {}, "clientInfo": dict(CLIENT_INFO)}
         answer = self._exchange("initialize", params, self.preferred, start=False)
         self.initialize_answer = answer
-        agreed = (answer.result or {}).get("protocolVersion") if isinstance(answer.result, dict) else None
+        agreed = answer.member("protocolVersion")
         if isinstance(agreed, str) and agreed in known_revisions() and not revision(agreed).stateless:
             self.negotiated = revision(agreed)
         answer.revision = (self.negotiated or self.preferred).name
