@@ -212,9 +212,11 @@ def run_variants(profile: Profile, group: tuple[str, ...], budget: str = "quick"
     kind's behaviour (its ``binding_kind``) runs only over bindings of that kind.
 
     Each run notes which variants' seams it used (``faults.watch``): a method a variant
-    installed called, or an attribute it changed read. A variant none of whose seams any
-    run used is ``unused``: its MUST rows never met its behaviour, so their passing
-    proves nothing about it."""
+    installed called, or an attribute it changed read. A variant whose seams the group's
+    run did not use (another may have hidden it: a card declaring push off skips the rows
+    that would call a push variant's method) runs alone on every requirement it reaches,
+    and those verdicts are its own. One none of whose seams any run used is ``unused``:
+    its MUST rows never met its behaviour, so their passing proves nothing about it."""
     group = tuple(name for name in group if variant_applies(profile, name, binding))
     if not group:
         return VariantRuns()
@@ -228,12 +230,16 @@ def run_variants(profile: Profile, group: tuple[str, ...], budget: str = "quick"
     result = VariantRuns(verdicts={name: {} for name in group})
     again = {rid for rid, verdict in together.items()
              if verdict.status not in ("passed", "skipped") and len(group) > 1}
-    alone = {name: _run(profile, (name,), again & set(reached[name]), budget, seed, binding)
-             for name in group if again & set(reached[name])}
+    hidden = set(unused) if len(group) > 1 else set()
+    alone = {}
+    for name in group:
+        rids = set(reached[name]) if name in hidden else again & set(reached[name])
+        if rids:
+            alone[name] = _run(profile, (name,), rids, budget, seed, binding)
     for rid, verdict in together.items():
         names = [name for name in group if rid in reached[name]]
         for name in names:
-            result.verdicts[name][rid] = alone[name][0][rid] if rid in again else verdict
+            result.verdicts[name][rid] = alone[name][0][rid] if rid in alone.get(name, ({},))[0] else verdict
         if rid in again and all(alone[name][0][rid].status in ("passed", "skipped") for name in names):
             result.verdicts.setdefault("+".join(group), {})[rid] = verdict
     result.unused = {name: seams for name, seams in unused.items()
