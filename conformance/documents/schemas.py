@@ -117,8 +117,15 @@ def validator_for(schema: dict[str, Any]) -> Judge:
 
 def schema_errors(schema: dict[str, Any], instance: Any, limit: int = 3) -> list[str]:
     """Human-readable schema violations of ``instance`` (empty when valid)."""
-    errors = sorted(validator_for(schema).iter_errors(instance), key=lambda e: list(e.absolute_path))
+    return violations(validator_for(schema), instance, limit)
+
+
+def violations(judge: Judge, instance: Any, limit: int = 3, length: int = 200) -> list[str]:
+    """The first ``limit`` violations of ``instance`` by a compiled schema, in the order of
+    their paths, each ``/pointer: message`` (``(root)`` at the top, the message cut at
+    ``length``): one wording for a check's finding and a reference's refusal alike."""
+    errors = sorted(judge.iter_errors(instance), key=lambda e: list(e.absolute_path))
     return [
-        f"{'/' + '/'.join(map(str, e.absolute_path)) if e.absolute_path else '(root)'}: {e.message[:200]}"
+        f"{'/' + '/'.join(map(str, e.absolute_path)) if e.absolute_path else '(root)'}: {e.message[:length]}"
         for e in errors[:limit]
     ]

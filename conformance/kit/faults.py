@@ -14,6 +14,10 @@ saying what goes wrong. Variants (behaviours the spec allows) are built with the
   (``@replaces(ref.handle_send)``: a bound method carries its owner and name; the original
   comes first).
 
+Patches are applied with ``apply``; under ``watch()`` it notes what each installs, and each
+installed method notes its calls (``SeamLog``): the selftest's proof that a variant's seam
+is used by the run that says no MUST fails on it.
+
 A fault the vocabulary cannot say stays a function: ``@check.fault`` under its check, or
 ``@fault`` for one several checks name (conformance/declare.py).
 
@@ -35,8 +39,10 @@ import re
 import sys
 import textwrap
 import typing
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.kit.declare import Patch, caller_module
@@ -90,8 +96,87 @@ def replaces(method: Callable[..., Any]) -> Callable[[Callable[..., Any]], Calla
 def _install(owner: Any, attribute: str, replacement: functools.partial[Any]) -> None:
     """``owner.<attribute>`` becomes ``replacement``, which still names its owner and
     attribute as a bound method does (so that a second fault may replace it in turn)."""
+    replacement = _noted(owner, attribute, replacement)
     vars(replacement).update(__self__=owner, __name__=attribute)
     setattr(owner, attribute, replacement)
+
+
+# -- which seams a run used: a patch whose seams the run never uses changes nothing it sees --
+@dataclass
+class SeamLog:
+    """What the patches applied under ``watch()`` installed, and what of it was used since.
+    ``methods``: per patch, the methods it replaced or set (``Class.method``), each noting
+    its calls in ``called``; ``values``: per patch, the other attributes of the reference it
+    changed (a setting, a limit, a method assigned by hand), used when the run reads them,
+    which only a trace of the reference's reads can tell (the selftest's)."""
+
+    methods: dict[str, set[str]] = field(default_factory=dict)
+    values: dict[str, set[str]] = field(default_factory=dict)
+    called: set[tuple[str, str]] = field(default_factory=set)
+    applying: str | None = None
+
+    def used(self, patch: str, read: set[str]) -> bool:
+        """Whether a method ``patch`` installed was called, or an attribute it changed is in
+        ``read``; True for a patch of which the log saw nothing (applied without it, or
+        changing a part of the reference in place): nothing to say of it."""
+        if not self.methods.get(patch) and not self.values.get(patch):
+            return True
+        return (any((patch, m) in self.called for m in self.methods.get(patch, ()))
+                or bool(self.values.get(patch, set()) & read))
+
+    def seams(self, patch: str) -> list[str]:
+        """What ``patch`` installed, for a message."""
+        return sorted(self.methods.get(patch, set()) | self.values.get(patch, set()))
+
+
+_WATCH: ContextVar[SeamLog | None] = ContextVar("seam_log", default=None)
+
+
+@contextmanager
+def watch() -> Iterator[SeamLog]:
+    """Within it, ``apply`` notes in the log it yields what each patch installs, and each
+    method installed notes when it is called (from any thread, for the reference's life)."""
+    log = SeamLog()
+    token = _WATCH.set(log)
+    try:
+        yield log
+    finally:
+        _WATCH.reset(token)
+
+
+def apply(patch: Patch, ref: Any) -> None:
+    """Apply ``patch`` (a fault or variant) to the reference ``ref``, noting under ``watch()``
+    the attributes it installs or changes."""
+    log = _WATCH.get()
+    if log is None:
+        patch(ref)
+        return
+    name = patch.__name__
+    before = dict(vars(ref))
+    log.applying = name
+    try:
+        patch(ref)
+    finally:
+        log.applying = None
+    methods = log.methods.setdefault(name, set())
+    mine = {m.rsplit(".", 1)[1] for m in methods if m.startswith(f"{type(ref).__name__}.")}
+    log.values.setdefault(name, set()).update(
+        k for k, v in vars(ref).items() if (k not in before or v is not before[k]) and k not in mine)
+
+
+def _noted(owner: Any, attribute: str, installed: Any) -> Any:
+    """``installed`` as it goes on ``owner.<attribute>``: under ``watch()``, while a patch is
+    applied, a method that notes its calls in the log."""
+    log = _WATCH.get()
+    if log is None or log.applying is None or not callable(installed):
+        return installed
+    key = (log.applying, f"{type(owner).__name__}.{attribute}")
+    log.methods.setdefault(key[0], set()).add(key[1])
+
+    def noting(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        log.called.add(key)
+        return method(*args, **kwargs)
+    return functools.partial(noting, installed)
 
 
 def _wrap(method: str, wrapper: Callable[..., Any], fault: str) -> Callable[[Any], None]:
@@ -103,7 +188,7 @@ def _wrap(method: str, wrapper: Callable[..., Any], fault: str) -> Callable[[Any
 def _set(attribute: str, value: Callable[[], Any], fault: str) -> Callable[[Any], None]:
     def apply(ref: Any) -> None:
         seam_of(ref, attribute, fault)
-        setattr(ref, attribute, value())
+        setattr(ref, attribute, _noted(ref, attribute, value()))
     return apply
 
 

@@ -74,6 +74,15 @@ class Refusal(Exception):
         self.status = status
 
 
+class CodedRefusal(Refusal):
+    """A refusal named by one of the profile's own error codes (its ``errors:`` block), for
+    a reference whose wire calls the name a ``code``: the code is the refusal's name."""
+
+    def __init__(self, code: str, message: str | None = None) -> None:
+        super().__init__(code, message)
+        self.code = code
+
+
 class Reference:
     """Base of a protocol's reference. A subclass gives ``own_routes()`` (its wire),
     ``reset()`` (the world as it starts) and any ``control_<action>`` it needs beyond

@@ -7,7 +7,11 @@ every binding where it does, and over at least one.
 Only a real finding catches a fault: a verdict that failed with at least one failure
 whose kind is not ``crash``. A check that raised an exception it did not foresee
 (kind ``crash``) proves nothing about the fault; it is reported as its own problem,
-on a faulty reference as on the clean one."""
+on a faulty reference as on the clean one.
+
+A variant (behaviour the document allows) must meet the MUST rows that run against it:
+its run is watched (``faults.watch``), and a variant none of whose seams that run used
+(no method it installed called, no attribute it changed read) is reported dead."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.kit.faults import watch
 from conformance.kit.shapes import SEEDS, describe, rules_of
 from conformance.model import Profile
 from conformance.run.launch import deviations, open_run
@@ -179,9 +184,19 @@ def variant_applies(profile: Profile, name: str, binding: str | None) -> bool:
     return kind is None or entry.get("kind") == kind
 
 
+@dataclass
+class VariantRuns:
+    """What one group of variants' runs showed: per variant (and under ``a+b+c`` a group's
+    failure that only shows together), the verdicts of the MUST requirements it reached;
+    and the variants of the group whose seams no run of it used."""
+
+    verdicts: dict[str, dict[str, Verdict]] = field(default_factory=dict)
+    unused: dict[str, list[str]] = field(default_factory=dict)
+
+
 def run_variants(profile: Profile, group: tuple[str, ...], budget: str = "quick", seed: int = 1,
                  binding: str | None = None,
-                 reach: dict[str, frozenset[str]] | None = None) -> dict[str, dict[str, Verdict]]:
+                 reach: dict[str, frozenset[str]] | None = None) -> VariantRuns:
     """For each variant of ``group``, the verdicts of the MUST requirements it reaches,
     against a reference showing the allowed behaviour (no MUST may fail on one; a
     SHOULD may: it is the profile's preferred reading).
@@ -194,39 +209,60 @@ def run_variants(profile: Profile, group: tuple[str, ...], budget: str = "quick"
     run per variant, of all such requirements it reaches, as a server showing only it;
     where every one alone passes, the group's verdict is kept under the name ``a+b+c``
     of the whole group: a server may show them all at once. A variant of one binding
-    kind's behaviour (its ``binding_kind``) runs only over bindings of that kind."""
+    kind's behaviour (its ``binding_kind``) runs only over bindings of that kind.
+
+    Each run notes which variants' seams it used (``faults.watch``): a method a variant
+    installed called, or an attribute it changed read. A variant whose seams the group's
+    run did not use (another may have hidden it: a card declaring push off skips the rows
+    that would call a push variant's method) runs alone on every requirement it reaches,
+    and those verdicts are its own. One none of whose seams any run used is ``unused``:
+    its MUST rows never met its behaviour, so their passing proves nothing about it."""
     group = tuple(name for name in group if variant_applies(profile, name, binding))
     if not group:
-        return {}
+        return VariantRuns()
     reached: dict[str, list[str]] = {}
     for name in group:
         changed = changed_by(profile, name) if reach is not None else None
         reached[name] = [r.id for r in profile.requirements if r.level == "MUST"
                          and (reach is None or changed is None or bool(reach.get(r.id, changed) & changed))]
-    together = _run(profile, group, {rid for rids in reached.values() for rid in rids}, budget, seed, binding)
-    result: dict[str, dict[str, Verdict]] = {name: {} for name in group}
+    together, unused = _run(profile, group, {rid for rids in reached.values() for rid in rids}, budget, seed,
+                            binding)
+    result = VariantRuns(verdicts={name: {} for name in group})
     again = {rid for rid, verdict in together.items()
              if verdict.status not in ("passed", "skipped") and len(group) > 1}
-    alone = {name: _run(profile, (name,), again & set(reached[name]), budget, seed, binding)
-             for name in group if again & set(reached[name])}
+    hidden = set(unused) if len(group) > 1 else set()
+    alone = {}
+    for name in group:
+        rids = set(reached[name]) if name in hidden else again & set(reached[name])
+        if rids:
+            alone[name] = _run(profile, (name,), rids, budget, seed, binding)
     for rid, verdict in together.items():
         names = [name for name in group if rid in reached[name]]
         for name in names:
-            result[name][rid] = alone[name][rid] if rid in again else verdict
-        if rid in again and all(alone[name][rid].status in ("passed", "skipped") for name in names):
-            result.setdefault("+".join(group), {})[rid] = verdict
+            result.verdicts[name][rid] = alone[name][0][rid] if rid in alone.get(name, ({},))[0] else verdict
+        if rid in again and all(alone[name][0][rid].status in ("passed", "skipped") for name in names):
+            result.verdicts.setdefault("+".join(group), {})[rid] = verdict
+    result.unused = {name: seams for name, seams in unused.items()
+                     if name not in alone or name in alone[name][1]}
     return result
 
 
 def _run(profile: Profile, deviation_names: tuple[str, ...], rids: set[str], budget: str, seed: int,
-         binding: str | None) -> dict[str, Verdict]:
+         binding: str | None) -> tuple[dict[str, Verdict], dict[str, list[str]]]:
     """The requirements ``rids`` in the profile's order, against one fresh reference
-    carrying ``deviation_names``."""
-    run = open_run(profile, "reference", faults=deviation_names, budget=budget, seed=seed, binding=binding)
+    carrying ``deviation_names``; and those of the deviations whose seams the run did
+    not use, with what they installed."""
+    with watch() as log:
+        run = open_run(profile, "reference", faults=deviation_names, budget=budget, seed=seed,
+                       binding=binding)
+    read: set[str] = set()
+    if run.reference is not None:
+        trace_reads(run.reference, read)
     try:
-        return {req.id: execute(req, run) for req in profile.requirements if req.id in rids}
+        verdicts = {req.id: execute(req, run) for req in profile.requirements if req.id in rids}
     finally:
         run.http.close()
+    return verdicts, {name: log.seams(name) for name in deviation_names if not log.used(name, read)}
 
 
 def variant_problems(profile: Profile, variant: str, verdicts: dict[str, Verdict], where: str) -> list[str]:
@@ -240,6 +276,17 @@ def variant_problems(profile: Profile, variant: str, verdicts: dict[str, Verdict
             problems.append(f"variant {variant}{where}: MUST requirement {rid} failed on behaviour the spec "
                             f"allows: {v.message}")
     return problems
+
+
+def unused_problems(variant: str, unused: dict[str | None, list[str] | None]) -> list[str]:
+    """A variant is dead where no run of it, over any binding it applies to, used its seams
+    (called a method it installed, read an attribute it changed): no MUST row met the
+    behaviour it allows, so "no MUST fails on it" proves nothing."""
+    if not unused or any(seams is None for seams in unused.values()):
+        return []
+    seams = sorted({s for found in unused.values() for s in found or ()})
+    return [f"variant {variant}: dead: no MUST row's run used what it patches "
+            f"({', '.join(seams) or 'nothing it installed'}), so it proves nothing"]
 
 
 def crashes(verdict: Verdict) -> list[str]:
@@ -334,11 +381,14 @@ def _unit(profile: Profile | str, kind: str, name: str | None, budget: str, seed
     group = tuple(name.split(" "))
     runs = {b: run_variants(profile, group, budget, seed, b, (reach or {}).get(b)) for b in bindings}
     lines, problems = [], []
-    for variant in sorted({v for by_variant in runs.values() for v in by_variant}):
-        mine = [p for b, by_variant in runs.items() for p in
-                variant_problems(profile, variant, by_variant.get(variant, {}), f" over {b}" if b else "")]
-        if variant in group and not any(by_variant.get(variant) for by_variant in runs.values()):
+    for variant in sorted({v for run in runs.values() for v in run.verdicts}):
+        mine = [p for b, run in runs.items() for p in
+                variant_problems(profile, variant, run.verdicts.get(variant, {}), f" over {b}" if b else "")]
+        if variant in group and not any(run.verdicts.get(variant) for run in runs.values()):
             mine.append(f"variant {variant}: no MUST requirement reads what it changes, so it proves nothing")
+        elif variant in group:
+            mine += unused_problems(variant, {b: run.unused.get(variant) for b, run in runs.items()
+                                              if variant in run.verdicts})
         problems += mine
         lines.append(f"  variant {variant:34} {'allowed' if not mine else 'FALSE ALARM'}")
     return "\n".join(lines), problems, {}

@@ -11,6 +11,7 @@ from typing import Any
 
 from conformance.budgets import BUDGETS
 from conformance.kit.check import RunContext
+from conformance.kit.faults import apply
 from conformance.kit.live import disposable_labels
 from conformance.kit.shapes import shaped
 from conformance.model import Profile
@@ -180,7 +181,7 @@ def reference_app(profile: Profile, names: tuple[str, ...] | list[str] = (), sha
     patches = deviations(profile, names)
     app = profile.create_reference(profile, **options)
     for patch in patches:
-        patch(app.state.reference)
+        apply(patch, app.state.reference)
     if shapes is not None:
         app = shaped(app, profile, shapes)
     return app

@@ -41,6 +41,7 @@ from conformance.ledger import LEDGER
 from conformance.transport.credentials import CannotPresent, Credential, Presented, present
 from conformance.transport.http import CredentialUnfit, HttpReply, HttpTransport, json_excerpt, parse_json
 from conformance.transport.mcp import McpClient, McpError, tool_payload
+from conformance.transport.sse import sse_events
 
 # A token resolver: (credential label, required) -> token or None. The check layer
 # supplies it; it raises its own "untested" when a required credential is missing.
@@ -550,8 +551,9 @@ def is_event_stream(reply: HttpReply) -> bool:
 
 
 def stream_events(reply: HttpReply) -> list[Any]:
-    """The JSON payloads of a server-sent-events answer (``data:`` lines)."""
-    return [parse_json(line[5:].strip())[0] for line in reply.text.splitlines() if line.startswith("data:")]
+    """The JSON payloads of a server-sent-events answer: each event's data, its ``data`` lines
+    joined (an event the body ends inside too: the body was read whole)."""
+    return [parse_json(data)[0] for data in sse_events(reply.text, unfinished=True)]
 
 
 def first_event(reply: HttpReply) -> Any:

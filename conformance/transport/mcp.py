@@ -37,6 +37,7 @@ from jsonschema.exceptions import best_match
 from conformance.documents.compiled import Judge
 from conformance.paths import DATA_ROOT
 from conformance.transport.http import HttpReply, HttpTransport, parse_json
+from conformance.transport.sse import sse_events
 
 CLIENT_INFO = {"name": "conformance", "version": "1"}
 ACCEPT = "application/json, text/event-stream"
@@ -229,16 +230,7 @@ def header_params(schema: Any) -> dict[tuple[str, ...], str]:
 def stream_messages(reply: HttpReply) -> list[Any]:
     """The JSON messages of a server-sent-events answer, in order (``data:`` lines of
     one event joined; empty priming events skipped)."""
-    messages, data = [], []
-    for line in reply.text.splitlines() + [""]:
-        if line.startswith("data:"):
-            data.append(line[5:].lstrip(" "))
-        elif not line.strip() and data:
-            text = "\n".join(data).strip()
-            data = []
-            if text:
-                messages.append(parse_json(text)[0])
-    return messages
+    return [parse_json(data)[0] for data in sse_events(reply.text, unfinished=True) if data.strip()]
 
 
 def answer_of(reply: HttpReply, request_id: Any) -> Any:
@@ -284,6 +276,12 @@ class Answer:
     @property
     def result(self) -> Any:
         return self.envelope.get("result") if isinstance(self.envelope, dict) else None
+
+    def member(self, key: str) -> Any:
+        """``key`` of the result (the version initialize agreed on, the capabilities), None
+        where the result is no object or lacks it: a check reads what it needs without
+        guarding against an answer of another shape each time."""
+        return self.result.get(key) if isinstance(self.result, dict) else None
 
     @property
     def error(self) -> dict[str, Any] | None:
@@ -409,7 +407,7 @@ class McpClient:
         params = {"protocolVersion": version, "capabilities": {}, "clientInfo": dict(CLIENT_INFO)}
         answer = self._exchange("initialize", params, self.preferred, start=False)
         self.initialize_answer = answer
-        agreed = (answer.result or {}).get("protocolVersion") if isinstance(answer.result, dict) else None
+        agreed = answer.member("protocolVersion")
         if isinstance(agreed, str) and agreed in known_revisions() and not revision(agreed).stateless:
             self.negotiated = revision(agreed)
         answer.revision = (self.negotiated or self.preferred).name

@@ -22,6 +22,7 @@ from conformance.proofs.selftest import (
     shape_problems,
     shapes_unit,
     structural_problems,
+    unused_problems,
     variant_groups,
     variant_problems,
 )
@@ -62,8 +63,9 @@ def test_clean_reference_passes_everything_and_no_must_fails_on_a_variant(name, 
                               "does not show")
     problems = []
     for group in variant_groups(profile):
-        by_variant = run_variants(profile, group, binding=binding, reach=clean.reach)
-        for variant, verdicts in by_variant.items():
+        runs = run_variants(profile, group, binding=binding, reach=clean.reach)
+        assert runs.unused == {}, f"variants whose seams no run used: {runs.unused}"
+        for variant, verdicts in runs.verdicts.items():
             assert verdicts or variant not in group, \
                 f"{variant} changes {sorted(changed_by(profile, variant) or ())}, " \
                 "which no MUST requirement reads"
@@ -96,7 +98,7 @@ def test_a_failure_in_a_group_lands_on_the_member_that_causes_it():
                    and not changed_by(profile, v) & (changed_by(profile, fault) or set()))
     reach = {r.id: frozenset() for r in profile.requirements}  # only req reads what the two change
     reach[req.id] = (changed_by(profile, fault) or frozenset()) | changed_by(profile, variant)
-    result = run_variants(profile, (variant, fault), reach=reach)
+    result = run_variants(profile, (variant, fault), reach=reach).verdicts
     assert set(result) == {variant, fault}, "the pair alone each explain the group's verdict"
     assert result[fault][req.id].status == "failed" and caught(result[fault][req.id])
     assert result[variant][req.id].status == "passed"
@@ -111,19 +113,41 @@ def test_a_failure_only_together_is_kept_under_the_whole_group(monkeypatch):
 
     def fake_run(profile, names, rids, budget, seed, binding):
         if len(names) == 1:
-            return {rid: Verdict("passed") for rid in rids}
+            return {rid: Verdict("passed") for rid in rids}, {}
         return {rid: Verdict("failed", "together", failures=[Failure(DEFAULT_KIND, "together")])
-                for rid in rids}
+                for rid in rids}, {}
 
     monkeypatch.setattr(selftest, "_run", fake_run)
     profile = load_profile("bindu")
     must = next(r.id for r in profile.requirements if r.level == "MUST")
     group = next(g for g in variant_groups(profile) if len(g) > 1)[:2]
-    result = run_variants(profile, group, reach=None)  # no trace: each reaches every MUST
+    result = run_variants(profile, group, reach=None).verdicts  # no trace: each reaches every MUST
     together = result["+".join(group)]
     assert must in together and all(v.status == "failed" for v in together.values())
     assert all(result[name] and all(v.status == "passed" for v in result[name].values()) for name in group)
     assert variant_problems(profile, "+".join(group), together, "")  # a problem in the group's name
+
+
+def test_a_variant_whose_seam_its_run_never_calls_is_dead():
+    """A variant proves something only where the MUST rows that ran against it used what
+    it patches: run only with a row that never calls tasks/feedback, the variant that
+    refuses feedback on open tasks is named dead; with the rows that do, it is used."""
+    profile = load_profile("bindu")
+    variant = "feedback_refused_when_open"
+    clean = run_clean(profile)
+    feedback = {r.id for r in profile.requirements
+                if r.level == "MUST" and "tasks_feedback" in clean.reach[r.id]}
+    other = next(r.id for r in profile.requirements
+                 if r.level == "MUST" and r.id not in feedback and clean.verdicts[r.id].status == "passed")
+    assert feedback
+    lying = {rid: frozenset() for rid in clean.reach} | {other: changed_by(profile, variant) or frozenset()}
+    dead = run_variants(profile, (variant,), reach=lying)
+    assert set(dead.verdicts[variant]) == {other}
+    assert dead.unused == {variant: ["BinduReference.tasks_feedback"]}
+    assert unused_problems(variant, {None: dead.unused[variant]}) == [
+        f"variant {variant}: dead: no MUST row's run used what it patches (BinduReference.tasks_feedback), "
+        "so it proves nothing"]
+    assert run_variants(profile, (variant,), reach=clean.reach).unused == {}
 
 
 FAULTS = [(name, fault) for name in PROFILES for fault in live_faults(load_profile(name))]

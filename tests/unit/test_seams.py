@@ -3,6 +3,7 @@ or the profile refuses to load, naming the fault and the seam (conformance/fault
 
 from __future__ import annotations
 
+import functools
 import importlib
 from types import SimpleNamespace
 from typing import Any
@@ -12,7 +13,17 @@ import pytest
 from conformance.catalog import ProfileError
 from conformance.cli import main
 from conformance.kit.declare import REGISTRY
-from conformance.kit.faults import MissingSeam, check_seams, noop, replaces, returns_arg, seams, setting
+from conformance.kit.faults import (
+    MissingSeam,
+    apply,
+    check_seams,
+    noop,
+    replaces,
+    returns_arg,
+    seams,
+    setting,
+    watch,
+)
 from conformance.protocols.bindu.reference import BinduReference
 from conformance.run import profiles
 
@@ -90,3 +101,60 @@ def test_list_seams_shows_each_seam_and_the_faults_that_patch_it(capsys):
     assert "BinduReference.store_feedback" in out and "feedback_changes_state" in out
     assert "variant " in out  # variants are listed by what they patch too
     assert out.rstrip().splitlines()[-1].startswith("bindu: ")
+
+
+class _Part:
+    def render(self, value: int) -> int:
+        return value
+
+
+class _Host:
+    def __init__(self) -> None:
+        self.part = _Part()
+        self.size = 1
+
+    def answer(self, value: int) -> int:
+        return self.part.render(value)
+
+    def unused(self) -> None:
+        return None
+
+
+def _on_part(ref: _Host) -> None:
+    @replaces(ref.part.render)
+    def render(original: Any, value: int) -> int:
+        return original(value) + 1
+
+
+def _by_hand(ref: _Host) -> None:
+    ref.size = 2
+
+
+def _in_place(ref: _Host) -> None:
+    vars(ref.part)["size"] = 2
+
+
+def test_watch_notes_what_each_patch_installs_and_which_installed_methods_are_called():
+    """The selftest's proof that a variant's seam is used: a method a patch installs (by the
+    vocabulary, ``replaces`` on the reference or on a part of it) notes its calls; what a
+    patch changes by hand is named, for a trace of the reference's reads to judge."""
+    ref = _Host()
+    patches = [noop("quiet", "unused", "nothing"), returns_arg("echo", "answer", 0, "its argument"),
+               _on_part, _by_hand, setting("sized", "size", 3, "a setting"), _in_place]
+    with watch() as log:
+        for patch in patches:
+            apply(patch, ref)
+    assert log.seams("quiet") == ["_Host.unused"] and log.seams("_on_part") == ["_Part.render"]
+    assert log.seams("_by_hand") == ["size"] and log.seams("sized") == ["size"]
+    assert ref.answer(5) == 5 and ref.part.render(5) == 6
+    assert log.used("echo", set()) and log.used("_on_part", set())
+    assert not log.used("quiet", set()), "a noop no one calls is not used"
+    assert not log.used("_by_hand", set()) and log.used("_by_hand", {"size"})
+    assert log.used("never_applied", set()), "a patch applied without the log: nothing to say"
+    assert log.seams("_in_place") == [] and log.used("_in_place", set()), "nothing seen: nothing to say"
+
+
+def test_without_watch_apply_installs_the_patch_as_it_is():
+    ref = _Host()
+    apply(returns_arg("echo", "answer", 0, "its argument"), ref)
+    assert ref.answer(7) == 7 and not isinstance(vars(ref)["answer"], functools.partial)  # no noting wrapper

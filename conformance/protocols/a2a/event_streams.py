@@ -18,6 +18,7 @@ from conformance.protocols.a2a.driving import driven, task_from
 from conformance.protocols.a2a.routes import STREAM_TIMEOUT, post_verb, reached
 from conformance.transport.binding import Reply, is_event_stream
 from conformance.transport.http import TransportFailure, json_excerpt, parse_json
+from conformance.transport.sse import sse_events
 
 PAYLOADS = ("task", "message", "statusUpdate", "artifactUpdate")  # StreamResponse's oneof, read below
 UPDATES = ("statusUpdate", "artifactUpdate")
@@ -75,26 +76,6 @@ class Stream:
             f"{len(self.events)} events ({kinds})"
         first = f"; first: {json_excerpt(self.events[0].value)}" if self.events else ""
         return head + (f"; not closed: {self.cut}" if self.cut else "") + first
-
-
-def sse_events(text: str) -> list[str]:
-    """The data of each event of a text/event-stream (the WHATWG rules: lines end in CR, LF or
-    CRLF; a blank line ends an event; ``data`` lines join with LF; comments and other fields
-    are skipped; an event the stream ends inside is not dispatched)."""
-    out: list[str] = []
-    data: list[str] = []
-    pending = False
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")[:-1]:
-        if not line:
-            if pending:
-                out.append("\n".join(data))
-            data, pending = [], False
-            continue
-        name, _, value = line.partition(":")
-        if name == "data":
-            data.append(value[1:] if value.startswith(" ") else value)
-            pending = True
-    return out
 
 
 def streamed(reply: Reply) -> bool:

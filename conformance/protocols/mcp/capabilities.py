@@ -70,7 +70,7 @@ def check_declared_served(ctx: CheckContext, mcp: McpBinding, capability: str) -
     client = fresh_client(ctx, mcp.name)
     started(ctx, client)
     answer = client.initialize_answer or client.request("server/discover")
-    caps = answer.result.get("capabilities") if isinstance(answer.result, dict) else None
+    caps = answer.member("capabilities")
 
     def read() -> tuple[bool, str]:
         declared = isinstance(caps, dict) and capability in caps

@@ -38,7 +38,7 @@ def check_negotiation(ctx: CheckContext, mcp: McpBinding) -> None:
     version (or refused), never with the asked one."""
     client = fresh_client(ctx, mcp.name)
     answer = client.start(asked=UNKNOWN_VERSION)
-    agreed = answer.result.get("protocolVersion") if isinstance(answer.result, dict) else None
+    agreed = answer.member("protocolVersion")
     ctx.expect(answer.error is not None or (isinstance(agreed, str) and agreed != UNKNOWN_VERSION),
                f"initialize asking protocolVersion {UNKNOWN_VERSION!r} (no revision) was answered with "
                f"{agreed!r}: {quoted(answer)}")
@@ -68,7 +68,7 @@ def check_same_version(ctx: CheckContext, mcp: McpBinding) -> None:
     client = fresh_client(ctx, mcp.name)
     asked = client.preferred.name
     answer = client.start(asked=asked)
-    agreed = answer.result.get("protocolVersion") if isinstance(answer.result, dict) else None
+    agreed = answer.member("protocolVersion")
     ctx.expect(agreed == asked, f"initialize asking protocolVersion {asked!r} was answered with {agreed!r}: "
                f"{quoted(answer)}", kind="rejected_valid")
 

@@ -43,7 +43,7 @@ def check_discover(ctx: CheckContext, mcp: McpBinding) -> None:
     """server/discover is served and lists the revision the binding speaks."""
     client = fresh_client(ctx, mcp.name)
     answer = client.request("server/discover", {})
-    versions = answer.result.get("supportedVersions") if isinstance(answer.result, dict) else None
+    versions = answer.member("supportedVersions")
     ctx.expect(isinstance(versions, list) and client.rev.name in versions,
                f"server/discover did not list {client.rev.name}: {quoted(answer)}", kind="rejected_valid")
 

@@ -115,7 +115,7 @@ def check_capabilities(ctx: CheckContext, mcp: McpBinding) -> None:
     client = fresh_client(ctx, mcp.name)
     started(ctx, client)
     answer = client.initialize_answer or client.request("server/discover")
-    caps = answer.result.get("capabilities") if isinstance(answer.result, dict) else None
+    caps = answer.member("capabilities")
     ctx.expect(isinstance(caps, dict) and isinstance(caps.get("tools"), dict),
                f"{answer.method} declares capabilities {json_excerpt(caps)}, without tools, though the "
                f"server serves tools/call: {quoted(answer)}", kind="schema_mismatch")
@@ -291,7 +291,7 @@ def check_output_schema(ctx: CheckContext, mcp: McpBinding) -> None:
         declared is not None, f"tools/list declares {some} outputSchema for tool {tool}"),
         why="server-tools.mdx: \"Tools may also provide an output schema\"")
     answer = client.request("tools/call", {"name": tool, "arguments": args})
-    payload = answer.result.get("structuredContent") if isinstance(answer.result, dict) else None
+    payload = answer.member("structuredContent")
     try:
         ok = isinstance(declared, dict) and validator_for(declared).is_valid(payload)
     except SCHEMA_FAULTS:

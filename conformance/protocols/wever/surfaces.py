@@ -100,15 +100,15 @@ def check_mcp_versions(ctx: CheckContext) -> None:
             client = McpClient(ctx.http, route, version, lambda: dict(bearer))
             if revision(version).stateless:
                 answer = client.request("server/discover", {})
-                listed = answer.result.get("supportedVersions") if isinstance(answer.result, dict) else None
+                listed = answer.member("supportedVersions")
                 ctx.expect(isinstance(listed, list) and version in listed,
                            f"MCP {version}: server/discover answered HTTP {answer.http.status} "
                            f"{answer.http.text[:200]!r}", kind="rejected_valid")
             else:
                 answer = client.start(asked=version)
-                agreed = answer.result.get("protocolVersion") if isinstance(answer.result, dict) else None
-                ctx.expect(agreed == version, f"MCP {version}: initialize asking it answered HTTP "
-                           f"{answer.http.status} {answer.http.text[:200]!r}", kind="rejected_valid")
+                ctx.expect(answer.member("protocolVersion") == version,
+                           f"MCP {version}: initialize asking it answered HTTP {answer.http.status} "
+                           f"{answer.http.text[:200]!r}", kind="rejected_valid")
 
 
 @check_mcp_versions.fault

@@ -26,9 +26,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from conformance.documents.schemas import validator_for
+from conformance.documents.schemas import validator_for, violations
 from conformance.documents.verbs import verb_operations
-from conformance.kit.reference import Reference, Refusal
+from conformance.kit.reference import CodedRefusal, Reference
 from conformance.kit.reference import ReferenceConfig as BaseConfig
 from conformance.model import Profile
 from conformance.protocols.mcp.server import McpHost, McpServer, to_response
@@ -91,12 +91,8 @@ class ReferenceConfig(BaseConfig):
     mcp_page_size: int | None = None  # tools/list in pages of this many tools (None: one page)
 
 
-class VerbError(Refusal):
-    """A verb failure named by its profile error code (``code``, the refusal's name)."""
-
-    def __init__(self, code: str, message: str | None = None) -> None:
-        super().__init__(code, message)
-        self.code = code
+class VerbError(CodedRefusal):
+    """A verb failure named by its profile error code (profiles/canon-verbs.yaml ``errors:``)."""
 
 
 def iso(ms: int) -> str:
@@ -272,11 +268,9 @@ class CanonReference(McpHost, Reference):
     # ------------------------------------------------------------------ dispatch
 
     def validate_input(self, verb: str, args: Any) -> None:
-        errors = sorted(self.validators[verb].iter_errors(args), key=lambda e: list(e.absolute_path))
-        if errors:
-            first = errors[0]
-            where = "/" + "/".join(map(str, first.absolute_path)) if first.absolute_path else "(root)"
-            raise VerbError("VALIDATION_ERROR", f"{where}: {first.message[:300]}")
+        broken = violations(self.validators[verb], args, limit=1, length=300)
+        if broken:
+            raise VerbError("VALIDATION_ERROR", broken[0])
 
     def call_verb(self, verb: str, args: Any, validate: Any = None) -> dict[str, Any]:
         """Run one verb: known verb, valid input (``validate``: the binding's check of it,

@@ -29,8 +29,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from conformance.documents.limits import load_limits
-from conformance.documents.schemas import validator_for
-from conformance.kit.reference import Reference, Refusal, is_int, strict_json
+from conformance.documents.schemas import validator_for, violations
+from conformance.kit.reference import CodedRefusal, Reference, is_int, strict_json
 from conformance.kit.reference import ReferenceConfig as BaseConfig
 from conformance.model import Profile
 from conformance.protocols.a2a import wire
@@ -110,12 +110,8 @@ class ReferenceConfig(BaseConfig):
     mcp_page_size: int | None = None  # tools/list in pages of this many tools (None: one page)
 
 
-class RelayError(Refusal):
+class RelayError(CodedRefusal):
     """A refusal named by its profile error code (profiles/wever-connect.yaml ``errors:``)."""
-
-    def __init__(self, code: str, message: str | None = None) -> None:
-        super().__init__(code, message)
-        self.code = code
 
 
 class RpcError(Exception):
@@ -619,11 +615,9 @@ class WeverReference(McpHost, Reference):
 
     def validate_input(self, action: str, args: Any) -> None:
         """The action's inputSchema, strictly; VALIDATION_ERROR names the first break."""
-        errors = sorted(self.validators[action].iter_errors(args), key=lambda e: list(e.absolute_path))
-        if errors:
-            first = errors[0]
-            where = "/" + "/".join(map(str, first.absolute_path)) if first.absolute_path else "(root)"
-            raise RelayError("VALIDATION_ERROR", f"{where}: {first.message[:300]}")
+        broken = violations(self.validators[action], args, limit=1, length=300)
+        if broken:
+            raise RelayError("VALIDATION_ERROR", broken[0])
 
     def run_action(self, call: Call) -> dict[str, Any]:
         """Validate, then run the action's handler (looked up now, so a patch takes effect)."""
