@@ -237,6 +237,15 @@ class Registry:
             raise ValueError(f"{module}: two faults or variants named {name!r}")
         table[name] = patch
 
+    def rows(self, profile: Profile, modules: Sequence[str]) -> list[Requirement]:
+        """The rows ``modules`` (imported already) declare for ``profile``, in their order."""
+        return [row for module in modules for d in self.requirements.get(module, [])
+                for row in d.rows(profile)]
+
+    def faults_of(self, modules: Sequence[str]) -> dict[str, Patch]:
+        """The faults ``modules`` declare, by name (what a part's own tests prove)."""
+        return {name: patch for module in modules for name, patch in self.faults.get(module, {}).items()}
+
 
 REGISTRY = Registry()
 
@@ -348,8 +357,7 @@ def collect(profile: Profile, modules: Sequence[str], own: str, last: Sequence[s
     (rows that make the identities the rest use, or need ones nothing has used yet)."""
     for module in modules:
         importlib.import_module(module)
-    rows = [row for module in modules for d in REGISTRY.requirements.get(module, [])
-            for row in d.rows(profile)]
+    rows = REGISTRY.rows(profile, modules)
     for row in rows:
         row.faults += tuple(f for f in (more_faults or {}).get(row.id, ()) if f not in row.faults)
     named = {f for r in rows for f in r.faults}

@@ -24,7 +24,7 @@ def profile() -> Profile:
 
 
 def requirement(rid: str) -> Requirement:
-    rows = [row for d in REGISTRY.requirements[machine_parts.__name__] for row in d.rows(profile())]
+    rows = REGISTRY.rows(profile(), [machine_parts.__name__])
     return next(r for r in rows if r.id == rid)
 
 

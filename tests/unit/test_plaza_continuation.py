@@ -30,7 +30,7 @@ from conformance.protocols.plaza.site import (
 from conformance.run.profiles import load_profile
 
 MODULES = (continuation.__name__, continuation_direct.__name__)
-FAULTS = {name: patch for module in MODULES for name, patch in REGISTRY.faults.get(module, {}).items()}
+FAULTS = REGISTRY.faults_of(MODULES)
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,8 @@ def profile() -> Profile:
 @pytest.fixture(scope="module")
 def rows(profile: Profile) -> list[Requirement]:
     """The rows the continuation modules declare."""
-    return [row for module in MODULES for d in REGISTRY.requirements[module] for row in d.rows(profile)]
+    assert all(REGISTRY.requirements.get(module) for module in MODULES), MODULES  # each declares rows
+    return REGISTRY.rows(profile, MODULES)
 
 
 @pytest.fixture

@@ -26,13 +26,13 @@ def profile() -> Profile:
 
 @pytest.fixture(scope="module")
 def rows(profile: Profile) -> list[Requirement]:
-    return [row for module in MODULES for declared in REGISTRY.requirements[module]
-            for row in declared.rows(profile)]
+    assert all(REGISTRY.requirements.get(module) for module in MODULES), MODULES  # each declares rows
+    return REGISTRY.rows(profile, MODULES)
 
 
 @pytest.fixture(scope="module")
 def faults(profile: Profile) -> dict[str, Callable[[Any], None]]:
-    return {name: patch for module in MODULES for name, patch in REGISTRY.faults.get(module, {}).items()}
+    return REGISTRY.faults_of(MODULES)
 
 
 def test_the_rows_are_sound(profile: Profile, rows: list[Requirement],

@@ -26,7 +26,7 @@ from conformance.protocols.plaza.sealed import (
 from conformance.run.profiles import load_profile
 
 MODULES = (private.__name__, private_channels.__name__)
-FAULTS = {name: patch for module in MODULES for name, patch in REGISTRY.faults.get(module, {}).items()}
+FAULTS = REGISTRY.faults_of(MODULES)
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,8 @@ def profile() -> Profile:
 @pytest.fixture(scope="module")
 def rows(profile: Profile) -> list[Requirement]:
     """The rows the relay's modules declare."""
-    return [row for module in MODULES for d in REGISTRY.requirements[module] for row in d.rows(profile)]
+    assert all(REGISTRY.requirements.get(module) for module in MODULES), MODULES  # each declares rows
+    return REGISTRY.rows(profile, MODULES)
 
 
 def test_signed_bytes_are_canonical_json_without_the_signature() -> None:
