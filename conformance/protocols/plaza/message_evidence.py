@@ -226,6 +226,16 @@ def status_latest_any_sender(ref: PlazaReference) -> None:
         return out
 
 
+def both_said(c: PlazaClient) -> tuple[str, str]:
+    """A connection of ALICE and BOB in which each has said something: it and the id of
+    BOB's message (the peer's, for ALICE)."""
+    conn = c.befriend(ALICE, BOB)
+    c.say(ALICE, conn, text_of("mine"))
+    theirs = text_of("theirs")
+    c.say(BOB, conn, theirs)
+    return conn, own_id(c, BOB, conn, theirs)
+
+
 @requirement(id="PLAZA-MSGSTATUS-OWN", level="MUST",
              title="message_status never presents the peer's message as the caller's and serves only "
                    "participants",
@@ -234,11 +244,7 @@ def check_status_own(ctx: CheckContext, strict: bool = False) -> None:
     """message_status never presents the peer's message as the caller's receipt, and
     serves only a participant."""
     c = PlazaClient(ctx)
-    conn = c.befriend(ALICE, BOB)
-    c.say(ALICE, conn, text_of("mine"))
-    theirs = text_of("theirs")
-    c.say(BOB, conn, theirs)
-    peer = own_id(c, BOB, conn, theirs)
+    conn, peer = both_said(c)
     with ctx.subcheck("the peer's message"):
         reply = c.command("message_status", {"connection_id": conn, "message_id": peer}, ALICE)
         if strict:
@@ -276,11 +282,7 @@ def status_any_sender(ref: PlazaReference) -> None:
 def check_status_read_only(ctx: CheckContext) -> None:
     """message_status changes nothing: in particular it is no retrieval of the peer's messages."""
     c = PlazaClient(ctx)
-    conn = c.befriend(ALICE, BOB)
-    c.say(ALICE, conn, text_of("mine"))
-    theirs = text_of("theirs")
-    c.say(BOB, conn, theirs)
-    peer = own_id(c, BOB, conn, theirs)
+    conn, peer = both_said(c)
     unchanged(c, "message_status", {"connection_id": conn}, ALICE)
     data = msg_status(c, BOB, conn, "the peer's message_status", peer)
     ctx.expect(not reports(data, RETRIEVED),
